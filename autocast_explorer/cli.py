@@ -1,0 +1,213 @@
+"""Command line over the engine: `autocast-explorer run|…`; no subcommand opens the window.
+
+Every bad input ends with exit code 2 and one `error: …` line on stderr; Ctrl-C exits 130.
+Heavy imports (torch, Qt) happen inside the commands so `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from autocast_explorer import __version__
+from autocast_explorer.core.config import (
+    ACTIVATIONS,
+    DTYPES,
+    HEADS,
+    INPUT_DISTRIBUTIONS,
+    ConfigError,
+    ExperimentConfig,
+    parse_widths,
+)
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """Bad input from the command line: printed as one `error:` line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but bad arguments give one `error: …` line instead of usage + message."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _widths(text: str) -> tuple[int, ...]:
+    try:
+        return parse_widths(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(exc.rule) from None
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags for every field of ExperimentConfig (shared by run, sweep and friends)."""
+    d = ExperimentConfig()
+    g = parser.add_argument_group("experiment")
+    g.add_argument(
+        "--widths",
+        type=_widths,
+        default=d.widths,
+        help="layer widths: input, hidden…, classes (default 256,256,256,10)",
+    )
+    g.add_argument("--batch", type=int, default=d.batch, help="rows per forward (default 128)")
+    g.add_argument("--seed", type=int, default=d.seed, help="torch.manual_seed (default 0)")
+    g.add_argument("--dtype", choices=DTYPES, default=d.dtype, help="autocast dtype")
+    g.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    g.add_argument("--activation", choices=ACTIVATIONS, default=d.activation)
+    g.add_argument("--head", choices=HEADS, default=d.head, help="optional output head")
+    g.add_argument("--atol", type=float, default=d.atol, help="allclose atol (default 0.05)")
+    g.add_argument("--rtol", type=float, default=d.rtol, help="allclose rtol (default 1e-5)")
+    g.add_argument("--topk", type=int, default=d.topk, help="k for top-k agreement (default 5)")
+    g.add_argument("--input-scale", type=float, default=d.input_scale, help="multiply x by this")
+    g.add_argument("--input-distribution", choices=INPUT_DISTRIBUTIONS, default="normal")
+    g.add_argument(
+        "--min-time",
+        type=float,
+        default=d.min_time,
+        help="measurement budget: seconds of timed forwards per mode (default 0.5)",
+    )
+    g.add_argument(
+        "--allow-slow",
+        action="store_true",
+        help="run even if one forward is estimated to take over 10 s",
+    )
+
+
+def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
+    return ExperimentConfig(
+        widths=args.widths,
+        batch=args.batch,
+        seed=args.seed,
+        dtype=args.dtype,
+        threads=args.threads,
+        activation=args.activation,
+        head=args.head,
+        atol=args.atol,
+        rtol=args.rtol,
+        topk=args.topk,
+        input_scale=args.input_scale,
+        input_distribution=args.input_distribution,
+        min_time=args.min_time,
+        allow_slow=args.allow_slow,
+    )
+
+
+class StderrProgress:
+    """Progress on stderr, only for a TTY and only once the work has taken over a second."""
+
+    def __init__(self, stream: TextIO = sys.stderr, delay: float = 1.0) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty()
+        self.start = time.monotonic()
+        self.delay = delay
+        self.shown = False
+
+    def __call__(self, fraction: float, message: str) -> None:
+        if not self.enabled or time.monotonic() - self.start < self.delay:
+            return
+        self.shown = True
+        self.stream.write(f"\r\x1b[K{fraction:4.0%} {message}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def write_output(path: str, text: str) -> None:
+    """'-' means stdout; anything else is written atomically."""
+    if path == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    from autocast_explorer.core.files import write_atomic
+
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    from autocast_explorer.core.engine import run_experiment
+    from autocast_explorer.core.summary import format_summary
+
+    progress = StderrProgress()
+    try:
+        result = run_experiment(config, progress=progress)
+    finally:
+        progress.close()
+    if args.json:
+        write_output(args.json, result.to_json())
+    if args.csv:
+        write_output(args.csv, result.to_csv())
+    if args.json != "-" and args.csv != "-":
+        print(format_summary(result))
+    return 0
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    from autocast_explorer.gui.app import run_app
+
+    return run_app(sys.argv[:1])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="autocast-explorer",
+        description="See what torch.autocast('cpu') does on this CPU. "
+        "With no command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="measure one config plain vs autocast and print a summary")
+    add_config_arguments(run)
+    out = run.add_argument_group("output")
+    out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")
+    out.add_argument("--csv", metavar="PATH|-", help="write the latency rows as CSV")
+    run.set_defaults(handler=cmd_run)
+
+    gui = sub.add_parser("gui", help="open the window (the default)")
+    gui.set_defaults(handler=cmd_gui)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `autocast-explorer` script and `python -m autocast_explorer`."""
+    from autocast_explorer.core.progress import Cancelled
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
+        return handler(args)
+    except UsageError as exc:
+        return _fail(str(exc))
+    except ConfigError as exc:
+        return _fail(str(exc))
+    except (KeyboardInterrupt, Cancelled):
+        sys.stderr.write("\ninterrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except MemoryError:
+        return _fail("out of memory: use smaller widths or batch")
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"error: {message}\n")
+    return EXIT_USAGE
+
+
+def resources_dir() -> Path:
+    """The repository's resources/ folder (presets, style sheets)."""
+    return Path(__file__).resolve().parent.parent / "resources"

@@ -1,0 +1,110 @@
+"""run_experiment: one config in, one measured ExperimentResult out.
+
+Order of work: guards (nothing allocated yet) → build model and input as the tutorial does →
+cold first calls → one hooked forward per mode (dtypes, logits) → ABAB timing. Threads are set
+for the duration of the run, in the calling thread, and restored afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+from collections.abc import Callable, Iterator
+
+import torch
+
+from autocast_explorer.core import guards
+from autocast_explorer.core.agreement import compare_logits
+from autocast_explorer.core.capture import autocast_context, capture_forward, pair_layers
+from autocast_explorer.core.config import ExperimentConfig, flops_per_forward
+from autocast_explorer.core.hardware import environment
+from autocast_explorer.core.model import build, dtype_name, low_precision_dtype
+from autocast_explorer.core.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.result import ExperimentResult
+from autocast_explorer.core.timing import cold_call_ms, measure_alternating
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None) -> Iterator[int]:
+    """Use `threads` intra-op threads inside the block (None: torch's default)."""
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        if threads is not None:
+            torch.set_num_threads(previous)
+
+
+def forward_fns(
+    model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype
+) -> tuple[Callable[[], torch.Tensor], Callable[[], torch.Tensor]]:
+    """The two timed callables, each entering no_grad (and autocast) per call, as the tutorial."""
+
+    def plain() -> torch.Tensor:
+        with torch.no_grad():
+            return model(x)
+
+    def auto() -> torch.Tensor:
+        with torch.no_grad(), autocast_context(dtype):
+            return model(x)
+
+    return plain, auto
+
+
+def run_experiment(
+    config: ExperimentConfig,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+) -> ExperimentResult:
+    """Measure `config` plain vs autocast. Raises GuardError, Cancelled, or torch's errors."""
+    reporter = Reporter(progress, cancel)
+    reporter.report(0.0, "checking memory and time guards")
+    guards.check(config)
+    reporter.check()
+    warnings: list[str] = []
+    with torch_threads(config.threads) as threads:
+        reporter.report(0.02, "building model")
+        model, x = build(config)
+        low = low_precision_dtype(config)
+        plain_fn, auto_fn = forward_fns(model, x, low)
+        reporter.check()
+
+        reporter.report(0.04, "first (cold) calls")
+        cold = [cold_call_ms(plain_fn), cold_call_ms(auto_fn)]
+        reporter.check()
+
+        reporter.report(0.06, "capturing dtypes per layer")
+        plain_logits, plain_layers = capture_forward(model, x, None)
+        auto_logits, auto_layers = capture_forward(model, x, low)
+        agreement = compare_logits(plain_logits, auto_logits, config.atol, config.rtol)
+        reporter.check()
+
+        plain_stats, auto_stats = measure_alternating(
+            [plain_fn, auto_fn],
+            config.min_time,
+            reporter.span(0.1, 1.0),
+            cold_ms=cold,
+            labels=["float32", config.dtype],
+        )
+    for label, stats in (("float32", plain_stats), (config.dtype, auto_stats)):
+        if stats.noisy:
+            warnings.append(
+                f"{label} timings are noisy: IQR is {stats.iqr_ms / stats.median_ms:.0%} "
+                "of the median; close other programs or raise the measurement time"
+            )
+    reporter.report(1.0, "done")
+    return ExperimentResult(
+        config=config,
+        environment=environment(threads),
+        plain=plain_stats,
+        autocast=auto_stats,
+        output_dtype_plain=dtype_name(plain_logits.dtype),
+        output_dtype_autocast=dtype_name(auto_logits.dtype),
+        layers=tuple(pair_layers(plain_layers, auto_layers)),
+        agreement=agreement,
+        flops=flops_per_forward(config.widths, config.batch),
+        warnings=tuple(warnings),
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    )

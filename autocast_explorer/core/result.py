@@ -1,0 +1,315 @@
+"""The result of one experiment and its JSON/CSV forms (schema `autocast-explorer/result/1`).
+
+The JSON names are a contract with presenters and testers (README, "JSON contract"). Loading
+is strict: a foreign, truncated or corrupt document raises ResultFormatError with the path of
+the first bad field, and nothing in a file is ever executed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from autocast_explorer.core.agreement import Agreement, Histogram
+from autocast_explorer.core.capture import LayerDtypes, LayerRecord
+from autocast_explorer.core.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.hardware import Environment
+from autocast_explorer.core.timing import LatencyStats
+
+SCHEMA = "autocast-explorer/result/1"
+MAX_RESULT_BYTES = 32 * 2**20
+CSV_FIELDS = (
+    "mode",
+    "dtype",
+    "median_ms",
+    "p25_ms",
+    "p75_ms",
+    "iqr_ms",
+    "samples",
+    "block_size",
+    "cold_ms",
+    "gflops",
+    "speedup",
+)
+
+
+class ResultFormatError(ValueError):
+    """A document is not a valid result; the message names the first offending field."""
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """Everything measured for one config: latency, dtypes per layer, agreement, environment."""
+
+    config: ExperimentConfig
+    environment: Environment
+    plain: LatencyStats
+    autocast: LatencyStats
+    output_dtype_plain: str
+    output_dtype_autocast: str
+    layers: tuple[LayerRecord, ...]
+    agreement: Agreement
+    flops: int
+    warnings: tuple[str, ...] = ()
+    created: str = ""
+    extras: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def speedup(self) -> float:
+        """plain median / autocast median: above 1 means autocast was faster."""
+        if self.autocast.median_ms <= 0:
+            return float("nan")
+        return self.plain.median_ms / self.autocast.median_ms
+
+    def gflops(self, mode: str) -> float:
+        return self._stats(mode).gflops(self.flops)
+
+    def _stats(self, mode: str) -> LatencyStats:
+        return {"plain": self.plain, "autocast": self.autocast}[mode]
+
+    # ---- JSON ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        def stats(s: LatencyStats) -> dict[str, Any]:
+            return {
+                "median_ms": s.median_ms,
+                "p25_ms": s.p25_ms,
+                "p75_ms": s.p75_ms,
+                "iqr_ms": s.iqr_ms,
+                "samples": s.samples,
+                "cold_ms": s.cold_ms,
+                "block_size": s.block_size,
+                "gflops": s.gflops(self.flops),
+                "times_ms": list(s.times_ms),
+            }
+
+        a = self.agreement
+        data: dict[str, Any] = {
+            "schema": SCHEMA,
+            "created": self.created,
+            "config": self.config.to_dict(),
+            "environment": self.environment.to_dict(),
+            "latency": {
+                "plain": stats(self.plain),
+                "autocast": stats(self.autocast),
+                "speedup": self.speedup,
+            },
+            "flops_per_forward": self.flops,
+            "output_dtype": {
+                "plain": self.output_dtype_plain,
+                "autocast": self.output_dtype_autocast,
+            },
+            "layers": [
+                {
+                    "name": layer.name,
+                    "kind": layer.kind,
+                    "out_shape": list(layer.out_shape),
+                    "plain": layer.plain.to_dict(),
+                    "autocast": layer.autocast.to_dict(),
+                }
+                for layer in self.layers
+            ],
+            "agreement": {
+                "rows": a.rows,
+                "agree": a.agree,
+                "fraction": a.fraction,
+                "max_abs_diff": a.max_abs_diff,
+                "mean_abs_diff": a.mean_abs_diff,
+                "allclose": a.allclose,
+                "atol": a.atol,
+                "rtol": a.rtol,
+                "cosine": a.cosine,
+                "histogram": {"edges": list(a.histogram.edges), "counts": list(a.histogram.counts)},
+            },
+            "warnings": list(self.warnings),
+        }
+        data.update(self.extras)
+        return data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=True)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ExperimentResult:
+        r = _Reader(data, "")
+        schema = r.text("schema")
+        if schema != SCHEMA:
+            raise ResultFormatError(f"schema: expected {SCHEMA!r}, got {schema!r}")
+        try:
+            config = ExperimentConfig.from_dict(r.obj("config").data)
+        except (ConfigError, TypeError) as exc:
+            raise ResultFormatError(f"config: {exc}") from None
+        latency = r.obj("latency")
+        agreement = r.obj("agreement")
+        hist = agreement.obj("histogram")
+        output_dtype = r.obj("output_dtype")
+        layers = tuple(
+            LayerRecord(
+                name=layer.text("name"),
+                kind=layer.text("kind"),
+                plain=_dtypes(layer.obj("plain")),
+                autocast=_dtypes(layer.obj("autocast")),
+                out_shape=tuple(int(v) for v in layer.numbers("out_shape", required=False)),
+            )
+            for layer in r.objects("layers")
+        )
+        known = {
+            "schema",
+            "created",
+            "config",
+            "environment",
+            "latency",
+            "flops_per_forward",
+            "output_dtype",
+            "layers",
+            "agreement",
+            "warnings",
+        }
+        return cls(
+            config=config,
+            environment=Environment.from_dict(r.obj("environment").data),
+            plain=_stats(latency.obj("plain")),
+            autocast=_stats(latency.obj("autocast")),
+            output_dtype_plain=output_dtype.text("plain"),
+            output_dtype_autocast=output_dtype.text("autocast"),
+            layers=layers,
+            agreement=Agreement(
+                rows=int(agreement.number("rows")),
+                agree=int(agreement.number("agree")),
+                fraction=agreement.number("fraction"),
+                max_abs_diff=agreement.number("max_abs_diff"),
+                mean_abs_diff=agreement.number("mean_abs_diff"),
+                allclose=agreement.boolean("allclose"),
+                atol=agreement.number("atol"),
+                rtol=agreement.number("rtol", default=1e-5),
+                cosine=agreement.number("cosine"),
+                histogram=Histogram(
+                    edges=tuple(hist.numbers("edges")),
+                    counts=tuple(int(c) for c in hist.numbers("counts")),
+                ),
+            ),
+            flops=int(r.number("flops_per_forward")),
+            warnings=tuple(str(w) for w in r.data.get("warnings", [])),
+            created=str(r.data.get("created", "")),
+            extras={k: v for k, v in r.data.items() if k not in known},
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ExperimentResult:
+        if len(text) > MAX_RESULT_BYTES:
+            raise ResultFormatError(f"file is larger than {MAX_RESULT_BYTES // 2**20} MB")
+        if not str(text).strip():
+            raise ResultFormatError("file is empty")
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ResultFormatError(f"not valid JSON ({exc})") from None
+        return cls.from_dict(data)
+
+    # ---- CSV ----------------------------------------------------------------------------
+    def csv_rows(self) -> list[dict[str, Any]]:
+        """One row per mode with the latency statistics (the table a spreadsheet wants)."""
+        rows = []
+        for mode, stats, dtype in (
+            ("plain", self.plain, "float32"),
+            ("autocast", self.autocast, self.config.dtype),
+        ):
+            rows.append(
+                {
+                    "mode": mode,
+                    "dtype": dtype,
+                    "median_ms": f"{stats.median_ms:.6f}",
+                    "p25_ms": f"{stats.p25_ms:.6f}",
+                    "p75_ms": f"{stats.p75_ms:.6f}",
+                    "iqr_ms": f"{stats.iqr_ms:.6f}",
+                    "samples": stats.samples,
+                    "block_size": stats.block_size,
+                    "cold_ms": f"{stats.cold_ms:.6f}",
+                    "gflops": f"{stats.gflops(self.flops):.3f}",
+                    "speedup": f"{self.speedup:.4f}" if mode == "autocast" else "1.0000",
+                }
+            )
+        return rows
+
+    def to_csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.csv_rows())
+        return buffer.getvalue()
+
+
+def _dtypes(r: _Reader) -> LayerDtypes:
+    return LayerDtypes(in_dtype=r.text("in"), out_dtype=r.text("out"))
+
+
+def _stats(r: _Reader) -> LatencyStats:
+    return LatencyStats(
+        median_ms=r.number("median_ms"),
+        p25_ms=r.number("p25_ms"),
+        p75_ms=r.number("p75_ms"),
+        iqr_ms=r.number("iqr_ms"),
+        samples=int(r.number("samples")),
+        cold_ms=r.number("cold_ms"),
+        block_size=int(r.number("block_size", default=1)),
+        times_ms=tuple(r.numbers("times_ms", required=False)),
+    )
+
+
+class _Reader:
+    """Typed access to a parsed JSON object, raising ResultFormatError with a dotted path."""
+
+    def __init__(self, data: Any, path: str) -> None:
+        if not isinstance(data, dict):
+            raise ResultFormatError(f"{path or 'document'}: expected a JSON object")
+        self.data = data
+        self.path = path
+
+    def _where(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def _get(self, key: str) -> Any:
+        if key not in self.data:
+            raise ResultFormatError(f"{self._where(key)}: missing")
+        return self.data[key]
+
+    def obj(self, key: str) -> _Reader:
+        return _Reader(self._get(key), self._where(key))
+
+    def objects(self, key: str) -> list[_Reader]:
+        value = self._get(key)
+        if not isinstance(value, list):
+            raise ResultFormatError(f"{self._where(key)}: expected a list")
+        return [_Reader(item, f"{self._where(key)}[{i}]") for i, item in enumerate(value)]
+
+    def text(self, key: str) -> str:
+        value = self._get(key)
+        if not isinstance(value, str):
+            raise ResultFormatError(f"{self._where(key)}: expected text")
+        return value
+
+    def number(self, key: str, default: float | None = None) -> float:
+        if default is not None and key not in self.data:
+            return default
+        value = self._get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ResultFormatError(f"{self._where(key)}: expected a number")
+        return float(value)
+
+    def boolean(self, key: str) -> bool:
+        value = self._get(key)
+        if not isinstance(value, bool):
+            raise ResultFormatError(f"{self._where(key)}: expected true or false")
+        return value
+
+    def numbers(self, key: str, required: bool = True) -> list[float]:
+        if not required and key not in self.data:
+            return []
+        value = self._get(key)
+        if not isinstance(value, list) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value
+        ):
+            raise ResultFormatError(f"{self._where(key)}: expected a list of numbers")
+        return [float(v) for v in value]

@@ -1,0 +1,105 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from autocast_explorer.cli import main
+
+FAST = ["--min-time", "0.02"]
+
+
+def test_run_prints_a_readable_summary(capsys):
+    assert main(["run", "--widths", "32,16,4", "--batch", "8", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "plain    float32" in out
+    assert "autocast bfloat16" in out
+    assert "fc1    Linear      plain float32→float32    autocast float32→bfloat16" in out
+    assert "predictions agree on" in out
+    assert "Verdict: autocast" in out
+
+
+def test_json_to_stdout_holds_only_the_document(capsys):
+    assert main(["run", "--widths", "32,16,4", "--batch", "8", "--json", "-", *FAST]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == "autocast-explorer/result/1"
+    assert data["config"]["widths"] == [32, 16, 4]
+    assert data["output_dtype"]["autocast"] == "bfloat16"
+
+
+def test_json_and_csv_files(tmp_path, capsys):
+    j, c = tmp_path / "r.json", tmp_path / "r.csv"
+    assert (
+        main(
+            [
+                "run",
+                "--widths",
+                "16,4",
+                "--batch",
+                "2",
+                "--dtype",
+                "float16",
+                "--json",
+                str(j),
+                "--csv",
+                str(c),
+                *FAST,
+            ]
+        )
+        == 0
+    )
+    data = json.loads(j.read_text())
+    assert data["config"]["dtype"] == "float16"
+    assert c.read_text().splitlines()[2].startswith("autocast,float16,")
+    assert "Verdict" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--widths", "256,abc"], "error: argument --widths: 'abc' is not a whole number"),
+        (["--widths", "256"], "error: widths: needs at least 2 entries"),
+        (["--batch", "0"], "error: batch: must be an integer ≥ 1"),
+        (["--batch", "many"], "error: argument --batch: invalid int value"),
+        (["--dtype", "float64"], "error: argument --dtype: invalid choice"),
+        (["--threads", "0"], "error: threads: must be an integer ≥ 1"),
+        (["--atol", "-1"], "error: atol: must be a number ≥ 0"),
+        (["--widths", "100000,100000,10", "--batch", "100000"], "error: memory:"),
+        (["--nonsense"], "error: unrecognized arguments: --nonsense"),
+    ],
+)
+def test_bad_input_exits_2_with_one_error_line(args, message, capsys):
+    assert main(["run", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message)
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_unwritable_output_is_a_clear_error(tmp_path, capsys):
+    target = tmp_path / "file"
+    target.write_text("x")
+    assert (
+        main(["run", "--widths", "4,2", "--batch", "1", "--json", str(target / "sub.json"), *FAST])
+        == 2
+    )
+    assert capsys.readouterr().err.startswith("error: cannot write")
+
+
+def test_ctrl_c_exits_130_without_traceback():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autocast_explorer", "run", "--widths", "64,64", "--min-time", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    assert "interrupted" in err

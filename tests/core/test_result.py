@@ -1,0 +1,104 @@
+import json
+
+import pytest
+
+from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.engine import run_experiment
+from autocast_explorer.core.result import SCHEMA, ExperimentResult, ResultFormatError
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_experiment(ExperimentConfig(widths=(32, 16, 4), batch=8, min_time=0.02))
+
+
+def test_json_uses_the_documented_names(result):
+    data = json.loads(result.to_json())
+    assert data["schema"] == SCHEMA == "autocast-explorer/result/1"
+    assert set(data["config"]) >= {
+        "widths",
+        "batch",
+        "seed",
+        "dtype",
+        "threads",
+        "activation",
+        "head",
+        "atol",
+    }
+    assert data["config"]["widths"] == [32, 16, 4]
+    assert "native_bf16" in data["environment"]
+    for mode in ("plain", "autocast"):
+        assert set(data["latency"][mode]) >= {
+            "median_ms",
+            "p25_ms",
+            "p75_ms",
+            "iqr_ms",
+            "samples",
+            "cold_ms",
+        }
+    assert data["latency"]["speedup"] == pytest.approx(result.speedup)
+    assert data["output_dtype"] == {"plain": "float32", "autocast": "bfloat16"}
+    assert data["layers"][0] == {
+        "name": "fc1",
+        "kind": "Linear",
+        "out_shape": [8, 16],
+        "plain": {"in": "float32", "out": "float32"},
+        "autocast": {"in": "float32", "out": "bfloat16"},
+    }
+    assert set(data["agreement"]) >= {
+        "rows",
+        "agree",
+        "fraction",
+        "max_abs_diff",
+        "mean_abs_diff",
+        "allclose",
+        "atol",
+        "cosine",
+    }
+    assert data["agreement"]["rows"] == 8
+
+
+def test_json_round_trip_is_lossless(result):
+    again = ExperimentResult.from_json(result.to_json())
+    assert again == result
+    assert again.to_dict() == result.to_dict()
+
+
+def test_csv_has_one_row_per_mode(result):
+    lines = result.to_csv().splitlines()
+    assert lines[0].startswith("mode,dtype,median_ms")
+    assert lines[1].startswith("plain,float32,")
+    assert lines[2].startswith("autocast,bfloat16,")
+    assert f"{result.speedup:.4f}" in lines[2]
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("", "empty"),
+        ("{", "not valid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"schema": "something/else/1"}', "schema"),
+    ],
+)
+def test_bad_documents_are_refused_with_a_reason(text, fragment):
+    with pytest.raises(ResultFormatError, match=fragment):
+        ExperimentResult.from_json(text)
+
+
+def test_truncated_and_wrongly_typed_documents_name_the_field(result):
+    text = result.to_json()
+    with pytest.raises(ResultFormatError, match="not valid JSON"):
+        ExperimentResult.from_json(text[: len(text) // 2])
+    data = result.to_dict()
+    data["latency"]["plain"]["median_ms"] = "fast"
+    with pytest.raises(ResultFormatError, match=r"latency\.plain\.median_ms: expected a number"):
+        ExperimentResult.from_dict(data)
+    data = result.to_dict()
+    del data["agreement"]
+    with pytest.raises(ResultFormatError, match="agreement: missing"):
+        ExperimentResult.from_dict(data)
+    data = result.to_dict()
+    data["config"]["batch"] = 0
+    with pytest.raises(ResultFormatError, match="config: batch"):
+        ExperimentResult.from_dict(data)
