@@ -1,0 +1,107 @@
+"""Issue 2 bench: is the engine's timing honest and cheap? (Not part of the test suite.)
+
+(a) engine medians vs torch.utils.benchmark's blocked_autorange on the same model, widths 256
+    and 1024, both modes; measured side by side in alternating rounds (target ratio 0.9–1.1);
+(b) harness overhead: the engine timing nn.Identity, as a share of the default model's plain
+    median (target ≤ 1%);
+(c) wall time of `autocast-explorer run` (defaults) relative to `python -c "import torch"`
+    (target ≤ 2.5×), alternated.
+Prints a Markdown block to paste into bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch.utils import benchmark
+
+from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.engine import forward_fns
+from autocast_explorer.core.hardware import environment
+from autocast_explorer.core.model import build
+from autocast_explorer.core.timing import measure_alternating
+
+ROUNDS = 5
+MIN_TIME = 0.3
+
+
+def engine_vs_torch(width: int) -> dict[str, list[float]]:
+    config = ExperimentConfig(widths=(width, width, width, 10), min_time=MIN_TIME)
+    model, x = build(config)
+    plain, auto = forward_fns(model, x, torch.bfloat16)
+    ratios: dict[str, list[float]] = {"plain": [], "autocast": []}
+    for _ in range(ROUNDS):
+        stats = measure_alternating([plain, auto], MIN_TIME)
+        for mode, fn, s in (("plain", plain, stats[0]), ("autocast", auto, stats[1])):
+            ref = benchmark.Timer("fn()", globals={"fn": fn}).blocked_autorange(
+                min_run_time=MIN_TIME
+            )
+            ratios[mode].append(s.median_ms / (ref.median * 1e3))
+    return ratios
+
+
+def harness_overhead() -> tuple[float, float]:
+    config = ExperimentConfig(min_time=MIN_TIME)
+    model, x = build(config)
+    plain, _ = forward_fns(model, x, torch.bfloat16)
+    identity, _ = forward_fns(torch.nn.Identity(), x, torch.bfloat16)
+    shares = []
+    floors = []
+    for _ in range(ROUNDS):
+        floor, real = measure_alternating([identity, plain], MIN_TIME)
+        shares.append(floor.median_ms / real.median_ms)
+        floors.append(floor.median_ms)
+    return statistics.median(floors), statistics.median(shares)
+
+
+def cli_vs_import() -> tuple[float, float, float]:
+    exe = [sys.executable, "-m", "autocast_explorer", "run"]
+    imp = [sys.executable, "-c", "import torch"]
+    runs, imports = [], []
+    for _ in range(ROUNDS):
+        for cmd, sink in ((imp, imports), (exe, runs)):
+            start = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            sink.append(time.perf_counter() - start)
+    ratios = [r / i for r, i in zip(runs, imports, strict=True)]
+    return statistics.median(runs), statistics.median(imports), statistics.median(ratios)
+
+
+def main() -> None:
+    env = environment()
+    lines = [
+        f"Machine: {env.cpu_model}, {env.cores} cores, flags {' '.join(env.cpu_flags)}; "
+        f"torch {env.torch_version}, {env.threads} threads; {time.strftime('%Y-%m-%d')}.",
+        "",
+        "| check | median | target |",
+        "| --- | --- | --- |",
+    ]
+    for width in (256, 1024):
+        ratios = engine_vs_torch(width)
+        for mode, values in ratios.items():
+            lines.append(
+                f"| (a) engine / blocked_autorange, width {width}, {mode} | "
+                f"{statistics.median(values):.3f} (rounds: "
+                f"{', '.join(f'{v:.2f}' for v in values)}) | 0.9–1.1 |"
+            )
+    floor_ms, share = harness_overhead()
+    lines.append(
+        f"| (b) harness floor (nn.Identity) / default plain median | {share:.2%} "
+        f"({floor_ms * 1e3:.1f} µs per call) | ≤ 1% |"
+    )
+    run_s, import_s, ratio = cli_vs_import()
+    lines.append(
+        f"| (c) `autocast-explorer run` / `python -c 'import torch'` | {ratio:.2f}× "
+        f"({run_s:.2f} s vs {import_s:.2f} s) | ≤ 2.5× |"
+    )
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    main()
