@@ -154,6 +154,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ops(args: argparse.Namespace) -> int:
+    """Probe each common op's autocast policy on this torch and CPU; print a table or JSON."""
+    from autocast_explorer.core.oppolicy import probe_ops
+    from autocast_explorer.core.summary import format_probe
+
+    if args.threads is not None and args.threads < 1:
+        raise UsageError(f"threads: must be an integer ≥ 1 (got {args.threads})")
+    progress = StderrProgress()
+    try:
+        probe = probe_ops(args.dtype, threads=args.threads, progress=progress)
+    finally:
+        progress.close()
+    if args.json:
+        write_output(args.json, probe.to_json())
+    if args.json != "-":
+        print(format_probe(probe))
+    return 0
+
+
 def cmd_gui(args: argparse.Namespace) -> int:
     from autocast_explorer.gui.app import run_app
 
@@ -175,6 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")
     out.add_argument("--csv", metavar="PATH|-", help="write the latency rows as CSV")
     run.set_defaults(handler=cmd_run)
+
+    ops = sub.add_parser(
+        "ops", help="probe which dtype autocast gives each common op (lower/fp32/follows/promote)"
+    )
+    ops.add_argument("--dtype", choices=DTYPES, default="bfloat16", help="autocast dtype")
+    ops.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    ops.add_argument("--json", metavar="PATH|-", help="write the probe JSON ('-': stdout only)")
+    ops.set_defaults(handler=cmd_ops)
 
     gui = sub.add_parser("gui", help="open the window (the default)")
     gui.set_defaults(handler=cmd_gui)

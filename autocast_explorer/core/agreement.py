@@ -6,6 +6,15 @@ from dataclasses import dataclass
 
 import torch
 
+from autocast_explorer.core.flips import (
+    Flip,
+    MarginBin,
+    TopK,
+    flip_rate_by_margin,
+    flipped_rows,
+    topk_agreement,
+)
+
 HISTOGRAM_BINS = 30
 
 
@@ -29,6 +38,10 @@ class Agreement:
     rtol: float
     cosine: float
     histogram: Histogram
+    # Deeper agreement (core/flips.py); None/empty in files written before it existed.
+    topk: TopK | None = None
+    flips: tuple[Flip, ...] = ()
+    margin_bins: tuple[MarginBin, ...] = ()
 
 
 def abs_diff_histogram(diff: torch.Tensor, bins: int = HISTOGRAM_BINS) -> Histogram:
@@ -43,8 +56,10 @@ def abs_diff_histogram(diff: torch.Tensor, bins: int = HISTOGRAM_BINS) -> Histog
     )
 
 
-def compare_logits(plain: torch.Tensor, auto: torch.Tensor, atol: float, rtol: float) -> Agreement:
-    """Argmax agreement per row plus elementwise closeness, on float32 copies of both."""
+def compare_logits(
+    plain: torch.Tensor, auto: torch.Tensor, atol: float, rtol: float, topk: int = 5
+) -> Agreement:
+    """Argmax and top-k agreement per row, flipped rows, elementwise closeness (float32 copies)."""
     reference = plain.float()
     low = auto.float()
     diff = (reference - low).abs()
@@ -64,4 +79,7 @@ def compare_logits(plain: torch.Tensor, auto: torch.Tensor, atol: float, rtol: f
         rtol=rtol,
         cosine=float(cosine),
         histogram=abs_diff_histogram(diff),
+        topk=topk_agreement(reference, low, topk),
+        flips=flipped_rows(reference, low),
+        margin_bins=flip_rate_by_margin(reference, low),
     )

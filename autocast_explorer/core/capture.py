@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from autocast_explorer.core.model import dtype_name
+from autocast_explorer.core.numerics import LayerError, layer_error
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class LayerRecord:
     plain: LayerDtypes
     autocast: LayerDtypes
     out_shape: tuple[int, ...] = ()
+    error: LayerError | None = None  # autocast output vs float32 output (core/numerics.py)
 
 
 @dataclass
@@ -112,7 +114,10 @@ def capture_forward(
 
 
 def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[LayerRecord]:
-    """Join the two modes' captures layer by layer (same model, same order)."""
+    """Join the two modes' captures layer by layer (same model, same order).
+
+    When both captures kept their outputs, each record also gets the layer's error.
+    """
     return [
         LayerRecord(
             name=p.name,
@@ -120,6 +125,11 @@ def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[Lay
             plain=LayerDtypes(p.in_dtype, p.out_dtype),
             autocast=LayerDtypes(a.in_dtype, a.out_dtype),
             out_shape=p.out_shape,
+            error=(
+                layer_error(p.output, a.output)
+                if p.output is not None and a.output is not None
+                else None
+            ),
         )
         for p, a in zip(plain, auto, strict=True)
     ]

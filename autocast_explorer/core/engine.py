@@ -1,7 +1,8 @@
 """run_experiment: one config in, one measured ExperimentResult out.
 
 Order of work: guards (nothing allocated yet) → build model and input as the tutorial does →
-cold first calls → one hooked forward per mode (dtypes, logits) → ABAB timing. Threads are set
+cold first calls → one hooked forward per mode (dtypes, logits, per-layer error) → one traced
+forward per mode (aten ops, casts) → ABAB timing. Threads are set
 for the duration of the run, in the calling thread, and restored afterwards.
 """
 
@@ -19,6 +20,7 @@ from autocast_explorer.core.capture import autocast_context, capture_forward, pa
 from autocast_explorer.core.config import ExperimentConfig, flops_per_forward
 from autocast_explorer.core.hardware import environment
 from autocast_explorer.core.model import build, dtype_name, low_precision_dtype
+from autocast_explorer.core.optrace import trace_model
 from autocast_explorer.core.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.result import ExperimentResult
 from autocast_explorer.core.timing import cold_call_ms, measure_alternating
@@ -75,10 +77,16 @@ def run_experiment(
         cold = [cold_call_ms(plain_fn), cold_call_ms(auto_fn)]
         reporter.check()
 
-        reporter.report(0.06, "capturing dtypes per layer")
-        plain_logits, plain_layers = capture_forward(model, x, None)
-        auto_logits, auto_layers = capture_forward(model, x, low)
-        agreement = compare_logits(plain_logits, auto_logits, config.atol, config.rtol)
+        reporter.report(0.06, "capturing dtypes and error per layer")
+        plain_logits, plain_layers = capture_forward(model, x, None, keep_outputs=True)
+        auto_logits, auto_layers = capture_forward(model, x, low, keep_outputs=True)
+        agreement = compare_logits(plain_logits, auto_logits, config.atol, config.rtol, config.topk)
+        layers = tuple(pair_layers(plain_layers, auto_layers))
+        del plain_layers, auto_layers  # the kept outputs are no longer needed
+        reporter.check()
+
+        reporter.report(0.08, "tracing the aten ops of one forward per mode")
+        op_trace = trace_model(model, x, low)
         reporter.check()
 
         plain_stats, auto_stats = measure_alternating(
@@ -102,9 +110,10 @@ def run_experiment(
         autocast=auto_stats,
         output_dtype_plain=dtype_name(plain_logits.dtype),
         output_dtype_autocast=dtype_name(auto_logits.dtype),
-        layers=tuple(pair_layers(plain_layers, auto_layers)),
+        layers=layers,
         agreement=agreement,
         flops=flops_per_forward(config.widths, config.batch),
         warnings=tuple(warnings),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        op_trace=op_trace,
     )

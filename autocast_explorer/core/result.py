@@ -10,13 +10,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from autocast_explorer.core.agreement import Agreement, Histogram
 from autocast_explorer.core.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.flips import Flip, MarginBin, TopK
 from autocast_explorer.core.hardware import Environment
+from autocast_explorer.core.numerics import LayerError
+from autocast_explorer.core.optrace import OpTrace
 from autocast_explorer.core.timing import LatencyStats
 
 SCHEMA = "autocast-explorer/result/1"
@@ -56,6 +60,7 @@ class ExperimentResult:
     warnings: tuple[str, ...] = ()
     created: str = ""
     extras: dict[str, Any] = field(default_factory=dict, compare=False)
+    op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
 
     @property
     def speedup(self) -> float:
@@ -108,6 +113,7 @@ class ExperimentResult:
                     "out_shape": list(layer.out_shape),
                     "plain": layer.plain.to_dict(),
                     "autocast": layer.autocast.to_dict(),
+                    **({"error": layer.error.to_dict()} if layer.error else {}),
                 }
                 for layer in self.layers
             ],
@@ -122,9 +128,12 @@ class ExperimentResult:
                 "rtol": a.rtol,
                 "cosine": a.cosine,
                 "histogram": {"edges": list(a.histogram.edges), "counts": list(a.histogram.counts)},
+                **_deep_agreement(a),
             },
             "warnings": list(self.warnings),
         }
+        if self.op_trace is not None:
+            data.update(self.op_trace.to_dict())
         data.update(self.extras)
         return data
 
@@ -152,6 +161,7 @@ class ExperimentResult:
                 plain=_dtypes(layer.obj("plain")),
                 autocast=_dtypes(layer.obj("autocast")),
                 out_shape=tuple(int(v) for v in layer.numbers("out_shape", required=False)),
+                error=_optional(layer, "error", LayerError.from_dict),
             )
             for layer in r.objects("layers")
         )
@@ -166,6 +176,7 @@ class ExperimentResult:
             "layers",
             "agreement",
             "warnings",
+            *OpTrace.JSON_KEYS,
         }
         return cls(
             config=config,
@@ -189,11 +200,17 @@ class ExperimentResult:
                     edges=tuple(hist.numbers("edges")),
                     counts=tuple(int(c) for c in hist.numbers("counts")),
                 ),
+                topk=_optional(agreement, "topk", TopK.from_dict),
+                flips=tuple(_optional_list(agreement, "flips", Flip.from_dict)),
+                margin_bins=tuple(
+                    _optional_list(agreement, "flip_rate_by_margin", MarginBin.from_dict)
+                ),
             ),
             flops=int(r.number("flops_per_forward")),
             warnings=tuple(str(w) for w in r.data.get("warnings", [])),
             created=str(r.data.get("created", "")),
             extras={k: v for k, v in r.data.items() if k not in known},
+            op_trace=_optional(r, "ops", lambda _: OpTrace.from_dict(r.data)),
         )
 
     @classmethod
@@ -313,3 +330,37 @@ class _Reader:
         ):
             raise ResultFormatError(f"{self._where(key)}: expected a list of numbers")
         return [float(v) for v in value]
+
+
+def _deep_agreement(a: Agreement) -> dict[str, Any]:
+    """The agreement keys added by issue 6 (absent when not measured)."""
+    data: dict[str, Any] = {}
+    if a.topk is not None:
+        data["topk"] = a.topk.to_dict()
+        data["flips"] = [f.to_dict() for f in a.flips]
+        data["flip_rate_by_margin"] = [b.to_dict() for b in a.margin_bins]
+    return data
+
+
+def _optional(r: _Reader, key: str, parse: Callable[[Any], Any]) -> Any:
+    """parse(r.data[key]) when the key is present (older files lack it), else None."""
+    if key not in r.data:
+        return None
+    try:
+        return parse(r.data[key])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ResultFormatError(f"{r._where(key)}: {type(exc).__name__}: {exc}") from None
+
+
+def _optional_list(r: _Reader, key: str, parse: Callable[[Any], Any]) -> list[Any]:
+    """[parse(item) …] for a list that older files lack (then [])."""
+    value = r.data.get(key, [])
+    if not isinstance(value, list):
+        raise ResultFormatError(f"{r._where(key)}: expected a list")
+    items = []
+    for i, item in enumerate(value):
+        try:
+            items.append(parse(item))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ResultFormatError(f"{r._where(key)}[{i}]: {type(exc).__name__}: {exc}") from None
+    return items

@@ -38,7 +38,7 @@ def test_json_uses_the_documented_names(result):
         }
     assert data["latency"]["speedup"] == pytest.approx(result.speedup)
     assert data["output_dtype"] == {"plain": "float32", "autocast": "bfloat16"}
-    assert data["layers"][0] == {
+    assert {k: v for k, v in data["layers"][0].items() if k != "error"} == {
         "name": "fc1",
         "kind": "Linear",
         "out_shape": [8, 16],
