@@ -70,6 +70,20 @@ def _time_block(fn: Callable[[], object], calls: int) -> float:
     return (time.perf_counter() - start) / calls
 
 
+def _warm_up(fn: Callable[[], object], min_time: float) -> float:
+    """Call `fn` at least WARMUP_CALLS times and for ~5% of the budget; median seconds per call.
+
+    The median of several calls, not the first or the fastest, sizes the blocks: on a shared CPU
+    one early call can be far off in either direction.
+    """
+    budget = min(0.05 * min_time, 0.25)
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < WARMUP_CALLS or (time.perf_counter() - start < budget and len(times) < 1000):
+        times.append(_time_block(fn, 1))
+    return float(np.median(times))
+
+
 def cold_call_ms(fn: Callable[[], object]) -> float:
     """The first call's time: includes one-time costs (kernel selection, allocation)."""
     start = time.perf_counter()
@@ -97,8 +111,7 @@ def measure_alternating(
         reporter.check()
         if cold_ms is None:
             colds.append(cold_call_ms(fn))
-        warm = [_time_block(fn, 1) for _ in range(WARMUP_CALLS)]
-        per_call.append(max(min(warm), 1e-7))
+        per_call.append(max(_warm_up(fn, min_time), 1e-7))
         reporter.report(0.05 * (index + 1) / len(modes), f"warming up {labels[index]}")
 
     block_target = min(max(min_time / TARGET_BLOCKS, MIN_BLOCK_SECONDS), MAX_BLOCK_SECONDS)

@@ -79,7 +79,7 @@ def test_layer_dtypes_are_measured(default_result):
 
 def test_latency_statistics_are_consistent(default_result):
     for stats in (default_result.plain, default_result.autocast):
-        assert stats.samples >= 5
+        assert stats.samples >= 3  # 5 blocks, or 3 when one call is slow
         assert 0 < stats.p25_ms <= stats.median_ms <= stats.p75_ms
         assert stats.iqr_ms == pytest.approx(stats.p75_ms - stats.p25_ms)
         assert stats.cold_ms > 0
