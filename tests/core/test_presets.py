@@ -64,6 +64,16 @@ def test_each_builtin_preset_holds_what_its_name_promises(presets):
     assert by_id["float16"].config.dtype == "float16"
 
 
+def test_builtin_presets_pass_the_memory_and_time_guards(presets):
+    from autocast_explorer.core import guards
+
+    for preset in presets:
+        guards.check(preset.config)
+        if preset.sweep is not None and preset.sweep.param == "batch":
+            for value in preset.sweep.values:
+                guards.check(preset.config.replace(batch=value))
+
+
 def test_builtin_presets_round_trip_through_json(presets):
     for preset in presets:
         again = parse_preset(preset.to_json(), "copy", preset.id, builtin=True)
