@@ -151,6 +151,31 @@ def cmd_run(args: argparse.Namespace) -> int:
         write_output(args.csv, result.to_csv())
     if args.json != "-" and args.csv != "-":
         print(format_summary(result))
+    if args.report:
+        from autocast_explorer.core.report import write_report
+
+        try:
+            report = write_report(result, args.report)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write report to {args.report}: {exc.strerror or exc}"
+            ) from None
+        if "-" not in (args.json, args.csv):
+            print(
+                f"\nReport written to {report.directory}: {', '.join(f.name for f in report.files)}"
+            )
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Side-by-side table of saved results; a bad file is one `error:` line, exit 2."""
+    from autocast_explorer.core.compare import ResultFileError, format_comparison, load_comparison
+
+    try:
+        comparison = load_comparison(args.files)
+    except ResultFileError as exc:
+        raise UsageError(str(exc)) from None
+    print(format_comparison(comparison))
     return 0
 
 
@@ -193,6 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
     out = run.add_argument_group("output")
     out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")
     out.add_argument("--csv", metavar="PATH|-", help="write the latency rows as CSV")
+    out.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write result.json, result.csv, report.md and reproduce.py into DIR",
+    )
     run.set_defaults(handler=cmd_run)
 
     ops = sub.add_parser(
@@ -202,6 +232,12 @@ def build_parser() -> argparse.ArgumentParser:
     ops.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     ops.add_argument("--json", metavar="PATH|-", help="write the probe JSON ('-': stdout only)")
     ops.set_defaults(handler=cmd_ops)
+
+    compare = sub.add_parser(
+        "compare", help="compare saved results (run --json) side by side, e.g. two machines"
+    )
+    compare.add_argument("files", nargs="+", metavar="RESULT.json", help="result files")
+    compare.set_defaults(handler=cmd_compare)
 
     gui = sub.add_parser("gui", help="open the window (the default)")
     gui.set_defaults(handler=cmd_gui)
@@ -236,5 +272,7 @@ def _fail(message: str) -> int:
 
 
 def resources_dir() -> Path:
-    """The repository's resources/ folder (presets, style sheets)."""
-    return Path(__file__).resolve().parent.parent / "resources"
+    """The repository's resources/ folder (presets, style sheets); see core.resources."""
+    from autocast_explorer.core.resources import resources_dir as _resources_dir
+
+    return _resources_dir()

@@ -1,0 +1,98 @@
+"""`autocast-explorer compare`: a side-by-side table, or exit 2 with one `error:` line."""
+
+import json
+import os
+
+import pytest
+
+from autocast_explorer.cli import main
+from autocast_explorer.core.result import MAX_RESULT_BYTES
+
+FAST = ["--min-time", "0.02"]
+
+
+@pytest.fixture(scope="module")
+def result_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("compare") / "laptop.json"
+    assert main(["run", "--widths", "32,16,4", "--batch", "8", "--json", str(path), *FAST]) == 0
+    return path
+
+
+def test_compare_prints_both_machines(result_file, tmp_path, capsys):
+    data = json.loads(result_file.read_text())
+    data["environment"]["cpu_model"] = "Apple M3 Pro"
+    data["environment"]["threads"] = 11
+    data["latency"]["autocast"]["median_ms"] = data["latency"]["plain"]["median_ms"] * 4
+    other = tmp_path / "colleague.json"
+    other.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["compare", str(result_file), str(other)]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split("  ")[0]: line for line in out.splitlines() if line}
+    original = json.loads(result_file.read_text())
+    assert original["environment"]["cpu_model"] in lines["CPU"]
+    assert "Apple M3 Pro" in lines["CPU"]
+    assert lines["threads"].split()[1:] == [str(original["environment"]["threads"]), "11"]
+    assert lines["speedup"].split()[1:] == [f"{original['latency']['speedup']:.2f}×", "0.25×"]
+    assert "laptop.json" in lines["file"] and "colleague.json" in lines["file"]
+
+
+def _cases(good: str) -> dict:
+    foreign = json.loads(good)
+    foreign["schema"] = "someone-else/result/1"
+    truncated = good[: len(good) // 2]
+    return {
+        "empty.json": ("", "empty.json: file is empty"),
+        "truncated.json": (truncated, "truncated.json: not valid JSON"),
+        "foreign.json": (json.dumps(foreign), "foreign.json: schema: expected"),
+        "list.json": ("[1, 2]", "list.json: document: expected a JSON object"),
+        "sweep.json": (
+            '{"schema": "autocast-explorer/sweep/1", "points": []}',
+            "sweep.json: is a sweep file; compare takes result files",
+        ),
+        "nonsense.json": ("\x00\x01 hello", "nonsense.json: not valid JSON"),
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["empty.json", "truncated.json", "foreign.json", "list.json", "sweep.json", "nonsense.json"],
+)
+def test_bad_files_exit_2_with_one_line(result_file, tmp_path, capsys, name):
+    content, message = _cases(result_file.read_text())[name]
+    path = tmp_path / name
+    path.write_text(content)
+    capsys.readouterr()
+    assert main(["compare", str(result_file), str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"error: {tmp_path}/{message}")
+    assert captured.err.count("\n") == 1
+    assert "Traceback" not in captured.err
+
+
+def test_missing_oversized_binary_and_folder_inputs(result_file, tmp_path, capsys):
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as handle:  # sparse: no disk space used
+        handle.truncate(MAX_RESULT_BYTES + 1)
+    binary = tmp_path / "image.json"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    cases = [
+        (tmp_path / "missing.json", "missing.json: no such file"),
+        (huge, "huge.json: file is larger than 32 MB"),
+        (binary, "image.json: not a text file (not UTF-8)"),
+        (tmp_path, f"{tmp_path.name}: is not a file"),
+    ]
+    for path, message in cases:
+        capsys.readouterr()
+        assert main(["compare", str(result_file), str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err, err
+        assert err.count("\n") == 1
+    assert os.path.getsize(huge) == MAX_RESULT_BYTES + 1
+
+
+def test_compare_needs_at_least_one_file(capsys):
+    assert main(["compare"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the following arguments are required: RESULT.json")

@@ -1,0 +1,85 @@
+"""Comparing saved results: labels from each environment, rows and overlay from the numbers."""
+
+import json
+
+import pytest
+
+from autocast_explorer.core.compare import (
+    ResultFileError,
+    compare_results,
+    format_comparison,
+    load_comparison,
+    load_result_file,
+)
+from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.engine import run_experiment
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_experiment(ExperimentConfig(widths=(32, 16, 4), batch=8, min_time=0.02))
+
+
+def other_machine(result, path):
+    """The same document edited to look like a 56-thread AMX server where autocast won 3×."""
+    data = json.loads(result.to_json())
+    data["environment"].update(
+        cpu_model="Intel(R) Xeon(R) Platinum 8480+",
+        threads=56,
+        torch_version="2.13.0",
+        cpu_flags=["amx_bf16", "amx_tile", "avx512_bf16"],
+    )
+    data["latency"]["autocast"]["median_ms"] = data["latency"]["plain"]["median_ms"] / 3
+    data["config"]["batch"] = 64
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_two_machines_side_by_side(result, tmp_path):
+    mine = tmp_path / "laptop.json"
+    mine.write_text(result.to_json())
+    theirs = other_machine(result, tmp_path / "server.json")
+    comparison = load_comparison([mine, theirs])
+    rows = comparison.rows()
+    assert [r.label for r in rows] == [
+        result.environment.label(),
+        "Intel(R) Xeon(R) Platinum 8480+ · torch 2.13.0 · 56 thr",
+    ]
+    assert rows[0].speedup == pytest.approx(result.speedup)
+    assert rows[1].speedup == pytest.approx(3.0)
+    assert rows[1].native_low_precision == "yes (amx_bf16, avx512_bf16)"
+    assert (rows[0].agree, rows[0].rows) == (result.agreement.agree, 8)
+    overlay = comparison.overlay()
+    assert overlay[0].median_ms == (result.plain.median_ms, result.autocast.median_ms)
+    assert overlay[1].modes == ("float32", "bfloat16")
+    assert overlay[1].median_ms[1] == pytest.approx(result.plain.median_ms / 3)
+    assert comparison.config_differences() == ["batch"]
+    table = format_comparison(comparison)
+    assert "laptop.json" in table and "server.json" in table
+    assert f"{result.speedup:.2f}×" in table and "3.00×" in table
+    assert "Note: the configs differ in batch." in table
+
+
+def test_runs_from_the_same_machine_get_their_file_names(result):
+    comparison = compare_results([result, result], ["a/one.json", "b/two.json"])
+    labels = [run.label for run in comparison.runs]
+    assert labels == [
+        f"{result.environment.label()} (one.json)",
+        f"{result.environment.label()} (two.json)",
+    ]
+    assert comparison.config_differences() == []
+
+
+def test_wrongly_typed_field_names_the_file_and_field(result, tmp_path):
+    data = json.loads(result.to_json())
+    data["latency"]["plain"]["median_ms"] = "fast"
+    path = tmp_path / "typed.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultFileError) as info:
+        load_result_file(path)
+    assert str(info.value) == f"{path}: latency.plain.median_ms: expected a number"
+    data = json.loads(result.to_json())
+    data["environment"]["cores"] = "many"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultFileError, match=r"typed\.json: not a valid result"):
+        load_result_file(path)

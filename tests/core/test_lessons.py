@@ -1,0 +1,250 @@
+"""Lessons describe what was measured; the exercise is graded from the measurement."""
+
+import dataclasses
+import re
+
+import pytest
+import torch
+
+from autocast_explorer.core.capture import LayerDtypes
+from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.engine import run_experiment
+from autocast_explorer.core.lessons import (
+    CHARTS,
+    EXERCISE,
+    LESSONS,
+    PROBE_OPS,
+    OpObservation,
+    Probe,
+    lesson,
+    measure_probe,
+    run_lesson,
+)
+
+FAST = {"min_time": 0.02}
+
+#: The tutorial's own explanatory sentences: the lessons must say these things in other words.
+TUTORIAL_SENTENCES = (
+    "Autocast is a context manager that runs eligible operations in a lower precision dtype.",
+    "On CPU that dtype is bfloat16, a 16-bit float with less precision and the same range as "
+    "float32.",
+    "A Linear layer without autocast takes float32 in and returns float32.",
+    "Every operation pays full precision cost.",
+    "Inside the autocast block, the same layer returns bfloat16.",
+    "The layer itself stays stored in float32.",
+    "Autocast keeps a short list of operations in float32 for accuracy.",
+    "Softmax and mean are on that list.",
+    "Lower precision changes the last digits of the scores.",
+    "The predicted class for each row stays the same here.",
+    "The two times vary on every run, so treat them as observations, not promises.",
+    "On the recorded run, autocast was the slower of the two.",
+    "This small model gives bfloat16 too little work to repay its conversion cost on this machine.",
+    "A gain is not guaranteed.",
+)
+
+
+@pytest.fixture(scope="module")
+def results():
+    """One live run per distinct lesson config (lessons 1, 2, 4, 5 share the tutorial's)."""
+    cache = {}
+    for item in LESSONS:
+        config = item.config.replace(**FAST)
+        if config not in cache:
+            cache[config] = run_experiment(config)
+    return cache
+
+
+def result_for(results, lesson_id):
+    return results[lesson(lesson_id).config.replace(**FAST)]
+
+
+def with_autocast_out(result, dtypes):
+    """A copy of `result` whose Linear layers report these autocast output dtypes."""
+    it = iter(dtypes)
+    layers = tuple(
+        dataclasses.replace(la, autocast=LayerDtypes(la.autocast.in_dtype, next(it)))
+        if la.kind == "Linear"
+        else la
+        for la in result.layers
+    )
+    return dataclasses.replace(result, layers=layers)
+
+
+def test_lessons_are_complete_data():
+    assert [x.number for x in LESSONS] == [1, 2, 3, 4, 5]
+    assert len({x.id for x in LESSONS}) == 5
+    for item in LESSONS:
+        assert item.chart in CHARTS
+        assert item.title and len(item.explanation) > 150 and item.tutorial_claim
+        assert isinstance(item.config, ExperimentConfig)
+    assert [x.chart for x in LESSONS] == ["dtype", "dtype", "dtype", "agreement", "latency"]
+    assert lesson("float32-ops").config == ExperimentConfig(head="softmax")
+    assert lesson("timing").config == ExperimentConfig()
+
+
+def test_lessons_do_not_copy_the_tutorials_prose():
+    ours = " ".join(
+        f"{x.title} {x.explanation} {x.tutorial_claim} {x.try_next}" for x in LESSONS
+    ).casefold()
+    copied = [s for s in TUTORIAL_SENTENCES if s.casefold().rstrip(".") in ours]
+    assert copied == []
+    # Nor long runs of its words (8 or more in a row).
+    words = re.findall(r"[a-z0-9]+", ours)
+    ours_grams = {tuple(words[i : i + 8]) for i in range(len(words) - 7)}
+    for sentence in TUTORIAL_SENTENCES:
+        theirs = re.findall(r"[a-z0-9]+", sentence.casefold())
+        grams = {tuple(theirs[i : i + 8]) for i in range(len(theirs) - 7)}
+        assert not grams & ours_grams, sentence
+
+
+def test_lesson_1_plain_is_float32_as_measured(results):
+    r = result_for(results, "plain")
+    outcome = lesson("plain").check(r)
+    assert all(la.plain.out_dtype == "float32" for la in r.layers)
+    assert outcome.headline == (
+        f"Without autocast, all {len(r.layers)} layers took float32 in and gave float32 out."
+    )
+    assert f"was {r.output_dtype_plain}." in outcome.sentences[0]
+    assert f"{r.plain.median_ms:.3g} ms" in outcome.sentences[1]
+    assert outcome.matches_tutorial is True and outcome.chart == "dtype"
+
+
+def test_lesson_2_linear_outputs_bfloat16_and_weights_stay_float32(results):
+    r = result_for(results, "linear")
+    probe = measure_probe(r.config)
+    assert probe.weight_dtypes == ("float32",)
+    outcome = lesson("linear").check(r, probe)
+    measured = {la.autocast.out_dtype for la in r.layers if la.kind == "Linear"}
+    assert measured == {"bfloat16"}
+    assert outcome.headline.startswith(
+        "Under autocast (bfloat16), fc1, fc2 and fc3 returned bfloat16; "
+        "without autocast they returned float32."
+    )
+    assert "fc1 was fed float32 and still returned bfloat16" in outcome.text
+    assert "stored weights were still float32" in outcome.text
+    assert outcome.matches_tutorial is True
+
+
+def test_lesson_2_follows_a_float16_measurement():
+    r = run_experiment(ExperimentConfig(widths=(16, 8, 4), batch=4, dtype="float16", **FAST))
+    outcome = lesson("linear").check(r, measure_probe(r.config))
+    assert "fc1 and fc2 returned float16" in outcome.headline
+    assert "temporary float16 copies" in outcome.text
+    assert EXERCISE.grade("float16", r).correct is True
+    assert EXERCISE.grade("bfloat16", r).correct is False
+
+
+def test_lesson_2_reports_a_layer_that_did_not_switch(results):
+    r = with_autocast_out(result_for(results, "linear"), ["bfloat16", "float32", "bfloat16"])
+    outcome = lesson("linear").check(r)
+    assert "fc1 and fc3 returned bfloat16; fc2 returned float32" in outcome.headline
+    assert outcome.matches_tutorial is False
+    assert "were not inspected" in outcome.text
+
+
+def test_lesson_3_softmax_follows_its_input_on_cpu(results):
+    run = run_lesson(lesson("float32-ops"), lesson("float32-ops").config.replace(**FAST))
+    r, probe, outcome = run.result, run.probe, run.outcome
+    head = next(la for la in r.layers if la.name == "softmax")
+    # What this torch really does: bfloat16 in, bfloat16 out (not forced to float32).
+    assert (head.autocast.in_dtype, head.autocast.out_dtype) == ("bfloat16", "bfloat16")
+    assert "softmax head was fed bfloat16 and returned bfloat16" in outcome.headline
+    assert "follows its input" in outcome.headline
+    assert outcome.matches_tutorial is False
+    for op in PROBE_OPS:
+        assert probe.op(op, "float32").output_dtype == "float32"
+        assert probe.op(op, "bfloat16").output_dtype == "bfloat16"
+    with torch.autocast("cpu"):
+        direct = torch.softmax(torch.randn(2, 3).bfloat16(), dim=1).dtype
+    assert direct == torch.bfloat16
+    assert "on a float32 tensor: softmax → float32" in outcome.text
+    assert "on a bfloat16 tensor: softmax → bfloat16, log_softmax → bfloat16" in outcome.text
+    assert "relu1 and relu2 ran bfloat16 → bfloat16" in outcome.text
+
+
+def test_lesson_3_wording_follows_the_data(results):
+    r = result_for(results, "float32-ops")
+    kept = dataclasses.replace(
+        r,
+        layers=tuple(
+            dataclasses.replace(la, autocast=LayerDtypes("bfloat16", "float32"))
+            if la.name == "softmax"
+            else la
+            for la in r.layers
+        ),
+    )
+    forced = Probe(
+        "bfloat16",
+        "x",
+        ("float32",),
+        tuple(OpObservation(op, d, "float32") for d in ("float32", "bfloat16") for op in PROBE_OPS),
+    )
+    outcome = lesson("float32-ops").check(kept, forced)
+    assert "returned float32: here it was kept in float32" in outcome.headline
+    assert outcome.matches_tutorial is True
+    no_head = lesson("float32-ops").check(result_for(results, "plain"))
+    assert "no softmax head" in no_head.headline and no_head.matches_tutorial is False
+
+
+def test_lesson_4_agreement_sentences_carry_the_numbers(results):
+    r = result_for(results, "agreement")
+    a = r.agreement
+    outcome = lesson("agreement").check(r)
+    assert outcome.headline == f"The predicted class was the same on all {a.rows} rows."
+    assert f"at most {a.max_abs_diff:.3g}" in outcome.sentences[0]
+    assert outcome.matches_tutorial == (a.agree == a.rows and a.allclose)
+    flipped = dataclasses.replace(
+        r, agreement=dataclasses.replace(a, agree=a.rows - 3, fraction=(a.rows - 3) / a.rows)
+    )
+    text = lesson("agreement").check(flipped).headline
+    assert f"same on {a.rows - 3} of {a.rows} rows" in text and "3 flipped" in text
+
+
+@pytest.mark.parametrize(
+    ("ratio", "fragment", "matches"),
+    [
+        (2.0, "autocast was 2.00× faster than float32", False),
+        (0.5, "autocast was 2.00× slower than float32", True),
+        (1.0, "about the same speed as float32 (1.00×)", False),
+    ],
+)
+def test_lesson_5_phrases_the_measured_speedup(results, ratio, fragment, matches):
+    r = result_for(results, "timing")
+    auto = dataclasses.replace(r.autocast, median_ms=r.plain.median_ms / ratio)
+    outcome = lesson("timing").check(dataclasses.replace(r, autocast=auto))
+    assert fragment in outcome.headline
+    assert outcome.matches_tutorial is matches
+    assert "134,154 parameters" in outcome.text  # 256·256·2 + 256·10 weights + 522 biases
+
+
+def test_lesson_5_on_the_live_run(results):
+    r = result_for(results, "timing")
+    outcome = lesson("timing").check(r)
+    s = r.speedup
+    if s >= 1.05:
+        assert f"{s:.2f}× faster" in outcome.headline
+    elif s <= 1 / 1.05:
+        assert f"{1 / s:.2f}× slower" in outcome.headline
+    else:
+        assert f"about the same speed as float32 ({s:.2f}×)" in outcome.headline
+    assert f"{r.plain.median_ms:.3g} ms in float32" in outcome.text
+    assert ("native bfloat16" in outcome.text) == r.environment.native_bf16
+
+
+def test_exercise_is_graded_from_the_live_measurement(results):
+    r = result_for(results, "plain")
+    assert EXERCISE.question.startswith('Under torch.autocast("cpu"), which dtype')
+    assert EXERCISE.expected(r) == "bfloat16"
+    good = EXERCISE.grade(" torch.bfloat16", r)
+    assert good.correct and good.answer == "bfloat16"
+    assert "fc1, fc2 and fc3 returned bfloat16" in good.explanation
+    bad = EXERCISE.grade("float32", r)
+    assert not bad.correct and "the measurement says bfloat16, not float32" in bad.explanation
+    # Were autocast to leave the Linear layers in float32, float32 would be the right answer.
+    edited = with_autocast_out(r, ["float32"] * 3)
+    assert EXERCISE.grade("float32", edited).correct is True
+    assert EXERCISE.grade("bfloat16", edited).correct is False
+    odd = with_autocast_out(r, ["float8_e4m3fn"] * 3)
+    assert EXERCISE.choices_for(odd)[-1] == "float8_e4m3fn"
+    empty = EXERCISE.grade("bfloat16", dataclasses.replace(r, layers=()))
+    assert empty.correct is False and "no Linear layers" in empty.explanation

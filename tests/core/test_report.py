@@ -1,0 +1,200 @@
+"""Report folders: their files, their Markdown, and a reproduce.py that really reproduces."""
+
+import ast
+import dataclasses
+import json
+import struct
+import subprocess
+import sys
+import zlib
+
+import pytest
+
+from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.engine import run_experiment
+from autocast_explorer.core.report import (
+    ReportError,
+    report_markdown,
+    reproduce_script,
+    write_report,
+)
+from autocast_explorer.core.result import ExperimentResult
+
+
+def png_1x1() -> bytes:
+    """A valid 1×1 grey PNG, written by hand so the test needs no Qt."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\x80"))
+        + chunk(b"IEND", b"")
+    )
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_experiment(
+        ExperimentConfig(widths=(24, 12, 5), batch=6, head="softmax", min_time=0.02)
+    )
+
+
+def test_report_folder_holds_every_file(result, tmp_path):
+    def charts(folder):
+        (folder / "latency.png").write_bytes(png_1x1())
+        return [("Latency", "latency.png")]
+
+    report = write_report(result, tmp_path / "rep", chart_writer=charts)
+    folder = tmp_path / "rep"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "latency.png",
+        "report.md",
+        "reproduce.py",
+        "result.csv",
+        "result.json",
+    ]
+    assert report.charts == (("Latency", "latency.png"),)
+    assert ExperimentResult.from_json((folder / "result.json").read_text()) == result
+    assert (folder / "result.csv").read_text() == result.to_csv()
+    md = (folder / "report.md").read_text()
+    assert "![Latency](latency.png)" in md
+    assert "| layer widths | 24, 12, 5 |" in md
+    assert "| fc1 | Linear | 6×12 | float32 → float32 | float32 → bfloat16 |" in md
+    assert "| softmax | Softmax | 6×5 | float32 → float32 | bfloat16 → bfloat16 |" in md
+    a = result.agreement
+    assert f"predictions (argmax) agree on {a.agree}/{a.rows} rows" in md
+    assert f"**{result.speedup:.3f}×**" in md
+    assert f"| plain | float32 | {result.plain.median_ms:.4f} |" in md
+    from autocast_explorer.core.summary import verdict
+
+    assert f"**Verdict:** {verdict(result)}" in md
+
+
+def test_without_a_chart_writer_there_are_no_images(result, tmp_path):
+    report = write_report(result, tmp_path)
+    assert report.charts == ()
+    assert "![" not in (tmp_path / "report.md").read_text()
+    assert [p.name for p in report.files] == [
+        "result.json",
+        "result.csv",
+        "reproduce.py",
+        "report.md",
+    ]
+
+
+@pytest.mark.parametrize("filename", ["../escape.png", "/tmp/abs.png", "never-written.png"])
+def test_chart_writer_must_name_files_it_wrote_in_the_folder(result, tmp_path, filename):
+    with pytest.raises(ReportError, match="chart file"):
+        write_report(result, tmp_path, chart_writer=lambda folder: [("x", filename)])
+    assert not (tmp_path / "report.md").exists()
+
+
+def test_markdown_cells_cannot_break_the_tables(result):
+    env = dataclasses.replace(result.environment, cpu_model="Evil | CPU\n# heading")
+    md = report_markdown(dataclasses.replace(result, environment=env))
+    assert "| CPU | Evil \\| CPU # heading |" in md
+
+
+def test_reproduce_py_needs_only_torch_and_the_standard_library(result):
+    tree = ast.parse(reproduce_script(result))
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module)])
+    }
+    assert imported == {"argparse", "collections", "json", "statistics", "time", "torch"}
+
+
+def test_no_text_in_a_result_becomes_code_in_reproduce_py(result):
+    evil = '"""\nimport os; os.system("echo pwned")\n\'\'\' __CONFIG_JSON__'
+    env = dataclasses.replace(result.environment, cpu_model=evil, torch_version="2' + x + '")
+    hostile = dataclasses.replace(result, environment=env, created=evil)
+
+    def shape(source: str) -> str:
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                node.value = ""
+        return ast.dump(tree)
+
+    script = reproduce_script(hostile)
+    assert shape(script) == shape(reproduce_script(result))
+    literal = next(
+        node.value.args[0].value
+        for node in ast.parse(script).body
+        if isinstance(node, ast.Assign) and node.targets[0].id == "ORIGINAL"
+    )
+    assert json.loads(literal)["machine"].startswith(evil)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        ExperimentConfig(widths=(24, 12, 5), batch=6, head="softmax", min_time=0.02),
+        ExperimentConfig(
+            widths=(20, 16, 8, 3),
+            batch=5,
+            seed=7,
+            activation="gelu",
+            head="log_softmax",
+            dtype="float16",
+            input_distribution="uniform",
+            input_scale=3.0,
+            threads=1,
+            atol=0.001,
+            min_time=0.02,
+        ),
+    ],
+    ids=["bf16-softmax", "fp16-gelu-uniform-1thread"],
+)
+def test_reproduce_py_matches_the_result_it_came_from(config, tmp_path):
+    result = run_experiment(config)
+    write_report(result, tmp_path)
+    out = subprocess.run(
+        [sys.executable, str(tmp_path / "reproduce.py"), "--json", "--min-time", "0.01"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    doc = json.loads(out.stdout)
+    found = doc["found"]
+    assert found["output_dtype"] == {
+        "plain": result.output_dtype_plain,
+        "autocast": result.output_dtype_autocast,
+    }
+    assert found["layers"] == [
+        {"name": la.name, "plain": la.plain.to_dict(), "autocast": la.autocast.to_dict()}
+        for la in result.layers
+    ]
+    a = result.agreement
+    assert found["agreement"]["agree"] == a.agree
+    assert found["agreement"]["rows"] == a.rows
+    assert found["agreement"]["allclose"] == a.allclose
+    assert found["agreement"]["max_abs_diff"] == pytest.approx(a.max_abs_diff, rel=1e-6)
+    assert doc["same"] == {"output_dtype": True, "layers": True, "agreement": True}
+    if config.threads is not None:
+        assert found["threads"] == config.threads
+    assert found["median_ms"]["plain"] > 0 and found["median_ms"]["autocast"] > 0
+
+
+def test_reproduce_py_prints_a_readable_summary(result, tmp_path):
+    write_report(result, tmp_path)
+    out = subprocess.run(
+        [sys.executable, str(tmp_path / "reproduce.py"), "--min-time", "0.01"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert "output dtype: plain float32, autocast bfloat16" in out
+    assert "  softmax      plain float32 -> float32   autocast bfloat16 -> bfloat16" in out
+    a = result.agreement
+    assert f"predictions agree: {a.agree}/{a.rows}" in out
+    assert "same layers as the explorer's run: yes" in out
