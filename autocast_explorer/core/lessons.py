@@ -525,34 +525,29 @@ EXERCISE = Exercise(
 
 # ---- live measurement -----------------------------------------------------------------------
 def measure_probe(config: ExperimentConfig) -> Probe:
-    """Build `config`'s model, run one autocast forward, then call PROBE_OPS directly.
+    """Build `config`'s model, run one autocast forward, then probe PROBE_OPS.
 
-    Small and fast (one forward, six tiny op calls); run it where the experiment ran (the
-    worker thread in the window).
+    The op dtypes come from the op-policy probe's own cases (core.oppolicy.run_case), so the
+    lesson and the Ops tab measure the same way. Small and fast: one forward, six tiny op
+    calls; run it where the experiment ran (the worker thread in the window).
     """
     import torch
 
     from autocast_explorer.core.capture import autocast_context
     from autocast_explorer.core.model import TORCH_DTYPES, build, dtype_name
+    from autocast_explorer.core.oppolicy import PROBED_OPS, run_case
 
     low = TORCH_DTYPES[config.dtype]
     model, x = build(config)
     with torch.no_grad(), autocast_context(low):
         model(x)
     weights = tuple(sorted({dtype_name(p.dtype) for p in model.parameters()}))
-    sample = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
-    calls: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-        "softmax": lambda t: torch.softmax(t, dim=1),
-        "log_softmax": lambda t: torch.log_softmax(t, dim=1),
-        "mean": lambda t: t.mean(),
-    }
+    specs = {spec.name: spec for spec in PROBED_OPS}
     ops = []
-    for input_dtype in (torch.float32, low):
-        tensor = sample.to(input_dtype)
+    for case in ("float32", "low"):
         for name in PROBE_OPS:
-            with torch.no_grad(), autocast_context(low):
-                out = calls[name](tensor)
-            ops.append(OpObservation(name, dtype_name(input_dtype), dtype_name(out.dtype)))
+            seen = run_case(specs[name], case, low)
+            ops.append(OpObservation(name, seen.in_dtypes[0], seen.out_dtype or "error"))
     return Probe(config.dtype, torch.__version__, weights, tuple(ops))
 
 
