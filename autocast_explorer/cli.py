@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from autocast_explorer import __version__
 from autocast_explorer.core.config import (
@@ -23,6 +23,10 @@ from autocast_explorer.core.config import (
     ExperimentConfig,
     parse_widths,
 )
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.sweep_result import SweepPoint
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -160,7 +164,76 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_placements(config, result, progress):  # type: ignore[no-untyped-def]
+def cmd_gui(args: argparse.Namespace) -> int:
+    from autocast_explorer.gui.app import run_app
+
+    return run_app(sys.argv[:1])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="autocast-explorer",
+        description="See what torch.autocast('cpu') does on this CPU. "
+        "With no command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="measure one config plain vs autocast and print a summary")
+    add_config_arguments(run)
+    out = run.add_argument_group("output")
+    out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")
+    out.add_argument("--csv", metavar="PATH|-", help="write the latency rows as CSV")
+    run.add_argument(
+        "--placements",
+        action="store_true",
+        help="also time per-call, hoisted and pre-cast autocast side by side and count the "
+        "casts each makes (adds a 'placements' section to the JSON)",
+    )
+    run.set_defaults(handler=cmd_run)
+    add_sweep_parser(sub)
+
+    gui = sub.add_parser("gui", help="open the window (the default)")
+    gui.set_defaults(handler=cmd_gui)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `autocast-explorer` script and `python -m autocast_explorer`."""
+    from autocast_explorer.core.progress import Cancelled
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
+        return handler(args)
+    except UsageError as exc:
+        return _fail(str(exc))
+    except ConfigError as exc:
+        return _fail(str(exc))
+    except (KeyboardInterrupt, Cancelled):
+        sys.stderr.write("\ninterrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except MemoryError:
+        return _fail("out of memory: use smaller widths or batch")
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"error: {message}\n")
+    return EXIT_USAGE
+
+
+def resources_dir() -> Path:
+    """The repository's resources/ folder (presets, style sheets)."""
+    return Path(__file__).resolve().parent.parent / "resources"
+
+
+# ---- issue 4: sweeps and placements -------------------------------------------------
+def _add_placements(
+    config: ExperimentConfig, result: ExperimentResult, progress: StderrProgress
+) -> ExperimentResult:
     """`run --placements`: the placements measured after the run, kept in the result JSON."""
     from autocast_explorer.core.placements import attach, measure_placements
 
@@ -247,7 +320,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     human = args.json != "-" and args.csv != "-"
     progress = StderrProgress()
 
-    def on_point(point) -> None:  # type: ignore[no-untyped-def]
+    def on_point(point: SweepPoint) -> None:
         progress.close()
         print(point_row(point), flush=True)
 
@@ -272,69 +345,3 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if human:
         print(format_conclusion(result))
     return 0
-
-
-def cmd_gui(args: argparse.Namespace) -> int:
-    from autocast_explorer.gui.app import run_app
-
-    return run_app(sys.argv[:1])
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="autocast-explorer",
-        description="See what torch.autocast('cpu') does on this CPU. "
-        "With no command, opens the window.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-
-    run = sub.add_parser("run", help="measure one config plain vs autocast and print a summary")
-    add_config_arguments(run)
-    out = run.add_argument_group("output")
-    out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")
-    out.add_argument("--csv", metavar="PATH|-", help="write the latency rows as CSV")
-    run.add_argument(
-        "--placements",
-        action="store_true",
-        help="also time per-call, hoisted and pre-cast autocast side by side and count the "
-        "casts each makes (adds a 'placements' section to the JSON)",
-    )
-    run.set_defaults(handler=cmd_run)
-    add_sweep_parser(sub)
-
-    gui = sub.add_parser("gui", help="open the window (the default)")
-    gui.set_defaults(handler=cmd_gui)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `autocast-explorer` script and `python -m autocast_explorer`."""
-    from autocast_explorer.core.progress import Cancelled
-
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-        handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
-        return handler(args)
-    except UsageError as exc:
-        return _fail(str(exc))
-    except ConfigError as exc:
-        return _fail(str(exc))
-    except (KeyboardInterrupt, Cancelled):
-        sys.stderr.write("\ninterrupted\n")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
-    except MemoryError:
-        return _fail("out of memory: use smaller widths or batch")
-
-
-def _fail(message: str) -> int:
-    sys.stderr.write(f"error: {message}\n")
-    return EXIT_USAGE
-
-
-def resources_dir() -> Path:
-    """The repository's resources/ folder (presets, style sheets)."""
-    return Path(__file__).resolve().parent.parent / "resources"

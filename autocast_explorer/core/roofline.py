@@ -50,7 +50,8 @@ class PeakEstimate:
     @property
     def formula(self) -> str:
         return (
-            f"{self.cores} cores × {self.ghz:.2f} GHz × {self.lanes} lanes × "
+            f"{self.cores} core{'s' if self.cores != 1 else ''} × {self.ghz:.2f} GHz × "
+            f"{self.lanes} lanes × "
             f"{self.fma_units} FMA unit{'s' if self.fma_units != 1 else ''} × 2 = "
             f"{self.gflops:,.0f} GFLOP/s (estimate)"
         )
@@ -226,7 +227,7 @@ def float32_simd(flags: Iterable[str], vendor: str = "") -> tuple[int, int, str,
     flags = set(flags)
     if "avx512f" in flags:
         if "AMD" in vendor.upper():
-            return 16, 1, "avx512f", "AVX-512 on AMD Zen 4 runs as 2×256-bit: 1 unit assumed"
+            return 16, 1, "avx512f", "AMD runs AVX-512 on 2×256-bit units (Zen 4): 1 unit assumed"
         return 16, 2, "avx512f", "2 AVX-512 FMA units assumed (server parts; clients have 1)"
     if "avx2" in flags and "fma" in flags:
         return 8, 2, "avx2+fma", "2 AVX2 FMA units assumed"

@@ -34,6 +34,10 @@ PointFn = Callable[[SweepPoint], None]
 #: Forwards per point outside the timed budget: a cold call and 3 warm-ups per mode.
 _UNTIMED_FORWARDS = 8
 _POINT_OVERHEAD_S = 0.005
+#: A point is flagged when its forward took over STALL_FACTOR × max(estimate, STALL_FLOOR_S).
+STALL_FACTOR = 20.0
+STALL_FLOOR_S = 2e-4
+STALL_BANDWIDTH = 5e9
 #: Share of the progress bar for the points; the rest is the oneDNN probe and the verdict.
 _POINTS_SHARE = 0.98
 
@@ -88,6 +92,30 @@ def check_points(planned: Sequence[PlannedPoint]) -> list[float]:
         except guards.GuardError as exc:
             raise guards.GuardError(exc.field, f"{point.name}: {exc.rule}") from None
     return estimates
+
+
+def stalled_points(
+    points: Sequence[SweepPoint],
+    estimates: Sequence[float],
+    factor: float = STALL_FACTOR,
+    floor_s: float = STALL_FLOOR_S,
+    bandwidth: float = STALL_BANDWIDTH,
+) -> list[int]:
+    """Indexes of points whose forwards ran far slower than this CPU should manage.
+
+    On a shared machine, when another program holds a core, torch's worker threads wait for
+    each other at every op and a 0.05 ms forward takes 25 ms; IQR stays small, so only a
+    comparison with an expectation shows it. The expectation is the largest of the guard's
+    FLOP estimate, the bytes moved at a modest `bandwidth` (memory-bound forwards) and a
+    floor (tiny forwards are overhead-bound).
+    """
+    out = []
+    for i, (point, estimate) in enumerate(zip(points, estimates, strict=False)):
+        slowest = max(point.plain.median_ms, point.autocast.median_ms) / 1e3
+        traffic = max(point.bytes_plain, point.bytes_autocast) / bandwidth
+        if slowest > factor * max(estimate, traffic, floor_s):
+            out.append(i)
+    return out
 
 
 def _format_eta(seconds: float) -> str:
@@ -219,6 +247,14 @@ def run_spec(
             env, config.dtype, spec.param, spec.values, [p.speedup for p in points], probe
         )
     warnings = []
+    stalled = [planned[i].name for i in stalled_points(points, estimates)]
+    if stalled:
+        warnings.append(
+            f"{len(stalled)} of {len(points)} points ran over {STALL_FACTOR:.0f}× slower than "
+            f"this CPU's calibrated rate predicts ({', '.join(stalled)}): another program is "
+            "probably competing for the cores, so these times are not representative; retry "
+            "on a quieter machine or with fewer threads (--threads 1)"
+        )
     if noisy:
         warnings.append(
             f"{len(noisy)} of {len(points)} points had noisy timings (IQR ≥ 10% of the "

@@ -67,7 +67,7 @@ def speedup_grid_table(result: SweepResult) -> list[str]:
 
 def format_conclusion(result: SweepResult) -> str:
     """What follows the table: crossover, verdict, kernels, roofline, warnings."""
-    lines: list[str] = [""]
+    lines: list[str] = ["", f"Measured on {result.environment.label()}"]
     if result.is_grid:
         lines += speedup_grid_table(result)
         lines.append("")
@@ -96,11 +96,6 @@ def format_conclusion(result: SweepResult) -> str:
 
 def format_sweep(result: SweepResult) -> str:
     """The whole report at once (title, table, conclusion)."""
-    lines = [
-        sweep_title(result.config, result.spec),
-        result.environment.label(),
-        "",
-        table_header(result.spec),
-    ]
+    lines = [sweep_title(result.config, result.spec), "", table_header(result.spec)]
     lines += [point_row(p) for p in result.points]
     return "\n".join(lines) + "\n" + format_conclusion(result)

@@ -10,6 +10,7 @@ from autocast_explorer.core.guards import GuardError
 from autocast_explorer.core.model import build
 from autocast_explorer.core.progress import Cancelled
 from autocast_explorer.core.sweep import run_grid, run_sweep
+from autocast_explorer.core.sweep_result import SweepPoint
 from autocast_explorer.core.sweep_spec import (
     SweepSpec,
     default_values,
@@ -17,6 +18,7 @@ from autocast_explorer.core.sweep_spec import (
     parse_values,
     point_config,
 )
+from autocast_explorer.core.timing import LatencyStats
 from autocast_explorer.core.verdict import measured_clause
 
 TINY = ExperimentConfig(widths=(32, 16, 16, 4), batch=4, min_time=0.02)
@@ -223,3 +225,37 @@ def test_grid_streams_row_by_row_and_fills_the_matrix():
     assert "(the widest row)" in result.verdict.sentence
     with pytest.raises(ValueError, match="grid_rows"):
         _ = result.crossover
+
+
+def test_stalled_points_are_those_far_slower_than_expected():
+    def point(batch, ms, widths=(256, 256, 10)):
+        stats = LatencyStats.from_times([ms], cold_ms=ms, block_size=1)
+        return SweepPoint(0, batch, None, batch, widths, "bfloat16", stats, stats)
+
+    # Expected time: max(FLOP estimate, bytes moved / 5 GB/s, 0.2 ms); flagged above 20× it.
+    tiny = point(1, 0.05)
+    stalled = point(1, 25.0)  # what a 0.05 ms forward takes when threads wait for a busy core
+    big = point(4096, 30.0)  # FLOP estimate 2.8 ms → flagged only above 56 ms
+    assert sweep.stalled_points([tiny, stalled, big], [1e-6, 1e-6, 0.0028]) == [1]
+    # Memory-bound: 4096-wide weights at batch 1 move ~270 MB under autocast → 54 ms expected.
+    wide = point(1, 60.0, widths=(4096, 4096, 4096, 10))
+    assert wide.bytes_autocast > 250e6
+    assert sweep.stalled_points([wide], [0.0002]) == []
+    assert sweep.stalled_points([point(1, 3.9)], [1e-6]) == []  # under 20 × 0.2 ms
+    assert sweep.stalled_points([point(1, 4.1)], [1e-6]) == [0]
+
+
+def test_a_stalled_point_becomes_a_warning(monkeypatch):
+    seen = []
+
+    def fake(points, estimates):
+        seen.append((len(points), len(estimates)))
+        return [0]
+
+    monkeypatch.setattr(sweep, "stalled_points", fake)
+    result = run_sweep(TINY, "batch", [1, 2], probe_onednn=False)
+    assert seen == [(2, 2)]
+    assert result.warnings[0].startswith(
+        "1 of 2 points ran over 20× slower than this CPU's calibrated rate predicts (batch 1): "
+        "another program is probably competing for the cores"
+    )

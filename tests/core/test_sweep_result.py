@@ -170,3 +170,20 @@ def test_not_json_or_empty():
         SweepResult.from_json('{"schema": ')
     with pytest.raises(FormatError, match="document: expected a JSON object"):
         SweepResult.from_json("[1, 2]")
+
+
+def test_report_lists_every_point_and_the_conclusions():
+    from autocast_explorer.core.sweep_summary import format_sweep
+
+    r = synthetic((16, 64, 256), (0.5, 0.8, 2.0))
+    lines = format_sweep(r).splitlines()
+    assert lines[0].startswith("Autocast Explorer sweep · batch over 3 values")
+    rows = [line for line in lines if line.strip().split(" ")[0] in ("16", "64", "256")]
+    assert [row.split()[0] for row in rows] == ["16", "64", "256"]
+    assert rows[2].split()[1] == "1.0000"  # float32 median, ms
+    assert rows[2].split()[3] == "0.5000"  # autocast median, ms
+    assert rows[2].split()[5] == "2.00×"
+    assert r.crossover_sentence in lines
+    assert f"Verdict: {r.verdict.sentence}" in lines
+    assert any(line.startswith("Measured on ") for line in lines)
+    assert any(line.strip().startswith("float32   peak ") for line in lines)
