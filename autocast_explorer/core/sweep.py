@@ -229,23 +229,6 @@ def run_spec(
             model, x = models.get(middle)
             probe = onednn.probe(model, x, low)
     env = environment(threads)
-    if spec.is_grid:
-        # The verdict speaks about batch at the widest row, where autocast has most to gain.
-        widest = spec.width_values[-1]
-        row = [p for p in points if p.value2 == widest]
-        verdict = hardware_verdict(
-            env,
-            config.dtype,
-            "batch",
-            [p.value for p in row],
-            [p.speedup for p in row],
-            probe,
-            context=f"at width {widest} (the widest row)",
-        )
-    else:
-        verdict = hardware_verdict(
-            env, config.dtype, spec.param, spec.values, [p.speedup for p in points], probe
-        )
     warnings = []
     stalled = [planned[i].name for i in stalled_points(points, estimates)]
     if stalled:
@@ -259,6 +242,37 @@ def run_spec(
         warnings.append(
             f"{len(noisy)} of {len(points)} points had noisy timings (IQR ≥ 10% of the "
             f"median): {', '.join(noisy)}; close other programs or raise the measurement time"
+        )
+    doubtful = len(set(stalled) | set(noisy))
+    caveat = (
+        f"{doubtful} of {len(points)} points were noisy or slowed by other programs: "
+        "provisional, see the warnings"
+        if doubtful * 2 >= len(points)
+        else ""
+    )
+    if spec.is_grid:
+        # The verdict speaks about batch at the widest row, where autocast has most to gain.
+        widest = spec.width_values[-1]
+        row = [p for p in points if p.value2 == widest]
+        verdict = hardware_verdict(
+            env,
+            config.dtype,
+            "batch",
+            [p.value for p in row],
+            [p.speedup for p in row],
+            probe,
+            context=f"at width {widest} (the widest row)",
+            caveat=caveat,
+        )
+    else:
+        verdict = hardware_verdict(
+            env,
+            config.dtype,
+            spec.param,
+            spec.values,
+            [p.speedup for p in points],
+            probe,
+            caveat=caveat,
         )
     roofline = build_roofline(
         config.dtype,

@@ -156,10 +156,12 @@ def hardware_verdict(
     speedups: Sequence[float],
     onednn: OneDnnProbe | None = None,
     context: str = "",
+    caveat: str = "",
 ) -> HardwareVerdict:
     """The verdict panel's data for a sweep of `param` with the given speedups.
 
-    `context` qualifies the measurement, e.g. "at width 4096 (the widest row)" for a grid.
+    `context` qualifies the measurement, e.g. "at width 4096 (the widest row)" for a grid;
+    `caveat` is appended when the measurements themselves are in doubt (noisy machine).
     """
     hardware, native = hardware_clause(env, dtype)
     measured = measured_clause(param, values, speedups)
@@ -169,6 +171,8 @@ def hardware_verdict(
     sentence = f"{hardware}: {measured}"
     if native and finite and max(finite) < 1:
         sentence += f" (the casts cost more than native {dtype} saves at these sizes)"
+    if caveat:
+        sentence += f" — {caveat}"
     present = set(env.cpu_flags)
     return HardwareVerdict(
         cpu_model=env.cpu_model,

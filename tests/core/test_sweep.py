@@ -259,3 +259,12 @@ def test_a_stalled_point_becomes_a_warning(monkeypatch):
         "1 of 2 points ran over 20× slower than this CPU's calibrated rate predicts (batch 1): "
         "another program is probably competing for the cores"
     )
+
+
+def test_mostly_doubtful_points_make_the_verdict_provisional(monkeypatch):
+    monkeypatch.setattr(sweep, "stalled_points", lambda points, estimates: [0, 1])
+    result = run_sweep(TINY, "batch", [1, 2, 4], probe_onednn=False)
+    assert result.verdict.sentence.endswith(
+        "points were noisy or slowed by other programs: provisional, see the warnings."
+    )
+    assert "2 of 3 points" in result.verdict.sentence or "3 of 3 points" in result.verdict.sentence

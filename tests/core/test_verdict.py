@@ -166,3 +166,13 @@ def test_probe_says_when_it_cannot_tell(dtype):
         assert not probe.determined
     else:
         assert probe.autocast_kernels[0].implementation in probe.summary
+
+
+def test_a_caveat_ends_the_sentence():
+    v = hardware_verdict(
+        env_with("avx2"), "bfloat16", "batch", [1, 8], [0.2, 0.25], caveat="2 of 2 points noisy"
+    )
+    assert v.sentence == (
+        "No native bfloat16 on this CPU: autocast ran 4–5× slower at every size tried"
+        " — 2 of 2 points noisy."
+    )
