@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from autocast_explorer import __version__
 from autocast_explorer.core.config import (
@@ -23,6 +23,10 @@ from autocast_explorer.core.config import (
     ExperimentConfig,
     parse_widths,
 )
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.sweep_result import SweepPoint
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -143,6 +147,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = StderrProgress()
     try:
         result = run_experiment(config, progress=progress)
+        if getattr(args, "placements", False):
+            result = _add_placements(config, result, progress)
     finally:
         progress.close()
     if args.json:
@@ -151,6 +157,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         write_output(args.csv, result.to_csv())
     if args.json != "-" and args.csv != "-":
         print(format_summary(result))
+        if getattr(args, "placements", False):
+            from autocast_explorer.core.placements import format_placements, from_result
+
+            print(f"\n{format_placements(from_result(result))}")
     if args.report:
         from autocast_explorer.core.report import write_report
 
@@ -223,7 +233,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="write result.json, result.csv, report.md and reproduce.py into DIR",
     )
+    run.add_argument(
+        "--placements",
+        action="store_true",
+        help="also time per-call, hoisted and pre-cast autocast side by side and count the "
+        "casts each makes (adds a 'placements' section to the JSON)",
+    )
     run.set_defaults(handler=cmd_run)
+    add_sweep_parser(sub)
 
     ops = sub.add_parser(
         "ops", help="probe which dtype autocast gives each common op (lower/fp32/follows/promote)"
@@ -276,3 +293,120 @@ def resources_dir() -> Path:
     from autocast_explorer.core.resources import resources_dir as _resources_dir
 
     return _resources_dir()
+
+
+# ---- issue 4: sweeps and placements -------------------------------------------------
+def _add_placements(
+    config: ExperimentConfig, result: ExperimentResult, progress: StderrProgress
+) -> ExperimentResult:
+    """`run --placements`: the placements measured after the run, kept in the result JSON."""
+    from autocast_explorer.core.placements import attach, measure_placements
+
+    return attach(result, measure_placements(config, progress=progress))
+
+
+SWEEP_EPILOG = """\
+values: a comma list (1,8,64,512) or LOW:HIGH:COUNT, log-spaced (1:2048:12).
+  Defaults: batch 1:2048:12 (powers of two), width 64:4096:7.
+  --param width sets every hidden width (input width and classes stay).
+  --param batch,width measures a grid: --values are the batch sizes, --width-values the
+  hidden widths; rows are measured one width at a time.
+Each point is measured for --min-time seconds in total, float32 and autocast alternated, so
+a sweep takes about points × --min-time plus warm-up. Every point passes the memory and time
+guards before the first is measured.
+
+examples:
+  autocast-explorer sweep --param batch --values 1,8,64,512
+  autocast-explorer sweep --param width --values 64:4096:7 --batch 256 --json sweep.json
+  autocast-explorer sweep --param batch,width --values 1,64,1024 --width-values 128,1024
+"""
+
+
+def add_sweep_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The `sweep` subcommand: batch or hidden width (or both) over many values."""
+    sweep = sub.add_parser(
+        "sweep",
+        help="measure plain vs autocast over many batch sizes or widths; find the crossover",
+        description="Measure float32 vs autocast at every value of batch size or hidden "
+        "width and report where autocast's speedup crosses 1.0.",
+        epilog=SWEEP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = sweep.add_argument_group("sweep")
+    what.add_argument(
+        "--param",
+        choices=("batch", "width", "batch,width"),
+        metavar="batch|width|batch,width",
+        default="batch",
+        help="what to vary (default batch); batch,width is a 2-D grid",
+    )
+    what.add_argument("--values", metavar="LIST|LOW:HIGH:N", help="values of --param")
+    what.add_argument(
+        "--width-values", metavar="LIST|LOW:HIGH:N", help="grid only: the hidden widths"
+    )
+    what.add_argument(
+        "--no-onednn",
+        action="store_true",
+        help="skip asking oneDNN (verbose log of one forward) which kernel ran",
+    )
+    add_config_arguments(sweep)
+    out = sweep.add_argument_group("output")
+    out.add_argument("--json", metavar="PATH|-", help="write the sweep JSON ('-': stdout only)")
+    out.add_argument("--csv", metavar="PATH|-", help="write one CSV row per point")
+    sweep.set_defaults(handler=cmd_sweep)
+    return sweep
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run a sweep, printing each point's row as it completes (unless stdout is the JSON)."""
+    from autocast_explorer.core.sweep import check_points, run_spec
+    from autocast_explorer.core.sweep_spec import SweepSpec, default_values, parse_values
+    from autocast_explorer.core.sweep_summary import (
+        format_conclusion,
+        point_row,
+        sweep_title,
+        table_header,
+    )
+
+    config = config_from_args(args)
+    grid = args.param == "batch,width"
+    param = "batch" if grid else args.param
+    if args.width_values is not None and not grid:
+        raise UsageError("--width-values is for a grid: use --param batch,width")
+    values = parse_values(args.values) if args.values is not None else default_values(param)
+    widths = ()
+    if grid:
+        widths = (
+            parse_values(args.width_values, "width_values")
+            if args.width_values is not None
+            else default_values("width")
+        )
+    spec = SweepSpec(param, values, widths)
+    human = args.json != "-" and args.csv != "-"
+    progress = StderrProgress()
+
+    def on_point(point: SweepPoint) -> None:
+        progress.close()
+        print(point_row(point), flush=True)
+
+    if human:
+        check_points(spec.plan(config))  # refusals come before the table's header
+        print(sweep_title(config, spec))
+        print(table_header(spec), flush=True)
+    try:
+        result = run_spec(
+            config,
+            spec,
+            progress=progress,
+            on_point=on_point if human else None,
+            probe_onednn=not args.no_onednn,
+        )
+    finally:
+        progress.close()
+    if args.json:
+        write_output(args.json, result.to_json())
+    if args.csv:
+        write_output(args.csv, result.to_csv())
+    if human:
+        print(format_conclusion(result))
+    return 0

@@ -7,6 +7,8 @@ modes' blocks are interleaved, so drift on a shared, noisy CPU hits both modes a
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +25,9 @@ TARGET_BLOCKS = 20
 MIN_BLOCKS = 5
 WARMUP_CALLS = 3
 NOISY_IQR_RATIO = 0.10
+
+#: A factory for the context a mode's blocks run in (see `measure_alternating`).
+BlockContext = Callable[[], contextlib.AbstractContextManager[object]]
 
 
 @dataclass(frozen=True)
@@ -70,8 +75,8 @@ def _time_block(fn: Callable[[], object], calls: int) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def _warm_up(fn: Callable[[], object], min_time: float) -> float:
-    """Call `fn` at least WARMUP_CALLS times and for ~5% of the budget; median seconds per call.
+def _warm_up(time_one_call: Callable[[], float], min_time: float) -> float:
+    """Time single calls, at least WARMUP_CALLS and for ~5% of the budget; median seconds.
 
     The median of several calls, not the first or the fastest, sizes the blocks: on a shared CPU
     one early call can be far off in either direction.
@@ -80,7 +85,7 @@ def _warm_up(fn: Callable[[], object], min_time: float) -> float:
     times: list[float] = []
     start = time.perf_counter()
     while len(times) < WARMUP_CALLS or (time.perf_counter() - start < budget and len(times) < 1000):
-        times.append(_time_block(fn, 1))
+        times.append(time_one_call())
     return float(np.median(times))
 
 
@@ -97,21 +102,32 @@ def measure_alternating(
     reporter: Reporter | None = None,
     cold_ms: Sequence[float] | None = None,
     labels: Sequence[str] | None = None,
+    block_contexts: Sequence[BlockContext | None] | None = None,
 ) -> list[LatencyStats]:
     """Time each callable for at least `min_time` seconds, alternating blocks A B A B …
 
     Cancellation is checked between blocks. `cold_ms` carries first-call times taken earlier
     (before hooks or warm-up touched the model); otherwise the first warm-up call is used.
+    `block_contexts[i]`, when given, is entered around every block of mode i, outside the
+    timer: it lets a mode keep state across the calls of a block (one autocast region around
+    a loop of forwards, with its weight casts cached) while the other modes run outside it.
     """
     reporter = reporter or Reporter()
+    contexts = list(block_contexts or [None] * len(modes))
+
+    def block(i: int, calls: int) -> float:
+        factory = contexts[i]
+        with factory() if factory is not None else contextlib.nullcontext():
+            return _time_block(modes[i], calls)
+
     labels = list(labels or [f"mode {i + 1}" for i in range(len(modes))])
     colds: list[float] = list(cold_ms) if cold_ms is not None else []
     per_call: list[float] = []
-    for index, fn in enumerate(modes):
+    for index in range(len(modes)):
         reporter.check()
         if cold_ms is None:
-            colds.append(cold_call_ms(fn))
-        per_call.append(max(_warm_up(fn, min_time), 1e-7))
+            colds.append(block(index, 1) * 1e3)
+        per_call.append(max(_warm_up(functools.partial(block, index, 1), min_time), 1e-7))
         reporter.report(0.05 * (index + 1) / len(modes), f"warming up {labels[index]}")
 
     block_target = min(max(min_time / TARGET_BLOCKS, MIN_BLOCK_SECONDS), MAX_BLOCK_SECONDS)
@@ -124,10 +140,10 @@ def measure_alternating(
         return spent[i] >= min_time and len(samples[i]) >= min_blocks[i]
 
     while not all(done(i) for i in range(len(modes))):
-        for i, fn in enumerate(modes):
+        for i in range(len(modes)):
             # Every mode keeps timing until all are done, so their blocks stay interleaved.
             reporter.check()
-            seconds = _time_block(fn, block_sizes[i])
+            seconds = block(i, block_sizes[i])
             samples[i].append(seconds * 1e3)
             spent[i] += seconds * block_sizes[i]
         fraction = min(min(s / min_time for s in spent), 1.0)

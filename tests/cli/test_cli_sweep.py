@@ -1,0 +1,153 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from autocast_explorer.cli import main
+
+FAST = ["--widths", "32,16,16,4", "--min-time", "0.02"]
+
+
+def test_sweep_prints_a_table_crossover_and_verdict(capsys):
+    assert main(["sweep", "--values", "1,4,16", *FAST]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("Autocast Explorer sweep · batch over 3 values (widths 32,16,16,4)")
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("batch"))
+    assert "float32 ms" in lines[header] and "speedup" in lines[header]
+    rows = lines[header + 1 : header + 4]
+    assert [int(r.split()[0]) for r in rows] == [1, 4, 16]
+    assert all(r.rstrip().split()[5].endswith("×") for r in rows)
+    assert any(line.startswith(("Crossover", "No crossover")) for line in lines)
+    assert any(line.startswith("Verdict: ") for line in lines)
+    assert any(line.startswith("oneDNN: ") for line in lines)
+    assert " cores × " in out and "GFLOP/s (estimate)" in out
+
+
+def test_sweep_json_to_stdout_is_only_the_document(capsys):
+    assert main(["sweep", "--param", "width", "--values", "8,32", "--json", "-", *FAST]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == "autocast-explorer/sweep/1"
+    assert data["param"] == "width"
+    assert [p["widths"] for p in data["points"]] == [[32, 8, 8, 4], [32, 32, 32, 4]]
+    assert data["crossover"] is None or isinstance(data["crossover"], list)
+    assert "native_bf16" in data["environment"]
+    assert data["verdict"]["sentence"]
+
+
+def test_grid_json_and_csv_files(tmp_path, capsys):
+    j, c = tmp_path / "g.json", tmp_path / "g.csv"
+    args = ["sweep", "--param", "batch,width", "--values", "1,4", "--width-values", "8,16"]
+    assert main([*args, "--json", str(j), "--csv", str(c), "--no-onednn", *FAST]) == 0
+    data = json.loads(j.read_text())
+    assert data["param"] == "batch,width"
+    assert data["width_values"] == [8, 16]
+    assert [(p["value"], p["width"]) for p in data["points"]] == [(1, 8), (4, 8), (1, 16), (4, 16)]
+    assert data["verdict"]["onednn"] is None
+    assert len(c.read_text().splitlines()) == 5
+    out = capsys.readouterr().out
+    assert "Speedup (float32 / autocast): rows = hidden width, columns = batch" in out
+
+
+def test_range_values(capsys):
+    assert main(["sweep", "--values", "1:16:3", "--json", "-", "--no-onednn", *FAST]) == 0
+    assert json.loads(capsys.readouterr().out)["values"] == [1, 4, 16]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--param", "depth"], "error: argument --param: invalid choice: 'depth'"),
+        (["--values", "1,x"], "error: values: 'x' is not a whole number"),
+        (["--values", "1:8"], "error: values: a range is LOW:HIGH:COUNT"),
+        (["--values", "0,4"], "error: values: 0 must be a whole number ≥ 1"),
+        (["--width-values", "8"], "error: --width-values is for a grid: use --param batch,width"),
+        (
+            ["--param", "width", "--values", "8", "--widths", "32,4"],
+            "error: widths: width 8: a width sweep needs at least one hidden layer",
+        ),
+        (
+            ["--param", "batch,width", "--values", "1", "--width-values", "a"],
+            "error: width_values: 'a' is not a whole number",
+        ),
+        (
+            ["--values", "1,10000000", "--widths", "4096,4096,10"],
+            "error: memory: batch 10000000: this model needs about",
+        ),
+    ],
+)
+def test_bad_input_exits_2_with_one_error_line(args, message, capsys):
+    assert main(["sweep", "--min-time", "0.02", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(message)
+    assert captured.err.count("\n") == 1
+    assert "Traceback" not in captured.err
+    assert captured.out == ""  # refused before the table's header
+
+
+def test_run_placements_adds_the_section_and_prints_it(capsys):
+    assert (
+        main(
+            [
+                "run",
+                "--widths",
+                "32,16,4",
+                "--batch",
+                "8",
+                "--placements",
+                "--json",
+                "-",
+                "--min-time",
+                "0.02",
+            ]
+        )
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    placements = data["placements"]
+    assert {k: placements[k]["casts_per_forward"] for k in ("per_call", "hoisted", "pre_cast")} == {
+        "per_call": 5,
+        "hoisted": 1,
+        "pre_cast": 0,
+    }
+    assert placements["per_call"]["cast_bytes"] == 3408
+    assert placements["hoisted"]["median_ms"] > 0
+    assert (
+        main(["run", "--widths", "32,16,4", "--batch", "8", "--placements", "--min-time", "0.02"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "Autocast placement (bfloat16; medians timed side by side, casts observed):" in out
+    assert "5 casts per forward (3.3 KiB)" in out
+    assert "Per-call autocast made 5 casts" in out
+
+
+def test_ctrl_c_during_a_sweep_exits_130():
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "autocast_explorer",
+            "sweep",
+            "--values",
+            "1,2,4",
+            "--widths",
+            "64,64,8",
+            "--min-time",
+            "120",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    assert "interrupted" in err

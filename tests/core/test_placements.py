@@ -1,0 +1,172 @@
+"""Per-call, hoisted and pre-cast autocast: casts observed with a dispatch mode, and timed."""
+
+import json
+
+import pytest
+import torch
+
+from autocast_explorer.core.casts import CastCounter
+from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.engine import run_experiment
+from autocast_explorer.core.jsonform import FormatError
+from autocast_explorer.core.placements import (
+    PlacementReport,
+    attach,
+    explain,
+    format_bytes,
+    format_placements,
+    from_result,
+    measure_placements,
+)
+from autocast_explorer.core.result import ExperimentResult
+from autocast_explorer.core.timing import measure_alternating
+
+# widths 32 → 16 → 4, batch 8: fc1.weight 16·32, fc1.bias 16, fc2.weight 4·16, fc2.bias 4,
+# input 8·32 elements, all float32 (4 bytes each).
+SMALL = ExperimentConfig(widths=(32, 16, 4), batch=8, min_time=0.02)
+WEIGHTS_AND_BIASES = 16 * 32 + 16 + 4 * 16 + 4
+INPUT = 8 * 32
+
+
+@pytest.fixture(scope="module")
+def report():
+    return measure_placements(SMALL)
+
+
+def test_per_call_casts_every_weight_bias_and_the_input_each_forward(report):
+    pc = report.per_call
+    assert pc.casts_per_forward == 5  # 2 Linear layers × (weight + bias) + the input
+    assert pc.cast_bytes == 4 * (WEIGHTS_AND_BIASES + INPUT) == 3408
+    assert pc.cast_ops == {"aten._to_copy": 5}
+    assert pc.one_time_casts == 0
+
+
+def test_hoisted_caches_the_weight_casts(report):
+    ho = report.hoisted
+    assert ho.casts_per_forward == 1  # only the input, which does not require grad
+    assert ho.cast_bytes == 4 * INPUT == 1024
+    assert ho.one_time_casts == 4
+    assert ho.one_time_cast_bytes == 4 * WEIGHTS_AND_BIASES
+    assert ho.casts_per_forward < report.per_call.casts_per_forward
+
+
+def test_pre_cast_makes_no_casts_per_forward(report):
+    pre = report.pre_cast
+    assert pre.casts_per_forward == 0
+    assert pre.cast_bytes == 0
+    assert pre.one_time_casts == 5  # model.to(dtype) and x.to(dtype), observed
+    assert pre.one_time_cast_bytes == 3408
+
+
+def test_deeper_model_counts_scale_with_layers():
+    config = ExperimentConfig(widths=(16, 8, 8, 8, 2), batch=3, min_time=0.01, dtype="float16")
+    r = measure_placements(config)
+    assert r.dtype == "float16"
+    assert r.per_call.casts_per_forward == 2 * 4 + 1
+    assert r.hoisted.casts_per_forward == 1
+    assert r.hoisted.one_time_casts == 8
+    assert r.pre_cast.casts_per_forward == 0
+
+
+def test_every_placement_is_timed_side_by_side(report):
+    for mode in report.modes:
+        assert mode.median_ms > 0
+        assert mode.latency.samples >= 3
+        # measured for the run's budget, like a mode of run_experiment
+        spent = sum(mode.latency.times_ms) * mode.latency.block_size / 1e3
+        assert spent >= SMALL.min_time
+    assert report.float32.median_ms > 0
+
+
+def test_explanation_states_the_observed_numbers(report):
+    text = report.explanation
+    assert text.startswith("Per-call autocast made 5 casts (3.3 KiB) in every forward")
+    assert "one hoisted region cached 4 of them and made 1 cast (1.0 KiB) per forward" in text
+    assert "pre-casting made no casts per forward" in text
+    assert f"float32 {report.float32.median_ms:.3f} ms" in text
+
+
+def test_explanation_words_follow_the_measurements(report):
+    base = report.per_call
+    fast = type(base)(**{**base.__dict__, "name": "pre_cast", "latency": base.latency})
+    text = explain("bfloat16", base.median_ms, base, report.hoisted, fast)
+    assert "Casting costs too little to measure here" in text
+    assert "about as fast as float32" in text
+
+
+def test_format_bytes():
+    assert format_bytes(852) == "852 B"
+    assert format_bytes(3408) == "3.3 KiB"
+    assert format_bytes(8 * 2**20) == "8.0 MiB"
+
+
+def test_inference_mode_shows_aten_to_not_to_copy():
+    # DESIGN.md's note, checked: the counter sees both spellings of a cast.
+    model = torch.nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    counter = CastCounter()
+    with counter, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        model(x)
+    assert counter.log.ops() == {"aten.to": 3}
+    counter = CastCounter()
+    with counter, torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        model(x)
+    assert counter.log.ops() == {"aten._to_copy": 3}
+    assert counter.log.bytes == 4 * (8 + 2 + 12)
+
+
+def test_block_contexts_wrap_each_block_outside_the_timer():
+    entered = []
+    inside = []
+
+    class Region:
+        def __enter__(self):
+            entered.append(1)
+            inside.append(True)
+
+        def __exit__(self, *exc):
+            inside.pop()
+
+    calls = []
+    stats = measure_alternating(
+        [lambda: calls.append(bool(inside)), lambda: None],
+        0.005,
+        block_contexts=[Region, None],
+    )
+    assert all(calls)  # every call of mode 0 ran inside its context
+    # One context per block: the cold call, each (≥ 3) single-call warm-up and each timed block.
+    warm_ups = len(entered) - 1 - stats[0].samples
+    assert warm_ups >= 3
+    assert len(calls) == 1 + warm_ups + stats[0].samples * stats[0].block_size
+    assert inside == []
+
+
+def test_json_round_trip_through_the_result(report):
+    result = run_experiment(SMALL)
+    with_placements = attach(result, report)
+    data = json.loads(with_placements.to_json())
+    section = data["placements"]
+    assert set(section) >= {"per_call", "hoisted", "pre_cast", "float32", "explanation"}
+    assert section["per_call"]["casts_per_forward"] == 5
+    assert section["hoisted"]["cast_bytes"] == 1024
+    assert section["pre_cast"]["median_ms"] == report.pre_cast.median_ms
+    loaded = ExperimentResult.from_json(with_placements.to_json())
+    assert from_result(loaded) == report
+    assert from_result(result) is None
+    text = format_placements(report)
+    assert "per-call" in text and "5 casts per forward (3.3 KiB)" in text
+    assert "plus 4 once (2.3 KiB)" in text
+
+
+def test_bad_placements_sections_are_refused(report):
+    good = report.to_dict()
+    with pytest.raises(FormatError, match=r"placements\.hoisted: missing"):
+        PlacementReport.from_dict({k: v for k, v in good.items() if k != "hoisted"})
+    bad = json.loads(json.dumps(good))
+    bad["per_call"]["casts_per_forward"] = 2.5
+    with pytest.raises(FormatError, match=r"placements\.per_call\.casts_per_forward"):
+        PlacementReport.from_dict(bad)
+    bad = json.loads(json.dumps(good))
+    bad["pre_cast"]["median_ms"] = 123.0
+    with pytest.raises(FormatError, match=r"differs from latency\.median_ms"):
+        PlacementReport.from_dict(bad)

@@ -1,0 +1,270 @@
+"""Sweeps: planning, guards up front, streaming, cancellation, per-point budget, grid."""
+
+import pytest
+import torch
+
+from autocast_explorer.core import guards, sweep
+from autocast_explorer.core.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.crossover import crossovers
+from autocast_explorer.core.guards import GuardError
+from autocast_explorer.core.model import build
+from autocast_explorer.core.progress import Cancelled
+from autocast_explorer.core.sweep import run_grid, run_sweep
+from autocast_explorer.core.sweep_result import SweepPoint
+from autocast_explorer.core.sweep_spec import (
+    SweepSpec,
+    default_values,
+    log_spaced,
+    parse_values,
+    point_config,
+)
+from autocast_explorer.core.timing import LatencyStats
+from autocast_explorer.core.verdict import measured_clause
+
+TINY = ExperimentConfig(widths=(32, 16, 16, 4), batch=4, min_time=0.02)
+
+
+# ---- planning (no torch work) ---------------------------------------------------------------
+def test_log_spaced_defaults():
+    assert default_values("batch") == tuple(2**i for i in range(12))  # 1 … 2048
+    assert default_values("width") == (64, 128, 256, 512, 1024, 2048, 4096)
+    assert log_spaced(1, 1000, 4) == (1, 10, 100, 1000)
+    assert log_spaced(1, 3, 10) == (1, 2, 3)  # rounding duplicates dropped
+    assert log_spaced(5, 5, 3) == (5,)
+
+
+def test_parse_values():
+    assert parse_values("1, 8,64,512") == (1, 8, 64, 512)
+    assert parse_values("1:2048:12") == default_values("batch")
+    for text, message in [
+        ("", "enter comma-separated values"),
+        ("1,,8", "empty entry"),
+        ("1,x", "'x' is not a whole number"),
+        ("1:8", "a range is LOW:HIGH:COUNT"),
+        ("8:1:3", "need 1 ≤ low ≤ high"),
+        ("1:8:0", "at least 1 point"),
+    ]:
+        with pytest.raises(ConfigError, match=message) as info:
+            parse_values(text)
+        assert info.value.field == "values"
+
+
+def test_spec_sorts_dedupes_and_validates():
+    assert SweepSpec("batch", (64, 1, 8, 8)).values == (1, 8, 64)
+    with pytest.raises(ConfigError, match="must be one of batch, width"):
+        SweepSpec("depth", (1,))
+    with pytest.raises(ConfigError, match="needs at least one value"):
+        SweepSpec("batch", ())
+    with pytest.raises(ConfigError, match="0 must be a whole number ≥ 1"):
+        SweepSpec("batch", (0, 4))
+    with pytest.raises(ConfigError, match="at most 64 points"):
+        SweepSpec("batch", tuple(range(1, 66)))
+    with pytest.raises(ConfigError, match="more than 256"):
+        SweepSpec("batch", tuple(range(1, 20)), tuple(range(1, 20)))
+
+
+def test_width_sweep_sets_every_hidden_width_and_keeps_input_and_classes():
+    assert point_config(TINY, "width", 100).widths == (32, 100, 100, 4)
+    assert point_config(TINY, "batch", 7).batch == 7
+    with pytest.raises(ConfigError, match="width 64: a width sweep needs at least one hidden"):
+        point_config(TINY.replace(widths=(32, 4)), "width", 64)
+    with pytest.raises(ConfigError, match="batch 0"):
+        point_config(TINY, "batch", 0)
+
+
+def test_grid_plan_is_row_by_row():
+    plan = SweepSpec("batch", (1, 8), (16, 64)).plan(TINY)
+    assert [(p.index, p.value, p.value2) for p in plan] == [
+        (0, 1, 16),
+        (1, 8, 16),
+        (2, 1, 64),
+        (3, 8, 64),
+    ]
+    assert plan[3].config.widths == (32, 64, 64, 4) and plan[3].config.batch == 8
+    assert plan[3].name == "batch 8 × width 64"
+
+
+# ---- guards, before anything is built -------------------------------------------------------
+def test_memory_guard_refuses_the_sweep_up_front_naming_the_value(monkeypatch):
+    built = []
+    monkeypatch.setattr(sweep, "build_model", lambda c: built.append(c))
+    config = TINY.replace(widths=(4096, 4096, 10), memory_budget_mb=512)
+    with pytest.raises(GuardError) as info:
+        run_sweep(config, "batch", [1, 8, 100_000])
+    assert info.value.field == "memory"
+    assert str(info.value).startswith("memory: batch 100000: this model needs about")
+    assert built == []
+
+
+def test_time_guard_refuses_the_sweep_up_front(monkeypatch):
+    monkeypatch.setattr(guards, "_calibrated_rate", lambda dtype, threads: 1e9)
+    built = []
+    monkeypatch.setattr(sweep, "build_model", lambda c: built.append(c))
+    config = TINY.replace(batch=1024, memory_budget_mb=1e6)
+    with pytest.raises(GuardError) as info:
+        run_sweep(config, "width", [64, 8192])
+    assert info.value.field == "time"
+    assert "width 8192: one forward pass is estimated at" in str(info.value)
+    assert built == []
+
+
+# ---- measuring ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def streamed():
+    points, messages = [], []
+    result = run_sweep(
+        TINY,
+        "batch",
+        [16, 1, 4],
+        progress=lambda f, m: messages.append((f, m)),
+        on_point=points.append,
+    )
+    return result, points, messages
+
+
+def test_points_stream_in_order_as_they_complete(streamed):
+    result, points, _ = streamed
+    assert [p.value for p in points] == [1, 4, 16]
+    assert tuple(points) == result.points
+    assert [p.batch for p in points] == [1, 4, 16]
+    assert all(p.widths == (32, 16, 16, 4) for p in points)
+    for p in points:
+        assert p.speedup == pytest.approx(p.plain.median_ms / p.autocast.median_ms)
+        assert p.flops == 2 * p.batch * (32 * 16 + 16 * 16 + 16 * 4)
+
+
+def test_progress_names_the_point_and_the_time_left(streamed):
+    _, _, messages = streamed
+    fractions = [f for f, _ in messages]
+    assert fractions == sorted(fractions)
+    assert fractions[-1] == 1.0
+    texts = [m for _, m in messages]
+    assert any(
+        m.startswith("point 2/3 · batch 4 · timing float32 vs bfloat16 · about") for m in texts
+    )
+    assert all(m.endswith("left") for m in texts if m.startswith("point "))
+
+
+def test_each_point_is_timed_for_its_budget(streamed):
+    result, _, _ = streamed
+    for p in result.points:
+        for stats in (p.plain, p.autocast):
+            spent = sum(stats.times_ms) * stats.block_size / 1e3
+            assert spent >= TINY.min_time / 2  # the point's budget, split between two modes
+
+
+def test_sweep_result_carries_verdict_roofline_and_crossover(streamed):
+    result, _, _ = streamed
+    assert result.param == "batch"
+    assert result.values == (1, 4, 16)
+    expected = crossovers([1, 4, 16], [p.speedup for p in result.points])
+    assert result.crossover == (tuple(expected) or None)
+    assert result.verdict.sentence.endswith(".")
+    assert result.verdict.threads == torch.get_num_threads()
+    assert len(result.roofline.points) == 2 * 3
+    assert {p.dtype for p in result.roofline.peaks} == {"float32", "bfloat16"}
+    assert result.verdict.onednn is not None and result.verdict.onednn.captured
+
+
+def test_cancel_between_points():
+    points = []
+    stop = []
+
+    def on_point(p):
+        points.append(p)
+        stop.append(True)
+
+    with pytest.raises(Cancelled):
+        run_sweep(TINY, "batch", [1, 2, 4], cancel=lambda: bool(stop), on_point=on_point)
+    assert [p.value for p in points] == [1]
+
+
+def test_cancel_between_timing_blocks_of_a_point():
+    points, seen = [], []
+
+    def progress(fraction, message):
+        seen.append(message)
+
+    def cancel():
+        return any("timing" in m for m in seen)
+
+    with pytest.raises(Cancelled):
+        run_sweep(TINY, "batch", [1, 2], progress=progress, cancel=cancel, on_point=points.append)
+    assert points == []
+
+
+def test_points_sharing_widths_match_single_runs():
+    # Built once, input redrawn from the RNG state after the model: identical to build().
+    models = sweep._Models()
+    for batch in (3, 5):
+        config = TINY.replace(batch=batch)
+        model, x = models.get(config)
+        ref_model, ref_x = build(config)
+        assert torch.equal(x, ref_x)
+        with torch.no_grad():
+            assert torch.equal(model(x), ref_model(ref_x))
+
+
+def test_width_sweep_measures_each_width():
+    result = run_sweep(TINY, "width", [8, 24], probe_onednn=False)
+    assert [p.widths for p in result.points] == [(32, 8, 8, 4), (32, 24, 24, 4)]
+    assert [p.batch for p in result.points] == [4, 4]
+    assert result.verdict.onednn is None
+    speedups = [p.speedup for p in result.points]
+    assert result.verdict.measured == measured_clause("width", [8, 24], speedups)
+
+
+def test_grid_streams_row_by_row_and_fills_the_matrix():
+    points = []
+    result = run_grid(TINY, [1, 8], [16, 32], on_point=points.append, probe_onednn=False)
+    assert [(p.value, p.value2) for p in points] == [(1, 16), (8, 16), (1, 32), (8, 32)]
+    assert result.param == "batch,width"
+    matrix = result.speedup_matrix()
+    assert matrix[1][0] == points[2].speedup and matrix[0][1] == points[1].speedup
+    assert [r.width for r in result.grid_rows] == [16, 32]
+    assert "(the widest row)" in result.verdict.sentence
+    with pytest.raises(ValueError, match="grid_rows"):
+        _ = result.crossover
+
+
+def test_stalled_points_are_those_far_slower_than_expected():
+    def point(batch, ms, widths=(256, 256, 10)):
+        stats = LatencyStats.from_times([ms], cold_ms=ms, block_size=1)
+        return SweepPoint(0, batch, None, batch, widths, "bfloat16", stats, stats)
+
+    # Expected time: max(FLOP estimate, bytes moved / 5 GB/s, 0.2 ms); flagged above 20× it.
+    tiny = point(1, 0.05)
+    stalled = point(1, 25.0)  # what a 0.05 ms forward takes when threads wait for a busy core
+    big = point(4096, 30.0)  # FLOP estimate 2.8 ms → flagged only above 56 ms
+    assert sweep.stalled_points([tiny, stalled, big], [1e-6, 1e-6, 0.0028]) == [1]
+    # Memory-bound: 4096-wide weights at batch 1 move ~270 MB under autocast → 54 ms expected.
+    wide = point(1, 60.0, widths=(4096, 4096, 4096, 10))
+    assert wide.bytes_autocast > 250e6
+    assert sweep.stalled_points([wide], [0.0002]) == []
+    assert sweep.stalled_points([point(1, 3.9)], [1e-6]) == []  # under 20 × 0.2 ms
+    assert sweep.stalled_points([point(1, 4.1)], [1e-6]) == [0]
+
+
+def test_a_stalled_point_becomes_a_warning(monkeypatch):
+    seen = []
+
+    def fake(points, estimates):
+        seen.append((len(points), len(estimates)))
+        return [0]
+
+    monkeypatch.setattr(sweep, "stalled_points", fake)
+    result = run_sweep(TINY, "batch", [1, 2], probe_onednn=False)
+    assert seen == [(2, 2)]
+    assert result.warnings[0].startswith(
+        "1 of 2 points ran over 20× slower than this CPU's calibrated rate predicts (batch 1): "
+        "another program is probably competing for the cores"
+    )
+
+
+def test_mostly_doubtful_points_make_the_verdict_provisional(monkeypatch):
+    monkeypatch.setattr(sweep, "stalled_points", lambda points, estimates: [0, 1])
+    result = run_sweep(TINY, "batch", [1, 2, 4], probe_onednn=False)
+    assert result.verdict.sentence.endswith(
+        "points were noisy or slowed by other programs: provisional, see the warnings."
+    )
+    assert "2 of 3 points" in result.verdict.sentence or "3 of 3 points" in result.verdict.sentence
