@@ -10,29 +10,18 @@ import json
 import math
 from typing import Any
 
-from autocast_explorer.core.result import MAX_RESULT_BYTES, ResultFormatError, _Reader, _stats
-from autocast_explorer.core.timing import LatencyStats
+from autocast_explorer.core.result import (
+    MAX_RESULT_BYTES,
+    JsonReader,
+    ResultFormatError,
+    latency_from_reader,
+    latency_to_dict,
+)
 
-Reader = _Reader
+Reader = JsonReader
 FormatError = ResultFormatError
-
-
-def latency_to_dict(stats: LatencyStats) -> dict[str, Any]:
-    """The same names as the result document's latency entries."""
-    return {
-        "median_ms": stats.median_ms,
-        "p25_ms": stats.p25_ms,
-        "p75_ms": stats.p75_ms,
-        "iqr_ms": stats.iqr_ms,
-        "samples": stats.samples,
-        "cold_ms": stats.cold_ms,
-        "block_size": stats.block_size,
-        "times_ms": list(stats.times_ms),
-    }
-
-
-def latency_from(reader: Reader) -> LatencyStats:
-    return _stats(reader)
+latency_from = latency_from_reader
+__all__ = ["FormatError", "Reader", "latency_from", "latency_to_dict"]
 
 
 def optional_number(reader: Reader, key: str) -> float | None:

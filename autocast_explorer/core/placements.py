@@ -8,7 +8,7 @@
   `aten._to_copy` op differ.
 * pre-cast: model and input converted to the low-precision dtype once; no autocast at all.
 
-Casts are counted with a dispatch mode (core.casts), not assumed. The three placements and
+Casts are counted with a dispatch mode (core.optrace), not assumed. The three placements and
 float32 are timed side by side, blocks alternated, so the comparison is fair on a noisy CPU.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,6 @@ import torch
 
 from autocast_explorer.core import guards
 from autocast_explorer.core.capture import autocast_context
-from autocast_explorer.core.casts import CastCounter, CastLog
 from autocast_explorer.core.config import ExperimentConfig
 from autocast_explorer.core.engine import run_experiment, torch_threads
 from autocast_explorer.core.jsonform import (
@@ -36,6 +35,7 @@ from autocast_explorer.core.jsonform import (
     latency_to_dict,
 )
 from autocast_explorer.core.model import build, low_precision_dtype
+from autocast_explorer.core.optrace import OpTracer, count_casts
 from autocast_explorer.core.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.result import ExperimentResult
 from autocast_explorer.core.timing import LatencyStats, measure_alternating
@@ -53,7 +53,8 @@ class PlacementStats:
 
     `casts_per_forward` / `cast_bytes` count what every forward pays once the loop runs;
     `one_time_casts` / `one_time_cast_bytes` what is paid once (hoisted's first forward in
-    the region, pre-cast's conversion of model and input). Bytes are of the source data cast.
+    the region, pre-cast's conversion of model and input). Bytes are those of the copies the
+    casts write, as in the run result's `casts.bytes` (core.optrace).
     """
 
     name: str
@@ -193,13 +194,6 @@ def explain(
     )
 
 
-def _observe(fn: Callable[[], object]) -> CastLog:
-    counter = CastCounter()
-    with counter:
-        fn()
-    return counter.log
-
-
 def measure_placements(
     config: ExperimentConfig,
     progress: ProgressFn | None = None,
@@ -216,11 +210,10 @@ def measure_placements(
     with torch_threads(config.threads):
         reporter.report(0.02, "building the model and a pre-cast copy")
         model, x = build(config)
-        conversion = CastCounter()
-        with conversion:
+        with OpTracer() as conversion:
             low_model = copy.deepcopy(model).to(low)
             low_x = x.to(low)
-        pre_cast_log = conversion.log
+        pre_cast_log = conversion.casts()
         reporter.check()
 
         def float32() -> torch.Tensor:
@@ -248,11 +241,11 @@ def measure_placements(
 
         reporter.report(0.04, "counting casts per placement")
         per_call()  # first call outside the counter: lazy one-time work is not a cast
-        per_call_log = _observe(per_call)
+        per_call_log = count_casts(per_call)
         with torch.no_grad(), autocast_context(low):
-            hoisted_first = _observe(in_region)
-            hoisted_steady = _observe(in_region)
-        pre_cast_steady = _observe(pre_cast)
+            hoisted_first = count_casts(in_region)
+            hoisted_steady = count_casts(in_region)
+        pre_cast_steady = count_casts(pre_cast)
         reporter.check()
 
         timed = measure_alternating(
@@ -271,7 +264,7 @@ def measure_placements(
             per_call_log.bytes,
             0,
             0,
-            per_call_log.ops(),
+            per_call_log.by_op,
         ),
         "hoisted": PlacementStats(
             "hoisted",
@@ -280,7 +273,7 @@ def measure_placements(
             hoisted_steady.bytes,
             hoisted_first.count - hoisted_steady.count,
             hoisted_first.bytes - hoisted_steady.bytes,
-            hoisted_steady.ops(),
+            hoisted_steady.by_op,
         ),
         "pre_cast": PlacementStats(
             "pre_cast",
@@ -289,7 +282,7 @@ def measure_placements(
             pre_cast_steady.bytes,
             pre_cast_log.count,
             pre_cast_log.bytes,
-            pre_cast_steady.ops(),
+            pre_cast_steady.by_op,
         ),
     }
     reporter.report(1.0, "done")

@@ -78,17 +78,7 @@ class ExperimentResult:
     # ---- JSON ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         def stats(s: LatencyStats) -> dict[str, Any]:
-            return {
-                "median_ms": s.median_ms,
-                "p25_ms": s.p25_ms,
-                "p75_ms": s.p75_ms,
-                "iqr_ms": s.iqr_ms,
-                "samples": s.samples,
-                "cold_ms": s.cold_ms,
-                "block_size": s.block_size,
-                "gflops": s.gflops(self.flops),
-                "times_ms": list(s.times_ms),
-            }
+            return latency_to_dict(s, self.flops)
 
         a = self.agreement
         data: dict[str, Any] = {
@@ -142,7 +132,7 @@ class ExperimentResult:
 
     @classmethod
     def from_dict(cls, data: Any) -> ExperimentResult:
-        r = _Reader(data, "")
+        r = JsonReader(data, "")
         schema = r.text("schema")
         if schema != SCHEMA:
             raise ResultFormatError(f"schema: expected {SCHEMA!r}, got {schema!r}")
@@ -181,8 +171,8 @@ class ExperimentResult:
         return cls(
             config=config,
             environment=Environment.from_dict(r.obj("environment").data),
-            plain=_stats(latency.obj("plain")),
-            autocast=_stats(latency.obj("autocast")),
+            plain=latency_from_reader(latency.obj("plain")),
+            autocast=latency_from_reader(latency.obj("autocast")),
             output_dtype_plain=output_dtype.text("plain"),
             output_dtype_autocast=output_dtype.text("autocast"),
             layers=layers,
@@ -258,11 +248,28 @@ class ExperimentResult:
         return buffer.getvalue()
 
 
-def _dtypes(r: _Reader) -> LayerDtypes:
+def latency_to_dict(stats: LatencyStats, flops: int | None = None) -> dict[str, Any]:
+    """A latency entry as every document writes it (gflops only when FLOPs are known)."""
+    data: dict[str, Any] = {
+        "median_ms": stats.median_ms,
+        "p25_ms": stats.p25_ms,
+        "p75_ms": stats.p75_ms,
+        "iqr_ms": stats.iqr_ms,
+        "samples": stats.samples,
+        "cold_ms": stats.cold_ms,
+        "block_size": stats.block_size,
+    }
+    if flops is not None:
+        data["gflops"] = stats.gflops(flops)
+    data["times_ms"] = list(stats.times_ms)
+    return data
+
+
+def _dtypes(r: JsonReader) -> LayerDtypes:
     return LayerDtypes(in_dtype=r.text("in"), out_dtype=r.text("out"))
 
 
-def _stats(r: _Reader) -> LatencyStats:
+def latency_from_reader(r: JsonReader) -> LatencyStats:
     return LatencyStats(
         median_ms=r.number("median_ms"),
         p25_ms=r.number("p25_ms"),
@@ -275,7 +282,7 @@ def _stats(r: _Reader) -> LatencyStats:
     )
 
 
-class _Reader:
+class JsonReader:
     """Typed access to a parsed JSON object, raising ResultFormatError with a dotted path."""
 
     def __init__(self, data: Any, path: str) -> None:
@@ -292,14 +299,14 @@ class _Reader:
             raise ResultFormatError(f"{self._where(key)}: missing")
         return self.data[key]
 
-    def obj(self, key: str) -> _Reader:
-        return _Reader(self._get(key), self._where(key))
+    def obj(self, key: str) -> JsonReader:
+        return JsonReader(self._get(key), self._where(key))
 
-    def objects(self, key: str) -> list[_Reader]:
+    def objects(self, key: str) -> list[JsonReader]:
         value = self._get(key)
         if not isinstance(value, list):
             raise ResultFormatError(f"{self._where(key)}: expected a list")
-        return [_Reader(item, f"{self._where(key)}[{i}]") for i, item in enumerate(value)]
+        return [JsonReader(item, f"{self._where(key)}[{i}]") for i, item in enumerate(value)]
 
     def text(self, key: str) -> str:
         value = self._get(key)
@@ -342,7 +349,7 @@ def _deep_agreement(a: Agreement) -> dict[str, Any]:
     return data
 
 
-def _optional(r: _Reader, key: str, parse: Callable[[Any], Any]) -> Any:
+def _optional(r: JsonReader, key: str, parse: Callable[[Any], Any]) -> Any:
     """parse(r.data[key]) when the key is present (older files lack it), else None."""
     if key not in r.data:
         return None
@@ -352,7 +359,7 @@ def _optional(r: _Reader, key: str, parse: Callable[[Any], Any]) -> Any:
         raise ResultFormatError(f"{r._where(key)}: {type(exc).__name__}: {exc}") from None
 
 
-def _optional_list(r: _Reader, key: str, parse: Callable[[Any], Any]) -> list[Any]:
+def _optional_list(r: JsonReader, key: str, parse: Callable[[Any], Any]) -> list[Any]:
     """[parse(item) …] for a list that older files lack (then [])."""
     value = r.data.get(key, [])
     if not isinstance(value, list):

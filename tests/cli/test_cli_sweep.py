@@ -114,7 +114,7 @@ def test_run_placements_adds_the_section_and_prints_it(capsys):
         "hoisted": 1,
         "pre_cast": 0,
     }
-    assert placements["per_call"]["cast_bytes"] == 3408
+    assert placements["per_call"]["cast_bytes"] == 1704
     assert placements["hoisted"]["median_ms"] > 0
     assert (
         main(["run", "--widths", "32,16,4", "--batch", "8", "--placements", "--min-time", "0.02"])
@@ -122,7 +122,7 @@ def test_run_placements_adds_the_section_and_prints_it(capsys):
     )
     out = capsys.readouterr().out
     assert "Autocast placement (bfloat16; medians timed side by side, casts observed):" in out
-    assert "5 casts per forward (3.3 KiB)" in out
+    assert "5 casts per forward (1.7 KiB)" in out
     assert "Per-call autocast made 5 casts" in out
 
 
