@@ -12,26 +12,26 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autocast_explorer.core.config import MAX_WIDTH, ConfigError, ExperimentConfig
+from autocast_explorer.core.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.files import write_atomic
 from autocast_explorer.core.resources import presets_dir
+from autocast_explorer.core.sweep_spec import SweepSpec
 
 SCHEMA = "autocast-explorer/preset/1"
 MAX_PRESET_BYTES = 64 * 1024
 MAX_NAME_CHARS = 80
 MAX_DESCRIPTION_CHARS = 600
-SWEEP_PARAMS: tuple[str, ...] = ("batch", "width")
-MAX_SWEEP_POINTS = 32
+MIN_SWEEP_POINTS = 2
 TUTORIAL_ID = "tutorial"
 
 _TOP_LEVEL_KEYS = frozenset({"schema", "name", "description", "config", "sweep"})
 _CONFIG_KEYS = frozenset(ExperimentConfig().to_dict())
-_SWEEP_KEYS = frozenset({"param", "values"})
+_SWEEP_KEYS = frozenset({"param", "values", "width_values"})
 
 
 class PresetError(ValueError):
@@ -41,46 +41,6 @@ class PresetError(ValueError):
         super().__init__(f"{source}: {problem}")
         self.source = source
         self.problem = problem
-
-
-@dataclass(frozen=True)
-class SweepSpec:
-    """What a sweep preset varies: `param` ('batch' or 'width') over `values`.
-
-    Stored as data for the sweep engine (`run_sweep(config, param, values, …)`); validated here
-    so a bad sweep in a preset is reported when the preset loads, not when the sweep starts.
-    """
-
-    param: str
-    values: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "values", tuple(self.values))
-        problem = _sweep_problem(self.param, self.values)
-        if problem:
-            raise ConfigError("sweep", problem)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"param": self.param, "values": list(self.values)}
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _sweep_problem(param: Any, values: Sequence[Any]) -> str:
-    """The first broken sweep rule as text, or '' when the sweep is valid."""
-    if param not in SWEEP_PARAMS:
-        return f"param must be one of {', '.join(SWEEP_PARAMS)} (got {param!r})"
-    if not 2 <= len(values) <= MAX_SWEEP_POINTS:
-        return f"values must hold 2 … {MAX_SWEEP_POINTS} numbers (got {len(values)})"
-    limit = MAX_WIDTH if param == "width" else 2**31 - 1
-    for i, value in enumerate(values):
-        if not _is_int(value) or not 1 <= value <= limit:
-            return f"values[{i}] must be a whole number in 1 … {limit} (got {value!r})"
-    if len(set(values)) != len(values):
-        return "values must not repeat"
-    return ""
 
 
 @dataclass(frozen=True)
@@ -208,14 +168,22 @@ def _sweep(value: Any, source: str) -> SweepSpec:
         raise PresetError(source, f"sweep: expected a JSON object, got {_json_type(value)}")
     unknown = sorted(set(value) - _SWEEP_KEYS)
     if unknown:
-        raise PresetError(source, f"sweep: unknown key {unknown[0]!r} (allowed: param, values)")
+        raise PresetError(
+            source, f"sweep: unknown key {unknown[0]!r} (allowed: param, values, width_values)"
+        )
     values = value.get("values")
-    if not isinstance(values, list):
-        raise PresetError(source, "sweep.values: expected a list of whole numbers")
-    problem = _sweep_problem(value.get("param"), values)
-    if problem:
-        raise PresetError(source, f"sweep.{problem}")
-    return SweepSpec(value["param"], tuple(values))
+    width_values = value.get("width_values", [])
+    for key, items in (("values", values), ("width_values", width_values)):
+        if not isinstance(items, list):
+            raise PresetError(source, f"sweep.{key}: expected a list of whole numbers")
+    if len(set(map(repr, values))) < MIN_SWEEP_POINTS:
+        raise PresetError(
+            source, f"sweep.values: needs at least {MIN_SWEEP_POINTS} distinct values"
+        )
+    try:
+        return SweepSpec(value.get("param"), tuple(values), tuple(width_values))
+    except ConfigError as exc:
+        raise PresetError(source, f"sweep.{exc.field}: {exc.rule}") from None
 
 
 def load_preset(path: str | os.PathLike[str], builtin: bool = False) -> Preset:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from autocast_explorer.core.config import ConfigError, ExperimentConfig
 
@@ -167,6 +168,13 @@ class SweepSpec:
 
     def __len__(self) -> int:
         return len(self.values) * max(1, len(self.width_values))
+
+    def to_dict(self) -> dict[str, Any]:
+        """{"param", "values"} plus "width_values" for a grid (as presets store a sweep)."""
+        data: dict[str, Any] = {"param": self.param, "values": list(self.values)}
+        if self.is_grid:
+            data["width_values"] = list(self.width_values)
+        return data
 
     def plan(self, config: ExperimentConfig) -> list[PlannedPoint]:
         """Every point's config, in measuring order; raises ConfigError naming a bad value."""

@@ -102,9 +102,14 @@ def hardware_clause(env: Environment, dtype: str) -> tuple[str, bool]:
     return f"No native {dtype} on this CPU{emulated}", False
 
 
+def _ratio(value: float) -> str:
+    """Two significant digits without scientific notation: 0.91, 4.5, 12, 860."""
+    return f"{value:.2g}" if value < 10 else f"{value:.0f}"
+
+
 def _factor(low: float, high: float) -> str:
     """'4.5×' when both ends round alike, else '3.9–6.1×'."""
-    a, b = f"{low:.2g}", f"{high:.2g}"
+    a, b = _ratio(low), _ratio(high)
     return f"{a}×" if a == b else f"{a}–{b}×"
 
 

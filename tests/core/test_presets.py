@@ -130,10 +130,19 @@ def _doc(**changes):
         (_doc(name="x" * 200), "name: longer than 80 characters"),
         (_doc(extra=1), "unknown key 'extra'"),
         (_doc(config={"widths": [8, 4], "atol": 1}).replace("1}", "NaN}"), "NaN is not allowed"),
-        (_doc(sweep={"param": "depth", "values": [1, 2]}), "sweep.param must be one of"),
-        (_doc(sweep={"param": "batch", "values": [1, "8"]}), "sweep.values[1] must be a whole"),
-        (_doc(sweep={"param": "batch", "values": [4, 4]}), "sweep.values must not repeat"),
-        (_doc(sweep={"param": "batch", "values": [4]}), "sweep.values must hold 2"),
+        (
+            _doc(sweep={"param": "depth", "values": [1, 2]}),
+            "sweep.param: must be one of batch, width",
+        ),
+        (
+            _doc(sweep={"param": "batch", "values": [1, "8"]}),
+            "sweep.values: '8' must be a whole number",
+        ),
+        (
+            _doc(sweep={"param": "batch", "values": [4, 4]}),
+            "sweep.values: needs at least 2 distinct values",
+        ),
+        (_doc(sweep={"param": "batch", "values": [4]}), "sweep.values: needs at least 2 distinct"),
         (_doc(sweep={"param": "batch", "values": 4}), "sweep.values: expected a list"),
         ("[" * 50_000, "nested too deeply"),
         (" " * (MAX_PRESET_BYTES + 1) + "{}", "file is larger than 64 KB"),
@@ -206,7 +215,7 @@ def test_user_preset_names_never_escape_the_folder():
 def test_invalid_user_presets_are_refused_before_saving():
     with pytest.raises(PresetError, match="name: missing"):
         make_preset("  ", "x", ExperimentConfig())
-    with pytest.raises(ConfigError, match="sweep: param must be one of"):
+    with pytest.raises(ConfigError, match="param: must be one of batch, width"):
         SweepSpec("depth", (1, 2))
 
 
