@@ -45,6 +45,16 @@ GUARD_FIELDS = ("memory", "time")
 ADVANCED_FIELDS = frozenset({"topk", "input_scale", "input_distribution", "memory_budget_mb"})
 PROGRESS_STEPS = 1000
 
+READING_GUIDE = (
+    "<b>How to read the charts</b><br>"
+    "<b>Latency</b>: bar = median time per forward pass, whiskers = 25th–75th percentile, "
+    "▼ = the first (cold) call.<br>"
+    "<b>Dtype per layer</b>: the dtype each layer's output really had, measured with forward "
+    "hooks, without and with autocast.<br>"
+    "<b>Agreement</b>: do both runs predict the same class per row, are the logits allclose, "
+    "and how far apart are they."
+)
+
 TIPS = {
     "widths": "Layer widths of the MLP: input width, hidden widths…, number of classes. "
     "256,256,256,10 is the tutorial's model: Linear 256→256, ReLU, 256→256, ReLU, 256→10.",
@@ -201,6 +211,12 @@ class ControlsPanel(QWidget):
         layout.addWidget(self.progressBar)
         layout.addWidget(self.progressLabel)
         layout.addStretch(1)
+        guide = QLabel(READING_GUIDE)
+        guide.setObjectName("readingGuide")
+        guide.setWordWrap(True)
+        guide.setStyleSheet(f"color: {style.MUTED};")
+        guide.setToolTip("What the charts on the right show.")
+        layout.addWidget(guide)
 
         self.widthsEdit.textChanged.connect(self._emit_changed)
 

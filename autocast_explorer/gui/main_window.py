@@ -247,6 +247,7 @@ class MainWindow(QMainWindow):
         self.controls.layersRequested.connect(self._edit_layers)
         self.controls.runButton.clicked.connect(self._on_run_clicked)
         self.controls.cancelButton.clicked.connect(self.cancel_experiment)
+        self.runner.started.connect(self._on_runner_started)
         self.runner.progress.connect(self._on_progress)
         self.runner.finished.connect(self._on_finished)
         self.runner.failed.connect(self._on_failed)
@@ -420,10 +421,10 @@ class MainWindow(QMainWindow):
         if self._errors:
             return False
         config = self.current_config()
-        if not self.runner.start(functools.partial(experiment_task, config)):
-            return False
         self._run_config = config
-        self._run_started = time.monotonic()
+        if not self.runner.start(functools.partial(experiment_task, config)):
+            self._run_config = None
+            return False
         self.messageBanner.hide()
         self.controls.progressBar.setValue(0)
         self.controls.progressLabel.setText("Starting…")
@@ -438,43 +439,62 @@ class MainWindow(QMainWindow):
             self.controls.progressLabel.setText("Cancelling after the current timing block…")
             self.runner.cancel()
 
+    # The runner is shared: other panels (sweeps …) may run their own tasks on it. Progress
+    # and Cancel serve any task; the experiment signals and views only this window's runs,
+    # which are the ones started while `_run_config` was set.
+
+    @Slot()
+    def _on_runner_started(self) -> None:
+        self._run_started = time.monotonic()
+        self._update_actions()
+
     @Slot(float, str)
     def _on_progress(self, fraction: float, message: str) -> None:
         self.controls.progressBar.setValue(round(fraction * PROGRESS_STEPS))
         self.controls.progressLabel.setText(message)
 
+    def _take_own_run(self) -> ExperimentConfig | None:
+        """The config of this window's run that just ended (None: another panel's task)."""
+        config, self._run_config = self._run_config, None
+        return config
+
     @Slot(object)
-    def _on_finished(self, result: ExperimentResult) -> None:
+    def _on_finished(self, result: object) -> None:
+        own = self._take_own_run()
         elapsed = time.monotonic() - self._run_started
-        self.show_result(result)
         self.controls.progressBar.setValue(PROGRESS_STEPS)
         self.controls.progressLabel.setText(f"Done in {elapsed:.1f} s.")
-        self._run_config = None
+        if own is not None:
+            self.show_result(result)
         self._update_actions()
-        self.experimentFinished.emit(result)
+        if own is not None:
+            self.experimentFinished.emit(result)
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
+        own = self._take_own_run()
         error = self.runner.last_error
-        if isinstance(error, ConfigError) and self._run_config is not None:
+        if own is not None and isinstance(error, ConfigError):
             # A guard refused this config (too big or too slow): keep Run off until it changes.
-            self._guard_blocked = (self._run_config, error_fields(error))
-        self._run_config = None
+            self._guard_blocked = (own, error_fields(error))
         self.controls.progressBar.setValue(0)
         self.controls.progressLabel.setText("Failed.")
         self.verdictLabel.setText(f"Run failed: {message}")
         self._show_banner(f"Run failed: {message}")
         self._validate()
-        self.experimentFailed.emit(message)
+        if own is not None:
+            self.experimentFailed.emit(message)
 
     @Slot()
     def _on_cancelled(self) -> None:
-        self._run_config = None
+        own = self._take_own_run()
         self.controls.progressBar.setValue(0)
         self.controls.progressLabel.setText("Cancelled.")
-        self.verdictLabel.setText("Run cancelled.")
+        if own is not None:
+            self.verdictLabel.setText("Run cancelled.")
         self._update_actions()
-        self.experimentCancelled.emit()
+        if own is not None:
+            self.experimentCancelled.emit()
 
     def _show_banner(self, text: str) -> None:
         self.messageBanner.setText(text)

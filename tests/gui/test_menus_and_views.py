@@ -184,3 +184,31 @@ def test_svg_closed_paths_become_explicit_lines():
         "M0,0 L1,0 L1,1 L0,0 M2,2 L3,2 L2,2"
     )
     assert close_paths_explicitly("M1.5,2 L3,4") == "M1.5,2 L3,4"
+
+
+def test_other_panels_share_the_runner_without_triggering_experiment_signals(window, qtbot):
+    import threading
+
+    release = threading.Event()
+
+    def sweep_like(state):
+        state.set_progress(0.5, "sweep point 1 of 2")
+        state.set_partial({"point": 1})
+        release.wait(10)
+        return ["not", "an", "ExperimentResult"]
+
+    with (
+        qtbot.assertNotEmitted(window.experimentStarted),
+        qtbot.assertNotEmitted(window.experimentFinished),
+    ):
+        assert window.runner.start(sweep_like)
+        qtbot.waitUntil(lambda: window.progressBar.value() == 500, timeout=10_000)
+        assert not window.runButton.isEnabled()  # one run at a time, whoever started it
+        assert window.cancelButton.isEnabled()
+        assert window.start_experiment() is False
+        with qtbot.waitSignal(window.runner.finished, timeout=10_000) as blocker:
+            release.set()
+    assert blocker.args == [["not", "an", "ExperimentResult"]]
+    assert window.last_result is None
+    assert window.runButton.isEnabled()
+    run_to_end(qtbot, window)  # and the window's own runs still work
