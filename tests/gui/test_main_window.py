@@ -314,3 +314,15 @@ def test_about_shows_versions_and_cpu_capability(window, qtbot):
     assert pg.__version__ in text
     assert torch.backends.cpu.get_cpu_capability() in text
     dialog.close()
+
+
+def test_f5_runs_and_esc_cancels(window, qtbot):
+    window.set_config(TINY.replace(min_time=60.0))
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+    with qtbot.waitSignal(window.experimentStarted, timeout=5000):
+        qtbot.keyClick(window.widthsEdit, Qt.Key.Key_F5)  # from inside a text field
+    label = window.controls.progressLabel
+    qtbot.waitUntil(lambda: label.text().startswith("timing"), timeout=RUN_TIMEOUT_MS)
+    with qtbot.waitSignal(window.experimentCancelled, timeout=RUN_TIMEOUT_MS):
+        qtbot.keyClick(window.widthsEdit, Qt.Key.Key_Escape)
