@@ -1,12 +1,11 @@
 """Stability: many runs in one window; no crash, threads cleaned up, bounded memory growth.
 
-The default experiment (tutorial model, batch 128) runs `--runs` times in one MainWindow,
-each started from the experimentFinished of the one before (as a tester clicking Run again
-at once would). RSS is read after run 5 (allocator and caches warm) and after the last;
-target: growth ≤ 20 MB over 50 runs. `--min-time` is lowered from the default 0.5 s only to
-keep the bench under ~2 minutes; memory does not depend on it.
+The default experiment (tutorial model, batch 128, 0.5 s of timing per mode) runs `--runs`
+times in one MainWindow, each started from the experimentFinished of the one before (as a
+tester clicking Run again at once would). RSS is read after run 5 (allocator and caches
+warm) and after the last; target: growth ≤ 20 MB over 50 runs. About a minute on 2 cores.
 
-    .venv/bin/python bench/window_repeated_runs.py [--runs 50] [--min-time 0.1]
+    .venv/bin/python bench/window_repeated_runs.py [--runs 50] [--min-time 0.5]
 """
 
 from __future__ import annotations
@@ -71,7 +70,7 @@ class Repeater(QObject):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--min-time", type=float, default=0.1)
+    parser.add_argument("--min-time", type=float, default=0.5)
     args = parser.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from autocast_explorer.gui.app import create_application

@@ -142,8 +142,9 @@ class DtypeChart(pg.PlotWidget):
         for name in present:
             sample = self._legend_samples.get(name)
             if sample is None:
+                color = style.dtype_color(name)
                 sample = pg.BarGraphItem(
-                    x=[0], height=[0], width=0, brush=pg.mkBrush(style.dtype_color(name))
+                    x=[0], height=[0], width=0, brush=pg.mkBrush(color), pen=pg.mkPen(None)
                 )
                 self._legend_samples[name] = sample
             self._legend.addItem(sample, name)

@@ -54,7 +54,7 @@ class LatencyChart(pg.PlotWidget):
         # The left axis draws the grid; below the view box it runs behind the bars.
         plot.getAxis("left").setZValue(-200)
         plot.setLabel("left", "ms per forward")
-        plot.setLabel("bottom", "bar: median · whiskers: p25–p75 · ▼ cold first call")
+        plot.setLabel("bottom", "bar: median · whiskers: p25–p75 · ▼ cold call (▲ off scale)")
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)
             axis.setTickFont(style.chart_font())

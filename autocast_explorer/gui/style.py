@@ -27,6 +27,7 @@ DTYPE_SHORT: dict[str, str] = {
 
 TEXT = "#202124"
 MUTED = "#5f6368"
+DISABLED_TEXT = "#a0a4a8"
 GRID_ALPHA = 0.25
 ERROR_BAR = "#202124"
 COLD_MARKER = "#c0392b"
@@ -94,6 +95,15 @@ def apply_app_style(app: QApplication) -> None:
     palette.setColor(QPalette.ColorRole.ToolTipText, QColor(TEXT))
     palette.setColor(QPalette.ColorRole.Highlight, QColor("#3465a4"))
     palette.setColor(QPalette.ColorRole.HighlightedText, QColor("#ffffff"))
+    # setColor without a group sets every group: disabled controls must still look disabled.
+    disabled = QPalette.ColorGroup.Disabled
+    for role in (
+        QPalette.ColorRole.WindowText,
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.ButtonText,
+    ):
+        palette.setColor(disabled, role, QColor(DISABLED_TEXT))
+    palette.setColor(disabled, QPalette.ColorRole.Button, QColor("#eef0f2"))
     app.setPalette(palette)
     font = app.font()
     font.setPointSize(10)

@@ -326,3 +326,17 @@ def test_f5_runs_and_esc_cancels(window, qtbot):
     qtbot.waitUntil(lambda: label.text().startswith("timing"), timeout=RUN_TIMEOUT_MS)
     with qtbot.waitSignal(window.experimentCancelled, timeout=RUN_TIMEOUT_MS):
         qtbot.keyClick(window.widthsEdit, Qt.Key.Key_Escape)
+
+
+def test_disabled_buttons_look_disabled(window):
+    from PySide6.QtGui import QPalette
+
+    from autocast_explorer.gui.app import create_application
+
+    create_application([])  # the styled application, as run_app sets it up
+    assert not window.cancelButton.isEnabled()
+    palette = window.cancelButton.palette()
+    role = QPalette.ColorRole.ButtonText
+    disabled = palette.color(QPalette.ColorGroup.Disabled, role).name()
+    active = palette.color(QPalette.ColorGroup.Active, role).name()
+    assert disabled != active
