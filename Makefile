@@ -35,3 +35,15 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
+
+# A real X11 window (Xvfb + xcb) at 1280×800 running the default experiment → docs/screenshot.png.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+XCB_LIBS := libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libxcb-shape0 \
+	libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xkb1 libegl1 libfontconfig1 xauth \
+	fonts-dejavu-core
+screenshot: $(STAMP)
+	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
+	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
+	mkdir -p docs
+	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" \
+		$(BIN)/python -m autocast_explorer.gui.screenshot docs/screenshot.png

@@ -1,0 +1,102 @@
+"""`python -m autocast_explorer.gui.screenshot PATH`: run the default experiment, save the window.
+
+Used by `make screenshot` under Xvfb with the xcb platform, so the picture in the README is a
+real X11 window at 1280×800 showing numbers measured on the machine that made it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from PySide6.QtCore import QBuffer, QIODevice, QObject, QTimer, Slot
+from PySide6.QtGui import QGuiApplication, QPixmap
+
+from autocast_explorer.core.files import write_atomic
+from autocast_explorer.gui.app import create_application
+
+WIDTH, HEIGHT = 1280, 800
+#: Give up (exit 2) if loading torch and running the default experiment take longer.
+TIMEOUT_MS = 300_000
+#: Time for the charts to repaint after the result arrives.
+SETTLE_MS = 500
+
+
+class Shooter(QObject):
+    """Drives the window: run once torch is loaded, grab once the result is drawn."""
+
+    def __init__(self, window, path: str) -> None:
+        super().__init__(window)
+        self.window = window
+        self.path = path
+        self.code = 2
+        window.engineReady.connect(self.run)
+        window.experimentFinished.connect(self.finished)
+        window.experimentFailed.connect(self.failed)
+        self.settle = QTimer(self)
+        self.settle.setSingleShot(True)
+        self.settle.timeout.connect(self.grab)
+        self.deadline = QTimer(self)
+        self.deadline.setSingleShot(True)
+        self.deadline.timeout.connect(self.give_up)
+        self.deadline.start(TIMEOUT_MS)
+
+    @Slot()
+    def run(self) -> None:
+        if not self.window.start_experiment():
+            self.fail("could not start the default experiment")
+
+    @Slot(object)
+    def finished(self, result: object) -> None:
+        print(self.window.verdictLabel.text(), flush=True)
+        self.settle.start(SETTLE_MS)
+
+    @Slot(str)
+    def failed(self, message: str) -> None:
+        self.fail(message)
+
+    @Slot()
+    def give_up(self) -> None:
+        self.fail(f"no result within {TIMEOUT_MS // 1000} s")
+
+    def fail(self, message: str) -> None:
+        print(f"error: {message}", file=sys.stderr, flush=True)
+        self.code = 1
+        self.window.close()
+
+    @Slot()
+    def grab(self) -> None:
+        # From the display server when there is one (what a person would see), else render.
+        screen = self.window.screen() or QGuiApplication.primaryScreen()
+        pixmap: QPixmap = screen.grabWindow(self.window.winId()) if screen else QPixmap()
+        if pixmap.isNull() or pixmap.width() < WIDTH // 2:
+            pixmap = self.window.grab()
+        buffer = QBuffer()
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        pixmap.save(buffer, "PNG")
+        write_atomic(self.path, bytes(buffer.data().data()))
+        print(f"saved {self.path} ({pixmap.width()}×{pixmap.height()})", flush=True)
+        self.code = 0
+        self.deadline.stop()
+        self.window.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", default="docs/screenshot.png")
+    args = parser.parse_args(argv)
+    app = create_application(sys.argv[:1])
+    from autocast_explorer.gui.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(WIDTH, HEIGHT)
+    window.move(0, 0)
+    shooter = Shooter(window, args.path)
+    window.show()
+    app.exec()
+    window.shutdown()
+    return shooter.code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

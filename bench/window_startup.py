@@ -1,0 +1,104 @@
+"""Start-up: time to the window's first paint vs `python -c "import torch"`, side by side.
+
+Each round runs both, in alternating order, as fresh processes timed from spawn: the window
+through its real entry point (cli.main with no subcommand → run_app), reporting its first
+paint and the moment Run is enabled (torch loaded); torch as a bare import. The figure is
+the median over rounds of paint/torch (target ≤ 0.6).
+
+    .venv/bin/python bench/window_startup.py [--rounds 9] [--platform offscreen|xcb]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+from window_common import ROOT, machine, percentiles
+
+PROBE = r"""
+import sys, time
+from PySide6.QtCore import Slot
+import autocast_explorer.gui.main_window as mw
+
+class Probe(mw.MainWindow):
+    def __init__(self):
+        super().__init__()
+        self.firstPainted.connect(self._probe_paint)
+        self.engineReady.connect(self._probe_ready)
+
+    @Slot()
+    def _probe_paint(self):
+        print("first-paint", flush=True)
+
+    @Slot()
+    def _probe_ready(self):
+        print("ready", flush=True)
+        self.close()
+
+mw.MainWindow = Probe
+from autocast_explorer.cli import main
+sys.exit(main([]))
+"""
+
+
+def time_window(env: dict[str, str]) -> tuple[float, float]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PROBE], stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT
+    )
+    marks: dict[str, float] = {}
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        marks[line.strip()] = time.perf_counter() - start
+    if proc.wait() != 0 or set(marks) != {"first-paint", "ready"}:
+        raise SystemExit(f"window probe failed (exit {proc.returncode}, saw {sorted(marks)})")
+    return marks["first-paint"], marks["ready"]
+
+
+def time_torch(env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True, env=env)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--platform", default=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
+    args = parser.parse_args()
+    env = {**os.environ, "QT_QPA_PLATFORM": args.platform}
+    print(f"machine: {machine()}; Qt platform {args.platform}; {args.rounds} rounds")
+    time_torch(env)  # one unrecorded round each, so both start from a warm page cache
+    time_window(env)
+    paints, readies, torches, ratios = [], [], [], []
+    for i in range(args.rounds):
+        if i % 2 == 0:
+            torch_s = time_torch(env)
+            paint_s, ready_s = time_window(env)
+        else:
+            paint_s, ready_s = time_window(env)
+            torch_s = time_torch(env)
+        paints.append(paint_s)
+        readies.append(ready_s)
+        torches.append(torch_s)
+        ratios.append(paint_s / torch_s)
+        print(
+            f"round {i + 1}: first paint {paint_s:.3f} s, Run enabled {ready_s:.3f} s, "
+            f"import torch {torch_s:.3f} s, paint/torch {paint_s / torch_s:.2f}"
+        )
+    med = lambda xs: percentiles(xs, (50,))[0]  # noqa: E731
+    ratio = med(ratios)
+    print(
+        f"median: first paint {med(paints):.3f} s · Run enabled {med(readies):.3f} s · "
+        f"import torch {med(torches):.3f} s · paint/torch {ratio:.2f} "
+        f"(min {min(ratios):.2f}, max {max(ratios):.2f}) · target ≤ 0.60: "
+        f"{'met' if ratio <= 0.6 else 'MISSED'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
