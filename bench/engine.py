@@ -11,6 +11,8 @@ Prints a Markdown block to paste into bench/RESULTS.md.
 
 from __future__ import annotations
 
+import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -60,7 +62,8 @@ def harness_overhead() -> tuple[float, float]:
 
 
 def cli_vs_import() -> tuple[float, float, float]:
-    exe = [sys.executable, "-m", "autocast_explorer", "run"]
+    threads = ["--threads", str(torch.get_num_threads())]
+    exe = [sys.executable, "-m", "autocast_explorer", "run", *threads]
     imp = [sys.executable, "-c", "import torch"]
     runs, imports = [], []
     for _ in range(ROUNDS):
@@ -73,10 +76,19 @@ def cli_vs_import() -> tuple[float, float, float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch threads (default: torch's)"
+    )
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    load = os.getloadavg()[0]
     env = environment()
     lines = [
         f"Machine: {env.cpu_model}, {env.cores} cores, flags {' '.join(env.cpu_flags)}; "
-        f"torch {env.torch_version}, {env.threads} threads; {time.strftime('%Y-%m-%d')}.",
+        f"torch {env.torch_version}, {env.threads} threads; {time.strftime('%Y-%m-%d')}; "
+        f"load average {load:.1f} at start.",
         "",
         "| check | median | target |",
         "| --- | --- | --- |",

@@ -125,3 +125,20 @@ def test_json_round_trip_and_bad_grad_mode():
     assert OpTrace.from_dict(data) == trace
     with pytest.raises(ValueError, match="grad_mode must be one of"):
         trace_forward(model, x, None, "enable_grad")
+
+
+def test_tracing_does_not_import_dynamo():
+    """Entering a default TorchDispatchMode imports torch._dynamo (~1 s); OpTracer opts out."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from autocast_explorer.core.optrace import count_casts\n"
+        "m = torch.nn.Linear(4, 2)\n"
+        "with torch.no_grad(), torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "    summary = count_casts(lambda: m(torch.randn(3, 4)))\n"
+        "print(summary.count, 'torch._dynamo' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["3", "False"]
