@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
 
 from autocast_explorer.gui import style
 
@@ -18,7 +24,7 @@ COLUMNS = ("Layer", "Kind", "Output shape", "Plain (in → out)", "Autocast (in 
 class LayerTable(QTableWidget):
     """A result view listing every hooked layer; objectName `layerTable`."""
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, len(COLUMNS), parent)
         self.setObjectName("layerTable")
         self.setToolTip(

@@ -49,6 +49,8 @@ class Shooter(QObject):
     @Slot(object)
     def finished(self, result: object) -> None:
         print(self.window.verdictLabel.text(), flush=True)
+        for warning in getattr(result, "warnings", ()):
+            print(f"warning: {warning}", flush=True)
         self.settle.start(SETTLE_MS)
 
     @Slot(str)

@@ -100,7 +100,10 @@ class _Worker(QObject):
             except Cancelled:
                 self.cancelled.emit(self.run_id)
             except Exception as exc:
-                log.error("task failed", exc_info=exc)
+                if isinstance(exc, ConfigError):  # a refused input, not a bug: no traceback
+                    log.info("task refused: %s", exc)
+                else:
+                    log.error("task failed", exc_info=exc)
                 exc.__traceback__ = None  # do not keep the task's frames (and tensors) alive
                 self.failed.emit(self.run_id, exc)
             else:
