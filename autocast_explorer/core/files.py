@@ -18,8 +18,23 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp makes the file owner-only; give it the mode a plain open() would have.
+        os.chmod(tmp, _existing_mode(target) or (0o666 & ~_umask()))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def _existing_mode(path: Path) -> int | None:
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
