@@ -11,7 +11,8 @@ HERE = Path(__file__).resolve().parent
 if __name__ == "__main__":
     failed = 0
     for script in sorted(HERE.glob("*.py")):
-        if script.name in {"run_all.py"} or script.name.startswith("_"):
+        is_script = "__main__" in script.read_text()
+        if script.name == "run_all.py" or not is_script:  # helpers such as window_common.py
             continue
         print(f"\n## {script.name}\n", flush=True)
         failed |= subprocess.run([sys.executable, str(script)]).returncode != 0
