@@ -74,6 +74,8 @@ def _label(error: LayerError | None) -> str:
         return "n/a"
     if error.identical:
         return "∞"
+    if error.nonfinite:
+        return "overflow"
     if not math.isfinite(error.sqnr_db):
         return formats.sqnr(error).split(" ")[0]
     return f"{error.sqnr_db:.1f} dB"
@@ -156,6 +158,12 @@ class ErrorChart(pg.PlotWidget):
         finite_pairs = [(v, name) for v, name in measured if math.isfinite(v)]
         cfg = result.config
         context = f"input {cfg.input_distribution} × {cfg.input_scale:g} · autocast {cfg.dtype}"
+        overflowed = sum(b.error.nonfinite for b in bars if b.error is not None)
+        if overflowed:
+            context = (
+                f"<span style='color:{style.BAD}'><b>{overflowed:,} values overflowed to inf/NaN"
+                f"</b></span> · {context}"
+            )
         if not measured:
             subtitle = f"not measured in this result · {context}"
         elif finite_pairs:

@@ -88,23 +88,27 @@ def test_error_chart_and_layer_table_show_each_layers_error(window, qtbot):
         assert float(cosine) == pytest.approx(e.cosine, abs=5e-8)
 
 
-def test_identical_and_missing_layer_errors_are_named_not_drawn_as_numbers(window, qtbot):
+def test_identical_missing_and_overflowed_errors_are_named_not_drawn_as_numbers(window, qtbot):
     result = run_to_end(qtbot, window)
     identical = LayerError(0.0, 0.0, 0.0, math.inf, 1.0, True, 128)
+    overflowed = LayerError(math.inf, math.inf, math.nan, math.nan, math.nan, False, 32, 5)
     layers = list(result.layers)
+    assert len(layers) == 3
     layers[0] = dataclasses.replace(layers[0], error=identical)
     layers[1] = dataclasses.replace(layers[1], error=None)
+    layers[2] = dataclasses.replace(layers[2], error=overflowed)
     window.show_result(dataclasses.replace(result, layers=tuple(layers)))
 
     drawn = window.errorPlot.drawn()
-    finite = layers[2].error.sqnr_db
-    assert drawn["labels"][:3] == ["∞", "n/a", f"{finite:.1f} dB"]
-    assert drawn["heights"][1] == 0.0
-    assert drawn["heights"][0] > drawn["heights"][2] == finite  # ∞ stands above every bar
+    assert drawn["labels"] == ["∞", "n/a", "overflow"]
+    assert drawn["heights"][0] > 0  # ∞ stands tall
+    assert drawn["heights"][1:] == [0.0, 0.0]
+    assert "5 values overflowed to inf/NaN" in drawn["title"]
     sqnr_col = len(COLUMNS) + ERROR_COLUMNS.index("SQNR (dB)")
     rows = window.layerTable.rows()
     assert rows[0][sqnr_col] == "∞ (identical)"
     assert rows[1][len(COLUMNS) :] == (formats.NOT_MEASURED,) * len(ERROR_COLUMNS)
+    assert rows[2][sqnr_col] == "NaN (overflow)"
 
 
 def test_flipped_rows_and_flip_rate_on_a_constructed_case(window, qtbot):
