@@ -47,3 +47,10 @@ screenshot: $(STAMP)
 	mkdir -p docs
 	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" \
 		$(BIN)/python -m autocast_explorer.gui.screenshot docs/screenshot.png
+
+# The numerics tabs (issue 6) in a real X11 window: docs/numerics.png, agreement.png, optrace.png, ops.png.
+screenshot-numerics: $(STAMP)
+	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
+	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
+	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" \
+		$(BIN)/python -m autocast_explorer.gui.numerics_screenshot docs

@@ -71,9 +71,14 @@ TIPS = {
     "Longer gives steadier medians.",
     "allow_slow": "Run even if one forward pass is estimated to take longer than 10 s "
     "(Cancel only takes effect between forward passes).",
-    "topk": "k for top-k agreement measures.",
-    "input_scale": "Multiply the random input x by this (large values stress low precision).",
-    "input_distribution": "Draw x from a normal (torch.randn) or uniform [-1, 1) distribution.",
+    "topk": "k for top-k agreement (Agreement tab): is the float32 class among autocast's k "
+    "highest logits, and how much do the two top-k sets overlap?",
+    "input_scale": "Multiply the random input x by this. bfloat16 has float32's range; float16 "
+    "overflows above 65504 and loses precision below 6.1e-5; with tiny inputs the biases "
+    "dominate. Run again and compare SQNR (Layer error tab) and agreement.",
+    "input_distribution": "Draw x from a normal (torch.randn) or uniform [-1, 1) distribution. "
+    "Different inputs give different per-layer error and margins: Run again and compare the "
+    "Layer error and Agreement tabs.",
     "memory_budget_mb": "Refuse models whose estimated peak memory exceeds this many MB "
     "(auto: half the memory available now).",
     "run": "Measure this config: plain float32 vs autocast, on a worker thread (F5).",

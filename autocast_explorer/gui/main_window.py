@@ -35,6 +35,7 @@ from autocast_explorer.core.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui import style
 from autocast_explorer.gui.controls import PROGRESS_STEPS, ControlsPanel, error_fields
 from autocast_explorer.gui.layer_table import LayerTable
+from autocast_explorer.gui.numerics_tabs import install_numerics
 from autocast_explorer.gui.overview import OverviewTab
 from autocast_explorer.gui.worker import TaskRunner, TaskState
 
@@ -112,6 +113,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._set_loading_state()
         self._validate()
+        install_numerics(self)
 
     # ---- construction ---------------------------------------------------------------------
     def _build_ui(self) -> None:

@@ -1,0 +1,129 @@
+"""`python -m autocast_explorer.gui.numerics_screenshot [DIR]`: pictures of the numerics tabs.
+
+Used by `make screenshot-numerics` under Xvfb (xcb), like gui/screenshot.py: runs one
+experiment big enough for a few predictions to flip (256,256,256,100, batch 1024), saves the
+Layer error, Agreement and Op trace tabs, then runs the op-policy probe and saves the Ops tab.
+Every number in the pictures is measured on the machine that made them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QBuffer, QEventLoop, QIODevice, QTimer
+from PySide6.QtGui import QGuiApplication, QPixmap
+
+from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.files import write_atomic
+from autocast_explorer.gui.app import create_application
+from autocast_explorer.gui.screenshot import HEIGHT, SETTLE_MS, TIMEOUT_MS, WIDTH
+
+CONFIG = ExperimentConfig(widths=(256, 256, 256, 100), batch=1024, min_time=0.3)
+#: (tab title, file name) for the result views.
+VIEWS = (
+    ("Layer error", "numerics.png"),
+    ("Agreement", "agreement.png"),
+    ("Op trace", "optrace.png"),
+)
+
+
+def wait_for(signals: list, timeout_ms: int = TIMEOUT_MS) -> list:
+    """Run the event loop until one of `signals` fires; returns its arguments ([] on timeout)."""
+    loop = QEventLoop()
+    got: list = []
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(loop.quit)
+
+    def done(*args: object) -> None:
+        got.append(args)
+        loop.quit()
+
+    for signal in signals:
+        signal.connect(done)
+    timer.start(timeout_ms)
+    loop.exec()
+    timer.stop()
+    for signal in signals:
+        signal.disconnect(done)
+    return got
+
+
+def pause(ms: int) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def save_window(window, path: Path) -> None:
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    pixmap: QPixmap = screen.grabWindow(window.winId()) if screen else QPixmap()
+    if pixmap.isNull() or pixmap.width() < WIDTH // 2:
+        pixmap = window.grab()
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    pixmap.save(buffer, "PNG")
+    write_atomic(path, bytes(buffer.data().data()))
+    print(f"saved {path} ({pixmap.width()}×{pixmap.height()})", flush=True)
+
+
+def show_tab(window, title: str) -> None:
+    tabs = window.resultTabs
+    for i in range(tabs.count()):
+        if tabs.tabText(i) == title:
+            tabs.setCurrentIndex(i)
+            pause(SETTLE_MS)
+            return
+    raise SystemExit(f"error: no tab {title!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory", nargs="?", default="docs")
+    args = parser.parse_args(argv)
+    out = Path(args.directory)
+    out.mkdir(parents=True, exist_ok=True)
+    app = create_application(sys.argv[:1])
+    from autocast_explorer.gui.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(WIDTH, HEIGHT)
+    window.move(0, 0)
+    window.show()
+    try:
+        if not window.engine_ready() and not wait_for([window.engineReady]):
+            print("error: PyTorch did not load", file=sys.stderr)
+            return 1
+        window.set_config(CONFIG)
+        if not window.start_experiment():
+            print(f"error: could not start: {window.input_errors()}", file=sys.stderr)
+            return 1
+        got = wait_for([window.experimentFinished, window.experimentFailed])
+        if not got or isinstance(got[0][0], str):
+            print(f"error: the run failed: {got}", file=sys.stderr)
+            return 1
+        print(window.verdictLabel.text(), flush=True)
+        for title, name in VIEWS:
+            show_tab(window, title)
+            save_window(window, out / name)
+        show_tab(window, "Ops")
+        if not window.opsPanel.start_probe():
+            print("error: could not start the probe", file=sys.stderr)
+            return 1
+        got = wait_for([window.opsPanel.probeFinished, window.opsPanel.probeFailed])
+        if not got or isinstance(got[0][0], str):
+            print(f"error: the probe failed: {got}", file=sys.stderr)
+            return 1
+        pause(SETTLE_MS)
+        save_window(window, out / "ops.png")
+        return 0
+    finally:
+        window.close()
+        window.shutdown()
+        app.processEvents()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
