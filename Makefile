@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench screenshot clean
+.PHONY: run test lint format bench screenshot screenshots-learn clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -47,3 +47,13 @@ screenshot: $(STAMP)
 	mkdir -p docs
 	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" \
 		$(BIN)/python -m autocast_explorer.gui.screenshot docs/screenshot.png
+
+# Issue 5's README pictures (Xvfb + xcb, 1280×800): the lessons in the projector theme, Compare.
+screenshots-learn: $(STAMP)
+	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
+	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
+	mkdir -p docs
+	for scene in lessons compare; do \
+		QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" \
+			$(BIN)/python -m autocast_explorer.gui.screenshot_learn $$scene docs/$$scene.png || exit 1; \
+	done
