@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench screenshot clean
+.PHONY: run test lint format bench screenshot screenshots-learn clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -36,21 +36,33 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
 
-# A real X11 window (Xvfb + xcb) at 1280×800 running the default experiment → docs/screenshot.png.
+# Pictures of the real window: Xvfb + the xcb platform at 1280×800 (installs Debian's xvfb and
+# the xcb libraries Qt needs when missing). Each target regenerates the PNGs under docs/.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 XCB_LIBS := libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libxcb-shape0 \
 	libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xkb1 libegl1 libfontconfig1 xauth \
 	fonts-dejavu-core
-screenshot: $(STAMP)
-	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
-	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
-	mkdir -p docs
-	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" \
-		$(BIN)/python -m autocast_explorer.gui.screenshot docs/screenshot.png
+XVFB_RUN := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96"
 
-# The numerics tabs (issue 6) in a real X11 window: docs/numerics.png, agreement.png, optrace.png, ops.png.
-screenshot-numerics: $(STAMP)
+.PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshots
+xvfb-deps:
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
-	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" \
-		$(BIN)/python -m autocast_explorer.gui.numerics_screenshot docs
+	@mkdir -p docs
+
+# The default experiment → docs/screenshot.png (the README's picture).
+screenshot: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m autocast_explorer.gui.screenshot docs/screenshot.png
+
+# The numerics tabs (issue 6): docs/numerics.png, agreement.png, optrace.png, ops.png.
+screenshot-numerics: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m autocast_explorer.gui.numerics_screenshot docs
+
+# Issue 5: the lessons in the projector theme, and Compare.
+screenshots-learn: $(STAMP) xvfb-deps
+	for scene in lessons compare; do \
+		$(XVFB_RUN) $(BIN)/python -m autocast_explorer.gui.screenshot_learn $$scene docs/$$scene.png \
+			|| exit 1; \
+	done
+
+screenshots: screenshot screenshot-numerics screenshots-learn

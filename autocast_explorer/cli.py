@@ -25,6 +25,7 @@ from autocast_explorer.core.config import (
 )
 
 if TYPE_CHECKING:
+    from autocast_explorer.core.report import Report
     from autocast_explorer.core.result import ExperimentResult
     from autocast_explorer.core.sweep_result import SweepPoint
 
@@ -162,19 +163,34 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             print(f"\n{format_placements(from_result(result))}")
     if args.report:
-        from autocast_explorer.core.report import write_report
-
         try:
-            report = write_report(result, args.report)
+            report, problem = _write_report(result, args.report)
         except OSError as exc:
             raise UsageError(
                 f"cannot write report to {args.report}: {exc.strerror or exc}"
             ) from None
+        if problem:
+            sys.stderr.write(f"note: the report has no chart images: {problem}\n")
         if "-" not in (args.json, args.csv):
             print(
                 f"\nReport written to {report.directory}: {', '.join(f.name for f in report.files)}"
             )
     return 0
+
+
+def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str]:
+    """The report with chart PNGs drawn offscreen by the window's charts (gui.report_charts).
+
+    Imported lazily: `run` without --report never loads Qt. Without Qt the report is written
+    without images and the reason is returned.
+    """
+    try:
+        from autocast_explorer.gui.report_charts import write_report_with_charts
+    except ImportError as exc:
+        from autocast_explorer.core.report import write_report
+
+        return write_report(result, directory), f"Qt could not be loaded ({exc})"
+    return write_report_with_charts(result, directory)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -231,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument(
         "--report",
         metavar="DIR",
-        help="write result.json, result.csv, report.md and reproduce.py into DIR",
+        help="write result.json, result.csv, report.md, reproduce.py and the charts (PNG) into DIR",
     )
     run.add_argument(
         "--placements",

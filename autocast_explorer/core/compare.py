@@ -225,10 +225,13 @@ def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def format_comparison(comparison: Comparison) -> str:
-    """A side-by-side table: one column per run, one line per measured figure."""
+def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
+    """The side-by-side figures as text: (figure name, one value per run), in table order.
+
+    Shared by the CLI table and the window's Compare table so both say the same thing.
+    """
     rows = comparison.rows()
-    lines_spec: list[tuple[str, list[str]]] = [
+    return [
         ("file", [Path(r.source).name for r in rows]),
         ("CPU", [r.cpu for r in rows]),
         ("torch", [r.torch for r in rows]),
@@ -248,6 +251,12 @@ def format_comparison(comparison: Comparison) -> str:
         ("allclose", [str(r.allclose) for r in rows]),
         ("max |diff|", [f"{r.max_abs_diff:.3g}" for r in rows]),
     ]
+
+
+def format_comparison(comparison: Comparison) -> str:
+    """A side-by-side table: one column per run, one line per measured figure."""
+    rows = comparison.rows()
+    lines_spec = comparison_table(comparison)
     head = max(len(name) for name, _ in lines_spec)
     widths = [
         min(MAX_COLUMN_CHARS, max(len(values[i]) for _, values in lines_spec))

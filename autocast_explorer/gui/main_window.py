@@ -82,6 +82,8 @@ class MainWindow(QMainWindow):
     engineReady = Signal()
     #: The window has painted for the first time (start-up measurements use it).
     firstPainted = Signal()
+    #: A result is now drawn in every view (after a run, an opened file or a lesson step).
+    resultShown = Signal(object)
 
     def __init__(self, parent: QWidget | None = None, *, autoload: bool = True) -> None:
         """`autoload`: start loading torch right after the first paint (the default)."""
@@ -114,6 +116,10 @@ class MainWindow(QMainWindow):
         self._set_loading_state()
         self._validate()
         install_numerics(self)
+
+        from autocast_explorer.gui.learn_and_present import install_learn_and_present
+
+        install_learn_and_present(self)  # issue 5: lessons, presets, presenting, compare, reports
 
     # ---- construction ---------------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -289,6 +295,7 @@ class MainWindow(QMainWindow):
             self._show_in(view, result)
         self.verdictLabel.setText(verdict(result))
         self._update_file_actions()
+        self.resultShown.emit(result)
 
     def clear_results(self) -> None:
         self.last_result = None
@@ -570,15 +577,16 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _open_result(self) -> None:
-        from autocast_explorer.core.result import ExperimentResult, ResultFormatError
+        # Size-limited, strict JSON: ResultFileError names the file and the problem.
+        from autocast_explorer.core.compare import ResultFileError, load_result_file
 
         path, _ = QFileDialog.getOpenFileName(self, "Open result", str(Path.cwd()), "JSON (*.json)")
         if not path:
             return
         try:
-            result = ExperimentResult.from_json(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ResultFormatError) as exc:
-            self._show_banner(f"Could not open {path}: {exc}")
+            result = load_result_file(path)
+        except ResultFileError as exc:
+            self._show_banner(f"Could not open {exc}")
             return
         self.messageBanner.hide()
         self.show_result(result)

@@ -7,7 +7,10 @@ real X11 window at 1280×800 showing numbers measured on the machine that made i
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QIODevice, QObject, QTimer, Slot
 from PySide6.QtGui import QGuiApplication, QPixmap
@@ -87,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", default="docs/screenshot.png")
     args = parser.parse_args(argv)
+    # The picture shows a first start: not this user's saved config, theme or layout.
+    settings = Path(tempfile.mkdtemp(prefix="autocast-settings-")) / "settings.ini"
+    os.environ["AUTOCAST_EXPLORER_SETTINGS"] = str(settings)
     app = create_application(sys.argv[:1])
     from autocast_explorer.gui.main_window import MainWindow
 

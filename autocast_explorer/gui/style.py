@@ -61,16 +61,28 @@ def set_title(plot: object, first: str, second: str | None = None) -> None:
 
     pyqtgraph fixes the title row at 30 px and sets the label's minimum width to its text;
     a two-line title needs a taller row, and a long one must not widen the plot beyond its
-    widget (the right edge would be cut off), so both are adjusted here.
+    widget (the right edge would be cut off): the title becomes a FitLabel, which shrinks
+    to the plot's width.
     """
+    from autocast_explorer.gui.fit_title import install
+
+    install(plot)
+    # Presentation mode (gui.presentation) scales titles per plot and re-sets the last one.
+    scale = getattr(plot, "font_scale", 1.0)
+    plot.title_args = (first, second)
     html = f"<b>{first}</b>"
     if second:
-        html += f"<br><span style='font-size:{SUBTITLE_SIZE}'>{second}</span>"
-    plot.setTitle(html, size=TITLE_SIZE)
-    height = 50 if second else 30
+        html += f"<br><span style='font-size:{_points(SUBTITLE_SIZE, scale)}'>{second}</span>"
+    plot.setTitle(html, size=_points(TITLE_SIZE, scale))
+    height = round((50 if second else 30) * scale)
     plot.titleLabel.setMaximumHeight(height)
     plot.layout.setRowFixedHeight(0, height)
     plot.titleLabel.setMinimumWidth(0)
+
+
+def _points(size: str, scale: float) -> str:
+    """'13pt' scaled by `scale` ('19.5pt' at 1.5×)."""
+    return f"{float(size.removesuffix('pt')) * scale:g}pt"
 
 
 def apply_plot_style() -> None:

@@ -1,24 +1,32 @@
 """`autocast-explorer run --report DIR` writes the report folder beside the usual output."""
 
 import json
+import os
+import subprocess
+import sys
 
 from autocast_explorer.cli import main
 
 TINY = ["--widths", "32,16,4", "--batch", "8", "--min-time", "0.02"]
 
 
+CHART_FILES = ["latency.png", "dtypes.png", "agreement.png"]
+
+
 def test_run_report_writes_the_folder(tmp_path, capsys):
     folder = tmp_path / "report"
     assert main(["run", *TINY, "--report", str(folder)]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "Verdict:" in out
-    assert f"Report written to {folder}: result.json, result.csv, reproduce.py, report.md" in out
-    assert sorted(p.name for p in folder.iterdir()) == [
-        "report.md",
-        "reproduce.py",
-        "result.csv",
-        "result.json",
-    ]
+    assert (
+        f"Report written to {folder}: result.json, result.csv, reproduce.py, "
+        "latency.png, dtypes.png, agreement.png, report.md" in out
+    )
+    assert "no chart images" not in captured.err
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["report.md", "reproduce.py", "result.csv", "result.json", *CHART_FILES]
+    )
     data = json.loads((folder / "result.json").read_text())
     assert data["config"]["widths"] == [32, 16, 4]
     assert (
@@ -40,3 +48,73 @@ def test_report_into_a_file_is_one_error_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"error: cannot write report to {blocker}: ")
     assert err.count("\n") == 1
+
+
+def png_colors(path) -> set[str]:
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(path))
+    assert not image.isNull(), path
+    return {
+        image.pixelColor(x, y).name()
+        for x in range(0, image.width(), 2)
+        for y in range(0, image.height(), 2)
+    }
+
+
+def test_run_report_draws_the_charts_of_the_result(tmp_path, capsys):
+    from autocast_explorer.gui import style
+
+    folder = tmp_path / "r"
+    assert main(["run", *TINY, "--dtype", "float16", "--report", str(folder)]) == 0
+    markdown = (folder / "report.md").read_text()
+    for title, name in zip(
+        ("Latency per forward", "Dtype per layer", "Prediction agreement"), CHART_FILES, strict=True
+    ):
+        assert f"![{title}]({name})" in markdown
+        assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The dtype chart of a float16 run: float32 cells (plain) and float16 cells (Linear layers).
+    colors = png_colors(folder / "dtypes.png")
+    assert {style.dtype_color("float32"), style.dtype_color("float16")} <= colors
+    assert style.dtype_color("bfloat16") not in colors
+
+
+def test_run_report_without_qt_writes_the_rest_and_says_so(tmp_path, capsys, monkeypatch):
+    from autocast_explorer.gui import report_charts
+
+    def no_qt(result, folder):
+        raise ImportError("libEGL.so.1: cannot open shared object file")
+
+    monkeypatch.setattr(report_charts, "render_chart_pngs", no_qt)
+    folder = tmp_path / "r"
+    assert main(["run", *TINY, "--report", str(folder)]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "note: the report has no chart images: Qt could not be loaded "
+        "(libEGL.so.1: cannot open shared object file)\n"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "report.md",
+        "reproduce.py",
+        "result.csv",
+        "result.json",
+    ]
+    assert "## Charts" not in (folder / "report.md").read_text()
+
+
+def test_run_report_in_a_fresh_process_without_a_display(tmp_path):
+    """What a headless server does: no DISPLAY, no QT_QPA_PLATFORM; the PNGs still come."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "QT_QPA_PLATFORM")}
+    env["WAYLAND_DISPLAY"] = ""
+    folder = tmp_path / "server-report"
+    out = subprocess.run(
+        [sys.executable, "-m", "autocast_explorer", "run", *TINY, "--report", str(folder)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "no chart images" not in out.stderr
+    for name in CHART_FILES:
+        assert (folder / name).read_bytes()[:4] == b"\x89PNG"

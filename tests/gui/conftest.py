@@ -78,6 +78,24 @@ def no_dangling_qt(qtbot, monkeypatch) -> Iterator[None]:
     assert not running, "left running after the test:\n" + "\n".join(running)
 
 
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch) -> Iterator[None]:
+    """Each test gets its own settings file and preset folder: never the user's, never shared.
+
+    $AUTOCAST_EXPLORER_SETTINGS is what gui.settings reads; QSettings.setPath also moves Qt's
+    default per-user INI location in case anything builds a QSettings of its own.
+    """
+    from PySide6.QtCore import QSettings
+
+    config_home = tmp_path / "config-home"
+    monkeypatch.setenv("AUTOCAST_EXPLORER_SETTINGS", str(config_home / "settings.ini"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
+        QSettings.setPath(QSettings.Format.IniFormat, scope, str(config_home / "qt"))
+        QSettings.setPath(QSettings.Format.NativeFormat, scope, str(config_home / "qt"))
+    yield
+
+
 @pytest.fixture
 def window(qtbot):
     """A shown MainWindow with torch loaded (Run enabled) and a tiny config set."""

@@ -1,0 +1,141 @@
+"""`python -m autocast_explorer.gui.screenshot_learn SCENE PATH`: README pictures for issue 5.
+
+Scenes (each measured live on the machine that makes the picture, at 1280×800):
+- `lessons`: the projector theme, controls hidden, the Lessons panel after running lesson 2.
+- `compare`: the Compare window with two real runs of the tutorial's model, 1 thread and all
+  threads, saved to JSON and loaded back the way a colleague's file would be.
+
+`make screenshots-learn` runs both under Xvfb with the xcb platform, like `make screenshot`.
+Settings go to a temporary file, so the pictures never depend on (or change) yours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QBuffer, QEventLoop, QIODevice, QTimer
+from PySide6.QtGui import QGuiApplication, QPixmap
+from PySide6.QtWidgets import QWidget
+
+from autocast_explorer.core.files import write_atomic
+
+WIDTH, HEIGHT = 1280, 800
+TIMEOUT_MS = 300_000
+SETTLE_MS = 600
+
+
+def wait_for(signal, timeout_ms: int = TIMEOUT_MS) -> tuple:
+    """Run the event loop until `signal` fires (its arguments) or fail after `timeout_ms`."""
+    loop = QEventLoop()
+    got: list[tuple] = []
+
+    def on(*args: object) -> None:
+        got.append(args)
+        loop.quit()
+
+    signal.connect(on)
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(loop.quit)
+    timer.start(timeout_ms)
+    loop.exec()
+    timer.stop()
+    signal.disconnect(on)
+    if not got:
+        raise TimeoutError(f"no {signal} within {timeout_ms // 1000} s")
+    return got[0]
+
+
+def settle(ms: int = SETTLE_MS) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def save_picture(widget: QWidget, path: str) -> None:
+    screen = widget.screen() or QGuiApplication.primaryScreen()
+    pixmap: QPixmap = screen.grabWindow(widget.winId()) if screen else QPixmap()
+    if pixmap.isNull() or pixmap.width() < WIDTH // 2:
+        pixmap = widget.grab()
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    pixmap.save(buffer, "PNG")
+    write_atomic(path, bytes(buffer.data().data()))
+    print(f"saved {path} ({pixmap.width()}×{pixmap.height()})", flush=True)
+
+
+def lessons_scene(window, path: str) -> None:
+    window.presentation.set_theme("projector")
+    window.presentation.set_controls_hidden(True)
+    window.lessonsAction.trigger()
+    panel = window.lessonsPanel
+    panel.go_to(1)  # "Autocast runs the Linear layers in bfloat16"
+    if not panel.run_step():
+        raise RuntimeError(panel.outcomeHeadline.text())
+    (outcome,) = wait_for(panel.stepFinished)
+    print(outcome.headline, flush=True)
+    settle()
+    save_picture(window, path)
+
+
+def compare_scene(window, path: str) -> None:
+    from autocast_explorer.core.config import ExperimentConfig
+    from autocast_explorer.gui.compare_window import CompareWindow
+
+    folder = Path(tempfile.mkdtemp(prefix="autocast-compare-"))
+    files = []
+    for threads in (1, os.cpu_count() or 1):
+        # A longer budget than the default: steadier medians for a picture.
+        window.set_config(ExperimentConfig(threads=threads, min_time=1.5))
+        if not window.start_experiment():
+            raise RuntimeError("could not start a run")
+        (result,) = wait_for(window.experimentFinished)
+        target = folder / f"tutorial-{threads}-threads.json"
+        write_atomic(target, result.to_json())
+        files.append(str(target))
+    compare = CompareWindow(window)
+    compare.resize(WIDTH, HEIGHT)
+    compare.move(0, 0)
+    compare.show()
+    errors = compare.add_files(files)
+    if errors:
+        raise RuntimeError("; ".join(map(str, errors)))
+    settle()
+    save_picture(compare, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scene", choices=("lessons", "compare"))
+    parser.add_argument("path")
+    args = parser.parse_args(argv)
+    settings = Path(tempfile.mkdtemp(prefix="autocast-settings-")) / "settings.ini"
+    os.environ["AUTOCAST_EXPLORER_SETTINGS"] = str(settings)
+    from autocast_explorer.gui.app import create_application
+
+    app = create_application(sys.argv[:1])
+    from autocast_explorer.gui.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(WIDTH, HEIGHT)
+    window.move(0, 0)
+    window.show()
+    code = 0
+    try:
+        wait_for(window.engineReady)
+        (lessons_scene if args.scene == "lessons" else compare_scene)(window, args.path)
+    except (TimeoutError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        code = 1
+    window.close()
+    window.shutdown()
+    app.processEvents()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""File › Compare runs…: results from two machines overlaid; bad files named, never a crash."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow
+
+from autocast_explorer.core.compare import ResultFileError
+from autocast_explorer.gui import style
+from autocast_explorer.gui.compare_window import CompareWindow
+from tests.gui.helpers import run_to_end
+
+SERVER_CPU = "Intel(R) Xeon(R) Platinum 8480+"
+
+
+def as_other_machine(text: str) -> str:
+    """The same result as if measured on a 56-thread AMX server, with its own timings."""
+    data = json.loads(text)
+    env = data["environment"]
+    env["cpu_model"] = SERVER_CPU
+    env["threads"] = 56
+    env["torch_version"] = "2.5.1+cpu"
+    env["cpu_flags"] = sorted({*env["cpu_flags"], "amx_bf16", "amx_tile"})
+    plain, auto = data["latency"]["plain"], data["latency"]["autocast"]
+    plain.update(median_ms=2.0, p25_ms=1.9, p75_ms=2.2)
+    auto.update(median_ms=0.5, p25_ms=0.45, p75_ms=0.6)
+    data["latency"]["speedup"] = 4.0
+    return json.dumps(data)
+
+
+@pytest.fixture
+def two_files(window, qtbot, tmp_path):
+    result = run_to_end(qtbot, window)
+    laptop = tmp_path / "laptop.json"
+    laptop.write_text(result.to_json())
+    server = tmp_path / "server.json"
+    server.write_text(as_other_machine(result.to_json()))
+    window.clear_results()  # so Compare starts with just the files
+    return result, laptop, server
+
+
+def open_compare(window, qtbot, monkeypatch, paths) -> CompareWindow:
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(p) for p in paths], "")
+    )
+    window.compareAction.trigger()
+    compare = window.findChild(QMainWindow, "compareWindow")
+    qtbot.waitUntil(compare.isVisible, timeout=5000)
+    return compare
+
+
+def test_two_machines_are_overlaid_with_their_labels(window, qtbot, monkeypatch, two_files):
+    result, laptop, server = two_files
+    compare = open_compare(window, qtbot, monkeypatch, [laptop, server])
+    here = result.environment
+    here_label = f"{here.cpu_model} · torch {here.torch_version} · {here.threads} thr"
+    server_label = f"{SERVER_CPU} · torch 2.5.1+cpu · 56 thr"
+    assert compare.labels() == [here_label, server_label]
+    assert not compare.findChild(QLabel, "compareMessage").isVisible()
+
+    drawn = compare.latencyChart.drawn()
+    assert drawn["heights"] == pytest.approx(
+        [result.plain.median_ms, result.autocast.median_ms, 2.0, 0.5]
+    )
+    assert drawn["whisker_bottom"] == pytest.approx(
+        [result.plain.p25_ms, result.autocast.p25_ms, 1.9, 0.45]
+    )
+    assert drawn["whisker_top"] == pytest.approx(
+        [result.plain.p75_ms, result.autocast.p75_ms, 2.2, 0.6]
+    )
+    assert drawn["x"] == pytest.approx([-0.2, 0.2, 0.8, 1.2])
+    assert drawn["colors"] == [style.dtype_color(d) for d in ("float32", "bfloat16") * 2]
+    assert drawn["legend"] == ["plain · float32", "autocast · bfloat16"]
+    assert drawn["labels"][1] == f"{SERVER_CPU}\ntorch 2.5.1+cpu\n56 thr"
+    assert drawn["labels"][0].endswith(f"torch {here.torch_version}\n{here.threads} thr")
+
+    speed = compare.speedupChart.drawn()
+    assert speed["speedups"] == pytest.approx([result.speedup, 4.0])
+    assert speed["value_labels"] == [f"{result.speedup:.2f}×", "4.00×"]
+    assert speed["colors"][1] == style.OK
+
+    rows = dict((row[0], row[1:]) for row in compare.table_rows())
+    assert rows["CPU"] == (here.cpu_model, SERVER_CPU)
+    assert rows["threads"] == (str(here.threads), "56")
+    assert rows["file"] == ("laptop.json", "server.json")
+    assert rows["plain median"][1] == "2.000 ms"
+    assert (
+        rows["native low precision"][1].startswith("yes (")
+        and "amx_bf16" in rows["native low precision"][1]
+    )
+    assert compare.table.horizontalHeaderItem(1).text() == server_label
+
+
+def test_the_windows_own_run_joins_the_comparison(window, qtbot, monkeypatch, tmp_path):
+    result = run_to_end(qtbot, window)
+    server = tmp_path / "server.json"
+    server.write_text(as_other_machine(result.to_json()))
+    compare = open_compare(window, qtbot, monkeypatch, [server])
+    assert [run.source for run in compare.comparison().runs] == [
+        "this window's run",
+        "server.json",
+    ]
+    assert compare.latencyChart.drawn()["heights"][:2] == pytest.approx(
+        [result.plain.median_ms, result.autocast.median_ms]
+    )
+
+
+CORRUPT = {
+    "empty.json": b"",
+    "truncated.json": None,  # the first half of a real result
+    "foreign.json": json.dumps({"hello": "world"}).encode(),
+    "preset.json": json.dumps(
+        {"schema": "autocast-explorer/preset/1", "name": "x", "description": "y", "config": {}}
+    ).encode(),
+    "sweep.json": json.dumps({"schema": "autocast-explorer/sweep/1"}).encode(),
+    "binary.json": bytes(range(256)),
+    "list.json": b"[1, 2, 3]",
+}
+
+
+def test_corrupt_files_are_named_and_the_good_ones_still_shown(
+    window, qtbot, monkeypatch, tmp_path, two_files
+):
+    result, laptop, _server = two_files
+    bad = []
+    for name, data in CORRUPT.items():
+        path = tmp_path / name
+        text = result.to_json().encode()
+        path.write_bytes(text[: len(text) // 2] if data is None else data)
+        bad.append(path)
+    missing = tmp_path / "missing.json"
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as handle:
+        handle.truncate(33 * 2**20)  # sparse: over the 32 MB limit without writing it
+    compare = open_compare(window, qtbot, monkeypatch, [*bad, laptop, missing, huge])
+    message = compare.findChild(QLabel, "compareMessage")
+    assert message.isVisible()
+    lines = message.text().splitlines()
+    assert lines[0] == "Could not compare these 9 files:"
+    named = {line.split(": ", 1)[0] for line in lines[1:]}
+    assert named == {str(p) for p in [*bad, missing, huge]}
+    text = message.text()
+    assert f"{tmp_path / 'empty.json'}: " in text
+    assert "is a sweep file" in text
+    assert f"{missing}: no such file" in text
+    assert f"{huge}: file is larger than 32 MB" in text
+    assert f"{tmp_path / 'binary.json'}: not a text file (not UTF-8)" in text
+    # The one good file is still compared.
+    assert compare.latencyChart.drawn()["heights"] == pytest.approx(
+        [result.plain.median_ms, result.autocast.median_ms]
+    )
+    errors = compare.add_files([tmp_path / "empty.json"])
+    assert isinstance(errors[0], ResultFileError)
+    assert message.text().startswith("Could not compare this file:")
+
+
+def test_open_result_refuses_corrupt_files_with_the_file_name(window, qtbot, monkeypatch, tmp_path):
+    result = run_to_end(qtbot, window)
+    for name in ("empty.json", "truncated.json", "foreign.json", "binary.json"):
+        path = tmp_path / name
+        data = CORRUPT[name]
+        text = result.to_json().encode()
+        path.write_bytes(text[: len(text) // 3] if data is None else data)
+        monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, p=path, **k: (str(p), ""))
+        window.openAction.trigger()
+        assert window.messageBanner.isVisible()
+        assert window.messageBanner.text().startswith(f"Could not open {path}: ")
+        assert window.last_result is result  # what was shown stays shown

@@ -1,0 +1,152 @@
+"""Presentation mode: text scale (widgets and charts), full screen, projector theme, no controls."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QPalette
+from PySide6.QtWidgets import QMenu, QScrollArea
+
+from autocast_explorer.gui.presentation import PROJECTOR_FACTOR, audit_shortcuts
+from tests.gui.helpers import RUN_TIMEOUT_MS, run_to_end
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+def activate(window, qtbot):
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+
+
+def tick_pt(plot: pg.PlotWidget, axis: str = "left") -> float:
+    return plot.getPlotItem().getAxis(axis).style["tickFont"].pointSizeF()
+
+
+def test_ctrl_plus_minus_zero_scale_widgets_and_chart_text(window, qtbot):
+    result = run_to_end(qtbot, window)
+    activate(window, qtbot)
+    edit_pt = window.widthsEdit.font().pointSizeF()
+    headline = window.overview.header.headline
+    headline_pt = headline.font().pointSizeF()
+    latency_tick = tick_pt(window.latencyPlot)
+    value_label = window.latencyPlot._value_labels[0]
+    value_pt = value_label.textItem.font().pointSizeF()
+    axis_height = window.latencyPlot.getPlotItem().getAxis("bottom").fixedHeight
+
+    qtbot.keyClick(window, Qt.Key.Key_Equal, CTRL)
+    assert window.presentation.font_scale == 1.15
+    assert window.widthsEdit.font().pointSizeF() == pytest.approx(edit_pt * 1.15)
+    assert headline.font().pointSizeF() == pytest.approx(headline_pt * 1.15)  # its own size
+    assert tick_pt(window.latencyPlot) == pytest.approx(latency_tick * 1.15)
+    assert value_label.textItem.font().pointSizeF() == pytest.approx(value_pt * 1.15)
+    title = window.latencyPlot.getPlotItem().titleLabel
+    assert title.opts["size"] == "14.95pt"  # 13 pt × 1.15
+    assert "font-size:13.8pt" in title.text  # the second line: 12 pt × 1.15
+    bottom = window.latencyPlot.getPlotItem().getAxis("bottom")
+    assert bottom.fixedHeight >= round(axis_height * 1.15)  # more if the caption wraps
+    assert bottom.label.boundingRect().width() <= bottom.width()  # never cut at the ends
+
+    qtbot.keyClick(window, Qt.Key.Key_Minus, CTRL)
+    qtbot.keyClick(window, Qt.Key.Key_Minus, CTRL)
+    assert window.presentation.font_scale == 0.9
+    assert window.widthsEdit.font().pointSizeF() == pytest.approx(edit_pt * 0.9)
+
+    # A new result keeps the scale (new chart items too) and draws the same numbers.
+    window.presentation.set_font_scale(2.0)
+    again = run_to_end(qtbot, window)
+    assert tick_pt(window.dtypePlot, "bottom") == pytest.approx(22.0)
+    assert window.latencyPlot.drawn()["heights"] == pytest.approx(
+        [again.plain.median_ms, again.autocast.median_ms]
+    )
+    assert result is not again
+
+    qtbot.keyClick(window, Qt.Key.Key_0, CTRL)
+    assert window.presentation.font_scale == 1.0
+    assert window.widthsEdit.font().pointSizeF() == pytest.approx(edit_pt)
+    assert headline.font().pointSizeF() == pytest.approx(headline_pt)
+    assert tick_pt(window.latencyPlot) == pytest.approx(latency_tick)
+    assert title.opts["size"] == "13pt"
+    assert "font-size:12pt" in title.text
+
+
+def test_f11_toggles_full_screen(window, qtbot):
+    activate(window, qtbot)
+    assert not window.isFullScreen()
+    qtbot.keyClick(window, Qt.Key.Key_F11)
+    qtbot.waitUntil(window.isFullScreen, timeout=5000)
+    assert window.presentation.fullScreenAction.isChecked()
+    qtbot.keyClick(window, Qt.Key.Key_F11)
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=5000)
+    assert not window.presentation.fullScreenAction.isChecked()
+
+
+def test_ctrl_h_hides_the_controls_and_f5_still_runs(window, qtbot):
+    activate(window, qtbot)
+    controls = window.findChild(QScrollArea, "controlsScroll")
+    charts_width = window.resultTabs.width()
+    qtbot.keyClick(window, Qt.Key.Key_H, CTRL)
+    assert not controls.isVisible()
+    assert not window.runButton.isVisible()
+    qtbot.waitUntil(lambda: window.resultTabs.width() > charts_width + 200, timeout=5000)
+    with qtbot.waitSignal(window.experimentFinished, timeout=RUN_TIMEOUT_MS):
+        qtbot.keyClick(window, Qt.Key.Key_F5)
+    qtbot.keyClick(window, Qt.Key.Key_H, CTRL)
+    assert controls.isVisible()
+    with qtbot.waitSignal(window.experimentFinished, timeout=RUN_TIMEOUT_MS):
+        qtbot.keyClick(window.widthsEdit, Qt.Key.Key_F5)  # the button's own shortcut again
+
+
+def test_projector_theme_is_black_on_white_larger_with_bold_charts(window, qtbot):
+    run_to_end(qtbot, window)
+    edit_pt = window.widthsEdit.font().pointSizeF()
+    latency_tick = tick_pt(window.latencyPlot)
+    window.presentation.projectorAction.trigger()
+    assert window.presentation.theme == "projector"
+    palette = window.widthsEdit.palette()
+    assert palette.color(QPalette.ColorRole.Window).name() == "#ffffff"
+    assert palette.color(QPalette.ColorRole.WindowText).name() == "#000000"
+    assert window.widthsEdit.font().pointSizeF() == pytest.approx(edit_pt * PROJECTOR_FACTOR)
+    assert window.latencyPlot.getPlotItem().getAxis("bottom").style["tickFont"].bold()
+    axis = window.latencyPlot.getPlotItem().getAxis("left")
+    assert axis.pen().width() == 2
+    assert axis.pen().color().name() == "#000000"
+    assert tick_pt(window.latencyPlot) == pytest.approx(latency_tick * PROJECTOR_FACTOR)
+
+    window.presentation.projectorAction.trigger()
+    assert window.presentation.theme == "standard"
+    assert not window.dtypePlot.getPlotItem().getAxis("left").style["tickFont"].bold()
+    assert window.widthsEdit.font().pointSizeF() == pytest.approx(edit_pt)
+    assert axis.pen().width() != 2 or axis.pen().color().name() != "#000000"
+
+
+def test_every_menu_action_shows_its_shortcut_in_the_menu_and_tooltip(window):
+    missing = audit_shortcuts(window)
+    names = {a.text().replace("&", "") for a in missing}
+    # The three per-chart exports are the only menu entries without a key of their own.
+    assert names == {"Latency chart…", "Dtype per layer chart…", "Agreement chart…"}
+    checked = 0
+    for menu in window.findChildren(QMenu):
+        if menu.objectName() == "exportMenu":
+            continue
+        assert menu.toolTipsVisible()
+        for action in menu.actions():
+            if action.isSeparator() or action.menu() is not None:
+                continue
+            keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+            shown = keys or action.text().split("\t")[1]
+            assert shown in action.toolTip(), action.text()
+            checked += 1
+    assert checked >= 20
+    expected = {
+        "openAction": "Ctrl+O",
+        "saveJsonAction": "Ctrl+S",
+        "saveCsvAction": "Ctrl+Shift+S",
+        "quitAction": "Ctrl+Q",
+        "aboutAction": "F1",
+        "exportReportAction": "Ctrl+E",
+        "compareAction": "Ctrl+Shift+O",
+        "lessonsAction": "Ctrl+L",
+    }
+    for name, keys in expected.items():
+        assert getattr(window, name).shortcut() == QKeySequence(keys), name
