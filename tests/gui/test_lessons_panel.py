@@ -6,7 +6,7 @@ import html
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QLabel, QWidget
+from PySide6.QtWidgets import QDockWidget, QWidget
 
 from autocast_explorer.core.lessons import EXERCISE, LESSONS
 from autocast_explorer.gui import MainWindow
@@ -147,24 +147,22 @@ def test_page_keys_step_and_ctrl_return_runs_while_the_panel_is_shown(window, qt
     assert panel.last_run.lesson.id == LESSONS[1].id
 
 
-def test_ops_chart_falls_back_to_the_dtype_chart_until_an_ops_view_exists(window):
+def test_ops_chart_brings_the_op_trace_tab_forward(window):
     panel = show_lessons(window)
+    assert panel.show_chart("ops") == "ops"
+    page = window.resultTabs.currentWidget()
+    assert window.resultTabs.tabText(window.resultTabs.currentIndex()) == "Op trace"
+    assert panel.highlighted_chart() == page.objectName()
+
+
+def test_ops_chart_falls_back_to_the_dtype_chart_without_an_op_tab(window):
+    panel = show_lessons(window)
+    tabs = window.resultTabs
+    for index in reversed(range(tabs.count())):
+        if tabs.tabText(index).lower().startswith("op"):
+            tabs.removeTab(index)
     assert panel.show_chart("ops") == "dtype"
     assert panel.highlighted_chart() == "dtypePlot"
-
-    class OpsView(QLabel):
-        def show_result(self, result):
-            pass
-
-        def clear(self):
-            pass
-
-    ops = OpsView("ops")
-    ops.setObjectName("opsView")
-    window.add_view(ops, "Op trace")
-    assert panel.show_chart("ops") == "ops"
-    assert window.resultTabs.currentWidget() is ops
-    assert panel.highlighted_chart() == "opsView"
 
 
 def test_a_step_before_torch_is_loaded_says_so(qtbot):

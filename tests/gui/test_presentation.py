@@ -122,9 +122,11 @@ def test_projector_theme_is_black_on_white_larger_with_bold_charts(window, qtbot
 
 def test_every_menu_action_shows_its_shortcut_in_the_menu_and_tooltip(window):
     missing = audit_shortcuts(window)
-    names = {a.text().replace("&", "") for a in missing}
-    # The three per-chart exports are the only menu entries without a key of their own.
-    assert names == {"Latency chart…", "Dtype per layer chart…", "Agreement chart…"}
+    export_menu = window.findChild(QMenu, "exportMenu")
+    # The per-chart exports (one entry per chart) are the only menu entries without a key.
+    assert missing
+    assert {id(a) for a in missing} <= {id(a) for a in export_menu.actions()}
+    assert "Latency chart…" in {a.text().replace("&", "") for a in missing}
     checked = 0
     for menu in window.findChildren(QMenu):
         if menu.objectName() == "exportMenu":
