@@ -36,6 +36,7 @@ from autocast_explorer.gui import style
 from autocast_explorer.gui.controls import PROGRESS_STEPS, ControlsPanel, error_fields
 from autocast_explorer.gui.layer_table import LayerTable
 from autocast_explorer.gui.overview import OverviewTab
+from autocast_explorer.gui.sweeps import install_sweeps
 from autocast_explorer.gui.worker import TaskRunner, TaskState
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._set_loading_state()
         self._validate()
+        install_sweeps(self)  # issue 4: Sweeps, Placements and Hardware tabs
 
     # ---- construction ---------------------------------------------------------------------
     def _build_ui(self) -> None:
