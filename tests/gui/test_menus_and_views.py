@@ -149,7 +149,8 @@ def test_menu_helper_creates_menus_before_help(window):
     assert window.menu("Tools") is tools
     assert window.menu("File") is window.menu("&File")
     titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
-    assert titles == ["File", "Tools", "Help"]
+    # Installed features (sweeps …) may add menus of their own; a new one goes just before Help.
+    assert titles[0] == "File" and titles[-2:] == ["Tools", "Help"]
 
 
 def test_layer_editor_adds_and_removes_hidden_layers(qtbot):
