@@ -51,14 +51,18 @@ def decade_ticks(low: float, high: float, max_ticks: int = 8) -> list[Tick]:
 
 
 def value_ticks(values: Sequence[float], max_ticks: int = 12) -> list[Tick]:
-    """Ticks at the swept values themselves (every k-th one when there are many)."""
+    """Ticks at the swept values themselves; every k-th one, counted back from the largest
+    (always labelled), when there are more than `max_ticks`."""
     ordered = sorted({float(v) for v in values if v > 0})
-    if not ordered:
-        return []
     step = max(1, math.ceil(len(ordered) / max_ticks))
-    shown = ordered[::step]
-    if ordered[-1] not in shown:
-        shown.append(ordered[-1])
-        if len(shown) > 2 and step > 1:
-            shown.pop(-2)  # keep the last value labelled without two labels colliding
+    shown = ordered[::-1][::step][::-1]
     return [(math.log10(v), number(v)) for v in shown]
+
+
+def log_range(
+    values: Sequence[float], pad: float = 0.06, min_pad: float = 0.15
+) -> tuple[float, float]:
+    """The log10 view range that shows every value with a little room at both ends."""
+    lo, hi = math.log10(min(values)), math.log10(max(values))
+    margin = max((hi - lo) * pad, min_pad)
+    return lo - margin, hi + margin

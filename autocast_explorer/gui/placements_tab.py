@@ -96,7 +96,7 @@ class PlacementsTab(QWidget):
         intro.setObjectName("placementsIntro")
         intro.setWordWrap(True)
         intro.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
-        self.timeButton = QPushButton("Time placements")
+        self.timeButton = QPushButton("Time placements  (F7)")
         self.timeButton.setObjectName("placementsButton")
         font = self.timeButton.font()
         font.setBold(True)

@@ -102,6 +102,7 @@ class RooflineChart(pg.PlotWidget):
         for i, line in enumerate(self._peaks):
             if i < len(self._peak_data):
                 dtype_i, gflops = self._peak_data[i]
+                line.show()  # first: a hidden line's label ignores setFormat
                 line.setPos(math.log10(gflops))
                 line.setPen(
                     pg.mkPen(style.dtype_color(dtype_i), width=2, style=Qt.PenStyle.DashLine)
@@ -111,7 +112,7 @@ class RooflineChart(pg.PlotWidget):
                 # Peaks are often close: the lower peak's label goes under its line.
                 lower = gflops < max(g for _d, g in self._peak_data)
                 line.label.anchors = [(0, 0), (0, 0)] if lower else [(0, 1), (0, 1)]
-                line.show()
+                line.label.updatePosition()
             else:
                 line.hide()
         ys_all = ys + [g for _d, g in self._peak_data]
@@ -125,7 +126,9 @@ class RooflineChart(pg.PlotWidget):
             lo_y, hi_y = min(ys_all), max(ys_all)
             plot.setYRange(math.log10(lo_y) - 0.25, math.log10(hi_y) + 0.45, padding=0)
             plot.getAxis("left").setTicks([decade_ticks(lo_y, hi_y)])
-        self._hint.setText("" if xs else "No measured points yet: run or sweep")
+        self._hint.setText("" if xs else "No measured points yet: Run (F5) or Run sweep (F6)")
+        (x0, x1), (y0, y1) = plot.getViewBox().viewRange()
+        self._hint.setPos((x0 + x1) / 2, (y0 + y1) / 2)
         style.set_title(
             plot, "Roofline: achieved vs estimated peak", source or "dashed: estimated peaks"
         )

@@ -17,8 +17,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from autocast_explorer.core.crossover import BREAK_EVEN, find_crossings, format_value
+from autocast_explorer.core.sweep_spec import default_values
 from autocast_explorer.gui import style
-from autocast_explorer.gui.log_ticks import value_ticks
+from autocast_explorer.gui.log_ticks import log_range, value_ticks
 from autocast_explorer.gui.sweep_latency_chart import param_axis_label
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ FASTER = "#2166ac"
 SLOWER = "#b2182b"
 CROSSING = "#f2b705"
 _EMPTY = np.zeros(0)
+#: Labelled swept values on the x axis ("1024" and "2048" need room on a half-width chart).
+X_TICKS = 8
 
 
 def crossing_label(value: float, rising: bool) -> str:
@@ -108,10 +111,8 @@ class SpeedupChart(pg.PlotWidget):
         self._param = param
         plot = self.getPlotItem()
         plot.setLabel("bottom", f"{param_axis_label(param)} (log scale)")
-        plot.getAxis("bottom").setTicks([value_ticks(values)])
-        lo, hi = math.log10(min(values)), math.log10(max(values))
-        pad = max((hi - lo) * 0.06, 0.15)
-        self._x_range = (lo - pad, hi + pad)
+        plot.getAxis("bottom").setTicks([value_ticks(values, X_TICKS)])
+        self._x_range = log_range(values)
         plot.setXRange(*self._x_range, padding=0)
         self.show_series(param, [], [])
         self._hint.setText("measuring…")
@@ -195,8 +196,8 @@ class SpeedupChart(pg.PlotWidget):
     def clear(self) -> None:
         plot = self.getPlotItem()
         plot.setLabel("bottom", f"{param_axis_label(self._param)} (log scale)")
-        plot.getAxis("bottom").setTicks(None)
-        self._x_range = (0.0, 3.0)
+        plot.getAxis("bottom").setTicks([value_ticks(default_values(self._param), X_TICKS)])
+        self._x_range = log_range(default_values(self._param))
         plot.setXRange(*self._x_range, padding=0)
         self.show_series(self._param, [], [])
         self._hint.setText("Press Run sweep (F6)")

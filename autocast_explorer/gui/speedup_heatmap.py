@@ -270,11 +270,11 @@ class SpeedupHeatmap(pg.PlotWidget):
         self._limit = MIN_LIMIT_LOG2
         self._update_bar()
         plot = self.getPlotItem()
-        plot.getAxis("bottom").setTicks(None)
-        plot.getAxis("left").setTicks(None)
+        plot.getAxis("bottom").setTicks([[]])  # no grid yet: no numbers that mean nothing
+        plot.getAxis("left").setTicks([[]])
         plot.setXRange(-0.5, 3.5, padding=0)
         plot.setYRange(-0.5, 2.5, padding=0)
-        self._hint.setText("Choose “batch × width grid” and Run sweep (F6)")
+        self._hint.setText("Run sweep (F6)")
         self._hint.setPos(1.5, 1.0)
         style.set_title(plot, "Speedup, batch × hidden width", "blue: faster · red: slower")
 

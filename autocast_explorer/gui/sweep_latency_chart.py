@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 
+from autocast_explorer.core.sweep_spec import default_values
 from autocast_explorer.gui import style
-from autocast_explorer.gui.log_ticks import decade_ticks, value_ticks
+from autocast_explorer.gui.log_ticks import decade_ticks, log_range, value_ticks
 
 if TYPE_CHECKING:
     from autocast_explorer.core.sweep_result import SweepPoint
@@ -23,10 +24,12 @@ if TYPE_CHECKING:
 MODES = ("plain", "autocast")
 BAND_ALPHA = 70
 _EMPTY = np.zeros(0)
+#: Labelled swept values on the x axis ("1024" and "2048" need room on a half-width chart).
+X_TICKS = 8
 
 PARAM_AXIS = {
-    "batch": "batch (rows per forward)",
-    "width": "hidden width (every hidden layer)",
+    "batch": "batch size, rows per forward",
+    "width": "hidden width, units in every hidden layer",
 }
 
 
@@ -96,10 +99,9 @@ class SweepLatencyChart(pg.PlotWidget):
         self._style_modes(dtype)
         plot = self.getPlotItem()
         plot.setLabel("bottom", f"{param_axis_label(param)} (log scale)")
-        plot.getAxis("bottom").setTicks([value_ticks(values)])
-        lo, hi = math.log10(min(values)), math.log10(max(values))
-        pad = max((hi - lo) * 0.06, 0.15)
-        plot.setXRange(lo - pad, hi + pad, padding=0)
+        plot.getAxis("bottom").setTicks([value_ticks(values, X_TICKS)])
+        lo, hi = log_range(values)
+        plot.setXRange(lo, hi, padding=0)
         self._set_points([], [], [])
         self._hint.setText("measuring…")
         self._hint.setPos((lo + hi) / 2, 0)
@@ -132,7 +134,7 @@ class SweepLatencyChart(pg.PlotWidget):
             plot.setYRange(math.log10(lo) - pad, math.log10(hi) + pad, padding=0)
             self._hint.setText("")
         else:
-            plot.getAxis("left").setTicks(None)
+            plot.getAxis("left").setTicks([decade_ticks(0.01, 10)])
         self._set_title()
 
     def clear(self) -> None:
@@ -142,12 +144,13 @@ class SweepLatencyChart(pg.PlotWidget):
             for item in (self._lines[mode], self._low[mode], self._high[mode]):
                 item.setData(_EMPTY, _EMPTY)
         plot.setLabel("bottom", f"{param_axis_label(self._param)} (log scale)")
-        plot.getAxis("bottom").setTicks(None)
-        plot.getAxis("left").setTicks(None)
-        plot.setXRange(0, 3, padding=0)
+        plot.getAxis("bottom").setTicks([value_ticks(default_values(self._param), X_TICKS)])
+        plot.getAxis("left").setTicks([decade_ticks(0.01, 10)])
+        lo, hi = log_range(default_values(self._param))
+        plot.setXRange(lo, hi, padding=0)
         plot.setYRange(-2, 1, padding=0)
         self._hint.setText("Press Run sweep (F6)")
-        self._hint.setPos(1.5, -0.5)
+        self._hint.setPos((lo + hi) / 2, -0.5)
         self._subtitle = ""
         self._set_title()
 

@@ -134,20 +134,25 @@ class SweepsInstall(QObject):
             }[key]
             action.setEnabled(enabled)
 
+    def _started(self, started: bool, button: Any) -> None:
+        """A shortcut that cannot start says why in the status bar (the button's tooltip)."""
+        if not started:
+            self.window.statusBar().showMessage(f"Not started: {button.toolTip()}", 5000)
+
     @Slot()
     def _run_sweep(self) -> None:
         self.window.resultTabs.setCurrentWidget(self.sweeps)
-        self.sweeps.start_sweep()
+        self._started(self.sweeps.start_sweep(), self.sweeps.runSweepButton)
 
     @Slot()
     def _time_placements(self) -> None:
         self.window.resultTabs.setCurrentWidget(self.placements)
-        self.placements.start_placements()
+        self._started(self.placements.start_placements(), self.placements.timeButton)
 
     @Slot()
     def _probe(self) -> None:
         self.window.resultTabs.setCurrentWidget(self.hardware)
-        self.hardware.start_probe()
+        self._started(self.hardware.start_probe(), self.hardware.probeButton)
 
     # ---- files -------------------------------------------------------------------------------
     def charts(self) -> dict[str, pg.PlotWidget]:

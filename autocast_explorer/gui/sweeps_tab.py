@@ -85,6 +85,18 @@ def _values_preview(values: tuple[int, ...]) -> str:
     return f"{values[0]}, {values[1]}, {values[2]} … {values[-2]}, {values[-1]}"
 
 
+class TextLabel(QLabel):
+    """A label that takes no room while it has nothing to say."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("", parent)
+        self.hide()
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setVisible(bool(text))
+
+
 class SweepsTab(QWidget):
     """objectName `sweepsTab`. A result view (add_view) that runs and draws sweeps."""
 
@@ -143,14 +155,14 @@ class SweepsTab(QWidget):
         self.defaultsButton.setToolTip(
             "Reset the values to the defaults: batch 1:2048:12 (powers of two), width 64:4096:7."
         )
-        self.runSweepButton = QPushButton("Run sweep")
+        self.runSweepButton = QPushButton("Run sweep  (F6)")
         self.runSweepButton.setObjectName("runSweepButton")
         self.runSweepButton.setToolTip(RUN_SWEEP_TIP)
         self.runSweepButton.setDefault(False)
         font = self.runSweepButton.font()
         font.setBold(True)
         self.runSweepButton.setFont(font)
-        self.cancelSweepButton = QPushButton("Cancel")
+        self.cancelSweepButton = QPushButton("Cancel  (Esc)")
         self.cancelSweepButton.setObjectName("cancelSweepButton")
         self.cancelSweepButton.setToolTip(
             "Stop the sweep at the next timing block (Esc); measured points stay drawn."
@@ -184,15 +196,15 @@ class SweepsTab(QWidget):
         controls.addWidget(self.sweepError, 4, 0, 1, 7)
         controls.setColumnStretch(3, 1)
 
-        self.planLabel = QLabel("")
+        self.planLabel = TextLabel()
         self.planLabel.setObjectName("sweepPlanLabel")
         self.planLabel.setWordWrap(True)
         self.planLabel.setStyleSheet(f"color: {style.MUTED};")
         self.planLabel.setToolTip("What the sweep will measure; the rest comes from the left.")
-        self.statusLabel = QLabel("")
+        self.statusLabel = TextLabel()
         self.statusLabel.setObjectName("sweepStatusLabel")
         self.statusLabel.setToolTip("Progress of the sweep, with the time left (from core).")
-        self.crossoverLabel = QLabel("")
+        self.crossoverLabel = TextLabel()
         self.crossoverLabel.setObjectName("sweepCrossoverLabel")
         self.crossoverLabel.setWordWrap(True)
         font = self.crossoverLabel.font()
@@ -202,7 +214,7 @@ class SweepsTab(QWidget):
         self.crossoverLabel.setToolTip(
             "Where plain ÷ autocast crosses 1.0, interpolated on a log scale (core.crossover)."
         )
-        self.verdictLabel = QLabel("")
+        self.verdictLabel = TextLabel()
         self.verdictLabel.setObjectName("sweepVerdictLabel")
         self.verdictLabel.setWordWrap(True)
         self.verdictLabel.setToolTip("The hardware verdict: CPU flags and these measurements.")
