@@ -74,6 +74,8 @@ class PlacementsTab(QWidget):
     placementsFinished = Signal(object)
     placementsFailed = Signal(str)
     placementsCancelled = Signal()
+    #: A report was drawn or cleared (the export action follows).
+    shownChanged = Signal()
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -206,6 +208,7 @@ class PlacementsTab(QWidget):
 
         self.report = report
         self.chart.show_report(report)
+        self.shownChanged.emit()
         self.explanationLabel.setText(f"<b>Where the time goes:</b> {report.explanation}")
         f32 = report.float32.median_ms
         rows: list[list[tuple[str, Any]]] = [
@@ -281,6 +284,7 @@ class PlacementsTab(QWidget):
         self.table.setRowCount(0)
         self.explanationLabel.setText("")
         self.configLabel.setText("")
+        self.shownChanged.emit()
 
     # ---- read-back for tests -----------------------------------------------------------------
     def rows(self) -> list[tuple[str, ...]]:

@@ -56,7 +56,8 @@ class SweepsInstall(QObject):
         ):
             tabs.setTabToolTip(tabs.indexOf(widget), tip)
         self.sweeps.sweepFinished.connect(self.hardware.show_sweep)
-        self.sweeps.sweepFinished.connect(self._update_actions)
+        self.sweeps.shownChanged.connect(self._update_actions)
+        window.engineReady.connect(self._update_actions)
         self._create_actions()
         self._update_actions()
 
@@ -116,7 +117,7 @@ class SweepsInstall(QObject):
         self.exportMenu = export
         for client in (self.sweeps.client, self.placements.client, self.hardware.client):
             client.busyChanged.connect(self._update_actions)
-        self.placements.placementsFinished.connect(self._update_actions)
+        self.placements.shownChanged.connect(self._update_actions)
 
     @Slot()
     def _update_actions(self, *_args: object) -> None:

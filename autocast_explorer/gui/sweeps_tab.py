@@ -106,6 +106,8 @@ class SweepsTab(QWidget):
     sweepFinished = Signal(object)
     sweepFailed = Signal(str)
     sweepCancelled = Signal()
+    #: The sweep shown changed (a finished sweep drawn, or cleared): file actions follow.
+    shownChanged = Signal()
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -471,6 +473,8 @@ class SweepsTab(QWidget):
         if not self.client.start(functools.partial(sweep_task, config, spec)):
             return False
         self._running = (config, spec)
+        self.last_sweep = None  # the charts now show the new sweep; only it can be saved
+        self.shownChanged.emit()
         self._points = []
         self._row_pinned = False
         self._started_at = time.monotonic()
@@ -618,6 +622,7 @@ class SweepsTab(QWidget):
                 "batch", spec.values, result.config.dtype, self._row_subtitle(spec)
             )
         self._draw(spec, self._points, final=result)
+        self.shownChanged.emit()
         self.verdictLabel.setText(f"<b>Verdict:</b> {result.verdict.sentence}")
         self._set_warnings(result.warnings)
         self._show_param_widgets()
@@ -665,6 +670,7 @@ class SweepsTab(QWidget):
         for label in (self.crossoverLabel, self.verdictLabel, self.statusLabel):
             label.setText("")
         self._set_warnings(())
+        self.shownChanged.emit()
 
     # ---- files -------------------------------------------------------------------------------
     def charts(self) -> dict[str, Any]:

@@ -378,3 +378,15 @@ def test_time_guard_refuses_a_sweep_before_measuring(window, qtbot):
     tab.set_sweep("width", "16,64")  # another sweep: allowed again
     assert tab.input_errors() == {}
     assert tab.runSweepButton.isEnabled()
+
+
+def test_the_readme_sweep_example_passes(qtbot):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Sweeps, placements and the hardware verdict in the window") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    namespace["test_a_sweep_draws_each_point_as_it_arrives"](qtbot)
