@@ -12,6 +12,7 @@ the points measured so far stay drawn.
 from __future__ import annotations
 
 import functools
+import math
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,26 @@ def default_text(param: str) -> str:
     return f"{low}:{high}:{count}"
 
 
+#: Progress reaches the GUI at most this often: core reports every timing block (every few ms
+#: at small sizes), and each report repaints the progress bar while torch is being timed.
+PROGRESS_INTERVAL_S = 0.2
+
+
+class ThrottledProgress:
+    """Forwards core's progress to the GUI at most every `interval` seconds (worker thread)."""
+
+    def __init__(self, state: TaskState, interval: float = PROGRESS_INTERVAL_S) -> None:
+        self.state = state
+        self.interval = interval
+        self._last = -math.inf
+
+    def __call__(self, fraction: float, message: str) -> None:
+        now = time.monotonic()
+        if now - self._last >= self.interval or fraction >= 1.0:
+            self._last = now
+            self.state.set_progress(fraction, message)
+
+
 def sweep_task(config: ExperimentConfig, spec: SweepSpec, state: TaskState) -> SweepResult:
     """On the worker thread: core's sweep, each point streamed through `set_partial`."""
     from autocast_explorer.core.sweep import run_spec
@@ -73,7 +94,7 @@ def sweep_task(config: ExperimentConfig, spec: SweepSpec, state: TaskState) -> S
     return run_spec(
         config,
         spec,
-        progress=state.set_progress,
+        progress=ThrottledProgress(state),
         cancel=state.is_interruption_requested,
         on_point=state.set_partial,
     )

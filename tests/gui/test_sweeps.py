@@ -96,7 +96,11 @@ def test_sweep_streams_point_by_point_and_draws_cores_numbers(window, qtbot, tmp
     result = blocker.args[0]
     assert window.resultTabs.currentWidget() is tab
     assert drawn_after_each == [(1, 1), (2, 2), (3, 3)]  # one more point drawn per partial
-    assert any("point 2/3" in m and "left" in m for m in messages)  # core's progress with ETA
+    # core's progress, throttled to 5 Hz: the first and the last always arrive; every point's
+    # message carries core's estimate of the time left.
+    assert messages[0] == "checking memory and time guards for 3 points"
+    assert messages[-1] == "done"
+    assert all("left" in m for m in messages if m.startswith("point "))
     assert experiments == []  # a sweep is not the window's own experiment
     assert result.spec.values == (1, 4, 16) and result.config == TINY
 
@@ -390,3 +394,21 @@ def test_the_readme_sweep_example_passes(qtbot):
     namespace: dict[str, object] = {}
     exec(compile(code, "README.md", "exec"), namespace)
     namespace["test_a_sweep_draws_each_point_as_it_arrives"](qtbot)
+
+
+def test_progress_is_throttled_but_keeps_the_first_and_the_last():
+    from autocast_explorer.gui.sweeps_tab import ThrottledProgress
+
+    class State:
+        def __init__(self) -> None:
+            self.seen: list[tuple[float, str]] = []
+
+        def set_progress(self, fraction: float, message: str) -> None:
+            self.seen.append((fraction, message))
+
+    state = State()
+    progress = ThrottledProgress(state, interval=3600)
+    for i in range(100):
+        progress(i / 100, f"block {i}")
+    progress(1.0, "done")
+    assert state.seen == [(0.0, "block 0"), (1.0, "done")]
