@@ -49,11 +49,12 @@ screenshot: $(STAMP)
 		$(BIN)/python -m autocast_explorer.gui.screenshot docs/screenshot.png
 
 # The Sweeps, Placements and Hardware tabs after a real sweep (batch 1…1024, 0.1 s per point),
-# the placements of the default model and a small grid → docs/sweeps.png and friends.
+# the placements of the default model and a small grid → docs/sweeps.png and friends. One torch
+# thread: with two on a shared 2-core machine, any other program stalls whole points.
 .PHONY: screenshot-sweeps
 screenshot-sweeps: $(STAMP)
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
 	mkdir -p docs
 	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" \
-		$(BIN)/python -m autocast_explorer.gui.sweep_screenshot docs
+		$(BIN)/python -m autocast_explorer.gui.sweep_screenshot docs --threads 1

@@ -97,7 +97,6 @@ class PlacementsTab(QWidget):
         intro = QLabel(INTRO)
         intro.setObjectName("placementsIntro")
         intro.setWordWrap(True)
-        intro.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self.timeButton = QPushButton("Time placements  (F7)")
         self.timeButton.setObjectName("placementsButton")
         font = self.timeButton.font()
@@ -119,9 +118,6 @@ class PlacementsTab(QWidget):
         self.explanationLabel.setFont(font)
         self.explanationLabel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.explanationLabel.setToolTip("Where the time goes, in words (core.placements.explain).")
-        self.explanationLabel.setSizePolicy(
-            QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum
-        )
 
         self.chart = PlacementsChart()
         self.table = QTableWidget(0, len(COLUMNS))
@@ -140,6 +136,7 @@ class PlacementsTab(QWidget):
         )
         self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
+        self._fit_table()
         self.configLabel = QLabel("")
         self.configLabel.setObjectName("placementsConfigLabel")
         layout = QVBoxLayout(self)
@@ -282,6 +279,7 @@ class PlacementsTab(QWidget):
         self.report = None
         self.chart.clear()
         self.table.setRowCount(0)
+        self._fit_table()
         self.explanationLabel.setText("")
         self.configLabel.setText("")
         self.shownChanged.emit()

@@ -68,8 +68,6 @@ class SpeedupChart(pg.PlotWidget):
             pos=BREAK_EVEN,
             angle=0,
             pen=pg.mkPen(style.TEXT, width=1.5, style=Qt.PenStyle.DashLine),
-            label="1.0 = break-even",
-            labelOpts={"position": 0.9, "color": style.TEXT, "anchors": [(1, 1), (1, 1)]},
         )
         plot.addItem(self._break_even)
         self._curve = pg.PlotDataItem(
@@ -142,9 +140,7 @@ class SpeedupChart(pg.PlotWidget):
         low = max(low, 0.0)
         plot = self.getPlotItem()
         plot.setYRange(low, high, padding=0)
-        left = self._x_range[0] + (self._x_range[1] - self._x_range[0]) * 0.02
-        self._faster.setPos(left, high - (high - low) * 0.02)
-        self._slower.setPos(left, low + (high - low) * 0.02)
+        self._place_region_labels(list(x[finite]), shown, low, high)
         self._hint.setText("" if len(shown) else self._hint.toPlainText())
         self._hint.setPos(sum(self._x_range) / 2, (low + high) / 2)
         if crossings:
@@ -158,8 +154,28 @@ class SpeedupChart(pg.PlotWidget):
         style.set_title(
             plot,
             f"Speedup vs {'batch' if param == 'batch' else 'hidden width'}",
-            "above 1.0: autocast faster · ◆ crossover",
+            "dashed: 1.0, break-even · ◆ crossover",
         )
+
+    def _place_region_labels(
+        self, values: list[float], speedups: list[float], low: float, high: float
+    ) -> None:
+        """'▲ autocast faster' in a top corner, '▼ … slower' in a bottom one, where no point is."""
+        lo, hi = self._x_range
+        xs = [(math.log10(v) - lo) / (hi - lo) for v in values]
+        ys = [(s - low) / (high - low) for s in speedups]
+
+        def free(left: bool, top: bool) -> bool:
+            return not any(
+                (x < 0.42 if left else x > 0.58) and (y > 0.86 if top else y < 0.14)
+                for x, y in zip(xs, ys, strict=True)
+            )
+
+        for item, top in ((self._faster, True), (self._slower, False)):
+            left = free(True, top) or not free(False, top)
+            item.setAnchor((0 if left else 1, 0 if top else 1))
+            x = lo + (hi - lo) * (0.02 if left else 0.98)
+            item.setPos(x, high - (high - low) * 0.02 if top else low + (high - low) * 0.02)
 
     def _place_crossing_labels(self) -> None:
         plot = self.getPlotItem()

@@ -49,7 +49,8 @@ class SweepShooter(QObject):
 
     @Slot()
     def start(self) -> None:
-        self.window.set_config(ExperimentConfig(min_time=self.args.min_time))
+        threads = self.args.threads or None
+        self.window.set_config(ExperimentConfig(min_time=self.args.min_time, threads=threads))
         self.install.sweeps.set_sweep("batch", self.args.values)
         self.install._run_sweep()
 
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-time", type=float, default=0.1, help="seconds per point")
     parser.add_argument("--grid-batches", default="1,4,16,64,256,1024")
     parser.add_argument("--grid-widths", default="128,512,2048")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     parser.add_argument("--no-grid", dest="grid", action="store_false")
     args = parser.parse_args(argv)
     app = create_application(sys.argv[:1])

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -248,7 +247,6 @@ class SweepsTab(QWidget):
         self.warningsLabel.hide()
         for label in (self.planLabel, self.crossoverLabel, self.verdictLabel):
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
 
         self.latencyPlot = SweepLatencyChart()
         self.speedupPlot = SpeedupChart()
@@ -530,7 +528,7 @@ class SweepsTab(QWidget):
     def _row_subtitle(self, spec: SweepSpec) -> str:
         if not spec.is_grid:
             return ""
-        return f"hidden width {self.rowCombo.currentData()}"
+        return f"width {self.rowCombo.currentData()}"
 
     @Slot(float, str)
     def _on_progress(self, _fraction: float, message: str) -> None:
