@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QMenu
 
 from autocast_explorer.gui.hardware_tab import HardwareTab
 from autocast_explorer.gui.placements_tab import PlacementsTab
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from autocast_explorer.gui.main_window import MainWindow
 
 EXPORTS = (
-    ("sweep_latency", "Sweep &latency chart…"),
-    ("speedup", "&Speedup chart…"),
+    ("sweep_latency", "&Sweep latency chart…"),
+    ("speedup", "Sp&eedup chart…"),
     ("heatmap", "Speedup &heatmap (grid)…"),
     ("roofline", "&Roofline chart…"),
     ("placements", "&Placements chart…"),
@@ -65,10 +65,12 @@ class SweepsInstall(QObject):
     def _action(
         self, text: str, handler: Any, shortcut: str | None = None, tip: str = ""
     ) -> QAction:
+        """A window action; its tooltip ends with its key, as every menu entry's does."""
         action = QAction(text, self.window)
         action.setObjectName(text.replace("&", "").rstrip("…").strip().replace(" ", "_"))
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
+            tip = f"{tip.rstrip('.')} ({shortcut})." if tip else f"({shortcut})"
         if tip:
             action.setToolTip(tip)
             action.setStatusTip(tip)
@@ -77,44 +79,56 @@ class SweepsInstall(QObject):
 
     def _create_actions(self) -> None:
         menu = self.window.menu("&Sweeps")
+        menu.setToolTipsVisible(True)
         self.runSweepAction = self._action(
-            "&Run sweep", self._run_sweep, "F6", "Measure the sweep set in the Sweeps tab."
+            "&Run sweep", self._run_sweep, "F6", "Measure the sweep set in the Sweeps tab"
         )
         self.placementsAction = self._action(
-            "Time &placements", self._time_placements, "F7", "Per-call vs hoisted vs pre-cast."
+            "Time &placements",
+            self._time_placements,
+            "F7",
+            "Per-call vs hoisted vs pre-cast autocast for the current config",
         )
         self.probeAction = self._action(
-            "Ask &oneDNN which kernel runs", self._probe, None, "oneDNN's verbose log, captured."
+            "Ask &oneDNN which kernel runs",
+            self._probe,
+            "F8",
+            "oneDNN's verbose log of one forward per mode, for the current config",
         )
         for action in (self.runSweepAction, self.placementsAction, self.probeAction):
             menu.addAction(action)
 
         file_menu = self.window.menu("&File")
-        before = getattr(self.window, "quitAction", None)
         self.saveSweepJsonAction = self._action(
-            "Save s&weep as JSON…", self._save_json, None, "The last finished sweep (sweep/1)."
+            "Save s&weep as JSON…",
+            self._save_json,
+            "Ctrl+Alt+S",
+            "The last finished sweep (autocast-explorer/sweep/1)",
         )
         self.saveSweepCsvAction = self._action(
-            "Save sweep as CS&V…", self._save_csv, None, "One row per point of the last sweep."
+            "Save sweep as CS&V…",
+            self._save_csv,
+            "Ctrl+Alt+Shift+S",
+            "One row per point of the last finished sweep",
         )
-        export = file_menu.addMenu("Export s&weep chart as PNG/SVG")
-        export.setObjectName("sweepExportMenu")
+        # Next to the result's own Save entries, before the export menu and Quit.
+        export = self.window.findChild(QMenu, "exportMenu")
+        before = export.menuAction() if export is not None else None
+        for action in (self.saveSweepJsonAction, self.saveSweepCsvAction):
+            if before is not None:
+                file_menu.insertAction(before, action)
+            else:
+                file_menu.addAction(action)
+        if export is None:  # a window without the export menu: make one
+            export = file_menu.addMenu("&Export chart as PNG/SVG")
+            export.setObjectName("exportMenu")
+        export.addSeparator()
         self.exportActions: dict[str, QAction] = {}
         for key, title in EXPORTS:
             action = self._action(title, functools.partial(self._export, key))
             action.setObjectName(f"export_{key}")
             export.addAction(action)
             self.exportActions[key] = action
-        if before is not None:
-            file_menu.insertAction(before, self.saveSweepJsonAction)
-            file_menu.insertAction(before, self.saveSweepCsvAction)
-            file_menu.insertMenu(before, export)
-            file_menu.insertSeparator(before)
-        else:
-            file_menu.addAction(self.saveSweepJsonAction)
-            file_menu.addAction(self.saveSweepCsvAction)
-            file_menu.addMenu(export)
-        self.exportMenu = export
         for client in (self.sweeps.client, self.placements.client, self.hardware.client):
             client.busyChanged.connect(self._update_actions)
         self.placements.shownChanged.connect(self._update_actions)

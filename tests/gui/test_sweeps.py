@@ -26,6 +26,9 @@ from autocast_explorer.core.verdict import (
 from autocast_explorer.gui.speedup_heatmap import NEUTRAL, speedup_color
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
 
+CTRL = Qt.KeyboardModifier.ControlModifier
+ALT = Qt.KeyboardModifier.AltModifier
+
 
 def stats(ms: float) -> LatencyStats:
     return LatencyStats.from_times([ms * 0.98, ms, ms * 1.03], cold_ms=ms * 3, block_size=2)
@@ -137,6 +140,10 @@ def test_sweep_streams_point_by_point_and_draws_cores_numbers(window, qtbot, tmp
     assert all("(estimate)" in label for _g, label in roof["peaks"])
     assert result.roofline.peak_formula in hardware.formulaLabel.text()
 
+    json_path = tmp_path / "from-keys.json"
+    install.ask_save_path = lambda *_args: (str(json_path), "")
+    qtbot.keyClick(window, Qt.Key.Key_S, CTRL | ALT)  # File › Save sweep as JSON…
+    assert SweepResult.from_json(json_path.read_text()).points == result.points
     assert install.save_sweep_json(tmp_path / "sweep.json")
     saved = SweepResult.from_json((tmp_path / "sweep.json").read_text())
     assert [p.plain.median_ms for p in saved.points] == latency["plain"]["median"]
@@ -412,3 +419,23 @@ def test_progress_is_throttled_but_keeps_the_first_and_the_last():
         progress(i / 100, f"block {i}")
     progress(1.0, "done")
     assert state.seen == [(0.0, "block 0"), (1.0, "done")]
+
+
+def test_menu_entries_have_keys_and_chart_exports_sit_in_the_export_menu(window):
+    from PySide6.QtWidgets import QMenu
+
+    install = window.sweeps
+    export_menu = window.findChild(QMenu, "exportMenu")
+    assert set(install.exportActions.values()) <= set(export_menu.actions())
+    keyed = {
+        install.runSweepAction: "F6",
+        install.placementsAction: "F7",
+        install.probeAction: "F8",
+        install.saveSweepJsonAction: "Ctrl+Alt+S",
+        install.saveSweepCsvAction: "Ctrl+Alt+Shift+S",
+    }
+    for action, keys in keyed.items():
+        assert action.shortcut().toString() == keys
+        assert f"({keys})" in action.toolTip()
+    assert keyed.keys() <= set(window.menu("Sweeps").actions()) | set(window.menu("File").actions())
+    assert window.sweeps.sweeps.runSweepButton.text() == "Run sweep  (F6)"
