@@ -1,7 +1,7 @@
 """Wiring issue 4 into the window: Sweeps, Placements and Hardware tabs, menus, files.
 
 `install_sweeps(window)` is the one call MainWindow makes. It adds the three tabs with
-`add_view`, a Sweeps menu (Run sweep F6, Time placements F7, Ask oneDNN) and File entries to
+`add_view`, Run menu entries (Run sweep F6, Time placements F7, Ask oneDNN F8) and File entries to
 save the last sweep (core's to_json/to_csv, written atomically) and export its charts
 (pyqtgraph exporters, like the window's own charts). Everything runs on the window's shared
 runner, one task at a time, with its progress bar and Cancel (Esc).
@@ -78,8 +78,10 @@ class SweepsInstall(QObject):
         return action
 
     def _create_actions(self) -> None:
-        menu = self.window.menu("&Sweeps")
+        menu = self.window.menu("&Run")  # shared with whatever else runs things (F5 …)
         menu.setToolTipsVisible(True)
+        if menu.actions():
+            menu.addSeparator()
         self.runSweepAction = self._action(
             "&Run sweep", self._run_sweep, "F6", "Measure the sweep set in the Sweeps tab"
         )

@@ -95,7 +95,7 @@ def test_sweep_streams_point_by_point_and_draws_cores_numbers(window, qtbot, tmp
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=5000)
     with qtbot.waitSignal(tab.sweepFinished, timeout=RUN_TIMEOUT_MS) as blocker:
-        qtbot.keyClick(window, Qt.Key.Key_F6)  # the Sweeps menu's Run sweep
+        qtbot.keyClick(window, Qt.Key.Key_F6)  # Run › Run sweep
     result = blocker.args[0]
     assert window.resultTabs.currentWidget() is tab
     assert drawn_after_each == [(1, 1), (2, 2), (3, 3)]  # one more point drawn per partial
@@ -437,5 +437,5 @@ def test_menu_entries_have_keys_and_chart_exports_sit_in_the_export_menu(window)
     for action, keys in keyed.items():
         assert action.shortcut().toString() == keys
         assert f"({keys})" in action.toolTip()
-    assert keyed.keys() <= set(window.menu("Sweeps").actions()) | set(window.menu("File").actions())
+    assert keyed.keys() <= set(window.menu("Run").actions()) | set(window.menu("File").actions())
     assert window.sweeps.sweeps.runSweepButton.text() == "Run sweep  (F6)"
