@@ -44,7 +44,7 @@ XCB_LIBS := libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libx
 	fonts-dejavu-core
 XVFB_RUN := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96"
 
-.PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshots
+.PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshot-sweeps screenshots
 xvfb-deps:
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
@@ -65,4 +65,10 @@ screenshots-learn: $(STAMP) xvfb-deps
 			|| exit 1; \
 	done
 
-screenshots: screenshot screenshot-numerics screenshots-learn
+# Issue 4: the Sweeps, Placements and Hardware tabs after a real sweep (batch 1…1024, 0.1 s per
+# point), the placements of the default model and a small grid → docs/sweeps.png and friends.
+# One torch thread: with two on a shared 2-core machine, any other program stalls whole points.
+screenshot-sweeps: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m autocast_explorer.gui.sweep_screenshot docs --threads 1
+
+screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps

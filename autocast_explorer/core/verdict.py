@@ -8,6 +8,7 @@ slower at every size tried" or "avx512_bf16 present: autocast wins above batch 6
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -194,4 +195,31 @@ def hardware_verdict(
         measured=measured,
         sentence=sentence + ".",
         onednn=onednn,
+    )
+
+
+def flags_verdict(env: Environment, dtype: str) -> HardwareVerdict:
+    """Before anything is measured: what the flags say, and that only a measurement can tell.
+
+    The window shows this until a run or a sweep exists (flags alone mislead, see above).
+    """
+    verdict = hardware_verdict(env, dtype, "batch", [], [])
+    return dataclasses.replace(
+        verdict,
+        measured="nothing measured yet",
+        sentence=f"{verdict.hardware}: nothing measured yet; whether autocast pays depends on "
+        "the sizes, so measure a run or a sweep.",
+    )
+
+
+def single_run_verdict(env: Environment, dtype: str, batch: int, speedup: float) -> HardwareVerdict:
+    """One run, no sweep yet: the flags and the one speedup measured (one size only)."""
+    return hardware_verdict(
+        env,
+        dtype,
+        "batch",
+        [batch],
+        [speedup],
+        context="in a single run",
+        caveat="one size only; a sweep shows where the speedup crosses 1.0",
     )

@@ -37,6 +37,7 @@ from autocast_explorer.gui.controls import PROGRESS_STEPS, ControlsPanel, error_
 from autocast_explorer.gui.layer_table import LayerTable
 from autocast_explorer.gui.numerics_tabs import install_numerics
 from autocast_explorer.gui.overview import OverviewTab
+from autocast_explorer.gui.sweeps import install_sweeps
 from autocast_explorer.gui.worker import TaskRunner, TaskState
 
 if TYPE_CHECKING:
@@ -115,10 +116,12 @@ class MainWindow(QMainWindow):
         self._connect()
         self._set_loading_state()
         self._validate()
-        install_numerics(self)
+        install_numerics(self)  # issue 6: layer error, agreement, op trace, ops probe
+        install_sweeps(self)  # issue 4: Sweeps, Placements and Hardware tabs
 
         from autocast_explorer.gui.learn_and_present import install_learn_and_present
 
+        # Last: it audits every menu entry's shortcut and applies the presentation settings.
         install_learn_and_present(self)  # issue 5: lessons, presets, presenting, compare, reports
 
     # ---- construction ---------------------------------------------------------------------

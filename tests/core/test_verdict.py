@@ -176,3 +176,20 @@ def test_a_caveat_ends_the_sentence():
         "No native bfloat16 on this CPU: autocast ran 4–5× slower at every size tried"
         " — 2 of 2 points noisy."
     )
+
+
+def test_flags_only_and_single_run_verdicts():
+    from autocast_explorer.core.verdict import flags_verdict, single_run_verdict
+
+    env = env_with("avx512f", "avx512_bf16")
+    v = flags_verdict(env, "bfloat16")
+    assert v.sentence == (
+        "avx512_bf16 present: nothing measured yet; whether autocast pays depends on the "
+        "sizes, so measure a run or a sweep."
+    )
+    assert v.native is True and v.flags["avx512_bf16"] is True
+    one = single_run_verdict(env_with("avx2"), "bfloat16", 128, 0.5)
+    assert one.sentence == (
+        "No native bfloat16 on this CPU: in a single run, autocast ran 2× slower at batch "
+        "128 — one size only; a sweep shows where the speedup crosses 1.0."
+    )
