@@ -42,14 +42,17 @@ def torch_threads(threads: int | None) -> Iterator[int]:
 def forward_fns(
     model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype
 ) -> tuple[Callable[[], torch.Tensor], Callable[[], torch.Tensor]]:
-    """The two timed callables, each entering no_grad (and autocast) per call, as the tutorial."""
+    """The two timed callables; autocast is entered around each forward, as the tutorial does.
+
+    Call them under `torch.no_grad()`, entered once around the whole timed loop as in the
+    tutorial: entering it per call would add its ~1 µs to every sample.
+    """
 
     def plain() -> torch.Tensor:
-        with torch.no_grad():
-            return model(x)
+        return model(x)
 
     def auto() -> torch.Tensor:
-        with torch.no_grad(), autocast_context(dtype):
+        with autocast_context(dtype):
             return model(x)
 
     return plain, auto
@@ -66,7 +69,7 @@ def run_experiment(
     guards.check(config)
     reporter.check()
     warnings: list[str] = []
-    with torch_threads(config.threads) as threads:
+    with torch_threads(config.threads) as threads, torch.no_grad():
         reporter.report(0.02, "building model")
         model, x = build(config)
         low = low_precision_dtype(config)

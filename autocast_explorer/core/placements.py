@@ -207,7 +207,9 @@ def measure_placements(
     reporter.report(0.0, "checking memory and time guards")
     guards.check(config)
     low = low_precision_dtype(config)
-    with torch_threads(config.threads):
+    # no_grad around everything, as around the tutorial's timed loop; weights still require
+    # grad, which is what lets one autocast region cache their casts (hoisted).
+    with torch_threads(config.threads), torch.no_grad():
         reporter.report(0.02, "building the model and a pre-cast copy")
         model, x = build(config)
         with OpTracer() as conversion:
@@ -217,32 +219,30 @@ def measure_placements(
         reporter.check()
 
         def float32() -> torch.Tensor:
-            with torch.no_grad():
-                return model(x)
+            return model(x)
 
         def per_call() -> torch.Tensor:
-            with torch.no_grad(), autocast_context(low):
+            with autocast_context(low):
                 return model(x)
 
         def in_region() -> torch.Tensor:
             return model(x)
 
         def pre_cast() -> torch.Tensor:
-            with torch.no_grad():
-                return low_model(low_x)
+            return low_model(low_x)
 
         @contextlib.contextmanager
         def hoisted_region() -> Iterator[None]:
             # The first forward fills the cast cache outside the timer; the block's timed
             # forwards then run as forwards in the middle of a long hoisted loop do.
-            with torch.no_grad(), autocast_context(low):
+            with autocast_context(low):
                 model(x)
                 yield
 
         reporter.report(0.04, "counting casts per placement")
         per_call()  # first call outside the counter: lazy one-time work is not a cast
         per_call_log = count_casts(per_call)
-        with torch.no_grad(), autocast_context(low):
+        with autocast_context(low):
             hoisted_first = count_casts(in_region)
             hoisted_steady = count_casts(in_region)
         pre_cast_steady = count_casts(pre_cast)

@@ -182,7 +182,7 @@ def run_spec(
     points: list[SweepPoint] = []
     noisy: list[str] = []
     models = _Models()
-    with torch_threads(config.threads) as threads:
+    with torch_threads(config.threads) as threads, torch.no_grad():
         for k, plan in enumerate(planned):
             reporter.check()
             head = f"point {k + 1}/{len(planned)} · {plan.name}"
