@@ -21,7 +21,7 @@ from autocast_explorer.gui.optrace_view import OpTraceView
 if TYPE_CHECKING:
     from autocast_explorer.gui.main_window import MainWindow
 
-PROBE_SHORTCUT = "Ctrl+Shift+P"
+PROBE_SHORTCUT = "F9"  # Ctrl+Shift+P is "Save config as preset…"
 
 
 class _ProbeActions(QObject):
@@ -68,14 +68,15 @@ def install_numerics(window: MainWindow) -> None:
         index, "Live op-policy probe: what CPU autocast does to each common op, measured here."
     )
 
-    # A window-wide shortcut without a menu of its own (the Ops tab is where it is explained).
+    # In the Run menu beside the other measurements; the Ops tab is where it is explained.
     actions = _ProbeActions(window, window.opsPanel)
-    probe = QAction("Probe op policies", window)
+    probe = QAction("Probe op &policies", window)
     probe.setObjectName("probeAction")
     probe.setShortcut(QKeySequence(PROBE_SHORTCUT))
     probe.setToolTip("Run the op-policy probe on the Ops tab.")
     probe.triggered.connect(actions.probe)
     window.addAction(probe)
+    window.menu("&Run").addAction(probe)
     window.probeAction = probe
 
     export_menu = window.findChild(QMenu, "exportMenu")

@@ -76,7 +76,7 @@ COLUMNS = ("op", "policy", *(title for _case, title in CASE_COLUMNS))
 NOTE_BACKGROUND = "#fff3cd"
 NOTE_BORDER = "#e0a800"
 IDLE = (
-    "Press <b>Probe</b> (Ctrl+Shift+P) to run 30+ common ops under torch.autocast('cpu') with "
+    "Press <b>Probe</b> (F9) to run 30+ common ops under torch.autocast('cpu') with "
     "float32, low-precision and mixed inputs and classify each from the dtypes it returns, "
     "on this torch and this CPU."
 )
@@ -118,7 +118,7 @@ class OpsPanel(QWidget):
         self._probing = False
         self.last_probe: ProbeResult | None = None
 
-        self.probeButton = QPushButton("Probe ops  (Ctrl+Shift+P)")
+        self.probeButton = QPushButton("Probe ops  (F9)")
         self.probeButton.setObjectName("probeButton")
         self.probeButton.setMinimumHeight(30)
         self.probeButton.clicked.connect(self._on_probe_clicked)

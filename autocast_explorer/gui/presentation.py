@@ -379,8 +379,11 @@ class Presentation(QObject):
         self.cancelAction.setObjectName("Cancel_run")
         self.cancelAction.triggered.connect(w.cancel_experiment)
         self.cancelAction.setToolTip("Stop the run at the next timing block (Esc)")
-        run_menu.addAction(self.runAction)
-        run_menu.addAction(self.cancelAction)
+        # Run and Cancel head the Run menu, above what other tabs added (sweeps, probes).
+        first = run_menu.actions()[0] if run_menu.actions() else None
+        run_menu.insertActions(first, [self.runAction, self.cancelAction])
+        if first is not None:
+            run_menu.insertSeparator(first)
 
     # ---- state ----------------------------------------------------------------------------
     def state(self) -> PresentationState:

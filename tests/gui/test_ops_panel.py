@@ -85,7 +85,7 @@ def test_cancel_stops_a_probe(window, qtbot, monkeypatch):
     finished: list[object] = []
     panel.probeFinished.connect(finished.append)
     with qtbot.waitSignal(panel.probeCancelled, timeout=RUN_TIMEOUT_MS):
-        window.probeAction.trigger()  # Ctrl+Shift+P: shows the Ops tab, starts
+        window.probeAction.trigger()  # F9: shows the Ops tab, starts
         assert window.resultTabs.currentWidget() is panel
         assert window.cancelButton.isEnabled()
         qtbot.mouseClick(window.cancelButton, Qt.MouseButton.LeftButton)

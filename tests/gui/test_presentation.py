@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QPalette
+from PySide6.QtGui import QAction, QKeySequence, QPalette
 from PySide6.QtWidgets import QMenu, QScrollArea
 
 from autocast_explorer.gui.presentation import PROJECTOR_FACTOR, audit_shortcuts
@@ -152,3 +152,22 @@ def test_every_menu_action_shows_its_shortcut_in_the_menu_and_tooltip(window):
     }
     for name, keys in expected.items():
         assert getattr(window, name).shortcut() == QKeySequence(keys), name
+
+
+def test_no_two_actions_share_a_shortcut(window):
+    """An ambiguous shortcut triggers nothing in Qt, so every key must belong to one action."""
+    owners: dict[str, list[str]] = {}
+    for action in window.findChildren(QAction):
+        for keys in action.shortcuts():
+            text = keys.toString(QKeySequence.SequenceFormat.PortableText)
+            owners.setdefault(text, []).append(action.text().replace("&", ""))
+    shared = {keys: names for keys, names in owners.items() if len(set(names)) > 1}
+    assert shared == {}
+    assert {"F6", "F7", "F8", "F9", "Ctrl+Shift+P", "Ctrl+P", "Ctrl+S"} <= set(owners)
+
+
+def test_run_menu_starts_with_run_and_cancel(window):
+    texts = [a.text() for a in window.menu("&Run").actions()]
+    assert texts[:2] == ["&Run experiment\tF5", "&Cancel run\tEsc"]
+    assert window.menu("&Run").actions()[2].isSeparator()
+    assert "Probe op &policies" in texts
