@@ -12,6 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from autocast_explorer.gui import style
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.result import ExperimentResult
@@ -24,34 +25,25 @@ def _g(value: float) -> str:
     return f"{value:.3g}"
 
 
-class AgreementChart(pg.PlotWidget):
+class AgreementChart(StaticChart):
     """A result view: `show_result(result)` and `clear()`; objectName `agreementPlot`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        # PlotWidget copies PlotItem.clear onto the instance (it would remove every item);
-        # drop that copy so clear() is this view's own.
-        del self.clear
-        self.setObjectName("agreementPlot")
-        self.setToolTip(
-            "Do the two runs predict the same class (argmax) for each row, and are all logits "
-            "within allclose(atol, rtol)? The histogram counts |plain − autocast| over every logit."
+        super().__init__(
+            parent,
+            name="agreementPlot",
+            tooltip=(
+                "Do the two runs predict the same class (argmax) for each row, and are all logits "
+                "within allclose(atol, rtol)? The histogram counts |plain − autocast| over every "
+                "logit."
+            ),
+            minimum=(300, 220),
+            left="logits in bin",
+            bottom="|plain − autocast| per logit",
+            grid=(False, True),
+            grid_behind=True,
         )
-        self.setMinimumSize(300, 220)
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.showGrid(x=False, y=True, alpha=style.GRID_ALPHA)
-        # The left axis draws the grid; below the view box it runs behind the bars.
-        plot.getAxis("left").setZValue(-200)
-        plot.setLabel("left", "logits in bin")
-        plot.setLabel("bottom", "|plain − autocast| per logit")
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.chart_font())
-            axis.label.setFont(style.chart_font(10))
-            axis.enableAutoSIPrefix(False)
         self._bars = pg.BarGraphItem(
             x0=[],
             x1=[],

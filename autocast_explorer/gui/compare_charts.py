@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from autocast_explorer.gui import style
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.compare import Comparison
@@ -37,18 +38,8 @@ def run_tick(label: str) -> str:
     return label
 
 
-def _prepare(plot: pg.PlotItem, left: str) -> None:
-    plot.setMenuEnabled(False)
-    plot.hideButtons()
-    plot.setMouseEnabled(x=False, y=False)
-    plot.showGrid(x=False, y=True, alpha=style.GRID_ALPHA)
-    plot.getAxis("left").setZValue(-200)
-    plot.setLabel("left", left)
-    for name in ("left", "bottom"):
-        axis = plot.getAxis(name)
-        axis.setTickFont(style.chart_font())
-        axis.label.setFont(style.chart_font(10))
-        axis.enableAutoSIPrefix(False)
+def _prepare(plot: pg.PlotItem) -> None:
+    """Room for the three-line run ticks under the groups (StaticChart did the rest)."""
     plot.getAxis("bottom").setStyle(tickLength=0)
     plot.getAxis("bottom").setHeight(AXIS_HEIGHT)
 
@@ -62,21 +53,25 @@ def _ticks(plot: pg.PlotItem) -> list[str]:
     return [text for _pos, text in levels[0]] if levels else []
 
 
-class CompareLatencyChart(pg.PlotWidget):
+class CompareLatencyChart(StaticChart):
     """Median per forward of each run, plain and autocast side by side, p25–p75 whiskers."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        del self.clear  # PlotWidget copies PlotItem.clear onto the instance
-        self.setObjectName("compareLatencyPlot")
-        self.setToolTip(
-            "Each group is one saved run, labelled with its machine (CPU, torch, threads). "
-            "Bars: median per forward, plain (float32) and autocast; whiskers: 25th–75th "
-            "percentile of that run's timed blocks."
+        super().__init__(
+            parent,
+            name="compareLatencyPlot",
+            tooltip=(
+                "Each group is one saved run, labelled with its machine (CPU, torch, threads). "
+                "Bars: median per forward, plain (float32) and autocast; whiskers: 25th–75th "
+                "percentile of that run's timed blocks."
+            ),
+            minimum=(360, 260),
+            left="ms per forward",
+            grid=(False, True),
+            grid_behind=True,
         )
-        self.setMinimumSize(360, 260)
         plot = self.getPlotItem()
-        _prepare(plot, "ms per forward")
+        _prepare(plot)
         self._legend = plot.addLegend(offset=(-4, 4), labelTextSize="10pt")
         self._bars = pg.BarGraphItem(
             x=[], height=[], width=BAR_WIDTH, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
@@ -164,20 +159,24 @@ class CompareLatencyChart(pg.PlotWidget):
         }
 
 
-class CompareSpeedupChart(pg.PlotWidget):
+class CompareSpeedupChart(StaticChart):
     """Speedup (plain median ÷ autocast median) of each run, with the break-even line at 1."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        del self.clear
-        self.setObjectName("compareSpeedupPlot")
-        self.setToolTip(
-            "Speedup of each run: plain median ÷ autocast median. Above the dashed line at "
-            "1.0 autocast was faster on that machine; below it, slower."
+        super().__init__(
+            parent,
+            name="compareSpeedupPlot",
+            tooltip=(
+                "Speedup of each run: plain median ÷ autocast median. Above the dashed line at "
+                "1.0 autocast was faster on that machine; below it, slower."
+            ),
+            minimum=(300, 260),
+            left="speedup (plain ÷ autocast)",
+            grid=(False, True),
+            grid_behind=True,
         )
-        self.setMinimumSize(300, 260)
         plot = self.getPlotItem()
-        _prepare(plot, "speedup (plain ÷ autocast)")
+        _prepare(plot)
         self._bars = pg.BarGraphItem(
             x=[], height=[], width=0.5, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
         )

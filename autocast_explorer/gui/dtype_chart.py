@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Slot
 
 from autocast_explorer.gui import style
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.result import ExperimentResult
@@ -42,30 +43,25 @@ class Cell:
         return f"{self.layer} ({self.kind}), {self.mode}: {self.in_dtype} → {self.out_dtype}"
 
 
-class DtypeChart(pg.PlotWidget):
+class DtypeChart(StaticChart):
     """A result view: `show_result(result)` and `clear()`; objectName `dtypePlot`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        # PlotWidget copies PlotItem.clear onto the instance (it would remove every item);
-        # drop that copy so clear() is this view's own.
-        del self.clear
-        self.setObjectName("dtypePlot")
-        self._base_tooltip = (
+        base_tooltip = (
             "The dtype each layer produced, measured with forward hooks: top row without "
             "autocast, bottom row under torch.autocast('cpu'). Hover a cell for in → out."
         )
-        self.setToolTip(self._base_tooltip)
-        self.setMinimumSize(400, 170)
+        super().__init__(
+            parent,
+            name="dtypePlot",
+            tooltip=base_tooltip,
+            minimum=(400, 170),
+            label_pt=None,
+            tick_length=0,
+        )
+        self._base_tooltip = base_tooltip
         plot = self.getPlotItem()
         style.set_title(plot, "Dtype per layer · color: output dtype · text: in → out")
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        for name in ("left", "bottom"):
-            plot.getAxis(name).setTickFont(style.chart_font())
-            plot.getAxis(name).setStyle(tickLength=0)
-            plot.getAxis(name).enableAutoSIPrefix(False)
         self._legend = plot.addLegend(offset=(-4, 4), labelTextSize="10pt", colCount=4)
         self._legend_samples: dict[str, pg.BarGraphItem] = {}
         self._cells_item = pg.BarGraphItem(

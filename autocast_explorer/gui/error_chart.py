@@ -16,6 +16,7 @@ from PySide6.QtCore import QPointF, Qt, Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from autocast_explorer.gui import formats, style
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.numerics import LayerError
@@ -81,33 +82,26 @@ def _label(error: LayerError | None) -> str:
     return f"{error.sqnr_db:.1f} dB"
 
 
-class ErrorChart(pg.PlotWidget):
+class ErrorChart(StaticChart):
     """A result view: `show_result(result)` and `clear()`; objectName `errorPlot`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        # PlotWidget copies PlotItem.clear onto the instance; this view's clear() is its own.
-        del self.clear
-        self.setObjectName("errorPlot")
-        self._base_tooltip = (
+        base_tooltip = (
             "SQNR of each layer's autocast output against its float32 output (higher is "
             "closer to float32). Hover a bar for every error metric of that layer."
         )
-        self.setToolTip(self._base_tooltip)
-        self.setMinimumSize(360, 240)
+        super().__init__(
+            parent,
+            name="errorPlot",
+            tooltip=base_tooltip,
+            minimum=(360, 240),
+            left="SQNR (dB), higher = closer to float32",
+            bottom="layer · bar color: the layer's autocast output dtype",
+            grid=(False, True),
+            grid_behind=True,
+        )
+        self._base_tooltip = base_tooltip
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.showGrid(x=False, y=True, alpha=style.GRID_ALPHA)
-        plot.getAxis("left").setZValue(-200)
-        plot.setLabel("left", "SQNR (dB), higher = closer to float32")
-        plot.setLabel("bottom", "layer · bar color: the layer's autocast output dtype")
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.chart_font())
-            axis.label.setFont(style.chart_font(10))
-            axis.enableAutoSIPrefix(False)
         self._bars_item = pg.BarGraphItem(
             x=[], height=[], width=BAR_WIDTH, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
         )

@@ -14,6 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Slot
 
 from autocast_explorer.gui import style
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.flips import MarginBin
@@ -38,33 +39,28 @@ def bin_tooltip(b: MarginBin) -> str:
     )
 
 
-class FlipRateChart(pg.PlotWidget):
+class FlipRateChart(StaticChart):
     """A result view: `show_result(result)` and `clear()`; objectName `flipRatePlot`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        del self.clear  # PlotWidget's copy of PlotItem.clear would remove every item
-        self.setObjectName("flipRatePlot")
-        self._base_tooltip = (
+        base_tooltip = (
             "Rows sorted by their float32 margin (top-1 minus top-2 logit) and cut into bins "
             "of equal row count, smallest margins on the left; each bar is the share of that "
             "bin's rows whose predicted class changed under autocast. Hover a bar for its range."
         )
-        self.setToolTip(self._base_tooltip)
-        self.setMinimumSize(360, 240)
+        super().__init__(
+            parent,
+            name="flipRatePlot",
+            tooltip=base_tooltip,
+            minimum=(360, 240),
+            left="rows that flipped (%)",
+            bottom="float32 margin, top-1 − top-2 logit (tick: bin's largest)",
+            grid=(False, True),
+            grid_behind=True,
+            tick_pt=10,
+        )
+        self._base_tooltip = base_tooltip
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.showGrid(x=False, y=True, alpha=style.GRID_ALPHA)
-        plot.getAxis("left").setZValue(-200)
-        plot.setLabel("left", "rows that flipped (%)")
-        plot.setLabel("bottom", "float32 margin, top-1 − top-2 logit (tick: bin's largest)")
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.chart_font(10))
-            axis.label.setFont(style.chart_font(10))
-            axis.enableAutoSIPrefix(False)
         self._bars_item = pg.BarGraphItem(
             x=[], height=[], width=BAR_WIDTH, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
         )

@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from autocast_explorer.gui import style
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.result import ExperimentResult
@@ -31,35 +32,25 @@ def _ms(value: float) -> str:
     return f"{value:.3f} ms"
 
 
-class LatencyChart(pg.PlotWidget):
+class LatencyChart(StaticChart):
     """A result view: `show_result(result)` and `clear()`; objectName `latencyPlot`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        # PlotWidget copies PlotItem.clear onto the instance (it would remove every item);
-        # drop that copy so clear() is this view's own.
-        del self.clear
-        self.setObjectName("latencyPlot")
-        self.setToolTip(
-            "Time per forward pass. Bars: median; whiskers: 25th–75th percentile of the timed "
-            "blocks; ▼ the very first (cold) call, which includes one-time set-up (▲ at the top: "
-            "beyond the scale, value under the bar)."
+        super().__init__(
+            parent,
+            name="latencyPlot",
+            tooltip=(
+                "Time per forward pass. Bars: median; whiskers: 25th–75th percentile of the timed "
+                "blocks; ▼ the very first (cold) call, which includes one-time set-up (▲ at the "
+                "top: beyond the scale, value under the bar)."
+            ),
+            minimum=(300, 240),
+            left="ms per forward",
+            bottom="bar: median · whiskers: p25–p75 · ▼ cold call (▲ off scale)",
+            grid=(False, True),
+            grid_behind=True,
         )
-        self.setMinimumSize(300, 240)
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.showGrid(x=False, y=True, alpha=style.GRID_ALPHA)
-        # The left axis draws the grid; below the view box it runs behind the bars.
-        plot.getAxis("left").setZValue(-200)
-        plot.setLabel("left", "ms per forward")
-        plot.setLabel("bottom", "bar: median · whiskers: p25–p75 · ▼ cold call (▲ off scale)")
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.chart_font())
-            axis.label.setFont(style.chart_font(10))
-            axis.enableAutoSIPrefix(False)
         # Two-line tick labels (mode · dtype, cold call) plus the axis caption.
         plot.getAxis("bottom").setHeight(66)
         plot.setXRange(-0.55, 1.55, padding=0)

@@ -12,13 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QEventLoop, QIODevice, QTimer
-from PySide6.QtGui import QGuiApplication, QPixmap
+from PySide6.QtCore import QEventLoop, QTimer
 
 from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.files import write_atomic
 from autocast_explorer.gui.app import create_application
-from autocast_explorer.gui.screenshot import HEIGHT, SETTLE_MS, TIMEOUT_MS, WIDTH
+from autocast_explorer.gui.screenshot import HEIGHT, SETTLE_MS, TIMEOUT_MS, WIDTH, save_png
 
 CONFIG = ExperimentConfig(widths=(256, 256, 256, 100), batch=1024, min_time=0.3)
 #: (tab title, file name) for the result views.
@@ -55,18 +53,6 @@ def pause(ms: int) -> None:
     loop = QEventLoop()
     QTimer.singleShot(ms, loop.quit)
     loop.exec()
-
-
-def save_window(window, path: Path) -> None:
-    screen = window.screen() or QGuiApplication.primaryScreen()
-    pixmap: QPixmap = screen.grabWindow(window.winId()) if screen else QPixmap()
-    if pixmap.isNull() or pixmap.width() < WIDTH // 2:
-        pixmap = window.grab()
-    buffer = QBuffer()
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    pixmap.save(buffer, "PNG")
-    write_atomic(path, bytes(buffer.data().data()))
-    print(f"saved {path} ({pixmap.width()}×{pixmap.height()})", flush=True)
 
 
 def show_tab(window, title: str) -> None:
@@ -107,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         print(window.verdictLabel.text(), flush=True)
         for title, name in VIEWS:
             show_tab(window, title)
-            save_window(window, out / name)
+            save_png(window, out / name)
         show_tab(window, "Ops")
         if not window.opsPanel.start_probe():
             print("error: could not start the probe", file=sys.stderr)
@@ -117,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: the probe failed: {got}", file=sys.stderr)
             return 1
         pause(SETTLE_MS)
-        save_window(window, out / "ops.png")
+        save_png(window, out / "ops.png")
         return 0
     finally:
         window.close()

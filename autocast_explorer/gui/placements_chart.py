@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from autocast_explorer.gui import style
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.placements import PlacementReport
@@ -33,31 +34,24 @@ def _ms(value: float) -> str:
     return f"{value:.3f} ms" if value < 10 else f"{value:.1f} ms"
 
 
-class PlacementsChart(pg.PlotWidget):
+class PlacementsChart(StaticChart):
     """objectName `placementsPlot`; `show_report(report)`, `clear()`, `drawn()`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        del self.clear
-        self.setObjectName("placementsPlot")
-        self.setToolTip(
-            "Median time per forward for float32 and for each way of entering autocast "
-            "(whiskers: 25th–75th percentile), timed side by side. Under each bar: the casts "
-            "observed in one steady-state forward."
+        super().__init__(
+            parent,
+            name="placementsPlot",
+            tooltip=(
+                "Median time per forward for float32 and for each way of entering autocast "
+                "(whiskers: 25th–75th percentile), timed side by side. Under each bar: the casts "
+                "observed in one steady-state forward."
+            ),
+            minimum=(340, 260),
+            left="ms per forward",
+            grid=(False, True),
+            grid_behind=True,
         )
-        self.setMinimumSize(340, 260)
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.showGrid(x=False, y=True, alpha=style.GRID_ALPHA)
-        plot.getAxis("left").setZValue(-200)
-        plot.setLabel("left", "ms per forward")
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.chart_font())
-            axis.label.setFont(style.chart_font(10))
-            axis.enableAutoSIPrefix(False)
         plot.getAxis("bottom").setHeight(62)
         plot.setXRange(-0.6, 3.6, padding=0)
         self._bars = pg.BarGraphItem(

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 
 from autocast_explorer.gui import style
 from autocast_explorer.gui.log_ticks import decade_ticks
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.roofline import Roofline
@@ -29,32 +30,26 @@ def peak_label(dtype: str, gflops: float) -> str:
     return f"{dtype} peak ≈ {gflops:,.0f} GFLOP/s (estimate)"
 
 
-class RooflineChart(pg.PlotWidget):
+class RooflineChart(StaticChart):
     """objectName `rooflinePlot`; `show_roofline(roofline)`, `clear()`, `drawn()`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        del self.clear
-        self.setObjectName("rooflinePlot")
-        self.setToolTip(
-            "Each point is one mode at one measured size: x = FLOPs per byte moved (estimated), "
-            "y = GFLOP/s achieved. Dashed lines: estimated compute peaks. Points far below a "
-            "peak are limited by memory traffic or per-call overhead, not by arithmetic."
+        super().__init__(
+            parent,
+            name="rooflinePlot",
+            tooltip=(
+                "Each point is one mode at one measured size: x = FLOPs per byte moved "
+                "(estimated), y = GFLOP/s achieved. Dashed lines: estimated compute peaks. Points "
+                "far below a peak are limited by memory traffic or per-call overhead, not by "
+                "arithmetic."
+            ),
+            minimum=(320, 240),
+            left="achieved GFLOP/s (log scale)",
+            bottom="arithmetic intensity, FLOP/byte (log scale)",
+            grid=(True, True),
+            log=(True, True),
         )
-        self.setMinimumSize(320, 240)
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.setLogMode(x=True, y=True)
-        plot.showGrid(x=True, y=True, alpha=style.GRID_ALPHA)
-        plot.setLabel("bottom", "arithmetic intensity, FLOP/byte (log scale)")
-        plot.setLabel("left", "achieved GFLOP/s (log scale)")
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.chart_font())
-            axis.label.setFont(style.chart_font(10))
-            axis.enableAutoSIPrefix(False)
         self._legend = plot.addLegend(offset=(-8, -8), labelTextSize="10pt")
         self._points: dict[str, pg.PlotDataItem] = {}
         for mode, symbol in (("plain", "o"), ("autocast", "t1")):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QIODevice, QObject, QTimer, Slot
 from PySide6.QtGui import QGuiApplication, QPixmap
+from PySide6.QtWidgets import QWidget
 
 from autocast_explorer.core.files import write_atomic
 from autocast_explorer.gui.app import create_application
@@ -71,19 +72,24 @@ class Shooter(QObject):
 
     @Slot()
     def grab(self) -> None:
-        # From the display server when there is one (what a person would see), else render.
-        screen = self.window.screen() or QGuiApplication.primaryScreen()
-        pixmap: QPixmap = screen.grabWindow(self.window.winId()) if screen else QPixmap()
-        if pixmap.isNull() or pixmap.width() < WIDTH // 2:
-            pixmap = self.window.grab()
-        buffer = QBuffer()
-        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        pixmap.save(buffer, "PNG")
-        write_atomic(self.path, bytes(buffer.data().data()))
-        print(f"saved {self.path} ({pixmap.width()}×{pixmap.height()})", flush=True)
+        save_png(self.window, self.path)
         self.code = 0
         self.deadline.stop()
         self.window.close()
+
+
+def save_png(widget: QWidget, path: Path | str) -> None:
+    """Write what `widget` shows to `path` as PNG; every screenshot script saves through this."""
+    # From the display server when there is one (what a person would see), else render.
+    screen = widget.screen() or QGuiApplication.primaryScreen()
+    pixmap: QPixmap = screen.grabWindow(widget.winId()) if screen else QPixmap()
+    if pixmap.isNull() or pixmap.width() < WIDTH // 2:
+        pixmap = widget.grab()
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    pixmap.save(buffer, "PNG")
+    write_atomic(path, bytes(buffer.data().data()))
+    print(f"saved {path} ({pixmap.width()}×{pixmap.height()})", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

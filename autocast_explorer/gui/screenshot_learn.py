@@ -17,11 +17,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QEventLoop, QIODevice, QTimer
-from PySide6.QtGui import QGuiApplication, QPixmap
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEventLoop, QTimer
 
 from autocast_explorer.core.files import write_atomic
+from autocast_explorer.gui.screenshot import save_png
 
 WIDTH, HEIGHT = 1280, 800
 TIMEOUT_MS = 300_000
@@ -56,18 +55,6 @@ def settle(ms: int = SETTLE_MS) -> None:
     loop.exec()
 
 
-def save_picture(widget: QWidget, path: str) -> None:
-    screen = widget.screen() or QGuiApplication.primaryScreen()
-    pixmap: QPixmap = screen.grabWindow(widget.winId()) if screen else QPixmap()
-    if pixmap.isNull() or pixmap.width() < WIDTH // 2:
-        pixmap = widget.grab()
-    buffer = QBuffer()
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    pixmap.save(buffer, "PNG")
-    write_atomic(path, bytes(buffer.data().data()))
-    print(f"saved {path} ({pixmap.width()}×{pixmap.height()})", flush=True)
-
-
 def lessons_scene(window, path: str) -> None:
     window.presentation.set_theme("projector")
     window.presentation.set_controls_hidden(True)
@@ -79,7 +66,7 @@ def lessons_scene(window, path: str) -> None:
     (outcome,) = wait_for(panel.stepFinished)
     print(outcome.headline, flush=True)
     settle()
-    save_picture(window, path)
+    save_png(window, path)
 
 
 def compare_scene(window, path: str) -> None:
@@ -105,7 +92,7 @@ def compare_scene(window, path: str) -> None:
     if errors:
         raise RuntimeError("; ".join(map(str, errors)))
     settle()
-    save_picture(compare, path)
+    save_png(compare, path)
 
 
 def main(argv: list[str] | None = None) -> int:

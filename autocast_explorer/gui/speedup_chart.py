@@ -20,6 +20,7 @@ from autocast_explorer.core.crossover import BREAK_EVEN, find_crossings, format_
 from autocast_explorer.core.sweep_spec import default_values
 from autocast_explorer.gui import style
 from autocast_explorer.gui.log_ticks import log_range, value_ticks
+from autocast_explorer.gui.static_chart import StaticChart
 from autocast_explorer.gui.sweep_latency_chart import param_axis_label
 
 if TYPE_CHECKING:
@@ -39,31 +40,25 @@ def crossing_label(value: float, rising: bool) -> str:
     return f"≈ {format_value(value)} {'↑' if rising else '↓'}"
 
 
-class SpeedupChart(pg.PlotWidget):
+class SpeedupChart(StaticChart):
     """objectName `speedupPlot`; `begin`, `show_points`/`show_series`, `clear`, `drawn`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        del self.clear
-        self.setObjectName("speedupPlot")
-        self.setToolTip(
-            "Speedup = float32 median ÷ autocast median at each swept value. Above the dashed "
-            "line at 1.0 autocast was faster (blue points), below it slower (red). ◆ marks "
-            "where the curve crosses 1.0, interpolated on a log scale between measured points."
+        super().__init__(
+            parent,
+            name="speedupPlot",
+            tooltip=(
+                "Speedup = float32 median ÷ autocast median at each swept value. Above the dashed "
+                "line at 1.0 autocast was faster (blue points), below it slower (red). ◆ marks "
+                "where the curve crosses 1.0, interpolated on a log scale between measured "
+                "points."
+            ),
+            minimum=(320, 260),
+            left="speedup (float32 ÷ autocast), ×",
+            grid=(True, True),
+            log=(True, False),
         )
-        self.setMinimumSize(320, 260)
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.setLogMode(x=True, y=False)
-        plot.showGrid(x=True, y=True, alpha=style.GRID_ALPHA)
-        plot.setLabel("left", "speedup (float32 ÷ autocast), ×")
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.chart_font())
-            axis.label.setFont(style.chart_font(10))
-            axis.enableAutoSIPrefix(False)
         self._break_even = pg.InfiniteLine(
             pos=BREAK_EVEN,
             angle=0,

@@ -23,6 +23,7 @@ from autocast_explorer.core.crossover import crossovers, format_value
 from autocast_explorer.gui import style
 from autocast_explorer.gui.log_ticks import number
 from autocast_explorer.gui.speedup_chart import FASTER, SLOWER
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.sweep_result import SweepPoint
@@ -96,32 +97,26 @@ class HeatCell:
         )
 
 
-class SpeedupHeatmap(pg.PlotWidget):
+class SpeedupHeatmap(StaticChart):
     """objectName `speedupHeatmap`; `begin(batches, widths)`, `show_points`, `clear`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        del self.clear
-        self.setObjectName("speedupHeatmap")
-        self._base_tooltip = (
+        base_tooltip = (
             "Speedup (float32 ÷ autocast) for every batch × hidden width. Blue: autocast "
             "faster; white: even (1.0); red: autocast slower. ▼ marks where a row's speedup "
             "crosses 1.0. Hover a cell for its numbers."
         )
-        self.setToolTip(self._base_tooltip)
-        self.setMinimumSize(360, 260)
+        super().__init__(
+            parent,
+            name="speedupHeatmap",
+            tooltip=base_tooltip,
+            minimum=(360, 260),
+            left="hidden width",
+            bottom="batch (rows per forward)",
+            tick_length=0,
+        )
+        self._base_tooltip = base_tooltip
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.setLabel("bottom", "batch (rows per forward)")
-        plot.setLabel("left", "hidden width")
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.chart_font())
-            axis.label.setFont(style.chart_font(10))
-            axis.setStyle(tickLength=0)
-            axis.enableAutoSIPrefix(False)
         self._cells_item = pg.BarGraphItem(
             x0=[], y0=[], width=[], height=[], brushes=[], pen=pg.mkPen("w", width=2)
         )

@@ -17,6 +17,7 @@ import pyqtgraph as pg
 from autocast_explorer.core.sweep_spec import default_values
 from autocast_explorer.gui import style
 from autocast_explorer.gui.log_ticks import decade_ticks, log_range, value_ticks
+from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
     from autocast_explorer.core.sweep_result import SweepPoint
@@ -43,31 +44,24 @@ def _brush(color: str, alpha: int) -> Any:
     return pg.mkBrush(c)
 
 
-class SweepLatencyChart(pg.PlotWidget):
+class SweepLatencyChart(StaticChart):
     """objectName `sweepLatencyPlot`; `show_points(param, points, dtype)` and `clear()`."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        del self.clear  # PlotWidget copies PlotItem.clear onto the instance; use our own
-        self.setObjectName("sweepLatencyPlot")
-        self.setToolTip(
-            "Time per forward pass at each swept value, both axes logarithmic. Line: median of "
-            "the timed blocks; shaded band: 25th–75th percentile. Points appear as they are "
-            "measured."
+        super().__init__(
+            parent,
+            name="sweepLatencyPlot",
+            tooltip=(
+                "Time per forward pass at each swept value, both axes logarithmic. Line: median "
+                "of the timed blocks; shaded band: 25th–75th percentile. Points appear as they "
+                "are measured."
+            ),
+            minimum=(320, 260),
+            left="ms per forward (log scale)",
+            grid=(True, True),
+            log=(True, True),
         )
-        self.setMinimumSize(320, 260)
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.setLogMode(x=True, y=True)
-        plot.showGrid(x=True, y=True, alpha=style.GRID_ALPHA)
-        plot.setLabel("left", "ms per forward (log scale)")
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            axis.setTickFont(style.chart_font())
-            axis.label.setFont(style.chart_font(10))
-            axis.enableAutoSIPrefix(False)
         self._legend = plot.addLegend(offset=(8, 4), labelTextSize="10pt")
         self._lines: dict[str, pg.PlotDataItem] = {}
         self._low: dict[str, pg.PlotDataItem] = {}

@@ -12,13 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QIODevice, QObject, QTimer, Slot
-from PySide6.QtGui import QGuiApplication, QPixmap
+from PySide6.QtCore import QObject, QTimer, Slot
 
 from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.files import write_atomic
 from autocast_explorer.gui.app import create_application
-from autocast_explorer.gui.screenshot import HEIGHT, SETTLE_MS, WIDTH
+from autocast_explorer.gui.screenshot import HEIGHT, SETTLE_MS, WIDTH, save_png
 
 TIMEOUT_MS = 600_000
 
@@ -112,16 +110,7 @@ class SweepShooter(QObject):
         self.window.close()
 
     def grab(self, name: str) -> None:
-        screen = self.window.screen() or QGuiApplication.primaryScreen()
-        pixmap: QPixmap = screen.grabWindow(self.window.winId()) if screen else QPixmap()
-        if pixmap.isNull() or pixmap.width() < WIDTH // 2:
-            pixmap = self.window.grab()
-        buffer = QBuffer()
-        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        pixmap.save(buffer, "PNG")
-        path = self.dir / name
-        write_atomic(path, bytes(buffer.data().data()))
-        print(f"saved {path} ({pixmap.width()}×{pixmap.height()})", flush=True)
+        save_png(self.window, self.dir / name)
 
 
 def main(argv: list[str] | None = None) -> int:
