@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Slot
 
 from autocast_explorer.gui import style
 from autocast_explorer.gui.static_chart import StaticChart
@@ -58,8 +57,8 @@ class DtypeChart(StaticChart):
             minimum=(400, 170),
             label_pt=None,
             tick_length=0,
+            hover=True,
         )
-        self._base_tooltip = base_tooltip
         plot = self.getPlotItem()
         style.set_title(plot, "Dtype per layer · color: output dtype · text: in → out")
         self._legend = plot.addLegend(offset=(-4, 4), labelTextSize="10pt", colCount=4)
@@ -72,7 +71,6 @@ class DtypeChart(StaticChart):
         self._cells: list[Cell] = []
         self._layer_count = 0
         self._index: dict[str, int] = {}
-        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.clear()
 
     # ---- result view ---------------------------------------------------------------------
@@ -160,15 +158,9 @@ class DtypeChart(StaticChart):
                 return cell
         return None
 
-    @Slot(object)
-    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
-        view = self.getPlotItem().getViewBox()
-        if not view.sceneBoundingRect().contains(scene_pos):
-            self.setToolTip(self._base_tooltip)
-            return
-        point = view.mapSceneToView(scene_pos)
-        cell = self.cell_at(point.x(), point.y())
-        self.setToolTip(cell.tooltip if cell else self._base_tooltip)
+    def tooltip_at(self, x: float, y: float) -> str | None:
+        cell = self.cell_at(x, y)
+        return cell.tooltip if cell else None
 
     # ---- read-back for tests -------------------------------------------------------------
     def cells(self) -> list[Cell]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Slot
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from autocast_explorer.gui import formats, style
@@ -99,8 +99,8 @@ class ErrorChart(StaticChart):
             bottom="layer · bar color: the layer's autocast output dtype",
             grid=(False, True),
             grid_behind=True,
+            hover=True,
         )
-        self._base_tooltip = base_tooltip
         plot = self.getPlotItem()
         self._bars_item = pg.BarGraphItem(
             x=[], height=[], width=BAR_WIDTH, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
@@ -112,7 +112,6 @@ class ErrorChart(StaticChart):
         self._hint.setFont(style.chart_font())
         plot.addItem(self._hint)
         self._bars: list[ErrorBar] = []
-        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.clear()
 
     # ---- result view ---------------------------------------------------------------------
@@ -243,15 +242,9 @@ class ErrorChart(StaticChart):
             return None
         return bar
 
-    @Slot(object)
-    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
-        view = self.getPlotItem().getViewBox()
-        if not view.sceneBoundingRect().contains(scene_pos):
-            self.setToolTip(self._base_tooltip)
-            return
-        point = view.mapSceneToView(scene_pos)
-        bar = self.bar_at(point.x())
-        self.setToolTip(bar.tooltip if bar else self._base_tooltip)
+    def tooltip_at(self, x: float, y: float) -> str | None:
+        bar = self.bar_at(x)
+        return bar.tooltip if bar else None
 
     # ---- read-back for tests -------------------------------------------------------------
     def bars(self) -> list[ErrorBar]:

@@ -11,7 +11,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Slot
 
 from autocast_explorer.gui import style
 from autocast_explorer.gui.static_chart import StaticChart
@@ -58,8 +57,8 @@ class FlipRateChart(StaticChart):
             grid=(False, True),
             grid_behind=True,
             tick_pt=10,
+            hover=True,
         )
-        self._base_tooltip = base_tooltip
         plot = self.getPlotItem()
         self._bars_item = pg.BarGraphItem(
             x=[], height=[], width=BAR_WIDTH, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
@@ -71,7 +70,6 @@ class FlipRateChart(StaticChart):
         plot.addItem(self._hint)
         self._bins: list[MarginBin] = []
         self._title = ""
-        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.clear()
 
     # ---- result view ---------------------------------------------------------------------
@@ -135,14 +133,9 @@ class FlipRateChart(StaticChart):
             return None
         return self._bins[i]
 
-    @Slot(object)
-    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
-        view = self.getPlotItem().getViewBox()
-        if not view.sceneBoundingRect().contains(scene_pos):
-            self.setToolTip(self._base_tooltip)
-            return
-        b = self.bin_at(view.mapSceneToView(scene_pos).x())
-        self.setToolTip(bin_tooltip(b) if b else self._base_tooltip)
+    def tooltip_at(self, x: float, y: float) -> str | None:
+        b = self.bin_at(x)
+        return bin_tooltip(b) if b else None
 
     # ---- read-back for tests -------------------------------------------------------------
     def drawn(self) -> dict[str, Any]:

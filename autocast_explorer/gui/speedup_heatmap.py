@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Slot
 
 from autocast_explorer.core.crossover import crossovers, format_value
 from autocast_explorer.gui import style
@@ -114,8 +113,8 @@ class SpeedupHeatmap(StaticChart):
             left="hidden width",
             bottom="batch (rows per forward)",
             tick_length=0,
+            hover=True,
         )
-        self._base_tooltip = base_tooltip
         plot = self.getPlotItem()
         self._cells_item = pg.BarGraphItem(
             x0=[], y0=[], width=[], height=[], brushes=[], pen=pg.mkPen("w", width=2)
@@ -146,7 +145,6 @@ class SpeedupHeatmap(StaticChart):
         self._cells: list[HeatCell] = []
         self._marks_drawn: list[tuple[int, float, float]] = []
         self._limit = MIN_LIMIT_LOG2
-        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.clear()
 
     # ---- drawing ---------------------------------------------------------------------------
@@ -280,15 +278,9 @@ class SpeedupHeatmap(StaticChart):
             return None
         return self._cells[row * len(self._batches) + col] if self._cells else None
 
-    @Slot(object)
-    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
-        view = self.getPlotItem().getViewBox()
-        if not view.sceneBoundingRect().contains(scene_pos):
-            self.setToolTip(self._base_tooltip)
-            return
-        point = view.mapSceneToView(scene_pos)
-        cell = self.cell_at(point.x(), point.y())
-        self.setToolTip(cell.tooltip if cell else self._base_tooltip)
+    def tooltip_at(self, x: float, y: float) -> str | None:
+        cell = self.cell_at(x, y)
+        return cell.tooltip if cell else None
 
     # ---- read-back for tests ---------------------------------------------------------------
     def cells(self) -> list[HeatCell]:

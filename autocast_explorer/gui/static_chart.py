@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Slot
 
 from autocast_explorer.gui import style
 
@@ -22,7 +23,8 @@ class StaticChart(pg.PlotWidget):
     log: (x, y) log axes, None for linear. grid_behind: put the left axis, which draws the
     grid, below the view box so the grid runs behind the items. tick_pt: tick font size.
     label_pt: axis caption font size (None: left at pyqtgraph's default). tick_length: set on
-    both axes when given.
+    both axes when given. hover: the tooltip follows the mouse, from `tooltip_at(x, y)`
+    (data coordinates), falling back to `tooltip` off the items.
     """
 
     def __init__(
@@ -40,6 +42,7 @@ class StaticChart(pg.PlotWidget):
         tick_pt: int = style.CHART_FONT_PT,
         label_pt: int | None = 10,
         tick_length: int | None = None,
+        hover: bool = False,
     ) -> None:
         super().__init__(parent)
         # PlotWidget copies PlotItem.clear onto the instance (it would remove every item);
@@ -47,6 +50,7 @@ class StaticChart(pg.PlotWidget):
         del self.clear
         self.setObjectName(name)
         self.setToolTip(tooltip)
+        self._base_tooltip = tooltip
         self.setMinimumSize(*minimum)
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
@@ -71,3 +75,18 @@ class StaticChart(pg.PlotWidget):
             if tick_length is not None:
                 axis.setStyle(tickLength=tick_length)
             axis.enableAutoSIPrefix(False)
+        if hover:
+            self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+
+    def tooltip_at(self, x: float, y: float) -> str | None:
+        """The tooltip for the item under data point (x, y); None for the chart's own."""
+        return None
+
+    @Slot(object)
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        view = self.getPlotItem().getViewBox()
+        tip = None
+        if view.sceneBoundingRect().contains(scene_pos):
+            point = view.mapSceneToView(scene_pos)
+            tip = self.tooltip_at(point.x(), point.y())
+        self.setToolTip(tip or self._base_tooltip)

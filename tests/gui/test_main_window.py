@@ -105,6 +105,12 @@ def test_run_draws_the_results_own_numbers(window, qtbot):
         f"fc1 (Linear), autocast: {result.layers[0].autocast.in_dtype} → "
         f"{result.layers[0].autocast.out_dtype}"
     )
+    # Hovering that cell shows its tooltip on the widget; off the cells, the chart's own.
+    view = window.dtypePlot.getPlotItem().getViewBox()
+    window.dtypePlot._on_mouse_moved(view.mapViewToScene(QPointF(0, 0)))
+    assert window.dtypePlot.toolTip() == window.dtypePlot.cell_at(0, 0).tooltip
+    window.dtypePlot._on_mouse_moved(QPointF(-1e6, -1e6))
+    assert window.dtypePlot.toolTip().startswith("The dtype")
 
     a = result.agreement
     agreement = window.agreementPlot.drawn()
