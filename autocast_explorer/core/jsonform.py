@@ -6,22 +6,20 @@ few helpers the newer documents need (latency stats both ways, size/empty/syntax
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Any
 
 from autocast_explorer.core.result import (
-    MAX_RESULT_BYTES,
     JsonReader,
     ResultFormatError,
     latency_from_reader,
     latency_to_dict,
+    load_document,
 )
 
 Reader = JsonReader
 FormatError = ResultFormatError
 latency_from = latency_from_reader
-__all__ = ["FormatError", "Reader", "latency_from", "latency_to_dict"]
+__all__ = ["FormatError", "Reader", "latency_from", "latency_to_dict", "load_document"]
 
 
 def optional_number(reader: Reader, key: str) -> float | None:
@@ -45,23 +43,6 @@ def integer(reader: Reader, key: str, minimum: int | None = None) -> int:
 def nan_to_none(value: float) -> float | None:
     """JSON has no NaN: an undefined ratio is written as null."""
     return None if not math.isfinite(value) else value
-
-
-def load_document(text: str | bytes) -> Any:
-    """Parse JSON with the same size, emptiness and syntax checks as result files."""
-    if len(text) > MAX_RESULT_BYTES:
-        raise FormatError(f"file is larger than {MAX_RESULT_BYTES // 2**20} MB")
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise FormatError(f"not valid UTF-8 ({exc})") from None
-    if not text.strip():
-        raise FormatError("file is empty")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(f"not valid JSON ({exc})") from None
 
 
 def optional_bool(reader: Reader, key: str) -> bool | None:

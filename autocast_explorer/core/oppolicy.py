@@ -35,6 +35,7 @@ from autocast_explorer.core.hardware import Environment, environment
 from autocast_explorer.core.model import TORCH_DTYPES, dtype_name
 from autocast_explorer.core.optrace import OpTracer
 from autocast_explorer.core.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.result import ResultFormatError, load_document
 
 SCHEMA = "autocast-explorer/ops/1"
 POLICIES: tuple[str, ...] = ("lower", "fp32", "follows", "promote", "error", "other")
@@ -307,9 +308,9 @@ class ProbeResult:
     @classmethod
     def from_json(cls, text: str | bytes) -> ProbeResult:
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ProbeFormatError(f"not valid JSON ({exc})") from None
+            data = load_document(text)
+        except ResultFormatError as exc:
+            raise ProbeFormatError(str(exc)) from None
         return cls.from_dict(data)
 
 

@@ -205,15 +205,7 @@ class ExperimentResult:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ExperimentResult:
-        if len(text) > MAX_RESULT_BYTES:
-            raise ResultFormatError(f"file is larger than {MAX_RESULT_BYTES // 2**20} MB")
-        if not str(text).strip():
-            raise ResultFormatError("file is empty")
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ResultFormatError(f"not valid JSON ({exc})") from None
-        return cls.from_dict(data)
+        return cls.from_dict(load_document(text))
 
     # ---- CSV ----------------------------------------------------------------------------
     def csv_rows(self) -> list[dict[str, Any]]:
@@ -246,6 +238,26 @@ class ExperimentResult:
         writer.writeheader()
         writer.writerows(self.csv_rows())
         return buffer.getvalue()
+
+
+def load_document(text: str | bytes) -> Any:
+    """Parse a JSON document with the checks every file of ours gets: size, UTF-8, empty, syntax.
+
+    Shared by results, sweeps and probe files so they refuse a bad file in the same words.
+    """
+    if len(text) > MAX_RESULT_BYTES:
+        raise ResultFormatError(f"file is larger than {MAX_RESULT_BYTES // 2**20} MB")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ResultFormatError(f"not valid UTF-8 ({exc})") from None
+    if not text.strip():
+        raise ResultFormatError("file is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultFormatError(f"not valid JSON ({exc})") from None
 
 
 def latency_to_dict(stats: LatencyStats, flops: int | None = None) -> dict[str, Any]:

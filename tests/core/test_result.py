@@ -76,6 +76,8 @@ def test_csv_has_one_row_per_mode(result):
     ("text", "fragment"),
     [
         ("", "empty"),
+        (b"  \n", "empty"),
+        (b"\xff\xfe{", "not valid UTF-8"),
         ("{", "not valid JSON"),
         ("[1, 2]", "expected a JSON object"),
         ('{"schema": "something/else/1"}', "schema"),
