@@ -312,7 +312,7 @@ class MainWindow(QMainWindow):
             view.show_result(result)
         except Exception as exc:  # one broken view must not take the window down
             log.exception("result view %r failed", view)
-            self._show_banner(f"The view {view.objectName() or type(view).__name__} failed: {exc}")
+            self.show_banner(f"The view {view.objectName() or type(view).__name__} failed: {exc}")
 
     # ---- engine loading -------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
@@ -366,7 +366,7 @@ class MainWindow(QMainWindow):
         self.controls.progressBar.setValue(0)
         self.controls.progressLabel.setText("PyTorch could not be loaded.")
         self.verdictLabel.setText("PyTorch could not be loaded.")
-        self._show_banner(f"PyTorch could not be loaded, so nothing can be measured: {message}")
+        self.show_banner(f"PyTorch could not be loaded, so nothing can be measured: {message}")
         self._update_actions()
 
     # ---- validation -----------------------------------------------------------------------
@@ -492,7 +492,7 @@ class MainWindow(QMainWindow):
         self.controls.progressBar.setValue(0)
         self.controls.progressLabel.setText("Failed.")
         self.verdictLabel.setText(f"Run failed: {message}")
-        self._show_banner(f"Run failed: {message}")
+        self.show_banner(f"Run failed: {message}")
         self._validate()
         if own is not None:
             self.experimentFailed.emit(message)
@@ -508,7 +508,7 @@ class MainWindow(QMainWindow):
         if own is not None:
             self.experimentCancelled.emit()
 
-    def _show_banner(self, text: str) -> None:
+    def show_banner(self, text: str) -> None:
         self.messageBanner.setText(text)
         self.messageBanner.show()
 
@@ -530,13 +530,14 @@ class MainWindow(QMainWindow):
     def _ask_save_path(self, title: str, name: str, filters: str) -> tuple[str, str]:
         return QFileDialog.getSaveFileName(self, title, str(Path.cwd() / name), filters)
 
-    def _write(self, path: str, data: str | bytes, what: str) -> bool:
+    def write_file(self, path: str | Path, data: str | bytes, what: str) -> bool:
+        """Write atomically; the status bar says so, or the banner says why not (False)."""
         from autocast_explorer.core.files import write_atomic
 
         try:
             write_atomic(path, data)
         except OSError as exc:
-            self._show_banner(f"Could not save {what} to {path}: {exc.strerror or exc}")
+            self.show_banner(f"Could not save {what} to {path}: {exc.strerror or exc}")
             return False
         self.statusBar().showMessage(f"Saved {what} to {path}", 5000)
         return True
@@ -549,7 +550,7 @@ class MainWindow(QMainWindow):
             "Save result as JSON", "autocast-result.json", "JSON (*.json)"
         )
         if path:
-            self._write(path, self.last_result.to_json(), "the result")
+            self.write_file(path, self.last_result.to_json(), "the result")
 
     @Slot()
     def _save_csv(self) -> None:
@@ -557,7 +558,7 @@ class MainWindow(QMainWindow):
             return
         path, _ = self._ask_save_path("Save latency CSV", "autocast-latency.csv", "CSV (*.csv)")
         if path:
-            self._write(path, self.last_result.to_csv(), "the latency CSV")
+            self.write_file(path, self.last_result.to_csv(), "the latency CSV")
 
     def _export(self, plot: pg.PlotWidget, key: str, *_checked: object) -> None:
         from autocast_explorer.gui.export import FORMATS, chart_bytes
@@ -574,9 +575,9 @@ class MainWindow(QMainWindow):
         try:
             data = chart_bytes(plot, suffix)
         except (OSError, ValueError) as exc:
-            self._show_banner(f"Could not export the chart: {exc}")
+            self.show_banner(f"Could not export the chart: {exc}")
             return
-        self._write(path, data, "the chart")
+        self.write_file(path, data, "the chart")
 
     @Slot()
     def _open_result(self) -> None:
@@ -589,7 +590,7 @@ class MainWindow(QMainWindow):
         try:
             result = load_result_file(path)
         except ResultFileError as exc:
-            self._show_banner(f"Could not open {exc}")
+            self.show_banner(f"Could not open {exc}")
             return
         self.messageBanner.hide()
         self.show_result(result)

@@ -12,11 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QTimer
-
 from autocast_explorer.core.config import ExperimentConfig
 from autocast_explorer.gui.app import create_application
-from autocast_explorer.gui.screenshot import HEIGHT, SETTLE_MS, TIMEOUT_MS, WIDTH, save_png
+from autocast_explorer.gui.screenshot import HEIGHT, SETTLE_MS, WIDTH, pause, save_png, wait_for
 
 CONFIG = ExperimentConfig(widths=(256, 256, 256, 100), batch=1024, min_time=0.3)
 #: (tab title, file name) for the result views.
@@ -25,34 +23,6 @@ VIEWS = (
     ("Agreement", "agreement.png"),
     ("Op trace", "optrace.png"),
 )
-
-
-def wait_for(signals: list, timeout_ms: int = TIMEOUT_MS) -> list:
-    """Run the event loop until one of `signals` fires; returns its arguments ([] on timeout)."""
-    loop = QEventLoop()
-    got: list = []
-    timer = QTimer()
-    timer.setSingleShot(True)
-    timer.timeout.connect(loop.quit)
-
-    def done(*args: object) -> None:
-        got.append(args)
-        loop.quit()
-
-    for signal in signals:
-        signal.connect(done)
-    timer.start(timeout_ms)
-    loop.exec()
-    timer.stop()
-    for signal in signals:
-        signal.disconnect(done)
-    return got
-
-
-def pause(ms: int) -> None:
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
 
 
 def show_tab(window, title: str) -> None:
@@ -79,15 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     window.move(0, 0)
     window.show()
     try:
-        if not window.engine_ready() and not wait_for([window.engineReady]):
+        if not window.engine_ready() and not wait_for(window.engineReady):
             print("error: PyTorch did not load", file=sys.stderr)
             return 1
         window.set_config(CONFIG)
         if not window.start_experiment():
             print(f"error: could not start: {window.input_errors()}", file=sys.stderr)
             return 1
-        got = wait_for([window.experimentFinished, window.experimentFailed])
-        if not got or isinstance(got[0][0], str):
+        got = wait_for(window.experimentFinished, window.experimentFailed)
+        if not got or isinstance(got[0], str):
             print(f"error: the run failed: {got}", file=sys.stderr)
             return 1
         print(window.verdictLabel.text(), flush=True)
@@ -98,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         if not window.opsPanel.start_probe():
             print("error: could not start the probe", file=sys.stderr)
             return 1
-        got = wait_for([window.opsPanel.probeFinished, window.opsPanel.probeFailed])
-        if not got or isinstance(got[0][0], str):
+        got = wait_for(window.opsPanel.probeFinished, window.opsPanel.probeFailed)
+        if not got or isinstance(got[0], str):
             print(f"error: the probe failed: {got}", file=sys.stderr)
             return 1
         pause(SETTLE_MS)

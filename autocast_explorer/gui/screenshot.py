@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QIODevice, QObject, QTimer, Slot
+from PySide6.QtCore import QBuffer, QEventLoop, QIODevice, QObject, QTimer, Slot
 from PySide6.QtGui import QGuiApplication, QPixmap
 from PySide6.QtWidgets import QWidget
 
@@ -90,6 +90,35 @@ def save_png(widget: QWidget, path: Path | str) -> None:
     pixmap.save(buffer, "PNG")
     write_atomic(path, bytes(buffer.data().data()))
     print(f"saved {path} ({pixmap.width()}×{pixmap.height()})", flush=True)
+
+
+def wait_for(*signals, timeout_ms: int = TIMEOUT_MS) -> tuple | None:
+    """Run the event loop until one of `signals` fires; its arguments, None after `timeout_ms`."""
+    loop = QEventLoop()
+    got: list[tuple] = []
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(loop.quit)
+
+    def done(*args: object) -> None:
+        got.append(args)
+        loop.quit()
+
+    for signal in signals:
+        signal.connect(done)
+    timer.start(timeout_ms)
+    loop.exec()
+    timer.stop()
+    for signal in signals:
+        signal.disconnect(done)
+    return got[0] if got else None
+
+
+def pause(ms: int) -> None:
+    """Run the event loop for `ms` (time for the charts to repaint)."""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,42 +17,20 @@ import sys
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QTimer
-
 from autocast_explorer.core.files import write_atomic
-from autocast_explorer.gui.screenshot import save_png
+from autocast_explorer.gui import screenshot
+from autocast_explorer.gui.screenshot import HEIGHT, TIMEOUT_MS, WIDTH, pause, save_png
 
-WIDTH, HEIGHT = 1280, 800
-TIMEOUT_MS = 300_000
+#: Time for the window to repaint before a grab (a little longer than screenshot.py's).
 SETTLE_MS = 600
 
 
-def wait_for(signal, timeout_ms: int = TIMEOUT_MS) -> tuple:
-    """Run the event loop until `signal` fires (its arguments) or fail after `timeout_ms`."""
-    loop = QEventLoop()
-    got: list[tuple] = []
-
-    def on(*args: object) -> None:
-        got.append(args)
-        loop.quit()
-
-    signal.connect(on)
-    timer = QTimer()
-    timer.setSingleShot(True)
-    timer.timeout.connect(loop.quit)
-    timer.start(timeout_ms)
-    loop.exec()
-    timer.stop()
-    signal.disconnect(on)
-    if not got:
-        raise TimeoutError(f"no {signal} within {timeout_ms // 1000} s")
-    return got[0]
-
-
-def settle(ms: int = SETTLE_MS) -> None:
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
+def wait_for(signal) -> tuple:
+    """`signal`'s arguments once it fires; TimeoutError after screenshot.py's TIMEOUT_MS."""
+    got = screenshot.wait_for(signal)
+    if got is None:
+        raise TimeoutError(f"no {signal} within {TIMEOUT_MS // 1000} s")
+    return got
 
 
 def lessons_scene(window, path: str) -> None:
@@ -65,7 +43,7 @@ def lessons_scene(window, path: str) -> None:
         raise RuntimeError(panel.outcomeHeadline.text())
     (outcome,) = wait_for(panel.stepFinished)
     print(outcome.headline, flush=True)
-    settle()
+    pause(SETTLE_MS)
     save_png(window, path)
 
 
@@ -91,7 +69,7 @@ def compare_scene(window, path: str) -> None:
     errors = compare.add_files(files)
     if errors:
         raise RuntimeError("; ".join(map(str, errors)))
-    settle()
+    pause(SETTLE_MS)
     save_png(compare, path)
 
 

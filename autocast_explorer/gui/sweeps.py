@@ -183,28 +183,13 @@ class SweepsInstall(QObject):
         """The save dialog (tests replace this method to avoid a modal dialog)."""
         return QFileDialog.getSaveFileName(self.window, title, str(Path.cwd() / name), filters)
 
-    def _banner(self, text: str) -> None:
-        self.window.messageBanner.setText(text)
-        self.window.messageBanner.show()
-
-    def write(self, path: str | Path, data: str | bytes, what: str) -> bool:
-        from autocast_explorer.core.files import write_atomic
-
-        try:
-            write_atomic(path, data)
-        except OSError as exc:
-            self._banner(f"Could not save {what} to {path}: {exc.strerror or exc}")
-            return False
-        self.window.statusBar().showMessage(f"Saved {what} to {path}", 5000)
-        return True
-
     def save_sweep_json(self, path: str | Path) -> bool:
         sweep = self.sweeps.last_sweep
-        return sweep is not None and self.write(path, sweep.to_json(), "the sweep")
+        return sweep is not None and self.window.write_file(path, sweep.to_json(), "the sweep")
 
     def save_sweep_csv(self, path: str | Path) -> bool:
         sweep = self.sweeps.last_sweep
-        return sweep is not None and self.write(path, sweep.to_csv(), "the sweep CSV")
+        return sweep is not None and self.window.write_file(path, sweep.to_csv(), "the sweep CSV")
 
     def export_chart(self, key: str, path: str | Path) -> bool:
         from autocast_explorer.gui.export import chart_bytes
@@ -213,9 +198,9 @@ class SweepsInstall(QObject):
         try:
             data = chart_bytes(self.charts()[key], suffix)
         except (OSError, ValueError) as exc:
-            self._banner(f"Could not export the chart: {exc}")
+            self.window.show_banner(f"Could not export the chart: {exc}")
             return False
-        return self.write(path, data, "the chart")
+        return self.window.write_file(path, data, "the chart")
 
     @Slot()
     def _save_json(self) -> None:
