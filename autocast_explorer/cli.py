@@ -143,13 +143,18 @@ def write_output(path: str, text: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     from autocast_explorer.core.engine import run_experiment
+    from autocast_explorer.core.placements import (
+        format_placements,
+        from_result,
+        run_with_placements,
+    )
     from autocast_explorer.core.summary import format_summary
 
+    placements = getattr(args, "placements", False)
     progress = StderrProgress()
     try:
-        result = run_experiment(config, progress=progress)
-        if getattr(args, "placements", False):
-            result = _add_placements(config, result, progress)
+        run = run_with_placements if placements else run_experiment
+        result = run(config, progress=progress)
     finally:
         progress.close()
     if args.json:
@@ -158,9 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         write_output(args.csv, result.to_csv())
     if args.json != "-" and args.csv != "-":
         print(format_summary(result))
-        if getattr(args, "placements", False):
-            from autocast_explorer.core.placements import format_placements, from_result
-
+        if placements:
             print(f"\n{format_placements(from_result(result))}")
     if args.report:
         try:
@@ -311,16 +314,7 @@ def resources_dir() -> Path:
     return _resources_dir()
 
 
-# ---- issue 4: sweeps and placements -------------------------------------------------
-def _add_placements(
-    config: ExperimentConfig, result: ExperimentResult, progress: StderrProgress
-) -> ExperimentResult:
-    """`run --placements`: the placements measured after the run, kept in the result JSON."""
-    from autocast_explorer.core.placements import attach, measure_placements
-
-    return attach(result, measure_placements(config, progress=progress))
-
-
+# ---- issue 4: sweeps ------------------------------------------------------------------
 SWEEP_EPILOG = """\
 values: a comma list (1,8,64,512) or LOW:HIGH:COUNT, log-spaced (1:2048:12).
   Defaults: batch 1:2048:12 (powers of two), width 64:4096:7.
