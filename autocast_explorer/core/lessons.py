@@ -36,7 +36,6 @@ CHARTS: dict[str, str] = {
 
 #: Ops the probe calls directly, as in the tutorial's third snippet.
 PROBE_OPS: tuple[str, ...] = ("softmax", "log_softmax", "mean")
-_SAME_SPEED = 1.05
 
 
 @dataclass(frozen=True)
@@ -319,7 +318,7 @@ def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOut
 
 
 def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
-    from autocast_explorer.core.summary import hardware_clause
+    from autocast_explorer.core.summary import SAME_SPEED, hardware_clause
 
     speedup = result.speedup
     low = result.config.dtype
@@ -329,13 +328,13 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     if speedup != speedup:
         headline = "Autocast could not be timed in this run."
         verdict = ""
-    elif speedup >= _SAME_SPEED:
+    elif speedup >= SAME_SPEED:
         headline = f"Here autocast was {speedup:.2f}× faster than float32."
         verdict = (
             f"On this CPU the time saved by the {low} maths more than paid for the "
             "conversions, even for this small model."
         )
-    elif speedup <= 1 / _SAME_SPEED:
+    elif speedup <= 1 / SAME_SPEED:
         headline = f"Here autocast was {1 / speedup:.2f}× slower than float32."
         verdict = (
             f"Here the time saved by the {low} maths did not make up for converting the "
@@ -358,7 +357,7 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
         sentences.append(verdict)
     sentences.append(f"For the record, {hardware_clause(result)}.")
     sentences += [f"Note: {w}." for w in result.warnings]
-    matches = speedup == speedup and speedup <= 1 / _SAME_SPEED
+    matches = speedup == speedup and speedup <= 1 / SAME_SPEED
     return LessonOutcome("timing", headline, tuple(sentences), matches, "latency")
 
 
