@@ -91,10 +91,6 @@ class ExperimentConfig:
         """A copy with some fields changed (validated like any other config)."""
         return dataclasses.replace(self, **changes)
 
-    @property
-    def layer_count(self) -> int:
-        return len(self.widths) - 1
-
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: every field, widths as a list."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

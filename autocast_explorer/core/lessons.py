@@ -108,10 +108,6 @@ class Lesson:
     try_next: str = ""
     checker: CheckFn | None = field(default=None, repr=False, compare=False)
 
-    @property
-    def chart_title(self) -> str:
-        return CHARTS[self.chart]
-
     def check(self, result: ExperimentResult, probe: Probe | None = None) -> LessonOutcome:
         """Sentences about `result` (and `probe`, for lessons that use one)."""
         if self.checker is None:
