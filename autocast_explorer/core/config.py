@@ -168,6 +168,11 @@ def validate(config: ExperimentConfig) -> None:
         raise ConfigError("memory_budget_mb", f"must be a number > 0 (got {budget!r})")
 
 
+def parameter_count(widths: tuple[int, ...]) -> int:
+    """Weights and biases of the Linear layers."""
+    return sum(a * b + b for a, b in itertools.pairwise(widths))
+
+
 def flops_per_forward(widths: tuple[int, ...], batch: int) -> int:
     """Multiply-adds of the Linear layers counted as 2 FLOPs each (2·B·in·out per layer)."""
     return sum(2 * batch * a * b for a, b in itertools.pairwise(widths))

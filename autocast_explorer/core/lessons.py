@@ -12,13 +12,12 @@ Importing this module does not import torch (the window lists lessons while torc
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.config import ExperimentConfig, parameter_count
 
 if TYPE_CHECKING:
     from autocast_explorer.core.capture import LayerRecord
@@ -319,8 +318,7 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     speedup = result.speedup
     low = result.config.dtype
     p, q = result.plain, result.autocast
-    widths = result.config.widths
-    params = sum(a * b + b for a, b in itertools.pairwise(widths))
+    params = parameter_count(result.config.widths)
     if speedup != speedup:
         headline = "Autocast could not be timed in this run."
         verdict = ""
