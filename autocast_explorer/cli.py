@@ -289,9 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
         return handler(args)
-    except UsageError as exc:
-        return _fail(str(exc))
-    except ConfigError as exc:
+    except (UsageError, ConfigError) as exc:
         return _fail(str(exc))
     except (KeyboardInterrupt, Cancelled):
         sys.stderr.write("\ninterrupted\n")
