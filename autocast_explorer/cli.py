@@ -27,7 +27,7 @@ from autocast_explorer.core.config import (
 if TYPE_CHECKING:
     from autocast_explorer.core.report import Report
     from autocast_explorer.core.result import ExperimentResult
-    from autocast_explorer.core.sweep_result import SweepPoint
+    from autocast_explorer.core.sweep_result import SweepPoint, SweepResult
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -140,6 +140,14 @@ def write_output(path: str, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def write_outputs(args: argparse.Namespace, result: ExperimentResult | SweepResult) -> None:
+    """--json and --csv of `run` and `sweep`: the result's JSON and CSV where asked."""
+    if args.json:
+        write_output(args.json, result.to_json())
+    if args.csv:
+        write_output(args.csv, result.to_csv())
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     from autocast_explorer.core.engine import run_experiment
@@ -157,10 +165,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = run(config, progress=progress)
     finally:
         progress.close()
-    if args.json:
-        write_output(args.json, result.to_json())
-    if args.csv:
-        write_output(args.csv, result.to_csv())
+    write_outputs(args, result)
     if args.json != "-" and args.csv != "-":
         print(format_summary(result))
         if placements:
@@ -411,10 +416,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     finally:
         progress.close()
-    if args.json:
-        write_output(args.json, result.to_json())
-    if args.csv:
-        write_output(args.csv, result.to_csv())
+    write_outputs(args, result)
     if human:
         print(format_conclusion(result))
     return 0
