@@ -27,7 +27,7 @@ from autocast_explorer.core.config import (
 if TYPE_CHECKING:
     from autocast_explorer.core.report import Report
     from autocast_explorer.core.result import ExperimentResult
-    from autocast_explorer.core.sweep_result import SweepPoint
+    from autocast_explorer.core.sweep_result import SweepPoint, SweepResult
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -140,27 +140,35 @@ def write_output(path: str, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
-    from autocast_explorer.core.engine import run_experiment
-    from autocast_explorer.core.summary import format_summary
-
-    progress = StderrProgress()
-    try:
-        result = run_experiment(config, progress=progress)
-        if getattr(args, "placements", False):
-            result = _add_placements(config, result, progress)
-    finally:
-        progress.close()
+def write_outputs(args: argparse.Namespace, result: ExperimentResult | SweepResult) -> None:
+    """--json and --csv of `run` and `sweep`: the result's JSON and CSV where asked."""
     if args.json:
         write_output(args.json, result.to_json())
     if args.csv:
         write_output(args.csv, result.to_csv())
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    from autocast_explorer.core.engine import run_experiment
+    from autocast_explorer.core.placements import (
+        format_placements,
+        from_result,
+        run_with_placements,
+    )
+    from autocast_explorer.core.summary import format_summary
+
+    placements = getattr(args, "placements", False)
+    progress = StderrProgress()
+    try:
+        run = run_with_placements if placements else run_experiment
+        result = run(config, progress=progress)
+    finally:
+        progress.close()
+    write_outputs(args, result)
     if args.json != "-" and args.csv != "-":
         print(format_summary(result))
-        if getattr(args, "placements", False):
-            from autocast_explorer.core.placements import format_placements, from_result
-
+        if placements:
             print(f"\n{format_placements(from_result(result))}")
     if args.report:
         try:
@@ -286,9 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
         return handler(args)
-    except UsageError as exc:
-        return _fail(str(exc))
-    except ConfigError as exc:
+    except (UsageError, ConfigError) as exc:
         return _fail(str(exc))
     except (KeyboardInterrupt, Cancelled):
         sys.stderr.write("\ninterrupted\n")
@@ -311,16 +317,7 @@ def resources_dir() -> Path:
     return _resources_dir()
 
 
-# ---- issue 4: sweeps and placements -------------------------------------------------
-def _add_placements(
-    config: ExperimentConfig, result: ExperimentResult, progress: StderrProgress
-) -> ExperimentResult:
-    """`run --placements`: the placements measured after the run, kept in the result JSON."""
-    from autocast_explorer.core.placements import attach, measure_placements
-
-    return attach(result, measure_placements(config, progress=progress))
-
-
+# ---- issue 4: sweeps ------------------------------------------------------------------
 SWEEP_EPILOG = """\
 values: a comma list (1,8,64,512) or LOW:HIGH:COUNT, log-spaced (1:2048:12).
   Defaults: batch 1:2048:12 (powers of two), width 64:4096:7.
@@ -419,10 +416,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     finally:
         progress.close()
-    if args.json:
-        write_output(args.json, result.to_json())
-    if args.csv:
-        write_output(args.csv, result.to_csv())
+    write_outputs(args, result)
     if human:
         print(format_conclusion(result))
     return 0

@@ -91,10 +91,6 @@ class ExperimentConfig:
         """A copy with some fields changed (validated like any other config)."""
         return dataclasses.replace(self, **changes)
 
-    @property
-    def layer_count(self) -> int:
-        return len(self.widths) - 1
-
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: every field, widths as a list."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -170,6 +166,11 @@ def validate(config: ExperimentConfig) -> None:
     budget = config.memory_budget_mb
     if budget is not None and (not _is_number(budget) or budget <= 0):
         raise ConfigError("memory_budget_mb", f"must be a number > 0 (got {budget!r})")
+
+
+def parameter_count(widths: tuple[int, ...]) -> int:
+    """Weights and biases of the Linear layers."""
+    return sum(a * b + b for a, b in itertools.pairwise(widths))
 
 
 def flops_per_forward(widths: tuple[int, ...], batch: int) -> int:

@@ -11,9 +11,14 @@ import time
 
 import torch
 
-from autocast_explorer.core.config import ConfigError, ExperimentConfig, flops_per_forward
+from autocast_explorer.core.config import (
+    ConfigError,
+    ExperimentConfig,
+    flops_per_forward,
+    parameter_count,
+)
 from autocast_explorer.core.hardware import available_memory_bytes
-from autocast_explorer.core.model import TORCH_DTYPES, parameter_count
+from autocast_explorer.core.model import TORCH_DTYPES
 
 MAX_FORWARD_SECONDS = 10.0
 _CALIBRATION_SIZE = 256

@@ -12,13 +12,12 @@ Importing this module does not import torch (the window lists lessons while torc
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.config import ExperimentConfig, parameter_count
 
 if TYPE_CHECKING:
     from autocast_explorer.core.capture import LayerRecord
@@ -36,7 +35,6 @@ CHARTS: dict[str, str] = {
 
 #: Ops the probe calls directly, as in the tutorial's third snippet.
 PROBE_OPS: tuple[str, ...] = ("softmax", "log_softmax", "mean")
-_SAME_SPEED = 1.05
 
 
 @dataclass(frozen=True)
@@ -108,10 +106,6 @@ class Lesson:
     uses_probe: bool = False
     try_next: str = ""
     checker: CheckFn | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def chart_title(self) -> str:
-        return CHARTS[self.chart]
 
     def check(self, result: ExperimentResult, probe: Probe | None = None) -> LessonOutcome:
         """Sentences about `result` (and `probe`, for lessons that use one)."""
@@ -319,23 +313,22 @@ def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOut
 
 
 def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
-    from autocast_explorer.core.summary import hardware_clause
+    from autocast_explorer.core.summary import SAME_SPEED, hardware_clause
 
     speedup = result.speedup
     low = result.config.dtype
     p, q = result.plain, result.autocast
-    widths = result.config.widths
-    params = sum(a * b + b for a, b in itertools.pairwise(widths))
+    params = parameter_count(result.config.widths)
     if speedup != speedup:
         headline = "Autocast could not be timed in this run."
         verdict = ""
-    elif speedup >= _SAME_SPEED:
+    elif speedup >= SAME_SPEED:
         headline = f"Here autocast was {speedup:.2f}× faster than float32."
         verdict = (
             f"On this CPU the time saved by the {low} maths more than paid for the "
             "conversions, even for this small model."
         )
-    elif speedup <= 1 / _SAME_SPEED:
+    elif speedup <= 1 / SAME_SPEED:
         headline = f"Here autocast was {1 / speedup:.2f}× slower than float32."
         verdict = (
             f"Here the time saved by the {low} maths did not make up for converting the "
@@ -358,7 +351,7 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
         sentences.append(verdict)
     sentences.append(f"For the record, {hardware_clause(result)}.")
     sentences += [f"Note: {w}." for w in result.warnings]
-    matches = speedup == speedup and speedup <= 1 / _SAME_SPEED
+    matches = speedup == speedup and speedup <= 1 / SAME_SPEED
     return LessonOutcome("timing", headline, tuple(sentences), matches, "latency")
 
 

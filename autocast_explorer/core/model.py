@@ -5,7 +5,6 @@ Order matters for bit-identical results: seed, build the layers in order, eval()
 
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict
 
 import torch
@@ -80,7 +79,3 @@ def build(config: ExperimentConfig) -> tuple[torch.nn.Sequential, torch.Tensor]:
     """Model then input, in the tutorial's order."""
     model = build_model(config)
     return model, build_input(config)
-
-
-def parameter_count(widths: tuple[int, ...]) -> int:
-    return sum(a * b + b for a, b in itertools.pairwise(widths))

@@ -38,7 +38,6 @@ from autocast_explorer.core.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.result import ResultFormatError, load_document
 
 SCHEMA = "autocast-explorer/ops/1"
-POLICIES: tuple[str, ...] = ("lower", "fp32", "follows", "promote", "error", "other")
 #: Input cases in the order they are run; the mixed ones only for ops with ≥ 2 float inputs.
 CASES: tuple[str, ...] = ("float32", "low", "low_first", "float32_first")
 CASE_LABELS: dict[str, str] = {

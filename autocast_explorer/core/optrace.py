@@ -63,11 +63,6 @@ class OpRecord:
     bytes: int = 0
     bytes_read: int = 0
 
-    @property
-    def packet(self) -> str:
-        """'aten._to_copy.default' -> 'aten._to_copy' (the op without its overload)."""
-        return self.op.rsplit(".", 1)[0] if self.op.count(".") >= 2 else self.op
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "mode": self.mode,

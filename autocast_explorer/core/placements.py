@@ -38,13 +38,12 @@ from autocast_explorer.core.model import build, low_precision_dtype
 from autocast_explorer.core.optrace import OpTracer, count_casts
 from autocast_explorer.core.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.result import ExperimentResult
+from autocast_explorer.core.summary import SAME_SPEED
 from autocast_explorer.core.timing import LatencyStats, measure_alternating
 
 PLACEMENTS: tuple[str, ...] = ("per_call", "hoisted", "pre_cast")
 LABELS: dict[str, str] = {"per_call": "per-call", "hoisted": "hoisted", "pre_cast": "pre-cast"}
 EXTRAS_KEY = "placements"
-#: Ratios within this factor of 1 are called "about the same" in the explanation.
-SAME_SPEED = 1.05
 
 
 @dataclass(frozen=True)

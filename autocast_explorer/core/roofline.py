@@ -12,13 +12,13 @@ and activation read or written once, in the dtype the mode computes in.
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autocast_explorer.core.config import flops_per_forward, parameter_count
 from autocast_explorer.core.hardware import cpu_identity
 from autocast_explorer.core.jsonform import Reader, integer
 
@@ -287,14 +287,13 @@ def estimate_peak(
 
 
 # ---- work and traffic of one forward ----------------------------------------------------
-def linear_flops(widths: tuple[int, ...], batch: int) -> int:
-    """2·B·in·out summed over the Linear layers."""
-    return sum(2 * batch * a * b for a, b in itertools.pairwise(widths))
+#: 2·B·in·out summed over the Linear layers: the engine's count, under the roofline's name.
+linear_flops = flops_per_forward
 
 
 def bytes_moved(widths: tuple[int, ...], batch: int, dtype: str | None) -> int:
     """Estimated bytes one forward moves; `dtype` None means float32 (see BYTES_FORMULA)."""
-    params = sum(a * b + b for a, b in itertools.pairwise(widths))
+    params = parameter_count(widths)
     activations = batch * sum(widths)
     if dtype is None or dtype == "float32":
         return 4 * (params + activations)

@@ -9,6 +9,10 @@ from autocast_explorer.core.hardware import NATIVE_BF16_FLAGS, NATIVE_FP16_FLAGS
 from autocast_explorer.core.oppolicy import CASE_LABELS, ProbeResult
 from autocast_explorer.core.result import ExperimentResult
 
+#: Speedups within this factor of 1 are called "about the same speed" (summary, lessons,
+#: placements).
+SAME_SPEED = 1.05
+
 
 def hardware_clause(result: ExperimentResult) -> str:
     """Whether the CPU runs the autocast dtype natively, naming the flags that decide it."""
@@ -25,9 +29,9 @@ def verdict(result: ExperimentResult) -> str:
     speedup = result.speedup
     if speedup != speedup:  # NaN
         return "autocast could not be timed"
-    if speedup >= 1.05:
+    if speedup >= SAME_SPEED:
         pace = f"autocast was {speedup:.2f}× faster here"
-    elif speedup <= 1 / 1.05:
+    elif speedup <= 1 / SAME_SPEED:
         pace = f"autocast was {1 / speedup:.2f}× slower here"
     else:
         pace = f"autocast ran at about the same speed here ({speedup:.2f}×)"
