@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,7 +129,8 @@ class ExperimentResult:
         return data
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=True)
+        """Strict JSON: a value that is not finite (float16 overflow → NaN) is written null."""
+        return json.dumps(finite_or_null(self.to_dict()), indent=indent, allow_nan=False)
 
     @classmethod
     def from_dict(cls, data: Any) -> ExperimentResult:
@@ -180,12 +182,12 @@ class ExperimentResult:
                 rows=int(agreement.number("rows")),
                 agree=int(agreement.number("agree")),
                 fraction=agreement.number("fraction"),
-                max_abs_diff=agreement.number("max_abs_diff"),
-                mean_abs_diff=agreement.number("mean_abs_diff"),
+                max_abs_diff=agreement.number("max_abs_diff", nullable=True),
+                mean_abs_diff=agreement.number("mean_abs_diff", nullable=True),
                 allclose=agreement.boolean("allclose"),
                 atol=agreement.number("atol"),
                 rtol=agreement.number("rtol", default=1e-5),
-                cosine=agreement.number("cosine"),
+                cosine=agreement.number("cosine", nullable=True),
                 histogram=Histogram(
                     edges=tuple(hist.numbers("edges")),
                     counts=tuple(int(c) for c in hist.numbers("counts")),
@@ -238,6 +240,17 @@ class ExperimentResult:
         writer.writeheader()
         writer.writerows(self.csv_rows())
         return buffer.getvalue()
+
+
+def finite_or_null(value: Any) -> Any:
+    """The same structure with every NaN/±inf float replaced by None (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_or_null(v) for v in value]
+    return value
 
 
 def load_document(text: str | bytes) -> Any:
@@ -326,10 +339,13 @@ class JsonReader:
             raise ResultFormatError(f"{self._where(key)}: expected text")
         return value
 
-    def number(self, key: str, default: float | None = None) -> float:
+    def number(self, key: str, default: float | None = None, nullable: bool = False) -> float:
+        """A number; with `nullable`, null reads as NaN (what to_json writes for NaN)."""
         if default is not None and key not in self.data:
             return default
         value = self._get(key)
+        if nullable and value is None:
+            return math.nan
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ResultFormatError(f"{self._where(key)}: expected a number")
         return float(value)

@@ -104,3 +104,22 @@ def test_truncated_and_wrongly_typed_documents_name_the_field(result):
     data["config"]["batch"] = 0
     with pytest.raises(ResultFormatError, match="config: batch"):
         ExperimentResult.from_dict(data)
+
+
+def test_float16_overflow_writes_strict_json_and_reads_back():
+    """Inputs ×1e5 overflow float16 (max 65504): NaN logits; JSON has no NaN, so null."""
+    import math
+
+    overflow = run_experiment(
+        ExperimentConfig(
+            widths=(16, 8, 4), batch=16, dtype="float16", input_scale=1e5, min_time=0.02
+        )
+    )
+    assert math.isnan(overflow.agreement.max_abs_diff)
+    text = overflow.to_json()
+    data = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
+    assert data["agreement"]["max_abs_diff"] is None
+    assert data["agreement"]["cosine"] is None
+    again = ExperimentResult.from_json(text)
+    assert math.isnan(again.agreement.max_abs_diff)
+    assert again.agreement.agree == overflow.agreement.agree
