@@ -13,8 +13,13 @@ import sys
 from pathlib import Path
 
 from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.gui.app import create_application
-from autocast_explorer.gui.screenshot import HEIGHT, SETTLE_MS, WIDTH, pause, save_png, wait_for
+from autocast_explorer.gui.screenshot import (
+    SETTLE_MS,
+    first_start_window,
+    pause,
+    save_png,
+    wait_for,
+)
 
 CONFIG = ExperimentConfig(widths=(256, 256, 256, 100), batch=1024, min_time=0.3)
 #: (tab title, file name) for the result views.
@@ -41,15 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.directory)
     out.mkdir(parents=True, exist_ok=True)
-    app = create_application(sys.argv[:1])
-    from autocast_explorer.gui.main_window import MainWindow
-
-    window = MainWindow()
-    window.resize(WIDTH, HEIGHT)
-    window.move(0, 0)
+    app, window = first_start_window()
     window.show()
     try:
-        if not window.engine_ready() and not wait_for(window.engineReady):
+        if not window.engine_ready() and wait_for(window.engineReady) is None:
             print("error: PyTorch did not load", file=sys.stderr)
             return 1
         window.set_config(CONFIG)

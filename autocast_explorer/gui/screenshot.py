@@ -11,13 +11,17 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QBuffer, QEventLoop, QIODevice, QObject, QTimer, Slot
 from PySide6.QtGui import QGuiApplication, QPixmap
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from autocast_explorer.core.files import write_atomic
 from autocast_explorer.gui.app import create_application
+
+if TYPE_CHECKING:
+    from autocast_explorer.gui.main_window import MainWindow
 
 WIDTH, HEIGHT = 1280, 800
 #: Give up (exit 2) if loading torch and running the default experiment take longer.
@@ -93,7 +97,8 @@ def save_png(widget: QWidget, path: Path | str) -> None:
 
 
 def wait_for(*signals, timeout_ms: int = TIMEOUT_MS) -> tuple | None:
-    """Run the event loop until one of `signals` fires; its arguments, None after `timeout_ms`."""
+    """Run the event loop until one of `signals` fires; its arguments (a tuple, () for a signal
+    without any), or None after `timeout_ms`: compare with None, not truthiness."""
     loop = QEventLoop()
     got: list[tuple] = []
     timer = QTimer()
@@ -121,11 +126,12 @@ def pause(ms: int) -> None:
     loop.exec()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", nargs="?", default="docs/screenshot.png")
-    args = parser.parse_args(argv)
-    # The picture shows a first start: not this user's saved config, theme or layout.
+def first_start_window() -> tuple[QApplication, MainWindow]:
+    """The application and a WIDTH×HEIGHT window as on a first start.
+
+    Settings go to a temporary file, so a picture never shows (or changes) this user's saved
+    config, theme or layout.
+    """
     settings = Path(tempfile.mkdtemp(prefix="autocast-settings-")) / "settings.ini"
     os.environ["AUTOCAST_EXPLORER_SETTINGS"] = str(settings)
     app = create_application(sys.argv[:1])
@@ -134,6 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow()
     window.resize(WIDTH, HEIGHT)
     window.move(0, 0)
+    return app, window
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", default="docs/screenshot.png")
+    args = parser.parse_args(argv)
+    app, window = first_start_window()
     shooter = Shooter(window, args.path)
     window.show()
     app.exec()

@@ -19,7 +19,14 @@ from pathlib import Path
 
 from autocast_explorer.core.files import write_atomic
 from autocast_explorer.gui import screenshot
-from autocast_explorer.gui.screenshot import HEIGHT, TIMEOUT_MS, WIDTH, pause, save_png
+from autocast_explorer.gui.screenshot import (
+    HEIGHT,
+    TIMEOUT_MS,
+    WIDTH,
+    first_start_window,
+    pause,
+    save_png,
+)
 
 #: Time for the window to repaint before a grab (a little longer than screenshot.py's).
 SETTLE_MS = 600
@@ -78,16 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("scene", choices=("lessons", "compare"))
     parser.add_argument("path")
     args = parser.parse_args(argv)
-    settings = Path(tempfile.mkdtemp(prefix="autocast-settings-")) / "settings.ini"
-    os.environ["AUTOCAST_EXPLORER_SETTINGS"] = str(settings)
-    from autocast_explorer.gui.app import create_application
-
-    app = create_application(sys.argv[:1])
-    from autocast_explorer.gui.main_window import MainWindow
-
-    window = MainWindow()
-    window.resize(WIDTH, HEIGHT)
-    window.move(0, 0)
+    app, window = first_start_window()
     window.show()
     code = 0
     try:

@@ -15,8 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Slot
 
 from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.gui.app import create_application
-from autocast_explorer.gui.screenshot import HEIGHT, SETTLE_MS, WIDTH, save_png
+from autocast_explorer.gui.screenshot import SETTLE_MS, first_start_window, save_png
 
 TIMEOUT_MS = 600_000
 
@@ -123,12 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     parser.add_argument("--no-grid", dest="grid", action="store_false")
     args = parser.parse_args(argv)
-    app = create_application(sys.argv[:1])
-    from autocast_explorer.gui.main_window import MainWindow
-
-    window = MainWindow()
-    window.resize(WIDTH, HEIGHT)
-    window.move(0, 0)
+    app, window = first_start_window()
     shooter = SweepShooter(window, Path(args.directory), args)
     window.show()
     app.exec()
