@@ -135,13 +135,7 @@ class ExperimentResult:
     @classmethod
     def from_dict(cls, data: Any) -> ExperimentResult:
         r = JsonReader(data, "")
-        schema = r.text("schema")
-        if schema != SCHEMA:
-            raise ResultFormatError(f"schema: expected {SCHEMA!r}, got {schema!r}")
-        try:
-            config = ExperimentConfig.from_dict(r.obj("config").data)
-        except (ConfigError, TypeError) as exc:
-            raise ResultFormatError(f"config: {exc}") from None
+        config = read_header(r, SCHEMA)
         latency = r.obj("latency")
         agreement = r.obj("agreement")
         hist = agreement.obj("histogram")
@@ -240,6 +234,17 @@ class ExperimentResult:
         writer.writeheader()
         writer.writerows(self.csv_rows())
         return buffer.getvalue()
+
+
+def read_header(r: JsonReader, schema: str) -> ExperimentConfig:
+    """The start of every document of ours: check its schema tag, then read its config."""
+    found = r.text("schema")
+    if found != schema:
+        raise ResultFormatError(f"schema: expected {schema!r}, got {found!r}")
+    try:
+        return ExperimentConfig.from_dict(r.obj("config").data)
+    except (ConfigError, TypeError) as exc:
+        raise ResultFormatError(f"config: {exc}") from None
 
 
 def finite_or_null(value: Any) -> Any:

@@ -40,6 +40,7 @@ from autocast_explorer.core.jsonform import (
     nan_to_none,
     optional_number,
 )
+from autocast_explorer.core.result import read_header
 from autocast_explorer.core.roofline import (
     PeakEstimate,
     Roofline,
@@ -272,13 +273,7 @@ class SweepResult:
     def from_dict(cls, data: Any) -> SweepResult:
         """Strict: raises ResultFormatError with the path of the first bad field."""
         r = Reader(data, "")
-        schema = r.text("schema")
-        if schema != SCHEMA:
-            raise FormatError(f"schema: expected {SCHEMA!r}, got {schema!r}")
-        try:
-            config = ExperimentConfig.from_dict(r.obj("config").data)
-        except (ConfigError, TypeError) as exc:
-            raise FormatError(f"config: {exc}") from None
+        config = read_header(r, SCHEMA)
         param = r.text("param")
         if param not in (*PARAMS, GRID):
             raise FormatError(f"param: expected one of batch, width, {GRID} (got {param!r})")
