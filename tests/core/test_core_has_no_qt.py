@@ -18,6 +18,6 @@ def test_importing_core_never_imports_qt():
 
 
 def test_config_module_does_not_import_torch():
-    code = "import sys, autocast_explorer.core.config; print('torch' in sys.modules)"
+    code = "import sys, autocast_explorer.core.experiment.config; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -6,10 +6,10 @@ import re
 import pytest
 import torch
 
-from autocast_explorer.core.capture import LayerDtypes
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.lessons import (
+from autocast_explorer.core.experiment.capture import LayerDtypes
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.learning.lessons import (
     CHARTS,
     EXERCISE,
     LESSONS,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autocast_explorer.core.roofline import (
+from autocast_explorer.core.sweeps.roofline import (
     arithmetic_intensity,
     build_roofline,
     bytes_moved,
