@@ -16,9 +16,15 @@ import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.agreement import compare_logits
-from autocast_explorer.core.experiment.capture import autocast_context, capture_forward, pair_layers
-from autocast_explorer.core.experiment.config import ExperimentConfig, flops_per_forward
-from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
+from autocast_explorer.core.experiment.capture import (
+    autocast_context,
+    error_text,
+    pair_layers,
+    record_forward,
+)
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.model import dtype_name, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
@@ -58,12 +64,30 @@ def forward_fns(
     return plain, auto
 
 
+def build(config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
+    """The config's model, then its input from the same RNG stream (the tutorial's order)."""
+    fam = family(config)
+    model = fam.build_model(config)
+    return model, fam.build_input(config)
+
+
+def fast_path_ran(config: ExperimentConfig, called: list[str]) -> bool | None:
+    """For the transformer: whether torch's fused encoder kernel ran (None for other models)."""
+    fam = family(config)
+    fused = getattr(fam, "fused", None)
+    return None if fused is None else bool(fused(called))
+
+
 def run_experiment(
     config: ExperimentConfig,
     progress: ProgressFn | None = None,
     cancel: CancelFn | None = None,
 ) -> ExperimentResult:
-    """Measure `config` plain vs autocast. Raises GuardError, Cancelled, or torch's errors."""
+    """Measure `config` plain vs autocast. Raises GuardError, Cancelled, or torch's errors.
+
+    An autocast forward that raises is not an error of the run: float32 is still measured and
+    the result carries `autocast_error` (the message) with no autocast latency or agreement.
+    """
     reporter = Reporter(progress, cancel)
     reporter.report(0.0, "checking memory and time guards")
     guards.check(config)
@@ -77,30 +101,62 @@ def run_experiment(
         reporter.check()
 
         reporter.report(0.04, "first (cold) calls")
-        cold = [cold_call_ms(plain_fn), cold_call_ms(auto_fn)]
+        cold_plain = cold_call_ms(plain_fn)
+        autocast_error = ""
+        try:
+            cold_auto = cold_call_ms(auto_fn)
+        except Exception as exc:
+            autocast_error = error_text(exc)
         reporter.check()
 
         reporter.report(0.06, "capturing dtypes and error per layer")
-        plain_logits, plain_layers = capture_forward(model, x, None, keep_outputs=True)
-        auto_logits, auto_layers = capture_forward(model, x, low, keep_outputs=True)
-        agreement = compare_logits(plain_logits, auto_logits, config.atol, config.rtol, config.topk)
-        layers = tuple(pair_layers(plain_layers, auto_layers))
-        del plain_layers, auto_layers  # the kept outputs are no longer needed
+        plain = record_forward(model, x, None, keep_outputs=True)
+        if plain.error or plain.logits is None:
+            raise RuntimeError(f"the float32 forward failed: {plain.error}")
+        auto = record_forward(model, x, low, keep_outputs=True)
+        autocast_error = autocast_error or auto.error
+        agreement = None
+        if not autocast_error and auto.logits is not None:
+            agreement = compare_logits(
+                plain.logits, auto.logits, config.atol, config.rtol, config.topk
+            )
+        layers = tuple(pair_layers(plain.layers, auto.layers))
+        fast_path = None
+        ran_plain = fast_path_ran(config, [c.name for c in plain.layers])
+        if ran_plain is not None:
+            fast_path = {"plain": ran_plain}
+            if not autocast_error:
+                fast_path["autocast"] = bool(fast_path_ran(config, [c.name for c in auto.layers]))
+        plain_dtype = dtype_name(plain.logits.dtype)
+        auto_dtype = dtype_name(auto.logits.dtype) if auto.logits is not None else ""
+        del plain, auto  # the kept outputs are no longer needed
         reporter.check()
 
-        reporter.report(0.08, "tracing the aten ops of one forward per mode")
-        op_trace = trace_model(model, x, low)
-        reporter.check()
+        op_trace = None
+        if not autocast_error:
+            reporter.report(0.08, "tracing the aten ops of one forward per mode")
+            op_trace = trace_model(model, x, low)
+            reporter.check()
 
-        plain_stats, auto_stats = measure_alternating(
-            [plain_fn, auto_fn],
-            config.min_time,
-            reporter.span(0.1, 1.0),
-            cold_ms=cold,
-            labels=["float32", config.dtype],
-        )
+        if autocast_error:
+            (plain_stats,) = measure_alternating(
+                [plain_fn],
+                config.min_time,
+                reporter.span(0.1, 1.0),
+                cold_ms=[cold_plain],
+                labels=["float32"],
+            )
+            auto_stats = None
+        else:
+            plain_stats, auto_stats = measure_alternating(
+                [plain_fn, auto_fn],
+                config.min_time,
+                reporter.span(0.1, 1.0),
+                cold_ms=[cold_plain, cold_auto],
+                labels=["float32", config.dtype],
+            )
     for label, stats in (("float32", plain_stats), (config.dtype, auto_stats)):
-        if stats.noisy:
+        if stats is not None and stats.noisy:
             warnings.append(
                 f"{label} timings are noisy: IQR is {stats.iqr_ms / stats.median_ms:.0%} "
                 "of the median; close other programs or raise the measurement time"
@@ -111,12 +167,14 @@ def run_experiment(
         environment=environment(threads),
         plain=plain_stats,
         autocast=auto_stats,
-        output_dtype_plain=dtype_name(plain_logits.dtype),
-        output_dtype_autocast=dtype_name(auto_logits.dtype),
+        output_dtype_plain=plain_dtype,
+        output_dtype_autocast=auto_dtype,
         layers=layers,
         agreement=agreement,
-        flops=flops_per_forward(config.widths, config.batch),
+        flops=family(config).flops(config),
         warnings=tuple(warnings),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         op_trace=op_trace,
+        autocast_error=autocast_error,
+        fast_path=fast_path,
     )

@@ -11,12 +11,8 @@ import time
 
 import torch
 
-from autocast_explorer.core.experiment.config import (
-    ConfigError,
-    ExperimentConfig,
-    flops_per_forward,
-    parameter_count,
-)
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import TORCH_DTYPES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
 
@@ -29,10 +25,15 @@ class GuardError(ConfigError):
 
 
 def estimate_peak_bytes(config: ExperimentConfig) -> int:
-    """fp32 weights + one low-precision copy + input and every layer's output, in both modes."""
+    """fp32 weights + one low-precision copy + input and every layer's output, in both modes.
+
+    The family counts its parameters and activations (a CNN's feature maps, a transformer's
+    attention scores, a recurrent layer's gates at every step).
+    """
     low_bytes = TORCH_DTYPES[config.dtype].itemsize
-    params = parameter_count(config.widths)
-    activations = config.batch * sum(config.widths)
+    fam = family(config)
+    params = fam.parameter_count(config)
+    activations = fam.activation_elements(config)
     return params * (4 + low_bytes) + activations * (4 + low_bytes) * 2
 
 
@@ -64,7 +65,7 @@ def estimate_forward_seconds(config: ExperimentConfig) -> float:
     """FLOPs over the slower of the float32 and low-precision calibration rates."""
     threads = config.threads or torch.get_num_threads()
     rate = min(_calibrated_rate("float32", threads), _calibrated_rate(config.dtype, threads))
-    return flops_per_forward(config.widths, config.batch) / rate
+    return family(config).flops(config) / rate
 
 
 def memory_budget_bytes(config: ExperimentConfig) -> int:
@@ -82,7 +83,7 @@ def check_memory(config: ExperimentConfig) -> int:
         raise GuardError(
             "memory",
             f"this model needs about {peak / 2**20:,.0f} MB but the budget is "
-            f"{budget / 2**20:,.0f} MB; use smaller widths or batch",
+            f"{budget / 2**20:,.0f} MB; use a smaller model or batch",
         )
     return peak
 
@@ -94,7 +95,7 @@ def check_time(config: ExperimentConfig) -> float:
         raise GuardError(
             "time",
             f"one forward pass is estimated at {seconds:,.1f} s "
-            f"(limit {MAX_FORWARD_SECONDS:.0f} s); use smaller widths or batch, "
+            f"(limit {MAX_FORWARD_SECONDS:.0f} s); use a smaller model or batch, "
             "or allow slow runs (--allow-slow)",
         )
     return seconds
