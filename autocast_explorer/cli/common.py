@@ -16,10 +16,12 @@ from autocast_explorer.core.experiment.config import (
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
+    MODELS,
     ConfigError,
     ExperimentConfig,
     parse_widths,
 )
+from autocast_explorer.core.experiment.families import FAMILIES, family_fields
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -47,21 +49,48 @@ def _widths(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(exc.rule) from None
 
 
+def _channels(text: str) -> tuple[int, ...]:
+    try:
+        return parse_widths(text, "channels")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(exc.rule) from None
+
+
+def _families_using(field_name: str) -> list[str]:
+    """The families whose model a flag describes (for 'belongs to …' messages)."""
+    return [
+        name
+        for name, fam in FAMILIES.items()
+        if field_name in fam.uses or any(p.name == field_name for p in fam.params)
+    ]
+
+
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags for every field of ExperimentConfig (shared by run, sweep and friends)."""
     d = ExperimentConfig()
     g = parser.add_argument_group("experiment")
     g.add_argument(
+        "--model",
+        choices=MODELS,
+        default=d.model,
+        help="model family (default mlp, the tutorial's model); each has its own flags below",
+    )
+    g.add_argument(
         "--widths",
         type=_widths,
-        default=d.widths,
-        help="layer widths: input, hidden…, classes (default 256,256,256,10)",
+        default=None,
+        help="mlp: layer widths: input, hidden…, classes (default 256,256,256,10)",
     )
     g.add_argument("--batch", type=int, default=d.batch, help="rows per forward (default 128)")
     g.add_argument("--seed", type=int, default=d.seed, help="torch.manual_seed (default 0)")
     g.add_argument("--dtype", choices=DTYPES, default=d.dtype, help="autocast dtype")
     g.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
-    g.add_argument("--activation", choices=ACTIVATIONS, default=d.activation)
+    g.add_argument(
+        "--activation",
+        choices=ACTIVATIONS,
+        default=None,
+        help="between layers (mlp, cnn) or inside the feed-forward (transformer); default relu",
+    )
     g.add_argument("--head", choices=HEADS, default=d.head, help="optional output head")
     g.add_argument("--atol", type=float, default=d.atol, help="allclose atol (default 0.05)")
     g.add_argument("--rtol", type=float, default=d.rtol, help="allclose rtol (default 1e-5)")
@@ -79,16 +108,69 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run even if one forward is estimated to take over 10 s",
     )
+    fam = parser.add_argument_group(
+        "model families", "flags of --model cnn, transformer and rnn (each family's own)"
+    )
+    for field_name, param in family_fields().items():
+        owners = ", ".join(_families_using(field_name))
+        if param.kind == "bool":
+            fam.add_argument(
+                f"--no-{field_name.replace('_', '-')}",
+                dest=field_name,
+                action="store_const",
+                const=False,
+                default=None,
+                help=f"{owners}: {param.help}",
+            )
+            continue
+        kwargs: dict = {"default": None, "help": f"{owners}: {param.help}"}
+        if param.kind == "ints":
+            kwargs["type"] = _channels
+            kwargs["metavar"] = "C0,C1,…"
+        elif param.kind == "choice":
+            kwargs["choices"] = param.choices
+        else:
+            kwargs["type"] = int
+        fam.add_argument(param.flag, **kwargs)
+
+
+def _flag_name(field_name: str) -> str:
+    param = family_fields().get(field_name)
+    if param is not None and param.kind == "bool":
+        return f"--no-{field_name.replace('_', '-')}"
+    return "--" + field_name.replace("_", "-")
+
+
+def family_values(args: argparse.Namespace) -> dict:
+    """The family parameters given on the command line; a flag of another family is refused.
+
+    One `error:` line naming the flag and the families it belongs to, e.g.
+    "--widths belongs to --model mlp, not cnn".
+    """
+    model = getattr(args, "model", "mlp")
+    fam = FAMILIES[model]
+    own = {p.name for p in fam.params}
+    values = {}
+    for field_name in ("widths", "activation", *family_fields()):
+        value = getattr(args, field_name, None)
+        if value is None:
+            continue
+        if field_name in own or field_name in fam.uses:
+            values[field_name] = value
+            continue
+        owners = ", ".join(_families_using(field_name))
+        raise UsageError(f"{_flag_name(field_name)} belongs to --model {owners}, not {model}")
+    return values
 
 
 def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
     return ExperimentConfig(
-        widths=args.widths,
+        model=args.model,
+        **family_values(args),
         batch=args.batch,
         seed=args.seed,
         dtype=args.dtype,
         threads=args.threads,
-        activation=args.activation,
         head=args.head,
         atol=args.atol,
         rtol=args.rtol,
