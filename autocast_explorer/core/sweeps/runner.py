@@ -19,15 +19,17 @@ from collections.abc import Callable, Sequence
 import torch
 
 from autocast_explorer.core.experiment import guards
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.capture import error_text
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns, torch_threads
-from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
+from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.model import low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import environment
-from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
-from autocast_explorer.core.sweeps.roofline import build_roofline
+from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult, roofline_work
+from autocast_explorer.core.sweeps.roofline import build_roofline_from_work
 from autocast_explorer.core.sweeps.spec import PlannedPoint, SweepSpec, default_values
 from autocast_explorer.core.sweeps.verdict import hardware_verdict
 
@@ -154,14 +156,23 @@ class _Models:
         self.rng: torch.Tensor | None = None
 
     def get(self, config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
-        key = (config.widths, config.seed, config.activation, config.head)
+        fam = family(config)
+        # Everything but the batch and the input decides the model.
+        model_fields = config.replace(
+            batch=1, input_scale=1.0, input_distribution="normal"
+        ).to_dict()
+        key = tuple((k, repr(v)) for k, v in sorted(model_fields.items()))
         if key != self.key or self.model is None or self.rng is None:
             self.model = None  # let the previous model go before building the next
-            self.model = build_model(config)
+            self.model = fam.build_model(config)
             self.rng = torch.get_rng_state()
             self.key = key
         torch.set_rng_state(self.rng)
-        return self.model, build_input(config)
+        return self.model, fam.build_input(config)
+
+
+class AutocastFailed(ConfigError):
+    """The autocast forward raised at a sweep point: there is nothing to compare."""
 
 
 def run_spec(
@@ -196,7 +207,15 @@ def run_spec(
             report(0.0, "building")
             model, x = models.get(plan.config)
             plain_fn, auto_fn = forward_fns(model, x, low)
-            cold = [cold_call_ms(plain_fn), cold_call_ms(auto_fn)]
+            cold = [cold_call_ms(plain_fn)]
+            try:
+                cold.append(cold_call_ms(auto_fn))
+            except Exception as exc:
+                raise AutocastFailed(
+                    "autocast",
+                    f"{plan.name}: the {config.dtype} autocast forward raised, so a sweep has "
+                    f"nothing to compare ({error_text(exc)}); `run` shows this finding",
+                ) from None
             plain, auto = measure_alternating(
                 [plain_fn, auto_fn],
                 config.min_time / 2,
@@ -209,10 +228,11 @@ def run_spec(
                 value=plan.value,
                 value2=plan.value2,
                 batch=plan.config.batch,
-                widths=plan.config.widths,
+                widths=plan.config.widths if plan.config.model == "mlp" else (),
                 dtype=config.dtype,
                 plain=plain,
                 autocast=auto,
+                config=plan.config if plan.config.model != "mlp" else None,
             )
             points.append(point)
             if plain.noisy or auto.noisy:
@@ -275,11 +295,7 @@ def run_spec(
             probe,
             caveat=caveat,
         )
-    roofline = build_roofline(
-        config.dtype,
-        threads,
-        ((p.value, p.widths, p.batch, p.gflops_plain, p.gflops_autocast) for p in points),
-    )
+    roofline = build_roofline_from_work(config.dtype, threads, roofline_work(points))
     reporter.report(1.0, "done")
     return SweepResult(
         config=config,
