@@ -24,7 +24,7 @@ from autocast_explorer.core.experiment.capture import (
 )
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.model import dtype_name, low_precision_dtype
+from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
@@ -62,13 +62,6 @@ def forward_fns(
             return model(x)
 
     return plain, auto
-
-
-def build(config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
-    """The config's model, then its input from the same RNG stream (the tutorial's order)."""
-    fam = family(config)
-    model = fam.build_model(config)
-    return model, fam.build_input(config)
 
 
 def fast_path_ran(config: ExperimentConfig, called: list[str]) -> bool | None:

@@ -75,7 +75,10 @@ def build_input(config: ExperimentConfig) -> torch.Tensor:
     return x
 
 
-def build(config: ExperimentConfig) -> tuple[torch.nn.Sequential, torch.Tensor]:
-    """Model then input, in the tutorial's order."""
-    model = build_model(config)
-    return model, build_input(config)
+def build(config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
+    """The config's model (any family), then its input, in the tutorial's order."""
+    from autocast_explorer.core.experiment.families import family
+
+    fam = family(config)
+    model = fam.build_model(config)
+    return model, fam.build_input(config)

@@ -313,9 +313,9 @@ def cast_summary(records: tuple[OpRecord, ...] | list[OpRecord]) -> CastSummary:
     )
 
 
-def count_casts(fn: Callable[[], object]) -> CastSummary:
+def count_casts(fn: Callable[[], object], sources: dict[int, str] | None = None) -> CastSummary:
     """Call `fn()` once under an OpTracer and summarise the casts it dispatched."""
-    with OpTracer() as tracer:
+    with OpTracer(sources=sources) as tracer:
         fn()
     return tracer.casts()
 
