@@ -22,8 +22,7 @@ from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.capture import error_text
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns, torch_threads
-from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.model import low_precision_dtype
+from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
 from autocast_explorer.core.hardware import onednn
@@ -156,7 +155,6 @@ class _Models:
         self.rng: torch.Tensor | None = None
 
     def get(self, config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
-        fam = family(config)
         # Everything but the batch and the input decides the model.
         model_fields = config.replace(
             batch=1, input_scale=1.0, input_distribution="normal"
@@ -164,11 +162,11 @@ class _Models:
         key = tuple((k, repr(v)) for k, v in sorted(model_fields.items()))
         if key != self.key or self.model is None or self.rng is None:
             self.model = None  # let the previous model go before building the next
-            self.model = fam.build_model(config)
+            self.model = build_model(config)
             self.rng = torch.get_rng_state()
             self.key = key
         torch.set_rng_state(self.rng)
-        return self.model, fam.build_input(config)
+        return self.model, build_input(config)
 
 
 class AutocastFailed(ConfigError):

@@ -54,11 +54,11 @@ class MlpFamily(Family):
         return "hidden width" if param == "width" else param
 
     def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
-        from autocast_explorer.core.experiment.model import build_model
+        from autocast_explorer.core.experiment.model import build_mlp
 
-        return build_model(config)
+        return build_mlp(config)
 
     def build_input(self, config: ExperimentConfig) -> torch.Tensor:
-        from autocast_explorer.core.experiment.model import build_input
+        from autocast_explorer.core.experiment.model import build_mlp_input
 
-        return build_input(config)
+        return build_mlp_input(config)
