@@ -22,6 +22,8 @@ from autocast_explorer.gui import formats, style
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
 
+#: The autocast cell of a layer the autocast forward never reached (it raised first).
+NOT_RUN = "did not run (raised)"
 COLUMNS = ("Layer", "Kind", "Output shape", "Plain (in → out)", "Autocast (in → out)")
 #: Error of the autocast output against the float32 output, per layer (issue 6).
 ERROR_COLUMNS = ("Max |err|", "Mean rel err", "SQNR (dB)", "Cosine")
@@ -65,12 +67,17 @@ class LayerTable(QTableWidget):
                 layer.kind,
                 shape,
                 f"{layer.plain.in_dtype} → {layer.plain.out_dtype}",
-                f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}",
+                (
+                    f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}"
+                    if layer.autocast is not None
+                    else NOT_RUN
+                ),
             )
             for col, text in enumerate(values):
                 item = QTableWidgetItem(text)
                 if col >= 3:
-                    out = layer.plain.out_dtype if col == 3 else layer.autocast.out_dtype
+                    auto = layer.autocast.out_dtype if layer.autocast is not None else ""
+                    out = layer.plain.out_dtype if col == 3 else auto
                     tint = QColor(style.dtype_color(out))
                     tint.setAlpha(70)
                     item.setBackground(tint)
