@@ -153,7 +153,10 @@ class DtypeChart(StaticChart):
 
     def _update_label_visibility(self) -> None:
         """Cell labels only while each cell is wide enough on screen to hold its text."""
-        width = self.getPlotItem().getViewBox().width()
+        plot = self.getPlotItem()
+        if plot is None:  # being torn down
+            return
+        width = plot.getViewBox().width()
         roomy = self._layer_count > 0 and width / self._layer_count >= LABEL_MIN_SLOT_PX
         for item in self._labels:
             item.setVisible(roomy and bool(item.toPlainText()))
