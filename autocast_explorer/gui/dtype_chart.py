@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 #: Cell labels are drawn only while they fit; the colors and tooltips always are.
 MAX_LABELLED_LAYERS = 14
 #: …and while each cell is this wide on screen (px): 'fp32→bf16' needs about this much.
-LABEL_MIN_SLOT_PX = 72
+LABEL_MIN_SLOT_PX = 90
 CELL_WIDTH = 0.92
 CELL_HEIGHT = 0.8
 MODES = ("plain", "autocast")
