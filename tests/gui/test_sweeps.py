@@ -23,7 +23,7 @@ from autocast_explorer.core.sweeps.verdict import (
     hardware_verdict,
     single_run_verdict,
 )
-from autocast_explorer.gui.speedup_heatmap import NEUTRAL, speedup_color
+from autocast_explorer.gui.charts.speedup_heatmap import NEUTRAL, speedup_color
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -404,7 +404,7 @@ def test_the_readme_sweep_example_passes(qtbot):
 
 
 def test_progress_is_throttled_but_keeps_the_first_and_the_last():
-    from autocast_explorer.gui.sweeps_tab import ThrottledProgress
+    from autocast_explorer.gui.features.sweeps.tab import ThrottledProgress
 
     class State:
         def __init__(self) -> None:

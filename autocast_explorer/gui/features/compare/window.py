@@ -1,0 +1,296 @@
+"""Compare runs (File › Compare runs…): several saved results side by side, each named by machine.
+
+Typical use: a result made headless on a server (`autocast-explorer run --json`) next to one
+from a laptop, or next to the run in the main window. Files are read by core.compare (size
+limit, strict schema); every file that cannot be used is named in one message line and the
+others are still shown. The charts draw core's overlay series; the table is core's
+side-by-side text (the same as `autocast-explorer compare`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from autocast_explorer.gui.charts.compare_charts import CompareLatencyChart, CompareSpeedupChart
+from autocast_explorer.gui.features.presentation.mode import set_tip
+from autocast_explorer.gui.shell import style
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.learning.compare import Comparison, ResultFileError
+    from autocast_explorer.gui.shell.main_window import MainWindow
+
+CURRENT_SOURCE = "this window's run"
+HINT = (
+    "Add result files (File › Save result as JSON in the window, or "
+    "<code>autocast-explorer run --json FILE</code> on another machine) to overlay their "
+    "latencies and speedups."
+)
+
+
+class CompareWindow(QMainWindow):
+    """objectName `compareWindow`: charts `compareLatencyPlot`, `compareSpeedupPlot`, table
+    `compareTable`, messages `compareMessage`."""
+
+    def __init__(self, main: MainWindow | None = None) -> None:
+        super().__init__(main)
+        self.setWindowFlag(Qt.WindowType.Window, True)
+        self.setObjectName("compareWindow")
+        self.setWindowTitle("Compare runs · Autocast Explorer")
+        self.resize(1100, 760)
+        self._main = main
+        self._runs: list[tuple[str, ExperimentResult]] = []
+        self._comparison: Comparison | None = None
+
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(8, 8, 8, 8)
+        buttons = QHBoxLayout()
+        self.addFilesAction = self._action(
+            "&Add result files…", "Load saved result JSON files", "Ctrl+O", self.ask_files
+        )
+        self.addCurrentAction = self._action(
+            "Add this &window's run",
+            "Add the result shown in the main window",
+            "Ctrl+Shift+A",
+            self.add_current,
+        )
+        self.clearAction = self._action(
+            "&Clear", "Remove every run from the comparison", "Ctrl+Backspace", self.clear
+        )
+        self.closeAction = self._action("Close", "Close this window", "Ctrl+W", self.close)
+        for action, name in (
+            (self.addFilesAction, "compareAddButton"),
+            (self.addCurrentAction, "compareAddCurrentButton"),
+            (self.clearAction, "compareClearButton"),
+        ):
+            button = QPushButton(action.text().replace("&", ""))
+            button.setObjectName(name)
+            button.setToolTip(action.toolTip())
+            button.clicked.connect(action.trigger)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+
+        self.message = QLabel("")
+        self.message.setObjectName("compareMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setStyleSheet(
+            f"color: {style.BAD}; background: {style.ERROR_BACKGROUND}; padding: 6px;"
+            f"border: 1px solid {style.BAD}; border-radius: 4px; font-weight: bold;"
+        )
+        self.message.setToolTip("Files that could not be compared, and why.")
+        self.message.hide()
+        layout.addWidget(self.message)
+        self.notes = QLabel(HINT)
+        self.notes.setObjectName("compareNotes")
+        self.notes.setWordWrap(True)
+        self.notes.setToolTip("What is compared, and where the configs differ.")
+        layout.addWidget(self.notes)
+
+        self.latencyChart = CompareLatencyChart()
+        self.speedupChart = CompareSpeedupChart()
+        charts = QSplitter(Qt.Orientation.Horizontal)
+        charts.addWidget(self.latencyChart)
+        charts.addWidget(self.speedupChart)
+        charts.setStretchFactor(0, 3)
+        charts.setStretchFactor(1, 2)
+        self.table = QTableWidget(0, 0)
+        self.table.setObjectName("compareTable")
+        self.table.setToolTip("The figures side by side: one column per run.")
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(charts)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([420, 300])
+        layout.addWidget(split, 1)
+        self.setCentralWidget(central)
+        self._update()
+
+    def _action(self, text: str, tip: str, keys: str, slot) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(text.replace("&", "").rstrip("…").strip().replace(" ", "_"))
+        action.setShortcut(QKeySequence(keys))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        set_tip(action, tip)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    # ---- loading --------------------------------------------------------------------------
+    @Slot()
+    def ask_files(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, "Add result files", str(Path.cwd()), "Result JSON (*.json);;All files (*)"
+        )
+        if paths:
+            self.add_files(paths)
+
+    def add_files(self, paths: list[str]) -> list[ResultFileError]:
+        """Load each file; the good ones join the comparison, each bad one is named."""
+        from autocast_explorer.core.learning.compare import ResultFileError, load_result_file
+
+        errors: list[ResultFileError] = []
+        for path in paths:
+            try:
+                self._runs.append((str(path), load_result_file(path)))
+            except ResultFileError as exc:
+                errors.append(exc)
+        self._show_errors(errors)
+        self._update()
+        return errors
+
+    def add_result(self, result: ExperimentResult, source: str) -> None:
+        self._runs.append((source, result))
+        self._update()
+
+    @Slot()
+    def add_current(self) -> None:
+        result = self._main.last_result if self._main is not None else None
+        if result is None:
+            self._show_message("The main window shows no result yet: run or open one first.")
+            return
+        if any(r is result for _s, r in self._runs):
+            return
+        self.add_result(result, CURRENT_SOURCE)
+
+    @Slot()
+    def clear(self) -> None:
+        self._runs.clear()
+        self.message.hide()
+        self._update()
+
+    def _show_errors(self, errors: list[ResultFileError]) -> None:
+        if not errors:
+            self.message.hide()
+            return
+        what = "this file" if len(errors) == 1 else f"these {len(errors)} files"
+        self._show_message(f"Could not compare {what}:\n" + "\n".join(str(e) for e in errors))
+
+    def _show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.show()
+
+    # ---- drawing --------------------------------------------------------------------------
+    def comparison(self) -> Comparison | None:
+        return self._comparison
+
+    def labels(self) -> list[str]:
+        """The label of each run, in order (CPU · torch · threads, plus file if repeated)."""
+        return [run.label for run in self._comparison.runs] if self._comparison else []
+
+    def _update(self) -> None:
+        if not self._runs:
+            self._comparison = None
+            self.latencyChart.clear()
+            self.speedupChart.clear()
+            self.table.clear()
+            self.table.setRowCount(0)
+            self.table.setColumnCount(0)
+            self.notes.setText(HINT)
+            self.clearAction.setEnabled(False)
+            return
+        # core.compare loads torch (result dtypes): imported once there is something to show.
+        from autocast_explorer.core.learning.compare import compare_results
+
+        comparison = compare_results(
+            [r for _s, r in self._runs], [Path(s).name for s, _r in self._runs]
+        )
+        self._comparison = comparison
+        self.latencyChart.show_comparison(comparison)
+        self.speedupChart.show_comparison(comparison)
+        self._fill_table(comparison)
+        differences = comparison.config_differences()
+        note = (
+            f"{len(comparison.runs)} run{'s' if len(comparison.runs) > 1 else ''}. "
+            "Speedup = plain median ÷ autocast median; above 1.00× autocast was faster."
+        )
+        if differences:
+            note += (
+                " <b>The configs differ in " + ", ".join(differences) + "</b>: these runs "
+                "differ in more than the machine."
+            )
+        self.notes.setText(note)
+        self.clearAction.setEnabled(True)
+
+    def _fill_table(self, comparison: Comparison) -> None:
+        from autocast_explorer.core.learning.compare import comparison_table
+
+        table = comparison_table(comparison)
+        self.table.clear()
+        self.table.setColumnCount(len(comparison.runs))
+        self.table.setRowCount(len(table))
+        self.table.setHorizontalHeaderLabels([run.label for run in comparison.runs])
+        self.table.setVerticalHeaderLabels([name for name, _values in table])
+        for row, (_name, values) in enumerate(table):
+            for col, value in enumerate(values):
+                self.table.setItem(row, col, QTableWidgetItem(value))
+
+    def table_rows(self) -> list[tuple[str, ...]]:
+        """(figure, value per run…) as the table shows them."""
+        rows = []
+        for r in range(self.table.rowCount()):
+            name = self.table.verticalHeaderItem(r).text()
+            rows.append(
+                (name, *(self.table.item(r, c).text() for c in range(self.table.columnCount())))
+            )
+        return rows
+
+
+def install_compare(window: MainWindow) -> QAction:
+    """File › Compare runs… (Ctrl+Shift+O); the window is `window.compare_window` once open."""
+    window.compare_window = None
+
+    def open_compare() -> None:
+        compare = window.compare_window
+        if compare is None:
+            compare = CompareWindow(window)
+            window.compare_window = compare
+            presentation = getattr(window, "presentation", None)
+            if presentation is not None:
+                presentation.add_root(compare)
+        compare.show()
+        compare.raise_()
+        compare.activateWindow()
+        if compare.comparison() is None:
+            if window.last_result is not None:
+                compare.add_current()
+            compare.ask_files()
+
+    action = QAction("Compare &runs…", window)
+    action.setObjectName("Compare_runs")
+    action.setShortcut(QKeySequence("Ctrl+Shift+O"))
+    set_tip(action, "Overlay saved results from several machines: latencies, speedups, a table")
+    action.triggered.connect(open_compare)
+    file_menu = window.menu("&File")
+    actions = file_menu.actions()
+    # After "Open result JSON…".
+    anchor = next((a for a in actions if a is window.openAction), None)
+    index = actions.index(anchor) + 1 if anchor is not None else 0
+    file_menu.insertAction(actions[index] if index < len(actions) else None, action)
+    window.compareAction = action
+    return action
