@@ -56,7 +56,6 @@ def lessons_scene(window, path: str) -> None:
 
 def compare_scene(window, path: str) -> None:
     from autocast_explorer.core.experiment.config import ExperimentConfig
-    from autocast_explorer.gui.features.compare.window import CompareWindow
 
     folder = Path(tempfile.mkdtemp(prefix="autocast-compare-"))
     files = []
@@ -69,7 +68,7 @@ def compare_scene(window, path: str) -> None:
         target = folder / f"tutorial-{threads}-threads.json"
         write_atomic(target, result.to_json())
         files.append(str(target))
-    compare = CompareWindow(window)
+    compare = window.compare_window
     compare.resize(WIDTH, HEIGHT)
     compare.move(0, 0)
     compare.show()

@@ -429,8 +429,8 @@ def test_menu_entries_have_keys_and_chart_exports_sit_in_the_export_menu(window)
     assert set(install.exportActions.values()) <= set(export_menu.actions())
     keyed = {
         install.runSweepAction: "F6",
-        install.placementsAction: "F7",
-        install.probeAction: "F8",
+        window.placementsAction: "F7",
+        window.onednnAction: "F8",
         install.saveSweepJsonAction: "Ctrl+Alt+S",
         install.saveSweepCsvAction: "Ctrl+Alt+Shift+S",
     }

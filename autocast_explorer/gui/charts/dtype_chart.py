@@ -172,9 +172,6 @@ class DtypeChart(StaticChart):
         brushes = self._cells_item.opts.get("brushes") or []
         return [pg.mkBrush(b).color().name() for b in brushes]
 
-    def cell_labels(self) -> list[str]:
-        return [item.toPlainText() for item in self._labels if item.isVisible()]
-
     def legend_entries(self) -> list[str]:
         return [label.text for _sample, label in self._legend.items]
 

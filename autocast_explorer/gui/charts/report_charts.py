@@ -1,10 +1,11 @@
 """Chart images for reports: from the window's charts, or drawn offscreen for the CLI.
 
-File › Export report… passes `window_chart_writer(window)` to core.report.write_report: the
-charts exactly as the window shows them. `autocast-explorer run --report DIR` has no window, so
-`offscreen_chart_writer(result)` builds the same chart widgets, draws the result in them with
-Qt's offscreen platform (a QApplication is created only for that, and only if none exists) and
-exports them the same way (pyqtgraph's ImageExporter via gui.export, written atomically).
+File › Export report… passes `plots_chart_writer(plots)` (the window's own chart widgets) to
+core.report.write_report: the charts exactly as the window shows them. `autocast-explorer run
+--report DIR` has no window, so `offscreen_chart_writer(result)` builds the same chart widgets,
+draws the result in them with Qt's offscreen platform (a QApplication is created only for that,
+and only if none exists) and exports them the same way (pyqtgraph's ImageExporter via
+charts.export, written atomically).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 
     from autocast_explorer.core.documents.report import Report
     from autocast_explorer.core.experiment.result import ExperimentResult
-    from autocast_explorer.gui.shell.main_window import MainWindow
 
 #: (chart id, title in report.md, file name) for every chart a report carries.
 REPORT_CHARTS: tuple[tuple[str, str, str], ...] = (
@@ -46,10 +46,8 @@ def export_plots(plots: dict[str, pg.PlotWidget], folder: Path) -> list[tuple[st
     return written
 
 
-def window_chart_writer(window: MainWindow) -> ChartWriter:
-    """A chart writer for core.report.write_report that exports the window's own charts."""
-    plots = {"latency": window.latencyPlot, "dtype": window.dtypePlot}
-    plots["agreement"] = window.agreementPlot
+def plots_chart_writer(plots: dict[str, pg.PlotWidget]) -> ChartWriter:
+    """A chart writer for core.report.write_report that exports these (on-screen) charts."""
 
     def write(folder: Path) -> list[tuple[str, str]]:
         return export_plots(plots, folder)

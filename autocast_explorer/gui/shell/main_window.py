@@ -4,6 +4,10 @@ Start-up: the window paints first; torch and core.engine are imported afterwards
 thread ("Loading PyTorch…"), and Run is enabled once they are ready.  Experiments run on the
 `runner` (a TaskRunner); the window only draws what core computed.
 
+The window is a shell: it owns the controls, the run of one experiment, the menus and the
+banner, and builds everything else from `FEATURES`, each a function `install(ctx)` that gets
+the narrow AppContext (never the window) and returns the handles testers may use.
+
 Contract for testers (README, "Testing with pytest-qt"): the signals below, the objectNames of
 the controls and charts, `add_view`, `runner`, `current_config`, `set_config`, `last_result`.
 """
@@ -13,7 +17,6 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,28 +35,58 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.gui.features import (
+    compare,
+    experiment,
+    hardware,
+    lessons,
+    numerics,
+    ops,
+    placements,
+    presentation,
+    presets,
+    report,
+    sweeps,
+)
 from autocast_explorer.gui.features.experiment.controls import (
     PROGRESS_STEPS,
     ControlsPanel,
     error_fields,
 )
-from autocast_explorer.gui.features.experiment.layer_table import LayerTable
-from autocast_explorer.gui.features.experiment.overview import OverviewTab
-from autocast_explorer.gui.features.numerics.feature import install_numerics
-from autocast_explorer.gui.features.sweeps.feature import install_sweeps
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.actions import ActionRegistry, audit_shortcuts
+from autocast_explorer.gui.shell.context import AppContext, Feature
+from autocast_explorer.gui.shell.settings import install_settings
+from autocast_explorer.gui.tasks.client import TaskRouter
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
 
 if TYPE_CHECKING:
-    import pyqtgraph as pg
-
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.hardware.cpu import Environment
+    from autocast_explorer.core.learning.compare import ResultFileError
+    from autocast_explorer.core.sweeps.spec import SweepSpec
+    from autocast_explorer.gui.features.compare.window import CompareWindow
 
 log = logging.getLogger(__name__)
 
 LOADING_TEXT = "Loading PyTorch…"
 RUN_TIP = "Measure this config: plain float32 vs autocast, on a worker thread (F5)."
+EXPERIMENT_OWNER = "experiment"
+
+#: The window, feature by feature, in tab and menu order. Adding a tab: one module, one line.
+FEATURES: tuple[Feature, ...] = (
+    experiment.install,  # Overview and Layers, the three result charts
+    numerics.install,  # Layer error, Agreement, Op trace
+    ops.install,  # the live op-policy probe
+    sweeps.install,  # Sweeps tab, sweep files
+    placements.install,  # per-call vs hoisted vs pre-cast
+    hardware.install,  # CPU facts, oneDNN kernel, roofline
+    presentation.install,  # text scale, projector theme, full screen, hidden controls
+    presets.install,  # the preset picker above the controls
+    lessons.install,  # the guided lessons dock
+    compare.install,  # Compare runs window
+    report.install,  # File › Export report
+)
 
 
 def load_engine_task(state: TaskState) -> Environment:
@@ -63,9 +96,9 @@ def load_engine_task(state: TaskState) -> Environment:
 
     state.set_progress(0.8, "Loading the engine…")
     from autocast_explorer.core.experiment import summary  # noqa: F401
-    from autocast_explorer.core.hardware import cpu as hardware
+    from autocast_explorer.core.hardware import cpu as hardware_facts
 
-    return hardware.environment()
+    return hardware_facts.environment()
 
 
 def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentResult:
@@ -102,6 +135,14 @@ class MainWindow(QMainWindow):
 
         self.runner = TaskRunner(self, name="experiment")
         self._loader = TaskRunner(self, name="engine-loader")
+        # Progress and Cancel serve any task: connected before the router hands outcomes out.
+        self.runner.started.connect(self._on_runner_started)
+        self.runner.progress.connect(self._on_progress)
+        self.runner.finished.connect(self._on_task_ended)
+        self.runner.failed.connect(self._on_task_failed)
+        self.runner.cancelled.connect(self._on_task_cancelled)
+        self.task_router = TaskRouter(self.runner, self)
+        self._experiment = self.task_router.client(EXPERIMENT_OWNER)
         self.last_result: ExperimentResult | None = None
         self.environment: Environment | None = None
         self._autoload = autoload
@@ -115,19 +156,30 @@ class MainWindow(QMainWindow):
         self._views: list[QWidget] = []
         self._menus: dict[str, QMenu] = {}
         self._about: QWidget | None = None
+        self.exportActions: dict[str, QAction] = {}
+        #: What each feature handed back (by attribute name), e.g. "sweeps", "lessonsPanel".
+        self.handles: dict[str, Any] = {}
 
         self._build_ui()
+        self.actions_registry = ActionRegistry(self, self.menu)
+        self.context = AppContext(self)
         self._create_menus()
         self._connect()
-        self._set_loading_state()
         self._validate()
-        install_numerics(self)  # issue 6: layer error, agreement, op trace, ops probe
-        install_sweeps(self)  # issue 4: Sweeps, Placements and Hardware tabs
+        for install in FEATURES:
+            self._install(install)
+        self.actions_registry.refresh()
+        # Last: every menu entry's tooltip names its key; then the saved state is restored.
+        audit_shortcuts(self)
+        install_settings(self)
 
-        from autocast_explorer.gui.features.report.feature import install_learn_and_present
-
-        # Last: it audits every menu entry's shortcut and applies the presentation settings.
-        install_learn_and_present(self)  # issue 5: lessons, presets, presenting, compare, reports
+    def _install(self, install: Feature) -> None:
+        handles = install(self.context) or {}
+        for name, handle in handles.items():
+            if name in self.handles or hasattr(type(self), name):
+                raise ValueError(f"two features publish {name!r}")
+            self.handles[name] = handle
+            setattr(self, name, handle)
 
     # ---- construction ---------------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -139,18 +191,11 @@ class MainWindow(QMainWindow):
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setMinimumWidth(330)
         scroll.setMaximumWidth(460)
+        self.controlsScroll = scroll
 
-        self.overview = OverviewTab()
-        self.layerTable = LayerTable()
         self.resultTabs = QTabWidget()
         self.resultTabs.setObjectName("resultTabs")
         self.resultTabs.setDocumentMode(True)
-        self.resultTabs.addTab(self.overview, "Overview")
-        self.resultTabs.addTab(self.layerTable, "Layers")
-        self.resultTabs.setTabToolTip(0, "The verdict and the three charts.")
-        self.resultTabs.setTabToolTip(1, "Every layer with its measured dtypes.")
-        for view in (*self.overview.views(), self.layerTable):
-            self._views.append(view)
 
         self.messageBanner = QLabel("")
         self.messageBanner.setObjectName("messageBanner")
@@ -190,58 +235,64 @@ class MainWindow(QMainWindow):
         self.runButton = self.controls.runButton
         self.cancelButton = self.controls.cancelButton
         self.progressBar = self.controls.progressBar
-        self.latencyPlot = self.overview.latency
-        self.dtypePlot = self.overview.dtypes
-        self.agreementPlot = self.overview.agreement
 
     def _create_menus(self) -> None:
-        """All menus and actions in one place; others add theirs through `menu(name)`."""
+        """The shell's own entries; features add theirs through the context."""
+        add = self.actions_registry.add
+        has_result = self._has_result
         file_menu = self.menu("&File")
-        self.openAction = self._action(
-            file_menu, "&Open result JSON…", self._open_result, QKeySequence.StandardKey.Open
+        self.openAction = add(
+            "&Open result JSON…",
+            self._open_result,
+            menu=file_menu,
+            shortcut=QKeySequence.StandardKey.Open,
+            tip="Show a result saved earlier (no new measurement).",
+            enabled_when=self.engine_ready,
         )
-        self.openAction.setToolTip("Show a result saved earlier (no new measurement).")
-        file_menu.addSeparator()
-        self.saveJsonAction = self._action(
-            file_menu, "&Save result as JSON…", self._save_json, QKeySequence.StandardKey.Save
+        file_menu.addSeparator().setObjectName("fileSaveSection")
+        self.saveJsonAction = add(
+            "&Save result as JSON…",
+            self._save_json,
+            menu=file_menu,
+            shortcut=QKeySequence.StandardKey.Save,
+            enabled_when=has_result,
         )
-        self.saveCsvAction = self._action(
-            file_menu, "Save latency &CSV…", self._save_csv, QKeySequence("Ctrl+Shift+S")
+        self.saveCsvAction = add(
+            "Save latency &CSV…",
+            self._save_csv,
+            menu=file_menu,
+            shortcut="Ctrl+Shift+S",
+            enabled_when=has_result,
         )
         export_menu = file_menu.addMenu("&Export chart as PNG/SVG")
         export_menu.setObjectName("exportMenu")
-        self.exportActions: dict[str, QAction] = {}
-        for key, title, plot in (
-            ("latency", "&Latency chart…", self.latencyPlot),
-            ("dtype", "&Dtype per layer chart…", self.dtypePlot),
-            ("agreement", "&Agreement chart…", self.agreementPlot),
-        ):
-            action = self._action(export_menu, title, functools.partial(self._export, plot, key))
-            action.setObjectName(f"export_{key}")
-            self.exportActions[key] = action
         file_menu.addSeparator()
-        self.quitAction = self._action(file_menu, "&Quit", self.close, QKeySequence("Ctrl+Q"))
+        self.quitAction = add("&Quit", self.close, menu=file_menu, shortcut="Ctrl+Q")
         self.quitAction.setMenuRole(QAction.MenuRole.QuitRole)
 
-        help_menu = self.menu("&Help")
-        self.aboutAction = self._action(help_menu, "&About…", self._show_about, QKeySequence("F1"))
-        self.aboutAction.setMenuRole(QAction.MenuRole.AboutRole)
-        self._update_file_actions()
+        # Run and Cancel head the Run menu (F5 and Esc belong to the buttons; the menu shows them).
+        run_menu = self.menu("&Run")
+        self.runAction = add(
+            "&Run experiment\tF5",
+            self.start_experiment,
+            menu=run_menu,
+            name="Run_experiment",
+            enabled_when=self.runButton.isEnabled,
+        )
+        self.runAction.setToolTip("Measure this config: plain float32 vs autocast (F5)")
+        self.cancelAction = add(
+            "&Cancel run\tEsc",
+            self.cancel_experiment,
+            menu=run_menu,
+            name="Cancel_run",
+            enabled_when=self.cancelButton.isEnabled,
+        )
+        self.cancelAction.setToolTip("Stop the run at the next timing block (Esc)")
+        run_menu.addSeparator()
 
-    def _action(
-        self,
-        menu: QMenu,
-        text: str,
-        handler: Callable[[], Any],
-        shortcut: QKeySequence | QKeySequence.StandardKey | None = None,
-    ) -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(text.replace("&", "").rstrip("…").strip().replace(" ", "_"))
-        if shortcut is not None:
-            action.setShortcut(shortcut)
-        action.triggered.connect(handler)
-        menu.addAction(action)
-        return action
+        help_menu = self.menu("&Help")
+        self.aboutAction = add("&About…", self._show_about, menu=help_menu, shortcut="F1")
+        self.aboutAction.setMenuRole(QAction.MenuRole.AboutRole)
 
     def menu(self, name: str) -> QMenu:
         """The menu titled `name` ('&' ignored), created before Help if it does not exist."""
@@ -250,6 +301,7 @@ class MainWindow(QMainWindow):
             return self._menus[key]
         menu = QMenu(name, self)
         menu.setObjectName(f"{key}Menu")
+        menu.setToolTipsVisible(True)
         help_menu = self._menus.get("help")
         if help_menu is not None:
             self.menuBar().insertMenu(help_menu.menuAction(), menu)
@@ -260,17 +312,17 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.controls.changed.connect(self._validate)
+        self.controls.changed.connect(self.context.configChanged)
         self.controls.layersRequested.connect(self._edit_layers)
         self.controls.runButton.clicked.connect(self._on_run_clicked)
         self.controls.cancelButton.clicked.connect(self.cancel_experiment)
-        self.runner.started.connect(self._on_runner_started)
-        self.runner.progress.connect(self._on_progress)
-        self.runner.finished.connect(self._on_finished)
-        self.runner.failed.connect(self._on_failed)
-        self.runner.cancelled.connect(self._on_cancelled)
+        self._experiment.finished.connect(self._on_finished)
+        self._experiment.failed.connect(self._on_failed)
+        self._experiment.cancelled.connect(self._on_cancelled)
         self._loader.progress.connect(self._on_loader_progress)
         self._loader.finished.connect(self._on_engine_loaded)
         self._loader.failed.connect(self._on_engine_failed)
+        self._set_loading_state()
 
     # ---- extension points -----------------------------------------------------------------
     def add_view(self, widget: QWidget, title: str) -> None:
@@ -302,15 +354,16 @@ class MainWindow(QMainWindow):
         for view in self._views:
             self._show_in(view, result)
         self.verdictLabel.setText(verdict(result))
-        self._update_file_actions()
+        self._state_changed()
         self.resultShown.emit(result)
+        self.context.resultShown.emit(result)
 
     def clear_results(self) -> None:
         self.last_result = None
         for view in self._views:
             view.clear()
         self.verdictLabel.setText("")
-        self._update_file_actions()
+        self._state_changed()
 
     def _show_in(self, view: QWidget, result: ExperimentResult) -> None:
         try:
@@ -318,6 +371,11 @@ class MainWindow(QMainWindow):
         except Exception as exc:  # one broken view must not take the window down
             log.exception("result view %r failed", view)
             self.show_banner(f"The view {view.objectName() or type(view).__name__} failed: {exc}")
+
+    @property
+    def pending_sweep(self) -> SweepSpec | None:
+        """The sweep of the preset chosen last (None: that preset has no sweep)."""
+        return self.context.requested_sweep
 
     # ---- engine loading -------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
@@ -343,7 +401,6 @@ class MainWindow(QMainWindow):
         self.controls.progressBar.setRange(0, 0)  # busy indicator
         self.controls.progressLabel.setText(LOADING_TEXT)
         self.verdictLabel.setText(LOADING_TEXT)
-        self.overview.header.set_headline(LOADING_TEXT)
 
     @Slot(float, str)
     def _on_loader_progress(self, _fraction: float, message: str) -> None:
@@ -359,9 +416,9 @@ class MainWindow(QMainWindow):
             f"PyTorch {env.torch_version} ready · {env.cpu_model} · {env.threads} threads"
         )
         if self.last_result is None:
-            self.overview.header.clear()
             self.verdictLabel.setText("Ready: press Run (F5).")
         self._validate()
+        self.context.engineReady.emit()
         self.engineReady.emit()
 
     @Slot(str)
@@ -417,13 +474,16 @@ class MainWindow(QMainWindow):
         else:
             reason = RUN_TIP
         self.controls.runButton.setToolTip(reason)
-        self._update_file_actions()
+        self._state_changed()
 
-    def _update_file_actions(self) -> None:
-        has_result = self.last_result is not None
-        for action in (self.saveJsonAction, self.saveCsvAction, *self.exportActions.values()):
-            action.setEnabled(has_result)
-        self.openAction.setEnabled(self._engine_ready)
+    def _has_result(self) -> bool:
+        return self.last_result is not None
+
+    def _state_changed(self) -> None:
+        registry = getattr(self, "actions_registry", None)
+        if registry is not None:
+            registry.refresh()
+            self.context.stateChanged.emit()
 
     # ---- running --------------------------------------------------------------------------
     @Slot()
@@ -439,7 +499,7 @@ class MainWindow(QMainWindow):
             return False
         config = self.current_config()
         self._run_config = config
-        if not self.runner.start(functools.partial(experiment_task, config)):
+        if not self._experiment.start(functools.partial(experiment_task, config)):
             self._run_config = None
             return False
         self.messageBanner.hide()
@@ -452,13 +512,13 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def cancel_experiment(self) -> None:
+        """Cancel whatever task runs on the shared runner (Esc serves every tab)."""
         if self.runner.is_running():
             self.controls.progressLabel.setText("Cancelling after the current timing block…")
             self.runner.cancel()
 
-    # The runner is shared: other panels (sweeps …) may run their own tasks on it. Progress
-    # and Cancel serve any task; the experiment signals and views only this window's runs,
-    # which are the ones started while `_run_config` was set.
+    # Any owner's task (sweeps, probes, lessons …) drives the progress bar and Cancel; the
+    # router then hands the outcome to its owner: this window hears its own runs only.
 
     @Slot()
     def _on_runner_started(self) -> None:
@@ -470,48 +530,51 @@ class MainWindow(QMainWindow):
         self.controls.progressBar.setValue(round(fraction * PROGRESS_STEPS))
         self.controls.progressLabel.setText(message)
 
-    def _take_own_run(self) -> ExperimentConfig | None:
-        """The config of this window's run that just ended (None: another panel's task)."""
-        config, self._run_config = self._run_config, None
-        return config
-
     @Slot(object)
-    def _on_finished(self, result: object) -> None:
-        own = self._take_own_run()
+    def _on_task_ended(self, _result: object) -> None:
         elapsed = time.monotonic() - self._run_started
         self.controls.progressBar.setValue(PROGRESS_STEPS)
         self.controls.progressLabel.setText(f"Done in {elapsed:.1f} s.")
-        if own is not None:
-            self.show_result(result)
         self._update_actions()
-        if own is not None:
-            self.experimentFinished.emit(result)
 
     @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        own = self._take_own_run()
-        error = self.runner.last_error
-        if own is not None and isinstance(error, ConfigError):
-            # A guard refused this config (too big or too slow): keep Run off until it changes.
-            self._guard_blocked = (own, error_fields(error))
+    def _on_task_failed(self, message: str) -> None:
         self.controls.progressBar.setValue(0)
         self.controls.progressLabel.setText("Failed.")
         self.verdictLabel.setText(f"Run failed: {message}")
         self.show_banner(f"Run failed: {message}")
+        self._update_actions()
+
+    @Slot()
+    def _on_task_cancelled(self) -> None:
+        self.controls.progressBar.setValue(0)
+        self.controls.progressLabel.setText("Cancelled.")
+        self._update_actions()
+
+    @Slot(object)
+    def _on_finished(self, result: object) -> None:
+        self._run_config = None
+        self.show_result(result)
+        self.experimentFinished.emit(result)
+        self.context.experimentFinished.emit(result)
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        own, self._run_config = self._run_config, None
+        error = self.runner.last_error
+        if own is not None and isinstance(error, ConfigError):
+            # A guard refused this config (too big or too slow): keep Run off until it changes.
+            self._guard_blocked = (own, error_fields(error))
         self._validate()
-        if own is not None:
-            self.experimentFailed.emit(message)
+        self.experimentFailed.emit(message)
+        self.context.experimentFailed.emit(message)
 
     @Slot()
     def _on_cancelled(self) -> None:
-        own = self._take_own_run()
-        self.controls.progressBar.setValue(0)
-        self.controls.progressLabel.setText("Cancelled.")
-        if own is not None:
-            self.verdictLabel.setText("Run cancelled.")
-        self._update_actions()
-        if own is not None:
-            self.experimentCancelled.emit()
+        self._run_config = None
+        self.verdictLabel.setText("Run cancelled.")
+        self.experimentCancelled.emit()
+        self.context.experimentCancelled.emit()
 
     def show_banner(self, text: str) -> None:
         self.messageBanner.setText(text)
@@ -531,10 +594,7 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             self.controls.widthsEdit.setText(",".join(map(str, dialog.widths())))
 
-    # ---- files ----------------------------------------------------------------------------
-    def _ask_save_path(self, title: str, name: str, filters: str) -> tuple[str, str]:
-        return QFileDialog.getSaveFileName(self, title, str(Path.cwd() / name), filters)
-
+    # ---- files: what the menus do after their dialog (tests and scripts call these) --------
     def write_file(self, path: str | Path, data: str | bytes, what: str) -> bool:
         """Write atomically; the status bar says so, or the banner says why not (False)."""
         from autocast_explorer.core.documents.files import write_atomic
@@ -546,6 +606,55 @@ class MainWindow(QMainWindow):
             return False
         self.statusBar().showMessage(f"Saved {what} to {path}", 5000)
         return True
+
+    def save_result(self, path: str | Path) -> bool:
+        """The result shown now as JSON (.json) or its latency CSV (.csv); False if none."""
+        if self.last_result is None:
+            return False
+        if Path(path).suffix.lower() == ".csv":
+            return self.write_file(path, self.last_result.to_csv(), "the latency CSV")
+        return self.write_file(path, self.last_result.to_json(), "the result")
+
+    def open_result(self, path: str | Path) -> bool:
+        """Show a saved result in every view; the banner names the problem (False)."""
+        # Size-limited, strict JSON: ResultFileError names the file and the problem.
+        from autocast_explorer.core.learning.compare import ResultFileError, load_result_file
+
+        try:
+            result = load_result_file(path)
+        except ResultFileError as exc:
+            self.show_banner(f"Could not open {exc}")
+            return False
+        self.messageBanner.hide()
+        self.show_result(result)
+        self.statusBar().showMessage(f"Showing {path}", 5000)
+        return True
+
+    @property
+    def compare_window(self) -> CompareWindow:
+        """The Compare runs window (made on first use, not shown until asked)."""
+        return self.compareRuns.window()
+
+    def compare_files(self, paths: list[str | Path]) -> list[ResultFileError]:
+        """Show Compare with these result files (and this window's run); the errors."""
+        return self.compareRuns.compare_files([str(p) for p in paths])
+
+    def export_report(self, directory: str | Path) -> Path | None:
+        """Write the report of the result shown now into `directory`; report.md or None."""
+        return self.reportExporter.export_to(Path(directory))
+
+    def save_preset(self, name: str, description: str = "") -> Path | None:
+        """Save the current config as your preset `name`; its file, or None (message shown)."""
+        return self.presets.save_named(name, description)
+
+    def save_sweep(self, path: str | Path) -> bool:
+        """The last finished sweep as JSON (.json) or CSV (.csv); False if there is none."""
+        if Path(path).suffix.lower() == ".csv":
+            return self.sweeps.save_sweep_csv(path)
+        return self.sweeps.save_sweep_json(path)
+
+    def _ask_save_path(self, title: str, name: str, filters: str) -> tuple[str, str]:
+        return QFileDialog.getSaveFileName(self, title, str(Path.cwd() / name), filters)
 
     @Slot()
     def _save_json(self) -> None:
@@ -565,41 +674,51 @@ class MainWindow(QMainWindow):
         if path:
             self.write_file(path, self.last_result.to_csv(), "the latency CSV")
 
-    def _export(self, plot: pg.PlotWidget, key: str, *_checked: object) -> None:
-        from autocast_explorer.gui.charts.export import FORMATS, chart_bytes
+    @Slot()
+    def _open_result(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open result", str(Path.cwd()), "JSON (*.json)")
+        if path:
+            self.open_result(path)
+
+    # ---- chart exports: one flow for every chart ------------------------------------------
+    def add_chart_export(self, key: str, title: str, enabled_when: Any = None) -> QAction:
+        """An entry in File › Export chart (objectName `export_<key>`)."""
+        action = self.actions_registry.add(
+            title,
+            functools.partial(self._export, key),
+            menu=self.findChild(QMenu, "exportMenu"),
+            name=f"export_{key}",
+            enabled_when=enabled_when,
+        )
+        self.exportActions[key] = action
+        return action
+
+    def export_chart(self, key: str, path: str | Path) -> bool:
+        """Write chart `key` as PNG or SVG (by suffix); the banner says why not (False)."""
+        from autocast_explorer.gui.charts.export import chart_bytes
+
+        plot = self.context.chart(key)
+        if plot is None:
+            self.show_banner(f"There is no chart {key!r} to export.")
+            return False
+        try:
+            data = chart_bytes(plot, Path(path).suffix.lower())
+        except (OSError, ValueError) as exc:
+            self.show_banner(f"Could not export the chart: {exc}")
+            return False
+        return self.write_file(path, data, "the chart")
+
+    def _export(self, key: str, *_checked: object) -> None:
+        from autocast_explorer.gui.charts.export import FORMATS
 
         path, chosen = self._ask_save_path(
-            "Export chart", f"autocast-{key}.png", ";;".join(FORMATS.values())
+            "Export chart", f"autocast-{key.replace('_', '-')}.png", ";;".join(FORMATS.values())
         )
         if not path:
             return
-        suffix = Path(path).suffix.lower()
-        if suffix not in FORMATS:
-            suffix = ".svg" if "svg" in chosen.lower() else ".png"
-            path += suffix
-        try:
-            data = chart_bytes(plot, suffix)
-        except (OSError, ValueError) as exc:
-            self.show_banner(f"Could not export the chart: {exc}")
-            return
-        self.write_file(path, data, "the chart")
-
-    @Slot()
-    def _open_result(self) -> None:
-        # Size-limited, strict JSON: ResultFileError names the file and the problem.
-        from autocast_explorer.core.learning.compare import ResultFileError, load_result_file
-
-        path, _ = QFileDialog.getOpenFileName(self, "Open result", str(Path.cwd()), "JSON (*.json)")
-        if not path:
-            return
-        try:
-            result = load_result_file(path)
-        except ResultFileError as exc:
-            self.show_banner(f"Could not open {exc}")
-            return
-        self.messageBanner.hide()
-        self.show_result(result)
-        self.statusBar().showMessage(f"Showing {path}", 5000)
+        if Path(path).suffix.lower() not in FORMATS:
+            path += ".svg" if "svg" in chosen.lower() else ".png"
+        self.export_chart(key, path)
 
     # ---- help -----------------------------------------------------------------------------
     @Slot()
@@ -613,10 +732,15 @@ class MainWindow(QMainWindow):
         self._about.show()
 
     # ---- closing --------------------------------------------------------------------------
-    def shutdown(self) -> None:
-        """Cancel any run and wait for every worker thread (safe to call twice)."""
-        self.runner.shutdown()
-        self._loader.shutdown()
+    def shutdown(self, timeout_s: float | None = None) -> list[str]:
+        """Cancel any run and wait (bounded) for every worker thread; safe to call twice.
+
+        Returns the threads still running when the time was up (logged as well).
+        """
+        from autocast_explorer.gui.tasks.runner import SHUTDOWN_TIMEOUT_S
+
+        limit = SHUTDOWN_TIMEOUT_S if timeout_s is None else timeout_s
+        return self.runner.shutdown(limit) + self._loader.shutdown(limit)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.runner.is_running():

@@ -21,7 +21,8 @@ from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
-from autocast_explorer.gui.features.presentation.mode import PresentationState, set_tip
+from autocast_explorer.gui.features.presentation.mode import PresentationState
+from autocast_explorer.gui.shell.actions import set_tip
 
 if TYPE_CHECKING:
     from autocast_explorer.gui.shell.main_window import MainWindow

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QDeadlineTimer, QObject, QThread, Signal, Slot
 
 from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.experiment.progress import Cancelled
@@ -35,6 +36,8 @@ from autocast_explorer.core.experiment.progress import Cancelled
 log = logging.getLogger(__name__)
 
 Task = Callable[["TaskState"], Any]
+#: How long closing waits for a task to reach its next cancellation check.
+SHUTDOWN_TIMEOUT_S = 10.0
 
 
 class TaskState:
@@ -99,7 +102,9 @@ class _Worker(QObject):
                 result = task(state)
             except Cancelled:
                 self.cancelled.emit(self.run_id)
-            except Exception as exc:
+            except BaseException as exc:
+                # SystemExit or KeyboardInterrupt raised inside a task end the task, not the
+                # program: the window must hear an outcome or Run would stay disabled.
                 if isinstance(exc, ConfigError):  # a refused input, not a bug: no traceback
                     log.info("task refused: %s", exc)
                 else:
@@ -185,15 +190,32 @@ class TaskRunner(QObject):
         for thread, _worker in self._threads:
             thread.requestInterruption()
 
-    def shutdown(self) -> None:
-        """Cancel, then quit and wait for every thread this runner started (used on close)."""
+    def shutdown(self, timeout_s: float = SHUTDOWN_TIMEOUT_S) -> list[str]:
+        """Cancel, then quit and wait at most `timeout_s` in all for this runner's threads.
+
+        Closing must finish even when a task is stuck inside one long torch op (which cannot
+        be interrupted). Returns the names of the threads still running when the time was up
+        (also logged); they stay referenced, so Qt never destroys a running thread.
+        """
         self.cancel()
+        deadline = time.monotonic() + max(0.0, timeout_s)
         for thread, _worker in list(self._threads):
             thread.quit()
-            thread.wait()
+            left_ms = max(0, round((deadline - time.monotonic()) * 1000))
+            thread.wait(QDeadlineTimer(left_ms))
         self._active_id = None
         self._cancel_event = None
         self._reap()
+        left = [thread.objectName() for thread, _worker in self._threads]
+        if left:
+            log.warning(
+                "%s: %d thread(s) still running after %.1f s: %s",
+                self._name,
+                len(left),
+                timeout_s,
+                ", ".join(left),
+            )
+        return left
 
     # ---- slots (GUI thread) ---------------------------------------------------------------
     def _current(self, run_id: int) -> bool:

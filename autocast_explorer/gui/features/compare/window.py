@@ -9,11 +9,12 @@ side-by-side text (the same as `autocast-explorer compare`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -30,13 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.gui.charts.compare_charts import CompareLatencyChart, CompareSpeedupChart
-from autocast_explorer.gui.features.presentation.mode import set_tip
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.actions import make_action
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.learning.compare import Comparison, ResultFileError
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.shell.context import AppContext
 
 CURRENT_SOURCE = "this window's run"
 HINT = (
@@ -50,13 +51,18 @@ class CompareWindow(QMainWindow):
     """objectName `compareWindow`: charts `compareLatencyPlot`, `compareSpeedupPlot`, table
     `compareTable`, messages `compareMessage`."""
 
-    def __init__(self, main: MainWindow | None = None) -> None:
-        super().__init__(main)
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        current_result: Callable[[], ExperimentResult | None] | None = None,
+    ) -> None:
+        """`current_result`: the result the main window shows now (Add this window's run)."""
+        super().__init__(parent)
         self.setWindowFlag(Qt.WindowType.Window, True)
         self.setObjectName("compareWindow")
         self.setWindowTitle("Compare runs · Autocast Explorer")
         self.resize(1100, 760)
-        self._main = main
+        self._current_result = current_result
         self._runs: list[tuple[str, ExperimentResult]] = []
         self._comparison: Comparison | None = None
 
@@ -132,12 +138,9 @@ class CompareWindow(QMainWindow):
         self._update()
 
     def _action(self, text: str, tip: str, keys: str, slot) -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(text.replace("&", "").rstrip("…").strip().replace(" ", "_"))
-        action.setShortcut(QKeySequence(keys))
-        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        set_tip(action, tip)
-        action.triggered.connect(slot)
+        action = make_action(
+            self, text, slot, shortcut=keys, tip=tip, context=Qt.ShortcutContext.WindowShortcut
+        )
         self.addAction(action)
         return action
 
@@ -170,7 +173,7 @@ class CompareWindow(QMainWindow):
 
     @Slot()
     def add_current(self) -> None:
-        result = self._main.last_result if self._main is not None else None
+        result = self._current_result() if self._current_result is not None else None
         if result is None:
             self._show_message("The main window shows no result yet: run or open one first.")
             return
@@ -261,36 +264,51 @@ class CompareWindow(QMainWindow):
         return rows
 
 
-def install_compare(window: MainWindow) -> QAction:
-    """File › Compare runs… (Ctrl+Shift+O); the window is `window.compare_window` once open."""
-    window.compare_window = None
+class CompareRuns(QObject):
+    """File › Compare runs…; `window()` is the Compare window, made on first use."""
 
-    def open_compare() -> None:
-        compare = window.compare_window
-        if compare is None:
-            compare = CompareWindow(window)
-            window.compare_window = compare
-            presentation = getattr(window, "presentation", None)
-            if presentation is not None:
-                presentation.add_root(compare)
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx)
+        self._ctx = ctx
+        self._window: CompareWindow | None = None
+        self.action = ctx.add_action(
+            "Compare &runs…",
+            self.open,
+            menu="&File",
+            before="fileSaveSection",
+            name="Compare_runs",
+            shortcut="Ctrl+Shift+O",
+            tip="Overlay saved results from several machines: latencies, speedups, a table",
+        )
+
+    def window(self) -> CompareWindow:
+        if self._window is None:
+            self._window = CompareWindow(self._ctx.host(), self._ctx.last_result)
+            self._ctx.add_window(self._window)
+        return self._window
+
+    def _show(self) -> CompareWindow:
+        compare = self.window()
         compare.show()
         compare.raise_()
         compare.activateWindow()
-        if compare.comparison() is None:
-            if window.last_result is not None:
-                compare.add_current()
+        if compare.comparison() is None and self._ctx.last_result() is not None:
+            compare.add_current()
+        return compare
+
+    @Slot()
+    def open(self) -> None:
+        """Show Compare; with nothing compared yet, ask for result files."""
+        fresh = self.window().comparison() is None
+        compare = self._show()
+        if fresh:
             compare.ask_files()
 
-    action = QAction("Compare &runs…", window)
-    action.setObjectName("Compare_runs")
-    action.setShortcut(QKeySequence("Ctrl+Shift+O"))
-    set_tip(action, "Overlay saved results from several machines: latencies, speedups, a table")
-    action.triggered.connect(open_compare)
-    file_menu = window.menu("&File")
-    actions = file_menu.actions()
-    # After "Open result JSON…".
-    anchor = next((a for a in actions if a is window.openAction), None)
-    index = actions.index(anchor) + 1 if anchor is not None else 0
-    file_menu.insertAction(actions[index] if index < len(actions) else None, action)
-    window.compareAction = action
-    return action
+    def compare_files(self, paths: list[str]) -> list[ResultFileError]:
+        """Show Compare with these files added (what the menu does after its dialog)."""
+        return self._show().add_files(paths)
+
+
+def install(ctx: AppContext) -> dict[str, object]:
+    runs = CompareRuns(ctx)
+    return {"compareRuns": runs, "compareAction": runs.action}

@@ -104,3 +104,11 @@ class OverviewTab(QWidget):
 
     def views(self) -> list[QWidget]:
         return [self.header, self.latency, self.agreement, self.dtypes]
+
+    def show_result(self, result: ExperimentResult) -> None:
+        for view in self.views():
+            view.show_result(result)
+
+    def clear(self) -> None:
+        for view in self.views():
+            view.clear()

@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.charts.roofline_chart import RooflineChart
 from autocast_explorer.gui.shell import style
-from autocast_explorer.gui.tasks.client import RunnerClient
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
     from autocast_explorer.core.sweeps.result import SweepResult
     from autocast_explorer.core.sweeps.roofline import Roofline
     from autocast_explorer.core.sweeps.verdict import HardwareVerdict
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.shell.context import AppContext
     from autocast_explorer.gui.tasks.runner import TaskState
 
 PRESENT = "✓ present"
@@ -101,11 +100,11 @@ class HardwareTab(QWidget):
     probeFinished = Signal(object)
     probeFailed = Signal(str)
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
         self.setObjectName("hardwareTab")
-        self._window = window
-        self.client = RunnerClient(window.runner, self)
+        self._ctx = ctx
+        self.client = ctx.tasks("hardware")
         self.verdict: HardwareVerdict | None = None
         self.probe: OneDnnProbe | None = None
         self.basis = "nothing"
@@ -118,8 +117,8 @@ class HardwareTab(QWidget):
         self.client.finished.connect(self._on_probe_finished)
         self.client.failed.connect(self._on_probe_failed)
         self.client.cancelled.connect(self._on_probe_cancelled)
-        window.engineReady.connect(self._on_engine_ready)
-        window.controls.changed.connect(self._on_config_changed)
+        ctx.engineReady.connect(self._on_engine_ready)
+        ctx.configChanged.connect(self._on_config_changed)
         self._update_actions()
 
     # ---- construction ------------------------------------------------------------------------
@@ -200,13 +199,13 @@ class HardwareTab(QWidget):
     # ---- inputs ------------------------------------------------------------------------------
     def _dtype(self) -> str:
         try:
-            return self._window.current_config().dtype
+            return self._ctx.config().dtype
         except ConfigError:
-            return self._window.controls.dtypeCombo.currentText()
+            return self._ctx.dtype()
 
     @Slot()
     def _on_engine_ready(self) -> None:
-        self._env = self._window.environment
+        self._env = self._ctx.environment()
         self._refresh()
         self._update_actions()
 
@@ -386,13 +385,12 @@ class HardwareTab(QWidget):
     @Slot()
     def start_probe(self) -> bool:
         """Ask oneDNN which kernels the current config runs; False if it cannot start."""
-        if not self._window.engine_ready() or self.client.busy():
+        if not self._ctx.engine_ready() or self.client.busy():
             return False
         try:
-            config = self._window.current_config()
+            config = self._ctx.config()
         except ConfigError as exc:
-            self._window.messageBanner.setText(f"Fix the settings on the left first: {exc}")
-            self._window.messageBanner.show()
+            self._ctx.show_banner(f"Fix the settings on the left first: {exc}")
             return False
         if not self.client.start(functools.partial(probe_task, config)):
             return False
@@ -401,7 +399,7 @@ class HardwareTab(QWidget):
 
     @Slot()
     def _update_actions(self) -> None:
-        ready = self._window.engine_ready() and not self.client.busy()
+        ready = self._ctx.engine_ready() and not self.client.busy()
         self.probeButton.setEnabled(ready)
         self.probeButton.setToolTip(PROBE_TIP if ready else "Wait for the current measurement.")
 

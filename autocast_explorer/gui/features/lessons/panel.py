@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDockWidget,
@@ -35,21 +35,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.learning.lessons import CHARTS, EXERCISE, LESSONS, Lesson, LessonOutcome
-from autocast_explorer.gui.features.presentation.mode import set_tip
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.actions import make_action, set_tip
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.learning.lessons import Grade, LessonRun, Probe
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.shell.context import AppContext
     from autocast_explorer.gui.tasks.runner import TaskState
 
 #: Fields a step takes from the controls instead of the lesson: how to measure, not what.
 MEASUREMENT_FIELDS = ("min_time", "threads", "allow_slow", "memory_budget_mb")
-#: objectNames (or tab titles starting with "Op") under which an op-trace view may exist.
-OPS_VIEW_NAMES = ("opsView", "opTraceView", "opsTab", "opsPanel")
+#: The view that answers a lesson about ops: the op trace of the run on screen.
+OPS_VIEW_ID = "optrace"
 HIGHLIGHT = "#c2185b"
 EXERCISE_STEP = "exercise"
 
@@ -141,10 +141,11 @@ class LessonsPanel(QWidget):
     stepFailed = Signal(str)
     exerciseGraded = Signal(object)
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.setObjectName("lessonsPanel")
-        self._window = window
+        self._ctx = ctx
+        self.client = ctx.tasks("lessons")
         self._index = 0
         self._outcomes: dict[str, LessonOutcome] = {}
         self.last_run: StepRun | None = None
@@ -153,17 +154,17 @@ class LessonsPanel(QWidget):
         self._grade_answer: str | None = None
         self.highlight = ChartHighlight()
         self._build()
-        window.experimentFinished.connect(self._on_experiment_finished)
-        window.experimentFailed.connect(self._on_experiment_failed)
-        window.experimentCancelled.connect(self._on_experiment_cancelled)
-        window.runner.finished.connect(self._on_task_finished)
-        window.runner.failed.connect(self._on_task_failed)
-        window.runner.cancelled.connect(self._on_task_cancelled)
+        ctx.experimentFinished.connect(self._on_experiment_finished)
+        ctx.experimentFailed.connect(self._on_experiment_failed)
+        ctx.experimentCancelled.connect(self._on_experiment_cancelled)
+        self.client.finished.connect(self._on_task_finished)
+        self.client.failed.connect(self._on_task_failed)
+        self.client.cancelled.connect(self._on_task_cancelled)
         self.go_to(0)
 
     # ---- construction ---------------------------------------------------------------------
     def _build(self) -> None:
-        w = self._window
+        w = self._ctx.host()
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         scroll = self._scroll = QScrollArea()
@@ -198,11 +199,13 @@ class LessonsPanel(QWidget):
         self.explanationLabel = label("lessonExplanation", "The idea, in plain words.")
         self.claimLabel = label("lessonClaim", "What the tutorial says; the run checks it here.")
 
-        self.runStepAction = QAction("&Run this step", w)
-        self.runStepAction.setObjectName("Run_this_step")
-        self.runStepAction.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        set_tip(self.runStepAction, "Set this lesson's config and measure it now")
-        self.runStepAction.triggered.connect(self.run_step)
+        self.runStepAction = make_action(
+            w,
+            "&Run this step",
+            self.run_step,
+            shortcut=["Ctrl+Return", "Ctrl+Enter"],
+            tip="Set this lesson's config and measure it now",
+        )
         self.runStepButton = QPushButton("▶ Run this step")
         self.runStepButton.setObjectName("runStepButton")
         self.runStepButton.setToolTip(self.runStepAction.toolTip())
@@ -284,16 +287,20 @@ class LessonsPanel(QWidget):
 
         nav = QHBoxLayout()
         nav.setContentsMargins(8, 4, 8, 6)
-        self.previousAction = QAction("&Previous step", w)
-        self.previousAction.setObjectName("Previous_step")
-        self.previousAction.setShortcut(QKeySequence(Qt.Key.Key_PageUp))
-        set_tip(self.previousAction, "The previous lesson step")
-        self.previousAction.triggered.connect(self.previous_step)
-        self.nextAction = QAction("&Next step", w)
-        self.nextAction.setObjectName("Next_step")
-        self.nextAction.setShortcut(QKeySequence(Qt.Key.Key_PageDown))
-        set_tip(self.nextAction, "The next lesson step (a presenter's remote sends this key)")
-        self.nextAction.triggered.connect(self.next_step)
+        self.previousAction = make_action(
+            w,
+            "&Previous step",
+            self.previous_step,
+            shortcut=QKeySequence(Qt.Key.Key_PageUp),
+            tip="The previous lesson step",
+        )
+        self.nextAction = make_action(
+            w,
+            "&Next step",
+            self.next_step,
+            shortcut=QKeySequence(Qt.Key.Key_PageDown),
+            tip="The next lesson step (a presenter's remote sends this key)",
+        )
         self.previousButton = QPushButton("◀ Previous")
         self.previousButton.setObjectName("previousStepButton")
         self.previousButton.setToolTip(self.previousAction.toolTip())
@@ -360,7 +367,7 @@ class LessonsPanel(QWidget):
             self.titleLabel.setText("Check yourself")
             self.tryNextLabel.setText("")
             self.outcomeBox.hide()
-            result = self._window.last_result
+            result = self._ctx.last_result()
             if result is not None:
                 self._set_choices(_choices_for(result))
             self._show_grade(self.last_grade)
@@ -397,23 +404,23 @@ class LessonsPanel(QWidget):
     # ---- charts ---------------------------------------------------------------------------
     def _chart_target(self, chart_id: str) -> tuple[str, QWidget, QWidget]:
         """(chart id used, the tab to show, the widget to frame); 'ops' falls back to dtype."""
-        w = self._window
+        ctx = self._ctx
         if chart_id == "ops":
-            tabs = w.resultTabs
-            for i in range(tabs.count()):
-                page = tabs.widget(i)
-                if page.objectName() in OPS_VIEW_NAMES or tabs.tabText(i).lower().startswith("op"):
-                    return "ops", page, page
+            page = ctx.view(OPS_VIEW_ID)
+            if page is not None:
+                return "ops", OPS_VIEW_ID, page
             chart_id = "dtype"
         if chart_id == "layers":
-            return "layers", w.layerTable, w.layerTable
-        plots = {"latency": w.latencyPlot, "dtype": w.dtypePlot, "agreement": w.agreementPlot}
-        return chart_id, w.overview, plots.get(chart_id, w.dtypePlot)
+            return "layers", "layers", ctx.view("layers")
+        plot = ctx.chart(chart_id) if chart_id in ("latency", "dtype", "agreement") else None
+        if plot is None:
+            chart_id, plot = "dtype", ctx.chart("dtype")
+        return chart_id, "overview", plot
 
     def show_chart(self, chart_id: str) -> str:
         """Bring the chart to the front with a frame around it; returns the id shown."""
-        used, tab, target = self._chart_target(chart_id)
-        self._window.resultTabs.setCurrentWidget(tab)
+        used, view_id, target = self._chart_target(chart_id)
+        self._ctx.show_view(view_id)
         self._frame().attach(target, used)
         return used
 
@@ -435,9 +442,6 @@ class LessonsPanel(QWidget):
         return target.objectName()
 
     # ---- running --------------------------------------------------------------------------
-    def is_busy(self) -> bool:
-        return self._awaiting is not None
-
     @Slot()
     def run_step(self) -> bool:
         """Set the step's config and measure it; False (with a message) if it cannot start."""
@@ -445,32 +449,28 @@ class LessonsPanel(QWidget):
         if lesson is None:
             self.check_answer()
             return False
-        w = self._window
-        if not w.engine_ready():
+        ctx = self._ctx
+        if not ctx.engine_ready():
             return self._refuse("PyTorch is still loading; the step can run in a moment.")
-        if w.runner.is_running():
+        if self.client.busy():
             return self._refuse("Another run is in progress: wait for it or Cancel (Esc).")
-        try:
-            current = w.current_config()
-        except ConfigError:
-            current = None
-        config = step_config(lesson, current)
-        w.set_config(config)
+        config = step_config(lesson, ctx.valid_config())
+        ctx.set_config(config)
         if lesson.uses_probe:
-            errors = w.input_errors()
+            errors = ctx.input_errors()
             if errors:
                 return self._refuse("This step's config is refused: " + "; ".join(errors.values()))
             self._awaiting = ("task", lesson, config)
-            if not w.runner.start(functools.partial(lesson_task, lesson, config)):
+            if not self.client.start(functools.partial(lesson_task, lesson, config)):
                 self._awaiting = None
                 return self._refuse("Another run is in progress: wait for it or Cancel (Esc).")
-            w.messageBanner.hide()
-            w.verdictLabel.setText(f"Measuring lesson {lesson.number}…")
+            ctx.hide_banner()
+            ctx.show_message(f"Measuring lesson {lesson.number}…")
         else:
             self._awaiting = ("window", lesson, config)
-            if not w.start_experiment():
+            if not ctx.run_experiment():
                 self._awaiting = None
-                errors = w.input_errors()
+                errors = ctx.input_errors()
                 why = "; ".join(errors.values()) if errors else "the window cannot run now"
                 return self._refuse(f"This step cannot start: {why}.")
         self.runStepButton.setEnabled(False)
@@ -513,7 +513,7 @@ class LessonsPanel(QWidget):
         if taken is None:
             return
         run_result = run.result  # a core.lessons.LessonRun
-        self._window.show_result(run_result)
+        self._ctx.show_result(run_result)
         self._finish(StepRun(run.lesson, run_result, run.probe, run.outcome))
 
     def _finish(self, run: StepRun) -> None:
@@ -590,12 +590,6 @@ class LessonsPanel(QWidget):
         """The outcome of the last run of this lesson (None: not run yet)."""
         return self._outcomes.get(lesson_id)
 
-    def shown_text(self) -> str:
-        """The outcome as shown: headline, then the sentences (plain text)."""
-        if self.outcomeBox.isHidden():
-            return ""
-        return f"{self.outcomeHeadline.text()}\n{self.outcomeSentences.text()}".strip()
-
     # ---- exercise -------------------------------------------------------------------------
     def selected_answer(self) -> str:
         button = self.choiceGroup.checkedButton()
@@ -612,13 +606,13 @@ class LessonsPanel(QWidget):
     def check_answer(self) -> Grade | None:
         """Grade the selected answer against the latest measurement (measure first if none)."""
         answer = self.selected_answer()
-        result = self._window.last_result
+        result = self._ctx.last_result()
         if result is not None and any(la.kind == "Linear" for la in result.layers):
             return self.grade(answer)
-        w = self._window
-        w.set_config(step_config(LESSONS[1], _valid(w)))
+        ctx = self._ctx
+        ctx.set_config(step_config(LESSONS[1], ctx.valid_config()))
         self._grade_answer = answer
-        if not w.start_experiment():
+        if not ctx.run_experiment():
             self._grade_answer = None
             self.gradeLabel.setText(
                 "There is no measurement to check against yet and a run cannot start now "
@@ -629,7 +623,7 @@ class LessonsPanel(QWidget):
         return None
 
     def grade(self, answer: str) -> Grade | None:
-        result = self._window.last_result
+        result = self._ctx.last_result()
         if result is None:
             return None
         self._set_choices(_choices_for(result))
@@ -656,16 +650,10 @@ def _choices_for(result: ExperimentResult) -> tuple[str, ...]:
         return EXERCISE.choices
 
 
-def _valid(window: MainWindow) -> ExperimentConfig | None:
-    try:
-        return window.current_config()
-    except ConfigError:
-        return None
-
-
-def install_lessons(window: MainWindow) -> LessonsPanel:
+def install(ctx: AppContext) -> dict[str, object]:
     """The Lessons dock (hidden at first; View › Lessons, Ctrl+L) and the Lessons menu."""
-    panel = LessonsPanel(window)
+    window = ctx.host()
+    panel = LessonsPanel(ctx)
     dock = QDockWidget("Lessons", window)
     dock.setObjectName("lessonsDock")
     dock.setWidget(panel)
@@ -684,17 +672,13 @@ def install_lessons(window: MainWindow) -> LessonsPanel:
     toggle.setObjectName("Lessons")
     toggle.setShortcut(QKeySequence("Ctrl+L"))
     set_tip(toggle, "Show or hide the guided lessons")
-    view = window.menu("&View")
+    view = ctx.menu("&View")
     view.insertAction(view.actions()[0] if view.actions() else None, toggle)
-    menu = window.menu("&Lessons")
+    menu = ctx.menu("&Lessons")
     menu.addAction(toggle)
     menu.addSeparator()
     for action in (panel.previousAction, panel.nextAction, panel.runStepAction):
         menu.addAction(action)
         action.setEnabled(False)
-
     dock.visibilityChanged.connect(panel._on_dock_visible)
-    window.lessonsPanel = panel
-    window.lessonsDock = dock
-    window.lessonsAction = toggle
-    return panel
+    return {"lessonsPanel": panel, "lessonsDock": dock, "lessonsAction": toggle}

@@ -36,7 +36,7 @@ from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
     from autocast_explorer.core.numerics.oppolicy import Note, OpPolicy, ProbeResult
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.shell.context import AppContext
     from autocast_explorer.gui.tasks.runner import TaskState
 
 #: The classes core.oppolicy derives, in legend order, with one sentence each.
@@ -103,7 +103,7 @@ def _tinted(color: str, alpha: int = 80) -> QColor:
 
 
 class OpsPanel(QWidget):
-    """The Ops tab; objectName `opsPanel`. Needs the window for its runner and config."""
+    """The Ops tab; objectName `opsPanel`. Runs on its own task client, follows the dtype."""
 
     probeStarted = Signal()
     #: The probe finished; carries core's ProbeResult.
@@ -111,11 +111,12 @@ class OpsPanel(QWidget):
     probeFailed = Signal(str)
     probeCancelled = Signal()
 
-    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("opsPanel")
-        self._window = window
-        self._probing = False
+        self._ctx = ctx
+        self.client = ctx.tasks("ops")
+        self._config_dtype = ""
         self.last_probe: ProbeResult | None = None
 
         self.probeButton = QPushButton("Probe ops  (F9)")
@@ -199,27 +200,23 @@ class OpsPanel(QWidget):
         layout.addWidget(self.legend)
         layout.addWidget(splitter, 1)
 
-        runner = window.runner
-        runner.started.connect(self._update_actions)
-        runner.finished.connect(self._on_finished)
-        runner.failed.connect(self._on_failed)
-        runner.cancelled.connect(self._on_cancelled)
-        window.engineReady.connect(self._update_actions)
-        window.controls.dtypeCombo.currentTextChanged.connect(self._follow_config_dtype)
-        self._follow_config_dtype(window.controls.dtypeCombo.currentText())
+        self.client.busyChanged.connect(self._update_actions)
+        self.client.finished.connect(self._on_finished)
+        self.client.failed.connect(self._on_failed)
+        self.client.cancelled.connect(self._on_cancelled)
+        ctx.engineReady.connect(self._update_actions)
+        ctx.configChanged.connect(self._follow_config_dtype)
+        self._follow_config_dtype()
         self._show_legend(self.probeDtypeCombo.currentText())
         self.notesView.setHtml(f"<p style='color:{style.MUTED}'>{IDLE}</p>")
         self.statusLabel.setText("")
         self._update_actions()
 
     # ---- state ----------------------------------------------------------------------------
-    def is_probing(self) -> bool:
-        return self._probing
-
     @Slot()
     def _update_actions(self) -> None:
-        busy = self._window.runner.is_running()
-        ready = self._window.engine_ready()
+        busy = self.client.busy()
+        ready = self._ctx.engine_ready()
         self.probeButton.setEnabled(ready and not busy)
         self.saveProbeButton.setEnabled(self.last_probe is not None)
         if not ready:
@@ -230,8 +227,13 @@ class OpsPanel(QWidget):
             tip = "Probe every op under autocast with the dtype beside this button."
         self.probeButton.setToolTip(tip)
 
-    @Slot(str)
-    def _follow_config_dtype(self, dtype: str) -> None:
+    @Slot()
+    def _follow_config_dtype(self) -> None:
+        """Follow the Dtype control when it changes (a dtype picked here stays otherwise)."""
+        dtype = self._ctx.dtype()
+        if dtype == self._config_dtype:
+            return
+        self._config_dtype = dtype
         if dtype in DTYPES:
             self.probeDtypeCombo.setCurrentText(dtype)
 
@@ -241,51 +243,35 @@ class OpsPanel(QWidget):
         self.start_probe()
 
     def start_probe(self, dtype: str | None = None) -> bool:
-        """Probe on the window's runner; False (nothing started) if it is busy or not ready."""
-        if not self._window.engine_ready() or self._window.runner.is_running():
+        """Probe on the shared runner; False (nothing started) if it is busy or not ready."""
+        if not self._ctx.engine_ready() or self.client.busy():
             return False
         dtype = dtype or self.probeDtypeCombo.currentText()
-        self._probing = True
-        if not self._window.runner.start(functools.partial(probe_task, dtype)):
-            self._probing = False
+        if not self.client.start(functools.partial(probe_task, dtype)):
             return False
         self.statusLabel.setText(f"Probing {dtype}… (Cancel or Esc stops between ops)")
         self._update_actions()
         self.probeStarted.emit()
         return True
 
-    def _take(self) -> bool:
-        """Was the task that just ended this panel's probe?"""
-        own, self._probing = self._probing, False
-        return own
-
     @Slot(object)
     def _on_finished(self, result: object) -> None:
-        own = self._take()
+        self.show_probe(result)  # type: ignore[arg-type]
         self._update_actions()
-        if own:
-            self.show_probe(result)  # type: ignore[arg-type]
-            self._update_actions()
-            self.probeFinished.emit(result)
+        self.probeFinished.emit(result)
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
-        own = self._take()
-        self._update_actions()
-        if own:
-            self.statusLabel.setText(
-                f"<span style='color:{style.BAD}'><b>Probe failed:</b> {message}</span>"
-            )
-            self.probeFailed.emit(message)
+        self.statusLabel.setText(
+            f"<span style='color:{style.BAD}'><b>Probe failed:</b> {message}</span>"
+        )
+        self.probeFailed.emit(message)
 
     @Slot()
     def _on_cancelled(self) -> None:
-        own = self._take()
-        self._update_actions()
-        if own:
-            kept = " (the table shows the previous probe)" if self.last_probe else ""
-            self.statusLabel.setText(f"Probe cancelled{kept}.")
-            self.probeCancelled.emit()
+        kept = " (the table shows the previous probe)" if self.last_probe else ""
+        self.statusLabel.setText(f"Probe cancelled{kept}.")
+        self.probeCancelled.emit()
 
     # ---- drawing --------------------------------------------------------------------------
     def show_probe(self, probe: ProbeResult) -> None:

@@ -28,12 +28,11 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.charts.placements_chart import PlacementsChart
-from autocast_explorer.gui.tasks.client import RunnerClient
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.sweeps.placements import PlacementReport
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.shell.context import AppContext
     from autocast_explorer.gui.tasks.runner import TaskState
 
 INTRO = (
@@ -77,11 +76,11 @@ class PlacementsTab(QWidget):
     #: A report was drawn or cleared (the export action follows).
     shownChanged = Signal()
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
         self.setObjectName("placementsTab")
-        self._window = window
-        self.client = RunnerClient(window.runner, self)
+        self._ctx = ctx
+        self.client = ctx.tasks("placements")
         self.report: PlacementReport | None = None
         self._config: ExperimentConfig | None = None
         self._build()
@@ -90,7 +89,7 @@ class PlacementsTab(QWidget):
         self.client.finished.connect(self._on_finished)
         self.client.failed.connect(self._on_failed)
         self.client.cancelled.connect(self._on_cancelled)
-        window.engineReady.connect(self._update_actions)
+        ctx.engineReady.connect(self._update_actions)
         self._update_actions()
 
     def _build(self) -> None:
@@ -153,10 +152,10 @@ class PlacementsTab(QWidget):
     @Slot()
     def start_placements(self) -> bool:
         """Time the placements of the current config; False if nothing was started."""
-        if not self._window.engine_ready() or self.client.busy():
+        if not self._ctx.engine_ready() or self.client.busy():
             return False
         try:
-            config = self._window.current_config()
+            config = self._ctx.config()
         except ConfigError as exc:
             self.statusLabel.setText(f"Fix the settings on the left first ({exc}).")
             return False
@@ -164,15 +163,15 @@ class PlacementsTab(QWidget):
             return False
         self._config = config
         self.statusLabel.setText("Starting…")
-        self._window.messageBanner.hide()
+        self._ctx.hide_banner()
         self.placementsStarted.emit()
         return True
 
     @Slot()
     def _update_actions(self) -> None:
-        ready = self._window.engine_ready() and not self.client.busy()
+        ready = self._ctx.engine_ready() and not self.client.busy()
         self.timeButton.setEnabled(ready)
-        if not self._window.engine_ready():
+        if not self._ctx.engine_ready():
             self.timeButton.setToolTip("Waiting for PyTorch to load…")
         elif self.client.busy():
             self.timeButton.setToolTip("Something is being measured: wait or Cancel (Esc).")

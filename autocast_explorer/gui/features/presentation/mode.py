@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Slot
-from PySide6.QtGui import QAction, QColor, QFont, QKeySequence, QPalette, QShortcut
-from PySide6.QtWidgets import QApplication, QMenu, QScrollArea, QWidget
+from PySide6.QtGui import QColor, QFont, QKeySequence, QPalette, QShortcut
+from PySide6.QtWidgets import QApplication, QWidget
 
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.shell.context import AppContext
 
 THEMES = ("standard", "projector")
 #: The text scales Ctrl+= and Ctrl+- step through.
@@ -59,44 +59,6 @@ class PresentationState:
         scale = self.font_scale
         if not isinstance(scale, int | float) or not MIN_SCALE <= scale <= MAX_SCALE:
             raise ValueError(f"font scale must be between {MIN_SCALE} and {MAX_SCALE}")
-
-
-def shortcut_text(action: QAction) -> str:
-    """The action's shortcuts as a person reads them ('Ctrl+=, Ctrl++')."""
-    keys = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in action.shortcuts()]
-    return ", ".join(k for k in keys if k)
-
-
-def set_tip(action: QAction, tip: str) -> None:
-    """Tooltip and status tip that end with the action's shortcut, e.g. 'Bigger text (Ctrl+=)'."""
-    keys = shortcut_text(action)
-    text = tip
-    if keys and keys not in tip:
-        stem = tip.rstrip(".")
-        text = f"{stem} ({keys})" + ("." if stem != tip else "")
-    action.setToolTip(text)
-    action.setStatusTip(text)
-
-
-def audit_shortcuts(window: QWidget) -> list[QAction]:
-    """Append each menu action's shortcut to its tooltip where missing; menus show tooltips.
-
-    Returns the actions of the window's menus that still have no shortcut (for the README).
-    """
-    missing = []
-    for menu in window.findChildren(QMenu):
-        menu.setToolTipsVisible(True)
-        for action in menu.actions():
-            if action.isSeparator() or action.menu() is not None:
-                continue
-            keys = shortcut_text(action)
-            tip = action.toolTip() or action.text().replace("&", "").rstrip("…").strip()
-            if keys:
-                if keys not in tip:
-                    set_tip(action, tip)
-            elif "\t" not in action.text():
-                missing.append(action)
-    return missing
 
 
 # ---- fonts ---------------------------------------------------------------------------------
@@ -299,46 +261,40 @@ class Presentation(QObject):
     `window.presentation` is this object; `state()` / `set_state()` are what settings store.
     """
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, ctx: AppContext) -> None:
+        window = ctx.host()
         super().__init__(window)
         self.setObjectName("presentation")
+        self._ctx = ctx
         self._window = window
         self._roots: list[QWidget] = [window]
         self.font_scale = 1.0
         self.theme = "standard"
         self.controls_hidden = False
         self._applied = False
-        self._controls = window.findChild(QScrollArea, "controlsScroll")
+        self._controls = ctx.controls_column()
         self._build_actions()
         # F5 / Esc while the Run and Cancel buttons are hidden with the controls (a hidden
         # button's own shortcut does not fire; both active at once would be ambiguous).
         self._run_key = QShortcut(QKeySequence(Qt.Key.Key_F5), window)
         self._run_key.activated.connect(self._run)
         self._cancel_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), window)
-        self._cancel_key.activated.connect(window.cancel_experiment)
+        self._cancel_key.activated.connect(ctx.cancel)
         for key in (self._run_key, self._cancel_key):
             key.setEnabled(False)
         window.installEventFilter(self)
-        window.runButton.installEventFilter(self)
-        window.cancelButton.installEventFilter(self)
-        window.resultShown.connect(self._on_result_shown)
+        ctx.resultShown.connect(self._on_result_shown)
+        ctx.windowAdded.connect(self.add_root)
         self._watched: set[int] = set()
         self._watch_charts(window)
-        self._sync_run_actions()
 
     def _build_actions(self) -> None:
-        w = self._window
-        view = w.menu("&View")
+        view = self._ctx.menu("&View")
 
-        def action(text: str, tip: str, keys: list[str], slot, checkable: bool = False) -> QAction:
-            act = QAction(text, w)
-            act.setObjectName(text.replace("&", "").rstrip("…").strip().replace(" ", "_"))
-            act.setShortcuts([QKeySequence(k) for k in keys])
-            act.setCheckable(checkable)
-            (act.toggled if checkable else act.triggered).connect(slot)
-            set_tip(act, tip)
-            view.addAction(act)
-            return act
+        def action(text: str, tip: str, keys: list[str], slot, checkable: bool = False):
+            return self._ctx.add_action(
+                text, slot, menu=view, shortcut=keys, tip=tip, checkable=checkable
+            )
 
         self.zoomInAction = action(
             "&Bigger text", "Scale all text and chart labels up", ["Ctrl+=", "Ctrl++"], self.zoom_in
@@ -370,20 +326,6 @@ class Presentation(QObject):
             self.set_controls_hidden,
             True,
         )
-        run_menu = w.menu("&Run")
-        self.runAction = QAction("&Run experiment\tF5", w)
-        self.runAction.setObjectName("Run_experiment")
-        self.runAction.triggered.connect(self._run)
-        self.runAction.setToolTip("Measure this config: plain float32 vs autocast (F5)")
-        self.cancelAction = QAction("&Cancel run\tEsc", w)
-        self.cancelAction.setObjectName("Cancel_run")
-        self.cancelAction.triggered.connect(w.cancel_experiment)
-        self.cancelAction.setToolTip("Stop the run at the next timing block (Esc)")
-        # Run and Cancel head the Run menu, above what other tabs added (sweeps, probes).
-        first = run_menu.actions()[0] if run_menu.actions() else None
-        run_menu.insertActions(first, [self.runAction, self.cancelAction])
-        if first is not None:
-            run_menu.insertSeparator(first)
 
     # ---- state ----------------------------------------------------------------------------
     def state(self) -> PresentationState:
@@ -401,6 +343,7 @@ class Presentation(QObject):
         factor = PROJECTOR_FACTOR if self.theme == "projector" else 1.0
         return round(self.font_scale * factor, 4)
 
+    @Slot(QWidget)
     def add_root(self, widget: QWidget) -> None:
         """Another top-level window (Compare) that follows the text scale and theme."""
         if widget not in self._roots:
@@ -480,7 +423,7 @@ class Presentation(QObject):
 
     @Slot()
     def _run(self) -> None:
-        self._window.start_experiment()
+        self._ctx.run_experiment()
 
     def _sync_actions(self) -> None:
         for action, checked in (
@@ -491,10 +434,6 @@ class Presentation(QObject):
             action.blockSignals(True)
             action.setChecked(checked)
             action.blockSignals(False)
-
-    def _sync_run_actions(self) -> None:
-        self.runAction.setEnabled(self._window.runButton.isEnabled())
-        self.cancelAction.setEnabled(self._window.cancelButton.isEnabled())
 
     def _watch_charts(self, root: QWidget) -> None:
         """Refit axis captions whenever a chart changes size (narrow windows, docks)."""
@@ -512,11 +451,6 @@ class Presentation(QObject):
         kind = event.type()
         if kind == QEvent.Type.Resize and isinstance(watched, pg.PlotWidget):
             fit_captions(watched)
-        elif kind == QEvent.Type.EnabledChange and watched in (
-            self._window.runButton,
-            self._window.cancelButton,
-        ):
-            self._sync_run_actions()
         elif kind == QEvent.Type.WindowStateChange and watched is self._window:
             self._sync_actions()
         return False
@@ -555,8 +489,6 @@ class Presentation(QObject):
             self._apply_to(self._window)
 
 
-def install_presentation(window: MainWindow) -> Presentation:
+def install(ctx: AppContext) -> dict[str, Presentation]:
     """The View menu's presentation actions; `window.presentation` afterwards."""
-    presentation = Presentation(window)
-    window.presentation = presentation
-    return presentation
+    return {"presentation": Presentation(ctx)}

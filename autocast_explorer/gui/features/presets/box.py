@@ -2,9 +2,10 @@
 
 Presets are loaded and validated by core.presets (JSON only, size-limited, schema-checked). A
 broken user preset is skipped with a message naming the file; a broken built-in one is reported
-above the charts. Choosing a preset sets the whole config; a sweep preset also leaves its sweep
-in `window.pending_sweep` for the Sweeps tab. The combo always tells the truth: when the controls
-stop matching the chosen preset it shows "Custom settings".
+above the charts. Choosing a preset sets the whole config; a sweep preset also asks the context
+for its sweep (`request_sweep`), which fills the Sweeps tab's parameter and values. The combo
+always tells the truth: when the controls stop matching the chosen preset it shows "Custom
+settings".
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -47,12 +47,12 @@ from autocast_explorer.core.learning.presets import (
     sort_presets,
     user_presets_dir,
 )
-from autocast_explorer.gui.features.presentation.mode import set_tip
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.actions import find_entry
 
 if TYPE_CHECKING:
     from autocast_explorer.core.sweeps.spec import SweepSpec
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.shell.context import AppContext
 
 CUSTOM_TEXT = "Custom settings"
 USER_SUFFIX = " — yours"
@@ -137,10 +137,10 @@ class PresetBox(QGroupBox):
 
     presetChosen = Signal(object)
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, ctx: AppContext) -> None:
         super().__init__("Start from a preset")
         self.setObjectName("presetBox")
-        self._window = window
+        self._ctx = ctx
         self._presets: list[Preset] = []
         self._chosen: Preset | None = None
         self._syncing = False
@@ -182,21 +182,30 @@ class PresetBox(QGroupBox):
         self.message.hide()
         layout.addWidget(self.message)
 
-        self.saveAction = QAction("Save config as &preset…", window)
-        self.saveAction.setObjectName("Save_as_preset")
-        self.saveAction.setShortcut(QKeySequence("Ctrl+Shift+P"))
-        set_tip(self.saveAction, "Save the current config as your own preset")
-        self.saveAction.triggered.connect(self.save_as_preset)
+        # At the head of the File menu, before Open.
+        self.chooseAction = ctx.add_action(
+            "Choose a pr&eset…",
+            self._open_list,
+            menu="&File",
+            before="Open_result_JSON",
+            name="Choose_preset",
+            shortcut="Ctrl+P",
+            tip="Open the preset list",
+        )
+        self.saveAction = ctx.add_action(
+            "Save config as &preset…",
+            self.save_as_preset,
+            menu="&File",
+            before="Open_result_JSON",
+            name="Save_as_preset",
+            shortcut="Ctrl+Shift+P",
+            tip="Save the current config as your own preset",
+        )
         self.saveButton.setDefaultAction(self.saveAction)
         self.saveButton.setText("Save…")
-        self.chooseAction = QAction("Choose a pr&eset…", window)
-        self.chooseAction.setObjectName("Choose_preset")
-        self.chooseAction.setShortcut(QKeySequence("Ctrl+P"))
-        set_tip(self.chooseAction, "Open the preset list")
-        self.chooseAction.triggered.connect(self._open_list)
 
         self.combo.currentIndexChanged.connect(self._on_index_changed)
-        window.controls.changed.connect(self._sync)
+        ctx.configChanged.connect(self._sync)
         self.reload()
 
     # ---- loading --------------------------------------------------------------------------
@@ -207,9 +216,9 @@ class PresetBox(QGroupBox):
         try:
             builtin = builtin_presets()
         except PresetError as exc:
-            banner = self._window.messageBanner
-            banner.setText(f"The built-in presets could not be loaded (please report this): {exc}")
-            banner.show()
+            self._ctx.show_banner(
+                f"The built-in presets could not be loaded (please report this): {exc}"
+            )
         user, user_errors = scan_presets(user_presets_dir())
         errors += user_errors
         self._presets = builtin + sort_presets(user)
@@ -272,14 +281,14 @@ class PresetBox(QGroupBox):
             return
         preset = self._presets[i]
         self._chosen = preset
-        self._window.pending_sweep = preset.sweep
         self._syncing = True
         try:
-            self._window.set_config(preset.config)
+            self._ctx.set_config(preset.config)
         finally:
             self._syncing = False
+        self._ctx.request_sweep(preset.sweep)
         self._show_description(preset)
-        self._window.statusBar().showMessage(f"Preset: {preset.name}", 4000)
+        self._ctx.show_message(f"Preset: {preset.name}", 4000)
         self.presetChosen.emit(preset)
 
     def _show_description(self, preset: Preset | None) -> None:
@@ -295,10 +304,9 @@ class PresetBox(QGroupBox):
         self.description.setText(text)
 
     def _sweep_hint(self, sweep: SweepSpec) -> str:
-        tabs = self._window.resultTabs
-        for i in range(tabs.count()):
-            if "sweep" in tabs.tabText(i).lower():
-                return f"Run it from the {tabs.tabText(i)} tab; Run measures the config above."
+        title = self._ctx.view_title("sweeps")
+        if title is not None:
+            return f"It is set up in the {title} tab (F6 runs it); Run measures the config above."
         values = ",".join(map(str, sweep.values))
         return (
             "Run measures the config above; for the sweep use "
@@ -311,7 +319,7 @@ class PresetBox(QGroupBox):
         if self._syncing:
             return
         try:
-            config = self._window.current_config()
+            config = self._ctx.config()
         except ConfigError:
             config = None
         chosen = self._chosen
@@ -327,7 +335,6 @@ class PresetBox(QGroupBox):
 
     @Slot()
     def _open_list(self) -> None:
-        self._window.controls.setFocus()
         self.combo.setFocus()
         self.combo.showPopup()
 
@@ -335,28 +342,43 @@ class PresetBox(QGroupBox):
     @Slot()
     def save_as_preset(self) -> Path | None:
         """Ask for a name and save the current config to the user preset folder."""
-        w = self._window
         try:
-            config = w.current_config()
+            self._ctx.config()
         except ConfigError as exc:
             self._say(f"Cannot save a preset: fix {exc.field} first ({exc.rule}).")
             return None
-        sweep = getattr(w, "pending_sweep", None)
+        sweep = self._ctx.requested_sweep
         start = self._chosen.name if self._chosen and not self._chosen.builtin else "my preset"
         details = ask_preset_details(self, start, sweep)
         if details is None:
             return None
+        return self.save_named(details.name, details.description, details.include_sweep)
+
+    def save_named(
+        self, name: str, description: str = "", include_sweep: bool = True
+    ) -> Path | None:
+        """Save the current config (and the preset's sweep) as `name`; the file, or None.
+
+        What Save… does after its dialog; an existing file is replaced only if confirmed.
+        """
+        try:
+            config = self._ctx.config()
+        except ConfigError as exc:
+            self._say(f"Cannot save a preset: fix {exc.field} first ({exc.rule}).")
+            return None
+        sweep = self._ctx.requested_sweep
+        name = name.strip()
         try:
             preset = make_preset(
-                details.name,
-                details.description or f"Saved from the explorer: {details.name}.",
+                name,
+                description.strip() or f"Saved from the explorer: {name}.",
                 config,
-                sweep if details.include_sweep else None,
+                sweep if include_sweep else None,
             )
         except PresetError as exc:
             self._say(f"Cannot save this preset: {exc.problem}.")
             return None
-        path = user_presets_dir() / preset_filename(details.name)
+        path = user_presets_dir() / preset_filename(name)
         if path.exists() and not confirm_overwrite(self, path):
             return None
         try:
@@ -372,7 +394,7 @@ class PresetBox(QGroupBox):
             self._syncing = False
             self._chosen = self._presets[self.combo.itemData(row)]
             self._show_description(self._chosen)
-        w.statusBar().showMessage(f"Saved preset {details.name!r} to {path}", 5000)
+        self._ctx.show_message(f"Saved preset {name!r} to {path}")
         return path
 
     def _say(self, text: str) -> None:
@@ -380,16 +402,10 @@ class PresetBox(QGroupBox):
         self.message.show()
 
 
-def install_presets(window: MainWindow) -> PresetBox:
+def install(ctx: AppContext) -> dict[str, PresetBox]:
     """The preset box above the controls, and its File menu entries; `window.presets`."""
-    box = PresetBox(window)
-    window.presets = box
-    window.pending_sweep = getattr(window, "pending_sweep", None)
-    layout = window.controls.layout()
-    layout.insertWidget(0, box)
-    file_menu = window.menu("&File")
-    first = file_menu.actions()[0] if file_menu.actions() else None
-    file_menu.insertAction(first, box.chooseAction)
-    file_menu.insertAction(first, box.saveAction)
-    file_menu.insertSeparator(first)
-    return box
+    box = PresetBox(ctx)
+    ctx.add_control(box)
+    file_menu = ctx.menu("&File")
+    file_menu.insertSeparator(find_entry(file_menu, "Open_result_JSON"))
+    return {"presets": box}

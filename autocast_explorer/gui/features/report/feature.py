@@ -1,99 +1,74 @@
-"""Issue 5 in the window: lessons, presets, presentation mode, Compare, reports, settings.
+"""File › Export report… (Ctrl+E): the result on screen as a folder a person can share.
 
-`install_learn_and_present(window)` is the one call MainWindow.__init__ makes; each feature
-lives in its own module and is installed here in an order that matters: presentation first
-(others add to its View menu), settings last (it restores the docks and the presentation
-state the others created).
+core.report.write_report writes result.json, result.csv, reproduce.py and report.md; the
+charts are the window's own chart widgets (asked of the context by key), exported as PNG.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtCore import QObject, Slot
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
-from autocast_explorer.gui.features.compare.window import install_compare
-from autocast_explorer.gui.features.lessons.panel import install_lessons
-from autocast_explorer.gui.features.presentation.mode import (
-    audit_shortcuts,
-    install_presentation,
-    set_tip,
-)
-from autocast_explorer.gui.features.presets.box import install_presets
-from autocast_explorer.gui.shell.settings import install_settings
-
-if TYPE_CHECKING:
-    from autocast_explorer.gui.shell.main_window import MainWindow
+from autocast_explorer.gui.shell.context import AppContext
 
 
 class ReportExporter(QObject):
-    """File › Export report… (Ctrl+E): core.report.write_report with the window's charts."""
+    """Asks for a folder (the menu) or takes one (`export_to`) and writes the report there."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self._window = window
-        self.action = QAction("Export &report…", window)
-        self.action.setObjectName("Export_report")
-        self.action.setShortcut(QKeySequence("Ctrl+E"))
-        set_tip(
-            self.action,
-            "Write a folder with the charts (PNG), result.json, result.csv, report.md and "
-            "reproduce.py",
-        )
-        self.action.triggered.connect(self.export)
-        self.action.setEnabled(False)
-        window.resultShown.connect(self._on_result)
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx)
+        self._ctx = ctx
         self.last_report = None
-
-    @Slot(object)
-    def _on_result(self, _result: object) -> None:
-        self.action.setEnabled(True)
+        self.action = ctx.add_action(
+            "Export &report…",
+            self.export,
+            menu="&File",
+            before="exportMenu",
+            name="Export_report",
+            shortcut="Ctrl+E",
+            tip="Write a folder with the charts (PNG), result.json, result.csv, report.md and "
+            "reproduce.py",
+            enabled_when=lambda: ctx.last_result() is not None,
+        )
 
     @Slot()
     def export(self) -> Path | None:
         """Ask for a folder and write the report of the result shown now."""
-        w = self._window
-        if w.last_result is None:
+        if self._ctx.last_result() is None:
             return None
-        folder = QFileDialog.getExistingDirectory(w, "Export report into folder", str(Path.cwd()))
+        folder = QFileDialog.getExistingDirectory(
+            self._ctx.host(), "Export report into folder", str(Path.cwd())
+        )
         if not folder:
             return None
         return self.export_to(Path(folder))
 
     def export_to(self, folder: Path) -> Path | None:
+        """Write the report into `folder`; report.md, or None (the banner says why)."""
         from autocast_explorer.core.documents.report import ReportError, write_report
-        from autocast_explorer.gui.charts.report_charts import window_chart_writer
+        from autocast_explorer.gui.charts.report_charts import REPORT_CHARTS, plots_chart_writer
 
-        w = self._window
+        result = self._ctx.last_result()
+        if result is None:
+            return None
+        plots = {key: self._ctx.chart(key) for key, _title, _file in REPORT_CHARTS}
+        writer = plots_chart_writer({k: p for k, p in plots.items() if p is not None})
         try:
-            report = write_report(w.last_result, folder, window_chart_writer(w))
+            report = write_report(result, folder, writer)
         except (OSError, ValueError, ReportError) as exc:
             text = getattr(exc, "strerror", None) or exc
-            w.messageBanner.setText(f"Could not export the report to {folder}: {text}")
-            w.messageBanner.show()
+            self._ctx.show_banner(f"Could not export the report to {folder}: {text}")
             return None
         self.last_report = report
-        w.statusBar().showMessage(
+        self._ctx.show_message(
             f"Report written to {report.directory} ({len(report.files)} files)", 8000
         )
         return report.markdown
 
 
-def install_learn_and_present(window: MainWindow) -> None:
-    """Everything issue 5 adds to the window (one line in MainWindow.__init__ calls this)."""
-    install_presentation(window)
-    install_presets(window)
-    install_lessons(window)
-    install_compare(window)
-    exporter = ReportExporter(window)
-    window.reportExporter = exporter
-    file_menu = window.menu("&File")
-    anchor = window.menu("&File").findChild(QObject, "exportMenu")
-    before = anchor.menuAction() if anchor is not None else None
-    file_menu.insertAction(before, exporter.action)
-    window.exportReportAction = exporter.action
-    audit_shortcuts(window)
-    install_settings(window)
+def install(ctx: AppContext) -> dict[str, Any]:
+    exporter = ReportExporter(ctx)
+    return {"reportExporter": exporter, "exportReportAction": exporter.action}

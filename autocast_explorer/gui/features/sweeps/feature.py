@@ -1,206 +1,119 @@
-"""Wiring issue 4 into the window: Sweeps, Placements and Hardware tabs, menus, files.
+"""The Sweeps tab (Run › Run sweep, F6), its files and chart exports.
 
-`install_sweeps(window)` is the one call MainWindow makes. It adds the three tabs with
-`add_view`, Run menu entries (Run sweep F6, Time placements F7, Ask oneDNN F8) and File entries to
-save the last sweep (core's to_json/to_csv, written atomically) and export its charts
-(pyqtgraph exporters, like the window's own charts). Everything runs on the window's shared
-runner, one task at a time, with its progress bar and Cancel (Esc).
+`window.sweeps` (what `install` hands back) is the tester's handle on the three sweep-era tabs:
+`.sweeps` is this feature's tab; `.placements` and `.hardware` are looked up by view id
+through the context, so this module imports neither feature.
 """
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, Slot
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QWidget
 
-from autocast_explorer.gui.features.hardware.tab import HardwareTab
-from autocast_explorer.gui.features.placements.tab import PlacementsTab
 from autocast_explorer.gui.features.sweeps.tab import SweepsTab
+from autocast_explorer.gui.shell.context import AppContext
 
-if TYPE_CHECKING:
-    import pyqtgraph as pg
-
-    from autocast_explorer.gui.shell.main_window import MainWindow
-
-EXPORTS = (
-    ("sweep_latency", "&Sweep latency chart…"),
-    ("speedup", "Sp&eedup chart…"),
-    ("heatmap", "Speedup &heatmap (grid)…"),
-    ("roofline", "&Roofline chart…"),
-    ("placements", "&Placements chart…"),
-)
+#: The chart exports the sweep-era tabs add, in the Export menu's order.
+SWEEP_EXPORTS = ("sweep_latency", "speedup", "heatmap", "roofline", "placements")
 
 
-class SweepsInstall(QObject):
-    """Owns the menu actions of the three tabs and the file operations on the last sweep."""
+class SweepsHandle(QObject):
+    """The Sweeps tab's menu actions and file operations on the last finished sweep."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, ctx: AppContext, tab: SweepsTab) -> None:
+        super().__init__(tab)
         self.setObjectName("sweepsInstall")
-        self.window = window
-        self.sweeps = SweepsTab(window)
-        self.placements = PlacementsTab(window)
-        self.hardware = HardwareTab(window)
-        window.add_view(self.sweeps, "Sweeps")
-        window.add_view(self.placements, "Placements")
-        window.add_view(self.hardware, "Hardware")
-        tabs = window.resultTabs
-        for widget, tip in (
-            (self.sweeps, "When does autocast pay? Latency and speedup over many sizes."),
-            (self.placements, "Per-call vs hoisted vs pre-cast: where autocast's time goes."),
-            (self.hardware, "What this CPU offers for low precision; roofline; the verdict."),
-        ):
-            tabs.setTabToolTip(tabs.indexOf(widget), tip)
-        self.sweeps.sweepFinished.connect(self.hardware.show_sweep)
-        self.sweeps.shownChanged.connect(self._update_actions)
-        window.engineReady.connect(self._update_actions)
-        self._create_actions()
-        self._update_actions()
-
-    # ---- menus -------------------------------------------------------------------------------
-    def _action(
-        self, text: str, handler: Any, shortcut: str | None = None, tip: str = ""
-    ) -> QAction:
-        """A window action; its tooltip ends with its key, as every menu entry's does."""
-        action = QAction(text, self.window)
-        action.setObjectName(text.replace("&", "").rstrip("…").strip().replace(" ", "_"))
-        if shortcut:
-            action.setShortcut(QKeySequence(shortcut))
-            tip = f"{tip.rstrip('.')} ({shortcut})." if tip else f"({shortcut})"
-        if tip:
-            action.setToolTip(tip)
-            action.setStatusTip(tip)
-        action.triggered.connect(handler)
-        return action
-
-    def _create_actions(self) -> None:
-        menu = self.window.menu("&Run")  # shared with whatever else runs things (F5 …)
-        menu.setToolTipsVisible(True)
-        if menu.actions():
-            menu.addSeparator()
-        self.runSweepAction = self._action(
-            "&Run sweep", self._run_sweep, "F6", "Measure the sweep set in the Sweeps tab"
+        self._ctx = ctx
+        self.sweeps = tab
+        has_sweep = lambda: tab.last_sweep is not None  # noqa: E731
+        has_grid = lambda: has_sweep() and tab.last_sweep.is_grid  # noqa: E731
+        tip = "Measure the sweep set in the Sweeps tab"
+        ctx.menu("&Run").addSeparator()
+        self.runSweepAction = ctx.add_action(
+            "&Run sweep", self._run_sweep, menu="&Run", shortcut="F6", tip=tip
         )
-        self.placementsAction = self._action(
-            "Time &placements",
-            self._time_placements,
-            "F7",
-            "Per-call vs hoisted vs pre-cast autocast for the current config",
-        )
-        self.probeAction = self._action(
-            "Ask &oneDNN which kernel runs",
-            self._probe,
-            "F8",
-            "oneDNN's verbose log of one forward per mode, for the current config",
-        )
-        for action in (self.runSweepAction, self.placementsAction, self.probeAction):
-            menu.addAction(action)
-
-        file_menu = self.window.menu("&File")
-        self.saveSweepJsonAction = self._action(
+        self.saveSweepJsonAction = ctx.add_action(
             "Save s&weep as JSON…",
             self._save_json,
-            "Ctrl+Alt+S",
-            "The last finished sweep (autocast-explorer/sweep/1)",
+            menu="&File",
+            before="exportMenu",
+            shortcut="Ctrl+Alt+S",
+            tip="The last finished sweep (autocast-explorer/sweep/1)",
+            enabled_when=has_sweep,
         )
-        self.saveSweepCsvAction = self._action(
+        self.saveSweepCsvAction = ctx.add_action(
             "Save sweep as CS&V…",
             self._save_csv,
-            "Ctrl+Alt+Shift+S",
-            "One row per point of the last finished sweep",
+            menu="&File",
+            before="exportMenu",
+            shortcut="Ctrl+Alt+Shift+S",
+            tip="One row per point of the last finished sweep",
+            enabled_when=has_sweep,
         )
-        # Next to the result's own Save entries, before the export menu and Quit.
-        export = self.window.findChild(QMenu, "exportMenu")
-        before = export.menuAction() if export is not None else None
-        for action in (self.saveSweepJsonAction, self.saveSweepCsvAction):
-            if before is not None:
-                file_menu.insertAction(before, action)
-            else:
-                file_menu.addAction(action)
-        if export is None:  # a window without the export menu: make one
-            export = file_menu.addMenu("&Export chart as PNG/SVG")
-            export.setObjectName("exportMenu")
-        export.addSeparator()
-        self.exportActions: dict[str, QAction] = {}
-        for key, title in EXPORTS:
-            action = self._action(title, functools.partial(self._export, key))
-            action.setObjectName(f"export_{key}")
-            export.addAction(action)
-            self.exportActions[key] = action
-        for client in (self.sweeps.client, self.placements.client, self.hardware.client):
-            client.busyChanged.connect(self._update_actions)
-        self.placements.shownChanged.connect(self._update_actions)
+        ctx.menu("&File").findChild(QObject, "exportMenu").addSeparator()
+        ctx.add_chart_export(
+            "sweep_latency", "&Sweep latency chart…", lambda: tab.latencyPlot, has_sweep
+        )
+        ctx.add_chart_export(
+            "speedup",
+            "Sp&eedup chart…",
+            lambda: tab.speedupPlot,
+            lambda: has_sweep() and not has_grid(),
+        )
+        ctx.add_chart_export("heatmap", "Speedup &heatmap (grid)…", lambda: tab.heatmap, has_grid)
+        tab.shownChanged.connect(ctx.refresh_actions)
+        tab.sweepFinished.connect(ctx.publish_sweep)
+        ctx.sweepRequested.connect(self._on_sweep_requested)
 
-    @Slot()
-    def _update_actions(self, *_args: object) -> None:
-        has_sweep = self.sweeps.last_sweep is not None
-        self.saveSweepJsonAction.setEnabled(has_sweep)
-        self.saveSweepCsvAction.setEnabled(has_sweep)
-        has_grid = has_sweep and self.sweeps.last_sweep.is_grid
-        for key, action in self.exportActions.items():
-            enabled = {
-                "sweep_latency": has_sweep,
-                "speedup": has_sweep and not has_grid,
-                "heatmap": has_grid,
-                "roofline": self.hardware.verdict is not None,
-                "placements": self.placements.report is not None,
-            }[key]
-            action.setEnabled(enabled)
+    # ---- the other sweep-era tabs, by view id ----------------------------------------------
+    @property
+    def placements(self) -> QWidget | None:
+        return self._ctx.view("placements")
 
-    def _started(self, started: bool, button: Any) -> None:
-        """A shortcut that cannot start says why in the status bar (the button's tooltip)."""
-        if not started:
-            self.window.statusBar().showMessage(f"Not started: {button.toolTip()}", 5000)
+    @property
+    def hardware(self) -> QWidget | None:
+        return self._ctx.view("hardware")
 
+    @property
+    def exportActions(self) -> dict[str, QAction]:
+        actions = self._ctx.export_actions()
+        return {key: actions[key] for key in SWEEP_EXPORTS if key in actions}
+
+    # ---- actions -----------------------------------------------------------------------------
     @Slot()
     def _run_sweep(self) -> None:
-        self.window.resultTabs.setCurrentWidget(self.sweeps)
-        self._started(self.sweeps.start_sweep(), self.sweeps.runSweepButton)
+        self._ctx.show_view("sweeps")
+        if not self.sweeps.start_sweep():
+            self._ctx.show_message(f"Not started: {self.sweeps.runSweepButton.toolTip()}")
 
-    @Slot()
-    def _time_placements(self) -> None:
-        self.window.resultTabs.setCurrentWidget(self.placements)
-        self._started(self.placements.start_placements(), self.placements.timeButton)
-
-    @Slot()
-    def _probe(self) -> None:
-        self.window.resultTabs.setCurrentWidget(self.hardware)
-        self._started(self.hardware.start_probe(), self.hardware.probeButton)
+    @Slot(object)
+    def _on_sweep_requested(self, spec: object) -> None:
+        """A sweep preset was chosen: its parameter and values go into the inputs."""
+        width_values = ",".join(map(str, spec.width_values)) if spec.is_grid else None
+        param = "grid" if spec.is_grid else spec.param
+        self.sweeps.set_sweep(param, ",".join(map(str, spec.values)), width_values)
 
     # ---- files -------------------------------------------------------------------------------
-    def charts(self) -> dict[str, pg.PlotWidget]:
-        return {
-            **self.sweeps.charts(),
-            "roofline": self.hardware.rooflinePlot,
-            "placements": self.placements.chart,
-        }
-
-    def ask_save_path(self, title: str, name: str, filters: str) -> tuple[str, str]:
-        """The save dialog (tests replace this method to avoid a modal dialog)."""
-        return QFileDialog.getSaveFileName(self.window, title, str(Path.cwd() / name), filters)
+    def charts(self) -> dict[str, Any]:
+        return {key: self._ctx.chart(key) for key in SWEEP_EXPORTS}
 
     def save_sweep_json(self, path: str | Path) -> bool:
         sweep = self.sweeps.last_sweep
-        return sweep is not None and self.window.write_file(path, sweep.to_json(), "the sweep")
+        return sweep is not None and self._ctx.write_file(path, sweep.to_json(), "the sweep")
 
     def save_sweep_csv(self, path: str | Path) -> bool:
         sweep = self.sweeps.last_sweep
-        return sweep is not None and self.window.write_file(path, sweep.to_csv(), "the sweep CSV")
+        return sweep is not None and self._ctx.write_file(path, sweep.to_csv(), "the sweep CSV")
 
     def export_chart(self, key: str, path: str | Path) -> bool:
-        from autocast_explorer.gui.charts.export import chart_bytes
+        return self._ctx.export_chart(key, path)
 
-        suffix = Path(path).suffix.lower()
-        try:
-            data = chart_bytes(self.charts()[key], suffix)
-        except (OSError, ValueError) as exc:
-            self.window.show_banner(f"Could not export the chart: {exc}")
-            return False
-        return self.window.write_file(path, data, "the chart")
+    def ask_save_path(self, title: str, name: str, filters: str) -> tuple[str, str]:
+        return QFileDialog.getSaveFileName(self._ctx.host(), title, str(Path.cwd() / name), filters)
 
     @Slot()
     def _save_json(self) -> None:
@@ -214,21 +127,10 @@ class SweepsInstall(QObject):
         if path:
             self.save_sweep_csv(path)
 
-    def _export(self, key: str, *_checked: object) -> None:
-        from autocast_explorer.gui.charts.export import FORMATS
 
-        path, chosen = self.ask_save_path(
-            "Export chart", f"autocast-{key.replace('_', '-')}.png", ";;".join(FORMATS.values())
-        )
-        if not path:
-            return
-        if Path(path).suffix.lower() not in FORMATS:
-            path += ".svg" if "svg" in chosen.lower() else ".png"
-        self.export_chart(key, path)
-
-
-def install_sweeps(window: MainWindow) -> SweepsInstall:
-    """Add the Sweeps, Placements and Hardware tabs and their menus to `window`."""
-    install = SweepsInstall(window)
-    window.sweeps = install  # type: ignore[attr-defined]
-    return install
+def install(ctx: AppContext) -> dict[str, Any]:
+    tab = SweepsTab(ctx)
+    ctx.add_view(
+        "sweeps", tab, "Sweeps", "When does autocast pay? Latency and speedup over many sizes."
+    )
+    return {"sweeps": SweepsHandle(ctx, tab)}

@@ -36,12 +36,11 @@ from autocast_explorer.gui.charts.speedup_chart import SpeedupChart
 from autocast_explorer.gui.charts.speedup_heatmap import SpeedupHeatmap
 from autocast_explorer.gui.charts.sweep_latency_chart import SweepLatencyChart
 from autocast_explorer.gui.shell import style
-from autocast_explorer.gui.tasks.client import RunnerClient
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.shell.context import AppContext
     from autocast_explorer.gui.tasks.runner import TaskState
 
 #: Param combo entries: (data, text). "grid" is a batch × width grid.
@@ -129,11 +128,11 @@ class SweepsTab(QWidget):
     #: The sweep shown changed (a finished sweep drawn, or cleared): file actions follow.
     shownChanged = Signal()
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
         self.setObjectName("sweepsTab")
-        self._window = window
-        self.client = RunnerClient(window.runner, self)
+        self._ctx = ctx
+        self.client = ctx.tasks("sweeps")
         self.last_sweep: SweepResult | None = None
         self._points: list[SweepPoint] = []
         self._running: tuple[ExperimentConfig, SweepSpec] | None = None
@@ -305,10 +304,10 @@ class SweepsTab(QWidget):
         self.widthValuesEdit.textChanged.connect(self._on_text_edited)
         self.defaultsButton.clicked.connect(self.reset_values)
         self.runSweepButton.clicked.connect(self._on_run_clicked)
-        self.cancelSweepButton.clicked.connect(self._window.cancel_experiment)
+        self.cancelSweepButton.clicked.connect(self._ctx.cancel)
         self.rowCombo.activated.connect(self._on_row_chosen)
-        self._window.engineReady.connect(self._validate)
-        self._window.controls.changed.connect(self._validate)
+        self._ctx.engineReady.connect(self._validate)
+        self._ctx.configChanged.connect(self._validate)
         self.client.busyChanged.connect(self._update_actions)
         self.client.progress.connect(self._on_progress)
         self.client.partial.connect(self._on_partial)
@@ -393,7 +392,7 @@ class SweepsTab(QWidget):
             key = exc.field if exc.field in ("values", "width_values") else "sweep"
             errors[key] = exc.rule if key != "sweep" else str(exc)
         try:
-            config = self._window.current_config()
+            config = self._ctx.config()
         except ConfigError as exc:
             errors["sweep"] = f"Fix the settings on the left first ({exc.field}: {exc.rule})."
         if spec is not None and config is not None:
@@ -420,7 +419,7 @@ class SweepsTab(QWidget):
         except ConfigError as exc:
             key = "values" if exc.field in ("batch", "widths") else "sweep"
             return {key: exc.rule}
-        if not self._window.engine_ready():
+        if not self._ctx.engine_ready():
             return {}
         from autocast_explorer.core.experiment import guards
 
@@ -464,7 +463,7 @@ class SweepsTab(QWidget):
 
     @Slot()
     def _update_actions(self) -> None:
-        ready = self._window.engine_ready()
+        ready = self._ctx.engine_ready()
         busy = self.client.busy()
         self.runSweepButton.setEnabled(ready and not busy and not self._errors)
         self.cancelSweepButton.setEnabled(self.client.is_running())
@@ -488,7 +487,7 @@ class SweepsTab(QWidget):
         self._validate()
         if not self.runSweepButton.isEnabled():
             return False
-        config, spec = self._window.current_config(), self.spec()
+        config, spec = self._ctx.config(), self.spec()
         if not self.client.start(functools.partial(sweep_task, config, spec)):
             return False
         self._running = (config, spec)
@@ -502,15 +501,10 @@ class SweepsTab(QWidget):
         self.verdictLabel.setText("")
         self._set_warnings(())
         self.statusLabel.setText(f"Checking the memory and time guards for {len(spec)} points…")
-        self._window.messageBanner.hide()
+        self._ctx.hide_banner()
         self._update_actions()
         self.sweepStarted.emit()
         return True
-
-    @Slot()
-    def cancel_sweep(self) -> None:
-        if self.client.is_running():
-            self._window.cancel_experiment()
 
     def _begin_charts(self, config: ExperimentConfig, spec: SweepSpec) -> None:
         param = "batch" if spec.is_grid else spec.param
@@ -606,7 +600,7 @@ class SweepsTab(QWidget):
     @Slot(str)
     def _on_failed(self, message: str) -> None:
         running, self._running = self._running, None
-        error = self.client.runner.last_error
+        error = self.client.last_error
         if running is not None and isinstance(error, ConfigError):
             title = {"memory": "Too much memory", "time": "Too slow"}.get(error.field, "Refused")
             self._blocked = (*running, f"{title}: {error.rule}")
