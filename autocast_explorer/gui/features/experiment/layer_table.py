@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
 
 COLUMNS = ("Layer", "Kind", "Output shape", "Plain (in → out)", "Autocast (in → out)")
-#: Error of the autocast output against the float32 output, per layer (issue 6).
+#: Error of the autocast output against the float32 output, per layer.
 ERROR_COLUMNS = ("Max |err|", "Mean rel err", "SQNR (dB)", "Cosine")
 ERROR_TIPS = (
     "max |float32 − autocast| over the layer's output",
