@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QWidget
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families import FAMILIES
-from autocast_explorer.gui.layer_table import NOT_RUN
-from autocast_explorer.gui.layer_ticks import MAX_NAMED, layer_ticks
+from autocast_explorer.gui.charts.layer_ticks import MAX_NAMED, layer_ticks
+from autocast_explorer.gui.features.experiment.layer_table import NOT_RUN
 from tests.gui.helpers import run_to_end
 
 
