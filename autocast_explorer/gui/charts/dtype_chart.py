@@ -208,6 +208,10 @@ class DtypeChart(StaticChart):
         brushes = self._cells_item.opts.get("brushes") or []
         return [pg.mkBrush(b).color().name() for b in brushes]
 
+    def cell_labels(self) -> list[str]:
+        """The in → out texts visible on the cells (none when the cells are too narrow)."""
+        return [item.toPlainText() for item in self._labels if item.isVisible()]
+
     def legend_entries(self) -> list[str]:
         return [label.text for _sample, label in self._legend.items]
 
