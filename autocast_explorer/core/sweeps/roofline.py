@@ -30,6 +30,12 @@ from autocast_explorer.core.experiment.config import (
 from autocast_explorer.core.hardware.cpu import cpu_identity
 
 FLOPS_FORMULA = "FLOPs = Σ over Linear layers of 2·B·in·out (bias adds and activations not counted)"
+#: What a CNN's, transformer's or RNN's FLOP count covers (core/experiment/families/).
+FAMILY_FLOPS_FORMULA = (
+    "FLOPs = 2 per multiply-add of the model's matrix products (convolutions as implicit "
+    "GEMMs, attention projections and score products, recurrent projections at every step; "
+    "norms, pooling and activations not counted)"
+)
 BYTES_FORMULA = (
     "bytes: float32 = 4·(P + A); autocast = 2·(P + A) + 6·(P + B·in₀) for the casts "
     "(read 4 B, write 2 B), where P = weights + biases, A = B·Σ widths (input and every "
@@ -360,6 +366,7 @@ def build_roofline_from_work(
     threads: int,
     measured: Iterable[tuple[int, int, int, int, float, float]],
     peaks: tuple[PeakEstimate, ...] | None = None,
+    flops_formula: str = FLOPS_FORMULA,
 ) -> Roofline:
     """Roofline from (value, flops, bytes plain, bytes autocast, GFLOP/s plain, autocast)
     per point: what any model family's sweep gives."""
@@ -369,4 +376,4 @@ def build_roofline_from_work(
     for value, flops, bytes_plain, bytes_auto, plain, auto in measured:
         points.append(RooflinePoint(value, "plain", "float32", flops, bytes_plain, plain))
         points.append(RooflinePoint(value, "autocast", dtype, flops, bytes_auto, auto))
-    return Roofline(peaks=peaks, points=tuple(points))
+    return Roofline(peaks=peaks, points=tuple(points), flops_formula=flops_formula)

@@ -28,7 +28,11 @@ from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alter
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult, roofline_work
-from autocast_explorer.core.sweeps.roofline import build_roofline_from_work
+from autocast_explorer.core.sweeps.roofline import (
+    FAMILY_FLOPS_FORMULA,
+    FLOPS_FORMULA,
+    build_roofline_from_work,
+)
 from autocast_explorer.core.sweeps.spec import PlannedPoint, SweepSpec, default_values
 from autocast_explorer.core.sweeps.verdict import hardware_verdict
 
@@ -169,6 +173,11 @@ class _Models:
         return self.model, build_input(config)
 
 
+def flops_formula(config: ExperimentConfig) -> str:
+    """The roofline's words for what the FLOP count covers, for this config's model."""
+    return FLOPS_FORMULA if config.model == "mlp" else FAMILY_FLOPS_FORMULA
+
+
 class AutocastFailed(ConfigError):
     """The autocast forward raised at a sweep point: there is nothing to compare."""
 
@@ -293,7 +302,9 @@ def run_spec(
             probe,
             caveat=caveat,
         )
-    roofline = build_roofline_from_work(config.dtype, threads, roofline_work(points))
+    roofline = build_roofline_from_work(
+        config.dtype, threads, roofline_work(points), flops_formula=flops_formula(config)
+    )
     reporter.report(1.0, "done")
     return SweepResult(
         config=config,
