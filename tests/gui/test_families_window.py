@@ -141,3 +141,16 @@ def test_a_failing_autocast_forward_is_the_headline_not_a_failed_run(window, qtb
     result = run_to_end(qtbot, window)
     assert not result.autocast_error and not finding.isVisible()
     assert window.runButton.isEnabled() and window.runButton.text().startswith("Run")
+
+
+def test_a_family_preset_sets_the_model_and_its_sweep(window, qtbot):
+    window.presets.choose("transformer")
+    assert window.findChild(QComboBox, "modelCombo").currentData() == "transformer"
+    config = window.current_config()
+    assert (config.model, config.d_model, config.heads, config.seq) == ("transformer", 64, 4, 32)
+    tab = window.sweeps.sweeps
+    assert tab.param() == "seq" and tab.valuesEdit.text() == "16,64,256"
+    qtbot.waitUntil(lambda: not tab.sweepError.text())
+    choose_model(window, qtbot, "cnn")
+    qtbot.waitUntil(lambda: bool(tab.sweepError.text()))
+    assert "seq does not apply to --model cnn" in tab.sweepError.text()
