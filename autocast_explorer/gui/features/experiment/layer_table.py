@@ -54,10 +54,11 @@ class LayerTable(QTableWidget):
         self.setAlternatingRowColors(True)
         self.verticalHeader().setVisible(False)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        # With the error columns the dtype columns would be cut: they keep their text's width.
-        for col in (3, 4):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        # Every column keeps its text's width (nested modules have long names:
+        # 'encoder1.self_attn', 'MultiheadAttention'); the last one takes what is left, and a
+        # table wider than the tab scrolls sideways rather than cutting names or numbers.
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
 
     def show_result(self, result: ExperimentResult) -> None:
         self.setRowCount(len(result.layers))
@@ -76,6 +77,7 @@ class LayerTable(QTableWidget):
             )
             for col, text in enumerate(values):
                 item = QTableWidgetItem(text)
+                item.setToolTip(text)
                 if col >= 3:
                     auto = layer.autocast.out_dtype if layer.autocast is not None else ""
                     out = layer.plain.out_dtype if col == 3 else auto
