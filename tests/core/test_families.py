@@ -268,3 +268,13 @@ def test_an_mlp_result_written_before_families_still_loads():
     assert old.autocast_error == "" and old.fast_path is None
     assert old.op_trace is not None and old.op_trace.casts.by_source == {}
     assert [la.autocast.out_dtype for la in old.layers] == ["bfloat16"]
+
+
+def test_a_sweep_over_a_model_whose_autocast_forward_raises_says_why(failing_model):
+    from autocast_explorer.core.sweeps.runner import AutocastFailed, run_sweep
+
+    with pytest.raises(AutocastFailed) as caught:
+        run_sweep(failing_model, "batch", (1, 2), probe_onednn=False)
+    assert caught.value.field == "autocast"
+    assert caught.value.rule.startswith("batch 1: the bfloat16 autocast forward raised")
+    assert "primitive descriptor for the test layer" in caught.value.rule
