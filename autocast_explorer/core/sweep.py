@@ -31,7 +31,7 @@ from autocast_explorer.core.timing import cold_call_ms, measure_alternating
 from autocast_explorer.core.verdict import hardware_verdict
 
 PointFn = Callable[[SweepPoint], None]
-#: Forwards per point outside the timed budget: a cold call and 3 warm-ups per mode.
+#: Forwards per point before timing (a cold call and 3 warm-ups per mode), inside its budget.
 _UNTIMED_FORWARDS = 8
 _POINT_OVERHEAD_S = 0.005
 #: A point is flagged when its forward took over STALL_FACTOR × max(estimate, STALL_FLOOR_S).
@@ -163,6 +163,14 @@ class _Models:
         return self.model, build_input(config)
 
 
+def _largest_rates(points: Sequence[SweepPoint]) -> tuple[float, float] | None:
+    """float32 and autocast GFLOP/s of the point with the most work (the steadiest rates)."""
+    if not points:
+        return None
+    big = max(points, key=lambda p: p.flops)
+    return big.gflops_plain, big.gflops_autocast
+
+
 def run_spec(
     config: ExperimentConfig,
     spec: SweepSpec,
@@ -177,7 +185,7 @@ def run_spec(
     planned = spec.plan(config)
     estimates = check_points(planned)
     reporter.check()
-    eta = _Eta([config.min_time + _UNTIMED_FORWARDS * e + _POINT_OVERHEAD_S for e in estimates])
+    eta = _Eta([max(config.min_time, _UNTIMED_FORWARDS * e) + _POINT_OVERHEAD_S for e in estimates])
     low = low_precision_dtype(config)
     points: list[SweepPoint] = []
     noisy: list[str] = []
@@ -263,6 +271,7 @@ def run_spec(
             probe,
             context=f"at width {widest} (the widest row)",
             caveat=caveat,
+            rates=_largest_rates(row),
         )
     else:
         verdict = hardware_verdict(
@@ -273,6 +282,7 @@ def run_spec(
             [p.speedup for p in points],
             probe,
             caveat=caveat,
+            rates=_largest_rates(points),
         )
     roofline = build_roofline(
         config.dtype,

@@ -97,7 +97,7 @@ def test_memory_guard_refuses_the_sweep_up_front_naming_the_value(monkeypatch):
 
 
 def test_time_guard_refuses_the_sweep_up_front(monkeypatch):
-    monkeypatch.setattr(guards, "_calibrated_rate", lambda dtype, threads: 1e9)
+    monkeypatch.setattr(guards, "_rate", lambda kind, shape, dtype, threads: 1e9)
     built = []
     monkeypatch.setattr(sweep, "build_model", lambda c: built.append(c))
     config = TINY.replace(batch=1024, memory_budget_mb=1e6)
