@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from autocast_explorer.core.cpu_caps import cpu_capabilities, native_support
+from autocast_explorer.core.cpu_caps import CpuCapabilities, cpu_capabilities, native_support
 
 #: Flags that decide whether low-precision GEMMs run natively (x86 names, then Arm's).
 LOW_PRECISION_FLAGS: tuple[str, ...] = (
@@ -101,9 +101,12 @@ def _torch_query(name: str) -> bool | None:
         return None
 
 
-def environment(threads: int | None = None) -> Environment:
-    """Describe this machine and torch; `threads` is what the run used (default: torch's now)."""
-    caps = cpu_capabilities()
+def environment(threads: int | None = None, caps: CpuCapabilities | None = None) -> Environment:
+    """Describe this machine and torch; `threads` is what the run used (default: torch's now).
+
+    `caps` injects another CPU's capabilities (tests of every CPU kind); default: this one's.
+    """
+    caps = caps if caps is not None else cpu_capabilities()
     model, flags = caps.name, caps.flags
     try:
         capability = torch.backends.cpu.get_cpu_capability()
