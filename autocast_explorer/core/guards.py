@@ -232,13 +232,7 @@ def check_memory(config: ExperimentConfig) -> int:
 
 def check_time(config: ExperimentConfig) -> float:
     """Raise GuardError when one forward is estimated to take over 10 s (unless allowed)."""
-    return check_time_estimate(config).seconds
-
-
-def check_time_estimate(config: ExperimentConfig) -> ForwardEstimate:
-    """check_time, returning the whole estimate (seconds and basis) a result records."""
-    estimate = estimate_forward(config)
-    seconds = estimate.seconds
+    seconds = estimate_forward(config).seconds
     if seconds > MAX_FORWARD_SECONDS and not config.allow_slow:
         raise GuardError(
             "time",
@@ -246,15 +240,16 @@ def check_time_estimate(config: ExperimentConfig) -> ForwardEstimate:
             f"(limit {MAX_FORWARD_SECONDS:.0f} s); use smaller widths or batch, "
             "or allow slow runs (--allow-slow)",
         )
-    return estimate
+    return seconds
 
 
 def check(config: ExperimentConfig) -> float:
     """Both guards, memory first (it needs no calibration); returns the forward estimate (s)."""
-    return check_estimate(config).seconds
+    check_memory(config)
+    return check_time(config)
 
 
 def check_estimate(config: ExperimentConfig) -> ForwardEstimate:
-    """Both guards, memory first; returns the forward estimate with its basis."""
-    check_memory(config)
-    return check_time_estimate(config)
+    """Both guards, memory first; returns the forward estimate with its basis (for results)."""
+    check(config)
+    return estimate_forward(config)  # the calibrations are cached: this only sums again

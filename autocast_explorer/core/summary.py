@@ -101,6 +101,12 @@ def format_summary(result: ExperimentResult) -> str:
         "",
         f"Verdict: {verdict(result)}",
     ]
+    support = native_support(env.cpu_flags, cfg.dtype)
+    if not support.native:
+        lines.append(
+            f"What ran instead: {support.instead}; {result.gflops('autocast'):,.1f} GFLOP/s "
+            f"under autocast against {result.gflops('plain'):,.1f} GFLOP/s in float32."
+        )
     lines += [f"Warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 

@@ -22,7 +22,7 @@ from autocast_explorer.core.hardware import environment
 from autocast_explorer.core.lessons import lesson
 from autocast_explorer.core.onednn import OneDnnKernel, OneDnnProbe
 from autocast_explorer.core.roofline import estimate_peak
-from autocast_explorer.core.summary import hardware_clause, verdict
+from autocast_explorer.core.summary import format_summary, hardware_clause, verdict
 from autocast_explorer.core.verdict import hardware_verdict
 
 X86_BASE = {"architecture": "x86_64", "sse4_2": True, "avx": True, "avx2": True, "fma3": True}
@@ -236,6 +236,9 @@ def test_summary_and_lesson_text(live, kind):
             f"at {result.gflops('autocast'):,.1f} GFLOP/s against {PLAIN_GFLOPS:,.1f} GFLOP/s"
         ) in outcome.text
     assert outcome.matches_tutorial is (pace == "slower")
+    summary = format_summary(result)
+    assert f"Verdict: {sentence}" in summary
+    assert ("What ran instead: without " in summary) is (not support.native)
 
 
 def test_compare_table_across_every_kind(live):
