@@ -118,8 +118,8 @@ def parse_flags(text: str) -> frozenset[str]:
 
 
 def read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> tuple[str, frozenset[str]]:
-    """CPU model name and flags from /proc/cpuinfo (Linux only); empty flags elsewhere."""
-    model = platform.processor() or platform.machine() or "unknown CPU"
+    """CPU model name and flags from /proc/cpuinfo (Linux only); empty where it is missing."""
+    model = ""
     flags: frozenset[str] = frozenset()
     try:
         text = path.read_text(errors="replace")
@@ -155,16 +155,16 @@ def capabilities_from(
     """Combine the sources: torch first, /proc/cpuinfo where torch has no answer, then the
     override of the flags (the name and core count stay the machine's)."""
     model, info_flags = cpuinfo
+    fallback_name = platform.processor() or platform.machine() or "unknown CPU"
     if torch_caps is not None:
-        name = str(torch_caps.get("cpu_name") or "")
-        # cpuinfo's brand string is more specific ("Intel(R) Xeon(R) Platinum …") where present.
-        name = model if model and model not in ("", "unknown CPU", platform.machine()) else name
+        # /proc/cpuinfo's brand string, where there is one, is the one users know from lscpu.
+        name = model or str(torch_caps.get("cpu_name") or "") or fallback_name
         flags = normalize(torch_caps)
         source = "torch.cpu.get_capabilities()"
         arch = str(torch_caps.get("architecture", platform.machine()))
         cores = int(torch_caps.get("num_physical_cores", 0) or 0)
     else:
-        name, flags, source = model, info_flags, "/proc/cpuinfo"
+        name, flags, source = model or fallback_name, info_flags, "/proc/cpuinfo"
         arch, cores = platform.machine(), 0
     if override is not None and override.strip():
         flags = parse_flags(override)

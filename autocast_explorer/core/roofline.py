@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from autocast_explorer.core.config import flops_per_forward, parameter_count
-from autocast_explorer.core.cpu_caps import native_support
+from autocast_explorer.core.cpu_caps import cpu_capabilities, native_support
 from autocast_explorer.core.hardware import cpu_identity
 from autocast_explorer.core.jsonform import Reader, integer
 
@@ -210,7 +210,8 @@ def physical_cores(cpuinfo: Path = Path("/proc/cpuinfo")) -> int:
                 pairs.add((physical, value.strip()))
     except OSError:
         pass
-    return len(pairs) or (os.cpu_count() or 1)
+    # No /proc/cpuinfo (macOS, Windows): torch's own count of physical cores.
+    return len(pairs) or cpu_capabilities().physical_cores or (os.cpu_count() or 1)
 
 
 def _vendor(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
