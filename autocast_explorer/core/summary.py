@@ -31,7 +31,7 @@ def guard_line(result: ExperimentResult) -> str:
     ratio = guard.estimated_forward_ms / measured if measured > 0 else float("nan")
     return (
         f"time guard estimated {guard.estimated_forward_ms:.3g} ms per forward; measured "
-        f"{measured:.3g} ms ({slower}, the slower mode): estimate ×{ratio:.2f}"
+        f"{measured:.3g} ms ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
     )
 
 
