@@ -16,10 +16,10 @@ import time
 import torch
 import torch.nn.functional as F
 
-from autocast_explorer.core import onednn
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.model import build
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.model import build
+from autocast_explorer.core.hardware import onednn
 
 SWITCHES = (
     "ONEDNN_MAX_CPU_ISA",

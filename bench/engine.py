@@ -22,11 +22,11 @@ from pathlib import Path
 import torch
 from torch.utils import benchmark
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import forward_fns
-from autocast_explorer.core.hardware import environment
-from autocast_explorer.core.model import build
-from autocast_explorer.core.timing import measure_alternating
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import forward_fns
+from autocast_explorer.core.experiment.model import build
+from autocast_explorer.core.experiment.timing import measure_alternating
+from autocast_explorer.core.hardware.cpu import environment
 
 ROUNDS = 5
 MIN_TIME = 0.3

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.hardware import environment
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.hardware.cpu import environment
 
 CONFIGS = (
     ("small (tutorial)", (256, 256, 256, 10), 128),

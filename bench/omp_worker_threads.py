@@ -19,8 +19,8 @@ import time
 import torch
 from window_common import machine
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.model import build
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.model import build
 
 CALLS = 3000
 

@@ -18,12 +18,12 @@ import time
 
 import torch
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.hardware import environment
-from autocast_explorer.core.placements import measure_placements
-from autocast_explorer.core.sweep import run_sweep
-from autocast_explorer.core.sweep_result import SweepResult
-from autocast_explorer.core.sweep_spec import log_spaced
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.sweeps.placements import measure_placements
+from autocast_explorer.core.sweeps.result import SweepResult
+from autocast_explorer.core.sweeps.runner import run_sweep
+from autocast_explorer.core.sweeps.spec import log_spaced
 
 TARGET = 1.3
 

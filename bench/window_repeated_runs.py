@@ -37,7 +37,7 @@ class Repeater(QObject):
 
     @Slot()
     def first(self) -> None:
-        from autocast_explorer.core.config import ExperimentConfig
+        from autocast_explorer.core.experiment.config import ExperimentConfig
 
         self.window.set_config(ExperimentConfig(min_time=self.min_time))
         self.rss[0] = rss_mb()

@@ -34,8 +34,8 @@ VARIANTS = ("CLI (own process)", "window")
 
 
 def stalled(result) -> int:
-    from autocast_explorer.core import guards
-    from autocast_explorer.core.sweep import stalled_points
+    from autocast_explorer.core.experiment import guards
+    from autocast_explorer.core.sweeps.runner import stalled_points
 
     plan = result.spec.plan(result.config)
     return len(
@@ -44,7 +44,7 @@ def stalled(result) -> int:
 
 
 def cli_sweep():
-    from autocast_explorer.core.sweep_result import SweepResult
+    from autocast_explorer.core.sweeps.result import SweepResult
 
     command = [sys.executable, "-m", "autocast_explorer", "sweep", "--values", VALUES]
     command += ["--min-time", str(MIN_TIME), "--json", "-"]
@@ -68,7 +68,7 @@ class Driver(QObject):
         self.tab.sweepFailed.connect(self.failed)
 
     def config(self):
-        from autocast_explorer.core.config import ExperimentConfig
+        from autocast_explorer.core.experiment.config import ExperimentConfig
 
         return ExperimentConfig(min_time=MIN_TIME)
 

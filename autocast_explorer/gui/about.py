@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QW
 from autocast_explorer import __version__
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.hardware import Environment
+    from autocast_explorer.core.hardware.cpu import Environment
 
 
 def _yes_no(value: bool | None) -> str:

@@ -28,8 +28,8 @@ from autocast_explorer.gui import formats, style
 from autocast_explorer.gui.flip_chart import FlipRateChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.flips import Flip
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.numerics.flips import Flip
 
 FLIP_COLUMNS = ("Row", "float32\nclass", "autocast\nclass", "float32\nmargin")
 ROW_HEIGHT = 22

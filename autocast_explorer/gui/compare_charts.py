@@ -16,7 +16,7 @@ from autocast_explorer.gui import style
 from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.compare import Comparison
+    from autocast_explorer.core.learning.compare import Comparison
 
 BAR_WIDTH = 0.36
 OFFSET = 0.2

@@ -34,8 +34,8 @@ from autocast_explorer.gui.compare_charts import CompareLatencyChart, CompareSpe
 from autocast_explorer.gui.presentation import set_tip
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.compare import Comparison, ResultFileError
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.learning.compare import Comparison, ResultFileError
     from autocast_explorer.gui.main_window import MainWindow
 
 CURRENT_SOURCE = "this window's run"
@@ -152,7 +152,7 @@ class CompareWindow(QMainWindow):
 
     def add_files(self, paths: list[str]) -> list[ResultFileError]:
         """Load each file; the good ones join the comparison, each bad one is named."""
-        from autocast_explorer.core.compare import ResultFileError, load_result_file
+        from autocast_explorer.core.learning.compare import ResultFileError, load_result_file
 
         errors: list[ResultFileError] = []
         for path in paths:
@@ -215,7 +215,7 @@ class CompareWindow(QMainWindow):
             self.clearAction.setEnabled(False)
             return
         # core.compare loads torch (result dtypes): imported once there is something to show.
-        from autocast_explorer.core.compare import compare_results
+        from autocast_explorer.core.learning.compare import compare_results
 
         comparison = compare_results(
             [r for _s, r in self._runs], [Path(s).name for s, _r in self._runs]
@@ -238,7 +238,7 @@ class CompareWindow(QMainWindow):
         self.clearAction.setEnabled(True)
 
     def _fill_table(self, comparison: Comparison) -> None:
-        from autocast_explorer.core.compare import comparison_table
+        from autocast_explorer.core.learning.compare import comparison_table
 
         table = comparison_table(comparison)
         self.table.clear()

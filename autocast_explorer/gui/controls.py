@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.config import (
+from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
     DTYPES,
     HEADS,

@@ -19,8 +19,8 @@ from autocast_explorer.gui import formats, style
 from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.numerics import LayerError
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.numerics.layer_error import LayerError
 
 BAR_WIDTH = 0.7
 #: Value labels above the bars are drawn only while they fit.

@@ -13,7 +13,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import QBuffer, QIODevice
 
-from autocast_explorer.core.files import write_atomic
+from autocast_explorer.core.documents.files import write_atomic
 
 #: PNGs are rendered at twice the on-screen width so slides stay sharp.
 PNG_SCALE = 2

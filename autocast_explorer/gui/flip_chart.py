@@ -16,8 +16,8 @@ from autocast_explorer.gui import style
 from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.flips import MarginBin
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.numerics.flips import MarginBin
 
 BAR_WIDTH = 0.8
 #: The y axis shows at least 0–10 % so a few flips do not look like a wall.

@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.numerics import LayerError
+    from autocast_explorer.core.numerics.layer_error import LayerError
 
 NOT_MEASURED = "—"
 

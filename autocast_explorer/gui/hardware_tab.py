@@ -28,18 +28,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui import style
 from autocast_explorer.gui.roofline_chart import RooflineChart
 from autocast_explorer.gui.runner_client import RunnerClient
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.hardware import Environment
-    from autocast_explorer.core.onednn import OneDnnProbe
-    from autocast_explorer.core.result import ExperimentResult
-    from autocast_explorer.core.roofline import Roofline
-    from autocast_explorer.core.sweep_result import SweepResult
-    from autocast_explorer.core.verdict import HardwareVerdict
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.hardware.cpu import Environment
+    from autocast_explorer.core.hardware.onednn import OneDnnProbe
+    from autocast_explorer.core.sweeps.result import SweepResult
+    from autocast_explorer.core.sweeps.roofline import Roofline
+    from autocast_explorer.core.sweeps.verdict import HardwareVerdict
     from autocast_explorer.gui.main_window import MainWindow
     from autocast_explorer.gui.worker import TaskState
 
@@ -55,9 +55,10 @@ PROBE_TIP = (
 
 def probe_task(config: ExperimentConfig, state: TaskState) -> OneDnnProbe:
     """On the worker thread: build the current config's model and ask oneDNN (core.onednn)."""
-    from autocast_explorer.core import guards, onednn
-    from autocast_explorer.core.engine import torch_threads
-    from autocast_explorer.core.model import build, low_precision_dtype
+    from autocast_explorer.core.experiment import guards
+    from autocast_explorer.core.experiment.engine import torch_threads
+    from autocast_explorer.core.experiment.model import build, low_precision_dtype
+    from autocast_explorer.core.hardware import onednn
 
     state.set_progress(0.05, "checking the memory and time guards")
     guards.check(config)
@@ -239,8 +240,8 @@ class HardwareTab(QWidget):
 
     # ---- drawing -----------------------------------------------------------------------------
     def _refresh(self) -> None:
-        from autocast_explorer.core.roofline import build_roofline
-        from autocast_explorer.core.verdict import flags_verdict, single_run_verdict
+        from autocast_explorer.core.sweeps.roofline import build_roofline
+        from autocast_explorer.core.sweeps.verdict import flags_verdict, single_run_verdict
 
         roofline: Roofline | None = None
         if self._sweep is not None:
@@ -314,7 +315,7 @@ class HardwareTab(QWidget):
         self._show_formulas(roofline)
 
     def _fill_table(self, v: HardwareVerdict) -> None:
-        from autocast_explorer.core.onednn import onednn_version
+        from autocast_explorer.core.hardware.onednn import onednn_version
 
         short = {"bfloat16": "bf16", "float16": "fp16"}.get(v.dtype, v.dtype)
         rows: list[tuple[str, str, bool | None, str]] = [
@@ -450,7 +451,7 @@ class HardwareTab(QWidget):
 
     def flags_shown(self) -> dict[str, bool]:
         """The flag rows as shown: name → present."""
-        from autocast_explorer.core.verdict import VERDICT_FLAGS
+        from autocast_explorer.core.sweeps.verdict import VERDICT_FLAGS
 
         return {name: value == PRESENT for name, value in self.rows() if name in VERDICT_FLAGS}
 

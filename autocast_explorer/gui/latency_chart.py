@@ -15,7 +15,7 @@ from autocast_explorer.gui import style
 from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
 
 #: Headroom above the tallest whisker for the value labels.
 HEADROOM = 1.2

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.gui import formats, style
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
 
 COLUMNS = ("Layer", "Kind", "Output shape", "Plain (in → out)", "Autocast (in → out)")
 #: Error of the autocast output against the float32 output, per layer (issue 6).

@@ -60,7 +60,7 @@ class ReportExporter(QObject):
         return self.export_to(Path(folder))
 
     def export_to(self, folder: Path) -> Path | None:
-        from autocast_explorer.core.report import ReportError, write_report
+        from autocast_explorer.core.documents.report import ReportError, write_report
         from autocast_explorer.gui.report_charts import window_chart_writer
 
         w = self._window

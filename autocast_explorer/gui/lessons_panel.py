@@ -35,14 +35,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.config import ConfigError, ExperimentConfig
-from autocast_explorer.core.lessons import CHARTS, EXERCISE, LESSONS, Lesson, LessonOutcome
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.learning.lessons import CHARTS, EXERCISE, LESSONS, Lesson, LessonOutcome
 from autocast_explorer.gui import style
 from autocast_explorer.gui.presentation import set_tip
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.lessons import Grade, LessonRun, Probe
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.learning.lessons import Grade, LessonRun, Probe
     from autocast_explorer.gui.main_window import MainWindow
     from autocast_explorer.gui.worker import TaskState
 
@@ -63,7 +63,7 @@ def step_config(lesson: Lesson, current: ExperimentConfig | None) -> ExperimentC
 
 def lesson_task(lesson: Lesson, config: ExperimentConfig, state: TaskState) -> LessonRun:
     """One lesson step on the worker thread: the run, the probe and the check (all core)."""
-    from autocast_explorer.core.lessons import run_lesson
+    from autocast_explorer.core.learning.lessons import run_lesson
 
     return run_lesson(
         lesson, config, progress=state.set_progress, cancel=state.is_interruption_requested

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui import style
 from autocast_explorer.gui.controls import PROGRESS_STEPS, ControlsPanel, error_fields
 from autocast_explorer.gui.layer_table import LayerTable
@@ -43,8 +43,8 @@ from autocast_explorer.gui.worker import TaskRunner, TaskState
 if TYPE_CHECKING:
     import pyqtgraph as pg
 
-    from autocast_explorer.core.hardware import Environment
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.hardware.cpu import Environment
 
 log = logging.getLogger(__name__)
 
@@ -58,14 +58,15 @@ def load_engine_task(state: TaskState) -> Environment:
     import torch  # noqa: F401  (the slow part: seconds on a cold disk)
 
     state.set_progress(0.8, "Loading the engine…")
-    from autocast_explorer.core import engine, guards, hardware, result, summary  # noqa: F401
+    from autocast_explorer.core.experiment import summary  # noqa: F401
+    from autocast_explorer.core.hardware import cpu as hardware
 
     return hardware.environment()
 
 
 def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentResult:
     """One experiment on the worker thread; the engine checks `cancel` between timing blocks."""
-    from autocast_explorer.core import engine
+    from autocast_explorer.core.experiment import engine
 
     return engine.run_experiment(
         config, progress=state.set_progress, cancel=state.is_interruption_requested
@@ -291,7 +292,7 @@ class MainWindow(QMainWindow):
 
     def show_result(self, result: ExperimentResult) -> None:
         """Draw `result` in every view and the status bar (used for runs and opened files)."""
-        from autocast_explorer.core.summary import verdict
+        from autocast_explorer.core.experiment.summary import verdict
 
         self.last_result = result
         for view in self._views:
@@ -380,7 +381,7 @@ class MainWindow(QMainWindow):
             errors = error_fields(exc)
         else:
             if self._engine_ready:
-                from autocast_explorer.core import guards
+                from autocast_explorer.core.experiment import guards
 
                 try:
                     guards.check_memory(config)  # cheap: arithmetic and /proc/meminfo
@@ -515,7 +516,7 @@ class MainWindow(QMainWindow):
     # ---- layer editor ---------------------------------------------------------------------
     @Slot()
     def _edit_layers(self) -> None:
-        from autocast_explorer.core.config import parse_widths
+        from autocast_explorer.core.experiment.config import parse_widths
         from autocast_explorer.gui.layer_editor import LayerEditorDialog
 
         try:
@@ -532,7 +533,7 @@ class MainWindow(QMainWindow):
 
     def write_file(self, path: str | Path, data: str | bytes, what: str) -> bool:
         """Write atomically; the status bar says so, or the banner says why not (False)."""
-        from autocast_explorer.core.files import write_atomic
+        from autocast_explorer.core.documents.files import write_atomic
 
         try:
             write_atomic(path, data)
@@ -582,7 +583,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _open_result(self) -> None:
         # Size-limited, strict JSON: ResultFileError names the file and the problem.
-        from autocast_explorer.core.compare import ResultFileError, load_result_file
+        from autocast_explorer.core.learning.compare import ResultFileError, load_result_file
 
         path, _ = QFileDialog.getOpenFileName(self, "Open result", str(Path.cwd()), "JSON (*.json)")
         if not path:

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.gui.screenshot import (
     SETTLE_MS,
     first_start_window,

@@ -31,11 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.config import DTYPES
+from autocast_explorer.core.experiment.config import DTYPES
 from autocast_explorer.gui import style
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.oppolicy import Note, OpPolicy, ProbeResult
+    from autocast_explorer.core.numerics.oppolicy import Note, OpPolicy, ProbeResult
     from autocast_explorer.gui.main_window import MainWindow
     from autocast_explorer.gui.worker import TaskState
 
@@ -91,7 +91,7 @@ def policy_color(policy: str, dtype: str) -> str:
 
 def probe_task(dtype: str, state: TaskState):
     """On the worker thread: the probe, with progress and cooperative cancel between ops."""
-    from autocast_explorer.core.oppolicy import probe_ops
+    from autocast_explorer.core.numerics.oppolicy import probe_ops
 
     return probe_ops(dtype, progress=state.set_progress, cancel=state.is_interruption_requested)
 
@@ -401,7 +401,7 @@ class OpsPanel(QWidget):
 
     def save_probe(self, path: str | Path) -> bool:
         """Write the last probe as JSON atomically; False (message shown) when it fails."""
-        from autocast_explorer.core.files import write_atomic
+        from autocast_explorer.core.documents.files import write_atomic
 
         if self.last_probe is None:
             return False

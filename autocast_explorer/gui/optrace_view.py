@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 from autocast_explorer.gui import formats, style
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.optrace import OpRecord, OpTrace
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.numerics.optrace import OpRecord, OpTrace
 
 OP_COLUMNS = ("#", "Forward", "aten op", "in → out dtypes", "Shape", "Bytes")
 ROW_HEIGHT = 22

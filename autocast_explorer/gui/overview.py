@@ -17,7 +17,7 @@ from autocast_explorer.gui.dtype_chart import DtypeChart
 from autocast_explorer.gui.latency_chart import LatencyChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
 
 IDLE_HEADLINE = "Set a model on the left and press Run (F5)."
 
@@ -65,7 +65,7 @@ class ResultHeader(QWidget):
         self.headline.setText(text)
 
     def show_result(self, result: ExperimentResult) -> None:
-        from autocast_explorer.core.summary import guard_line, verdict
+        from autocast_explorer.core.experiment.summary import guard_line, verdict
 
         cfg = result.config
         env = result.environment

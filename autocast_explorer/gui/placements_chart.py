@@ -15,7 +15,7 @@ from autocast_explorer.gui import style
 from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.placements import PlacementReport
+    from autocast_explorer.core.sweeps.placements import PlacementReport
 
 HEADROOM = 1.25
 _EMPTY = np.zeros(0)
@@ -78,7 +78,7 @@ class PlacementsChart(StaticChart):
         self.clear()
 
     def show_report(self, report: PlacementReport) -> None:
-        from autocast_explorer.core.placements import casts_text
+        from autocast_explorer.core.sweeps.placements import casts_text
 
         stats = [report.float32, *(m.latency for m in report.modes)]
         base = pg.mkColor(style.dtype_color(report.dtype))

@@ -26,13 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.placements_chart import PlacementsChart
 from autocast_explorer.gui.runner_client import RunnerClient
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.placements import PlacementReport
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.sweeps.placements import PlacementReport
     from autocast_explorer.gui.main_window import MainWindow
     from autocast_explorer.gui.worker import TaskState
 
@@ -60,7 +60,7 @@ COLUMNS = (
 
 def placements_task(config: ExperimentConfig, state: TaskState) -> PlacementReport:
     """On the worker thread: core.placements.measure_placements for `config`."""
-    from autocast_explorer.core.placements import measure_placements
+    from autocast_explorer.core.sweeps.placements import measure_placements
 
     return measure_placements(
         config, progress=state.set_progress, cancel=state.is_interruption_requested
@@ -201,7 +201,7 @@ class PlacementsTab(QWidget):
 
     # ---- drawing -----------------------------------------------------------------------------
     def show_report(self, report: PlacementReport, config: ExperimentConfig | None = None) -> None:
-        from autocast_explorer.core.placements import casts_text, format_bytes
+        from autocast_explorer.core.sweeps.placements import casts_text, format_bytes
 
         self.report = report
         self.chart.show_report(report)
@@ -269,7 +269,7 @@ class PlacementsTab(QWidget):
 
     def show_result(self, result: ExperimentResult) -> None:
         """A result that carries placements (`run --placements`, opened as JSON) shows them."""
-        from autocast_explorer.core.placements import from_result
+        from autocast_explorer.core.sweeps.placements import from_result
 
         report = from_result(result)
         if report is not None:

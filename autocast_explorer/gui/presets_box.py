@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.config import ConfigError
-from autocast_explorer.core.presets import (
+from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.learning.presets import (
     MAX_DESCRIPTION_CHARS,
     MAX_NAME_CHARS,
     Preset,
@@ -51,7 +51,7 @@ from autocast_explorer.gui import style
 from autocast_explorer.gui.presentation import set_tip
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.sweep_spec import SweepSpec
+    from autocast_explorer.core.sweeps.spec import SweepSpec
     from autocast_explorer.gui.main_window import MainWindow
 
 CUSTOM_TEXT = "Custom settings"

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pyqtgraph as pg
 
-    from autocast_explorer.core.report import Report
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.documents.report import Report
+    from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.gui.main_window import MainWindow
 
 #: (chart id, title in report.md, file name) for every chart a report carries.
@@ -116,7 +116,7 @@ def write_report_with_charts(
     The report is written once without charts first, so even a Qt failure that ends the
     process leaves result.json, result.csv, reproduce.py and report.md behind.
     """
-    from autocast_explorer.core.report import write_report
+    from autocast_explorer.core.documents.report import write_report
 
     report = write_report(result, directory)
     try:

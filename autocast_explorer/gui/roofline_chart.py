@@ -20,7 +20,7 @@ from autocast_explorer.gui.log_ticks import decade_ticks
 from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.roofline import Roofline
+    from autocast_explorer.core.sweeps.roofline import Roofline
 
 MODES = ("plain", "autocast")
 _EMPTY = np.zeros(0)

@@ -17,7 +17,7 @@ from PySide6.QtCore import QBuffer, QEventLoop, QIODevice, QObject, QTimer, Slot
 from PySide6.QtGui import QGuiApplication, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
-from autocast_explorer.core.files import write_atomic
+from autocast_explorer.core.documents.files import write_atomic
 from autocast_explorer.gui.app import create_application
 
 if TYPE_CHECKING:

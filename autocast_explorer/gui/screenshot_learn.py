@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from autocast_explorer.core.files import write_atomic
+from autocast_explorer.core.documents.files import write_atomic
 from autocast_explorer.gui import screenshot
 from autocast_explorer.gui.screenshot import (
     HEIGHT,
@@ -55,7 +55,7 @@ def lessons_scene(window, path: str) -> None:
 
 
 def compare_scene(window, path: str) -> None:
-    from autocast_explorer.core.config import ExperimentConfig
+    from autocast_explorer.core.experiment.config import ExperimentConfig
     from autocast_explorer.gui.compare_window import CompareWindow
 
     folder = Path(tempfile.mkdtemp(prefix="autocast-compare-"))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
 
-from autocast_explorer.core.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.presentation import PresentationState, set_tip
 
 if TYPE_CHECKING:

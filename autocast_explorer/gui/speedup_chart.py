@@ -16,15 +16,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from autocast_explorer.core.crossover import BREAK_EVEN, find_crossings, format_value
-from autocast_explorer.core.sweep_spec import default_values
+from autocast_explorer.core.sweeps.crossover import BREAK_EVEN, find_crossings, format_value
+from autocast_explorer.core.sweeps.spec import default_values
 from autocast_explorer.gui import style
 from autocast_explorer.gui.log_ticks import log_range, value_ticks
 from autocast_explorer.gui.static_chart import StaticChart
 from autocast_explorer.gui.sweep_latency_chart import param_axis_label
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.sweep_result import SweepPoint
+    from autocast_explorer.core.sweeps.result import SweepPoint
 
 #: Colors shared with the heatmap: blue = autocast faster, red = autocast slower.
 FASTER = "#2166ac"

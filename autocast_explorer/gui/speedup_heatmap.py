@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 
-from autocast_explorer.core.crossover import crossovers, format_value
+from autocast_explorer.core.sweeps.crossover import crossovers, format_value
 from autocast_explorer.gui import style
 from autocast_explorer.gui.log_ticks import number
 from autocast_explorer.gui.speedup_chart import FASTER, SLOWER
 from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.sweep_result import SweepPoint
+    from autocast_explorer.core.sweeps.result import SweepPoint
 
 #: ColorBrewer RdBu, red (autocast slower) → white (even) → blue (autocast faster).
 DIVERGING = ("#b2182b", "#ef8a62", "#f7f7f7", "#67a9cf", "#2166ac")

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 
-from autocast_explorer.core.sweep_spec import default_values
+from autocast_explorer.core.sweeps.spec import default_values
 from autocast_explorer.gui import style
 from autocast_explorer.gui.log_ticks import decade_ticks, log_range, value_ticks
 from autocast_explorer.gui.static_chart import StaticChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.sweep_result import SweepPoint
+    from autocast_explorer.core.sweeps.result import SweepPoint
 
 MODES = ("plain", "autocast")
 BAND_ALPHA = 70

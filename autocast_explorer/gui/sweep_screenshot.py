@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
-from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.gui.screenshot import SETTLE_MS, first_start_window, save_png
 
 TIMEOUT_MS = 600_000

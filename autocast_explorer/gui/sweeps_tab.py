@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.config import ConfigError, ExperimentConfig
-from autocast_explorer.core.sweep_spec import DEFAULT_RANGES, SweepSpec, parse_values
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.sweeps.spec import DEFAULT_RANGES, SweepSpec, parse_values
 from autocast_explorer.gui import style
 from autocast_explorer.gui.runner_client import RunnerClient
 from autocast_explorer.gui.speedup_chart import SpeedupChart
@@ -39,8 +39,8 @@ from autocast_explorer.gui.speedup_heatmap import SpeedupHeatmap
 from autocast_explorer.gui.sweep_latency_chart import SweepLatencyChart
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.result import ExperimentResult
-    from autocast_explorer.core.sweep_result import SweepPoint, SweepResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
     from autocast_explorer.gui.main_window import MainWindow
     from autocast_explorer.gui.worker import TaskState
 
@@ -88,7 +88,7 @@ class ThrottledProgress:
 
 def sweep_task(config: ExperimentConfig, spec: SweepSpec, state: TaskState) -> SweepResult:
     """On the worker thread: core's sweep, each point streamed through `set_partial`."""
-    from autocast_explorer.core.sweep import run_spec
+    from autocast_explorer.core.sweeps.runner import run_spec
 
     return run_spec(
         config,
@@ -422,7 +422,7 @@ class SweepsTab(QWidget):
             return {key: exc.rule}
         if not self._window.engine_ready():
             return {}
-        from autocast_explorer.core import guards
+        from autocast_explorer.core.experiment import guards
 
         for point in planned:  # memory only: cheap arithmetic; time is checked by core
             try:
@@ -550,8 +550,8 @@ class SweepsTab(QWidget):
         self.sweepPoint.emit(point)
 
     def _draw(self, spec: SweepSpec, points: list, final: SweepResult | None) -> None:
-        from autocast_explorer.core.crossover import crossovers, format_value
-        from autocast_explorer.core.sweep_result import crossover_sentence
+        from autocast_explorer.core.sweeps.crossover import crossovers, format_value
+        from autocast_explorer.core.sweeps.result import crossover_sentence
 
         if spec.is_grid:
             width = self.rowCombo.currentData()

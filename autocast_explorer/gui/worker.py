@@ -29,8 +29,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from autocast_explorer.core.config import ConfigError
-from autocast_explorer.core.progress import Cancelled
+from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.experiment.progress import Cancelled
 
 log = logging.getLogger(__name__)
 

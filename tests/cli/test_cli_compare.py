@@ -6,7 +6,7 @@ import os
 import pytest
 
 from autocast_explorer.cli import main
-from autocast_explorer.core.result import MAX_RESULT_BYTES
+from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES as MAX_RESULT_BYTES
 
 FAST = ["--min-time", "0.02"]
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from autocast_explorer.cli import main
-from autocast_explorer.core.oppolicy import PROBED_OPS
+from autocast_explorer.core.numerics.oppolicy import PROBED_OPS
 
 
 def test_ops_prints_a_readable_table(capsys):

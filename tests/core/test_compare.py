@@ -4,15 +4,15 @@ import json
 
 import pytest
 
-from autocast_explorer.core.compare import (
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.learning.compare import (
     ResultFileError,
     compare_results,
     format_comparison,
     load_comparison,
     load_result_file,
 )
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 import pytest
 
-from autocast_explorer.core.config import (
+from autocast_explorer.core.experiment.config import (
     ConfigError,
     ExperimentConfig,
     flops_per_forward,

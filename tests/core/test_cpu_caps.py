@@ -4,7 +4,7 @@ import os
 
 import torch
 
-from autocast_explorer.core.cpu_caps import (
+from autocast_explorer.core.hardware.capabilities import (
     FLAGS_ENV,
     capabilities_from,
     native_support,
@@ -12,7 +12,7 @@ from autocast_explorer.core.cpu_caps import (
     parse_flags,
     read_cpuinfo,
 )
-from autocast_explorer.core.hardware import LOW_PRECISION_FLAGS, environment
+from autocast_explorer.core.hardware.cpu import LOW_PRECISION_FLAGS, environment
 
 
 def test_torch_names_are_spelled_as_cpuinfo_spells_them():

@@ -4,7 +4,12 @@ import math
 
 import pytest
 
-from autocast_explorer.core.crossover import Crossing, crossovers, find_crossings, format_value
+from autocast_explorer.core.sweeps.crossover import (
+    Crossing,
+    crossovers,
+    find_crossings,
+    format_value,
+)
 
 
 def test_never_crossing_gives_an_empty_list():

@@ -5,10 +5,10 @@ import threading
 import pytest
 import torch
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.model import build
-from autocast_explorer.core.progress import Cancelled
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.model import build
+from autocast_explorer.core.experiment.progress import Cancelled
 
 FAST = {"min_time": 0.02}
 

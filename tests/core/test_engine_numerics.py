@@ -6,11 +6,11 @@ import math
 import pytest
 import torch
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.model import build
-from autocast_explorer.core.numerics import layer_error
-from autocast_explorer.core.result import ExperimentResult, ResultFormatError
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.model import build
+from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
+from autocast_explorer.core.numerics.layer_error import layer_error
 
 FAST = {"min_time": 0.02}
 

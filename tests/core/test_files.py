@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from autocast_explorer.core.files import write_atomic
+from autocast_explorer.core.documents.files import write_atomic
 
 
 def test_write_atomic_replaces_content_and_leaves_no_temp_files(tmp_path):

@@ -5,8 +5,8 @@ import itertools
 import pytest
 import torch
 
-from autocast_explorer.core.agreement import compare_logits
-from autocast_explorer.core.flips import (
+from autocast_explorer.core.experiment.agreement import compare_logits
+from autocast_explorer.core.numerics.flips import (
     Flip,
     MarginBin,
     TopK,

@@ -1,9 +1,9 @@
 import pytest
 
-from autocast_explorer.core import guards
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.guards import GuardError
+from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.guards import GuardError
 
 
 def test_peak_estimate_counts_weights_copies_and_activations():
@@ -16,7 +16,7 @@ def test_peak_estimate_counts_weights_copies_and_activations():
 
 def test_memory_guard_refuses_before_allocating(monkeypatch):
     built = []
-    monkeypatch.setattr("autocast_explorer.core.engine.build", lambda c: built.append(c))
+    monkeypatch.setattr("autocast_explorer.core.experiment.engine.build", lambda c: built.append(c))
     config = ExperimentConfig(widths=(4096, 4096, 10), batch=8, memory_budget_mb=1)
     with pytest.raises(GuardError) as info:
         run_experiment(config)
@@ -122,7 +122,7 @@ def test_size_classes_round_to_powers_of_two_and_cap_the_calibration():
 def test_result_records_the_guard_and_reads_old_files_without_it():
     import json
 
-    from autocast_explorer.core.result import ExperimentResult
+    from autocast_explorer.core.experiment.result import ExperimentResult
 
     result = run_experiment(ExperimentConfig(widths=(32, 16, 4), batch=8, min_time=0.02))
     assert result.guard is not None

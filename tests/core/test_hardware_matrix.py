@@ -14,16 +14,16 @@ from dataclasses import dataclass
 
 import pytest
 
-from autocast_explorer.core.compare import compare_results, comparison_table
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.cpu_caps import capabilities_from, native_support
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.hardware import environment
-from autocast_explorer.core.lessons import lesson
-from autocast_explorer.core.onednn import OneDnnKernel, OneDnnProbe
-from autocast_explorer.core.roofline import estimate_peak
-from autocast_explorer.core.summary import format_summary, hardware_clause, verdict
-from autocast_explorer.core.verdict import hardware_verdict
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.summary import format_summary, hardware_clause, verdict
+from autocast_explorer.core.hardware.capabilities import capabilities_from, native_support
+from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.hardware.onednn import OneDnnKernel, OneDnnProbe
+from autocast_explorer.core.learning.compare import compare_results, comparison_table
+from autocast_explorer.core.learning.lessons import lesson
+from autocast_explorer.core.sweeps.roofline import estimate_peak
+from autocast_explorer.core.sweeps.verdict import hardware_verdict
 
 X86_BASE = {"architecture": "x86_64", "sse4_2": True, "avx": True, "avx2": True, "fma3": True}
 AVX512 = {"avx512_f": True, "avx512_bw": True, "avx512_vl": True, "avx512_vnni": True}

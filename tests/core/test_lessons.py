@@ -6,11 +6,11 @@ import re
 import pytest
 import torch
 
-from autocast_explorer.core.capture import LayerDtypes
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.cpu_caps import native_support
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.lessons import (
+from autocast_explorer.core.experiment.capture import LayerDtypes
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.hardware.capabilities import native_support
+from autocast_explorer.core.learning.lessons import (
     CHARTS,
     EXERCISE,
     LESSONS,

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from autocast_explorer.core import numerics
-from autocast_explorer.core.numerics import LayerError, layer_error
+from autocast_explorer.core.numerics import layer_error as numerics
+from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 
 
 def test_metrics_of_a_hand_computed_pair():

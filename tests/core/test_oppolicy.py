@@ -5,8 +5,9 @@ import json
 import pytest
 import torch
 
-from autocast_explorer.core.config import ConfigError
-from autocast_explorer.core.oppolicy import (
+from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.experiment.progress import Cancelled
+from autocast_explorer.core.numerics.oppolicy import (
     PROBED_OPS,
     SCHEMA,
     CaseResult,
@@ -16,7 +17,6 @@ from autocast_explorer.core.oppolicy import (
     classify,
     probe_ops,
 )
-from autocast_explorer.core.progress import Cancelled
 
 ISSUE_OPS = {
     "linear", "matmul", "addmm", "bmm", "conv1d", "conv2d", "relu", "gelu", "softmax",

@@ -6,9 +6,9 @@ import json
 import pytest
 import torch
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.model import build
-from autocast_explorer.core.optrace import (
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.model import build
+from autocast_explorer.core.numerics.optrace import (
     CastSummary,
     OpTrace,
     OpTracer,
@@ -134,7 +134,7 @@ def test_tracing_does_not_import_dynamo():
 
     code = (
         "import sys, torch\n"
-        "from autocast_explorer.core.optrace import count_casts\n"
+        "from autocast_explorer.core.numerics.optrace import count_casts\n"
         "m = torch.nn.Linear(4, 2)\n"
         "with torch.no_grad(), torch.autocast('cpu', dtype=torch.bfloat16):\n"
         "    summary = count_casts(lambda: m(torch.randn(3, 4)))\n"

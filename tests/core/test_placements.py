@@ -4,10 +4,12 @@ import json
 
 import pytest
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.jsonform import FormatError
-from autocast_explorer.core.placements import (
+from autocast_explorer.core.documents.reader import DocumentFormatError
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.timing import measure_alternating
+from autocast_explorer.core.sweeps.placements import (
     PlacementReport,
     attach,
     explain,
@@ -16,8 +18,6 @@ from autocast_explorer.core.placements import (
     from_result,
     measure_placements,
 )
-from autocast_explorer.core.result import ExperimentResult
-from autocast_explorer.core.timing import measure_alternating
 
 # widths 32 → 16 → 4, batch 8: fc1.weight 16·32, fc1.bias 16, fc2.weight 4·16, fc2.bias 4,
 # input 8·32 elements; each cast writes a bfloat16 copy (2 bytes per element).
@@ -143,13 +143,13 @@ def test_json_round_trip_through_the_result(report):
 
 def test_bad_placements_sections_are_refused(report):
     good = report.to_dict()
-    with pytest.raises(FormatError, match=r"placements\.hoisted: missing"):
+    with pytest.raises(DocumentFormatError, match=r"placements\.hoisted: missing"):
         PlacementReport.from_dict({k: v for k, v in good.items() if k != "hoisted"})
     bad = json.loads(json.dumps(good))
     bad["per_call"]["casts_per_forward"] = 2.5
-    with pytest.raises(FormatError, match=r"placements\.per_call\.casts_per_forward"):
+    with pytest.raises(DocumentFormatError, match=r"placements\.per_call\.casts_per_forward"):
         PlacementReport.from_dict(bad)
     bad = json.loads(json.dumps(good))
     bad["pre_cast"]["median_ms"] = 123.0
-    with pytest.raises(FormatError, match=r"differs from latency\.median_ms"):
+    with pytest.raises(DocumentFormatError, match=r"differs from latency\.median_ms"):
         PlacementReport.from_dict(bad)

@@ -7,8 +7,13 @@ import sys
 
 import pytest
 
-from autocast_explorer.core.config import ConfigError, ExperimentConfig, flops_per_forward
-from autocast_explorer.core.presets import (
+from autocast_explorer.core.documents.resources import RESOURCES_ENV, presets_dir, resources_dir
+from autocast_explorer.core.experiment.config import (
+    ConfigError,
+    ExperimentConfig,
+    flops_per_forward,
+)
+from autocast_explorer.core.learning.presets import (
     MAX_PRESET_BYTES,
     SCHEMA,
     PresetError,
@@ -22,7 +27,6 @@ from autocast_explorer.core.presets import (
     save_preset,
     scan_presets,
 )
-from autocast_explorer.core.resources import RESOURCES_ENV, presets_dir, resources_dir
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +69,7 @@ def test_each_builtin_preset_holds_what_its_name_promises(presets):
 
 
 def test_builtin_presets_pass_the_memory_and_time_guards(presets):
-    from autocast_explorer.core import guards
+    from autocast_explorer.core.experiment import guards
 
     for preset in presets:
         guards.check(preset.config)
@@ -228,7 +232,9 @@ def test_cli_resources_dir_is_the_core_one():
 
 def test_presets_and_lessons_import_without_torch():
     code = (
-        "import sys, autocast_explorer.core.presets as p, autocast_explorer.core.lessons as l\n"
+        "import sys\n"
+        "import autocast_explorer.core.learning.presets as p\n"
+        "import autocast_explorer.core.learning.lessons as l\n"
         "p.builtin_presets(); print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -10,15 +10,15 @@ import zlib
 
 import pytest
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.report import (
+from autocast_explorer.core.documents.report import (
     ReportError,
     report_markdown,
     reproduce_script,
     write_report,
 )
-from autocast_explorer.core.result import ExperimentResult
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.result import ExperimentResult
 
 
 def png_1x1() -> bytes:
@@ -70,7 +70,7 @@ def test_report_folder_holds_every_file(result, tmp_path):
     assert f"predictions (argmax) agree on {a.agree}/{a.rows} rows" in md
     assert f"**{result.speedup:.3f}×**" in md
     assert f"| plain | float32 | {result.plain.median_ms:.4f} |" in md
-    from autocast_explorer.core.summary import verdict
+    from autocast_explorer.core.experiment.summary import verdict
 
     assert f"**Verdict:** {verdict(result)}" in md
 

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.engine import run_experiment
-from autocast_explorer.core.result import SCHEMA, ExperimentResult, ResultFormatError
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult, ResultFormatError
 
 
 @pytest.fixture(scope="module")

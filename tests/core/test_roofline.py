@@ -5,7 +5,7 @@ import os
 import pytest
 import torch
 
-from autocast_explorer.core.roofline import (
+from autocast_explorer.core.sweeps.roofline import (
     arithmetic_intensity,
     build_roofline,
     bytes_moved,

@@ -3,23 +3,24 @@
 import pytest
 import torch
 
-from autocast_explorer.core import guards, sweep
-from autocast_explorer.core.config import ConfigError, ExperimentConfig
-from autocast_explorer.core.crossover import crossovers
-from autocast_explorer.core.guards import GuardError
-from autocast_explorer.core.model import build
-from autocast_explorer.core.progress import Cancelled
-from autocast_explorer.core.sweep import run_grid, run_sweep
-from autocast_explorer.core.sweep_result import SweepPoint
-from autocast_explorer.core.sweep_spec import (
+from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.guards import GuardError
+from autocast_explorer.core.experiment.model import build
+from autocast_explorer.core.experiment.progress import Cancelled
+from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.sweeps import runner as sweep
+from autocast_explorer.core.sweeps.crossover import crossovers
+from autocast_explorer.core.sweeps.result import SweepPoint
+from autocast_explorer.core.sweeps.runner import run_grid, run_sweep
+from autocast_explorer.core.sweeps.spec import (
     SweepSpec,
     default_values,
     log_spaced,
     parse_values,
     point_config,
 )
-from autocast_explorer.core.timing import LatencyStats
-from autocast_explorer.core.verdict import measured_clause
+from autocast_explorer.core.sweeps.verdict import measured_clause
 
 TINY = ExperimentConfig(widths=(32, 16, 16, 4), batch=4, min_time=0.02)
 

@@ -4,15 +4,15 @@ import json
 
 import pytest
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.hardware import environment
-from autocast_explorer.core.jsonform import FormatError
-from autocast_explorer.core.roofline import build_roofline
-from autocast_explorer.core.sweep import run_sweep
-from autocast_explorer.core.sweep_result import SCHEMA, SweepPoint, SweepResult
-from autocast_explorer.core.sweep_spec import SweepSpec
-from autocast_explorer.core.timing import LatencyStats
-from autocast_explorer.core.verdict import hardware_verdict
+from autocast_explorer.core.documents.reader import DocumentFormatError
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.sweeps.result import SCHEMA, SweepPoint, SweepResult
+from autocast_explorer.core.sweeps.roofline import build_roofline
+from autocast_explorer.core.sweeps.runner import run_sweep
+from autocast_explorer.core.sweeps.spec import SweepSpec
+from autocast_explorer.core.sweeps.verdict import hardware_verdict
 
 BASE = ExperimentConfig(widths=(32, 16, 16, 4), batch=4, min_time=0.02)
 
@@ -159,21 +159,21 @@ def edited(change):
     ],
 )
 def test_bad_documents_are_refused_naming_the_field(change, message):
-    with pytest.raises(FormatError, match=message):
+    with pytest.raises(DocumentFormatError, match=message):
         SweepResult.from_json(edited(change))
 
 
 def test_not_json_or_empty():
-    with pytest.raises(FormatError, match="file is empty"):
+    with pytest.raises(DocumentFormatError, match="file is empty"):
         SweepResult.from_json("  ")
-    with pytest.raises(FormatError, match="not valid JSON"):
+    with pytest.raises(DocumentFormatError, match="not valid JSON"):
         SweepResult.from_json('{"schema": ')
-    with pytest.raises(FormatError, match="document: expected a JSON object"):
+    with pytest.raises(DocumentFormatError, match="document: expected a JSON object"):
         SweepResult.from_json("[1, 2]")
 
 
 def test_report_lists_every_point_and_the_conclusions():
-    from autocast_explorer.core.sweep_summary import format_sweep
+    from autocast_explorer.core.sweeps.summary import format_sweep
 
     r = synthetic((16, 64, 256), (0.5, 0.8, 2.0))
     lines = format_sweep(r).splitlines()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autocast_explorer.core import timing
+from autocast_explorer.core.experiment import timing
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ import os
 import pytest
 import torch
 
-from autocast_explorer.core import onednn
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.hardware import environment
-from autocast_explorer.core.model import build
-from autocast_explorer.core.verdict import hardware_verdict, measured_clause
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.model import build
+from autocast_explorer.core.hardware import onednn
+from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.sweeps.verdict import hardware_verdict, measured_clause
 
 
 def env_with(*flags, bf16=None, fp16=None):
@@ -183,7 +183,7 @@ def test_a_caveat_ends_the_sentence():
 
 
 def test_flags_only_and_single_run_verdicts():
-    from autocast_explorer.core.verdict import flags_verdict, single_run_verdict
+    from autocast_explorer.core.sweeps.verdict import flags_verdict, single_run_verdict
 
     env = env_with("avx512f", "avx512_bf16")
     v = flags_verdict(env, "bfloat16")

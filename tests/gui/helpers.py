@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 
 #: The smallest config that still exercises every code path (guards, capture, ABAB timing).
 TINY = ExperimentConfig(widths=(32, 16, 4), batch=8, min_time=0.02)

@@ -7,7 +7,7 @@ import json
 import pytest
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow
 
-from autocast_explorer.core.compare import ResultFileError
+from autocast_explorer.core.learning.compare import ResultFileError
 from autocast_explorer.gui import style
 from autocast_explorer.gui.compare_window import CompareWindow
 from tests.gui.helpers import run_to_end

@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
-from autocast_explorer.core.report import RESULT_JSON
-from autocast_explorer.core.summary import guard_line
+from autocast_explorer.core.documents.report import RESULT_JSON
+from autocast_explorer.core.experiment.summary import guard_line
 from autocast_explorer.gui import style
 from autocast_explorer.gui.report_charts import REPORT_CHARTS, render_chart_pngs
 from tests.gui.helpers import TINY, run_to_end

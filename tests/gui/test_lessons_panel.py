@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-from autocast_explorer.core.lessons import EXERCISE, LESSONS
+from autocast_explorer.core.learning.lessons import EXERCISE, LESSONS
 from autocast_explorer.gui import MainWindow
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
 

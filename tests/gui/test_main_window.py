@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core import guards
-from autocast_explorer.core.config import ConfigError, ExperimentConfig
-from autocast_explorer.core.summary import verdict
+from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.summary import verdict
 from autocast_explorer.gui import style
 from autocast_explorer.gui.controls import ControlsPanel
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
@@ -249,7 +249,7 @@ def test_cancel_then_run_again(window, qtbot):
 
 
 def test_engine_exception_is_reported_and_the_window_stays_usable(window, qtbot, monkeypatch):
-    from autocast_explorer.core import engine
+    from autocast_explorer.core.experiment import engine
 
     def broken(config, progress=None, cancel=None):
         raise RuntimeError("injected failure in the engine")

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QLabel, QWidget
 
-from autocast_explorer.core.result import ExperimentResult
+from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.gui.layer_editor import LayerEditorDialog
 from tests.gui.helpers import run_to_end
 

@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QAbstractButton, QComboBox, QFileDialog, QTableWidget, QWidget
 
-from autocast_explorer.core.agreement import compare_logits
-from autocast_explorer.core.numerics import LayerError
-from autocast_explorer.core.result import ExperimentResult
+from autocast_explorer.core.experiment.agreement import compare_logits
+from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.numerics.layer_error import LayerError
 from autocast_explorer.gui import formats, style
 from autocast_explorer.gui.flip_chart import NO_FLIP_COLOR
 from autocast_explorer.gui.layer_table import COLUMNS, ERROR_COLUMNS

@@ -7,7 +7,7 @@ import threading
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
-from autocast_explorer.core.oppolicy import ProbeResult
+from autocast_explorer.core.numerics.oppolicy import ProbeResult
 from autocast_explorer.gui import ops_panel, style
 from autocast_explorer.gui.ops_panel import POLICY_MEANINGS
 from tests.gui.helpers import RUN_TIMEOUT_MS

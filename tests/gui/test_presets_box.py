@@ -6,8 +6,8 @@ import json
 
 from PySide6.QtWidgets import QComboBox, QLabel
 
-from autocast_explorer.core.config import ExperimentConfig
-from autocast_explorer.core.presets import builtin_presets, load_preset, user_presets_dir
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.learning.presets import builtin_presets, load_preset, user_presets_dir
 from autocast_explorer.gui import MainWindow, presets_box
 from autocast_explorer.gui.presets_box import CUSTOM_TEXT, USER_SUFFIX, PresetDetails
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QScrollArea
 
-from autocast_explorer.core.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.gui import MainWindow
 from autocast_explorer.gui.presentation import PresentationState
 from autocast_explorer.gui.settings import SETTINGS_ENV, open_settings

@@ -89,7 +89,7 @@ def test_closing_during_a_run_cancels_waits_and_exits_0():
         import sys
         from PySide6.QtCore import Slot
         import autocast_explorer.gui.main_window as mw
-        from autocast_explorer.core.config import ExperimentConfig
+        from autocast_explorer.core.experiment.config import ExperimentConfig
 
         class Driven(mw.MainWindow):
             def __init__(self):

@@ -10,14 +10,14 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QLabel
 
-from autocast_explorer.core.crossover import crossovers, find_crossings, format_value
-from autocast_explorer.core.hardware import environment
-from autocast_explorer.core.placements import casts_text, format_bytes
-from autocast_explorer.core.roofline import build_roofline
-from autocast_explorer.core.sweep_result import SweepPoint, SweepResult
-from autocast_explorer.core.sweep_spec import SweepSpec
-from autocast_explorer.core.timing import LatencyStats
-from autocast_explorer.core.verdict import (
+from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
+from autocast_explorer.core.sweeps.placements import casts_text, format_bytes
+from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
+from autocast_explorer.core.sweeps.roofline import build_roofline
+from autocast_explorer.core.sweeps.spec import SweepSpec
+from autocast_explorer.core.sweeps.verdict import (
     VERDICT_FLAGS,
     flags_verdict,
     hardware_verdict,

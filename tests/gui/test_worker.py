@@ -8,8 +8,8 @@ import time
 import pytest
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Slot
 
-from autocast_explorer.core.config import ConfigError
-from autocast_explorer.core.progress import Cancelled
+from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.experiment.progress import Cancelled
 from autocast_explorer.gui.worker import TaskRunner, TaskState
 
 

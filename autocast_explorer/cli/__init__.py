@@ -1,0 +1,77 @@
+"""Command line over the engine: `autocast-explorer run|sweep|ops|compare`; no command opens the
+window. One module per command, each with `add_parser(sub)`; this module parses and dispatches.
+
+Heavy imports (torch, Qt) happen inside the commands so `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from autocast_explorer import __version__
+from autocast_explorer.cli import compare, ops, run, sweep
+from autocast_explorer.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, UsageError
+from autocast_explorer.core.experiment.config import ConfigError
+
+#: The subcommands, in the order `--help` lists them.
+COMMANDS = (run, sweep, ops, compare)
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    from autocast_explorer.gui.app import run_app
+
+    return run_app(sys.argv[:1])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="autocast-explorer",
+        description="See what torch.autocast('cpu') does on this CPU. "
+        "With no command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    gui = sub.add_parser("gui", help="open the window (the default)")
+    gui.set_defaults(handler=cmd_gui)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `autocast-explorer` script and `python -m autocast_explorer`."""
+    from autocast_explorer.core.experiment.progress import Cancelled
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
+        return handler(args)
+    except (UsageError, ConfigError) as exc:
+        return fail(str(exc))
+    except (KeyboardInterrupt, Cancelled):
+        sys.stderr.write("\ninterrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except MemoryError:
+        return fail("out of memory: use smaller widths or batch")
+
+
+def fail(message: str) -> int:
+    """One `error:` line on stderr; the exit code for bad input."""
+    sys.stderr.write(f"error: {message}\n")
+    return EXIT_USAGE
+
+
+def resources_dir() -> Path:
+    """The program's resources folder (presets, style sheets); see core.documents.resources."""
+    from autocast_explorer.core.documents.resources import resources_dir as _resources_dir
+
+    return _resources_dir()
+
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "UsageError", "build_parser", "main"]

@@ -1,0 +1,39 @@
+"""`autocast-explorer ops`: the live op-policy probe as a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+
+from autocast_explorer.cli.common import StderrProgress, UsageError, write_output
+from autocast_explorer.core.experiment.config import DTYPES
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The `ops` subcommand."""
+    ops = sub.add_parser(
+        "ops", help="probe which dtype autocast gives each common op (lower/fp32/follows/promote)"
+    )
+    ops.add_argument("--dtype", choices=DTYPES, default="bfloat16", help="autocast dtype")
+    ops.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    ops.add_argument("--json", metavar="PATH|-", help="write the probe JSON ('-': stdout only)")
+    ops.set_defaults(handler=cmd_ops)
+    return ops
+
+
+def cmd_ops(args: argparse.Namespace) -> int:
+    """Probe each common op's autocast policy on this torch and CPU; print a table or JSON."""
+    from autocast_explorer.core.experiment.summary import format_probe
+    from autocast_explorer.core.numerics.oppolicy import probe_ops
+
+    if args.threads is not None and args.threads < 1:
+        raise UsageError(f"threads: must be an integer ≥ 1 (got {args.threads})")
+    progress = StderrProgress()
+    try:
+        probe = probe_ops(args.dtype, threads=args.threads, progress=progress)
+    finally:
+        progress.close()
+    if args.json:
+        write_output(args.json, probe.to_json())
+    if args.json != "-":
+        print(format_probe(probe))
+    return 0

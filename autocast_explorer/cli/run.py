@@ -1,0 +1,94 @@
+"""`autocast-explorer run`: one config, float32 vs autocast, as a summary, JSON, CSV or report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from autocast_explorer.cli.common import (
+    StderrProgress,
+    UsageError,
+    add_config_arguments,
+    config_from_args,
+    write_outputs,
+)
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.documents.report import Report
+    from autocast_explorer.core.experiment.result import ExperimentResult
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The `run` subcommand and its flags."""
+    run = sub.add_parser("run", help="measure one config plain vs autocast and print a summary")
+    add_config_arguments(run)
+    out = run.add_argument_group("output")
+    out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")
+    out.add_argument("--csv", metavar="PATH|-", help="write the latency rows as CSV")
+    out.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write result.json, result.csv, report.md, reproduce.py and the charts (PNG) into DIR",
+    )
+    run.add_argument(
+        "--placements",
+        action="store_true",
+        help="also time per-call, hoisted and pre-cast autocast side by side and count the "
+        "casts each makes (adds a 'placements' section to the JSON)",
+    )
+    run.set_defaults(handler=cmd_run)
+    return run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    from autocast_explorer.core.experiment.engine import run_experiment
+    from autocast_explorer.core.experiment.summary import format_summary
+    from autocast_explorer.core.sweeps.placements import (
+        format_placements,
+        from_result,
+        run_with_placements,
+    )
+
+    placements = getattr(args, "placements", False)
+    progress = StderrProgress()
+    try:
+        run = run_with_placements if placements else run_experiment
+        result = run(config, progress=progress)
+    finally:
+        progress.close()
+    write_outputs(args, result)
+    if args.json != "-" and args.csv != "-":
+        print(format_summary(result))
+        if placements:
+            print(f"\n{format_placements(from_result(result))}")
+    if args.report:
+        try:
+            report, problem = _write_report(result, args.report)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write report to {args.report}: {exc.strerror or exc}"
+            ) from None
+        if problem:
+            sys.stderr.write(f"note: the report has no chart images: {problem}\n")
+        if "-" not in (args.json, args.csv):
+            print(
+                f"\nReport written to {report.directory}: {', '.join(f.name for f in report.files)}"
+            )
+    return 0
+
+
+def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str]:
+    """The report with chart PNGs drawn offscreen by the window's charts (gui.report_charts).
+
+    Imported lazily: `run` without --report never loads Qt. Without Qt the report is written
+    without images and the reason is returned.
+    """
+    try:
+        from autocast_explorer.gui.report_charts import write_report_with_charts
+    except ImportError as exc:
+        from autocast_explorer.core.documents.report import write_report
+
+        return write_report(result, directory), f"Qt could not be loaded ({exc})"
+    return write_report_with_charts(result, directory)

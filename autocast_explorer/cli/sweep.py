@@ -1,0 +1,120 @@
+"""`autocast-explorer sweep`: plain vs autocast over many sizes; crossover and verdict."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from autocast_explorer.cli.common import (
+    StderrProgress,
+    UsageError,
+    add_config_arguments,
+    config_from_args,
+    write_outputs,
+)
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.sweeps.result import SweepPoint
+
+SWEEP_EPILOG = """\
+values: a comma list (1,8,64,512) or LOW:HIGH:COUNT, log-spaced (1:2048:12).
+  Defaults: batch 1:2048:12 (powers of two), width 64:4096:7.
+  --param width sets every hidden width (input width and classes stay).
+  --param batch,width measures a grid: --values are the batch sizes, --width-values the
+  hidden widths; rows are measured one width at a time.
+Each point is measured for --min-time seconds in total, float32 and autocast alternated, so
+a sweep takes about points × --min-time plus warm-up. Every point passes the memory and time
+guards before the first is measured.
+
+examples:
+  autocast-explorer sweep --param batch --values 1,8,64,512
+  autocast-explorer sweep --param width --values 64:4096:7 --batch 256 --json sweep.json
+  autocast-explorer sweep --param batch,width --values 1,64,1024 --width-values 128,1024
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The `sweep` subcommand: batch or hidden width (or both) over many values."""
+    sweep = sub.add_parser(
+        "sweep",
+        help="measure plain vs autocast over many batch sizes or widths; find the crossover",
+        description="Measure float32 vs autocast at every value of batch size or hidden "
+        "width and report where autocast's speedup crosses 1.0.",
+        epilog=SWEEP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = sweep.add_argument_group("sweep")
+    what.add_argument(
+        "--param",
+        choices=("batch", "width", "batch,width"),
+        metavar="batch|width|batch,width",
+        default="batch",
+        help="what to vary (default batch); batch,width is a 2-D grid",
+    )
+    what.add_argument("--values", metavar="LIST|LOW:HIGH:N", help="values of --param")
+    what.add_argument(
+        "--width-values", metavar="LIST|LOW:HIGH:N", help="grid only: the hidden widths"
+    )
+    what.add_argument(
+        "--no-onednn",
+        action="store_true",
+        help="skip asking oneDNN (verbose log of one forward) which kernel ran",
+    )
+    add_config_arguments(sweep)
+    out = sweep.add_argument_group("output")
+    out.add_argument("--json", metavar="PATH|-", help="write the sweep JSON ('-': stdout only)")
+    out.add_argument("--csv", metavar="PATH|-", help="write one CSV row per point")
+    sweep.set_defaults(handler=cmd_sweep)
+    return sweep
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run a sweep, printing each point's row as it completes (unless stdout is the JSON)."""
+    from autocast_explorer.core.sweeps.runner import check_points, run_spec
+    from autocast_explorer.core.sweeps.spec import SweepSpec, default_values, parse_values
+    from autocast_explorer.core.sweeps.summary import (
+        format_conclusion,
+        point_row,
+        sweep_title,
+        table_header,
+    )
+
+    config = config_from_args(args)
+    grid = args.param == "batch,width"
+    param = "batch" if grid else args.param
+    if args.width_values is not None and not grid:
+        raise UsageError("--width-values is for a grid: use --param batch,width")
+    values = parse_values(args.values) if args.values is not None else default_values(param)
+    widths = ()
+    if grid:
+        widths = (
+            parse_values(args.width_values, "width_values")
+            if args.width_values is not None
+            else default_values("width")
+        )
+    spec = SweepSpec(param, values, widths)
+    human = args.json != "-" and args.csv != "-"
+    progress = StderrProgress()
+
+    def on_point(point: SweepPoint) -> None:
+        progress.close()
+        print(point_row(point), flush=True)
+
+    if human:
+        check_points(spec.plan(config))  # refusals come before the table's header
+        print(sweep_title(config, spec))
+        print(table_header(spec), flush=True)
+    try:
+        result = run_spec(
+            config,
+            spec,
+            progress=progress,
+            on_point=on_point if human else None,
+            probe_onednn=not args.no_onednn,
+        )
+    finally:
+        progress.close()
+    write_outputs(args, result)
+    if human:
+        print(format_conclusion(result))
+    return 0

@@ -1,0 +1,436 @@
+"""A shareable report folder for one result: JSON, CSV, Markdown, charts, and reproduce.py.
+
+`reproduce.py` lets someone without the explorer check the finding with nothing but torch: it
+rebuilds the same model and input (same seed, same construction order as core/model.py) and
+prints the dtypes, agreement and its own timings beside the original figures. Values from the
+config and environment enter the script only as one JSON string literal written with repr(), so
+no text in a (possibly foreign) result can become code. Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from autocast_explorer import __version__
+from autocast_explorer.core.documents.files import write_atomic
+from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
+from autocast_explorer.core.experiment.summary import hardware_clause, verdict
+
+RESULT_JSON = "result.json"
+RESULT_CSV = "result.csv"
+REPORT_MD = "report.md"
+REPRODUCE_PY = "reproduce.py"
+
+#: Writes chart images into the folder it is given; returns (title, file name) per image.
+ChartWriter = Callable[[Path], Sequence[tuple[str, str]]]
+
+
+class ReportError(ValueError):
+    """A chart writer returned something the report cannot link to."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """What write_report wrote: the folder, every file in it, and the charts linked."""
+
+    directory: Path
+    files: tuple[Path, ...]
+    charts: tuple[tuple[str, str], ...]
+
+    @property
+    def markdown(self) -> Path:
+        return self.directory / REPORT_MD
+
+
+def write_report(
+    result: ExperimentResult,
+    directory: str | os.PathLike[str],
+    chart_writer: ChartWriter | None = None,
+) -> Report:
+    """Write result.json, result.csv, reproduce.py, the charts (if a writer is given), report.md.
+
+    report.md is written last so that it only links charts that exist.
+    """
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    files = [
+        write_atomic(folder / RESULT_JSON, result.to_json()),
+        write_atomic(folder / RESULT_CSV, result.to_csv()),
+        write_atomic(folder / REPRODUCE_PY, reproduce_script(result)),
+    ]
+    charts: list[tuple[str, str]] = []
+    if chart_writer is not None:
+        for title, filename in chart_writer(folder):
+            charts.append((str(title), _checked_chart(folder, filename)))
+            files.append(folder / filename)
+    files.append(write_atomic(folder / REPORT_MD, report_markdown(result, charts)))
+    return Report(folder, tuple(files), tuple(charts))
+
+
+def _checked_chart(folder: Path, filename: str) -> str:
+    name = PurePosixPath(str(filename))
+    if name.is_absolute() or ".." in name.parts or not name.parts:
+        raise ReportError(f"chart file {filename!r} must be a file name inside the report folder")
+    if not (folder / name).is_file():
+        raise ReportError(f"chart file {filename!r} was not written")
+    return str(name)
+
+
+# ---- report.md ------------------------------------------------------------------------------
+def _cell(value: object) -> str:
+    """Text safe inside a Markdown table cell (one line, pipes escaped)."""
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] = ()) -> str:
+    """The report as Markdown: verdict, config, machine, latency, dtypes, agreement, charts."""
+    cfg, env, a = result.config, result.environment, result.agreement
+    out = [
+        "# Autocast Explorer report",
+        "",
+        f"Measured {_cell(result.created) or 'at an unknown time'} with torch "
+        f"{_cell(env.torch_version)}; written by autocast-explorer {__version__}.",
+        "",
+        f"**Verdict:** {_cell(verdict(result))}",
+        "",
+        "## Experiment",
+        "",
+    ]
+    out += _table(
+        ("setting", "value"),
+        [
+            ("layer widths", ", ".join(map(str, cfg.widths))),
+            ("batch", cfg.batch),
+            ("activation", cfg.activation),
+            ("head", cfg.head),
+            ("autocast dtype", cfg.dtype),
+            ("seed", cfg.seed),
+            ("input", f"{cfg.input_distribution}, scale {cfg.input_scale:g}"),
+            ("threads", cfg.threads if cfg.threads is not None else "torch default"),
+            ("allclose tolerance", f"atol {cfg.atol:g}, rtol {cfg.rtol:g}"),
+            ("measurement budget", f"{cfg.min_time:g} s per mode"),
+            ("FLOPs per forward", f"{result.flops:,}"),
+        ],
+    )
+    out += ["", "## Machine", ""]
+    out += _table(
+        ("", ""),
+        [
+            ("CPU", env.cpu_model),
+            ("low-precision flags", ", ".join(env.cpu_flags) or "none found"),
+            ("hardware", hardware_clause(result)),
+            ("torch CPU capability", env.cpu_capability),
+            ("oneDNN (mkldnn)", "available" if env.mkldnn else "not available"),
+            ("cores / threads used", f"{env.cores} / {env.threads}"),
+            ("torch / Python", f"{env.torch_version} / {env.python}"),
+            ("OS", env.os),
+        ],
+    )
+    out += ["", "## Latency per forward", ""]
+    out += _table(
+        ("mode", "dtype", "median ms", "p25–p75 ms", "IQR ms", "cold ms", "GFLOP/s", "blocks"),
+        [
+            (
+                mode,
+                dtype,
+                f"{s.median_ms:.4f}",
+                f"{s.p25_ms:.4f}–{s.p75_ms:.4f}",
+                f"{s.iqr_ms:.4f}",
+                f"{s.cold_ms:.4f}",
+                f"{s.gflops(result.flops):.1f}",
+                f"{s.samples}×{s.block_size} calls",
+            )
+            for mode, dtype, s in (
+                ("plain", "float32", result.plain),
+                ("autocast", cfg.dtype, result.autocast),
+            )
+        ],
+    )
+    out += [
+        "",
+        f"Speedup (plain median / autocast median): **{result.speedup:.3f}×**. Both modes were "
+        "timed in alternating blocks in one run.",
+        "",
+        "## Dtype per layer",
+        "",
+    ]
+    out += _table(
+        ("layer", "kind", "output shape", "plain in → out", "autocast in → out"),
+        [
+            (
+                layer.name,
+                layer.kind,
+                "×".join(map(str, layer.out_shape)),
+                f"{layer.plain.in_dtype} → {layer.plain.out_dtype}",
+                f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}",
+            )
+            for layer in result.layers
+        ],
+    )
+    out += [
+        "",
+        f"Model output: {_cell(result.output_dtype_plain)} without autocast, "
+        f"{_cell(result.output_dtype_autocast)} under autocast.",
+        "",
+        "## Agreement",
+        "",
+        f"- predictions (argmax) agree on {a.agree}/{a.rows} rows ({a.fraction:.1%})",
+        f"- allclose(atol={a.atol:g}, rtol={a.rtol:g}): {a.allclose}",
+        f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
+        f"cosine similarity {a.cosine:.6f}",
+    ]
+    if charts:
+        out += ["", "## Charts", ""]
+        for title, filename in charts:
+            out += [f"![{_cell(title)}]({filename})", ""]
+    if result.warnings:
+        out += ["", "## Warnings", ""] + [f"- {_cell(w)}" for w in result.warnings]
+    out += [
+        "",
+        "## Files",
+        "",
+        f"- `{RESULT_JSON}`: the full result (schema `{SCHEMA}`); open it in the explorer or "
+        "pass it to `autocast-explorer compare`.",
+        f"- `{RESULT_CSV}`: the latency rows for a spreadsheet.",
+        f"- `{REPRODUCE_PY}`: `python {REPRODUCE_PY}` rebuilds the same model and input with "
+        "only torch installed and prints the dtypes, agreement and its own timings next to "
+        "these.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+# ---- reproduce.py ---------------------------------------------------------------------------
+def _original(result: ExperimentResult) -> dict[str, object]:
+    a = result.agreement
+    return {
+        "machine": result.environment.label(),
+        "created": result.created,
+        "output_dtype": {
+            "plain": result.output_dtype_plain,
+            "autocast": result.output_dtype_autocast,
+        },
+        "layers": [
+            {
+                "name": layer.name,
+                "plain": layer.plain.to_dict(),
+                "autocast": layer.autocast.to_dict(),
+            }
+            for layer in result.layers
+        ],
+        "agreement": {
+            "agree": a.agree,
+            "rows": a.rows,
+            "allclose": a.allclose,
+            "max_abs_diff": a.max_abs_diff,
+        },
+        "median_ms": {"plain": result.plain.median_ms, "autocast": result.autocast.median_ms},
+    }
+
+
+def reproduce_script(result: ExperimentResult) -> str:
+    """The standalone script for `result` (config and original figures as JSON literals)."""
+    config_json = json.dumps(result.config.to_dict(), sort_keys=True)
+    original_json = json.dumps(_original(result), sort_keys=True)
+    values = {
+        "__VERSION__": __version__,
+        "__CONFIG_JSON__": repr(config_json),
+        "__ORIGINAL_JSON__": repr(original_json),
+    }
+    # One pass, so text inside an inserted value is never itself substituted.
+    return re.sub(r"__[A-Z_]+__", lambda m: values.get(m.group(0), m.group(0)), _TEMPLATE)
+
+
+_TEMPLATE = '''\
+#!/usr/bin/env python3
+"""Reproduce one Autocast Explorer measurement with nothing but torch installed.
+
+Written by autocast-explorer __VERSION__. Rebuilds the same MLP and input (same seed, same
+construction order), runs one forward in float32 and one under torch.autocast("cpu"), and
+prints the dtypes, the prediction agreement and this machine's own timings, beside the figures
+the explorer measured. Run: python reproduce.py [--min-time SECONDS] [--json]
+"""
+
+import argparse
+import collections
+import json
+import statistics
+import time
+
+import torch
+
+CONFIG = json.loads(__CONFIG_JSON__)
+ORIGINAL = json.loads(__ORIGINAL_JSON__)
+
+ACTIVATIONS = {
+    "relu": torch.nn.ReLU,
+    "gelu": torch.nn.GELU,
+    "tanh": torch.nn.Tanh,
+    "sigmoid": torch.nn.Sigmoid,
+}
+LOW_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def build():
+    """Seed, Linear/activation pairs in order, optional head, eval(); then draw the input."""
+    torch.manual_seed(CONFIG["seed"])
+    widths = CONFIG["widths"]
+    pairs = list(zip(widths, widths[1:]))
+    layers = collections.OrderedDict()
+    for index, (fan_in, fan_out) in enumerate(pairs, start=1):
+        layers["fc%d" % index] = torch.nn.Linear(fan_in, fan_out)
+        activation = ACTIVATIONS.get(CONFIG["activation"])
+        if index < len(pairs) and activation is not None:
+            layers["%s%d" % (CONFIG["activation"], index)] = activation()
+    if CONFIG["head"] == "softmax":
+        layers["softmax"] = torch.nn.Softmax(dim=1)
+    elif CONFIG["head"] == "log_softmax":
+        layers["log_softmax"] = torch.nn.LogSoftmax(dim=1)
+    model = torch.nn.Sequential(layers)
+    model.eval()
+    shape = (CONFIG["batch"], widths[0])
+    if CONFIG["input_distribution"] == "uniform":
+        x = torch.rand(shape) * 2.0 - 1.0
+    else:
+        x = torch.randn(shape)
+    if CONFIG["input_scale"] != 1.0:
+        x = x * CONFIG["input_scale"]
+    return model, x
+
+
+def forward(model, x, low):
+    """One forward (autocast when `low` is a dtype) recording each layer's in/out dtype."""
+    seen = []
+
+    def hook(name):
+        def record(module, inputs, output):
+            seen.append({"name": name, "in": dtype_name(inputs[0].dtype),
+                         "out": dtype_name(output.dtype)})
+        return record
+
+    handles = [m.register_forward_hook(hook(n)) for n, m in model.named_children()]
+    try:
+        with torch.no_grad():
+            if low is None:
+                out = model(x)
+            else:
+                with torch.autocast("cpu", dtype=low):
+                    out = model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return out, seen
+
+
+def timings(model, x, low, min_time):
+    """Median ms per forward of each mode, timed in alternating blocks (ABAB)."""
+
+    def plain():
+        with torch.no_grad():
+            model(x)
+
+    def auto():
+        with torch.no_grad(), torch.autocast("cpu", dtype=low):
+            model(x)
+
+    modes = [plain, auto]
+    sizes = []
+    for fn in modes:
+        for _ in range(3):
+            start = time.perf_counter()
+            fn()
+            once = time.perf_counter() - start
+        sizes.append(max(1, int(max(min_time / 20, 0.001) / max(once, 1e-7)) + 1))
+    samples = [[], []]
+    spent = [0.0, 0.0]
+    while min(spent) < min_time or min(len(s) for s in samples) < 5:
+        for i, fn in enumerate(modes):
+            start = time.perf_counter()
+            for _ in range(sizes[i]):
+                fn()
+            elapsed = time.perf_counter() - start
+            spent[i] += elapsed
+            samples[i].append(elapsed * 1e3 / sizes[i])
+    return statistics.median(samples[0]), statistics.median(samples[1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--min-time", type=float, default=CONFIG["min_time"],
+                        help="seconds of timed forwards per mode")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead")
+    args = parser.parse_args()
+    if CONFIG["threads"] is not None:
+        torch.set_num_threads(CONFIG["threads"])
+    low = LOW_DTYPES[CONFIG["dtype"]]
+    model, x = build()
+    plain, plain_layers = forward(model, x, None)
+    auto, auto_layers = forward(model, x, low)
+    reference, lowered = plain.float(), auto.float()
+    agree = int((reference.argmax(dim=1) == lowered.argmax(dim=1)).sum())
+    diff = (reference - lowered).abs()
+    allclose = bool(torch.allclose(reference, lowered, atol=CONFIG["atol"], rtol=CONFIG["rtol"]))
+    plain_ms, auto_ms = timings(model, x, low, args.min_time)
+    found = {
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "output_dtype": {"plain": dtype_name(plain.dtype), "autocast": dtype_name(auto.dtype)},
+        "layers": [
+            {"name": p["name"], "plain": {"in": p["in"], "out": p["out"]},
+             "autocast": {"in": a["in"], "out": a["out"]}}
+            for p, a in zip(plain_layers, auto_layers)
+        ],
+        "agreement": {"agree": agree, "rows": reference.shape[0], "allclose": allclose,
+                      "max_abs_diff": float(diff.max())},
+        "median_ms": {"plain": plain_ms, "autocast": auto_ms},
+    }
+    same = {
+        key: found[key] == ORIGINAL[key] for key in ("output_dtype", "layers")
+    }
+    same["agreement"] = all(
+        found["agreement"][k] == ORIGINAL["agreement"][k] for k in ("agree", "rows", "allclose")
+    )
+    if args.json:
+        print(json.dumps({"config": CONFIG, "found": found, "original": ORIGINAL,
+                          "same": same}, indent=2))
+        return
+    print("Model: widths %s, batch %d, %s, head %s, seed %d; autocast dtype %s" % (
+        ",".join(map(str, CONFIG["widths"])), CONFIG["batch"], CONFIG["activation"],
+        CONFIG["head"], CONFIG["seed"], CONFIG["dtype"]))
+    print("torch %s, threads: %d" % (found["torch"], found["threads"]))
+    print("output dtype: plain %s, autocast %s" % (
+        found["output_dtype"]["plain"], found["output_dtype"]["autocast"]))
+    for layer in found["layers"]:
+        print("  %-12s plain %s -> %s   autocast %s -> %s" % (
+            layer["name"], layer["plain"]["in"], layer["plain"]["out"],
+            layer["autocast"]["in"], layer["autocast"]["out"]))
+    a = found["agreement"]
+    print("predictions agree: %d/%d" % (a["agree"], a["rows"]))
+    print("allclose(atol=%g, rtol=%g): %s" % (CONFIG["atol"], CONFIG["rtol"], a["allclose"]))
+    print("max abs diff: %.6g" % a["max_abs_diff"])
+    print("median per forward: plain %.4f ms, autocast %.4f ms, speedup %.3fx" % (
+        plain_ms, auto_ms, plain_ms / auto_ms))
+    print("explorer measured on %s: plain %.4f ms, autocast %.4f ms" % (
+        ORIGINAL["machine"], ORIGINAL["median_ms"]["plain"], ORIGINAL["median_ms"]["autocast"]))
+    for key, ok in same.items():
+        print("same %s as the explorer's run: %s" % (key.replace("_", " "), "yes" if ok else "NO"))
+
+
+if __name__ == "__main__":
+    main()
+'''

@@ -1,0 +1,1 @@
+"""One experiment: config, model, guards, timing protocol, capture, engine, result."""

@@ -1,0 +1,85 @@
+"""Do the plain and autocast predictions agree, and by how much do the logits differ?"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from autocast_explorer.core.numerics.flips import (
+    Flip,
+    MarginBin,
+    TopK,
+    flip_rate_by_margin,
+    flipped_rows,
+    topk_agreement,
+)
+
+HISTOGRAM_BINS = 30
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Counts of |plain − autocast| over all logits; len(edges) == len(counts) + 1."""
+
+    edges: tuple[float, ...]
+    counts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    rows: int
+    agree: int
+    fraction: float
+    max_abs_diff: float
+    mean_abs_diff: float
+    allclose: bool
+    atol: float
+    rtol: float
+    cosine: float
+    histogram: Histogram
+    # Deeper agreement (core/flips.py); None/empty in files written before it existed.
+    topk: TopK | None = None
+    flips: tuple[Flip, ...] = ()
+    margin_bins: tuple[MarginBin, ...] = ()
+
+
+def abs_diff_histogram(diff: torch.Tensor, bins: int = HISTOGRAM_BINS) -> Histogram:
+    """Linear bins from 0 to the largest |diff| (a single bin [0, 1e-12] if all are equal)."""
+    values = diff.flatten().double()
+    top = float(values.max()) if values.numel() else 0.0
+    top = top if top > 0 else 1e-12
+    counts = torch.histc(values, bins=bins, min=0.0, max=top)
+    edges = torch.linspace(0.0, top, bins + 1)
+    return Histogram(
+        edges=tuple(float(e) for e in edges), counts=tuple(int(c) for c in counts.round())
+    )
+
+
+def compare_logits(
+    plain: torch.Tensor, auto: torch.Tensor, atol: float, rtol: float, topk: int = 5
+) -> Agreement:
+    """Argmax and top-k agreement per row, flipped rows, elementwise closeness (float32 copies)."""
+    reference = plain.float()
+    low = auto.float()
+    diff = (reference - low).abs()
+    rows = reference.shape[0]
+    agree = int((reference.argmax(dim=1) == low.argmax(dim=1)).sum())
+    cosine = torch.nn.functional.cosine_similarity(
+        reference.flatten().double(), low.flatten().double(), dim=0
+    )
+    return Agreement(
+        rows=rows,
+        agree=agree,
+        fraction=agree / rows if rows else 1.0,
+        max_abs_diff=float(diff.max()) if diff.numel() else 0.0,
+        mean_abs_diff=float(diff.mean()) if diff.numel() else 0.0,
+        allclose=bool(torch.allclose(reference, low, atol=atol, rtol=rtol)),
+        atol=atol,
+        rtol=rtol,
+        cosine=float(cosine),
+        histogram=abs_diff_histogram(diff),
+        topk=topk_agreement(reference, low, topk),
+        flips=flipped_rows(reference, low),
+        margin_bins=flip_rate_by_margin(reference, low),
+    )

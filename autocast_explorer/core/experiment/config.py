@@ -1,0 +1,178 @@
+"""Experiment configuration: one frozen dataclass, validated on construction.
+
+Validation lives here (not in the CLI or the window) so every front end shows the same message,
+naming the field and the rule that was broken. This module must not import torch: the window
+validates input while torch is still loading.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+DTYPES: tuple[str, ...] = ("bfloat16", "float16")
+ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "tanh", "sigmoid", "none")
+HEADS: tuple[str, ...] = ("none", "softmax", "log_softmax")
+INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform")
+
+#: The tutorial's closing example: Linear 256→256, ReLU, Linear 256→256, ReLU, Linear 256→10.
+TUTORIAL_WIDTHS: tuple[int, ...] = (256, 256, 256, 10)
+TUTORIAL_BATCH = 128
+
+MAX_LAYERS = 64
+MAX_WIDTH = 1 << 20
+
+
+class ConfigError(ValueError):
+    """A config value broke a rule; `field` names the offending field for inline display."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+        self.rule = message
+
+
+def parse_widths(text: str) -> tuple[int, ...]:
+    """Parse '256,256,256,10' (spaces allowed) into a tuple; raise ConfigError naming `widths`."""
+    parts = [p.strip() for p in text.replace(";", ",").split(",")]
+    if not text.strip():
+        raise ConfigError(
+            "widths", "enter at least 2 comma-separated layer widths, e.g. 256,256,10"
+        )
+    values: list[int] = []
+    for part in parts:
+        if not part:
+            raise ConfigError("widths", f"empty entry in {text!r}; use e.g. 256,256,10")
+        try:
+            values.append(int(part))
+        except ValueError:
+            raise ConfigError("widths", f"{part!r} is not a whole number") from None
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Everything that defines one plain-vs-autocast measurement.
+
+    `min_time` is the measurement budget: seconds of timed forwards per mode.
+    `memory_budget_mb` of None means half of the RAM available when the run starts.
+    """
+
+    widths: tuple[int, ...] = TUTORIAL_WIDTHS
+    batch: int = TUTORIAL_BATCH
+    seed: int = 0
+    dtype: str = "bfloat16"
+    threads: int | None = None
+    activation: str = "relu"
+    head: str = "none"
+    atol: float = 0.05
+    rtol: float = 1e-5
+    topk: int = 5
+    input_scale: float = 1.0
+    input_distribution: str = "normal"
+    min_time: float = 0.5
+    allow_slow: bool = False
+    memory_budget_mb: float | None = None
+
+    def __post_init__(self) -> None:
+        widths = self.widths
+        if isinstance(widths, str):
+            widths = parse_widths(widths)
+        try:
+            widths = tuple(widths)
+        except TypeError:
+            raise ConfigError("widths", "must be a list of layer widths") from None
+        object.__setattr__(self, "widths", widths)
+        validate(self)
+
+    def replace(self, **changes: Any) -> ExperimentConfig:
+        """A copy with some fields changed (validated like any other config)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: every field, widths as a list."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["widths"] = list(self.widths)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExperimentConfig:
+        """Build from JSON, ignoring unknown keys so newer files still load; validates."""
+        if not isinstance(data, dict):
+            raise ConfigError("config", "must be a JSON object")
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+def validate(config: ExperimentConfig) -> None:
+    """Raise ConfigError for the first broken rule (field name + rule in the message)."""
+    widths = config.widths
+    if len(widths) < 2:
+        raise ConfigError("widths", "needs at least 2 entries (input width and number of classes)")
+    if len(widths) > MAX_LAYERS + 1:
+        raise ConfigError("widths", f"at most {MAX_LAYERS + 1} entries ({MAX_LAYERS} layers)")
+    for i, w in enumerate(widths):
+        if not _is_int(w):
+            raise ConfigError("widths", f"entry {i + 1} ({w!r}) must be a whole number")
+        if w < 1:
+            raise ConfigError("widths", f"entry {i + 1} ({w}) must be a positive integer")
+        if w > MAX_WIDTH:
+            raise ConfigError("widths", f"entry {i + 1} ({w}) must be at most {MAX_WIDTH}")
+    if not _is_int(config.batch) or config.batch < 1:
+        raise ConfigError("batch", f"must be an integer ≥ 1 (got {config.batch!r})")
+    if not _is_int(config.seed) or not 0 <= config.seed < 2**63:
+        raise ConfigError("seed", f"must be an integer in 0 … 2**63-1 (got {config.seed!r})")
+    if config.dtype not in DTYPES:
+        raise ConfigError("dtype", f"must be one of {', '.join(DTYPES)} (got {config.dtype!r})")
+    if config.threads is not None and (not _is_int(config.threads) or config.threads < 1):
+        raise ConfigError("threads", f"must be an integer ≥ 1 (got {config.threads!r})")
+    if config.activation not in ACTIVATIONS:
+        raise ConfigError(
+            "activation", f"must be one of {', '.join(ACTIVATIONS)} (got {config.activation!r})"
+        )
+    if config.head not in HEADS:
+        raise ConfigError("head", f"must be one of {', '.join(HEADS)} (got {config.head!r})")
+    if not _is_number(config.atol) or config.atol < 0:
+        raise ConfigError("atol", f"must be a number ≥ 0 (got {config.atol!r})")
+    if not _is_number(config.rtol) or config.rtol < 0:
+        raise ConfigError("rtol", f"must be a number ≥ 0 (got {config.rtol!r})")
+    if not _is_int(config.topk) or config.topk < 1:
+        raise ConfigError("topk", f"must be an integer ≥ 1 (got {config.topk!r})")
+    if not _is_number(config.input_scale) or not 1e-6 <= config.input_scale <= 1e6:
+        raise ConfigError(
+            "input_scale", f"must be a number in 1e-6 … 1e6 (got {config.input_scale!r})"
+        )
+    if config.input_distribution not in INPUT_DISTRIBUTIONS:
+        raise ConfigError(
+            "input_distribution",
+            f"must be one of {', '.join(INPUT_DISTRIBUTIONS)} (got {config.input_distribution!r})",
+        )
+    if not _is_number(config.min_time) or not 0.001 <= config.min_time <= 600:
+        raise ConfigError(
+            "min_time", f"must be a number of seconds in 0.001 … 600 (got {config.min_time!r})"
+        )
+    if not isinstance(config.allow_slow, bool):
+        raise ConfigError("allow_slow", "must be true or false")
+    budget = config.memory_budget_mb
+    if budget is not None and (not _is_number(budget) or budget <= 0):
+        raise ConfigError("memory_budget_mb", f"must be a number > 0 (got {budget!r})")
+
+
+def parameter_count(widths: tuple[int, ...]) -> int:
+    """Weights and biases of the Linear layers."""
+    return sum(a * b + b for a, b in itertools.pairwise(widths))
+
+
+def flops_per_forward(widths: tuple[int, ...], batch: int) -> int:
+    """Multiply-adds of the Linear layers counted as 2 FLOPs each (2·B·in·out per layer)."""
+    return sum(2 * batch * a * b for a, b in itertools.pairwise(widths))

@@ -1,0 +1,123 @@
+"""run_experiment: one config in, one measured ExperimentResult out.
+
+Order of work: guards (nothing allocated yet) → build model and input as the tutorial does →
+cold first calls → one hooked forward per mode (dtypes, logits, per-layer error) → one traced
+forward per mode (aten ops, casts) → ABAB timing. Threads are set
+for the duration of the run, in the calling thread, and restored afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+from collections.abc import Callable, Iterator
+
+import torch
+
+from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment.agreement import compare_logits
+from autocast_explorer.core.experiment.capture import autocast_context, capture_forward, pair_layers
+from autocast_explorer.core.experiment.config import ExperimentConfig, flops_per_forward
+from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
+from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
+from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.numerics.optrace import trace_model
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None) -> Iterator[int]:
+    """Use `threads` intra-op threads inside the block (None: torch's default)."""
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        if threads is not None:
+            torch.set_num_threads(previous)
+
+
+def forward_fns(
+    model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype
+) -> tuple[Callable[[], torch.Tensor], Callable[[], torch.Tensor]]:
+    """The two timed callables; autocast is entered around each forward, as the tutorial does.
+
+    Call them under `torch.no_grad()`, entered once around the whole timed loop as in the
+    tutorial: entering it per call would add its ~1 µs to every sample.
+    """
+
+    def plain() -> torch.Tensor:
+        return model(x)
+
+    def auto() -> torch.Tensor:
+        with autocast_context(dtype):
+            return model(x)
+
+    return plain, auto
+
+
+def run_experiment(
+    config: ExperimentConfig,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+) -> ExperimentResult:
+    """Measure `config` plain vs autocast. Raises GuardError, Cancelled, or torch's errors."""
+    reporter = Reporter(progress, cancel)
+    reporter.report(0.0, "checking memory and time guards")
+    estimate = guards.check_estimate(config)
+    reporter.check()
+    warnings: list[str] = []
+    with torch_threads(config.threads) as threads, torch.no_grad():
+        reporter.report(0.02, "building model")
+        model, x = build(config)
+        low = low_precision_dtype(config)
+        plain_fn, auto_fn = forward_fns(model, x, low)
+        reporter.check()
+
+        reporter.report(0.04, "first (cold) calls")
+        cold = [cold_call_ms(plain_fn), cold_call_ms(auto_fn)]
+        reporter.check()
+
+        reporter.report(0.06, "capturing dtypes and error per layer")
+        plain_logits, plain_layers = capture_forward(model, x, None, keep_outputs=True)
+        auto_logits, auto_layers = capture_forward(model, x, low, keep_outputs=True)
+        agreement = compare_logits(plain_logits, auto_logits, config.atol, config.rtol, config.topk)
+        layers = tuple(pair_layers(plain_layers, auto_layers))
+        del plain_layers, auto_layers  # the kept outputs are no longer needed
+        reporter.check()
+
+        reporter.report(0.08, "tracing the aten ops of one forward per mode")
+        op_trace = trace_model(model, x, low)
+        reporter.check()
+
+        plain_stats, auto_stats = measure_alternating(
+            [plain_fn, auto_fn],
+            config.min_time,
+            reporter.span(0.1, 1.0),
+            cold_ms=cold,
+            labels=["float32", config.dtype],
+        )
+    for label, stats in (("float32", plain_stats), (config.dtype, auto_stats)):
+        if stats.noisy:
+            warnings.append(
+                f"{label} timings are noisy: IQR is {stats.iqr_ms / stats.median_ms:.0%} "
+                "of the median; close other programs or raise the measurement time"
+            )
+    reporter.report(1.0, "done")
+    return ExperimentResult(
+        config=config,
+        environment=environment(threads),
+        plain=plain_stats,
+        autocast=auto_stats,
+        output_dtype_plain=dtype_name(plain_logits.dtype),
+        output_dtype_autocast=dtype_name(auto_logits.dtype),
+        layers=layers,
+        agreement=agreement,
+        flops=flops_per_forward(config.widths, config.batch),
+        warnings=tuple(warnings),
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        op_trace=op_trace,
+        guard=estimate,
+    )

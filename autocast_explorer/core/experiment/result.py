@@ -1,0 +1,330 @@
+"""The result of one experiment and its JSON/CSV forms (schema `autocast-explorer/result/1`).
+
+The JSON names are a contract with presenters and testers (README, "JSON contract"). Loading
+is strict: a foreign, truncated or corrupt document raises ResultFormatError with the path of
+the first bad field, and nothing in a file is ever executed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from autocast_explorer.core.documents.reader import (
+    DocumentFormatError,
+    JsonReader,
+    finite_or_null,
+    load_document,
+)
+from autocast_explorer.core.experiment.agreement import Agreement, Histogram
+from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.guards import ForwardEstimate
+from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.hardware.cpu import Environment
+from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
+from autocast_explorer.core.numerics.layer_error import LayerError
+from autocast_explorer.core.numerics.optrace import OpTrace
+
+SCHEMA = "autocast-explorer/result/1"
+CSV_FIELDS = (
+    "mode",
+    "dtype",
+    "median_ms",
+    "p25_ms",
+    "p75_ms",
+    "iqr_ms",
+    "samples",
+    "block_size",
+    "cold_ms",
+    "gflops",
+    "speedup",
+)
+
+
+#: The name result readers have always caught; the same class as every document's error.
+ResultFormatError = DocumentFormatError
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """Everything measured for one config: latency, dtypes per layer, agreement, environment."""
+
+    config: ExperimentConfig
+    environment: Environment
+    plain: LatencyStats
+    autocast: LatencyStats
+    output_dtype_plain: str
+    output_dtype_autocast: str
+    layers: tuple[LayerRecord, ...]
+    agreement: Agreement
+    flops: int
+    warnings: tuple[str, ...] = ()
+    created: str = ""
+    extras: dict[str, Any] = field(default_factory=dict, compare=False)
+    op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
+    guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
+
+    @property
+    def slower_ms(self) -> float:
+        """The slower mode's median: what the time guard's estimate forecast."""
+        return max(self.plain.median_ms, self.autocast.median_ms)
+
+    @property
+    def speedup(self) -> float:
+        """plain median / autocast median: above 1 means autocast was faster."""
+        if self.autocast.median_ms <= 0:
+            return float("nan")
+        return self.plain.median_ms / self.autocast.median_ms
+
+    def gflops(self, mode: str) -> float:
+        return self._stats(mode).gflops(self.flops)
+
+    def _stats(self, mode: str) -> LatencyStats:
+        return {"plain": self.plain, "autocast": self.autocast}[mode]
+
+    # ---- JSON ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        def stats(s: LatencyStats) -> dict[str, Any]:
+            return latency_to_dict(s, self.flops)
+
+        a = self.agreement
+        data: dict[str, Any] = {
+            "schema": SCHEMA,
+            "created": self.created,
+            "config": self.config.to_dict(),
+            "environment": self.environment.to_dict(),
+            "latency": {
+                "plain": stats(self.plain),
+                "autocast": stats(self.autocast),
+                "speedup": self.speedup,
+            },
+            "flops_per_forward": self.flops,
+            "output_dtype": {
+                "plain": self.output_dtype_plain,
+                "autocast": self.output_dtype_autocast,
+            },
+            "layers": [
+                {
+                    "name": layer.name,
+                    "kind": layer.kind,
+                    "out_shape": list(layer.out_shape),
+                    "plain": layer.plain.to_dict(),
+                    "autocast": layer.autocast.to_dict(),
+                    **({"error": layer.error.to_dict()} if layer.error else {}),
+                }
+                for layer in self.layers
+            ],
+            "agreement": {
+                "rows": a.rows,
+                "agree": a.agree,
+                "fraction": a.fraction,
+                "max_abs_diff": a.max_abs_diff,
+                "mean_abs_diff": a.mean_abs_diff,
+                "allclose": a.allclose,
+                "atol": a.atol,
+                "rtol": a.rtol,
+                "cosine": a.cosine,
+                "histogram": {"edges": list(a.histogram.edges), "counts": list(a.histogram.counts)},
+                **_deep_agreement(a),
+            },
+            "warnings": list(self.warnings),
+        }
+        if self.op_trace is not None:
+            data.update(self.op_trace.to_dict())
+        if self.guard is not None:
+            data["guard"] = self.guard.to_dict()
+        data.update(self.extras)
+        return data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """Strict JSON: a value that is not finite (float16 overflow → NaN) is written null."""
+        return json.dumps(finite_or_null(self.to_dict()), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ExperimentResult:
+        r = JsonReader(data, "")
+        config = read_header(r, SCHEMA)
+        latency = r.obj("latency")
+        agreement = r.obj("agreement")
+        hist = agreement.obj("histogram")
+        output_dtype = r.obj("output_dtype")
+        layers = tuple(
+            LayerRecord(
+                name=layer.text("name"),
+                kind=layer.text("kind"),
+                plain=_dtypes(layer.obj("plain")),
+                autocast=_dtypes(layer.obj("autocast")),
+                out_shape=tuple(int(v) for v in layer.numbers("out_shape", required=False)),
+                error=_optional(layer, "error", LayerError.from_dict),
+            )
+            for layer in r.objects("layers")
+        )
+        known = {
+            "schema",
+            "created",
+            "config",
+            "environment",
+            "latency",
+            "flops_per_forward",
+            "output_dtype",
+            "layers",
+            "agreement",
+            "warnings",
+            "guard",
+            *OpTrace.JSON_KEYS,
+        }
+        return cls(
+            config=config,
+            environment=Environment.from_dict(r.obj("environment").data),
+            plain=latency_from_reader(latency.obj("plain")),
+            autocast=latency_from_reader(latency.obj("autocast")),
+            output_dtype_plain=output_dtype.text("plain"),
+            output_dtype_autocast=output_dtype.text("autocast"),
+            layers=layers,
+            agreement=Agreement(
+                rows=int(agreement.number("rows")),
+                agree=int(agreement.number("agree")),
+                fraction=agreement.number("fraction"),
+                max_abs_diff=agreement.number("max_abs_diff", nullable=True),
+                mean_abs_diff=agreement.number("mean_abs_diff", nullable=True),
+                allclose=agreement.boolean("allclose"),
+                atol=agreement.number("atol"),
+                rtol=agreement.number("rtol", default=1e-5),
+                cosine=agreement.number("cosine", nullable=True),
+                histogram=Histogram(
+                    edges=tuple(hist.numbers("edges")),
+                    counts=tuple(int(c) for c in hist.numbers("counts")),
+                ),
+                topk=_optional(agreement, "topk", TopK.from_dict),
+                flips=tuple(_optional_list(agreement, "flips", Flip.from_dict)),
+                margin_bins=tuple(
+                    _optional_list(agreement, "flip_rate_by_margin", MarginBin.from_dict)
+                ),
+            ),
+            flops=int(r.number("flops_per_forward")),
+            warnings=tuple(str(w) for w in r.data.get("warnings", [])),
+            created=str(r.data.get("created", "")),
+            extras={k: v for k, v in r.data.items() if k not in known},
+            op_trace=_optional(r, "ops", lambda _: OpTrace.from_dict(r.data)),
+            guard=_optional(r, "guard", ForwardEstimate.from_dict),
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ExperimentResult:
+        return cls.from_dict(load_document(text))
+
+    # ---- CSV ----------------------------------------------------------------------------
+    def csv_rows(self) -> list[dict[str, Any]]:
+        """One row per mode with the latency statistics (the table a spreadsheet wants)."""
+        rows = []
+        for mode, stats, dtype in (
+            ("plain", self.plain, "float32"),
+            ("autocast", self.autocast, self.config.dtype),
+        ):
+            rows.append(
+                {
+                    "mode": mode,
+                    "dtype": dtype,
+                    "median_ms": f"{stats.median_ms:.6f}",
+                    "p25_ms": f"{stats.p25_ms:.6f}",
+                    "p75_ms": f"{stats.p75_ms:.6f}",
+                    "iqr_ms": f"{stats.iqr_ms:.6f}",
+                    "samples": stats.samples,
+                    "block_size": stats.block_size,
+                    "cold_ms": f"{stats.cold_ms:.6f}",
+                    "gflops": f"{stats.gflops(self.flops):.3f}",
+                    "speedup": f"{self.speedup:.4f}" if mode == "autocast" else "1.0000",
+                }
+            )
+        return rows
+
+    def to_csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.csv_rows())
+        return buffer.getvalue()
+
+
+def read_header(r: JsonReader, schema: str) -> ExperimentConfig:
+    """The start of every document of ours: check its schema tag, then read its config."""
+    found = r.text("schema")
+    if found != schema:
+        raise ResultFormatError(f"schema: expected {schema!r}, got {found!r}")
+    try:
+        return ExperimentConfig.from_dict(r.obj("config").data)
+    except (ConfigError, TypeError) as exc:
+        raise ResultFormatError(f"config: {exc}") from None
+
+
+def latency_to_dict(stats: LatencyStats, flops: int | None = None) -> dict[str, Any]:
+    """A latency entry as every document writes it (gflops only when FLOPs are known)."""
+    data: dict[str, Any] = {
+        "median_ms": stats.median_ms,
+        "p25_ms": stats.p25_ms,
+        "p75_ms": stats.p75_ms,
+        "iqr_ms": stats.iqr_ms,
+        "samples": stats.samples,
+        "cold_ms": stats.cold_ms,
+        "block_size": stats.block_size,
+    }
+    if flops is not None:
+        data["gflops"] = stats.gflops(flops)
+    data["times_ms"] = list(stats.times_ms)
+    return data
+
+
+def _dtypes(r: JsonReader) -> LayerDtypes:
+    return LayerDtypes(in_dtype=r.text("in"), out_dtype=r.text("out"))
+
+
+def latency_from_reader(r: JsonReader) -> LatencyStats:
+    return LatencyStats(
+        median_ms=r.number("median_ms"),
+        p25_ms=r.number("p25_ms"),
+        p75_ms=r.number("p75_ms"),
+        iqr_ms=r.number("iqr_ms"),
+        samples=int(r.number("samples")),
+        cold_ms=r.number("cold_ms"),
+        block_size=int(r.number("block_size", default=1)),
+        times_ms=tuple(r.numbers("times_ms", required=False)),
+    )
+
+
+def _deep_agreement(a: Agreement) -> dict[str, Any]:
+    """The agreement keys added by issue 6 (absent when not measured)."""
+    data: dict[str, Any] = {}
+    if a.topk is not None:
+        data["topk"] = a.topk.to_dict()
+        data["flips"] = [f.to_dict() for f in a.flips]
+        data["flip_rate_by_margin"] = [b.to_dict() for b in a.margin_bins]
+    return data
+
+
+def _optional(r: JsonReader, key: str, parse: Callable[[Any], Any]) -> Any:
+    """parse(r.data[key]) when the key is present (older files lack it), else None."""
+    if key not in r.data:
+        return None
+    try:
+        return parse(r.data[key])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ResultFormatError(f"{r.where(key)}: {type(exc).__name__}: {exc}") from None
+
+
+def _optional_list(r: JsonReader, key: str, parse: Callable[[Any], Any]) -> list[Any]:
+    """[parse(item) …] for a list that older files lack (then [])."""
+    value = r.data.get(key, [])
+    if not isinstance(value, list):
+        raise ResultFormatError(f"{r.where(key)}: expected a list")
+    items = []
+    for i, item in enumerate(value):
+        try:
+            items.append(parse(item))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ResultFormatError(f"{r.where(key)}[{i}]: {type(exc).__name__}: {exc}") from None
+    return items

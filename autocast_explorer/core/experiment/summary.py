@@ -1,0 +1,219 @@
+"""Words for a result: the verdict sentence and the readable summary the CLI prints.
+
+Kept in core so the window's status bar, the CLI and reports say the same thing.
+"""
+
+from __future__ import annotations
+
+from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.hardware.capabilities import native_support
+from autocast_explorer.core.numerics.oppolicy import CASE_LABELS, ProbeResult
+
+__all__ = ["SAME_SPEED", "format_summary", "guard_line", "hardware_clause", "verdict"]
+
+
+def hardware_clause(result: ExperimentResult) -> str:
+    """Whether the CPU runs the autocast dtype natively, naming the flags that decide it."""
+    support = native_support(result.environment.cpu_flags, result.config.dtype)
+    if support.native:
+        return f"this CPU has native {support.dtype} ({support.present_text})"
+    return f"this CPU has no native {support.dtype} (no {' / '.join(support.wanted)})"
+
+
+def guard_line(result: ExperimentResult) -> str:
+    """The time guard's forecast beside the measurement ('' for results that lack one)."""
+    guard = result.guard
+    if guard is None:
+        return ""
+    slower = "float32" if result.plain.median_ms >= result.autocast.median_ms else "autocast"
+    measured = result.slower_ms
+    ratio = guard.estimated_forward_ms / measured if measured > 0 else float("nan")
+    return (
+        f"time guard estimated {guard.estimated_forward_ms:.3g} ms per forward; measured "
+        f"{measured:.3g} ms ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
+    )
+
+
+def verdict(result: ExperimentResult) -> str:
+    """One sentence: faster or slower, by how much, and what the hardware offers."""
+    speedup = result.speedup
+    if speedup != speedup:  # NaN
+        return "autocast could not be timed"
+    if speedup >= SAME_SPEED:
+        pace = f"autocast was {speedup:.2f}× faster here"
+    elif speedup <= 1 / SAME_SPEED:
+        pace = f"autocast was {1 / speedup:.2f}× slower here"
+    else:
+        pace = f"autocast ran at about the same speed here ({speedup:.2f}×)"
+    agree = result.agreement
+    return (
+        f"{pace}; {hardware_clause(result)}; predictions agreed on {agree.agree}/{agree.rows} rows."
+    )
+
+
+def format_summary(result: ExperimentResult) -> str:
+    """The multi-line report `autocast-explorer run` prints."""
+    cfg = result.config
+    env = result.environment
+    lines = [
+        f"Autocast Explorer · widths {','.join(map(str, cfg.widths))} · batch {cfg.batch} · "
+        f"{cfg.activation} · head {cfg.head} · autocast dtype {cfg.dtype} · seed {cfg.seed}",
+        f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
+        f"{env.threads} threads",
+        "",
+        "Latency per forward (median, p25–p75, cold first call):",
+    ]
+    for label, stats, dtype in (
+        ("plain", result.plain, "float32"),
+        ("autocast", result.autocast, cfg.dtype),
+    ):
+        lines.append(
+            f"  {label:<9}{dtype:<10}{stats.median_ms:9.3f} ms  "
+            f"[{stats.p25_ms:.3f}–{stats.p75_ms:.3f}]  IQR {stats.iqr_ms:.3f} ms  "
+            f"cold {stats.cold_ms:.3f} ms  {stats.gflops(result.flops):7.1f} GFLOP/s  "
+            f"({stats.samples}×{stats.block_size} calls)"
+        )
+    lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
+    if result.guard is not None:
+        lines.append(f"  {guard_line(result)}")
+        lines.append(f"    (basis: {result.guard.basis})")
+    lines += ["", "Dtype per layer (in → out):"]
+    width = max((len(layer.name) for layer in result.layers), default=4)
+    for layer in result.layers:
+        lines.append(
+            f"  {layer.name:<{width}}  {layer.kind:<11} plain {layer.plain.in_dtype}→"
+            f"{layer.plain.out_dtype:<9}  autocast {layer.autocast.in_dtype}→"
+            f"{layer.autocast.out_dtype}"
+        )
+    lines.append(
+        f"  output: plain {result.output_dtype_plain}, autocast {result.output_dtype_autocast}"
+    )
+    a = result.agreement
+    lines += [
+        "",
+        "Agreement:",
+        f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
+        f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
+        f"  max |diff| {a.max_abs_diff:.3g} · mean |diff| {a.mean_abs_diff:.3g} · "
+        f"cosine {a.cosine:.6f}",
+        *numerics_lines(result),
+        "",
+        f"Verdict: {verdict(result)}",
+    ]
+    support = native_support(env.cpu_flags, cfg.dtype)
+    if not support.native:
+        lines.append(
+            f"What ran instead: {support.instead}; {result.gflops('autocast'):,.1f} GFLOP/s "
+            f"under autocast against {result.gflops('plain'):,.1f} GFLOP/s in float32."
+        )
+    lines += [f"Warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
+def _sqnr_text(db: float) -> str:
+    if db == float("inf"):
+        return "SQNR    ∞ dB (identical)"
+    return f"SQNR {db:6.1f} dB"
+
+
+def numerics_lines(result: ExperimentResult) -> list[str]:
+    """Top-k, flipped rows, per-layer error and casts (issue 6); empty for older results."""
+    a = result.agreement
+    lines: list[str] = []
+    if a.topk is not None:
+        t = a.topk
+        lines.append(
+            f"  top-{t.k}: float32 top-1 within autocast's top {t.k} on {t.contains}/{a.rows} "
+            f"rows; top-{t.k} sets overlap {t.overlap:.1%}"
+        )
+        flipped = a.rows - a.agree
+        if flipped == 0:
+            lines.append("  flipped rows: none")
+        else:
+            shown = ", ".join(
+                f"row {f.row}: {f.plain_class}→{f.autocast_class} (margin {f.margin:.3g})"
+                for f in a.flips[:5]
+            )
+            more = f", … {flipped - 5} more" if flipped > 5 else ""
+            lines.append(f"  flipped rows ({flipped}): {shown}{more}")
+    measured = [layer for layer in result.layers if layer.error is not None]
+    if measured:
+        width = max(len(layer.name) for layer in measured)
+        lines += ["", "Error per layer (autocast output vs float32 output):"]
+        for layer in measured:
+            e = layer.error
+            assert e is not None
+            lines.append(
+                f"  {layer.name:<{width}}  max|err| {e.max_abs:9.3g}  mean rel {e.mean_rel:9.3g}  "
+                f"{_sqnr_text(e.sqnr_db)}  cosine {e.cosine:.6f}"
+                + (f"  ({e.nonfinite} values overflowed)" if e.nonfinite else "")
+            )
+    trace = result.op_trace
+    if trace is not None:
+        c = trace.casts
+        ops = ", ".join(f"{n}× {op}" for op, n in c.by_op.items()) or "none"
+        lines += [
+            "",
+            f"Casts autocast inserted (one forward under {trace.grad_mode}): {c.count} "
+            f"({ops}), {c.bytes:,} bytes written, {c.bytes_read:,} read",
+        ]
+        for mode, other in trace.casts_by_grad_mode.items():
+            if mode != trace.grad_mode:
+                seen = ", ".join(f"{n}× {op}" for op, n in other.by_op.items()) or "none"
+                lines.append(f"  under {mode} the same forward's casts are seen as: {seen}")
+    return lines
+
+
+POLICY_WORDS: dict[str, str] = {
+    "lower": "runs in the autocast dtype",
+    "fp32": "forced to float32",
+    "follows": "keeps its input's dtype",
+    "promote": "widest of its inputs",
+    "error": "raised an error",
+    "other": "none of the above",
+}
+
+
+def format_probe(probe: ProbeResult) -> str:
+    """The table `autocast-explorer ops` prints: one row per op, then groups and notes."""
+    low = probe.dtype
+    env = probe.environment
+    columns = ("float32", "low", "low_first", "float32_first")
+    headers = ("float32 in", f"{low} in", f"{low}+f32 in", f"f32+{low} in")
+    name_w = max(len("op"), *(len(op.name) for op in probe.ops))
+    col_w = max(len(h) for h in headers) + 2
+    lines = [
+        f'Op policy under torch.autocast("cpu", dtype=torch.{low}) · torch {env.torch_version} '
+        f"· {env.cpu_model}",
+        "Output dtype for each kind of input (mixed: first input, then the rest; - : n/a):",
+        "",
+        f"{'op':<{name_w}}  {'policy':<8}" + "".join(f"{h:<{col_w}}" for h in headers),
+    ]
+    for op in probe.ops:
+        cells = []
+        for case in columns:
+            c = op.case(case)
+            cells.append("-" if c is None else (c.out_dtype or "error") if not c.error else "error")
+        lines.append(
+            f"{op.name:<{name_w}}  {op.policy:<8}" + "".join(f"{c:<{col_w}}" for c in cells)
+        )
+    lines.append("")
+    for policy, names in probe.by_policy().items():
+        lines.append(f"{policy:<8}({POLICY_WORDS.get(policy, policy)}): {', '.join(names)}")
+    errors = [op for op in probe.ops if any(c.error for c in op.cases)]
+    if errors:
+        lines += ["", "Errors:"]
+        for op in errors:
+            for c in op.cases:
+                if c.error:
+                    lines.append(f"  {op.name} with {CASE_LABELS[c.case]}: {c.error}")
+    groups: dict[tuple[str, str], list[str]] = {}
+    for note in probe.notes:
+        if note.contradicts:
+            groups.setdefault((note.source, note.verdict), []).append(note.op)
+    if groups:
+        lines += ["", "Where this CPU contradicts common belief:"]
+        for (source, verdict), names in groups.items():
+            lines += [f"  {source}", f"    {', '.join(names)} — {verdict}"]
+    return "\n".join(line.rstrip() for line in lines)

@@ -1,0 +1,1 @@
+"""What this CPU offers and which kernels torch runs on it."""

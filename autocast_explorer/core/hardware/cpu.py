@@ -1,0 +1,148 @@
+"""What this machine is: CPU model, low-precision ISA flags, torch's own capability queries.
+
+Flags come from torch.cpu.get_capabilities() (hardware.capabilities); torch's oneDNN queries
+are recorded beside them because oneDNN can *emulate* bfloat16 on CPUs without native bf16.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from autocast_explorer.core.hardware.capabilities import (
+    CpuCapabilities,
+    cpu_capabilities,
+    native_support,
+)
+
+#: Flags that decide whether low-precision GEMMs run natively (x86 names, then Arm's).
+LOW_PRECISION_FLAGS: tuple[str, ...] = (
+    "avx512_bf16",
+    "amx_bf16",
+    "amx_tile",
+    "avx512_fp16",
+    "amx_fp16",
+    "avx512_vnni",
+    "avx512f",
+    "avx2",
+    "fma",
+    "asimd",
+    "bf16",
+    "svebf16",
+    "fphp",
+    "asimdhp",
+    "sve",
+)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The facts a result depends on, recorded with every result so runs can be compared."""
+
+    torch_version: str
+    python: str
+    os: str
+    cpu_model: str
+    cpu_capability: str
+    cpu_flags: tuple[str, ...]
+    native_bf16: bool
+    native_fp16: bool
+    torch_bf16_supported: bool | None
+    torch_fp16_supported: bool | None
+    mkldnn: bool
+    cores: int
+    threads: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["cpu_flags"] = list(self.cpu_flags)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Environment:
+        return cls(
+            torch_version=str(data.get("torch_version", "?")),
+            python=str(data.get("python", "?")),
+            os=str(data.get("os", "?")),
+            cpu_model=str(data.get("cpu_model", "?")),
+            cpu_capability=str(data.get("cpu_capability", "?")),
+            cpu_flags=tuple(str(f) for f in data.get("cpu_flags", ())),
+            native_bf16=bool(data.get("native_bf16", False)),
+            native_fp16=bool(data.get("native_fp16", False)),
+            torch_bf16_supported=data.get("torch_bf16_supported"),
+            torch_fp16_supported=data.get("torch_fp16_supported"),
+            mkldnn=bool(data.get("mkldnn", False)),
+            cores=int(data.get("cores", 0)),
+            threads=int(data.get("threads", 0)),
+            extra=dict(data.get("extra", {})),
+        )
+
+    def label(self) -> str:
+        """Short text naming the machine, for legends comparing runs."""
+        return f"{self.cpu_model} · torch {self.torch_version} · {self.threads} thr"
+
+
+@functools.cache
+def cpu_identity() -> tuple[str, frozenset[str]]:
+    """CPU model name and all flags (capabilities: torch first, /proc/cpuinfo fallback), once."""
+    caps = cpu_capabilities()
+    return caps.name, caps.flags
+
+
+def _torch_query(name: str) -> bool | None:
+    """Call torch.ops.mkldnn.<name>() if this torch has it; None when it does not."""
+    try:
+        return bool(getattr(torch.ops.mkldnn, name)())
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def environment(threads: int | None = None, caps: CpuCapabilities | None = None) -> Environment:
+    """Describe this machine and torch; `threads` is what the run used (default: torch's now).
+
+    `caps` injects another CPU's capabilities (tests of every CPU kind); default: this one's.
+    """
+    caps = caps if caps is not None else cpu_capabilities()
+    model, flags = caps.name, caps.flags
+    try:
+        capability = torch.backends.cpu.get_cpu_capability()
+    except AttributeError:
+        capability = "unknown"
+    return Environment(
+        torch_version=torch.__version__,
+        python=platform.python_version(),
+        os=f"{platform.system()} {platform.release()} ({sys.platform})",
+        cpu_model=model,
+        cpu_capability=capability,
+        cpu_flags=tuple(f for f in LOW_PRECISION_FLAGS if f in flags),
+        native_bf16=native_support(flags, "bfloat16").native,
+        native_fp16=native_support(flags, "float16").native,
+        torch_bf16_supported=_torch_query("_is_mkldnn_bf16_supported"),
+        torch_fp16_supported=_torch_query("_is_mkldnn_fp16_supported"),
+        mkldnn=bool(torch.backends.mkldnn.is_available()),
+        cores=os.cpu_count() or 1,
+        threads=threads if threads is not None else torch.get_num_threads(),
+        extra={"flags_source": caps.source},
+    )
+
+
+def available_memory_bytes() -> int:
+    """MemAvailable from /proc/meminfo; falls back to total physical memory."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30

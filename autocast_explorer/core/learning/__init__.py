@@ -1,0 +1,1 @@
+"""Lessons, presets and comparisons built on measured results."""

@@ -1,0 +1,280 @@
+"""Compare saved runs: several result files side by side, each labelled with its machine.
+
+Typical use: one result made headless on a server, one on a laptop. Files are untrusted input:
+each is size-checked before reading and parsed strictly by ExperimentResult.from_json; any
+problem becomes a ResultFileError whose message names the file in one line. Only result files
+(`autocast-explorer/result/1`) are compared; a sweep file is recognised and refused by name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES
+from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
+
+SWEEP_SCHEMA_PREFIX = "autocast-explorer/sweep/"
+MAX_COLUMN_CHARS = 44
+
+
+class ResultFileError(ValueError):
+    """A result file cannot be used; str() is one line naming the file and the problem."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def load_result_file(path: str | os.PathLike[str]) -> ExperimentResult:
+    """Read one result JSON; ResultFileError for a missing, oversized, corrupt or foreign file."""
+    target = Path(path)
+    name = str(target)
+    try:
+        if not target.exists():
+            raise ResultFileError(name, "no such file")
+        if not target.is_file():
+            raise ResultFileError(name, "is not a file")
+        size = target.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise ResultFileError(name, f"file is larger than {MAX_DOCUMENT_BYTES // 2**20} MB")
+        with target.open("rb") as handle:
+            raw = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except OSError as exc:
+        raise ResultFileError(name, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ResultFileError(name, "not a text file (not UTF-8)") from None
+    try:
+        return ExperimentResult.from_json(text)
+    except RecursionError:
+        raise ResultFileError(name, "JSON is nested too deeply to be a result") from None
+    except ResultFormatError as exc:
+        message = _one_line(str(exc))
+        if message.startswith("schema:") and SWEEP_SCHEMA_PREFIX in message:
+            message = "is a sweep file; compare takes result files (autocast-explorer run --json)"
+        raise ResultFileError(name, message) from None
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
+        raise ResultFileError(name, f"not a valid result ({_one_line(str(exc))})") from None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class ComparedRun:
+    """One loaded result and the label that names its machine in tables and legends."""
+
+    label: str
+    source: str
+    result: ExperimentResult
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One run's figures, the numbers a side-by-side table or a legend needs."""
+
+    label: str
+    source: str
+    cpu: str
+    torch: str
+    threads: int
+    native_low_precision: str
+    config: str
+    dtype: str
+    plain_ms: float
+    plain_p25_ms: float
+    plain_p75_ms: float
+    autocast_ms: float
+    autocast_p25_ms: float
+    autocast_p75_ms: float
+    speedup: float
+    agree: int
+    rows: int
+    allclose: bool
+    max_abs_diff: float
+
+
+@dataclass(frozen=True)
+class OverlaySeries:
+    """One run in the overlay chart: its label and the bars (median, p25, p75) per mode."""
+
+    label: str
+    modes: tuple[str, str]
+    median_ms: tuple[float, float]
+    p25_ms: tuple[float, float]
+    p75_ms: tuple[float, float]
+    speedup: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Several runs, in the order given."""
+
+    runs: tuple[ComparedRun, ...]
+
+    def rows(self) -> list[CompareRow]:
+        return [_row(run) for run in self.runs]
+
+    def overlay(self) -> list[OverlaySeries]:
+        """Data for a chart overlaying latencies and speedups, one series per run."""
+        series = []
+        for run in self.runs:
+            r = run.result
+            series.append(
+                OverlaySeries(
+                    label=run.label,
+                    modes=("float32", r.config.dtype),
+                    median_ms=(r.plain.median_ms, r.autocast.median_ms),
+                    p25_ms=(r.plain.p25_ms, r.autocast.p25_ms),
+                    p75_ms=(r.plain.p75_ms, r.autocast.p75_ms),
+                    speedup=r.speedup,
+                )
+            )
+        return series
+
+    def config_differences(self) -> list[str]:
+        """Config fields that differ between the runs (timing budget excluded)."""
+        if len(self.runs) < 2:
+            return []
+        dicts = [run.result.config.to_dict() for run in self.runs]
+        ignored = {"min_time", "allow_slow", "memory_budget_mb"}
+        return [
+            key
+            for key in dicts[0]
+            if key not in ignored and any(d[key] != dicts[0][key] for d in dicts)
+        ]
+
+
+def machine_label(result: ExperimentResult) -> str:
+    """CPU, torch and threads: what distinguishes one machine's run from another's."""
+    return result.environment.label()
+
+
+def compare_results(
+    results: Sequence[ExperimentResult], sources: Sequence[str] | None = None
+) -> Comparison:
+    """Label each result by its machine; runs from the same machine also get their source name."""
+    names = list(sources) if sources is not None else [f"run {i + 1}" for i in range(len(results))]
+    labels = [machine_label(r) for r in results]
+    runs = []
+    for label, source, result in zip(labels, names, results, strict=True):
+        if labels.count(label) > 1:
+            label = f"{label} ({Path(source).name})"
+        runs.append(ComparedRun(label, source, result))
+    return Comparison(tuple(runs))
+
+
+def load_comparison(paths: Sequence[str | os.PathLike[str]]) -> Comparison:
+    """Load every file (raising ResultFileError for the first bad one) and compare them."""
+    if not paths:
+        raise ValueError("give at least one result file")
+    results = [load_result_file(p) for p in paths]
+    return compare_results(results, [str(p) for p in paths])
+
+
+def _native(result: ExperimentResult) -> str:
+    from autocast_explorer.core.hardware.capabilities import native_support
+
+    support = native_support(result.environment.cpu_flags, result.config.dtype)
+    return f"yes ({support.present_text})" if support.native else "no"
+
+
+def _config_text(result: ExperimentResult) -> str:
+    c = result.config
+    return (
+        f"{','.join(map(str, c.widths))} · batch {c.batch} · {c.activation}"
+        + (f" · {c.head}" if c.head != "none" else "")
+        + (f" · seed {c.seed}" if c.seed else "")
+    )
+
+
+def _row(run: ComparedRun) -> CompareRow:
+    r = run.result
+    env = r.environment
+    a = r.agreement
+    return CompareRow(
+        label=run.label,
+        source=run.source,
+        cpu=env.cpu_model,
+        torch=env.torch_version,
+        threads=env.threads,
+        native_low_precision=_native(r),
+        config=_config_text(r),
+        dtype=r.config.dtype,
+        plain_ms=r.plain.median_ms,
+        plain_p25_ms=r.plain.p25_ms,
+        plain_p75_ms=r.plain.p75_ms,
+        autocast_ms=r.autocast.median_ms,
+        autocast_p25_ms=r.autocast.p25_ms,
+        autocast_p75_ms=r.autocast.p75_ms,
+        speedup=r.speedup,
+        agree=a.agree,
+        rows=a.rows,
+        allclose=a.allclose,
+        max_abs_diff=a.max_abs_diff,
+    )
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
+    """The side-by-side figures as text: (figure name, one value per run), in table order.
+
+    Shared by the CLI table and the window's Compare table so both say the same thing.
+    """
+    rows = comparison.rows()
+    return [
+        ("file", [Path(r.source).name for r in rows]),
+        ("CPU", [r.cpu for r in rows]),
+        ("torch", [r.torch for r in rows]),
+        ("threads", [str(r.threads) for r in rows]),
+        ("native low precision", [r.native_low_precision for r in rows]),
+        ("model", [r.config for r in rows]),
+        ("autocast dtype", [r.dtype for r in rows]),
+        ("plain median", [f"{r.plain_ms:.3f} ms" for r in rows]),
+        ("plain p25–p75", [f"{r.plain_p25_ms:.3f}–{r.plain_p75_ms:.3f} ms" for r in rows]),
+        ("autocast median", [f"{r.autocast_ms:.3f} ms" for r in rows]),
+        (
+            "autocast p25–p75",
+            [f"{r.autocast_p25_ms:.3f}–{r.autocast_p75_ms:.3f} ms" for r in rows],
+        ),
+        ("speedup", [_speedup_text(r.speedup) for r in rows]),
+        ("predictions agree", [f"{r.agree}/{r.rows}" for r in rows]),
+        ("allclose", [str(r.allclose) for r in rows]),
+        ("max |diff|", [f"{r.max_abs_diff:.3g}" for r in rows]),
+    ]
+
+
+def format_comparison(comparison: Comparison) -> str:
+    """A side-by-side table: one column per run, one line per measured figure."""
+    rows = comparison.rows()
+    lines_spec = comparison_table(comparison)
+    head = max(len(name) for name, _ in lines_spec)
+    widths = [
+        min(MAX_COLUMN_CHARS, max(len(values[i]) for _, values in lines_spec))
+        for i in range(len(rows))
+    ]
+    out = []
+    for name, values in lines_spec:
+        cells = [_fit(v, w).ljust(w) for v, w in zip(values, widths, strict=True)]
+        out.append(f"{name:<{head}}  " + "  ".join(cells).rstrip())
+    differences = comparison.config_differences()
+    out.append("")
+    if differences:
+        out.append("Note: the configs differ in " + ", ".join(differences) + ".")
+    out.append("speedup = plain median / autocast median; above 1.00× autocast was faster.")
+    return "\n".join(out)
+
+
+def _speedup_text(speedup: float) -> str:
+    if speedup != speedup:
+        return "n/a"
+    return f"{speedup:.2f}×"

@@ -1,0 +1,572 @@
+"""The tutorial's steps as guided experiments, and its closing exercise, as data.
+
+Each lesson explains one idea, names the config to run and the chart that answers it, and has a
+`check` that turns the live result into sentences: what *this* torch on *this* CPU did. Where the
+measurement contradicts the tutorial (softmax does not stay in float32 when its input is
+bfloat16; autocast is not always slower), the outcome says so instead of repeating the tutorial.
+The exercise is graded against the measured dtype of the Linear layers, not a fixed key.
+
+Importing this module does not import torch (the window lists lessons while torch loads);
+`measure_probe` and `run_lesson` import it when called.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from autocast_explorer.core.experiment.config import ExperimentConfig, parameter_count
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.capture import LayerRecord
+    from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn
+    from autocast_explorer.core.experiment.result import ExperimentResult
+
+#: Chart ids a lesson can point at, with the name the window gives each chart.
+CHARTS: dict[str, str] = {
+    "latency": "Latency",
+    "dtype": "Dtype per layer",
+    "agreement": "Prediction agreement",
+    "layers": "Per-layer table",
+    "ops": "Op trace",
+}
+
+#: Ops the probe calls directly, as in the tutorial's third snippet.
+PROBE_OPS: tuple[str, ...] = ("softmax", "log_softmax", "mean")
+
+
+@dataclass(frozen=True)
+class OpObservation:
+    """One op called under autocast on an input of `input_dtype`; what came out."""
+
+    op: str
+    input_dtype: str
+    output_dtype: str
+
+    @property
+    def follows_input(self) -> bool:
+        return self.output_dtype == self.input_dtype
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Small live measurements a result does not hold: stored weight dtypes, direct op calls.
+
+    `weight_dtypes`: the dtypes of the model's parameters after one autocast forward.
+    `ops`: each of PROBE_OPS on a float32 and on an autocast-dtype input, under autocast.
+    """
+
+    autocast_dtype: str
+    torch_version: str
+    weight_dtypes: tuple[str, ...]
+    ops: tuple[OpObservation, ...]
+
+    def op(self, name: str, input_dtype: str) -> OpObservation | None:
+        for obs in self.ops:
+            if obs.op == name and obs.input_dtype == input_dtype:
+                return obs
+        return None
+
+
+@dataclass(frozen=True)
+class LessonOutcome:
+    """What the live measurement showed for one lesson.
+
+    `headline` is one sentence; `sentences` the details, each built from the result's numbers
+    and dtypes; `matches_tutorial` whether the tutorial's claim held here.
+    """
+
+    lesson_id: str
+    headline: str
+    sentences: tuple[str, ...]
+    matches_tutorial: bool
+    chart: str
+
+    @property
+    def text(self) -> str:
+        return " ".join((self.headline, *self.sentences))
+
+
+CheckFn = Callable[["ExperimentResult", "Probe | None"], LessonOutcome]
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One guided experiment: read `explanation`, run `config`, look at `chart`, read `check`."""
+
+    id: str
+    number: int
+    title: str
+    explanation: str
+    tutorial_claim: str
+    config: ExperimentConfig
+    chart: str
+    uses_probe: bool = False
+    try_next: str = ""
+    checker: CheckFn | None = field(default=None, repr=False, compare=False)
+
+    def check(self, result: ExperimentResult, probe: Probe | None = None) -> LessonOutcome:
+        """Sentences about `result` (and `probe`, for lessons that use one)."""
+        if self.checker is None:
+            raise RuntimeError(f"lesson {self.id!r} has no check")
+        return self.checker(result, probe)
+
+
+@dataclass(frozen=True)
+class LessonRun:
+    """A lesson's config run live, its probe (if any) and the outcome of its check."""
+
+    lesson: Lesson
+    result: ExperimentResult
+    probe: Probe | None
+    outcome: LessonOutcome
+
+
+# ---- helpers over a result ------------------------------------------------------------------
+def _linear_layers(result: ExperimentResult) -> list[LayerRecord]:
+    return [layer for layer in result.layers if layer.kind == "Linear"]
+
+
+def _names(layers: Sequence[LayerRecord]) -> str:
+    names = [layer.name for layer in layers]
+    if len(names) <= 2:
+        return " and ".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _dtype_groups(
+    layers: Sequence[LayerRecord], pick: Callable[[LayerRecord], str]
+) -> list[tuple[str, list[LayerRecord]]]:
+    """Layers grouped by a picked dtype, most common first: [(dtype, [layers…]), …]."""
+    counts = Counter(pick(layer) for layer in layers)
+    return [
+        (dtype, [la for la in layers if pick(la) == dtype]) for dtype, _ in counts.most_common()
+    ]
+
+
+def _describe_groups(
+    layers: Sequence[LayerRecord], pick: Callable[[LayerRecord], str], verb: str
+) -> str:
+    parts = [f"{_names(group)} {verb} {dtype}" for dtype, group in _dtype_groups(layers, pick)]
+    return "; ".join(parts)
+
+
+def _ms(value: float) -> str:
+    return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"
+
+
+# ---- the five lessons -----------------------------------------------------------------------
+def _check_plain(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    layers = result.layers
+    all_f32 = all(la.plain.in_dtype == la.plain.out_dtype == "float32" for la in layers)
+    output = result.output_dtype_plain
+    if all_f32:
+        headline = (
+            f"Without autocast, all {len(layers)} layers took float32 in and gave float32 out."
+        )
+    else:
+        headline = (
+            "Without autocast, the layers did not all stay in float32: "
+            + _describe_groups(layers, lambda la: la.plain.out_dtype, "returned")
+            + "."
+        )
+    sentences = [
+        f"The model's output (the logits for {result.agreement.rows} rows) was {output}.",
+        f"A plain forward took {_ms(result.plain.median_ms)} (median of "
+        f"{result.plain.samples} timed blocks) for {result.flops / 1e6:,.1f} MFLOP.",
+    ]
+    return LessonOutcome(
+        "plain", headline, tuple(sentences), all_f32 and output == "float32", "dtype"
+    )
+
+
+def _check_linear(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    low = result.config.dtype
+    linears = _linear_layers(result)
+    if not linears:
+        return LessonOutcome(
+            "linear", "This result records no Linear layers to look at.", (), False, "dtype"
+        )
+    outs = {la.autocast.out_dtype for la in linears}
+    headline = (
+        f"Under autocast ({low}), "
+        + _describe_groups(linears, lambda la: la.autocast.out_dtype, "returned")
+        + "; without autocast they returned "
+        + "/".join(sorted({la.plain.out_dtype for la in linears}))
+        + "."
+    )
+    sentences = []
+    first = linears[0]
+    if first.autocast.in_dtype != first.autocast.out_dtype:
+        sentences.append(
+            f"{first.name} was fed {first.autocast.in_dtype} and still returned "
+            f"{first.autocast.out_dtype}: the cast happens inside the layer call, the input "
+            "tensor you pass in is not changed."
+        )
+    matches = outs == {low}
+    if probe is None:
+        sentences.append("The stored weights were not inspected in this run.")
+    else:
+        weights = "/".join(probe.weight_dtypes)
+        sentences.append(
+            f"After the autocast forward, the layers' stored weights were still {weights}: "
+            f"autocast made temporary {low} copies for the maths and left the parameters alone."
+        )
+        matches = matches and probe.weight_dtypes == ("float32",)
+    sentences.append(
+        f"The model's output was {result.output_dtype_autocast} under autocast and "
+        f"{result.output_dtype_plain} without."
+    )
+    return LessonOutcome("linear", headline, tuple(sentences), matches, "dtype")
+
+
+def _check_float32_ops(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    low = result.config.dtype
+    heads = [la for la in result.layers if la.kind in ("Softmax", "LogSoftmax")]
+    activations = [la for la in result.layers if la.kind not in ("Linear", "Softmax", "LogSoftmax")]
+    sentences: list[str] = []
+    matches = True
+    if heads:
+        head = heads[0]
+        a = head.autocast
+        if a.out_dtype == "float32":
+            headline = (
+                f"Under autocast the {head.name} head was fed {a.in_dtype} and returned float32: "
+                "here it was kept in float32, as the tutorial says."
+            )
+        elif a.out_dtype == a.in_dtype:
+            headline = (
+                f"Under autocast the {head.name} head was fed {a.in_dtype} and returned "
+                f"{a.out_dtype}: on this CPU it follows its input instead of staying in float32."
+            )
+            matches = False
+        else:
+            headline = (
+                f"Under autocast the {head.name} head was fed {a.in_dtype} and returned "
+                f"{a.out_dtype}."
+            )
+            matches = False
+    else:
+        headline = (
+            "This run had no softmax head, so the model cannot show what softmax does; "
+            "set head to softmax (the lesson's config) and run again."
+        )
+        matches = False
+    if activations:
+        sentences.append(
+            "Under autocast "
+            + _describe_groups(
+                activations, lambda la: f"{la.autocast.in_dtype} → {la.autocast.out_dtype}", "ran"
+            )
+            + "."
+        )
+    if probe is not None:
+        direct = []
+        for input_dtype in ("float32", probe.autocast_dtype):
+            seen = [probe.op(op, input_dtype) for op in PROBE_OPS]
+            outs = ", ".join(f"{o.op} → {o.output_dtype}" for o in seen if o is not None)
+            direct.append(f"on a {input_dtype} tensor: {outs}")
+        sentences.append("Called directly under autocast, " + "; ".join(direct) + ".")
+        f32_kept = all(
+            (o := probe.op(op, "float32")) is not None and o.output_dtype == "float32"
+            for op in PROBE_OPS
+        )
+        low_follows = all(
+            (o := probe.op(op, probe.autocast_dtype)) is not None and o.follows_input
+            for op in PROBE_OPS
+        )
+        if f32_kept and low_follows:
+            sentences.append(
+                "So float32 in gives float32 out, which is what the tutorial saw, but "
+                f"{probe.autocast_dtype} in gives {probe.autocast_dtype} out: these ops follow "
+                "their input on CPU; they are not forced to float32."
+            )
+            matches = False
+    if heads and heads[0].autocast.out_dtype == low:
+        sentences.append(
+            f"In a model, softmax sits after a Linear layer whose output is already {low}, "
+            f"so it runs in {low}."
+        )
+    return LessonOutcome("float32-ops", headline, tuple(sentences), matches, "dtype")
+
+
+def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    a = result.agreement
+    if a.agree == a.rows:
+        headline = f"The predicted class was the same on all {a.rows} rows."
+    else:
+        headline = (
+            f"The predicted class was the same on {a.agree} of {a.rows} rows "
+            f"({a.fraction:.1%}); {a.rows - a.agree} flipped."
+        )
+    close = "were" if a.allclose else "were not"
+    sentences = (
+        f"The logits differed by at most {a.max_abs_diff:.3g} (mean {a.mean_abs_diff:.3g}); "
+        f"they {close} close within atol {a.atol:g} and rtol {a.rtol:g}.",
+        f"The cosine similarity of the two sets of logits was {a.cosine:.6f}: the low-precision "
+        "scores point the same way and differ in the last digits.",
+    )
+    matches = a.agree == a.rows and a.allclose
+    return LessonOutcome("agreement", headline, sentences, matches, "agreement")
+
+
+def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    from autocast_explorer.core.experiment.pace import SAME_SPEED
+    from autocast_explorer.core.experiment.summary import hardware_clause
+    from autocast_explorer.core.hardware.capabilities import native_support
+
+    speedup = result.speedup
+    low = result.config.dtype
+    p, q = result.plain, result.autocast
+    params = parameter_count(result.config.widths)
+    if speedup != speedup:
+        headline = "Autocast could not be timed in this run."
+        verdict = ""
+    elif speedup >= SAME_SPEED:
+        headline = f"Here autocast was {speedup:.2f}× faster than float32."
+        verdict = (
+            f"On this CPU the time saved by the {low} maths more than paid for the "
+            "conversions, even for this small model."
+        )
+    elif speedup <= 1 / SAME_SPEED:
+        headline = f"Here autocast was {1 / speedup:.2f}× slower than float32."
+        verdict = (
+            f"Here the time saved by the {low} maths did not make up for converting the "
+            "weights and activations on every call."
+        )
+    else:
+        headline = f"Here autocast ran at about the same speed as float32 ({speedup:.2f}×)."
+        verdict = (
+            f"At this size the time saved by the {low} maths and the cost of the conversions "
+            "roughly cancelled out."
+        )
+    sentences = [
+        f"Median per forward: {_ms(p.median_ms)} in float32, {_ms(q.median_ms)} under autocast "
+        f"({p.samples} and {q.samples} timed blocks, taken alternately); first calls took "
+        f"{_ms(p.cold_ms)} and {_ms(q.cold_ms)}.",
+        f"Each autocast forward converts all {params:,} parameters (weights and biases) to "
+        f"{low} before multiplying, for {result.flops / 1e6:,.1f} MFLOP of maths.",
+    ]
+    if verdict:
+        sentences.append(verdict)
+    sentences.append(f"For the record, {hardware_clause(result)}.")
+    support = native_support(result.environment.cpu_flags, low)
+    if not support.native:
+        sentences.append(
+            f"So nothing here multiplies {low} natively: each {low} matrix product converted "
+            "its operands and ran in torch's own kernels (or oneDNN's emulation), at "
+            f"{result.gflops('autocast'):,.1f} GFLOP/s against {result.gflops('plain'):,.1f} "
+            "GFLOP/s in float32."
+        )
+    sentences += [f"Note: {w}." for w in result.warnings]
+    matches = speedup == speedup and speedup <= 1 / SAME_SPEED
+    return LessonOutcome("timing", headline, tuple(sentences), matches, "latency")
+
+
+TUTORIAL_CONFIG = ExperimentConfig()
+
+LESSONS: tuple[Lesson, ...] = (
+    Lesson(
+        id="plain",
+        number=1,
+        title="Without autocast, everything is float32",
+        explanation=(
+            "A freshly built PyTorch model stores its weights as 32-bit floats, and a forward "
+            "pass with a float32 input does every multiply and add at that precision. This run "
+            "is the baseline the other lessons compare against: the tutorial's three-layer MLP "
+            "scoring 128 rows, first without autocast. The dtype chart's 'plain' row shows what "
+            "each layer produced."
+        ),
+        tutorial_claim="A Linear layer given float32 input returns float32.",
+        config=TUTORIAL_CONFIG,
+        chart="dtype",
+        checker=_check_plain,
+    ),
+    Lesson(
+        id="linear",
+        number=2,
+        title="Autocast runs the Linear layers in bfloat16",
+        explanation=(
+            "Inside torch.autocast('cpu'), PyTorch looks up each operation in a policy. Matrix "
+            "products such as the one in a Linear layer are on the 'lower precision' list: "
+            "autocast casts the input and a copy of the weights to bfloat16 (the default CPU "
+            "autocast dtype), multiplies, and hands back a bfloat16 result. The model itself is "
+            "not converted. Compare the two rows of the dtype chart, and look at the first "
+            "layer: float32 goes in, yet bfloat16 comes out."
+        ),
+        tutorial_claim=(
+            "Under CPU autocast a Linear layer returns bfloat16 while its weights stay float32."
+        ),
+        config=TUTORIAL_CONFIG,
+        chart="dtype",
+        uses_probe=True,
+        checker=_check_linear,
+    ),
+    Lesson(
+        id="float32-ops",
+        number=3,
+        title="Which ops stay in float32?",
+        explanation=(
+            "Autocast's policy also has a list of ops it forces to float32 for accuracy (losses "
+            "such as mse_loss and cross_entropy, prod, cdist…). The tutorial puts softmax and "
+            "mean on that list, because it called them on a float32 tensor. Whether an op "
+            "*keeps* float32 or merely *follows* its input only shows when the input is "
+            "bfloat16 – as it is for a softmax placed after a Linear layer. This lesson adds a "
+            "softmax head to the model and also calls softmax, log_softmax and mean directly "
+            "on float32 and on bfloat16 tensors."
+        ),
+        tutorial_claim="Softmax and mean stay in float32 under CPU autocast.",
+        config=TUTORIAL_CONFIG.replace(head="softmax"),
+        chart="dtype",
+        uses_probe=True,
+        try_next="Try the 'softmax head' preset with float16 as the dtype.",
+        checker=_check_float32_ops,
+    ),
+    Lesson(
+        id="agreement",
+        number=4,
+        title="The predictions still agree",
+        explanation=(
+            "bfloat16 keeps float32's range but only 8 bits of precision, so every score comes "
+            "out slightly different. What usually matters is the predicted class – the largest "
+            "score in each row. The agreement chart counts the rows whose prediction is the "
+            "same in both modes and shows how large the score differences are."
+        ),
+        tutorial_claim="The predicted class is the same for every row, and the scores are close.",
+        config=TUTORIAL_CONFIG,
+        chart="agreement",
+        try_next="Raise the input scale (e.g. 100) and watch the differences grow.",
+        checker=_check_agreement,
+    ),
+    Lesson(
+        id="timing",
+        number=5,
+        title="Is autocast faster here?",
+        explanation=(
+            "Lower precision is only cheaper when the CPU has fast instructions for it "
+            "(avx512_bf16 or AMX for bfloat16) and when there is enough arithmetic to hide the "
+            "extra work: on every call autocast converts each weight matrix and the activations "
+            "to the low-precision dtype. A small model like this one does little maths per "
+            "weight, so the conversions weigh heavily. The latency chart shows the medians of "
+            "both modes, measured alternately so background noise hits both alike."
+        ),
+        tutorial_claim="On the tutorial's machine this small model ran slower under autocast.",
+        config=TUTORIAL_CONFIG,
+        chart="latency",
+        try_next="Now try the 'large MLP' preset or the 'batch sweep' preset.",
+        checker=_check_timing,
+    ),
+)
+
+
+def lesson(lesson_id: str) -> Lesson:
+    """The lesson with this id; KeyError listing the ids otherwise."""
+    for item in LESSONS:
+        if item.id == lesson_id:
+            return item
+    raise KeyError(f"no lesson {lesson_id!r}; ids: {', '.join(x.id for x in LESSONS)}")
+
+
+# ---- the exercise ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Grade:
+    """How an answer to the exercise compares with what was measured."""
+
+    answer: str
+    expected: str
+    correct: bool
+    explanation: str
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """The tutorial's closing question, graded against the live result, not an answer key."""
+
+    question: str
+    choices: tuple[str, ...]
+
+    def expected(self, result: ExperimentResult) -> str:
+        """The dtype most Linear layers returned under autocast in `result`."""
+        linears = _linear_layers(result)
+        if not linears:
+            raise ValueError("the result has no Linear layers to grade against")
+        return _dtype_groups(linears, lambda la: la.autocast.out_dtype)[0][0]
+
+    def choices_for(self, result: ExperimentResult) -> tuple[str, ...]:
+        """The choices, plus the measured answer should it be one nobody expected."""
+        measured = self.expected(result)
+        return self.choices if measured in self.choices else (*self.choices, measured)
+
+    def grade(self, answer: str, result: ExperimentResult) -> Grade:
+        given = answer.strip().removeprefix("torch.").lower()
+        try:
+            expected = self.expected(result)
+        except ValueError:
+            return Grade(given, "", False, "This result records no Linear layers to grade by.")
+        linears = _linear_layers(result)
+        evidence = (
+            f"Measured in this run (autocast dtype {result.config.dtype}): "
+            + _describe_groups(linears, lambda la: la.autocast.out_dtype, "returned")
+            + "."
+        )
+        if given == expected:
+            explanation = f"Correct: {expected}. {evidence}"
+        elif not given:
+            explanation = f"No answer given; the measured answer is {expected}. {evidence}"
+        else:
+            explanation = f"Not quite: the measurement says {expected}, not {given}. {evidence}"
+        return Grade(given, expected, given == expected, explanation)
+
+
+EXERCISE = Exercise(
+    question='Under torch.autocast("cpu"), which dtype does a Linear layer use for its maths?',
+    choices=("float32", "bfloat16", "float16", "float64"),
+)
+
+
+# ---- live measurement -----------------------------------------------------------------------
+def measure_probe(config: ExperimentConfig) -> Probe:
+    """Build `config`'s model, run one autocast forward, then probe PROBE_OPS.
+
+    The op dtypes come from the op-policy probe's own cases (core.oppolicy.run_case), so the
+    lesson and the Ops tab measure the same way. Small and fast: one forward, six tiny op
+    calls; run it where the experiment ran (the worker thread in the window).
+    """
+    import torch
+
+    from autocast_explorer.core.experiment.capture import autocast_context
+    from autocast_explorer.core.experiment.model import TORCH_DTYPES, build, dtype_name
+    from autocast_explorer.core.numerics.oppolicy import PROBED_OPS, run_case
+
+    low = TORCH_DTYPES[config.dtype]
+    model, x = build(config)
+    with torch.no_grad(), autocast_context(low):
+        model(x)
+    weights = tuple(sorted({dtype_name(p.dtype) for p in model.parameters()}))
+    specs = {spec.name: spec for spec in PROBED_OPS}
+    ops = []
+    for case in ("float32", "low"):
+        for name in PROBE_OPS:
+            seen = run_case(specs[name], case, low)
+            ops.append(OpObservation(name, seen.in_dtypes[0], seen.out_dtype or "error"))
+    return Probe(config.dtype, torch.__version__, weights, tuple(ops))
+
+
+def run_lesson(
+    item: Lesson,
+    config: ExperimentConfig | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+) -> LessonRun:
+    """Run a lesson's config (or `config`), its probe if it has one, and its check.
+
+    For the window's worker thread: one call does all the torch work of a lesson step.
+    """
+    from autocast_explorer.core.experiment.engine import run_experiment
+
+    chosen = config or item.config
+    result = run_experiment(chosen, progress=progress, cancel=cancel)
+    probe = measure_probe(chosen) if item.uses_probe else None
+    return LessonRun(item, result, probe, item.check(result, probe))

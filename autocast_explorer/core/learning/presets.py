@@ -1,0 +1,299 @@
+"""Presets: named, described experiment configs (and optional sweeps) stored as JSON.
+
+A preset is data a learner may edit or receive from someone else, so loading it is treated like
+any untrusted file: JSON only (never executed), size-limited, schema-tagged, every key known and
+the config validated by ExperimentConfig. Anything wrong raises PresetError naming the file and
+the problem, so the window can show it and fall back. No torch import here: the window lists
+presets while torch is still loading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autocast_explorer.core.documents.files import write_atomic
+from autocast_explorer.core.documents.resources import presets_dir
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.sweeps.spec import SweepSpec
+
+SCHEMA = "autocast-explorer/preset/1"
+MAX_PRESET_BYTES = 64 * 1024
+MAX_NAME_CHARS = 80
+MAX_DESCRIPTION_CHARS = 600
+MIN_SWEEP_POINTS = 2
+TUTORIAL_ID = "tutorial"
+
+_TOP_LEVEL_KEYS = frozenset({"schema", "name", "description", "config", "sweep"})
+_CONFIG_KEYS = frozenset(ExperimentConfig().to_dict())
+_SWEEP_KEYS = frozenset({"param", "values", "width_values"})
+
+
+class PresetError(ValueError):
+    """A preset file (or preset data) is unusable; the message names the source and the problem."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(f"{source}: {problem}")
+        self.source = source
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One preset: `id` is the file stem ('tutorial'), `name` what the preset list shows."""
+
+    id: str
+    name: str
+    description: str
+    config: ExperimentConfig
+    sweep: SweepSpec | None = None
+    path: Path | None = None
+    builtin: bool = False
+
+    @property
+    def is_tutorial(self) -> bool:
+        return self.id == TUTORIAL_ID
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (schema tag first); `id`, `path` and `builtin` come from where it lives."""
+        data: dict[str, Any] = {
+            "schema": SCHEMA,
+            "name": self.name,
+            "description": self.description,
+            "config": self.config.to_dict(),
+        }
+        if self.sweep is not None:
+            data["sweep"] = self.sweep.to_dict()
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not allowed in a preset")
+
+
+def parse_preset(
+    text: str | bytes, source: str = "preset", preset_id: str = "preset", builtin: bool = False
+) -> Preset:
+    """Validate a preset document; `source` (usually the path) prefixes every error message."""
+    if len(text) > MAX_PRESET_BYTES:
+        raise PresetError(source, f"file is larger than {MAX_PRESET_BYTES // 1024} KB")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PresetError(source, "not a text file (not UTF-8)") from None
+    if not text.strip():
+        raise PresetError(source, "file is empty")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise PresetError(
+            source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except ValueError as exc:
+        raise PresetError(source, str(exc)) from None
+    except RecursionError:
+        raise PresetError(source, "JSON is nested too deeply to be a preset") from None
+    return preset_from_dict(data, source, preset_id, builtin)
+
+
+def preset_from_dict(
+    data: Any, source: str = "preset", preset_id: str = "preset", builtin: bool = False
+) -> Preset:
+    """Check the parsed JSON key by key and build the Preset (config through ExperimentConfig)."""
+    if not isinstance(data, dict):
+        raise PresetError(source, f"expected a JSON object, got {_json_type(data)}")
+    schema = data.get("schema")
+    if schema is None:
+        raise PresetError(source, f"not an Autocast Explorer preset (no 'schema': {SCHEMA!r})")
+    if schema != SCHEMA:
+        hint = " (this is a result file, not a preset)" if "result" in str(schema) else ""
+        raise PresetError(source, f"schema {schema!r} is not {SCHEMA!r}{hint}")
+    unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
+    if unknown:
+        raise PresetError(source, f"unknown key {unknown[0]!r} (allowed: {_keys(_TOP_LEVEL_KEYS)})")
+    name = _text(data, "name", MAX_NAME_CHARS, source)
+    if "\n" in name:
+        raise PresetError(source, "name: must be a single line")
+    description = _text(data, "description", MAX_DESCRIPTION_CHARS, source)
+    if "config" not in data:
+        raise PresetError(source, "config: missing")
+    config = _config(data["config"], source)
+    sweep = _sweep(data["sweep"], source) if data.get("sweep") is not None else None
+    return Preset(preset_id, name, description, config, sweep, builtin=builtin)
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "a list", str: "a string", bool: "true/false", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def _keys(keys: Iterable[str]) -> str:
+    return ", ".join(sorted(keys))
+
+
+def _text(data: dict[str, Any], key: str, limit: int, source: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise PresetError(source, f"{key}: missing or not a non-empty string")
+    if len(value) > limit:
+        raise PresetError(source, f"{key}: longer than {limit} characters")
+    return value.strip()
+
+
+def _config(value: Any, source: str) -> ExperimentConfig:
+    if not isinstance(value, dict):
+        raise PresetError(source, f"config: expected a JSON object, got {_json_type(value)}")
+    unknown = sorted(set(value) - _CONFIG_KEYS)
+    if unknown:
+        raise PresetError(source, f"config: unknown field {unknown[0]!r}")
+    try:
+        return ExperimentConfig.from_dict(value)
+    except ConfigError as exc:
+        raise PresetError(source, f"config.{exc.field}: {exc.rule}") from None
+    except TypeError as exc:
+        raise PresetError(source, f"config: {exc}") from None
+
+
+def _sweep(value: Any, source: str) -> SweepSpec:
+    if not isinstance(value, dict):
+        raise PresetError(source, f"sweep: expected a JSON object, got {_json_type(value)}")
+    unknown = sorted(set(value) - _SWEEP_KEYS)
+    if unknown:
+        raise PresetError(
+            source, f"sweep: unknown key {unknown[0]!r} (allowed: param, values, width_values)"
+        )
+    values = value.get("values")
+    width_values = value.get("width_values", [])
+    for key, items in (("values", values), ("width_values", width_values)):
+        if not isinstance(items, list):
+            raise PresetError(source, f"sweep.{key}: expected a list of whole numbers")
+    if len(set(map(repr, values))) < MIN_SWEEP_POINTS:
+        raise PresetError(
+            source, f"sweep.values: needs at least {MIN_SWEEP_POINTS} distinct values"
+        )
+    try:
+        return SweepSpec(value.get("param"), tuple(values), tuple(width_values))
+    except ConfigError as exc:
+        raise PresetError(source, f"sweep.{exc.field}: {exc.rule}") from None
+
+
+def load_preset(path: str | os.PathLike[str], builtin: bool = False) -> Preset:
+    """Read and validate one preset file; its id is the file name without `.json`."""
+    target = Path(path)
+    source = str(target)
+    try:
+        if not target.is_file():
+            problem = "is a folder, not a file" if target.is_dir() else "no such file"
+            raise PresetError(source, problem)
+        with target.open("rb") as handle:
+            raw = handle.read(MAX_PRESET_BYTES + 1)
+    except OSError as exc:
+        raise PresetError(source, f"cannot read: {exc.strerror or exc}") from None
+    preset = parse_preset(raw, source, target.stem, builtin)
+    return Preset(
+        preset.id, preset.name, preset.description, preset.config, preset.sweep, target, builtin
+    )
+
+
+def sort_presets(presets: Iterable[Preset]) -> list[Preset]:
+    """Tutorial first (it is where a learner starts), then by name."""
+    return sorted(presets, key=lambda p: (not p.is_tutorial, p.name.casefold(), p.id))
+
+
+def scan_presets(
+    directory: str | os.PathLike[str], builtin: bool = False
+) -> tuple[list[Preset], list[PresetError]]:
+    """Every `*.json` in `directory`, sorted, plus one error per unusable file (never raises).
+
+    A missing folder is simply empty: a user who never saved a preset has none.
+    """
+    folder = Path(directory)
+    presets: list[Preset] = []
+    errors: list[PresetError] = []
+    try:
+        paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    except OSError as exc:
+        return [], [PresetError(str(folder), f"cannot list: {exc.strerror or exc}")]
+    for path in paths:
+        try:
+            presets.append(load_preset(path, builtin))
+        except PresetError as exc:
+            errors.append(exc)
+    return sort_presets(presets), errors
+
+
+def builtin_presets() -> list[Preset]:
+    """The presets shipped in resources/presets, sorted, tutorial first.
+
+    Raises PresetError if one is broken or the folder is missing: those files ship with the
+    program, so a problem there is a packaging bug to report, not a user mistake to skip.
+    """
+    folder = presets_dir()
+    if not folder.is_dir():
+        raise PresetError(str(folder), "built-in presets folder not found")
+    presets, errors = scan_presets(folder, builtin=True)
+    if errors:
+        raise errors[0]
+    if not presets:
+        raise PresetError(str(folder), "no built-in presets (*.json) found")
+    return presets
+
+
+def find_preset(presets: Iterable[Preset], key: str) -> Preset:
+    """The preset whose id or name is `key` (case-insensitive); KeyError listing the choices."""
+    items = list(presets)
+    wanted = key.strip().casefold()
+    for preset in items:
+        if wanted in (preset.id.casefold(), preset.name.casefold()):
+            return preset
+    raise KeyError(f"no preset {key!r}; choose one of: {', '.join(p.id for p in items)}")
+
+
+def user_presets_dir() -> Path:
+    """Where the window saves a user's own presets ($XDG_CONFIG_HOME/autocast-explorer/presets)."""
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip() or str(Path.home() / ".config")
+    return Path(base) / "autocast-explorer" / "presets"
+
+
+def preset_filename(name: str) -> str:
+    """A safe file name for a preset name: lower-case letters, digits and dashes, plus .json."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")[:60] or "preset"
+    return f"{slug}.json"
+
+
+def make_preset(
+    name: str,
+    description: str,
+    config: ExperimentConfig,
+    sweep: SweepSpec | None = None,
+) -> Preset:
+    """A new user preset, validated exactly as a loaded one would be."""
+    data: dict[str, Any] = {
+        "schema": SCHEMA,
+        "name": name,
+        "description": description,
+        "config": config.to_dict(),
+    }
+    if sweep is not None:
+        data["sweep"] = sweep.to_dict()
+    return preset_from_dict(data, f"preset {name!r}", preset_filename(name).removesuffix(".json"))
+
+
+def save_preset(preset: Preset, path: str | os.PathLike[str]) -> Path:
+    """Write a preset atomically (temp file + rename), so a crash mid-save loses nothing."""
+    text = preset.to_json()
+    if len(text.encode("utf-8")) > MAX_PRESET_BYTES:
+        raise PresetError(str(path), f"preset would be larger than {MAX_PRESET_BYTES // 1024} KB")
+    try:
+        return write_atomic(path, text)
+    except OSError as exc:
+        raise PresetError(str(path), f"cannot write: {exc.strerror or exc}") from None

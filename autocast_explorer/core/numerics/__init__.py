@@ -1,0 +1,1 @@
+"""What autocast does to the numbers: per-layer error, flips, op trace, op-policy probe."""

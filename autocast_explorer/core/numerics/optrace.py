@@ -1,0 +1,339 @@
+"""Every aten op one forward dispatches, with dtypes and shapes, and the casts autocast inserts.
+
+Mechanism: a `TorchDispatchMode` (`OpTracer`) sees each op at the Python dispatch key, i.e.
+*below* the Autocast key, so it sees the casts autocast inserts before an op and the dtypes the
+op really ran in. What it sees depends on the grad mode (measured with torch 2.13, see
+tests/core/test_optrace.py, which fails if a new torch changes this):
+
+- under `torch.no_grad`, composite ops are already decomposed when they reach the mode: casts
+  appear as `aten._to_copy.default`, a Linear as `aten.t` + `aten.addmm`; `aten.to` and
+  `aten.linear` are never seen.
+- under `torch.inference_mode`, the composites arrive whole: casts appear as `aten.to.dtype`,
+  a Linear as `aten.linear.default`; `aten._to_copy`, `aten.t` and `aten.addmm` are never seen.
+
+Either way every cast is seen exactly once, with the same count and bytes. A cast is an op from
+CAST_OPS whose output dtype differs from one of its tensor inputs; its `bytes` are the bytes it
+wrote (the new copy), `bytes_read` those of the tensor it converted.
+
+Reusable: `with OpTracer() as t: model(x)` then `t.records` / `t.casts()`; or `count_casts(fn)`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from autocast_explorer.core.experiment.capture import autocast_context
+from autocast_explorer.core.experiment.model import dtype_name
+
+#: Op packets that convert a tensor's dtype when input and output dtypes differ.
+CAST_OPS: frozenset[str] = frozenset(
+    {
+        "aten._to_copy",
+        "aten.to",
+        "aten.copy_",
+        "aten.copy",
+        "aten._copy_from",
+        "aten._copy_from_and_resize",
+        "aten.type_as",
+        "prims.convert_element_type",
+    }
+)
+GRAD_MODES: tuple[str, ...] = ("no_grad", "inference_mode")
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """One dispatched aten op: its dtypes and shapes, and whether it was a dtype cast."""
+
+    mode: str
+    op: str
+    in_dtypes: tuple[str, ...]
+    out_dtypes: tuple[str, ...]
+    shape: tuple[int, ...]
+    in_shapes: tuple[tuple[int, ...], ...] = ()
+    cast: bool = False
+    bytes: int = 0
+    bytes_read: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "op": self.op,
+            "in": list(self.in_dtypes),
+            "out": list(self.out_dtypes),
+            "shape": list(self.shape),
+            "in_shapes": [list(s) for s in self.in_shapes],
+            "cast": self.cast,
+            "bytes": self.bytes,
+            "bytes_read": self.bytes_read,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpRecord:
+        return cls(
+            mode=_text(data["mode"]),
+            op=_text(data["op"]),
+            in_dtypes=tuple(_text(d) for d in data["in"]),
+            out_dtypes=tuple(_text(d) for d in data["out"]),
+            shape=tuple(int(v) for v in data["shape"]),
+            in_shapes=tuple(tuple(int(v) for v in s) for s in data.get("in_shapes", [])),
+            cast=_flag(data["cast"]),
+            bytes=int(data.get("bytes", 0)),
+            bytes_read=int(data.get("bytes_read", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class CastSummary:
+    """How many dtype casts one forward dispatched, the bytes they wrote/read, by op name."""
+
+    count: int
+    bytes: int
+    bytes_read: int
+    by_op: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "bytes": self.bytes,
+            "bytes_read": self.bytes_read,
+            "by_op": dict(self.by_op),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CastSummary:
+        return cls(
+            count=int(data["count"]),
+            bytes=int(data["bytes"]),
+            bytes_read=int(data.get("bytes_read", 0)),
+            by_op={_text(k): int(v) for k, v in dict(data.get("by_op", {})).items()},
+        )
+
+
+@dataclass(frozen=True)
+class OpCount:
+    """One row of the side-by-side view: how often an op ran in each mode."""
+
+    op: str
+    plain: int
+    autocast: int
+
+    @property
+    def added(self) -> int:
+        """Calls autocast added (negative: calls it removed)."""
+        return self.autocast - self.plain
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "plain": self.plain, "autocast": self.autocast, "added": self.added}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpCount:
+        return cls(op=_text(data["op"]), plain=int(data["plain"]), autocast=int(data["autocast"]))
+
+
+@dataclass(frozen=True)
+class OpTrace:
+    """The ops of one plain and one autocast forward, and the casts autocast added.
+
+    `casts_by_grad_mode` holds the autocast forward's casts seen under each grad mode (the
+    visibility check described in the module docstring); `casts` is the one under `grad_mode`.
+    """
+
+    grad_mode: str
+    plain: tuple[OpRecord, ...]
+    autocast: tuple[OpRecord, ...]
+    casts: CastSummary
+    counts: tuple[OpCount, ...]
+    casts_by_grad_mode: dict[str, CastSummary] = field(default_factory=dict)
+
+    @property
+    def added(self) -> tuple[OpCount, ...]:
+        """Ops autocast dispatched more often than the plain forward ("what autocast added")."""
+        return tuple(c for c in self.counts if c.added > 0)
+
+    @property
+    def records(self) -> tuple[OpRecord, ...]:
+        return self.plain + self.autocast
+
+    #: Top-level keys of the result JSON that hold an OpTrace.
+    JSON_KEYS = ("ops", "casts", "ops_diff", "casts_by_grad_mode")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result JSON's sections: `ops`, `casts` (autocast forward), `ops_diff`, …"""
+        casts = self.casts.to_dict()
+        casts["grad_mode"] = self.grad_mode
+        return {
+            "ops": [r.to_dict() for r in self.records],
+            "casts": casts,
+            "ops_diff": [c.to_dict() for c in self.counts],
+            "casts_by_grad_mode": {m: c.to_dict() for m, c in self.casts_by_grad_mode.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpTrace:
+        """Inverse of to_dict (raises KeyError/TypeError/ValueError on a malformed document)."""
+        records = [OpRecord.from_dict(r) for r in data["ops"]]
+        casts = data["casts"]
+        return cls(
+            grad_mode=_text(casts.get("grad_mode", "no_grad")),
+            plain=tuple(r for r in records if r.mode == "plain"),
+            autocast=tuple(r for r in records if r.mode == "autocast"),
+            casts=CastSummary.from_dict(casts),
+            counts=tuple(OpCount.from_dict(c) for c in data.get("ops_diff", [])),
+            casts_by_grad_mode={
+                _text(m): CastSummary.from_dict(c)
+                for m, c in dict(data.get("casts_by_grad_mode", {})).items()
+            },
+        )
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, got {value!r}")
+    return value
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    return [t for t in tree_leaves(value) if isinstance(t, torch.Tensor)]
+
+
+def _nbytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
+
+
+def make_record(
+    mode: str, op: str, inputs: list[torch.Tensor], outputs: list[torch.Tensor]
+) -> OpRecord:
+    """An OpRecord for one dispatched op (shared by the tracer and tests)."""
+    out = outputs[0] if outputs else None
+    cast = False
+    written = read = 0
+    if out is not None and op.rsplit(".", 1)[0] in CAST_OPS:
+        source = next((t for t in inputs if t.dtype != out.dtype), None)
+        if source is not None:
+            cast = True
+            written, read = _nbytes(out), _nbytes(source)
+    return OpRecord(
+        mode=mode,
+        op=op,
+        in_dtypes=tuple(dtype_name(t.dtype) for t in inputs),
+        out_dtypes=tuple(dtype_name(t.dtype) for t in outputs),
+        shape=tuple(out.shape) if out is not None else (),
+        in_shapes=tuple(tuple(t.shape) for t in inputs),
+        cast=cast,
+        bytes=written,
+        bytes_read=read,
+    )
+
+
+class OpTracer(TorchDispatchMode):
+    """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`)."""
+
+    def __init__(self, mode: str = "") -> None:
+        super().__init__()
+        self.mode = mode
+        self.records: list[OpRecord] = []
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps a mode's __torch_dispatch__ to keep torch.compile out of it, and that
+        # wrapper imports torch._dynamo on first use: ~1 s per process, for nothing here
+        # (the tracer never compiles). Opting out keeps a traced `run` about 1 s faster.
+        return False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        self.records.append(
+            make_record(self.mode, str(func), _tensors((args, kwargs)), _tensors(out))
+        )
+        return out
+
+    def casts(self) -> CastSummary:
+        return cast_summary(self.records)
+
+
+def cast_summary(records: tuple[OpRecord, ...] | list[OpRecord]) -> CastSummary:
+    casts = [r for r in records if r.cast]
+    return CastSummary(
+        count=len(casts),
+        bytes=sum(r.bytes for r in casts),
+        bytes_read=sum(r.bytes_read for r in casts),
+        by_op=dict(Counter(r.op for r in casts)),
+    )
+
+
+def count_casts(fn: Callable[[], object]) -> CastSummary:
+    """Call `fn()` once under an OpTracer and summarise the casts it dispatched."""
+    with OpTracer() as tracer:
+        fn()
+    return tracer.casts()
+
+
+def op_counts(plain: tuple[OpRecord, ...], auto: tuple[OpRecord, ...]) -> tuple[OpCount, ...]:
+    """Per op name, calls in each forward; ops in first-seen order (plain first)."""
+    p = Counter(r.op for r in plain)
+    a = Counter(r.op for r in auto)
+    names = list(dict.fromkeys([r.op for r in plain] + [r.op for r in auto]))
+    return tuple(OpCount(op=n, plain=p[n], autocast=a[n]) for n in names)
+
+
+def _grad_context(grad_mode: str) -> contextlib.AbstractContextManager[object]:
+    if grad_mode == "no_grad":
+        return torch.no_grad()
+    if grad_mode == "inference_mode":
+        return torch.inference_mode()
+    raise ValueError(f"grad_mode must be one of {', '.join(GRAD_MODES)} (got {grad_mode!r})")
+
+
+def trace_forward(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    autocast_dtype: torch.dtype | None,
+    grad_mode: str = "no_grad",
+) -> tuple[OpRecord, ...]:
+    """The ops of one forward entering `grad_mode` and (with a dtype) one autocast region."""
+    label = "plain" if autocast_dtype is None else "autocast"
+    with _grad_context(grad_mode), autocast_context(autocast_dtype), OpTracer(label) as tracer:
+        model(x)
+    return tuple(tracer.records)
+
+
+def trace_model(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    autocast_dtype: torch.dtype,
+    grad_mode: str = "no_grad",
+    check_grad_modes: bool = True,
+) -> OpTrace:
+    """Trace one plain and one autocast forward; optionally the autocast casts in every mode."""
+    plain = trace_forward(model, x, None, grad_mode)
+    auto = trace_forward(model, x, autocast_dtype, grad_mode)
+    casts = cast_summary(auto)
+    by_mode = {grad_mode: casts}
+    if check_grad_modes:
+        for other in GRAD_MODES:
+            if other not in by_mode:
+                by_mode[other] = cast_summary(trace_forward(model, x, autocast_dtype, other))
+    return OpTrace(
+        grad_mode=grad_mode,
+        plain=plain,
+        autocast=auto,
+        casts=casts,
+        counts=op_counts(plain, auto),
+        casts_by_grad_mode=by_mode,
+    )

@@ -1,0 +1,1 @@
+"""When autocast pays: sweep spec and runner, crossover, placements, roofline, verdict."""

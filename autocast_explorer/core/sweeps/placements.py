@@ -1,0 +1,339 @@
+"""Where autocast is placed changes what it costs: per-call, hoisted or pre-cast.
+
+* per-call: `with torch.autocast(...)` around each forward, as the tutorial writes it. Every
+  region starts with an empty cast cache, so every weight and bias is cast again each forward.
+* hoisted: one autocast region around the whole loop of forwards. Inside one region, autocast
+  caches the casts of leaf tensors that require grad (the weights), so after the first forward
+  only the input is cast. Run under torch.no_grad, not inference_mode, where the cache and the
+  `aten._to_copy` op differ.
+* pre-cast: model and input converted to the low-precision dtype once; no autocast at all.
+
+Casts are counted with a dispatch mode (core.optrace), not assumed. The three placements and
+float32 are timed side by side, blocks alternated, so the comparison is fair on a noisy CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from autocast_explorer.core.documents.reader import (
+    DocumentFormatError,
+    JsonReader,
+    integer,
+)
+from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment.capture import autocast_context
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment, torch_threads
+from autocast_explorer.core.experiment.model import build, low_precision_dtype
+from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.experiment.result import (
+    ExperimentResult,
+    latency_from_reader,
+    latency_to_dict,
+)
+from autocast_explorer.core.experiment.summary import SAME_SPEED
+from autocast_explorer.core.experiment.timing import LatencyStats, measure_alternating
+from autocast_explorer.core.numerics.optrace import OpTracer, count_casts
+
+PLACEMENTS: tuple[str, ...] = ("per_call", "hoisted", "pre_cast")
+LABELS: dict[str, str] = {"per_call": "per-call", "hoisted": "hoisted", "pre_cast": "pre-cast"}
+EXTRAS_KEY = "placements"
+
+
+@dataclass(frozen=True)
+class PlacementStats:
+    """One placement: its latency and the casts observed in a steady-state forward.
+
+    `casts_per_forward` / `cast_bytes` count what every forward pays once the loop runs;
+    `one_time_casts` / `one_time_cast_bytes` what is paid once (hoisted's first forward in
+    the region, pre-cast's conversion of model and input). Bytes are those of the copies the
+    casts write, as in the run result's `casts.bytes` (core.optrace).
+    """
+
+    name: str
+    latency: LatencyStats
+    casts_per_forward: int
+    cast_bytes: int
+    one_time_casts: int
+    one_time_cast_bytes: int
+    cast_ops: dict[str, int] = field(default_factory=dict, compare=False)
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.name]
+
+    @property
+    def median_ms(self) -> float:
+        return self.latency.median_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "median_ms": self.latency.median_ms,
+            "casts_per_forward": self.casts_per_forward,
+            "cast_bytes": self.cast_bytes,
+            "one_time_casts": self.one_time_casts,
+            "one_time_cast_bytes": self.one_time_cast_bytes,
+            "cast_ops": dict(self.cast_ops),
+            "latency": latency_to_dict(self.latency),
+        }
+
+    @classmethod
+    def from_reader(cls, name: str, r: JsonReader) -> PlacementStats:
+        latency = latency_from_reader(r.obj("latency"))
+        if r.number("median_ms") != latency.median_ms:
+            raise DocumentFormatError(f"{r.path}.median_ms: differs from latency.median_ms")
+        ops = r.obj("cast_ops")
+        return cls(
+            name=name,
+            latency=latency,
+            casts_per_forward=integer(r, "casts_per_forward", 0),
+            cast_bytes=integer(r, "cast_bytes", 0),
+            one_time_casts=integer(r, "one_time_casts", 0),
+            one_time_cast_bytes=integer(r, "one_time_cast_bytes", 0),
+            cast_ops={key: integer(ops, key, 0) for key in ops.data},
+        )
+
+
+@dataclass(frozen=True)
+class PlacementReport:
+    """The three placements and float32, measured side by side, with the sentence to show."""
+
+    dtype: str
+    float32: LatencyStats
+    per_call: PlacementStats
+    hoisted: PlacementStats
+    pre_cast: PlacementStats
+    explanation: str
+
+    @property
+    def modes(self) -> tuple[PlacementStats, PlacementStats, PlacementStats]:
+        return (self.per_call, self.hoisted, self.pre_cast)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"dtype": self.dtype}
+        for mode in self.modes:
+            data[mode.name] = mode.to_dict()
+        data["float32"] = {"median_ms": self.float32.median_ms, **latency_to_dict(self.float32)}
+        data["explanation"] = self.explanation
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = EXTRAS_KEY) -> PlacementReport:
+        """Strict: every placement must be present and well typed (DocumentFormatError)."""
+        r = JsonReader(data, path)
+        modes = {name: PlacementStats.from_reader(name, r.obj(name)) for name in PLACEMENTS}
+        return cls(
+            dtype=r.text("dtype"),
+            float32=latency_from_reader(r.obj("float32")),
+            explanation=r.text("explanation"),
+            **modes,
+        )
+
+
+def format_bytes(count: float) -> str:
+    """1536 -> '1.5 KiB' (binary units: the sizes are of tensors in memory)."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(count) < 1024 or unit == "GiB":
+            return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
+        count /= 1024
+    raise AssertionError("unreachable")
+
+
+def casts_text(count: int) -> str:
+    """'no casts', '1 cast', '7 casts'."""
+    if count == 0:
+        return "no casts"
+    return f"{count} cast" if count == 1 else f"{count} casts"
+
+
+def _versus(ms: float, reference_ms: float, reference: str) -> str:
+    """'1.32× faster than per-call' / 'about as fast as per-call' / '1.10× slower …'."""
+    if ms <= 0 or reference_ms <= 0:
+        return f"not comparable with {reference}"
+    ratio = reference_ms / ms
+    if ratio >= SAME_SPEED:
+        return f"{ratio:.2f}× faster than {reference}"
+    if ratio <= 1 / SAME_SPEED:
+        return f"{1 / ratio:.2f}× slower than {reference}"
+    return f"about as fast as {reference}"
+
+
+def explain(
+    dtype: str,
+    float32_ms: float,
+    per_call: PlacementStats,
+    hoisted: PlacementStats,
+    pre_cast: PlacementStats,
+) -> str:
+    """Where a per-call forward's time goes, in words, from the measured numbers."""
+    pc, ho, pre = per_call.median_ms, hoisted.median_ms, pre_cast.median_ms
+    casts = (
+        f"Per-call autocast made {casts_text(per_call.casts_per_forward)} "
+        f"({format_bytes(per_call.cast_bytes)}) in every forward; one hoisted region cached "
+        f"{hoisted.one_time_casts} of them and made {casts_text(hoisted.casts_per_forward)} "
+        f"({format_bytes(hoisted.cast_bytes)}) per forward, {_versus(ho, pc, 'per-call')}; "
+        f"pre-casting made {casts_text(pre_cast.casts_per_forward)} per forward, "
+        f"{_versus(pre, pc, 'per-call')}."
+    )
+    if pre > 0 and pc / pre >= SAME_SPEED:
+        share = (pc - pre) / pc
+        where = f"Casting and autocast's bookkeeping take about {share:.0%} of a per-call forward"
+    else:
+        where = "Casting costs too little to measure here"
+    compute = _versus(pre, float32_ms, "float32")
+    return (
+        f"{casts} {where}; the rest is the {dtype} compute itself, which ran {compute} "
+        f"(pre-cast {pre:.3f} ms vs float32 {float32_ms:.3f} ms)."
+    )
+
+
+def measure_placements(
+    config: ExperimentConfig,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+) -> PlacementReport:
+    """Count casts per placement, then time float32 and the three placements side by side.
+
+    Each placement is timed for `config.min_time` seconds, like a mode of `run_experiment`.
+    """
+    reporter = Reporter(progress, cancel)
+    reporter.report(0.0, "checking memory and time guards")
+    guards.check(config)
+    low = low_precision_dtype(config)
+    # no_grad around everything, as around the tutorial's timed loop; weights still require
+    # grad, which is what lets one autocast region cache their casts (hoisted).
+    with torch_threads(config.threads), torch.no_grad():
+        reporter.report(0.02, "building the model and a pre-cast copy")
+        model, x = build(config)
+        with OpTracer() as conversion:
+            low_model = copy.deepcopy(model).to(low)
+            low_x = x.to(low)
+        pre_cast_log = conversion.casts()
+        reporter.check()
+
+        def float32() -> torch.Tensor:
+            return model(x)
+
+        def per_call() -> torch.Tensor:
+            with autocast_context(low):
+                return model(x)
+
+        def in_region() -> torch.Tensor:
+            return model(x)
+
+        def pre_cast() -> torch.Tensor:
+            return low_model(low_x)
+
+        @contextlib.contextmanager
+        def hoisted_region() -> Iterator[None]:
+            # The first forward fills the cast cache outside the timer; the block's timed
+            # forwards then run as forwards in the middle of a long hoisted loop do.
+            with autocast_context(low):
+                model(x)
+                yield
+
+        reporter.report(0.04, "counting casts per placement")
+        per_call()  # first call outside the counter: lazy one-time work is not a cast
+        per_call_log = count_casts(per_call)
+        with autocast_context(low):
+            hoisted_first = count_casts(in_region)
+            hoisted_steady = count_casts(in_region)
+        pre_cast_steady = count_casts(pre_cast)
+        reporter.check()
+
+        timed = measure_alternating(
+            [float32, per_call, in_region, pre_cast],
+            config.min_time,
+            reporter.span(0.08, 1.0),
+            labels=["float32", "per-call", "hoisted", "pre-cast"],
+            block_contexts=[None, None, hoisted_region, None],
+        )
+    f32_stats, per_call_stats, hoisted_stats, pre_cast_stats = timed
+    modes = {
+        "per_call": PlacementStats(
+            "per_call",
+            per_call_stats,
+            per_call_log.count,
+            per_call_log.bytes,
+            0,
+            0,
+            per_call_log.by_op,
+        ),
+        "hoisted": PlacementStats(
+            "hoisted",
+            hoisted_stats,
+            hoisted_steady.count,
+            hoisted_steady.bytes,
+            hoisted_first.count - hoisted_steady.count,
+            hoisted_first.bytes - hoisted_steady.bytes,
+            hoisted_steady.by_op,
+        ),
+        "pre_cast": PlacementStats(
+            "pre_cast",
+            pre_cast_stats,
+            pre_cast_steady.count,
+            pre_cast_steady.bytes,
+            pre_cast_log.count,
+            pre_cast_log.bytes,
+            pre_cast_steady.by_op,
+        ),
+    }
+    reporter.report(1.0, "done")
+    return PlacementReport(
+        dtype=config.dtype,
+        float32=f32_stats,
+        explanation=explain(config.dtype, f32_stats.median_ms, **modes),
+        **modes,
+    )
+
+
+def attach(result: ExperimentResult, report: PlacementReport) -> ExperimentResult:
+    """The result with a `placements` section in its JSON (kept in `extras`)."""
+    return dataclasses.replace(result, extras={**result.extras, EXTRAS_KEY: report.to_dict()})
+
+
+def from_result(result: ExperimentResult) -> PlacementReport | None:
+    """The placements a result carries (e.g. loaded from JSON), or None when it has none."""
+    if EXTRAS_KEY not in result.extras:
+        return None
+    return PlacementReport.from_dict(result.extras[EXTRAS_KEY])
+
+
+def run_with_placements(
+    config: ExperimentConfig,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+) -> ExperimentResult:
+    """`run_experiment` then `measure_placements`, one result (what `run --placements` does)."""
+    reporter = Reporter(progress, cancel)
+    first, second = reporter.span(0.0, 0.4), reporter.span(0.4, 1.0)
+    result = run_experiment(config, progress=first.report, cancel=cancel)
+    return attach(result, measure_placements(config, progress=second.report, cancel=cancel))
+
+
+def format_placements(report: PlacementReport) -> str:
+    """The lines `run --placements` adds to the summary."""
+    lines = [
+        f"Autocast placement ({report.dtype}; medians timed side by side, casts observed):",
+        f"  {'float32':<9}{report.float32.median_ms:9.3f} ms",
+    ]
+    for mode in report.modes:
+        once = (
+            f", plus {mode.one_time_casts} once ({format_bytes(mode.one_time_cast_bytes)})"
+            if mode.one_time_casts
+            else ""
+        )
+        lines.append(
+            f"  {mode.label:<9}{mode.median_ms:9.3f} ms  {casts_text(mode.casts_per_forward)} "
+            f"per forward ({format_bytes(mode.cast_bytes)}){once}"
+        )
+    lines.append(f"  {report.explanation}")
+    return "\n".join(lines)

@@ -1,0 +1,461 @@
+"""A measured sweep and its JSON/CSV forms (schema `autocast-explorer/sweep/1`).
+
+Document shape (names are a contract, like the result document's):
+
+    schema, created, config (the base config), environment (incl. native_bf16),
+    param: "batch" | "width" | "batch,width" (a grid: batch along a row, one row per width),
+    values: [...], width_values: [...] (grid only),
+    points: [{index, value, width (grid only), batch, widths,
+              latency: {plain: {median_ms, p25_ms, p75_ms, …}, autocast: {…}, speedup},
+              gflops: {plain, autocast}, flops, bytes: {plain, autocast},
+              intensity: {plain, autocast}}],
+    crossover: 1-D: null when the speedup never crosses 1.0, else the list of crossing values;
+               grid: null when no row crosses, else [{width, values: null | [...]}] per row,
+    crossover_sentence, verdict: {sentence, flags, onednn, …}, roofline: {peaks, points, …},
+    warnings: [...]
+
+Loading is strict (DocumentFormatError naming the first bad field); the crossover in a file must
+match the one its points give.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from autocast_explorer.core.documents.reader import (
+    DocumentFormatError,
+    JsonReader,
+    integer,
+    load_document,
+    nan_to_none,
+    optional_number,
+)
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.result import (
+    latency_from_reader,
+    latency_to_dict,
+    read_header,
+)
+from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.hardware.cpu import Environment
+from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
+from autocast_explorer.core.sweeps.roofline import (
+    PeakEstimate,
+    Roofline,
+    build_roofline,
+    bytes_moved,
+    linear_flops,
+)
+from autocast_explorer.core.sweeps.spec import GRID, PARAMS, SweepSpec
+from autocast_explorer.core.sweeps.verdict import HardwareVerdict
+
+SCHEMA = "autocast-explorer/sweep/1"
+CSV_FIELDS = (
+    "index",
+    "param",
+    "value",
+    "width",
+    "batch",
+    "widths",
+    "plain_median_ms",
+    "plain_p25_ms",
+    "plain_p75_ms",
+    "autocast_median_ms",
+    "autocast_p25_ms",
+    "autocast_p75_ms",
+    "speedup",
+    "plain_gflops",
+    "autocast_gflops",
+    "plain_intensity",
+    "autocast_intensity",
+)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One measured point: plain and autocast latency for one config of the sweep.
+
+    `value` is the swept value (the batch along a grid row); `value2` the grid row's width.
+    """
+
+    index: int
+    value: int
+    value2: int | None
+    batch: int
+    widths: tuple[int, ...]
+    dtype: str
+    plain: LatencyStats
+    autocast: LatencyStats
+
+    @property
+    def flops(self) -> int:
+        return linear_flops(self.widths, self.batch)
+
+    @property
+    def speedup(self) -> float:
+        """plain median / autocast median: above 1 means autocast was faster."""
+        if self.autocast.median_ms <= 0:
+            return float("nan")
+        return self.plain.median_ms / self.autocast.median_ms
+
+    @property
+    def gflops_plain(self) -> float:
+        return self.plain.gflops(self.flops)
+
+    @property
+    def gflops_autocast(self) -> float:
+        return self.autocast.gflops(self.flops)
+
+    @property
+    def bytes_plain(self) -> int:
+        return bytes_moved(self.widths, self.batch, None)
+
+    @property
+    def bytes_autocast(self) -> int:
+        return bytes_moved(self.widths, self.batch, self.dtype)
+
+    @property
+    def intensity_plain(self) -> float:
+        return self.flops / self.bytes_plain
+
+    @property
+    def intensity_autocast(self) -> float:
+        return self.flops / self.bytes_autocast
+
+    def to_dict(self, grid: bool) -> dict[str, Any]:
+        data: dict[str, Any] = {"index": self.index, "value": self.value}
+        if grid:
+            data["width"] = self.value2
+        data.update(
+            {
+                "batch": self.batch,
+                "widths": list(self.widths),
+                "latency": {
+                    "plain": latency_to_dict(self.plain),
+                    "autocast": latency_to_dict(self.autocast),
+                    "speedup": nan_to_none(self.speedup),
+                },
+                "gflops": {"plain": self.gflops_plain, "autocast": self.gflops_autocast},
+                "flops": self.flops,
+                "bytes": {"plain": self.bytes_plain, "autocast": self.bytes_autocast},
+                "intensity": {"plain": self.intensity_plain, "autocast": self.intensity_autocast},
+            }
+        )
+        return data
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One width of a batch × width grid with the batch values where its speedup crosses 1."""
+
+    width: int
+    crossovers: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A whole sweep: base config, points in measuring order, verdict and roofline."""
+
+    config: ExperimentConfig
+    environment: Environment
+    spec: SweepSpec
+    points: tuple[SweepPoint, ...]
+    verdict: HardwareVerdict
+    roofline: Roofline
+    warnings: tuple[str, ...] = ()
+    created: str = ""
+    extras: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    # ---- what the charts draw -------------------------------------------------------------
+    @property
+    def param(self) -> str:
+        """'batch', 'width' or 'batch,width'."""
+        return self.spec.label
+
+    @property
+    def is_grid(self) -> bool:
+        return self.spec.is_grid
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        """The swept values (for a grid: the batch values along each row)."""
+        return self.spec.values
+
+    @property
+    def speedups(self) -> tuple[float, ...]:
+        """1-D: one speedup per point, in the order of `values`."""
+        return tuple(p.speedup for p in self.points)
+
+    @property
+    def crossover(self) -> tuple[float, ...] | None:
+        """1-D: every value where the speedup crosses 1.0, None when it never does."""
+        if self.is_grid:
+            raise ValueError("a grid has one crossover per row: use grid_rows")
+        found = crossovers(self.values, self.speedups)
+        return tuple(found) if found else None
+
+    def row(self, width: int) -> tuple[SweepPoint, ...]:
+        """Grid: the points of one width, in batch order."""
+        return tuple(p for p in self.points if p.value2 == width)
+
+    @property
+    def grid_rows(self) -> tuple[GridRow, ...]:
+        """Grid: for each width, the batch values where autocast's speedup crosses 1.0."""
+        rows = []
+        for width in self.spec.width_values:
+            pts = self.row(width)
+            found = crossovers([p.value for p in pts], [p.speedup for p in pts]) if pts else []
+            rows.append(GridRow(width, tuple(found)))
+        return tuple(rows)
+
+    def speedup_matrix(self) -> list[list[float]]:
+        """Grid: speedup[row = width index][column = batch index], NaN where not measured."""
+        matrix = [[math.nan] * len(self.spec.values) for _ in self.spec.width_values]
+        col = {v: i for i, v in enumerate(self.spec.values)}
+        row = {w: i for i, w in enumerate(self.spec.width_values)}
+        for p in self.points:
+            if p.value2 is not None:
+                matrix[row[p.value2]][col[p.value]] = p.speedup
+        return matrix
+
+    @property
+    def crossover_sentence(self) -> str:
+        """The crossover in words (1-D), or one clause per row (grid)."""
+        if self.is_grid:
+            parts = []
+            for r in self.grid_rows:
+                where = ", ".join(format_value(v) for v in r.crossovers) or "never"
+                parts.append(f"width {r.width}: {where}")
+            return "Speedup crosses 1.0 at batch — " + "; ".join(parts) + "."
+        return crossover_sentence(self.spec.param, self.values, self.speedups)
+
+    # ---- JSON ---------------------------------------------------------------------------
+    def _crossover_json(self) -> Any:
+        if not self.is_grid:
+            found = self.crossover
+            return list(found) if found else None
+        rows = self.grid_rows
+        if not any(r.crossovers for r in rows):
+            return None
+        return [{"width": r.width, "values": list(r.crossovers) or None} for r in rows]
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "schema": SCHEMA,
+            "created": self.created,
+            "config": self.config.to_dict(),
+            "environment": self.environment.to_dict(),
+            "param": self.param,
+            "values": list(self.spec.values),
+        }
+        if self.is_grid:
+            data["width_values"] = list(self.spec.width_values)
+        data.update(
+            {
+                "points": [p.to_dict(self.is_grid) for p in self.points],
+                "crossover": self._crossover_json(),
+                "crossover_sentence": self.crossover_sentence,
+                "verdict": self.verdict.to_dict(),
+                "roofline": self.roofline.to_dict(),
+                "warnings": list(self.warnings),
+            }
+        )
+        data.update(self.extras)
+        return data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SweepResult:
+        """Strict: raises DocumentFormatError with the path of the first bad field."""
+        r = JsonReader(data, "")
+        config = read_header(r, SCHEMA)
+        param = r.text("param")
+        if param not in (*PARAMS, GRID):
+            raise DocumentFormatError(
+                f"param: expected one of batch, width, {GRID} (got {param!r})"
+            )
+        grid = param == GRID
+        values = _whole_numbers(r, "values")
+        width_values = _whole_numbers(r, "width_values") if grid else ()
+        try:
+            spec = SweepSpec("batch" if grid else param, values, width_values)
+        except ConfigError as exc:
+            raise DocumentFormatError(f"values: {exc.rule}") from None
+        if spec.values != values or spec.width_values != width_values:
+            raise DocumentFormatError("values: must be increasing, without repeats")
+        points = tuple(_point(p, grid, config.dtype) for p in r.objects("points"))
+        try:
+            planned = [(p.index, p.value, p.value2) for p in spec.plan(config)]
+        except ConfigError as exc:
+            raise DocumentFormatError(f"values: {exc}") from None
+        if [(p.index, p.value, p.value2) for p in points] != planned:
+            raise DocumentFormatError("points: do not match values (one point per value, in order)")
+        environment = Environment.from_dict(r.obj("environment").data)
+        roof = r.obj("roofline")
+        peaks = roof.obj("peaks")
+        roofline = build_roofline(
+            config.dtype,
+            environment.threads,
+            ((p.value, p.widths, p.batch, p.gflops_plain, p.gflops_autocast) for p in points),
+            peaks=tuple(
+                PeakEstimate.from_dict(peaks.data[k], f"roofline.peaks.{k}") for k in peaks.data
+            ),
+        )
+        result = cls(
+            config=config,
+            environment=environment,
+            spec=spec,
+            points=points,
+            verdict=HardwareVerdict.from_dict(r.obj("verdict").data, "verdict"),
+            roofline=roofline,
+            warnings=tuple(str(w) for w in r.data.get("warnings", [])),
+            created=str(r.data.get("created", "")),
+            extras={k: v for k, v in r.data.items() if k not in _KNOWN},
+        )
+        _check_crossover(r, result)
+        return result
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> SweepResult:
+        return cls.from_dict(load_document(text))
+
+    # ---- CSV ----------------------------------------------------------------------------
+    def to_csv(self) -> str:
+        """One row per point (a spreadsheet's view of the sweep)."""
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        for p in self.points:
+            writer.writerow(
+                {
+                    "index": p.index,
+                    "param": self.param,
+                    "value": p.value,
+                    "width": p.value2 if p.value2 is not None else "",
+                    "batch": p.batch,
+                    "widths": " ".join(map(str, p.widths)),
+                    "plain_median_ms": f"{p.plain.median_ms:.6f}",
+                    "plain_p25_ms": f"{p.plain.p25_ms:.6f}",
+                    "plain_p75_ms": f"{p.plain.p75_ms:.6f}",
+                    "autocast_median_ms": f"{p.autocast.median_ms:.6f}",
+                    "autocast_p25_ms": f"{p.autocast.p25_ms:.6f}",
+                    "autocast_p75_ms": f"{p.autocast.p75_ms:.6f}",
+                    "speedup": f"{p.speedup:.4f}",
+                    "plain_gflops": f"{p.gflops_plain:.3f}",
+                    "autocast_gflops": f"{p.gflops_autocast:.3f}",
+                    "plain_intensity": f"{p.intensity_plain:.4f}",
+                    "autocast_intensity": f"{p.intensity_autocast:.4f}",
+                }
+            )
+        return buffer.getvalue()
+
+
+_KNOWN = frozenset(
+    {
+        "schema",
+        "created",
+        "config",
+        "environment",
+        "param",
+        "values",
+        "width_values",
+        "points",
+        "crossover",
+        "crossover_sentence",
+        "verdict",
+        "roofline",
+        "warnings",
+    }
+)
+
+
+def crossover_sentence(param: str, values: Any, speedups: Any) -> str:
+    """'Autocast starts to win above batch ≈ 210 (…)' or why it never crosses."""
+    pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s)]
+    if not pairs:
+        return "No crossover: nothing was measured."
+    found = find_crossings([v for v, _ in pairs], [s for _, s in pairs])
+    lo, hi = pairs[0][0], pairs[-1][0]
+    span = f"{param} {format_value(lo)} … {format_value(hi)}"
+    if not found:
+        side = "above" if all(s >= 1 for _, s in pairs) else "below"
+        return f"No crossover: the speedup stays {side} 1.0 from {span}."
+    parts = [
+        f"{param} ≈ {format_value(c.value)} "
+        f"({'autocast starts to win' if c.rising else 'autocast stops winning'})"
+        for c in found
+    ]
+    return "Crossover (interpolated on a log scale): " + "; ".join(parts) + "."
+
+
+def _whole_numbers(r: JsonReader, key: str) -> tuple[int, ...]:
+    numbers = r.numbers(key)
+    if not all(n.is_integer() and n >= 1 for n in numbers):
+        raise DocumentFormatError(f"{key}: expected whole numbers ≥ 1")
+    return tuple(int(n) for n in numbers)
+
+
+def _point(r: JsonReader, grid: bool, dtype: str) -> SweepPoint:
+    latency = r.obj("latency")
+    widths = _whole_numbers(r, "widths")
+    if len(widths) < 2:
+        raise DocumentFormatError(f"{r.path}.widths: needs at least 2 entries")
+    point = SweepPoint(
+        index=integer(r, "index", 0),
+        value=integer(r, "value", 1),
+        value2=integer(r, "width", 1) if grid else None,
+        batch=integer(r, "batch", 1),
+        widths=widths,
+        dtype=dtype,
+        plain=latency_from_reader(latency.obj("plain")),
+        autocast=latency_from_reader(latency.obj("autocast")),
+    )
+    optional_number(latency, "speedup")
+    r.obj("gflops").number("plain")
+    r.obj("gflops").number("autocast")
+    return point
+
+
+def _check_crossover(r: JsonReader, result: SweepResult) -> None:
+    """The document's crossover must be what its points give (catches edited files)."""
+    stored = r._get("crossover")
+    expected = result._crossover_json()
+    if (stored is None) != (expected is None):
+        raise DocumentFormatError("crossover: does not match the points")
+    if stored is None:
+        return
+    if not result.is_grid:
+        if not isinstance(stored, list) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in stored
+        ):
+            raise DocumentFormatError("crossover: expected null or a list of numbers")
+        if len(stored) != len(expected) or any(
+            not math.isclose(a, b, rel_tol=1e-6) for a, b in zip(stored, expected, strict=True)
+        ):
+            raise DocumentFormatError("crossover: does not match the points")
+        return
+    if not isinstance(stored, list) or len(stored) != len(expected):
+        raise DocumentFormatError("crossover: expected one entry per width")
+    for i, (got, want) in enumerate(zip(stored, expected, strict=True)):
+        row = JsonReader(got, f"crossover[{i}]")
+        if integer(row, "width", 1) != want["width"]:
+            raise DocumentFormatError(f"crossover[{i}].width: does not match width_values")
+        values = None if row.data.get("values") is None else row.numbers("values")
+        if (values is None) != (want["values"] is None) or (
+            values is not None
+            and (
+                len(values) != len(want["values"])
+                or any(
+                    not math.isclose(a, b, rel_tol=1e-6)
+                    for a, b in zip(values, want["values"], strict=True)
+                )
+            )
+        ):
+            raise DocumentFormatError(f"crossover[{i}].values: does not match the points")

@@ -1,0 +1,334 @@
+"""Roofline: achieved GFLOP/s against an estimated compute peak, arithmetic intensity on x.
+
+The peak is an *estimate*, cores × GHz × SIMD lanes × FMA units × 2, from what Linux tells us
+(clock from cpufreq or /proc/cpuinfo, lanes from the ISA flags). The FMA-unit count cannot be
+read from flags, so it is a stated assumption. Every input is returned with the number so the
+window can show the formula, not just the result.
+
+FLOPs are 2·B·in·out per Linear layer (a multiply-add is 2 FLOPs), summed over layers; bias
+adds and activations are not counted. Bytes moved are likewise an estimate: each weight, bias
+and activation read or written once, in the dtype the mode computes in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autocast_explorer.core.documents.reader import (
+    JsonReader,
+    integer,
+)
+from autocast_explorer.core.experiment.config import flops_per_forward, parameter_count
+from autocast_explorer.core.hardware.capabilities import cpu_capabilities, native_support
+from autocast_explorer.core.hardware.cpu import cpu_identity
+
+FLOPS_FORMULA = "FLOPs = Σ over Linear layers of 2·B·in·out (bias adds and activations not counted)"
+BYTES_FORMULA = (
+    "bytes: float32 = 4·(P + A); autocast = 2·(P + A) + 6·(P + B·in₀) for the casts "
+    "(read 4 B, write 2 B), where P = weights + biases, A = B·Σ widths (input and every "
+    "Linear output), each moved once"
+)
+PEAK_FORMULA = "peak = cores × GHz × SIMD lanes × FMA units × 2"
+ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+@dataclass(frozen=True)
+class PeakEstimate:
+    """An estimated compute ceiling for one dtype, with every input that went into it."""
+
+    dtype: str
+    gflops: float
+    cores: int
+    ghz: float
+    lanes: int
+    fma_units: int
+    isa: str
+    ghz_source: str
+    native: bool
+    note: str
+
+    @property
+    def formula(self) -> str:
+        return (
+            f"{self.cores} core{'s' if self.cores != 1 else ''} × {self.ghz:.2f} GHz × "
+            f"{self.lanes} lanes × "
+            f"{self.fma_units} FMA unit{'s' if self.fma_units != 1 else ''} × 2 = "
+            f"{self.gflops:,.0f} GFLOP/s (estimate)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dtype": self.dtype,
+            "gflops": self.gflops,
+            "cores": self.cores,
+            "ghz": self.ghz,
+            "lanes": self.lanes,
+            "fma_units": self.fma_units,
+            "isa": self.isa,
+            "ghz_source": self.ghz_source,
+            "native": self.native,
+            "note": self.note,
+            "formula": self.formula,
+            "estimate": True,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "peak") -> PeakEstimate:
+        """Strict reading (DocumentFormatError naming the first bad field)."""
+        r = JsonReader(data, path)
+        return cls(
+            dtype=r.text("dtype"),
+            gflops=r.number("gflops"),
+            cores=integer(r, "cores", 0),
+            ghz=r.number("ghz"),
+            lanes=integer(r, "lanes", 1),
+            fma_units=integer(r, "fma_units", 1),
+            isa=r.text("isa"),
+            ghz_source=r.text("ghz_source"),
+            native=r.boolean("native"),
+            note=r.text("note"),
+        )
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """One measured mode at one sweep point: x = FLOPs/byte, y = achieved GFLOP/s."""
+
+    value: int
+    mode: str
+    dtype: str
+    flops: int
+    bytes: int
+    gflops: float
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes if self.bytes else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "mode": self.mode,
+            "dtype": self.dtype,
+            "intensity": self.intensity,
+            "gflops": self.gflops,
+            "flops": self.flops,
+            "bytes": self.bytes,
+        }
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Peaks (float32 and the autocast dtype) and the measured points under them."""
+
+    peaks: tuple[PeakEstimate, ...]
+    points: tuple[RooflinePoint, ...]
+    flops_formula: str = FLOPS_FORMULA
+    bytes_formula: str = BYTES_FORMULA
+    peak_formula: str = PEAK_FORMULA
+
+    def peak(self, dtype: str) -> PeakEstimate | None:
+        return next((p for p in self.peaks if p.dtype == dtype), None)
+
+    @property
+    def above_estimate(self) -> tuple[RooflinePoint, ...]:
+        """Points faster than their dtype's estimated peak: the estimate was too low."""
+        out = []
+        for point in self.points:
+            peak = self.peak(point.dtype)
+            if peak is not None and 0 < peak.gflops < point.gflops:
+                out.append(point)
+        return tuple(out)
+
+    @property
+    def note(self) -> str:
+        """A caveat to show beside the chart (unknown clock, or a point above the estimate)."""
+        if any(p.gflops <= 0 for p in self.peaks):
+            return "the CPU clock is unknown here, so no peak could be estimated"
+        over = self.above_estimate
+        if not over:
+            return ""
+        best = max(over, key=lambda p: p.gflops)
+        peak = self.peak(best.dtype)
+        assert peak is not None
+        return (
+            f"{len(over)} point(s) beat the estimated peak (best: {best.gflops:,.0f} vs "
+            f"{peak.gflops:,.0f} GFLOP/s, {best.dtype}): the clock or the FMA-unit count "
+            f"assumed ({peak.ghz:.2f} GHz from {peak.ghz_source}, {peak.fma_units} unit(s)) "
+            "is below what this CPU really does"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "estimate": True,
+            "flops_formula": self.flops_formula,
+            "bytes_formula": self.bytes_formula,
+            "peak_formula": self.peak_formula,
+            "peaks": {p.dtype: p.to_dict() for p in self.peaks},
+            "points": [p.to_dict() for p in self.points],
+            "note": self.note,
+        }
+
+
+# ---- inputs read from the machine -------------------------------------------------------
+def cpu_ghz(
+    cpuinfo: Path = Path("/proc/cpuinfo"),
+    cpufreq: Path = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
+) -> tuple[float, str]:
+    """The clock to assume and where it came from; (0, 'unknown') if neither source exists."""
+    try:
+        khz = int(cpufreq.read_text().strip())
+        if khz > 0:
+            return khz / 1e6, "cpufreq cpuinfo_max_freq (maximum clock)"
+    except (OSError, ValueError):
+        pass
+    try:
+        mhz = [
+            float(line.split(":", 1)[1])
+            for line in cpuinfo.read_text(errors="replace").splitlines()
+            if line.lower().startswith("cpu mhz")
+        ]
+    except (OSError, ValueError, IndexError):
+        mhz = []
+    if mhz:
+        return max(mhz) / 1e3, "/proc/cpuinfo 'cpu MHz' (current clock; boost may be higher)"
+    return 0.0, "unknown (no cpufreq, no 'cpu MHz' in /proc/cpuinfo)"
+
+
+def physical_cores(cpuinfo: Path = Path("/proc/cpuinfo")) -> int:
+    """Distinct (physical id, core id) pairs; SMT siblings share one core's FMA units."""
+    pairs: set[tuple[str, str]] = set()
+    physical = "0"
+    try:
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            key = key.strip().lower()
+            if key == "physical id":
+                physical = value.strip()
+            elif key == "core id":
+                pairs.add((physical, value.strip()))
+    except OSError:
+        pass
+    # No /proc/cpuinfo (macOS, Windows): torch's own count of physical cores.
+    return len(pairs) or cpu_capabilities().physical_cores or (os.cpu_count() or 1)
+
+
+def _vendor(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    try:
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.lower().startswith("vendor_id"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def float32_simd(flags: Iterable[str], vendor: str = "") -> tuple[int, int, str, str]:
+    """(lanes, FMA units, ISA, note) for float32 FMAs, from the CPU flags."""
+    flags = set(flags)
+    if "avx512f" in flags:
+        if "AMD" in vendor.upper():
+            return 16, 1, "avx512f", "AMD runs AVX-512 on 2×256-bit units (Zen 4): 1 unit assumed"
+        return 16, 2, "avx512f", "2 AVX-512 FMA units assumed (server parts; clients have 1)"
+    if "avx2" in flags and "fma" in flags:
+        return 8, 2, "avx2+fma", "2 AVX2 FMA units assumed"
+    if "avx" in flags:
+        return 8, 1, "avx", "no FMA instructions: separate multiply and add assumed"
+    if "asimd" in flags or "neon" in flags:
+        return 4, 2, "neon", "128-bit NEON, 2 FMA units assumed"
+    return 4, 1, "sse", "128-bit SIMD, 1 unit assumed"
+
+
+def estimate_peak(
+    dtype: str,
+    threads: int,
+    flags: Iterable[str] | None = None,
+    ghz: tuple[float, str] | None = None,
+    vendor: str | None = None,
+    cores: int | None = None,
+) -> PeakEstimate:
+    """The estimated GFLOP/s ceiling for `dtype` with `threads` threads on this CPU.
+
+    Without native instructions for a low-precision dtype, oneDNN/torch convert to float32
+    and compute there, so the float32 peak is used as the (generous) ceiling.
+    """
+    flags = set(cpu_identity()[1] if flags is None else flags)
+    clock, source = ghz if ghz is not None else cpu_ghz()
+    used = max(1, min(threads, cores if cores is not None else physical_cores()))
+    lanes, units, isa, note = float32_simd(flags, _vendor() if vendor is None else vendor)
+    support = native_support(flags, dtype)
+    native = support.native
+    if dtype != "float32" and native:
+        short = "bf16" if dtype == "bfloat16" else "fp16"
+        if f"amx_{short}" in flags:
+            lanes, units, isa = 1024, 1, f"amx_{short}"
+            note = f"AMX tiles: 1024 {short} multiply-adds per cycle per core"
+        elif f"avx512_{short}" in flags:
+            lanes, isa = 32, f"avx512_{short}"
+            what = "vdpbf16ps: 32 bf16 products" if short == "bf16" else "32 fp16 lanes"
+            note = f"{what} per 512-bit op; {note}"
+        else:  # Arm: BFDOT/BFMMLA or FP16 arithmetic on the same vectors, twice the lanes
+            lanes, isa = lanes * 2, support.present[0]
+            note = f"{support.unit}: twice float32's lanes per vector op; {note}"
+    if not native:
+        note = f"no native {dtype}: converted and computed as float32, float32 peak used; {note}"
+    return PeakEstimate(
+        dtype=dtype,
+        gflops=used * clock * lanes * units * 2,
+        cores=used,
+        ghz=clock,
+        lanes=lanes,
+        fma_units=units,
+        isa=isa,
+        ghz_source=source,
+        native=native,
+        note=note,
+    )
+
+
+# ---- work and traffic of one forward ----------------------------------------------------
+#: 2·B·in·out summed over the Linear layers: the engine's count, under the roofline's name.
+linear_flops = flops_per_forward
+
+
+def bytes_moved(widths: tuple[int, ...], batch: int, dtype: str | None) -> int:
+    """Estimated bytes one forward moves; `dtype` None means float32 (see BYTES_FORMULA)."""
+    params = parameter_count(widths)
+    activations = batch * sum(widths)
+    if dtype is None or dtype == "float32":
+        return 4 * (params + activations)
+    low = ITEMSIZE[dtype]
+    casts = (4 + low) * (params + batch * widths[0])
+    return low * (params + activations) + casts
+
+
+def arithmetic_intensity(widths: tuple[int, ...], batch: int, dtype: str | None) -> float:
+    return linear_flops(widths, batch) / bytes_moved(widths, batch, dtype)
+
+
+def build_roofline(
+    dtype: str,
+    threads: int,
+    measured: Iterable[tuple[int, tuple[int, ...], int, float, float]],
+    peaks: tuple[PeakEstimate, ...] | None = None,
+) -> Roofline:
+    """Roofline from measured points: (value, widths, batch, plain GFLOP/s, autocast GFLOP/s).
+
+    `peaks` defaults to fresh estimates for float32 and `dtype` on this machine.
+    """
+    if peaks is None:
+        peaks = (estimate_peak("float32", threads), estimate_peak(dtype, threads))
+    points: list[RooflinePoint] = []
+    for value, widths, batch, plain, auto in measured:
+        flops = linear_flops(widths, batch)
+        points.append(
+            RooflinePoint(value, "plain", "float32", flops, bytes_moved(widths, batch, None), plain)
+        )
+        points.append(
+            RooflinePoint(value, "autocast", dtype, flops, bytes_moved(widths, batch, dtype), auto)
+        )
+    return Roofline(peaks=peaks, points=tuple(points))

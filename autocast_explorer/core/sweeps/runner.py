@@ -1,0 +1,303 @@
+"""Running a sweep: every point measured plain vs autocast, streamed as it completes.
+
+Order of work: plan every point (bad values refused) → memory and time guards on every point
+(a sweep that would stall at point 9 is refused before point 1) → points in order, each timed
+with the same ABAB protocol as a single run → a oneDNN probe → verdict and roofline.
+
+Each point's measurement budget is `config.min_time` seconds in total, split equally between
+the two modes, so an N-point sweep costs about N × min_time plus warm-up. Points that share
+widths share one model (built once, input drawn from the RNG state right after the model, so
+every point is what a single run of its config would build).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Callable, Sequence
+
+import torch
+
+from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import forward_fns, torch_threads
+from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
+from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
+from autocast_explorer.core.hardware import onednn
+from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
+from autocast_explorer.core.sweeps.roofline import build_roofline
+from autocast_explorer.core.sweeps.spec import PlannedPoint, SweepSpec, default_values
+from autocast_explorer.core.sweeps.verdict import hardware_verdict
+
+PointFn = Callable[[SweepPoint], None]
+#: Forwards per point before timing (a cold call and 3 warm-ups per mode), inside its budget.
+_UNTIMED_FORWARDS = 8
+_POINT_OVERHEAD_S = 0.005
+#: A point is flagged when its forward took over STALL_FACTOR × max(estimate, STALL_FLOOR_S).
+STALL_FACTOR = 20.0
+STALL_FLOOR_S = 2e-4
+STALL_BANDWIDTH = 5e9
+#: Share of the progress bar for the points; the rest is the oneDNN probe and the verdict.
+_POINTS_SHARE = 0.98
+
+
+def run_sweep(
+    config: ExperimentConfig,
+    param: str,
+    values: Sequence[int] | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+    on_point: PointFn | None = None,
+    probe_onednn: bool = True,
+) -> SweepResult:
+    """Sweep `param` ('batch' or 'width': every hidden width) over `values`.
+
+    `values` None means the log-spaced defaults (`sweep_spec.default_values`). `on_point` is
+    called with each SweepPoint as it completes, in order. Raises ConfigError/GuardError
+    (naming the offending value) before measuring anything, Cancelled between points or
+    timing blocks.
+    """
+    spec = SweepSpec(param, tuple(values) if values is not None else default_values(param))
+    return run_spec(config, spec, progress, cancel, on_point, probe_onednn)
+
+
+def run_grid(
+    config: ExperimentConfig,
+    batch_values: Sequence[int] | None = None,
+    width_values: Sequence[int] | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+    on_point: PointFn | None = None,
+    probe_onednn: bool = True,
+) -> SweepResult:
+    """A batch × width grid, one width row at a time (see `run_sweep`)."""
+    spec = SweepSpec(
+        "batch",
+        tuple(batch_values) if batch_values is not None else default_values("batch"),
+        tuple(width_values) if width_values is not None else default_values("width"),
+    )
+    return run_spec(config, spec, progress, cancel, on_point, probe_onednn)
+
+
+def check_points(planned: Sequence[PlannedPoint]) -> list[float]:
+    """Memory and time guards on every point; returns each point's forward estimate (s).
+
+    A refusal names the point: "memory: batch 4096: this model needs about …".
+    """
+    estimates = []
+    for point in planned:
+        try:
+            estimates.append(guards.check(point.config))
+        except guards.GuardError as exc:
+            raise guards.GuardError(exc.field, f"{point.name}: {exc.rule}") from None
+    return estimates
+
+
+def stalled_points(
+    points: Sequence[SweepPoint],
+    estimates: Sequence[float],
+    factor: float = STALL_FACTOR,
+    floor_s: float = STALL_FLOOR_S,
+    bandwidth: float = STALL_BANDWIDTH,
+) -> list[int]:
+    """Indexes of points whose forwards ran far slower than this CPU should manage.
+
+    On a shared machine, when another program holds a core, torch's worker threads wait for
+    each other at every op and a 0.05 ms forward takes 25 ms; IQR stays small, so only a
+    comparison with an expectation shows it. The expectation is the largest of the guard's
+    FLOP estimate, the bytes moved at a modest `bandwidth` (memory-bound forwards) and a
+    floor (tiny forwards are overhead-bound).
+    """
+    out = []
+    for i, (point, estimate) in enumerate(zip(points, estimates, strict=False)):
+        slowest = max(point.plain.median_ms, point.autocast.median_ms) / 1e3
+        traffic = max(point.bytes_plain, point.bytes_autocast) / bandwidth
+        if slowest > factor * max(estimate, traffic, floor_s):
+            out.append(i)
+    return out
+
+
+def _format_eta(seconds: float) -> str:
+    if seconds < 1.5:
+        return "about 1 s left"
+    if seconds < 90:
+        return f"about {seconds:.0f} s left"
+    return f"about {seconds / 60:.0f} min left"
+
+
+class _Eta:
+    """Progress fraction and time left, from per-point cost estimates corrected as we go."""
+
+    def __init__(self, costs: list[float]) -> None:
+        self.costs = costs
+        self.total = sum(costs) or 1.0
+        self.start = time.monotonic()
+
+    def fraction(self, index: int, within: float) -> float:
+        return (sum(self.costs[:index]) + self.costs[index] * within) / self.total
+
+    def left(self, fraction: float) -> float:
+        elapsed = time.monotonic() - self.start
+        if fraction > 0.05 and elapsed > 0.2:
+            return elapsed / fraction * (1 - fraction)
+        return self.total * (1 - fraction)
+
+
+class _Models:
+    """Builds each point's model and input as a single run would; reuses the last model."""
+
+    def __init__(self) -> None:
+        self.key: tuple | None = None
+        self.model: torch.nn.Module | None = None
+        self.rng: torch.Tensor | None = None
+
+    def get(self, config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
+        key = (config.widths, config.seed, config.activation, config.head)
+        if key != self.key or self.model is None or self.rng is None:
+            self.model = None  # let the previous model go before building the next
+            self.model = build_model(config)
+            self.rng = torch.get_rng_state()
+            self.key = key
+        torch.set_rng_state(self.rng)
+        return self.model, build_input(config)
+
+
+def _largest_rates(points: Sequence[SweepPoint]) -> tuple[float, float] | None:
+    """float32 and autocast GFLOP/s of the point with the most work (the steadiest rates)."""
+    if not points:
+        return None
+    big = max(points, key=lambda p: p.flops)
+    return big.gflops_plain, big.gflops_autocast
+
+
+def run_spec(
+    config: ExperimentConfig,
+    spec: SweepSpec,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+    on_point: PointFn | None = None,
+    probe_onednn: bool = True,
+) -> SweepResult:
+    """Measure every point of `spec` around the base `config` (see `run_sweep`)."""
+    reporter = Reporter(progress, cancel)
+    reporter.report(0.0, f"checking memory and time guards for {len(spec)} points")
+    planned = spec.plan(config)
+    estimates = check_points(planned)
+    reporter.check()
+    eta = _Eta([max(config.min_time, _UNTIMED_FORWARDS * e) + _POINT_OVERHEAD_S for e in estimates])
+    low = low_precision_dtype(config)
+    points: list[SweepPoint] = []
+    noisy: list[str] = []
+    models = _Models()
+    with torch_threads(config.threads) as threads, torch.no_grad():
+        for k, plan in enumerate(planned):
+            reporter.check()
+            head = f"point {k + 1}/{len(planned)} · {plan.name}"
+
+            def report(within: float, message: str, k: int = k, head: str = head) -> None:
+                overall = _POINTS_SHARE * eta.fraction(k, within)
+                left = _format_eta(eta.left(overall / _POINTS_SHARE))
+                reporter.report(overall, f"{head} · {message} · {left}")
+
+            report(0.0, "building")
+            model, x = models.get(plan.config)
+            plain_fn, auto_fn = forward_fns(model, x, low)
+            cold = [cold_call_ms(plain_fn), cold_call_ms(auto_fn)]
+            plain, auto = measure_alternating(
+                [plain_fn, auto_fn],
+                config.min_time / 2,
+                Reporter(report, cancel),
+                cold_ms=cold,
+                labels=["float32", config.dtype],
+            )
+            point = SweepPoint(
+                index=plan.index,
+                value=plan.value,
+                value2=plan.value2,
+                batch=plan.config.batch,
+                widths=plan.config.widths,
+                dtype=config.dtype,
+                plain=plain,
+                autocast=auto,
+            )
+            points.append(point)
+            if plain.noisy or auto.noisy:
+                noisy.append(plan.name)
+            if on_point is not None:
+                on_point(point)
+        del model, x
+        models = _Models()
+
+        probe = None
+        if probe_onednn:
+            reporter.check()
+            reporter.report(_POINTS_SHARE, "asking oneDNN which kernels run")
+            middle = planned[len(planned) // 2].config
+            model, x = models.get(middle)
+            probe = onednn.probe(model, x, low)
+    env = environment(threads)
+    warnings = []
+    stalled = [planned[i].name for i in stalled_points(points, estimates)]
+    if stalled:
+        warnings.append(
+            f"{len(stalled)} of {len(points)} points ran over {STALL_FACTOR:.0f}× slower than "
+            f"this CPU's calibrated rate predicts ({', '.join(stalled)}): another program is "
+            "probably competing for the cores, so these times are not representative; retry "
+            "on a quieter machine or with fewer threads (--threads 1)"
+        )
+    if noisy:
+        warnings.append(
+            f"{len(noisy)} of {len(points)} points had noisy timings (IQR ≥ 10% of the "
+            f"median): {', '.join(noisy)}; close other programs or raise the measurement time"
+        )
+    doubtful = len(set(stalled) | set(noisy))
+    caveat = (
+        f"{doubtful} of {len(points)} points were noisy or slowed by other programs: "
+        "provisional, see the warnings"
+        if doubtful * 2 >= len(points)
+        else ""
+    )
+    if spec.is_grid:
+        # The verdict speaks about batch at the widest row, where autocast has most to gain.
+        widest = spec.width_values[-1]
+        row = [p for p in points if p.value2 == widest]
+        verdict = hardware_verdict(
+            env,
+            config.dtype,
+            "batch",
+            [p.value for p in row],
+            [p.speedup for p in row],
+            probe,
+            context=f"at width {widest} (the widest row)",
+            caveat=caveat,
+            rates=_largest_rates(row),
+        )
+    else:
+        verdict = hardware_verdict(
+            env,
+            config.dtype,
+            spec.param,
+            spec.values,
+            [p.speedup for p in points],
+            probe,
+            caveat=caveat,
+            rates=_largest_rates(points),
+        )
+    roofline = build_roofline(
+        config.dtype,
+        threads,
+        ((p.value, p.widths, p.batch, p.gflops_plain, p.gflops_autocast) for p in points),
+    )
+    reporter.report(1.0, "done")
+    return SweepResult(
+        config=config,
+        environment=env,
+        spec=spec,
+        points=tuple(points),
+        verdict=verdict,
+        roofline=roofline,
+        warnings=tuple(warnings),
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    )

@@ -1,0 +1,101 @@
+"""Words and tables for a sweep: what `autocast-explorer sweep` prints.
+
+The header and one row per point are separate so the CLI can print rows as points stream in.
+"""
+
+from __future__ import annotations
+
+import math
+
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
+from autocast_explorer.core.sweeps.spec import SweepSpec
+
+
+def sweep_title(config: ExperimentConfig, spec: SweepSpec) -> str:
+    what = {
+        "batch": f"batch over {len(spec.values)} values (widths "
+        f"{','.join(map(str, config.widths))})",
+        "width": f"hidden width over {len(spec.values)} values (input {config.widths[0]}, "
+        f"{len(config.widths) - 2} hidden, {config.widths[-1]} classes, batch {config.batch})",
+    }[spec.param]
+    if spec.is_grid:
+        what = (
+            f"batch × hidden width grid, {len(spec.values)} × {len(spec.width_values)} points "
+            f"(input {config.widths[0]}, {config.widths[-1]} classes)"
+        )
+    return (
+        f"Autocast Explorer sweep · {what} · autocast dtype {config.dtype} · "
+        f"{config.min_time:g} s per point"
+    )
+
+
+def table_header(spec: SweepSpec) -> str:
+    first = "batch" if spec.is_grid else spec.param
+    extra = f"{'width':>7}" if spec.is_grid else ""
+    return (
+        f"{first:>7}{extra}  {'float32 ms':>11} {'p25–p75':>17}  "
+        f"{'autocast ms':>11} {'p25–p75':>17}  {'speedup':>7}  {'GFLOP/s f32':>11} "
+        f"{'GFLOP/s auto':>12}"
+    )
+
+
+def point_row(point: SweepPoint) -> str:
+    extra = f"{point.value2:>7}" if point.value2 is not None else ""
+    speedup = f"{point.speedup:6.2f}×" if math.isfinite(point.speedup) else "      ?"
+    p, a = point.plain, point.autocast
+    return (
+        f"{point.value:>7}{extra}  {p.median_ms:11.4f} {_range(p.p25_ms, p.p75_ms):>17}  "
+        f"{a.median_ms:11.4f} {_range(a.p25_ms, a.p75_ms):>17}  {speedup}  "
+        f"{point.gflops_plain:11.1f} {point.gflops_autocast:12.1f}"
+    )
+
+
+def _range(low: float, high: float) -> str:
+    return f"{low:.4f}–{high:.4f}"
+
+
+def speedup_grid_table(result: SweepResult) -> list[str]:
+    """Grid: speedups with widths down and batch across."""
+    lines = ["Speedup (float32 / autocast): rows = hidden width, columns = batch"]
+    lines.append(f"{'':>8}" + "".join(f"{b:>8}" for b in result.spec.values))
+    for width, row in zip(result.spec.width_values, result.speedup_matrix(), strict=True):
+        cells = "".join(f"{s:8.2f}" if math.isfinite(s) else f"{'?':>8}" for s in row)
+        lines.append(f"{width:>8}{cells}")
+    return lines
+
+
+def format_conclusion(result: SweepResult) -> str:
+    """What follows the table: crossover, verdict, kernels, roofline, warnings."""
+    lines: list[str] = ["", f"Measured on {result.environment.label()}"]
+    if result.is_grid:
+        lines += speedup_grid_table(result)
+        lines.append("")
+    lines.append(result.crossover_sentence)
+    lines.append(f"Verdict: {result.verdict.sentence}")
+    if result.verdict.onednn is not None:
+        lines.append(f"oneDNN: {result.verdict.onednn.summary}")
+    roof = result.roofline
+    lines.append(f"Roofline (estimates; {roof.flops_formula}):")
+    for peak in roof.peaks:
+        lines.append(f"  {peak.dtype:<9} peak {peak.formula} [{peak.isa}; {peak.note}]")
+    best = {}
+    for point in roof.points:
+        if point.mode not in best or point.gflops > best[point.mode].gflops:
+            best[point.mode] = point
+    for mode, point in best.items():
+        lines.append(
+            f"  best {mode:<9}{point.gflops:8.1f} GFLOP/s at {result.spec.param.split(',')[0]} "
+            f"{point.value} (intensity {point.intensity:.1f} FLOP/byte)"
+        )
+    if roof.note:
+        lines.append(f"  note: {roof.note}")
+    lines += [f"Warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
+def format_sweep(result: SweepResult) -> str:
+    """The whole report at once (title, table, conclusion)."""
+    lines = [sweep_title(result.config, result.spec), "", table_header(result.spec)]
+    lines += [point_row(p) for p in result.points]
+    return "\n".join(lines) + "\n" + format_conclusion(result)

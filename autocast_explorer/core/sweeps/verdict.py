@@ -1,0 +1,274 @@
+"""The hardware verdict: what the CPU offers for the autocast dtype, and what was measured.
+
+Flags alone mislead (oneDNN emulates bfloat16 on AVX-512 CPUs without native instructions;
+casts can eat a native GEMM's gain at small sizes), and measurements alone do not say why.
+The sentence is built from both, e.g. "No native bfloat16 on this CPU: autocast ran 4.5×
+slower at every size tried" or "avx512_bf16 present: autocast wins above batch 64".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autocast_explorer.core.documents.reader import (
+    JsonReader,
+    integer,
+    optional_bool,
+    optional_text,
+)
+from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.hardware.capabilities import NativeSupport, native_support
+from autocast_explorer.core.hardware.cpu import Environment
+from autocast_explorer.core.hardware.onednn import OneDnnProbe
+from autocast_explorer.core.sweeps.crossover import find_crossings, format_value
+
+#: The flags the verdict panel lists, whether present or not.
+VERDICT_FLAGS: tuple[str, ...] = ("avx512_bf16", "amx_bf16", "amx_tile", "avx512_fp16", "amx_fp16")
+#: Speedups within this factor of 1.0 everywhere count as "about even" when they wander across
+#: (the same threshold as every other "about the same speed").
+NOISE_BAND = SAME_SPEED
+
+
+@dataclass(frozen=True)
+class HardwareVerdict:
+    """Everything the hardware verdict panel shows; `sentence` is the headline."""
+
+    cpu_model: str
+    cores: int
+    threads: int
+    cpu_capability: str
+    dtype: str
+    flags: dict[str, bool]
+    native: bool
+    torch_bf16_supported: bool | None
+    torch_fp16_supported: bool | None
+    mkldnn: bool
+    hardware: str
+    measured: str
+    sentence: str
+    onednn: OneDnnProbe | None = None
+    instead: str = ""  # what ran in place of native instructions ('' when native)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sentence": self.sentence,
+            "hardware": self.hardware,
+            "measured": self.measured,
+            "instead": self.instead,
+            "cpu_model": self.cpu_model,
+            "cores": self.cores,
+            "threads": self.threads,
+            "cpu_capability": self.cpu_capability,
+            "dtype": self.dtype,
+            "flags": dict(self.flags),
+            "native": self.native,
+            "torch_bf16_supported": self.torch_bf16_supported,
+            "torch_fp16_supported": self.torch_fp16_supported,
+            "mkldnn": self.mkldnn,
+            "onednn": self.onednn.to_dict() if self.onednn is not None else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "verdict") -> HardwareVerdict:
+        """Strict reading (DocumentFormatError naming the first bad field)."""
+        r = JsonReader(data, path)
+        flags = r.obj("flags")
+        onednn = r.data.get("onednn")
+        return cls(
+            cpu_model=r.text("cpu_model"),
+            cores=integer(r, "cores", 0),
+            threads=integer(r, "threads", 0),
+            cpu_capability=r.text("cpu_capability"),
+            dtype=r.text("dtype"),
+            flags={key: flags.boolean(key) for key in flags.data},
+            native=r.boolean("native"),
+            torch_bf16_supported=optional_bool(r, "torch_bf16_supported"),
+            torch_fp16_supported=optional_bool(r, "torch_fp16_supported"),
+            mkldnn=r.boolean("mkldnn"),
+            hardware=r.text("hardware"),
+            measured=r.text("measured"),
+            sentence=r.text("sentence"),
+            onednn=None if onednn is None else OneDnnProbe.from_dict(onednn, f"{path}.onednn"),
+            instead=optional_text(r, "instead") or "",
+        )
+
+
+def hardware_clause(env: Environment, dtype: str) -> tuple[str, bool]:
+    """('avx512_bf16 present', True) or ('No native bfloat16 on this CPU', False)."""
+    support = native_support(env.cpu_flags, dtype)
+    if support.native:
+        return f"{support.unit} present", True
+    torch_says = env.torch_bf16_supported if dtype == "bfloat16" else env.torch_fp16_supported
+    emulated = " (torch's oneDNN reports it supported: emulated)" if torch_says else ""
+    return f"No native {dtype} on this CPU{emulated}", False
+
+
+def instead_clause(
+    support: NativeSupport,
+    onednn: OneDnnProbe | None = None,
+    rates: tuple[float, float] | None = None,
+) -> str:
+    """What ran where the dtype is not native, from the oneDNN probe, with both modes' rates.
+
+    '' when the dtype is native, or when neither a probe nor a measurement says anything.
+    """
+    if support.native or (onednn is None and rates is None):
+        return ""
+    low = support.dtype
+    if onednn is not None and onednn.captured and onednn.available:
+        kernels = [k for k in onednn.autocast_kernels if k.primitive in ("matmul", "inner_product")]
+        if kernels:
+            names = ", ".join(dict.fromkeys(k.implementation for k in kernels))
+            ran = f"oneDNN emulated the {low} GEMMs ({names}), converting to float32 inside"
+        else:
+            ran = (
+                f"each {low} GEMM was a conversion plus torch's own kernels (oneDNN ran no "
+                "GEMM: it has no native path on this CPU)"
+            )
+    else:
+        ran = f"each {low} GEMM converted its operands and ran without native instructions"
+    if rates is not None and all(math.isfinite(r) and r > 0 for r in rates):
+        plain, auto = rates
+        ran += f": {auto:,.1f} GFLOP/s under autocast against {plain:,.1f} GFLOP/s in float32"
+    return ran
+
+
+def _ratio(value: float) -> str:
+    """Two significant digits without scientific notation: 0.91, 4.5, 12, 860."""
+    return f"{value:.2g}" if value < 10 else f"{value:.0f}"
+
+
+def _factor(low: float, high: float) -> str:
+    """'4.5×' when both ends round alike, else '3.9–6.1×'."""
+    a, b = _ratio(low), _ratio(high)
+    return f"{a}×" if a == b else f"{a}–{b}×"
+
+
+def measured_clause(param: str, values: Sequence[float], speedups: Sequence[float]) -> str:
+    """What the sweep showed, in words (no hardware); `param` is 'batch' or 'width'."""
+    pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s) and s > 0]
+    if not pairs:
+        return "nothing was measured"
+    xs = [v for v, _ in pairs]
+    ss = [s for _, s in pairs]
+    lo, hi = min(ss), max(ss)
+    at_lo = pairs[ss.index(lo)][0]
+    at_hi = pairs[ss.index(hi)][0]
+    crossings = find_crossings(xs, ss)
+    where = "at every size tried" if len(pairs) > 1 else f"at {param} {format_value(xs[0])}"
+    if not crossings:
+        if lo >= 1:
+            return f"autocast ran {_factor(lo, hi)} faster {where}"
+        return f"autocast ran {_factor(1 / hi, 1 / lo)} slower {where}"
+    if len(crossings) > 1 and lo >= 1 / NOISE_BAND and hi <= NOISE_BAND:
+        return (
+            f"autocast and float32 stayed within {NOISE_BAND - 1:.0%} of each other "
+            f"({lo:.2f}–{hi:.2f}×) and the speedup crossed 1.0 {len(crossings)} times: "
+            "about even, within noise"
+        )
+    last = crossings[-1]
+    where = f"{param} {format_value(last.value)}"
+    if len(crossings) > 1:
+        listed = ", ".join(format_value(c.value) for c in crossings)
+        prefix = f"the speedup crosses 1.0 at {param} {listed}; "
+    else:
+        prefix = ""
+    if last.rising:
+        return (
+            f"{prefix}autocast wins above {where} (up to {hi:.2f}× faster at {param} "
+            f"{format_value(at_hi)})"
+        )
+    return (
+        f"{prefix}autocast wins below {where} and loses above it (down to {1 / lo:.2f}× "
+        f"slower at {param} {format_value(at_lo)})"
+    )
+
+
+def hardware_verdict(
+    env: Environment,
+    dtype: str,
+    param: str,
+    values: Sequence[float],
+    speedups: Sequence[float],
+    onednn: OneDnnProbe | None = None,
+    context: str = "",
+    caveat: str = "",
+    rates: tuple[float, float] | None = None,
+) -> HardwareVerdict:
+    """The verdict panel's data for a sweep of `param` with the given speedups.
+
+    `context` qualifies the measurement, e.g. "at width 4096 (the widest row)" for a grid;
+    `caveat` is appended when the measurements themselves are in doubt (noisy machine);
+    `rates` (float32 and autocast GFLOP/s of the largest point) say what a slow mode reached.
+    """
+    hardware, native = hardware_clause(env, dtype)
+    instead = instead_clause(native_support(env.cpu_flags, dtype), onednn, rates)
+    measured = measured_clause(param, values, speedups)
+    if context:
+        measured = f"{context}, {measured}"
+    finite = [s for s in speedups if math.isfinite(s)]
+    sentence = f"{hardware}: {measured}"
+    if native and finite and max(finite) < 1:
+        sentence += f" (the casts cost more than native {dtype} saves at these sizes)"
+    if instead:
+        sentence += f"; {instead}"
+    if caveat:
+        sentence += f" — {caveat}"
+    present = set(env.cpu_flags)
+    return HardwareVerdict(
+        cpu_model=env.cpu_model,
+        cores=env.cores,
+        threads=env.threads,
+        cpu_capability=env.cpu_capability,
+        dtype=dtype,
+        flags={flag: flag in present for flag in VERDICT_FLAGS},
+        native=native,
+        torch_bf16_supported=env.torch_bf16_supported,
+        torch_fp16_supported=env.torch_fp16_supported,
+        mkldnn=env.mkldnn,
+        hardware=hardware,
+        measured=measured,
+        sentence=sentence + ".",
+        onednn=onednn,
+        instead=instead,
+    )
+
+
+def flags_verdict(env: Environment, dtype: str) -> HardwareVerdict:
+    """Before anything is measured: what the flags say, and that only a measurement can tell.
+
+    The window shows this until a run or a sweep exists (flags alone mislead, see above).
+    """
+    verdict = hardware_verdict(env, dtype, "batch", [], [])
+    return dataclasses.replace(
+        verdict,
+        measured="nothing measured yet",
+        sentence=f"{verdict.hardware}: nothing measured yet; whether autocast pays depends on "
+        "the sizes, so measure a run or a sweep.",
+    )
+
+
+def single_run_verdict(
+    env: Environment,
+    dtype: str,
+    batch: int,
+    speedup: float,
+    rates: tuple[float, float] | None = None,
+    onednn: OneDnnProbe | None = None,
+) -> HardwareVerdict:
+    """One run, no sweep yet: the flags and the one speedup measured (one size only)."""
+    return hardware_verdict(
+        env,
+        dtype,
+        "batch",
+        [batch],
+        [speedup],
+        onednn,
+        context="in a single run",
+        caveat="one size only; a sweep shows where the speedup crosses 1.0",
+        rates=rates,
+    )
