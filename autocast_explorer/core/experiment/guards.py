@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -115,10 +114,12 @@ def _linear_class(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _time_linear(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
-    """Median seconds per call of an nn.Linear at `shape`, under autocast when `dtype`.
+    """Fastest seconds per call of an nn.Linear at `shape`, under autocast when `dtype`.
 
     The module, not torch.mm: the weight layout F.linear uses decides which kernel runs
     (on AVX2 CPUs, bfloat16 mm with a row-major right operand is a 10× slower reference kernel).
+    The fastest call, not the median: another program stalling a few calls must not leave a
+    10–100× too slow rate in the cache for the rest of the session (and refuse good configs).
     """
     batch, fan_in, fan_out = shape
     with torch.random.fork_rng(devices=[]), torch.no_grad():
@@ -137,7 +138,7 @@ def _time_linear(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
     while len(times) < _CALIBRATION_CALLS or (spent < _CALIBRATION_SECONDS and len(times) < 200):
         times.append(call())
         spent += times[-1]
-    return max(statistics.median(times), 1e-9)
+    return max(min(times), 1e-9)
 
 
 #: Calibrations by op kind. Model families with other ops (conv2d, lstm, attention) add theirs.
