@@ -5,7 +5,9 @@ Order of work: plan every point (bad values refused) → memory and time guards 
 with the same ABAB protocol as a single run → a oneDNN probe → verdict and roofline.
 
 Each point's measurement budget is `config.min_time` seconds in total, split equally between
-the two modes, so an N-point sweep costs about N × min_time plus warm-up. Points that share
+the two modes; cold calls count toward it and a slow mode's warm-ups are kept as samples, so
+an N-point sweep costs about N × min_time even where one mode's forwards are slow (a mode still
+needs a cold call and 3 timed calls). Points that share
 widths share one model (built once, input drawn from the RNG state right after the model, so
 every point is what a single run of its config would build).
 """
