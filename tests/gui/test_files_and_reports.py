@@ -10,6 +10,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
 from autocast_explorer.core.documents.report import RESULT_JSON
+from autocast_explorer.core.experiment.summary import guard_line
 from autocast_explorer.gui.charts.report_charts import REPORT_CHARTS, render_chart_pngs
 from autocast_explorer.gui.shell import style
 from tests.gui.helpers import TINY, run_to_end
@@ -59,6 +60,13 @@ def test_save_then_open_through_the_menu_shows_the_same_result_everywhere(
     assert window.agreementPlot.drawn()["counts"] == list(result.agreement.histogram.counts)
     assert window.layerTable.rows() == layers_before
     assert window.overview.header.headline.text().lower() == window.verdictLabel.text().lower()
+    # The time guard's forecast sits beside the measurement, read back from the file too.
+    guard = window.overview.header.guard
+    assert loaded.guard == result.guard and result.guard is not None
+    assert guard.isVisibleTo(window)
+    assert guard.text() == "T" + guard_line(result)[1:]
+    assert f"estimated {result.guard.estimated_forward_ms:.3g} ms" in guard.text()
+    assert f"measured {result.slower_ms:.3g} ms" in guard.text()
     assert window.exportReportAction.isEnabled()
 
 
