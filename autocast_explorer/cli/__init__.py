@@ -26,6 +26,11 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return run_app(sys.argv[:1])
 
 
+def window_main() -> int:
+    """Entry point of `autocast-explorer-window`: the window, without a console on Windows."""
+    return cmd_gui(argparse.Namespace())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="autocast-explorer",
@@ -68,10 +73,10 @@ def fail(message: str) -> int:
 
 
 def resources_dir() -> Path:
-    """The program's resources folder (presets, style sheets); see core.documents.resources."""
+    """The program's resources folder (presets, schemas, icon); see core.documents.resources."""
     from autocast_explorer.core.documents.resources import resources_dir as _resources_dir
 
     return _resources_dir()
 
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "UsageError", "build_parser", "main"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "UsageError", "build_parser", "main", "window_main"]
