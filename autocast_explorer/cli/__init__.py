@@ -31,17 +31,36 @@ def window_main() -> int:
     return cmd_gui(argparse.Namespace())
 
 
+MAIN_EPILOG = """\
+examples:
+  autocast-explorer                              # the window
+  autocast-explorer run --preset tutorial        # the tutorial's example, as a summary
+  autocast-explorer sweep --preset batch-sweep   # where autocast starts to pay
+  autocast-explorer ops --dtype float16          # which dtype autocast gives each op
+  autocast-explorer compare a.json b.json        # saved results side by side
+
+Each command's --help lists its flags with more examples.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="autocast-explorer",
         description="See what torch.autocast('cpu') does on this CPU. "
         "With no command, opens the window.",
+        epilog=MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)
-    gui = sub.add_parser("gui", help="open the window (the default)")
+    gui = sub.add_parser(
+        "gui",
+        help="open the window (the default)",
+        epilog="example:\n  autocast-explorer gui    # the same as autocast-explorer alone",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     gui.set_defaults(handler=cmd_gui)
     return parser
 
