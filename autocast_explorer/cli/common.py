@@ -7,6 +7,7 @@ ConfigError, caught once in `main`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -97,30 +98,15 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-#: The ExperimentConfig fields add_config_arguments sets (each flag's dest is the field's name).
-CONFIG_FLAGS = (
-    "widths",
-    "batch",
-    "seed",
-    "dtype",
-    "threads",
-    "activation",
-    "head",
-    "atol",
-    "rtol",
-    "topk",
-    "input_scale",
-    "input_distribution",
-    "min_time",
-    "allow_slow",
-)
-
-
 def config_from_args(
     args: argparse.Namespace, base: ExperimentConfig | None = None
 ) -> ExperimentConfig:
-    """`base` (a preset's config, else the defaults) with every flag that was given applied."""
-    given = {name: getattr(args, name) for name in CONFIG_FLAGS if getattr(args, name) is not None}
+    """`base` (a preset's config, else the defaults) with every flag that was given applied.
+
+    A flag sets the config field named like its dest; None means it was not given.
+    """
+    fields = (f.name for f in dataclasses.fields(ExperimentConfig))
+    given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
     return (base or ExperimentConfig()).replace(**given)
 
 

@@ -1,5 +1,7 @@
 """`run --preset` and `sweep --preset`: a preset is the starting point, typed flags win."""
 
+import argparse
+import dataclasses
 import json
 
 import pytest
@@ -117,3 +119,13 @@ def test_sweep_flags_override_the_presets_sweep(capsys):
     data = json.loads(capsys.readouterr().out)
     assert (data["param"], data["values"]) == ("batch", [1, 3])
     assert data["config"]["batch"] == 128  # the preset's batch, swept over by --values
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_every_config_flag_defaults_to_not_given(command):
+    """A default other than None would silently override the preset's value."""
+    fields = {f.name for f in dataclasses.fields(ExperimentConfig)}
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    flags = [a for a in sub.choices[command]._actions if a.dest in fields]
+    assert {a.dest for a in flags} >= fields - {"memory_budget_mb"}
+    assert {a.dest: a.default for a in flags} == {a.dest: None for a in flags}
