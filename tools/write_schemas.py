@@ -14,21 +14,27 @@ where a reader accepts it (a value that is not finite is written `null`; JSON ha
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-DRAFT = "https://json-schema.org/draft/2020-12/schema"
-OUT = Path(__file__).resolve().parents[1] / "autocast_explorer" / "resources" / "schemas"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the checkout's package, also when run as a plain script
 
-DTYPES = ["bfloat16", "float16"]
-ACTIVATIONS = ["relu", "gelu", "tanh", "sigmoid", "none"]
-HEADS = ["none", "softmax", "log_softmax"]
-INPUT_DISTRIBUTIONS = ["normal", "uniform"]
-MAX_LAYERS = 64
-MAX_WIDTH = 1 << 20
-MAX_SWEEP_POINTS = 64
+from autocast_explorer.core.experiment.config import (  # noqa: E402  (after the path)
+    ACTIVATIONS,
+    DTYPES,
+    HEADS,
+    INPUT_DISTRIBUTIONS,
+    MAX_LAYERS,
+    MAX_WIDTH,
+    ExperimentConfig,
+)
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+OUT = ROOT / "autocast_explorer" / "resources" / "schemas"
 
 Schema = dict[str, Any]
 
@@ -91,39 +97,66 @@ def _describe(data: Schema, description: str) -> Schema:
 
 
 # ---- shared parts --------------------------------------------------------------------------
+#: Schemas for the Python types ExperimentConfig's fields are annotated with.
+FIELD_TYPES: dict[str, Schema] = {
+    "int": {"type": "integer"},
+    "int | None": {"type": ["integer", "null"]},
+    "float": {"type": "number"},
+    "float | None": {"type": ["number", "null"]},
+    "bool": {"type": "boolean"},
+    "str": {"type": "string"},
+    "str | None": {"type": ["string", "null"]},
+    "tuple[int, ...]": {"type": "array", "items": {"type": "integer"}},
+}
+
+#: The rules ExperimentConfig's validate() enforces, field by field (the type comes from the
+#: field's annotation, so a new field is in the schemas as soon as this script reruns).
+CONFIG_RULES: dict[str, Schema] = {
+    "widths": {
+        "description": "layer widths: input, hidden…, classes",
+        "items": {"type": "integer", "minimum": 1, "maximum": MAX_WIDTH},
+        "minItems": 2,
+        "maxItems": MAX_LAYERS + 1,
+    },
+    "batch": {"description": "rows per forward", "minimum": 1},
+    "seed": {"minimum": 0, "maximum": 2**63 - 1},
+    "dtype": {"description": "the autocast dtype", "enum": list(DTYPES)},
+    "threads": {"description": "null: torch's own", "minimum": 1},
+    "activation": {"enum": list(ACTIVATIONS)},
+    "head": {"enum": list(HEADS)},
+    "atol": {"minimum": 0},
+    "rtol": {"minimum": 0},
+    "topk": {"minimum": 1},
+    "input_scale": {"minimum": 1e-6, "maximum": 1e6},
+    "input_distribution": {"enum": list(INPUT_DISTRIBUTIONS)},
+    "min_time": {
+        "description": "seconds of timed forwards per mode",
+        "minimum": 0.001,
+        "maximum": 600,
+    },
+    "memory_budget_mb": {
+        "description": "null: half the RAM available when the run starts",
+        "exclusiveMinimum": 0,
+    },
+}
+
+
 def config_properties() -> dict[str, Schema]:
-    """ExperimentConfig's fields with the rules its validate() enforces."""
-    return {
-        "widths": array(
-            {"type": "integer", "minimum": 1, "maximum": MAX_WIDTH},
-            "layer widths: input, hidden…, classes",
-            minItems=2,
-            maxItems=MAX_LAYERS + 1,
-        ),
-        "batch": integer(1, "rows per forward"),
-        "seed": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
-        "dtype": {"enum": DTYPES, "description": "the autocast dtype"},
-        "threads": {"type": ["integer", "null"], "minimum": 1, "description": "null: torch's"},
-        "activation": {"enum": ACTIVATIONS},
-        "head": {"enum": HEADS},
-        "atol": number(minimum=0),
-        "rtol": number(minimum=0),
-        "topk": integer(1),
-        "input_scale": {"type": "number", "minimum": 1e-6, "maximum": 1e6},
-        "input_distribution": {"enum": INPUT_DISTRIBUTIONS},
-        "min_time": {
-            "type": "number",
-            "minimum": 0.001,
-            "maximum": 600,
-            "description": "seconds of timed forwards per mode",
-        },
-        "allow_slow": boolean(),
-        "memory_budget_mb": {
-            "type": ["number", "null"],
-            "exclusiveMinimum": 0,
-            "description": "null: half the RAM available when the run starts",
-        },
-    }
+    """ExperimentConfig's fields: the annotation's type plus the field's rules."""
+    properties = {}
+    for field in dataclasses.fields(ExperimentConfig):
+        annotation = field.type if isinstance(field.type, str) else field.type.__name__
+        base = FIELD_TYPES.get(annotation, {})
+        rules = CONFIG_RULES.get(field.name, {})
+        if not base and not {"type", "enum"} & set(rules):
+            raise ValueError(
+                f"config field {field.name!r}: no schema for {annotation!r}; add it to "
+                "FIELD_TYPES or give the field a type or enum in CONFIG_RULES"
+            )
+        if "enum" in rules:
+            base = {}  # the enum says it all (and a nullable one lists None itself)
+        properties[field.name] = base | rules
+    return properties
 
 
 def config(closed: bool) -> Schema:
