@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Slot
-from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QTextDocument
+from PySide6.QtGui import QAction, QDesktopServices, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -22,6 +22,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from autocast_explorer.gui.shell.actions import make_action, shortcut_text
+from autocast_explorer.gui.shell.keys import StandardKey
 
 DISTRIBUTION = "autocast-explorer"
 #: The README section the help opens at: what a person looking at the window wants first.
@@ -58,9 +61,7 @@ def shortcut_rows(menu_bar: QMenuBar) -> list[tuple[str, str]]:
             continue
         title = top.text().replace("&", "")
         for action in _entries(menu.actions()):
-            keys = ", ".join(
-                k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts()
-            )
+            keys = shortcut_text(action)
             if not keys and "\t" in action.text():
                 keys = action.text().split("\t", 1)[1]
             if keys:
@@ -102,6 +103,10 @@ class HelpWindow(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         layout.addWidget(buttons)
+        self.closeAction = make_action(
+            self, "Close", self.close, shortcut=StandardKey.Close, tip="Close the help"
+        )
+        self.addAction(self.closeAction)
         self._menu_bar = menu_bar
         self.refresh()
 

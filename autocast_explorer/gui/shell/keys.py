@@ -86,32 +86,45 @@ SHARED_ON_PURPOSE: dict[str, tuple[StandardKey, str]] = {
 }
 
 
-def standard_shortcuts(key: StandardKey, fallback: str | None = None) -> list[QKeySequence]:
-    """The platform's bindings for `key`, or `fallback` where the platform defines none.
+#: Where a platform binds nothing to a standard key: Qt's generic theme (and Windows, where
+#: Alt+F4 closes windows) has no Quit key; Linux desktops and macOS use Ctrl+Q (⌘Q).
+STANDARD_FALLBACKS: dict[StandardKey, str] = {StandardKey.Quit: "Ctrl+Q"}
 
-    Qt's generic platform theme has no binding for Quit (Windows has none either: Alt+F4
-    closes the window), so Quit falls back to Ctrl+Q, what Linux desktops and macOS use.
-    """
+Shortcut = str | QKeySequence | StandardKey
+
+
+def standard_shortcuts(key: StandardKey) -> list[QKeySequence]:
+    """The platform's bindings for `key`, or its STANDARD_FALLBACKS entry where there are none."""
     bindings = list(QKeySequence.keyBindings(key))
-    if not bindings and fallback:
-        bindings = [QKeySequence(fallback)]
+    if not bindings and key in STANDARD_FALLBACKS:
+        bindings = [QKeySequence(STANDARD_FALLBACKS[key])]
     return bindings
 
 
-def set_standard_shortcuts(
-    action: QAction, key: StandardKey, fallback: str | None = None, extra: Iterable[str] = ()
-) -> QAction:
-    """Give `action` the platform's keys for `key` (plus `extra`, e.g. Ctrl+= for Zoom in)."""
-    keys = standard_shortcuts(key, fallback)
-    known = {k.toString(PORTABLE) for k in keys}
-    keys += [QKeySequence(k) for k in extra if k not in known]
-    action.setShortcuts(keys)
-    action.setProperty(STANDARD_KEY_PROPERTY, key.name)
-    return action
+def set_shortcuts(action: QAction, keys: Shortcut | Iterable[Shortcut]) -> None:
+    """Give `action` its keys; a StandardKey brings all of this platform's bindings for it.
+
+    `[StandardKey.ZoomIn, "Ctrl+="]` is Zoom in's platform keys plus Ctrl+= (for keyboards
+    where + needs Shift). The standard key is remembered on the action (standard_key_of), so
+    shortcut_conflicts knows those keys are the platform's choice.
+    """
+    items = [keys] if isinstance(keys, str | QKeySequence | StandardKey) else list(keys)
+    sequences: list[QKeySequence] = []
+    for item in items:
+        if isinstance(item, StandardKey):
+            sequences += standard_shortcuts(item)
+            action.setProperty(STANDARD_KEY_PROPERTY, item.name)
+        else:
+            sequences.append(item if isinstance(item, QKeySequence) else QKeySequence(item))
+    unique: list[QKeySequence] = []
+    for sequence in sequences:
+        if sequence not in unique:
+            unique.append(sequence)
+    action.setShortcuts(unique)
 
 
 def standard_key_of(action: QAction) -> StandardKey | None:
-    """The standard key `action` was given with set_standard_shortcuts, if any."""
+    """The standard key `action` was given with set_shortcuts, if any."""
     name = action.property(STANDARD_KEY_PROPERTY)
     return StandardKey[name] if name else None
 
