@@ -51,6 +51,9 @@ def inspect():
     seen["banner"] = banner.text() if banner.isVisible() else ""
     seen["icon"] = not app.windowIcon().isNull()
     seen["package"] = autocast_explorer.__file__
+    help_window = window.show_help()
+    seen["help_headings"] = help_window.heading_titles()
+    seen["help_at_section"] = help_window.show_section()
     window.close()
 
 QTimer.singleShot(0, inspect)
@@ -187,3 +190,7 @@ def test_installed_window_lists_every_builtin_preset(installed):
     assert seen["banner"] == ""
     assert seen["presets"] == [p.name for p in builtin_presets()]
     assert seen["icon"] is True
+    # F1's manual comes from the wheel's metadata (no README.md file is installed).
+    assert seen["help_headings"][:2] == ["Keyboard shortcuts", "Autocast Explorer"]
+    assert {"Install as a user", "The window"} <= set(seen["help_headings"])
+    assert seen["help_at_section"] is True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QPoint
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDialog, QTextBrowser
@@ -45,7 +47,10 @@ def test_the_shortcut_table_is_the_menus(window):
         assert entry in text and keys in text, entry
 
 
-def test_the_manual_is_the_readme():
+def test_the_manual_is_the_readme_of_this_checkout():
     text = manual_markdown()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert text.startswith("# Autocast Explorer")
+    assert "## Install as a user\n" in text
+    assert len(text) > 0.9 * len(readme)  # the whole README, less its picture lines
     assert f"## {START_SECTION}\n" in text

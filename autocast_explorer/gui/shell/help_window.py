@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+import autocast_explorer
 from autocast_explorer.gui.shell.actions import make_action, shortcut_text
 from autocast_explorer.gui.shell.keys import StandardKey
 
@@ -38,7 +39,7 @@ _IMAGE = re.compile(r"^!\[[^\]]*\]\([^)]*\)\s*$", re.MULTILINE)
 
 def manual_markdown() -> str:
     """The README's Markdown, without its screenshots (they are files beside it, not shipped)."""
-    checkout = Path(__file__).resolve().parents[2] / "README.md"
+    checkout = Path(autocast_explorer.__file__).resolve().parents[1] / "README.md"
     text = None
     if checkout.is_file() and (checkout.parent / "pyproject.toml").is_file():
         text = checkout.read_text(encoding="utf-8")
