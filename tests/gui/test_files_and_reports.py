@@ -125,3 +125,39 @@ def test_offscreen_charts_draw_a_result_without_a_window(window, qtbot, tmp_path
     assert written == [(title, filename) for _id, title, filename in REPORT_CHARTS]
     colors = colors_in(tmp_path / "dtypes.png")
     assert {style.dtype_color("float32"), style.dtype_color("bfloat16")} <= colors
+
+
+def test_save_writes_the_results_own_file_save_as_asks_and_csv_is_an_export(
+    window, qtbot, monkeypatch, tmp_path
+):
+    asked: list[str] = []
+    answers = iter([tmp_path / "first.json", tmp_path / "second.json", tmp_path / "third.json"])
+
+    def ask(*_args, **_kwargs):
+        path = next(answers)
+        asked.append(path.name)
+        return str(path), ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", ask)
+    first = run_to_end(qtbot, window)
+    window.saveJsonAction.trigger()  # Save with no file yet: asks, as Save As does
+    assert asked == ["first.json"]
+    assert window.result_path == tmp_path / "first.json"
+    (tmp_path / "first.json").write_text("overwritten by Save")
+    window.saveJsonAction.trigger()  # the result has a file now: Save writes it, no question
+    assert asked == ["first.json"]
+    assert json.loads((tmp_path / "first.json").read_text()) == json.loads(first.to_json())
+    window.saveAsAction.trigger()  # Save As always asks, and the copy becomes the file
+    assert asked == ["first.json", "second.json"]
+    assert window.result_path == tmp_path / "second.json"
+
+    second = run_to_end(qtbot, window)  # a new result has no file yet
+    assert window.result_path is None
+    window.saveJsonAction.trigger()
+    assert asked == ["first.json", "second.json", "third.json"]
+    assert json.loads((tmp_path / "third.json").read_text()) == json.loads(second.to_json())
+
+    assert window.open_result(tmp_path / "first.json")  # an opened result's file is its own
+    assert window.result_path == tmp_path / "first.json"
+    assert window.saveCsvAction.text().replace("&", "") == "Export latency CSV…"
+    assert "CSV" not in window.saveAsAction.text() and "CSV" not in window.saveJsonAction.text()
