@@ -83,7 +83,7 @@ def run_experiment(
     """
     reporter = Reporter(progress, cancel)
     reporter.report(0.0, "checking memory and time guards")
-    guards.check(config)
+    estimate = guards.check_estimate(config)
     reporter.check()
     warnings: list[str] = []
     with torch_threads(config.threads) as threads, torch.no_grad():
@@ -170,4 +170,5 @@ def run_experiment(
         op_trace=op_trace,
         autocast_error=autocast_error,
         fast_path=fast_path,
+        guard=estimate,
     )

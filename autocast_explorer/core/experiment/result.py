@@ -23,6 +23,7 @@ from autocast_explorer.core.documents.reader import (
 from autocast_explorer.core.experiment.agreement import Agreement, Histogram
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
@@ -68,6 +69,13 @@ class ExperimentResult:
     op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
     autocast_error: str = ""  # the message when the autocast forward raised: a finding
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
+    guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
+
+    @property
+    def slower_ms(self) -> float:
+        """The slower mode's median: what the time guard's estimate forecast."""
+        auto = self.autocast.median_ms if self.autocast is not None else 0.0
+        return max(self.plain.median_ms, auto)
 
     @property
     def speedup(self) -> float:
@@ -128,6 +136,8 @@ class ExperimentResult:
             data["fast_path"] = dict(self.fast_path)
         if self.op_trace is not None:
             data.update(self.op_trace.to_dict())
+        if self.guard is not None:
+            data["guard"] = self.guard.to_dict()
         data.update(self.extras)
         return data
 
@@ -173,6 +183,7 @@ class ExperimentResult:
             "warnings",
             "autocast_error",
             "fast_path",
+            "guard",
             *OpTrace.JSON_KEYS,
         }
         fast_path = r.data.get("fast_path")
@@ -196,6 +207,7 @@ class ExperimentResult:
             op_trace=_optional(r, "ops", lambda _: OpTrace.from_dict(r.data)),
             autocast_error=autocast_error,
             fast_path=dict(fast_path) if fast_path is not None else None,
+            guard=_optional(r, "guard", ForwardEstimate.from_dict),
         )
 
     @classmethod

@@ -5,23 +5,35 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.hardware.cpu import NATIVE_BF16_FLAGS, NATIVE_FP16_FLAGS
+from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import CASE_LABELS, ProbeResult
 
-#: Speedups within this factor of 1 are called "about the same speed" (summary, lessons,
-#: placements).
-SAME_SPEED = 1.05
+__all__ = ["SAME_SPEED", "format_summary", "guard_line", "hardware_clause", "verdict"]
 
 
 def hardware_clause(result: ExperimentResult) -> str:
     """Whether the CPU runs the autocast dtype natively, naming the flags that decide it."""
-    env = result.environment
-    wanted = NATIVE_BF16_FLAGS if result.config.dtype == "bfloat16" else NATIVE_FP16_FLAGS
-    present = sorted(wanted & set(env.cpu_flags))
-    if present:
-        return f"this CPU has native {result.config.dtype} ({', '.join(present)})"
-    return f"this CPU has no native {result.config.dtype} (no {' / '.join(sorted(wanted))})"
+    support = native_support(result.environment.cpu_flags, result.config.dtype)
+    if support.native:
+        return f"this CPU has native {support.dtype} ({support.present_text})"
+    return f"this CPU has no native {support.dtype} (no {' / '.join(support.wanted)})"
+
+
+def guard_line(result: ExperimentResult) -> str:
+    """The time guard's forecast beside the measurement ('' for results that lack one)."""
+    guard = result.guard
+    if guard is None:
+        return ""
+    auto = result.autocast
+    slower = "float32" if auto is None or result.plain.median_ms >= auto.median_ms else "autocast"
+    measured = result.slower_ms
+    ratio = guard.estimated_forward_ms / measured if measured > 0 else float("nan")
+    return (
+        f"time guard estimated {guard.estimated_forward_ms:.3g} ms per forward; measured "
+        f"{measured:.3g} ms ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
+    )
 
 
 def autocast_error_finding(result: ExperimentResult) -> tuple[str, str]:
@@ -119,6 +131,9 @@ def format_summary(result: ExperimentResult) -> str:
         )
     if result.autocast is not None:
         lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
+    if result.guard is not None:
+        lines.append(f"  {guard_line(result)}")
+        lines.append(f"    (basis: {result.guard.basis})")
     headline, meaning = autocast_error_finding(result)
     if headline:
         lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
@@ -153,6 +168,12 @@ def format_summary(result: ExperimentResult) -> str:
             f"cosine {a.cosine:.6f}",
         ]
     lines += [*numerics_lines(result), "", f"Verdict: {verdict(result)}"]
+    support = native_support(env.cpu_flags, cfg.dtype)
+    if not support.native and result.autocast is not None:
+        lines.append(
+            f"What ran instead: {support.instead}; {result.gflops('autocast'):,.1f} GFLOP/s "
+            f"under autocast against {result.gflops('plain'):,.1f} GFLOP/s in float32."
+        )
     lines += [f"Warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 

@@ -58,13 +58,19 @@ class ResultHeader(QWidget):
             "was measured."
         )
         self.finding.hide()
+        self.guard = QLabel("")
+        self.guard.setObjectName("guardLabel")
+        self.guard.setWordWrap(True)
+        self.guard.setStyleSheet(f"color: {style.MUTED}; font-size: 11px;")
+        self.guard.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.guard.hide()
         self.warnings = QLabel("")
         self.warnings.setObjectName("warningsLabel")
         self.warnings.setWordWrap(True)
         self.warnings.setStyleSheet(f"color: {style.WARN};")
         self.warnings.setToolTip("Things that make these numbers less certain.")
         self.warnings.hide()
-        for label in (self.headline, self.details, self.finding, self.warnings):
+        for label in (self.headline, self.details, self.finding, self.guard, self.warnings):
             label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
             layout.addWidget(label)
 
@@ -77,6 +83,7 @@ class ResultHeader(QWidget):
         from autocast_explorer.core.experiment.summary import (
             autocast_error_finding,
             fast_path_sentence,
+            guard_line,
             verdict,
         )
 
@@ -101,6 +108,13 @@ class ResultHeader(QWidget):
             else ""
         )
         self.finding.setVisible(bool(headline))
+        guard = guard_line(result)
+        self.guard.setText(guard[:1].upper() + guard[1:])
+        self.guard.setToolTip(
+            "The time guard refuses configs whose forward would take over 10 s; it calibrates "
+            "on the model's own ops. Basis: " + (result.guard.basis if result.guard else "")
+        )
+        self.guard.setVisible(bool(guard))
         self.warnings.setText("\n".join(f"⚠ {w}" for w in result.warnings))
         self.warnings.setVisible(bool(result.warnings))
 
@@ -110,6 +124,8 @@ class ResultHeader(QWidget):
         self.details.setText("")
         self.finding.setText("")
         self.finding.hide()
+        self.guard.setText("")
+        self.guard.hide()
         self.warnings.setText("")
         self.warnings.hide()
 
