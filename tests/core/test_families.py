@@ -18,7 +18,7 @@ from autocast_explorer.core.experiment.config import ConfigError, ExperimentConf
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families import FAMILIES, family
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.hardware.cpu import NATIVE_BF16_FLAGS
+from autocast_explorer.core.hardware.capabilities import native_support
 
 FAST = {"min_time": 0.02, "threads": 1}
 
@@ -129,7 +129,7 @@ def test_lstm_outcome_follows_this_cpu():
         direct_error = ""
     except RuntimeError as exc:
         direct, direct_error = None, str(exc)
-    if NATIVE_BF16_FLAGS & set(r.environment.cpu_flags):
+    if native_support(r.environment.cpu_flags, "bfloat16").native:
         assert not r.autocast_error
         assert by_kind(r)["LSTM"] == {"bfloat16"}
     if direct_error:

@@ -234,7 +234,7 @@ def check_memory(config: ExperimentConfig) -> int:
         raise GuardError(
             "memory",
             f"this model needs about {peak / 2**20:,.0f} MB but the budget is "
-            f"{budget / 2**20:,.0f} MB; use smaller widths or batch",
+            f"{budget / 2**20:,.0f} MB; use a smaller model or batch",
         )
     return peak
 
@@ -246,7 +246,7 @@ def check_time(config: ExperimentConfig) -> float:
         raise GuardError(
             "time",
             f"one forward pass is estimated at {seconds:,.1f} s "
-            f"(limit {MAX_FORWARD_SECONDS:.0f} s); use smaller widths or batch, "
+            f"(limit {MAX_FORWARD_SECONDS:.0f} s); use a smaller model or batch, "
             "or allow slow runs (--allow-slow)",
         )
     return seconds
