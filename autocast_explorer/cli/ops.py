@@ -8,28 +8,55 @@ from autocast_explorer.cli.common import StderrProgress, UsageError, write_outpu
 from autocast_explorer.core.experiment.config import DTYPES
 
 
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The `ops` subcommand."""
+    from autocast_explorer.core.numerics.opcatalog import CATEGORIES
+
     ops = sub.add_parser(
-        "ops", help="probe which dtype autocast gives each common op (lower/fp32/follows/promote)"
+        "ops",
+        help="probe which dtype autocast gives each op on PyTorch's CPU lists "
+        "(lower/fp32/follows/promote), beside what PyTorch documents",
     )
     ops.add_argument("--dtype", choices=DTYPES, default="bfloat16", help="autocast dtype")
     ops.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    ops.add_argument(
+        "--only",
+        metavar="CATEGORY",
+        action="append",
+        default=[],
+        help=f"probe only this category (repeat or comma-separate): {', '.join(CATEGORIES)}",
+    )
+    ops.add_argument(
+        "--op",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="probe only this op (repeat or comma-separate), e.g. --op linear,cat",
+    )
     ops.add_argument("--json", metavar="PATH|-", help="write the probe JSON ('-': stdout only)")
     ops.set_defaults(handler=cmd_ops)
     return ops
 
 
 def cmd_ops(args: argparse.Namespace) -> int:
-    """Probe each common op's autocast policy on this torch and CPU; print a table or JSON."""
+    """Probe each op's autocast policy on this torch and CPU; print a table or JSON."""
     from autocast_explorer.core.experiment.summary import format_probe
-    from autocast_explorer.core.numerics.oppolicy import probe_ops
+    from autocast_explorer.core.numerics.oppolicy import probe_ops, select_specs
 
     if args.threads is not None and args.threads < 1:
         raise UsageError(f"threads: must be an integer ≥ 1 (got {args.threads})")
+    only = [name for text in args.only for name in _names(text)]
+    names = [name for text in args.op for name in _names(text)]
+    if (args.only or args.op) and not (only or names):
+        raise UsageError("only/op: give a category or an op name (got an empty value)")
+    specs = select_specs(only, names)
     progress = StderrProgress()
     try:
-        probe = probe_ops(args.dtype, threads=args.threads, progress=progress)
+        probe = probe_ops(args.dtype, specs=specs, threads=args.threads, progress=progress)
     finally:
         progress.close()
     if args.json:

@@ -84,7 +84,7 @@ TEST_LIST_POLICIES: dict[str, str] = {
 TEST_LISTS_CLASS = "AutocastCPUTestLists"
 TEST_LISTS_FILE = ("testing", "_internal", "autocast_test_lists.py")
 #: The unlisted case, as the docs put it.
-UNLISTED = "input"
+UNLISTED = "unlisted"
 UNLISTED_MEANING = "not listed: runs in the type defined by its inputs"
 #: Measured policies that agree with each documented one.
 AGREEING: dict[str, frozenset[str]] = {
@@ -185,7 +185,7 @@ def docs_real_valued() -> tuple[str, ...]:
 class Documented:
     """What PyTorch publishes about one op: the policy and the lists that say so.
 
-    `policy` is `lower`, `fp32`, `promote`, or `input` (on no list: the docs say it runs in
+    `policy` is `lower`, `fp32`, `promote`, or `unlisted` (on no list: the docs say it runs in
     its inputs' type). `docs`/`tests` are the docs' policy and torch's test lists' policy
     (None: not on any of that source's lists); `lists` names every list that holds the op.
     """

@@ -34,6 +34,15 @@ CATEGORIES: dict[str, str] = {
 }
 
 
+def category_slug(text: str) -> str | None:
+    """The slug for a category given as slug or label, any case ('Matmul & Conv' works)."""
+    wanted = " ".join(text.strip().lower().split())
+    for slug, label in CATEGORIES.items():
+        if wanted in (slug, label, slug.replace("-", " ")):
+            return slug
+    return None
+
+
 @dataclass(frozen=True)
 class OpSpec:
     """How to call one op: its inputs from a generator, the call, its category.

@@ -39,13 +39,19 @@ from autocast_explorer.core.hardware.cpu import Environment, environment
 from autocast_explorer.core.numerics.documented import (
     DOCS_ORIGIN,
     TEST_LISTS_CLASS,
+    UNLISTED,
     UNLISTED_MEANING,
     Documented,
     TestLists,
     documented,
     installed_test_lists,
 )
-from autocast_explorer.core.numerics.opcatalog import CATEGORIES, PROBED_OPS, OpSpec
+from autocast_explorer.core.numerics.opcatalog import (
+    CATEGORIES,
+    PROBED_OPS,
+    OpSpec,
+    category_slug,
+)
 from autocast_explorer.core.numerics.optrace import OpRecord, OpTracer
 
 SCHEMA = "autocast-explorer/ops/1"
@@ -80,6 +86,12 @@ TUTORIAL_FLOAT32: tuple[str, ...] = ("softmax", "mean")
 TUTORIAL_SOURCE = "tutorial: 'Softmax and mean stay in float32 under CPU autocast'"
 
 
+#: Policies in the order tables and counts list them.
+POLICY_ORDER: tuple[str, ...] = ("lower", "fp32", "follows", "promote", "error", "other")
+#: The group that "disagreements first" puts on top.
+DISAGREEMENTS_GROUP = "disagreements"
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """One input case of one op: input dtypes, the output dtype (or the error), casts seen."""
@@ -94,6 +106,13 @@ class CaseResult:
     computed: str | None = None
     #: The aten ops dispatched (casts excluded), in order, each once.
     kernels: tuple[str, ...] = ()
+
+    def cell_text(self) -> str:
+        """How a table shows this case: the output dtype, `[computed]` where it differs."""
+        if self.error is not None:
+            return "error"
+        out = self.out_dtype or "?"
+        return f"{out}[{self.computed}]" if self.computed and self.computed != out else out
 
     @property
     def effective(self) -> str | None:
@@ -241,6 +260,13 @@ class ProbeResult:
     def disagreements(self) -> list[OpPolicy]:
         """Ops whose measured policy contradicts what PyTorch documents, in probe order."""
         return [op for op in self.ops if op.disagrees]
+
+    def policy_counts(self) -> dict[str, int]:
+        """Policy → number of ops, in POLICY_ORDER (only policies that occur)."""
+        counts = {policy: 0 for policy in POLICY_ORDER}
+        for op in self.ops:
+            counts[op.policy] = counts.get(op.policy, 0) + 1
+        return {policy: n for policy, n in counts.items() if n}
 
     def by_category(self) -> dict[str, list[OpPolicy]]:
         """Category slug → ops, categories in CATEGORIES order (unknown ones last)."""
@@ -532,14 +558,16 @@ def belief_notes(ops: Sequence[OpPolicy], low: str) -> tuple[Note, ...]:
     return tuple(notes)
 
 
-DOCS_NOTE_SOURCE = "documented for CPU: the AMP docs' CPU lists"
-TESTS_NOTE_SOURCE = f"documented for CPU: torch's own {TEST_LISTS_CLASS}"
+#: Notes about what PyTorch documents start with this (the belief notes do not).
+DOCUMENTED_PREFIX = "documented for CPU"
+DOCS_NOTE_SOURCE = f"{DOCUMENTED_PREFIX}: the AMP docs' CPU lists"
+TESTS_NOTE_SOURCE = f"{DOCUMENTED_PREFIX}: torch's own {TEST_LISTS_CLASS}"
 #: The documented policies in words (the claim of a disagreement note).
 DOCUMENTED_WORDS: dict[str, str] = {
     "lower": "autocasts to the low-precision dtype",
     "fp32": "autocasts to float32",
     "promote": "runs in the widest input type",
-    "input": UNLISTED_MEANING,
+    UNLISTED: UNLISTED_MEANING,
 }
 #: Words in an error message that say the CPU lacks a kernel, and what that means.
 _NO_KERNEL_HINTS = ("primitive descriptor", "not implemented for", "not supported")
@@ -572,7 +600,7 @@ def disagreement_explanation(op: OpPolicy, low: str) -> str:
             f"this call never reaches the listed aten.{listed} under autocast (it dispatched "
             f"{seen}), so autocast has nothing to cast; measured: {op.why}"
         )
-    if doc.policy == "input":
+    if doc.policy == UNLISTED:
         listed_kernels = [
             k
             for k in op.cases[0].kernels
@@ -640,20 +668,27 @@ def select_specs(
 
     Raises ConfigError naming the unknown category or op.
     """
-    for slug in only:
-        if slug not in CATEGORIES:
+    slugs = []
+    for text in only:
+        slug = category_slug(text)
+        if slug is None:
             raise ConfigError(
-                "only", f"unknown category {slug!r} (choose from {', '.join(CATEGORIES)})"
+                "only", f"unknown category {text!r} (choose from {', '.join(CATEGORIES)})"
             )
+        slugs.append(slug)
     known = {spec.name for spec in specs}
     for name in names:
         if name not in known:
-            close = sorted(k for k in known if name.lower() in k.lower())[:5]
+            wanted = name.lower()
+            close = sorted(
+                (k for k in known if wanted in k.lower()),
+                key=lambda k: (not k.lower().startswith(wanted), k),
+            )[:5]
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise ConfigError("op", f"unknown op {name!r}{hint}")
     if not only and not names:
         return tuple(specs)
-    return tuple(s for s in specs if s.category in only or s.name in names)
+    return tuple(s for s in specs if s.category in slugs or s.name in names)
 
 
 def probe_ops(
@@ -686,3 +721,39 @@ def probe_ops(
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         sources=documented_sources(tests),
     )
+
+
+def op_matches(op: OpPolicy, query: str) -> bool:
+    """Does `op` match a filter? Every word must occur in its name, category, measured or
+    documented policy (or be "disagree"/"!" for an op that contradicts its documentation)."""
+    label = CATEGORIES.get(op.category, op.category)
+    documented_policy = op.documented.policy if op.documented else ""
+    haystack = " ".join((op.name, op.category, label, op.policy, documented_policy)).lower()
+    for word in query.lower().split():
+        if word in ("!", "disagree", "disagrees", "disagreement", "disagreements"):
+            if not op.disagrees:
+                return False
+        elif word not in haystack:
+            return False
+    return True
+
+
+def grouped_ops(
+    ops: Sequence[OpPolicy], query: str = "", disagreements_first: bool = False
+) -> list[tuple[str, list[OpPolicy]]]:
+    """(group, ops) for a table: categories in CATEGORIES order, filtered by `query`; with
+    `disagreements_first`, ops that contradict their documentation come first in their own
+    group. Empty groups are left out."""
+    order = {slug: i for i, slug in enumerate(CATEGORIES)}
+    shown = [op for op in ops if op_matches(op, query)]
+    groups: list[tuple[str, list[OpPolicy]]] = []
+    if disagreements_first:
+        first = [op for op in shown if op.disagrees]
+        if first:
+            groups.append((DISAGREEMENTS_GROUP, first))
+        shown = [op for op in shown if not op.disagrees]
+    by_category: dict[str, list[OpPolicy]] = {}
+    for op in sorted(shown, key=lambda o: order.get(o.category, len(order))):
+        by_category.setdefault(op.category, []).append(op)
+    groups += list(by_category.items())
+    return groups
