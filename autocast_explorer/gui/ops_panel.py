@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTextBrowser,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -200,6 +201,8 @@ class OpsPanel(QWidget):
             "Show only ops whose name, category, measured or documented policy contains every "
             "word typed; 'disagree' (or '!') keeps the ops that contradict their documentation."
         )
+        for clear in self.filterEdit.findChildren(QToolButton):  # the clear button
+            clear.setToolTip("Clear the filter: show every op.")
         self.filterEdit.textChanged.connect(self._refill)
         QShortcut(QKeySequence.StandardKey.Find, self, activated=self._focus_filter)
         self.disagreementsFirstCheck = QCheckBox("&Disagreements first")
