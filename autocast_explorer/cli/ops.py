@@ -22,7 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(lower/fp32/follows/promote), beside what PyTorch documents",
     )
     ops.add_argument("--dtype", choices=DTYPES, default="bfloat16", help="autocast dtype")
-    ops.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    ops.add_argument(
+        "--threads", type=int, default=None, help="torch threads (default: 1; the ops are tiny)"
+    )
     ops.add_argument(
         "--only",
         metavar="CATEGORY",
@@ -45,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def cmd_ops(args: argparse.Namespace) -> int:
     """Probe each op's autocast policy on this torch and CPU; print a table or JSON."""
     from autocast_explorer.core.experiment.summary import format_probe
-    from autocast_explorer.core.numerics.oppolicy import probe_ops, select_specs
+    from autocast_explorer.core.numerics.oppolicy import PROBE_THREADS, probe_ops, select_specs
 
     if args.threads is not None and args.threads < 1:
         raise UsageError(f"threads: must be an integer ≥ 1 (got {args.threads})")
@@ -56,7 +58,8 @@ def cmd_ops(args: argparse.Namespace) -> int:
     specs = select_specs(only, names)
     progress = StderrProgress()
     try:
-        probe = probe_ops(args.dtype, specs=specs, threads=args.threads, progress=progress)
+        threads = PROBE_THREADS if args.threads is None else args.threads
+        probe = probe_ops(args.dtype, specs=specs, threads=threads, progress=progress)
     finally:
         progress.close()
     if args.json:

@@ -691,14 +691,23 @@ def select_specs(
     return tuple(s for s in specs if s.category in slugs or s.name in names)
 
 
+#: Torch threads for the probe unless told otherwise. Its ops are tiny, so more threads only
+#: add OpenMP wake-ups; on a busy 2-core machine 2 threads made the probe 3-15× slower
+#: (bench/op_probe.py).
+PROBE_THREADS = 1
+
+
 def probe_ops(
     dtype: str = "bfloat16",
     specs: Sequence[OpSpec] = PROBED_OPS,
-    threads: int | None = None,
+    threads: int | None = PROBE_THREADS,
     progress: ProgressFn | None = None,
     cancel: CancelFn | None = None,
 ) -> ProbeResult:
-    """Probe every op in `specs` under CPU autocast with `dtype`; cancel is checked per op."""
+    """Probe every op in `specs` under CPU autocast with `dtype`; cancel is checked per op.
+
+    `threads=None` leaves torch's own thread count.
+    """
     if dtype not in DTYPES:
         raise ConfigError("dtype", f"must be one of {', '.join(DTYPES)} (got {dtype!r})")
     if threads is not None and (not isinstance(threads, int) or threads < 1):
