@@ -542,7 +542,7 @@ class OpsPanel(QWidget):
             html.append(
                 f"<table width='100%' cellpadding='4' style='background:{NOTE_BACKGROUND};"
                 f"border:1px solid {NOTE_BORDER}; margin-top:4px'><tr><td>"
-                f"<b>{n.op}</b>: documented <i>{n.claim}</i><br>{n.verdict}"
+                f"<b>{n.op}</b> — documented: <i>{n.claim}</i>.<br>{n.verdict}"
                 "</td></tr></table>"
             )
         if not documented:

@@ -106,7 +106,7 @@ def test_probe_through_the_worker_shows_the_measured_policies(window, qtbot, tmp
     notes = panel.notesView.toPlainText()
     assert f"Disagreements with PyTorch's documentation ({len(disagreeing)})" in notes
     for name in disagreeing:
-        assert f"{name}: documented" in notes
+        assert f"{name} — documented:" in notes
     assert "tutorial" in notes and "CUDA" in notes
     beliefs = [n for n in probe.notes if not n.source.startswith("documented")]
     assert f"({sum(n.contradicts for n in beliefs)} notes)" in notes

@@ -219,7 +219,7 @@ def format_probe(probe: ProbeResult) -> str:
     if documented_notes:
         lines += ["", "Where this torch on this CPU disagrees with what PyTorch documents:"]
         for note in documented_notes:
-            lines += [f"  {note.op}: documented '{note.claim}' ({note.source})"]
+            lines += [f"  {note.op} — documented: {note.claim} ({note.source})"]
             lines += [f"    {note.verdict}"]
     groups: dict[tuple[str, str], list[str]] = {}
     for note in probe.notes:

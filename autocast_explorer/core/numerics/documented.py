@@ -85,7 +85,7 @@ TEST_LISTS_CLASS = "AutocastCPUTestLists"
 TEST_LISTS_FILE = ("testing", "_internal", "autocast_test_lists.py")
 #: The unlisted case, as the docs put it.
 UNLISTED = "unlisted"
-UNLISTED_MEANING = "not listed: runs in the type defined by its inputs"
+UNLISTED_MEANING = "is on no CPU list, so it runs in the type defined by its inputs"
 #: Measured policies that agree with each documented one.
 AGREEING: dict[str, frozenset[str]] = {
     "lower": frozenset({"lower"}),

@@ -577,6 +577,29 @@ def _reached(op: OpPolicy, kernel: str) -> bool:
     return any(kernel in c.kernels for c in op.cases)
 
 
+def _other_explanation(op: OpPolicy, low: str) -> str:
+    """Words for an op no policy fits, naming the pattern when it is the common one."""
+    f32, lo = op.case("float32"), op.case("low")
+    mixed = [c for c in (op.case("low_first"), op.case("float32_first")) if c is not None]
+    equal_kept = (
+        f32 is not None
+        and lo is not None
+        and (f32.effective, lo.effective)
+        == (
+            "float32",
+            low,
+        )
+    )
+    rest = {"low_first": "float32", "float32_first": low}
+    if equal_kept and mixed and all(c.effective == rest[c.case] for c in mixed):
+        return (
+            "equal input dtypes are kept (as the docs say of unlisted ops), but with mixed "
+            "inputs the result takes the dtype of the inputs after the first (for a recurrent "
+            f"layer: its weights and state), neither the first input's nor the widest: {op.why}"
+        )
+    return f"none of the policies fits what it returned: {op.why}"
+
+
 def disagreement_explanation(op: OpPolicy, low: str) -> str:
     """Why the measured policy differs from the documented one, from what was observed."""
     doc = op.documented
@@ -588,7 +611,7 @@ def disagreement_explanation(op: OpPolicy, low: str) -> str:
             hint = f" (no {low} kernel for it on this CPU with this torch)"
         return f"it raises here{hint}, so the documented policy cannot run: {op.error}"
     if op.policy == "other":
-        return f"none of the policies fits what it returned: {op.why}"
+        return _other_explanation(op, low)
     if doc.policy in ("lower", "fp32") and op.policy in ("follows", "promote"):
         if _reached(op, listed):
             return (
