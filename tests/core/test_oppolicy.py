@@ -397,3 +397,20 @@ def test_parse_test_lists_reads_text_without_importing():
         "        self.torch_16 = [('ignored', 1)]\n"
     )
     assert parse_test_lists(source) == {"torch_16": ("conv1d", "mm"), "nn_fp32": ("mse_loss",)}
+
+
+def test_progress_per_op_and_cancel_between_ops():
+    specs = select_specs(["comparisons"])
+    seen: list[tuple[float, str]] = []
+    probe_ops("bfloat16", specs=specs, progress=lambda f, m: seen.append((f, m)))
+    assert [m for _f, m in seen] == [f"probing {s.name}" for s in specs] + ["done"]
+    assert [f for f, _m in seen] == sorted(f for f, _m in seen) and seen[-1][0] == 1.0
+    calls: list[str] = []
+    with pytest.raises(Cancelled):
+        probe_ops(
+            "bfloat16",
+            specs=specs,
+            progress=lambda f, m: calls.append(m),
+            cancel=lambda: len(calls) >= 3,  # asked to stop while the third op runs
+        )
+    assert calls == [f"probing {s.name}" for s in specs[:3]]  # stopped before the fourth
