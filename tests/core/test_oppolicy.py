@@ -213,9 +213,9 @@ def _torch_test_lists_from_the_wheel() -> dict[str, list[str]]:
 def test_the_probe_covers_torchs_own_cpu_test_lists(probe):
     lists = _torch_test_lists_from_the_wheel()
     assert set(lists) == set(TEST_LIST_POLICIES)  # every list the policy table names exists
-    assert installed_test_lists().lists == {k: tuple(v) for k, v in lists.items()} | {
-        k: v for k, v in installed_test_lists().lists.items() if k not in lists
-    }
+    installed = installed_test_lists()
+    assert installed.problem == ""
+    assert {k: installed.lists[k] for k in lists} == {k: tuple(v) for k, v in lists.items()}
     listed = {op for ops in lists.values() for op in ops}
     covered = {spec.listed_name for spec in PROBED_OPS} & listed
     assert len(listed) >= 40
@@ -229,9 +229,10 @@ def test_the_probe_covers_torchs_own_cpu_test_lists(probe):
         if expected is None:
             continue
         assert op.documented.tests == expected
-        if op.policy != expected:
+        if op.policy != expected:  # e.g. an op without a kernel for this dtype on this CPU
             note = tests_notes[op.name]
-            assert note.contradicts and note.verdict and op.name in [o.name for o in probe.ops]
+            assert note.contradicts and note.verdict.strip()
+            assert note.claim.startswith(op.documented.name)
 
 
 def test_the_probe_covers_the_docs_cpu_lists(probe):
