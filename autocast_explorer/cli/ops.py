@@ -14,7 +14,7 @@ def _names(text: str) -> list[str]:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The `ops` subcommand."""
-    from autocast_explorer.core.numerics.opcatalog import CATEGORIES
+    from autocast_explorer.core.numerics.opcategories import CATEGORIES
 
     ops = sub.add_parser(
         "ops",

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import DTYPES
-from autocast_explorer.core.numerics.opcatalog import CATEGORIES
+from autocast_explorer.core.numerics.opcategories import CATEGORIES
 from autocast_explorer.gui import style
 
 if TYPE_CHECKING:

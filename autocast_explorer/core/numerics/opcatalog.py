@@ -19,28 +19,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-#: Category slug → the label shown in the window and the CLI (order = display order).
-CATEGORIES: dict[str, str] = {
-    "matmul-conv": "matmul & conv",
-    "attention-rnn": "attention & rnn",
-    "activations-norms": "activations & norms",
-    "reductions": "reductions",
-    "pointwise": "pointwise",
-    "losses": "losses",
-    "linalg": "linalg",
-    "pooling-padding": "pooling & padding",
-    "comparisons": "comparisons",
-    "fft-complex": "fft & complex",
-}
+from autocast_explorer.core.numerics.opcategories import CATEGORIES, category_slug
 
-
-def category_slug(text: str) -> str | None:
-    """The slug for a category given as slug or label, any case ('Matmul & Conv' works)."""
-    wanted = " ".join(text.strip().lower().split())
-    for slug, label in CATEGORIES.items():
-        if wanted in (slug, label, slug.replace("-", " ")):
-            return slug
-    return None
+__all__ = ["CATEGORIES", "PROBED_OPS", "OpSpec", "category_slug", "randn_inputs"]
 
 
 @dataclass(frozen=True)
