@@ -205,7 +205,8 @@ class OpsPanel(QWidget):
         for clear in self.filterEdit.findChildren(QToolButton):  # the clear button
             clear.setToolTip("Clear the filter: show every op.")
         self.filterEdit.textChanged.connect(self._refill)
-        QShortcut(QKeySequence.StandardKey.Find, self, activated=self._focus_filter)
+        find = QShortcut(QKeySequence.StandardKey.Find, self, activated=self._focus_filter)
+        find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)  # only inside this tab
         self.disagreementsFirstCheck = QCheckBox("&Disagreements first")
         self.disagreementsFirstCheck.setObjectName("disagreementsFirst")
         self.disagreementsFirstCheck.setToolTip(
