@@ -7,6 +7,22 @@ import argparse
 from autocast_explorer.cli.common import StderrProgress, UsageError, write_output
 from autocast_explorer.core.experiment.config import DTYPES
 
+OPS_EPILOG = """\
+Each op runs under autocast with float32, low-precision and mixed inputs; its policy is read
+from the dtypes it really returned (comparisons and complex results: the dtype they computed
+in): lower (runs in the autocast dtype), fp32 (forced to float32), follows (keeps its input's
+dtype), promote (widest input), error or other. Beside it: what PyTorch documents (the AMP
+docs' CPU lists and torch's own AutocastCPUTestLists); '!' marks a disagreement.
+
+examples:
+  autocast-explorer ops
+  autocast-explorer ops --dtype float16
+  autocast-explorer ops --only losses,linalg
+  autocast-explorer ops --op lstm --op eq
+  autocast-explorer ops --json ops.json
+  autocast-explorer ops --json - | jq '.ops[] | select(.disagrees) | .name'
+"""
+
 
 def _names(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
@@ -20,6 +36,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "ops",
         help="probe which dtype autocast gives each op on PyTorch's CPU lists "
         "(lower/fp32/follows/promote), beside what PyTorch documents",
+        description="Probe, on this torch and CPU, which dtype torch.autocast('cpu') gives "
+        "every op on PyTorch's CPU autocast lists (~150), beside what PyTorch documents.",
+        epilog=OPS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ops.add_argument("--dtype", choices=DTYPES, default="bfloat16", help="autocast dtype")
     ops.add_argument(
