@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "ops",
         help="probe which dtype autocast gives each op on PyTorch's CPU lists "
         "(lower/fp32/follows/promote), beside what PyTorch documents",
-        description="Probe, on this torch and CPU, which dtype torch.autocast('cpu') gives "
+        description="Probe, on this torch and CPU, which dtype torch.autocast('cpu') gives\n"
         "every op on PyTorch's CPU autocast lists (~150), beside what PyTorch documents.",
         epilog=OPS_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
