@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
+    DEFAULT_LR,
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
@@ -81,6 +83,48 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """`run`'s training flags: values are checked by ExperimentConfig, naming the flag."""
+    d = ExperimentConfig()
+    g = parser.add_argument_group("training (--mode train)")
+    g.add_argument(
+        "--mode",
+        default=d.mode,
+        help="infer: time forwards (default); train: train a float32 and an autocast copy "
+        "side by side",
+    )
+    g.add_argument(
+        "--steps", type=_number(int), default=d.steps, help="training steps (default 50)"
+    )
+    g.add_argument(
+        "--lr",
+        type=_number(float),
+        default=None,
+        help=f"learning rate (default {DEFAULT_LR['sgd']:g} for sgd, {DEFAULT_LR['adamw']:g} "
+        "for adamw)",
+    )
+    g.add_argument("--optimizer", default=d.optimizer, help="sgd (momentum 0.9) or adamw")
+    g.add_argument(
+        "--no-scaler",
+        dest="scaler",
+        action="store_false",
+        help="float16: train without a GradScaler to see gradients underflow",
+    )
+
+
+def _number(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    """Parse a number; anything else is one line naming the flag (its range: the config)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            return kind(text)
+        except ValueError:
+            noun = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"must be {noun} (got {text!r})") from None
+
+    return parse
+
+
 def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
     return ExperimentConfig(
         widths=args.widths,
@@ -97,7 +141,22 @@ def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
         input_distribution=args.input_distribution,
         min_time=args.min_time,
         allow_slow=args.allow_slow,
+        **training_fields(args),
     )
+
+
+def training_fields(args: argparse.Namespace) -> dict[str, object]:
+    """The training fields from `run`'s flags (commands without them keep the defaults)."""
+    if not hasattr(args, "mode"):
+        return {}
+    lr = args.lr if args.lr is not None else DEFAULT_LR.get(args.optimizer, DEFAULT_LR["sgd"])
+    return {
+        "mode": args.mode,
+        "steps": args.steps,
+        "lr": lr,
+        "optimizer": args.optimizer,
+        "scaler": args.scaler,
+    }
 
 
 class StderrProgress:

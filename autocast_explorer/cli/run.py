@@ -10,6 +10,7 @@ from autocast_explorer.cli.common import (
     StderrProgress,
     UsageError,
     add_config_arguments,
+    add_training_arguments,
     config_from_args,
     write_outputs,
 )
@@ -23,6 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The `run` subcommand and its flags."""
     run = sub.add_parser("run", help="measure one config plain vs autocast and print a summary")
     add_config_arguments(run)
+    add_training_arguments(run)
     out = run.add_argument_group("output")
     out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")
     out.add_argument("--csv", metavar="PATH|-", help="write the latency rows as CSV")
@@ -52,6 +54,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
 
     placements = getattr(args, "placements", False)
+    if placements and config.mode == "train":
+        raise UsageError("--placements times forwards: use it with --mode infer")
     progress = StderrProgress()
     try:
         run = run_with_placements if placements else run_experiment

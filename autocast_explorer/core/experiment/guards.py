@@ -18,9 +18,16 @@ from autocast_explorer.core.experiment.config import (
     parameter_count,
 )
 from autocast_explorer.core.experiment.model import TORCH_DTYPES
+from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
 
 MAX_FORWARD_SECONDS = 10.0
+#: A training step costs about three forwards: the forward, then the backward's two GEMMs per
+#: layer (gradient of the input and of the weight), each the size of the forward's.
+TRAINING_STEP_FORWARDS = 3
+#: Float32 copies of the parameters a training run holds at once: the initial model, two probe
+#: gradients, and per trained copy its weights, gradients and up to two optimizer states (AdamW).
+_TRAINING_PARAMETER_COPIES = {"sgd": 1 + 2 + 2 * 3, "adamw": 1 + 2 + 2 * 4}
 _CALIBRATION_SIZE = 256
 
 
@@ -60,6 +67,18 @@ def _calibrated_rate(dtype_name: str, threads: int) -> float:
         torch.set_num_threads(previous)
 
 
+def estimate_training_peak_bytes(config: ExperimentConfig) -> int:
+    """Parameter copies, activations saved for backward and their gradients, and the task."""
+    low_bytes = TORCH_DTYPES[config.dtype].itemsize
+    params = parameter_count(config.widths)
+    copies = _TRAINING_PARAMETER_COPIES.get(
+        config.optimizer, max(_TRAINING_PARAMETER_COPIES.values())
+    )
+    activations = config.batch * sum(config.widths)
+    task = (TRAIN_POOL_BATCHES + HELD_OUT_BATCHES) * config.batch * (config.widths[0] + 1) * 4
+    return params * (4 * copies + low_bytes) + activations * (4 + low_bytes) * 4 + task
+
+
 def estimate_forward_seconds(config: ExperimentConfig) -> float:
     """FLOPs over the slower of the float32 and low-precision calibration rates."""
     threads = config.threads or torch.get_num_threads()
@@ -77,7 +96,11 @@ def memory_budget_bytes(config: ExperimentConfig) -> int:
 def check_memory(config: ExperimentConfig) -> int:
     """Raise GuardError when the estimated peak exceeds the memory budget; returns the peak."""
     budget = memory_budget_bytes(config)
-    peak = estimate_peak_bytes(config)
+    peak = (
+        estimate_training_peak_bytes(config)
+        if config.mode == "train"
+        else estimate_peak_bytes(config)
+    )
     if peak > budget:
         raise GuardError(
             "memory",
@@ -88,12 +111,17 @@ def check_memory(config: ExperimentConfig) -> int:
 
 
 def check_time(config: ExperimentConfig) -> float:
-    """Raise GuardError when one forward is estimated to take over 10 s (unless allowed)."""
+    """Raise GuardError when one forward (in training: one training step, ≈ 3 forwards) is
+    estimated to take over 10 s (unless allowed): nothing can interrupt it once started."""
     seconds = estimate_forward_seconds(config)
+    what = "one forward pass"
+    if config.mode == "train":
+        seconds *= TRAINING_STEP_FORWARDS
+        what = f"one training step (≈ {TRAINING_STEP_FORWARDS} forwards)"
     if seconds > MAX_FORWARD_SECONDS and not config.allow_slow:
         raise GuardError(
             "time",
-            f"one forward pass is estimated at {seconds:,.1f} s "
+            f"{what} is estimated at {seconds:,.1f} s "
             f"(limit {MAX_FORWARD_SECONDS:.0f} s); use smaller widths or batch, "
             "or allow slow runs (--allow-slow)",
         )

@@ -24,6 +24,7 @@ from autocast_explorer.core.experiment.agreement import Agreement, Histogram
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.experiment.training import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
 from autocast_explorer.core.numerics.layer_error import LayerError
@@ -66,6 +67,7 @@ class ExperimentResult:
     created: str = ""
     extras: dict[str, Any] = field(default_factory=dict, compare=False)
     op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
+    train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
 
     @property
     def speedup(self) -> float:
@@ -129,6 +131,8 @@ class ExperimentResult:
         }
         if self.op_trace is not None:
             data.update(self.op_trace.to_dict())
+        if self.train is not None:
+            data["train"] = self.train.to_dict()
         data.update(self.extras)
         return data
 
@@ -166,6 +170,7 @@ class ExperimentResult:
             "layers",
             "agreement",
             "warnings",
+            "train",
             *OpTrace.JSON_KEYS,
         }
         return cls(
@@ -201,6 +206,7 @@ class ExperimentResult:
             created=str(r.data.get("created", "")),
             extras={k: v for k, v in r.data.items() if k not in known},
             op_trace=_optional(r, "ops", lambda _: OpTrace.from_dict(r.data)),
+            train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
         )
 
     @classmethod
