@@ -96,7 +96,9 @@ def make_task(config: ExperimentConfig, source: ModelSource = MLP_SOURCE) -> Syn
     centres: torch.Tensor | None = None
     if probe.is_floating_point():
         row = probe[0]
-        centres = torch.randn((classes, *row.shape)) * (CENTROID_NORM / math.sqrt(row.numel()))
+        noise = float(probe.float().std()) or 1.0  # follows --input-scale and the distribution
+        spread = CENTROID_NORM * noise / math.sqrt(row.numel())
+        centres = torch.randn((classes, *row.shape)) * spread
 
     def draw() -> tuple[torch.Tensor, torch.Tensor]:
         x = source.make_input(config)
