@@ -407,6 +407,9 @@ class LessonsPanel(QWidget):
             chart_id = "dtype"
         if chart_id == "layers":
             return "layers", w.layerTable, w.layerTable
+        training = getattr(w, "trainingView", None)
+        if chart_id == "loss" and training is not None:
+            return "loss", training, training.lossPlot
         plots = {"latency": w.latencyPlot, "dtype": w.dtypePlot, "agreement": w.agreementPlot}
         return chart_id, w.overview, plots.get(chart_id, w.dtypePlot)
 

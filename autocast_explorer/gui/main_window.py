@@ -38,6 +38,7 @@ from autocast_explorer.gui.layer_table import LayerTable
 from autocast_explorer.gui.numerics_tabs import install_numerics
 from autocast_explorer.gui.overview import OverviewTab
 from autocast_explorer.gui.sweeps import install_sweeps
+from autocast_explorer.gui.training_tab import install_training
 from autocast_explorer.gui.worker import TaskRunner, TaskState
 
 if TYPE_CHECKING:
@@ -69,7 +70,10 @@ def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentRes
     from autocast_explorer.core.experiment import engine
 
     return engine.run_experiment(
-        config, progress=state.set_progress, cancel=state.is_interruption_requested
+        config,
+        progress=state.set_progress,
+        cancel=state.is_interruption_requested,
+        partial=state.set_partial,
     )
 
 
@@ -77,6 +81,8 @@ class MainWindow(QMainWindow):
     """The Autocast Explorer window. `MainWindow()` builds it without running anything."""
 
     experimentStarted = Signal()
+    #: One training step of the window's own run finished: core's StepProgress (plain data).
+    experimentStep = Signal(object)
     experimentFinished = Signal(object)
     experimentFailed = Signal(str)
     experimentCancelled = Signal()
@@ -119,6 +125,7 @@ class MainWindow(QMainWindow):
         self._validate()
         install_numerics(self)  # issue 6: layer error, agreement, op trace, ops probe
         install_sweeps(self)  # issue 4: Sweeps, Placements and Hardware tabs
+        self.trainingTab = install_training(self)
 
         from autocast_explorer.gui.learn_and_present import install_learn_and_present
 
@@ -261,6 +268,7 @@ class MainWindow(QMainWindow):
         self.controls.cancelButton.clicked.connect(self.cancel_experiment)
         self.runner.started.connect(self._on_runner_started)
         self.runner.progress.connect(self._on_progress)
+        self.runner.partial.connect(self._on_partial)
         self.runner.finished.connect(self._on_finished)
         self.runner.failed.connect(self._on_failed)
         self.runner.cancelled.connect(self._on_cancelled)
@@ -449,7 +457,9 @@ class MainWindow(QMainWindow):
     @Slot()
     def cancel_experiment(self) -> None:
         if self.runner.is_running():
-            self.controls.progressLabel.setText("Cancelling after the current timing block…")
+            training = self._run_config is not None and self._run_config.mode == "train"
+            where = "training step" if training else "timing block"
+            self.controls.progressLabel.setText(f"Cancelling after the current {where}…")
             self.runner.cancel()
 
     # The runner is shared: other panels (sweeps …) may run their own tasks on it. Progress
@@ -465,6 +475,15 @@ class MainWindow(QMainWindow):
     def _on_progress(self, fraction: float, message: str) -> None:
         self.controls.progressBar.setValue(round(fraction * PROGRESS_STEPS))
         self.controls.progressLabel.setText(message)
+
+    @Slot(object)
+    def _on_partial(self, obj: object) -> None:
+        if self._run_config is not None:  # this window's run, not another panel's task
+            self.experimentStep.emit(obj)
+
+    def running_config(self) -> ExperimentConfig | None:
+        """The config of the window's run in progress (None when none runs)."""
+        return self._run_config
 
     def _take_own_run(self) -> ExperimentConfig | None:
         """The config of this window's run that just ended (None: another panel's task)."""

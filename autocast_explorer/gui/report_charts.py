@@ -26,9 +26,15 @@ REPORT_CHARTS: tuple[tuple[str, str, str], ...] = (
     ("latency", "Latency per forward", "latency.png"),
     ("dtype", "Dtype per layer", "dtypes.png"),
     ("agreement", "Prediction agreement", "agreement.png"),
+    ("loss", "Training loss per step", "loss.png"),
 )
 #: The size the offscreen charts are laid out at (the PNG is twice as wide: gui.export).
-OFFSCREEN_SIZES = {"latency": (640, 440), "dtype": (900, 300), "agreement": (640, 440)}
+OFFSCREEN_SIZES = {
+    "latency": (640, 440),
+    "dtype": (900, 300),
+    "agreement": (640, 440),
+    "loss": (760, 440),
+}
 
 ChartWriter = Callable[[Path], Sequence[tuple[str, str]]]
 
@@ -50,6 +56,10 @@ def window_chart_writer(window: MainWindow) -> ChartWriter:
     """A chart writer for core.report.write_report that exports the window's own charts."""
     plots = {"latency": window.latencyPlot, "dtype": window.dtypePlot}
     plots["agreement"] = window.agreementPlot
+    loss = getattr(window, "lossPlot", None)
+    result = window.last_result
+    if loss is not None and result is not None and result.train is not None:
+        plots["loss"] = loss  # the training run's curves, as the window shows them
 
     def write(folder: Path) -> list[tuple[str, str]]:
         return export_plots(plots, folder)
@@ -83,9 +93,12 @@ def render_chart_pngs(result: ExperimentResult, folder: Path) -> list[tuple[str,
     from autocast_explorer.gui.agreement_chart import AgreementChart
     from autocast_explorer.gui.dtype_chart import DtypeChart
     from autocast_explorer.gui.latency_chart import LatencyChart
+    from autocast_explorer.gui.loss_chart import LossChart
 
     style.apply_plot_style()
     plots = {"latency": LatencyChart(), "dtype": DtypeChart(), "agreement": AgreementChart()}
+    if result.train is not None:
+        plots["loss"] = LossChart()
     try:
         for chart_id, plot in plots.items():
             plot.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
