@@ -26,6 +26,9 @@ REPORT_CHARTS: tuple[tuple[str, str, str], ...] = (
     ("latency", "Latency per forward", "latency.png"),
     ("dtype", "Dtype per layer", "dtypes.png"),
     ("agreement", "Prediction agreement", "agreement.png"),
+)
+#: Charts a report of a training run carries as well.
+TRAINING_REPORT_CHARTS: tuple[tuple[str, str, str], ...] = (
     ("loss", "Training loss per step", "loss.png"),
 )
 #: The size the offscreen charts are laid out at (the PNG is twice as wide: gui.export).
@@ -44,7 +47,7 @@ def export_plots(plots: dict[str, pg.PlotWidget], folder: Path) -> list[tuple[st
     from autocast_explorer.gui.export import export_chart
 
     written = []
-    for chart_id, title, filename in REPORT_CHARTS:
+    for chart_id, title, filename in REPORT_CHARTS + TRAINING_REPORT_CHARTS:
         plot = plots.get(chart_id)
         if plot is not None:
             export_chart(plot, folder / filename)
