@@ -40,6 +40,7 @@ class SavedBytesChart(StaticChart):
         )
         plot = self.getPlotItem()
         plot.setXRange(-0.6, 1.6, padding=0)
+        plot.getAxis("bottom").setHeight(48)  # two-line tick labels
         self._bars = pg.BarGraphItem(
             x=[], height=[], width=0.55, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
         )
@@ -74,8 +75,8 @@ class SavedBytesChart(StaticChart):
         self.getPlotItem().getAxis("bottom").setTicks(
             [
                 [
-                    (0.0, f"plain · float32\n{counts[0]} tensors"),
-                    (1.0, f"autocast · {dtypes[1]}\n{counts[1]} tensors"),
+                    (0.0, f"float32\n{counts[0]} tensors"),
+                    (1.0, f"{dtypes[1]}\n{counts[1]} tensors"),
                 ]
             ]
         )

@@ -14,9 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -33,14 +33,14 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.experiment.training import StepProgress
 
-GRAD_COLUMNS = ("Parameter", "Gradient dtype (float32 run)", "Gradient dtype (autocast run)")
+GRAD_COLUMNS = ("Parameter", "Gradient: float32 run", "Gradient: autocast run")
 LAYER_COLUMNS = (
     "Layer",
     "Kind",
-    "Forward plain (in → out)",
-    "Forward autocast (in → out)",
-    "Backward plain (grad out → grad in)",
-    "Backward autocast (grad out → grad in)",
+    "Forward plain",
+    "Forward autocast",
+    "Backward plain",
+    "Backward autocast",
 )
 IDLE_TEXT = (
     "Training mode trains two copies of the model side by side, from the same weights on the "
@@ -57,7 +57,9 @@ def _table(columns: tuple[str, ...], name: str, tip: str) -> QTableWidget:
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setAlternatingRowColors(True)
     table.verticalHeader().setVisible(False)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setStretchLastSection(True)
     return table
 
 
@@ -80,7 +82,7 @@ class TrainingView(QWidget):
         self.savedBytesPlot = SavedBytesChart()
         self.summary = QLabel(IDLE_TEXT)
         self.summary.setObjectName("trainingSummary")
-        self.summary.setWordWrap(True)
+        self.summary.setWordWrap(False)  # aligned columns, like the CLI's; the area scrolls
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary.setToolTip("What the training run measured, in words (as the CLI prints).")
         self.gradTable = _table(
@@ -96,24 +98,30 @@ class TrainingView(QWidget):
             "the gradient arriving at its output → the gradient it passes to its input "
             "('none': the model's input needs no gradient).",
         )
-        charts = QHBoxLayout()
-        charts.addWidget(self.lossPlot, 3)
-        charts.addWidget(self.savedBytesPlot, 1)
-        top = QWidget()
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addLayout(charts, 1)
-        top_layout.addWidget(self.summary)
-        tables = QSplitter(Qt.Orientation.Horizontal)
+        self.summary.setStyleSheet("font-family: monospace; font-size: 9pt;")
+        self.summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        summary_scroll = QScrollArea()
+        summary_scroll.setWidget(self.summary)
+        summary_scroll.setWidgetResizable(True)
+        charts = QSplitter(Qt.Orientation.Horizontal)
+        charts.addWidget(self.lossPlot)
+        charts.addWidget(self.savedBytesPlot)
+        charts.setStretchFactor(0, 3)
+        charts.setStretchFactor(1, 1)
+        tables = QSplitter(Qt.Orientation.Vertical)
         tables.addWidget(self.gradTable)
         tables.addWidget(self.layerTable)
-        tables.setStretchFactor(0, 1)
-        tables.setStretchFactor(1, 2)
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(summary_scroll)
+        bottom.addWidget(tables)
+        bottom.setStretchFactor(0, 1)
+        bottom.setStretchFactor(1, 1)
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(top)
-        split.addWidget(tables)
+        split.addWidget(charts)
+        split.addWidget(bottom)
         split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
+        split.setStretchFactor(1, 2)
+        split.setSizes([420, 280])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(split)
