@@ -43,8 +43,9 @@ LAYER_COLUMNS = (
     "Backward autocast",
 )
 IDLE_TEXT = (
-    "Training mode trains two copies of the model side by side, from the same weights on the "
-    "same batches: one in float32, one under autocast. Choose Mode › Training and press Run."
+    "Training mode trains two copies of the model side by side,\n"
+    "from the same weights on the same batches: one in float32, one under autocast.\n"
+    "Choose Mode: Training and press Run (F5)."
 )
 
 
