@@ -15,6 +15,7 @@ classes), so every model family can train.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import time
 import warnings
@@ -27,7 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from autocast_explorer.core.documents.reader import JsonReader, integer
+from autocast_explorer.core.documents.reader import DocumentFormatError, JsonReader, integer
 from autocast_explorer.core.experiment.capture import autocast_context
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.model import (
@@ -194,7 +195,7 @@ class Trainer:
 
     def timed_step(self, task: SyntheticTask) -> Callable[[], object]:
         """A callable for the timing protocol: one step on the next batch of the task."""
-        counter = iter(range(1 << 62))
+        counter = itertools.count()
 
         def call() -> StepTiming:
             return self.step(*task.batch(next(counter)))
@@ -265,8 +266,6 @@ class OpUse:
 def _texts(r: JsonReader, key: str) -> list[str]:
     value = r.data.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        from autocast_explorer.core.documents.reader import DocumentFormatError
-
         raise DocumentFormatError(f"{r.where(key)}: expected a list of text")
     return list(value)
 
