@@ -6,7 +6,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QComboBox, QTableWidget, QWidget
 
-from autocast_explorer.gui import style
+from autocast_explorer.gui.shell import style
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
 
 TRAIN = TINY.replace(mode="train", steps=12, threads=1)
