@@ -117,6 +117,7 @@ class TrainingView(QWidget):
         bottom.addWidget(tables)
         bottom.setStretchFactor(0, 1)
         bottom.setStretchFactor(1, 1)
+        bottom.setSizes([460, 460])  # the summary scrolls sideways rather than crowd the tables
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(charts)
         split.addWidget(bottom)
