@@ -17,6 +17,8 @@ ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "tanh", "sigmoid", "none")
 HEADS: tuple[str, ...] = ("none", "softmax", "log_softmax")
 INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform")
 MODES: tuple[str, ...] = ("infer", "train")
+#: The fields only training mode uses (sweeps and placements time forwards and ignore them).
+TRAINING_FIELDS: tuple[str, ...] = ("mode", "steps", "lr", "optimizer", "scaler")
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
 #: A learning rate that makes the synthetic task's loss fall within the default 50 steps
 #: (SGD with momentum wants a larger step than AdamW, which normalises its updates).
@@ -24,6 +26,9 @@ DEFAULT_LR: dict[str, float] = {"sgd": 0.05, "adamw": 0.001}
 #: More training steps than anyone watches in a window; far beyond it is a typo.
 MAX_STEPS = 100_000
 MAX_LR = 100.0
+#: A training step costs about three forwards: the forward, then the backward's two GEMMs per
+#: layer (gradient of the input and of the weight), each the size of the forward's.
+TRAINING_STEP_FORWARDS = 3
 
 #: The tutorial's closing example: Linear 256→256, ReLU, Linear 256→256, ReLU, Linear 256→10.
 TUTORIAL_WIDTHS: tuple[int, ...] = (256, 256, 256, 10)

@@ -86,10 +86,10 @@ def run_experiment(
     """
     reporter = Reporter(progress, cancel)
     reporter.report(0.0, "checking memory and time guards")
-    guards.check(config)
+    estimate = guards.check_estimate(config)
     reporter.check()
     if config.mode == "train":
-        return run_training(config, reporter, partial)
+        return run_training(config, reporter, partial, estimate)
     warnings: list[str] = []
     with torch_threads(config.threads) as threads, torch.no_grad():
         reporter.report(0.02, "building model")
@@ -136,6 +136,7 @@ def run_experiment(
         warnings=tuple(warnings),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         op_trace=op_trace,
+        guard=estimate,
     )
 
 
@@ -154,7 +155,10 @@ def noise_warnings(
 
 
 def run_training(
-    config: ExperimentConfig, reporter: Reporter, partial: PartialFn | None = None
+    config: ExperimentConfig,
+    reporter: Reporter,
+    partial: PartialFn | None = None,
+    estimate: guards.ForwardEstimate | None = None,
 ) -> ExperimentResult:
     """Train a float32 and an autocast copy side by side, then time training steps.
 
@@ -210,5 +214,6 @@ def run_training(
         flops=flops_per_training_step(config.widths, config.batch),
         warnings=tuple(warnings),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        guard=estimate,
         train=report,
     )

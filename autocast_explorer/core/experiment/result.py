@@ -23,6 +23,7 @@ from autocast_explorer.core.documents.reader import (
 from autocast_explorer.core.experiment.agreement import Agreement, Histogram
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.experiment.training import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
@@ -67,7 +68,13 @@ class ExperimentResult:
     created: str = ""
     extras: dict[str, Any] = field(default_factory=dict, compare=False)
     op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
+    guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+
+    @property
+    def slower_ms(self) -> float:
+        """The slower mode's median: what the time guard's estimate forecast."""
+        return max(self.plain.median_ms, self.autocast.median_ms)
 
     @property
     def speedup(self) -> float:
@@ -131,6 +138,8 @@ class ExperimentResult:
         }
         if self.op_trace is not None:
             data.update(self.op_trace.to_dict())
+        if self.guard is not None:
+            data["guard"] = self.guard.to_dict()
         if self.train is not None:
             data["train"] = self.train.to_dict()
         data.update(self.extras)
@@ -170,6 +179,7 @@ class ExperimentResult:
             "layers",
             "agreement",
             "warnings",
+            "guard",
             "train",
             *OpTrace.JSON_KEYS,
         }
@@ -206,6 +216,7 @@ class ExperimentResult:
             created=str(r.data.get("created", "")),
             extras={k: v for k, v in r.data.items() if k not in known},
             op_trace=_optional(r, "ops", lambda _: OpTrace.from_dict(r.data)),
+            guard=_optional(r, "guard", ForwardEstimate.from_dict),
             train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
         )
 

@@ -38,6 +38,7 @@ from autocast_explorer.core.experiment.config import (
     MAX_LR,
     MAX_STEPS,
     OPTIMIZERS,
+    TRAINING_FIELDS,
     ConfigError,
     ExperimentConfig,
     parse_widths,
@@ -50,7 +51,6 @@ ADVANCED_FIELDS = frozenset({"topk", "input_scale", "input_distribution", "memor
 PROGRESS_STEPS = 1000
 #: The mode selector's items: (shown text, config.mode).
 MODE_ITEMS = (("Inference", "infer"), ("Training", "train"))
-TRAINING_FIELDS = ("steps", "lr", "optimizer", "scaler")
 
 READING_GUIDE = (
     "<b>How to read the charts</b><br>"
@@ -356,7 +356,7 @@ class ControlsPanel(QWidget):
 
     def _show_training_fields(self) -> None:
         training = self.mode() == "train"
-        for field in TRAINING_FIELDS:
+        for field in (f for f in TRAINING_FIELDS if f != "mode"):  # the selector stays on
             for widget in self._field_widgets[field]:
                 widget.setEnabled(training)
         self.minTimeSpin.setToolTip(
