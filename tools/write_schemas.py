@@ -29,8 +29,12 @@ from autocast_explorer.core.experiment.config import (  # noqa: E402  (after the
     HEADS,
     INPUT_DISTRIBUTIONS,
     MAX_LAYERS,
+    MAX_LR,
+    MAX_STEPS,
     MAX_WIDTH,
     MODELS,
+    MODES,
+    OPTIMIZERS,
     ExperimentConfig,
 )
 from autocast_explorer.core.experiment.families.cnn import MAX_STAGES  # noqa: E402
@@ -163,6 +167,14 @@ CONFIG_RULES: dict[str, Schema] = {
     "cell": {"description": "rnn: recurrent cell", "enum": list(CELLS)},
     "features": {"description": "rnn: input features per step", "minimum": 1},
     "hidden": {"description": "rnn: hidden state width", "minimum": 1},
+    "mode": {
+        "description": "infer: time forwards; train: train a float32 and an autocast copy",
+        "enum": list(MODES),
+    },
+    "steps": {"description": "training steps per copy", "minimum": 1, "maximum": MAX_STEPS},
+    "lr": {"description": "learning rate", "exclusiveMinimum": 0, "maximum": MAX_LR},
+    "optimizer": {"description": "sgd (momentum 0.9) or adamw", "enum": list(OPTIMIZERS)},
+    "scaler": {"description": "float16 training: use torch.amp.GradScaler('cpu')"},
 }
 
 
@@ -449,6 +461,7 @@ def result_schema() -> Schema:
                 )
             ),
             "casts_by_grad_mode": {"type": "object", "additionalProperties": cast_summary},
+            "train": train_schema(),
             "placements": obj(
                 {
                     "dtype": text(),
@@ -465,6 +478,93 @@ def result_schema() -> Schema:
         "dependentRequired": {"ops": ["casts"]},
         "$defs": document_defs("config", "environment", "latency"),
     }
+
+
+def train_schema() -> Schema:
+    """The `train` object of a training run (core/experiment/training.py, TrainReport)."""
+    modes = ("plain", "autocast")
+
+    def per_mode(item: Schema) -> Schema:
+        return obj({m: item for m in modes}, modes)
+
+    dtype_map = {"type": "object", "additionalProperties": text()}
+    pair = obj({"in": text(), "out": text()}, ["in", "out"])
+    grads = obj({"grad_out": text(), "grad_in": text()}, ["grad_out", "grad_in"])
+    op_use = obj(
+        {"op": text(), "in": array(text()), "out": array(text()), "count": integer(0)},
+        ["op", "count"],
+    )
+    phases = obj(
+        {
+            "forward_ms": number(minimum=0),
+            "backward_ms": number(minimum=0),
+            "optimizer_ms": number(minimum=0),
+        },
+        ["forward_ms", "backward_ms", "optimizer_ms"],
+    )
+    scaler = obj(
+        {
+            "used": boolean(),
+            "enabled": boolean(),
+            "init_scale": nullable_number(),
+            "final_scale": nullable_number(),
+            "skipped_steps": integer(0),
+            "underflowed_grads": integer(
+                0, "gradient elements zero under autocast but not in float32, first step"
+            ),
+            "grad_elements": integer(0),
+        },
+        ["used", "enabled", "skipped_steps", "underflowed_grads", "grad_elements"],
+    )
+    return obj(
+        {
+            "steps": integer(1),
+            "loss": per_mode(array(nullable_number(), "the loss of every step")),
+            "accuracy": per_mode(number(minimum=0)),
+            "held_out_rows": integer(0),
+            "loss_dtype": per_mode(text()),
+            "output_dtype": per_mode(text()),
+            "grad_dtypes": dtype_map | {"description": "parameter → gradient dtype (autocast)"},
+            "grad_dtypes_plain": dtype_map,
+            "saved_bytes": per_mode(integer(0, "bytes packed by saved_tensors_hooks")),
+            "saved_tensors": per_mode(integer(0)),
+            "layers": array(
+                obj(
+                    {
+                        "name": text(),
+                        "kind": text(),
+                        "forward": per_mode(pair),
+                        "backward": per_mode(grads),
+                    },
+                    ["name", "kind", "forward", "backward"],
+                )
+            ),
+            "ops": {
+                "type": "object",
+                "additionalProperties": {"type": "object", "additionalProperties": array(op_use)},
+            },
+            "phases": {"type": "object", "additionalProperties": phases},
+            "scaler": scaler,
+            "nonfinite_steps": {"type": "object", "additionalProperties": integer(0)},
+        },
+        [
+            "steps",
+            "loss",
+            "accuracy",
+            "held_out_rows",
+            "loss_dtype",
+            "output_dtype",
+            "grad_dtypes",
+            "grad_dtypes_plain",
+            "saved_bytes",
+            "saved_tensors",
+            "layers",
+            "ops",
+            "phases",
+            "scaler",
+        ],
+        description="training mode: both copies' losses, dtypes, saved bytes and the scaler",
+    )
 
 
 # ---- sweep -----------------------------------------------------------------------------
@@ -671,18 +771,38 @@ def ops_schema() -> Schema:
         {
             "in": array(text(), "the input dtypes"),
             "out": {"type": ["string", "null"], "description": "null when the op raised"},
+            "computed": {
+                "type": ["string", "null"],
+                "description": "the dtype the op computed in where its output does not say it "
+                "(bool, int64, complex results); null otherwise",
+            },
             "error": {"type": ["string", "null"]},
             "casts": integer(0),
+            "kernels": array(text(), "the aten ops dispatched, casts left out"),
         },
         ["in"],
     )
+    documented = {
+        "type": ["object", "null"],
+        "description": "what PyTorch documents for the op (null or absent in files written "
+        "before it was kept)",
+        "properties": {
+            "as": text("the aten name PyTorch's lists use"),
+            "policy": {"enum": ["lower", "fp32", "promote", "unlisted"]},
+            "docs": {"type": ["string", "null"], "description": "the AMP docs' CPU lists"},
+            "tests": {"type": ["string", "null"], "description": "AutocastCPUTestLists"},
+            "lists": array(text(), "every list that holds the op"),
+        },
+        "required": ["policy"],
+    }
     return {
         **document(
             "autocast-explorer/ops/1",
             "Autocast Explorer op-policy probe",
-            "Which dtype torch.autocast('cpu') gave each common op, measured with float32, "
-            "low-precision and mixed inputs: written by `autocast-explorer ops --json` and "
-            "the window's Ops tab.",
+            "Which dtype torch.autocast('cpu') gave each op on PyTorch's CPU autocast lists "
+            "(and common unlisted ones), measured with float32, low-precision and mixed "
+            "inputs, beside what PyTorch documents: written by `autocast-explorer ops --json` "
+            "and the window's Ops tab.",
         ),
         "type": "object",
         "required": ["schema", "dtype", "environment", "ops"],
@@ -691,15 +811,23 @@ def ops_schema() -> Schema:
             "created": text(),
             "dtype": text("the autocast dtype"),
             "environment": ref("environment"),
+            "sources": {
+                "type": "object",
+                "description": "where the documented policies come from (docs, tests)",
+                "additionalProperties": text(),
+            },
             "ops": array(
                 obj(
                     {
                         "name": text(),
+                        "category": text("the catalog's category slug"),
                         "policy": {
                             "enum": ["lower", "fp32", "follows", "promote", "error", "other"],
                         },
                         "why": text(),
                         "error": {"type": ["string", "null"]},
+                        "documented": documented,
+                        "disagrees": boolean("the measured policy contradicts the documented"),
                         "cases": {"type": "object", "additionalProperties": case},
                     },
                     ["name", "policy", "cases"],
@@ -717,7 +845,8 @@ def ops_schema() -> Schema:
                     },
                     ["op", "source", "claim", "measured", "verdict", "contradicts"],
                 ),
-                "common beliefs next to what was measured here",
+                "disagreements with PyTorch's documentation (source starts 'documented for "
+                "CPU') and common beliefs, next to what was measured here",
             ),
         },
         "$defs": document_defs("environment"),

@@ -17,17 +17,28 @@ import torch
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.agreement import compare_logits
 from autocast_explorer.core.experiment.capture import (
+    LayerDtypes,
+    LayerRecord,
     autocast_context,
     error_text,
     pair_layers,
     record_forward,
 )
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import (
+    TRAINING_STEP_FORWARDS,
+    ExperimentConfig,
+    flops_per_training_step,
+)
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
+from autocast_explorer.core.experiment.timing import (
+    LatencyStats,
+    cold_call_ms,
+    measure_alternating,
+)
+from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.numerics.optrace import trace_model
 
@@ -66,8 +77,7 @@ def forward_fns(
 
 def fast_path_ran(config: ExperimentConfig, called: list[str]) -> bool | None:
     """For the transformer: whether torch's fused encoder kernel ran (None for other models)."""
-    fam = family(config)
-    fused = getattr(fam, "fused", None)
+    fused = getattr(family(config), "fused", None)
     return None if fused is None else bool(fused(called))
 
 
@@ -75,8 +85,12 @@ def run_experiment(
     config: ExperimentConfig,
     progress: ProgressFn | None = None,
     cancel: CancelFn | None = None,
+    partial: PartialFn | None = None,
 ) -> ExperimentResult:
     """Measure `config` plain vs autocast. Raises GuardError, Cancelled, or torch's errors.
+
+    In training mode (`config.mode == "train"`) both copies are trained and `partial` receives
+    each step's losses as they complete.
 
     An autocast forward that raises is not an error of the run: float32 is still measured and
     the result carries `autocast_error` (the message) with no autocast latency or agreement.
@@ -85,6 +99,8 @@ def run_experiment(
     reporter.report(0.0, "checking memory and time guards")
     estimate = guards.check_estimate(config)
     reporter.check()
+    if config.mode == "train":
+        return run_training(config, reporter, partial, estimate)
     warnings: list[str] = []
     with torch_threads(config.threads) as threads, torch.no_grad():
         reporter.report(0.02, "building model")
@@ -148,12 +164,7 @@ def run_experiment(
                 cold_ms=[cold_plain, cold_auto],
                 labels=["float32", config.dtype],
             )
-    for label, stats in (("float32", plain_stats), (config.dtype, auto_stats)):
-        if stats is not None and stats.noisy:
-            warnings.append(
-                f"{label} timings are noisy: IQR is {stats.iqr_ms / stats.median_ms:.0%} "
-                "of the median; close other programs or raise the measurement time"
-            )
+    warnings += noise_warnings(config, plain_stats, auto_stats)
     reporter.report(1.0, "done")
     return ExperimentResult(
         config=config,
@@ -168,7 +179,94 @@ def run_experiment(
         warnings=tuple(warnings),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         op_trace=op_trace,
+        guard=estimate,
         autocast_error=autocast_error,
         fast_path=fast_path,
-        guard=estimate,
     )
+
+
+def noise_warnings(
+    config: ExperimentConfig, plain: LatencyStats, autocast: LatencyStats | None
+) -> list[str]:
+    """torch.utils.benchmark's rule, in words: which mode's timings were noisy."""
+    warnings = []
+    for label, stats in (("float32", plain), (config.dtype, autocast)):
+        if stats is not None and stats.noisy:
+            warnings.append(
+                f"{label} timings are noisy: IQR is {stats.iqr_ms / stats.median_ms:.0%} "
+                "of the median; close other programs or raise the measurement time"
+            )
+    return warnings
+
+
+def run_training(
+    config: ExperimentConfig,
+    reporter: Reporter,
+    partial: PartialFn | None = None,
+    estimate: guards.ForwardEstimate | None = None,
+) -> ExperimentResult:
+    """Train a float32 and an autocast copy side by side, then time training steps.
+
+    The latency entries hold the time of one training step (forward + loss + backward +
+    optimizer step) measured with the same ABAB protocol as forwards, on the trained copies
+    continuing on the task's batches; `extras["train"]` holds everything else.
+    """
+    with torch_threads(config.threads) as threads:
+        run = train_side_by_side(config, reporter.span(0.02, 0.7), partial)
+        agreement = compare_logits(
+            run.held_out_logits["plain"],
+            run.held_out_logits["autocast"],
+            config.atol,
+            config.rtol,
+            config.topk,
+        )
+        reporter.check()
+        plain_stats, auto_stats = measure_alternating(
+            [
+                run.trainers["plain"].timed_step(run.task),
+                run.trainers["autocast"].timed_step(run.task),
+            ],
+            config.min_time,
+            reporter.span(0.7, 1.0),
+            cold_ms=run.cold_ms,
+            labels=["float32 training step", f"{config.dtype} training step"],
+        )
+    report = run.report
+    layers = tuple(
+        LayerRecord(
+            name=t.name,
+            kind=t.kind,
+            plain=LayerDtypes(*t.forward["plain"]),
+            autocast=LayerDtypes(*t.forward["autocast"]),
+        )
+        for t in report.layers
+    )
+    warnings = noise_warnings(config, plain_stats, auto_stats)
+    if report.nonfinite_steps.get("autocast"):
+        warnings.append(
+            f"{report.nonfinite_steps['autocast']} {config.dtype} steps had a non-finite loss"
+        )
+    reporter.report(1.0, "done")
+    return ExperimentResult(
+        config=config,
+        environment=environment(threads),
+        plain=plain_stats,
+        autocast=auto_stats,
+        output_dtype_plain=report.output_dtype["plain"],
+        output_dtype_autocast=report.output_dtype["autocast"],
+        layers=layers,
+        agreement=agreement,
+        flops=training_step_flops(config),
+        warnings=tuple(warnings),
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        guard=estimate,
+        train=report,
+    )
+
+
+def training_step_flops(config: ExperimentConfig) -> int:
+    """An MLP's exact count (the first layer's input needs no gradient); for the other
+    families forward + weight gradients + input gradients, each about one forward."""
+    if config.model == "mlp":
+        return flops_per_training_step(config.widths, config.batch)
+    return TRAINING_STEP_FORWARDS * family(config).flops(config)

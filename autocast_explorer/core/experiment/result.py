@@ -25,6 +25,7 @@ from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.experiment.training import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
 from autocast_explorer.core.numerics.layer_error import LayerError
@@ -70,6 +71,7 @@ class ExperimentResult:
     autocast_error: str = ""  # the message when the autocast forward raised: a finding
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
+    train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
 
     @property
     def slower_ms(self) -> float:
@@ -138,6 +140,8 @@ class ExperimentResult:
             data.update(self.op_trace.to_dict())
         if self.guard is not None:
             data["guard"] = self.guard.to_dict()
+        if self.train is not None:
+            data["train"] = self.train.to_dict()
         data.update(self.extras)
         return data
 
@@ -184,6 +188,7 @@ class ExperimentResult:
             "autocast_error",
             "fast_path",
             "guard",
+            "train",
             *OpTrace.JSON_KEYS,
         }
         fast_path = r.data.get("fast_path")
@@ -208,6 +213,7 @@ class ExperimentResult:
             autocast_error=autocast_error,
             fast_path=dict(fast_path) if fast_path is not None else None,
             guard=_optional(r, "guard", ForwardEstimate.from_dict),
+            train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
         )
 
     @classmethod

@@ -5,10 +5,16 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.hardware.capabilities import native_support
-from autocast_explorer.core.numerics.oppolicy import CASE_LABELS, ProbeResult
+from autocast_explorer.core.numerics.oppolicy import (
+    CASE_LABELS,
+    CATEGORIES,
+    DOCUMENTED_PREFIX,
+    ProbeResult,
+)
 
 __all__ = ["SAME_SPEED", "format_summary", "guard_line", "hardware_clause", "verdict"]
 
@@ -29,9 +35,12 @@ def guard_line(result: ExperimentResult) -> str:
     auto = result.autocast
     slower = "float32" if auto is None or result.plain.median_ms >= auto.median_ms else "autocast"
     measured = result.slower_ms
-    ratio = guard.estimated_forward_ms / measured if measured > 0 else float("nan")
+    estimated, per = guard.estimated_forward_ms, "per forward"
+    if result.train is not None:  # the timed call is a training step: the guard's 3 forwards
+        estimated, per = estimated * TRAINING_STEP_FORWARDS, "per training step"
+    ratio = estimated / measured if measured > 0 else float("nan")
     return (
-        f"time guard estimated {guard.estimated_forward_ms:.3g} ms per forward; measured "
+        f"time guard estimated {estimated:.3g} ms {per}; measured "
         f"{measured:.3g} ms ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
     )
 
@@ -114,7 +123,10 @@ def format_summary(result: ExperimentResult) -> str:
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
         f"{env.threads} threads",
         "",
-        "Latency per forward (median, p25–p75, cold first call):",
+        "Latency per forward (median, p25–p75, cold first call):"
+        if result.train is None
+        else "Time per training step: forward + loss + backward + optimizer step "
+        "(median, p25–p75, cold first step):",
     ]
     for label, stats, dtype in (
         ("plain", result.plain, "float32"),
@@ -137,7 +149,13 @@ def format_summary(result: ExperimentResult) -> str:
     headline, meaning = autocast_error_finding(result)
     if headline:
         lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
-    lines += ["", "Dtype per layer (in → out):"]
+    lines += training_lines(result)
+    lines += [
+        "",
+        "Dtype per layer (in → out):"
+        if result.train is None
+        else "Dtype per layer in the training forward (in → out):",
+    ]
     width = max((len(layer.name) for layer in result.layers), default=4)
     kind_width = max([11, *(len(layer.kind) for layer in result.layers)])
     for layer in result.layers:
@@ -161,7 +179,9 @@ def format_summary(result: ExperimentResult) -> str:
     if a is not None:
         lines += [
             "",
-            "Agreement:",
+            "Agreement:"
+            if result.train is None
+            else "Agreement of the trained models (held-out set):",
             f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
             f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
             f"  max |diff| {a.max_abs_diff:.3g} · mean |diff| {a.mean_abs_diff:.3g} · "
@@ -176,6 +196,60 @@ def format_summary(result: ExperimentResult) -> str:
         )
     lines += [f"Warning: {w}" for w in result.warnings]
     return "\n".join(lines)
+
+
+def _mb(count: int) -> str:
+    return f"{count / 1e6:.2f} MB"
+
+
+def training_lines(result: ExperimentResult) -> list[str]:
+    """Loss, accuracy, dtypes, saved bytes and the scaler of a training run; empty otherwise."""
+    train = result.train
+    if train is None:
+        return []
+    cfg = result.config
+    lines = ["", "Phases of a step (median ms, steps after the first):"]
+    for mode, dtype in (("plain", "float32"), ("autocast", cfg.dtype)):
+        p = train.phases.get(mode)
+        if p is not None:
+            lines.append(
+                f"  {mode:<9}{dtype:<10} forward {p.forward_ms:8.3f}  backward "
+                f"{p.backward_ms:8.3f}  optimizer {p.optimizer_ms:8.3f}"
+            )
+    loss_p, loss_a = train.loss["plain"], train.loss["autocast"]
+    grads = sorted(set(train.grad_dtypes.values()))
+    lines += [
+        "",
+        f"Training ({train.steps} steps, {cfg.optimizer}, lr {cfg.lr:g}, same initialisation "
+        "and batches):",
+        f"  loss     float32 {loss_p[0]:.4f} → {loss_p[-1]:.4f}   "
+        f"autocast {loss_a[0]:.4f} → {loss_a[-1]:.4f}",
+        f"  held-out accuracy ({train.held_out_rows} rows): float32 "
+        f"{train.accuracy['plain']:.1%}   autocast {train.accuracy['autocast']:.1%}",
+        f"  loss dtype: float32 run {train.loss_dtype['plain']}, autocast run "
+        f"{train.loss_dtype['autocast']} (model output {train.output_dtype['autocast']})",
+        f"  gradient dtypes under autocast: {', '.join(grads) or 'none'} "
+        f"({len(train.grad_dtypes)} parameters)",
+        f"  saved for backward: float32 {_mb(train.saved_bytes['plain'])} "
+        f"({train.saved_tensors['plain']} tensors), autocast "
+        f"{_mb(train.saved_bytes['autocast'])} ({train.saved_tensors['autocast']} tensors), "
+        f"ratio {train.saved_ratio:.2f}",
+    ]
+    sc = train.scaler
+    if sc.used:
+        lines.append(
+            f"  GradScaler: enabled {sc.enabled}, scale {sc.init_scale:g} → {sc.final_scale:g}, "
+            f"{sc.skipped_steps} skipped steps"
+        )
+    elif cfg.dtype == "float16":
+        lines.append("  GradScaler: not used (--no-scaler)")
+    else:
+        lines.append(f"  GradScaler: not needed ({cfg.dtype} has float32's exponent range)")
+    lines.append(
+        f"  gradient elements zero under autocast but not in float32 (first step): "
+        f"{sc.underflowed_grads:,} of {sc.grad_elements:,}"
+    )
+    return lines
 
 
 def _sqnr_text(db: float) -> str:
@@ -249,31 +323,53 @@ POLICY_WORDS: dict[str, str] = {
 
 
 def format_probe(probe: ProbeResult) -> str:
-    """The table `autocast-explorer ops` prints: one row per op, then groups and notes."""
+    """The table `autocast-explorer ops` prints: rows grouped by category, documented beside
+    measured (`!` marks a disagreement), then counts, errors and notes."""
     low = probe.dtype
     env = probe.environment
     columns = ("float32", "low", "low_first", "float32_first")
     headers = ("float32 in", f"{low} in", f"{low}+f32 in", f"f32+{low} in")
-    name_w = max(len("op"), *(len(op.name) for op in probe.ops))
-    col_w = max(len(h) for h in headers) + 2
+    rows = []
+    for op in probe.ops:
+        cells = [op.case(case) for case in columns]
+        texts = ["-" if c is None else c.cell_text() for c in cells]
+        documented = op.documented.policy if op.documented else "?"
+        rows.append((op, documented, texts))
+    name_w = max(len("op"), *(len(op.name) for op in probe.ops)) if probe.ops else 2
+    col_w = max(len(h) for h in (*headers, *(t for _o, _d, ts in rows for t in ts))) + 2
     lines = [
         f'Op policy under torch.autocast("cpu", dtype=torch.{low}) · torch {env.torch_version} '
         f"· {env.cpu_model}",
-        "Output dtype for each kind of input (mixed: first input, then the rest; - : n/a):",
+        "Output dtype for each kind of input (mixed: first input, then the rest; - : n/a; "
+        "bool[float32]: the dtype it computed in); documented: what PyTorch publishes; "
+        "! : they disagree.",
         "",
-        f"{'op':<{name_w}}  {'policy':<8}" + "".join(f"{h:<{col_w}}" for h in headers),
+        f"{'op':<{name_w}}  {'policy':<8} {'documented':<11}"
+        + "".join(f"{h:<{col_w}}" for h in headers),
     ]
-    for op in probe.ops:
-        cells = []
-        for case in columns:
-            c = op.case(case)
-            cells.append("-" if c is None else (c.out_dtype or "error") if not c.error else "error")
-        lines.append(
-            f"{op.name:<{name_w}}  {op.policy:<8}" + "".join(f"{c:<{col_w}}" for c in cells)
-        )
+    by_name = {op.name: (documented, texts) for op, documented, texts in rows}
+    for category, ops in probe.by_category().items():
+        label = CATEGORIES.get(category, category or "uncategorized")
+        lines.append(f"-- {label} ({len(ops)}) --")
+        for op in ops:
+            documented, texts = by_name[op.name]
+            flag = "  !" if op.disagrees else ""
+            lines.append(
+                f"{op.name:<{name_w}}  {op.policy:<8} {documented:<11}"
+                + "".join(f"{t:<{col_w}}" for t in texts)
+                + flag
+            )
     lines.append("")
-    for policy, names in probe.by_policy().items():
-        lines.append(f"{policy:<8}({POLICY_WORDS.get(policy, policy)}): {', '.join(names)}")
+    for policy, count in probe.policy_counts().items():
+        lines.append(f"{policy:<8}({POLICY_WORDS.get(policy, policy)}): {count}")
+    disagreeing = probe.disagreements()
+    agreeing = sum(1 for op in probe.ops if op.documented is not None) - len(disagreeing)
+    lines.append(
+        f"documented vs measured: {agreeing} agree, {len(disagreeing)} disagree"
+        + (f" ({', '.join(op.name for op in disagreeing)})" if disagreeing else "")
+    )
+    for key, origin in probe.sources.items():
+        lines.append(f"  {key}: {origin}")
     errors = [op for op in probe.ops if any(c.error for c in op.cases)]
     if errors:
         lines += ["", "Errors:"]
@@ -281,9 +377,15 @@ def format_probe(probe: ProbeResult) -> str:
             for c in op.cases:
                 if c.error:
                     lines.append(f"  {op.name} with {CASE_LABELS[c.case]}: {c.error}")
+    documented_notes = [n for n in probe.notes if n.source.startswith(DOCUMENTED_PREFIX)]
+    if documented_notes:
+        lines += ["", "Where this torch on this CPU disagrees with what PyTorch documents:"]
+        for note in documented_notes:
+            lines += [f"  {note.op} — documented: {note.claim} ({note.source})"]
+            lines += [f"    {note.verdict}"]
     groups: dict[tuple[str, str], list[str]] = {}
     for note in probe.notes:
-        if note.contradicts:
+        if note.contradicts and not note.source.startswith(DOCUMENTED_PREFIX):
             groups.setdefault((note.source, note.verdict), []).append(note.op)
     if groups:
         lines += ["", "Where this CPU contradicts common belief:"]
