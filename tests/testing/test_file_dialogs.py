@@ -54,7 +54,7 @@ def test_keyword_arguments_and_url_variants(file_dialogs, tmp_path):
 
 
 def test_a_dialog_with_no_answer_queued_fails_and_names_it(file_dialogs):
-    with pytest.raises(UnexpectedFileDialog, match="getOpenFileName.*'Open result'"):
+    with pytest.raises(UnexpectedFileDialog, match=r"getOpenFileName.*'Open result'"):
         QFileDialog.getOpenFileName(None, "Open result", "", "JSON (*.json)")
     assert file_dialogs.asked[0].answer is None
 
