@@ -329,6 +329,7 @@ class LessonsPanel(QWidget):
         return [lesson.id for lesson in LESSONS] + [EXERCISE_STEP]
 
     def step_index(self) -> int:
+        """The step shown, counted from 0 as go_to() counts (the last one is the exercise)."""
         return self._index
 
     def current_lesson(self) -> Lesson | None:

@@ -25,7 +25,7 @@ class UserFiles:
 
     #: The settings INI file ($AUTOCAST_EXPLORER_SETTINGS); absent until the window saves.
     settings_file: Path
-    #: The folder the preset list reads and Save as preset writes (created empty).
+    #: The folder the preset list reads and Save as preset writes; absent, as on a first start.
     presets_dir: Path
 
 
@@ -41,7 +41,6 @@ def isolate_user_files(root: Path, monkeypatch: pytest.MonkeyPatch) -> UserFiles
     monkeypatch.setenv(CONFIG_HOME_ENV, str(config_home))
     # Asked of core after the move, so the folder is the one the window really uses.
     files = UserFiles(settings_file=settings_file, presets_dir=user_presets_dir())
-    files.presets_dir.mkdir(parents=True, exist_ok=True)
     qt_home = str(config_home / "qt")
     for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
         for fmt in (QSettings.Format.IniFormat, QSettings.Format.NativeFormat):

@@ -115,9 +115,10 @@ def test_cancel_ends_the_run_with_experiment_cancelled(explorer, tiny_config, qt
 
 
 # ---- presets ------------------------------------------------------------------------------
-def test_choosing_a_preset_sets_every_control(explorer):
+def test_choosing_a_preset_sets_every_control(explorer, tiny_config):
     presets = explorer.presets
-    assert presets.chosen() is None  # a first start: custom settings
+    explorer.set_config(tiny_config)  # matches no preset
+    assert presets.chosen() is None
     assert presets.shown_text() == "Custom settings"
     tutorial = presets.choose("tutorial")
     assert explorer.current_config() == tutorial.config
