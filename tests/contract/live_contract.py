@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QMetaMethod, QObject, Signal
+from PySide6.QtCore import QMetaMethod, QObject, QThread, Signal
 
 #: Where each documented surface lives: a window attribute (`window.<name>`) or, failing that,
 #: an objectName under the window.
@@ -97,6 +97,8 @@ def object_names(root: QObject) -> dict[str, str]:
     classes: dict[str, list[str]] = {}
     for obj in [root, *root.findChildren(QObject)]:
         name = obj.objectName()
+        if isinstance(obj, QThread):  # a worker's thread lives only while its task runs
+            continue
         if not name or name in QT_INTERNAL_NAMES or name.startswith(QT_INTERNAL_PREFIXES):
             continue
         classes.setdefault(name, []).append(type(obj).__name__)

@@ -49,7 +49,10 @@ def test_every_python_block_of_the_docs_is_a_test():
     assert empty == [], f"python blocks that define no test_ function: {empty}"
 
 
-def test_the_readme_keeps_its_pytest_qt_example():
+def test_the_readme_keeps_its_two_examples():
+    """The plain pytest-qt one (no kit needed) and the same test with the kit."""
     readme = [s.where for s in python_snippets(README, README_SECTION)]
-    assert len(readme) == 1
-    assert TESTS_BY_SNIPPET[readme[0]] == ["test_autocast_runs_linear_layers_in_bfloat16"]
+    assert [TESTS_BY_SNIPPET[where] for where in readme] == [
+        ["test_autocast_runs_linear_layers_in_bfloat16"],
+        ["test_linear_layers_run_in_bfloat16_with_the_kit"],
+    ]
