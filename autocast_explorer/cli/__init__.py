@@ -21,7 +21,7 @@ COMMANDS = (run, sweep, ops, compare)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    from autocast_explorer.gui.app import run_app
+    from autocast_explorer.gui.shell.app import run_app
 
     return run_app(sys.argv[:1])
 
