@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QMetaMethod, QObject, QThread, Signal
+from PySide6.QtCore import QMetaMethod, QObject, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QWidget
 
 #: Where each documented surface lives: a window attribute (`window.<name>`) or, failing that,
 #: an objectName under the window.
@@ -92,12 +94,23 @@ def methods_of(cls: type) -> list[str]:
     return sorted(names)
 
 
+def findable(obj: QObject) -> bool:
+    """What a tester finds by objectName: widgets and menu entries (not separators).
+
+    Plain QObjects under the window are plumbing (task clients, the features' context, worker
+    threads that live only while a task runs); the documented ones are SURFACES.
+    """
+    if isinstance(obj, QAction):
+        return not obj.isSeparator()
+    return isinstance(obj, QWidget)
+
+
 def object_names(root: QObject) -> dict[str, str]:
-    """objectName -> class name of every named object under `root` (' ×N' if repeated)."""
+    """objectName -> class name of every findable object under `root` (' ×N' if repeated)."""
     classes: dict[str, list[str]] = {}
     for obj in [root, *root.findChildren(QObject)]:
         name = obj.objectName()
-        if isinstance(obj, QThread):  # a worker's thread lives only while its task runs
+        if not findable(obj):
             continue
         if not name or name in QT_INTERNAL_NAMES or name.startswith(QT_INTERNAL_PREFIXES):
             continue

@@ -75,3 +75,9 @@ def test_every_name_in_the_snapshot_is_documented():
     snapshot = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
     undocumented = sorted(contract_names(snapshot) - documented_names(REFERENCE.read_text("utf-8")))
     assert undocumented == [], f"not in docs/testing.md: {', '.join(undocumented)}"
+
+
+def test_no_two_findable_objects_share_an_objectname(explorer):
+    """findChild returns the first match: a repeated name would hide the second object."""
+    repeated = {n: c for n, c in live_contract(explorer)["objectNames"].items() if "×" in c}
+    assert repeated == {}

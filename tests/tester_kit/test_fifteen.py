@@ -172,29 +172,35 @@ def test_a_saved_result_opens_as_the_same_result(explorer, tiny_config, tmp_path
     assert explorer.save_result(path)
     assert json.loads(path.read_text()) == json.loads(result.to_json())
     explorer.clear_results()
-    opened = explorer.open_result(path)
-    assert opened == result  # every field but `extras`
-    assert explorer.last_result == result
+    assert explorer.latencyPlot.drawn()["heights"] == []
+    assert explorer.open_result(path)
+    assert explorer.last_result == result  # every field but `extras`
     assert explorer.latencyPlot.drawn()["heights"] == [
         result.plain.median_ms,
         result.autocast.median_ms,
     ]
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    assert not explorer.open_result(broken)
+    assert str(broken) in explorer.messageBanner.text()
+    assert explorer.last_result == result  # still showing the good one
 
 
 # ---- compare ------------------------------------------------------------------------------
 def test_comparing_two_runs_names_the_config_difference(explorer, tiny_config, tmp_path):
+    compare = explorer.compare_window  # exists before Compare was ever opened
+    difference = compare.findChild(QLabel, "compareConfigDifference")
+    assert not compare.isVisible() and difference.isHidden()
     paths = []
     for batch in (8, 16):
         run_and_wait(explorer, tiny_config.replace(batch=batch))
         paths.append(tmp_path / f"batch{batch}.json")
         assert explorer.save_result(paths[-1])
-    compare = explorer.compare_window
-    assert compare.findChild(QLabel, "compareConfigDifference").isHidden()
-    explorer.compare_files(paths)
+    explorer.clear_results()  # compare just the two files
+    assert explorer.compare_files(paths) == []
     assert compare.isVisible()
-    assert len(compare.comparison().runs) == 2
+    assert [run.result.config.batch for run in compare.comparison().runs] == [8, 16]
     assert compare.config_differences() == ["batch"]
-    difference = compare.findChild(QLabel, "compareConfigDifference")
     assert difference.isVisible() and "batch" in difference.text()
 
 

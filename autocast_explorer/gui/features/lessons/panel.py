@@ -591,6 +591,13 @@ class LessonsPanel(QWidget):
         """The outcome of the last run of this lesson (None: not run yet)."""
         return self._outcomes.get(lesson_id)
 
+    def shown_text(self) -> str:
+        """The outcome box as a reader sees it: headline, then one '• ' line per sentence
+        ('' while it is hidden). Testers compare it with the LessonOutcome they got."""
+        if self.outcomeBox.isHidden():
+            return ""
+        return f"{self.outcomeHeadline.text()}\n{self.outcomeSentences.text()}".strip()
+
     # ---- exercise -------------------------------------------------------------------------
     def selected_answer(self) -> str:
         button = self.choiceGroup.checkedButton()
