@@ -31,9 +31,14 @@ def as_text(contract: dict) -> str:
 
 
 def documented_names(text: str) -> set[str]:
-    """Every identifier inside a `code span` or a fenced block of the reference."""
-    spans = re.findall(r"```.*?```|`[^`\n]+`", text, flags=re.S)
+    """Every identifier inside a `code span` (which may wrap lines) or a fenced block."""
+    spans = re.findall(r"```.*?```|`[^`]+`", text, flags=re.S)
     return {word for span in spans for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", span)}
+
+
+def test_code_spans_are_read_across_line_breaks():
+    text = "Methods: `add_files(paths) ->\nlist[str]`, ```python\nx = 1\n``` and `y`."
+    assert documented_names(text) == {"add_files", "paths", "list", "str", "python", "x", "y"}
 
 
 def contract_names(contract: dict) -> set[str]:
