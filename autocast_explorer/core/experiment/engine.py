@@ -66,7 +66,7 @@ def run_experiment(
     """Measure `config` plain vs autocast. Raises GuardError, Cancelled, or torch's errors."""
     reporter = Reporter(progress, cancel)
     reporter.report(0.0, "checking memory and time guards")
-    guards.check(config)
+    estimate = guards.check_estimate(config)
     reporter.check()
     warnings: list[str] = []
     with torch_threads(config.threads) as threads, torch.no_grad():
@@ -119,4 +119,5 @@ def run_experiment(
         warnings=tuple(warnings),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         op_trace=op_trace,
+        guard=estimate,
     )

@@ -23,6 +23,7 @@ from autocast_explorer.core.documents.reader import (
 from autocast_explorer.core.experiment.agreement import Agreement, Histogram
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
@@ -66,6 +67,12 @@ class ExperimentResult:
     created: str = ""
     extras: dict[str, Any] = field(default_factory=dict, compare=False)
     op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
+    guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
+
+    @property
+    def slower_ms(self) -> float:
+        """The slower mode's median: what the time guard's estimate forecast."""
+        return max(self.plain.median_ms, self.autocast.median_ms)
 
     @property
     def speedup(self) -> float:
@@ -129,6 +136,8 @@ class ExperimentResult:
         }
         if self.op_trace is not None:
             data.update(self.op_trace.to_dict())
+        if self.guard is not None:
+            data["guard"] = self.guard.to_dict()
         data.update(self.extras)
         return data
 
@@ -166,6 +175,7 @@ class ExperimentResult:
             "layers",
             "agreement",
             "warnings",
+            "guard",
             *OpTrace.JSON_KEYS,
         }
         return cls(
@@ -201,6 +211,7 @@ class ExperimentResult:
             created=str(r.data.get("created", "")),
             extras={k: v for k, v in r.data.items() if k not in known},
             op_trace=_optional(r, "ops", lambda _: OpTrace.from_dict(r.data)),
+            guard=_optional(r, "guard", ForwardEstimate.from_dict),
         )
 
     @classmethod

@@ -5,23 +5,34 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.hardware.cpu import NATIVE_BF16_FLAGS, NATIVE_FP16_FLAGS
+from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import CASE_LABELS, ProbeResult
 
-#: Speedups within this factor of 1 are called "about the same speed" (summary, lessons,
-#: placements).
-SAME_SPEED = 1.05
+__all__ = ["SAME_SPEED", "format_summary", "guard_line", "hardware_clause", "verdict"]
 
 
 def hardware_clause(result: ExperimentResult) -> str:
     """Whether the CPU runs the autocast dtype natively, naming the flags that decide it."""
-    env = result.environment
-    wanted = NATIVE_BF16_FLAGS if result.config.dtype == "bfloat16" else NATIVE_FP16_FLAGS
-    present = sorted(wanted & set(env.cpu_flags))
-    if present:
-        return f"this CPU has native {result.config.dtype} ({', '.join(present)})"
-    return f"this CPU has no native {result.config.dtype} (no {' / '.join(sorted(wanted))})"
+    support = native_support(result.environment.cpu_flags, result.config.dtype)
+    if support.native:
+        return f"this CPU has native {support.dtype} ({support.present_text})"
+    return f"this CPU has no native {support.dtype} (no {' / '.join(support.wanted)})"
+
+
+def guard_line(result: ExperimentResult) -> str:
+    """The time guard's forecast beside the measurement ('' for results that lack one)."""
+    guard = result.guard
+    if guard is None:
+        return ""
+    slower = "float32" if result.plain.median_ms >= result.autocast.median_ms else "autocast"
+    measured = result.slower_ms
+    ratio = guard.estimated_forward_ms / measured if measured > 0 else float("nan")
+    return (
+        f"time guard estimated {guard.estimated_forward_ms:.3g} ms per forward; measured "
+        f"{measured:.3g} ms ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
+    )
 
 
 def verdict(result: ExperimentResult) -> str:
@@ -64,6 +75,9 @@ def format_summary(result: ExperimentResult) -> str:
             f"({stats.samples}×{stats.block_size} calls)"
         )
     lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
+    if result.guard is not None:
+        lines.append(f"  {guard_line(result)}")
+        lines.append(f"    (basis: {result.guard.basis})")
     lines += ["", "Dtype per layer (in → out):"]
     width = max((len(layer.name) for layer in result.layers), default=4)
     for layer in result.layers:
@@ -87,6 +101,12 @@ def format_summary(result: ExperimentResult) -> str:
         "",
         f"Verdict: {verdict(result)}",
     ]
+    support = native_support(env.cpu_flags, cfg.dtype)
+    if not support.native:
+        lines.append(
+            f"What ran instead: {support.instead}; {result.gflops('autocast'):,.1f} GFLOP/s "
+            f"under autocast against {result.gflops('plain'):,.1f} GFLOP/s in float32."
+        )
     lines += [f"Warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 

@@ -179,11 +179,10 @@ def load_comparison(paths: Sequence[str | os.PathLike[str]]) -> Comparison:
 
 
 def _native(result: ExperimentResult) -> str:
-    from autocast_explorer.core.hardware.cpu import NATIVE_BF16_FLAGS, NATIVE_FP16_FLAGS
+    from autocast_explorer.core.hardware.capabilities import native_support
 
-    wanted = NATIVE_BF16_FLAGS if result.config.dtype == "bfloat16" else NATIVE_FP16_FLAGS
-    present = sorted(wanted & set(result.environment.cpu_flags))
-    return f"yes ({', '.join(present)})" if present else "no"
+    support = native_support(result.environment.cpu_flags, result.config.dtype)
+    return f"yes ({support.present_text})" if support.native else "no"
 
 
 def _config_text(result: ExperimentResult) -> str:

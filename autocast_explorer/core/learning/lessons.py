@@ -313,7 +313,9 @@ def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOut
 
 
 def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
-    from autocast_explorer.core.experiment.summary import SAME_SPEED, hardware_clause
+    from autocast_explorer.core.experiment.pace import SAME_SPEED
+    from autocast_explorer.core.experiment.summary import hardware_clause
+    from autocast_explorer.core.hardware.capabilities import native_support
 
     speedup = result.speedup
     low = result.config.dtype
@@ -350,6 +352,14 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     if verdict:
         sentences.append(verdict)
     sentences.append(f"For the record, {hardware_clause(result)}.")
+    support = native_support(result.environment.cpu_flags, low)
+    if not support.native:
+        sentences.append(
+            f"So nothing here multiplies {low} natively: each {low} matrix product converted "
+            "its operands and ran in torch's own kernels (or oneDNN's emulation), at "
+            f"{result.gflops('autocast'):,.1f} GFLOP/s against {result.gflops('plain'):,.1f} "
+            "GFLOP/s in float32."
+        )
     sentences += [f"Note: {w}." for w in result.warnings]
     matches = speedup == speedup and speedup <= 1 / SAME_SPEED
     return LessonOutcome("timing", headline, tuple(sentences), matches, "latency")
