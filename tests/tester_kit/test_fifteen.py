@@ -212,7 +212,7 @@ def test_ctrl_plus_and_ctrl_zero_scale_the_text(explorer, qtbot):
     assert explorer.presentation.state().font_scale == 1.15
     qtbot.keyClick(explorer, Qt.Key.Key_0, CTRL)
     assert explorer.presentation.state().font_scale == 1.0
-    qtbot.keyClick(explorer, Qt.Key.Key_H, CTRL)
+    qtbot.keyClick(explorer, Qt.Key.Key_C, CTRL | Qt.KeyboardModifier.ShiftModifier)
     assert explorer.presentation.state().controls_hidden
     assert not explorer.findChild(QWidget, "controlsPanel").isVisible()
 
