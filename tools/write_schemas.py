@@ -29,7 +29,11 @@ from autocast_explorer.core.experiment.config import (  # noqa: E402  (after the
     HEADS,
     INPUT_DISTRIBUTIONS,
     MAX_LAYERS,
+    MAX_LR,
+    MAX_STEPS,
     MAX_WIDTH,
+    MODES,
+    OPTIMIZERS,
     ExperimentConfig,
 )
 
@@ -138,6 +142,14 @@ CONFIG_RULES: dict[str, Schema] = {
         "description": "null: half the RAM available when the run starts",
         "exclusiveMinimum": 0,
     },
+    "mode": {
+        "description": "infer: time forwards; train: train a float32 and an autocast copy",
+        "enum": list(MODES),
+    },
+    "steps": {"description": "training steps per copy", "minimum": 1, "maximum": MAX_STEPS},
+    "lr": {"description": "learning rate", "exclusiveMinimum": 0, "maximum": MAX_LR},
+    "optimizer": {"description": "sgd (momentum 0.9) or adamw", "enum": list(OPTIMIZERS)},
+    "scaler": {"description": "float16 training: use torch.amp.GradScaler('cpu')"},
 }
 
 
@@ -397,6 +409,7 @@ def result_schema() -> Schema:
                 )
             ),
             "casts_by_grad_mode": {"type": "object", "additionalProperties": cast_summary},
+            "train": train_schema(),
             "placements": obj(
                 {
                     "dtype": text(),
@@ -413,6 +426,93 @@ def result_schema() -> Schema:
         "dependentRequired": {"ops": ["casts"]},
         "$defs": document_defs("config", "environment", "latency"),
     }
+
+
+def train_schema() -> Schema:
+    """The `train` object of a training run (core/experiment/training.py, TrainReport)."""
+    modes = ("plain", "autocast")
+
+    def per_mode(item: Schema) -> Schema:
+        return obj({m: item for m in modes}, modes)
+
+    dtype_map = {"type": "object", "additionalProperties": text()}
+    pair = obj({"in": text(), "out": text()}, ["in", "out"])
+    grads = obj({"grad_out": text(), "grad_in": text()}, ["grad_out", "grad_in"])
+    op_use = obj(
+        {"op": text(), "in": array(text()), "out": array(text()), "count": integer(0)},
+        ["op", "count"],
+    )
+    phases = obj(
+        {
+            "forward_ms": number(minimum=0),
+            "backward_ms": number(minimum=0),
+            "optimizer_ms": number(minimum=0),
+        },
+        ["forward_ms", "backward_ms", "optimizer_ms"],
+    )
+    scaler = obj(
+        {
+            "used": boolean(),
+            "enabled": boolean(),
+            "init_scale": nullable_number(),
+            "final_scale": nullable_number(),
+            "skipped_steps": integer(0),
+            "underflowed_grads": integer(
+                0, "gradient elements zero under autocast but not in float32, first step"
+            ),
+            "grad_elements": integer(0),
+        },
+        ["used", "enabled", "skipped_steps", "underflowed_grads", "grad_elements"],
+    )
+    return obj(
+        {
+            "steps": integer(1),
+            "loss": per_mode(array(nullable_number(), "the loss of every step")),
+            "accuracy": per_mode(number(minimum=0)),
+            "held_out_rows": integer(0),
+            "loss_dtype": per_mode(text()),
+            "output_dtype": per_mode(text()),
+            "grad_dtypes": dtype_map | {"description": "parameter → gradient dtype (autocast)"},
+            "grad_dtypes_plain": dtype_map,
+            "saved_bytes": per_mode(integer(0, "bytes packed by saved_tensors_hooks")),
+            "saved_tensors": per_mode(integer(0)),
+            "layers": array(
+                obj(
+                    {
+                        "name": text(),
+                        "kind": text(),
+                        "forward": per_mode(pair),
+                        "backward": per_mode(grads),
+                    },
+                    ["name", "kind", "forward", "backward"],
+                )
+            ),
+            "ops": {
+                "type": "object",
+                "additionalProperties": {"type": "object", "additionalProperties": array(op_use)},
+            },
+            "phases": {"type": "object", "additionalProperties": phases},
+            "scaler": scaler,
+            "nonfinite_steps": {"type": "object", "additionalProperties": integer(0)},
+        },
+        [
+            "steps",
+            "loss",
+            "accuracy",
+            "held_out_rows",
+            "loss_dtype",
+            "output_dtype",
+            "grad_dtypes",
+            "grad_dtypes_plain",
+            "saved_bytes",
+            "saved_tensors",
+            "layers",
+            "ops",
+            "phases",
+            "scaler",
+        ],
+        description="training mode: both copies' losses, dtypes, saved bytes and the scaler",
+    )
 
 
 # ---- sweep -----------------------------------------------------------------------------

@@ -11,11 +11,13 @@ import dataclasses
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
+    DEFAULT_LR,
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
@@ -98,16 +100,60 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """`run`'s training flags (defaults None, like every config flag); the config checks them."""
+    d = ExperimentConfig()
+    g = parser.add_argument_group("training (--mode train)")
+    g.add_argument(
+        "--mode",
+        help=f"infer: time forwards; train: train a float32 and an autocast copy side by side "
+        f"(default {d.mode})",
+    )
+    g.add_argument("--steps", type=_number(int), help=f"training steps (default {d.steps})")
+    g.add_argument(
+        "--lr",
+        type=_number(float),
+        help=f"learning rate (default {DEFAULT_LR['sgd']:g} for sgd, {DEFAULT_LR['adamw']:g} "
+        "for adamw)",
+    )
+    g.add_argument("--optimizer", help=f"sgd (momentum 0.9) or adamw (default {d.optimizer})")
+    g.add_argument(
+        "--no-scaler",
+        dest="scaler",
+        action="store_const",
+        const=False,
+        default=None,
+        help="float16: train without a GradScaler to see gradients underflow",
+    )
+
+
+def _number(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    """Parse a number; anything else is one line naming the flag (its range: the config)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            return kind(text)
+        except ValueError:
+            noun = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"must be {noun} (got {text!r})") from None
+
+    return parse
+
+
 def config_from_args(
     args: argparse.Namespace, base: ExperimentConfig | None = None
 ) -> ExperimentConfig:
     """`base` (a preset's config, else the defaults) with every flag that was given applied.
 
-    A flag sets the config field named like its dest; None means it was not given.
+    A flag sets the config field named like its dest; None means it was not given. Choosing an
+    optimizer without --lr brings that optimizer's usual learning rate.
     """
     fields = (f.name for f in dataclasses.fields(ExperimentConfig))
     given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
-    return (base or ExperimentConfig()).replace(**given)
+    config = (base or ExperimentConfig()).replace(**given)
+    if "optimizer" in given and "lr" not in given:
+        config = config.replace(lr=DEFAULT_LR[config.optimizer])
+    return config
 
 
 def preset_from_args(args: argparse.Namespace) -> Preset | None:

@@ -10,6 +10,7 @@ from autocast_explorer.cli.common import (
     StderrProgress,
     UsageError,
     add_config_arguments,
+    add_training_arguments,
     config_from_args,
     preset_from_args,
     write_outputs,
@@ -33,6 +34,8 @@ examples:
   autocast-explorer run --json result.json --csv latency.csv
   autocast-explorer run --json - | jq .latency.speedup
   autocast-explorer run --report out/ && python out/reproduce.py
+  autocast-explorer run --mode train --steps 100 --optimizer adamw
+  autocast-explorer run --mode train --dtype float16 --no-scaler
 """
 
 
@@ -47,6 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_config_arguments(run)
+    add_training_arguments(run)
     out = run.add_argument_group("output")
     out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")
     out.add_argument("--csv", metavar="PATH|-", help="write the latency rows as CSV")
@@ -77,6 +81,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
 
     placements = getattr(args, "placements", False)
+    if placements and config.mode == "train":
+        raise UsageError("--placements times forwards: use it with --mode infer")
     if preset is not None and preset.sweep is not None:
         sys.stderr.write(
             f"note: preset {preset.name!r} also holds a {preset.sweep.label} sweep; "

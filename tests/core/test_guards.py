@@ -132,3 +132,30 @@ def test_result_records_the_guard_and_reads_old_files_without_it():
     assert ExperimentResult.from_dict(data).guard == result.guard
     del data["guard"]
     assert ExperimentResult.from_dict(data).guard is None
+
+
+def test_time_guard_counts_a_training_step_as_three_forwards(monkeypatch):
+    monkeypatch.setattr(
+        guards, "estimate_forward", lambda config: guards.ForwardEstimate(4.0, "injected")
+    )
+    assert guards.check_time(ExperimentConfig()) == 4.0
+    with pytest.raises(GuardError) as info:
+        guards.check_time(ExperimentConfig(mode="train"))
+    assert "one training step" in str(info.value) and "12.0 s" in str(info.value)
+    assert guards.check_time(ExperimentConfig(mode="train", allow_slow=True)) == 12.0
+
+
+def test_memory_guard_refuses_a_training_run_before_building(monkeypatch):
+    built = []
+    monkeypatch.setattr(
+        "autocast_explorer.core.experiment.training.make_task", lambda *a: built.append(a)
+    )
+    infer = ExperimentConfig(widths=(512, 512, 10), batch=64)
+    train = infer.replace(mode="train")
+    assert guards.estimate_training_peak_bytes(train) > guards.estimate_peak_bytes(infer)
+    budget_mb = guards.estimate_peak_bytes(infer) / 2**20 * 1.01
+    guards.check_memory(infer.replace(memory_budget_mb=budget_mb))
+    with pytest.raises(GuardError) as info:
+        run_experiment(train.replace(memory_budget_mb=budget_mb))
+    assert info.value.field == "memory"
+    assert built == []

@@ -17,11 +17,20 @@ from typing import Any
 import torch
 
 from autocast_explorer.core.experiment.capture import autocast_context
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig, parameter_count
+from autocast_explorer.core.experiment.config import (
+    TRAINING_STEP_FORWARDS,
+    ConfigError,
+    ExperimentConfig,
+    parameter_count,
+)
 from autocast_explorer.core.experiment.model import TORCH_DTYPES
+from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
 
 MAX_FORWARD_SECONDS = 10.0
+#: Float32 copies of the parameters a training run holds at once: the initial model, two probe
+#: gradients, and per trained copy its weights, gradients and up to two optimizer states (AdamW).
+_TRAINING_PARAMETER_COPIES = {"sgd": 1 + 2 + 2 * 3, "adamw": 1 + 2 + 2 * 4}
 #: Calibrated sizes stop here: larger layers run at about the rate of this size on every CPU
 #: kind measured, and a calibration must stay far below a second even where bf16 is slow.
 _MAX_CLASS_BATCH = 256
@@ -174,6 +183,18 @@ def _rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads: int) -> f
         torch.set_num_threads(previous)
 
 
+def estimate_training_peak_bytes(config: ExperimentConfig) -> int:
+    """Parameter copies, activations saved for backward and their gradients, and the task."""
+    low_bytes = TORCH_DTYPES[config.dtype].itemsize
+    params = parameter_count(config.widths)
+    copies = _TRAINING_PARAMETER_COPIES.get(
+        config.optimizer, max(_TRAINING_PARAMETER_COPIES.values())
+    )
+    activations = config.batch * sum(config.widths)
+    task = (TRAIN_POOL_BATCHES + HELD_OUT_BATCHES) * config.batch * (config.widths[0] + 1) * 4
+    return params * (4 * copies + low_bytes) + activations * (4 + low_bytes) * 4 + task
+
+
 def _shape_text(shape: tuple[int, ...]) -> str:
     return "×".join(map(str, shape[:-1])) + f"→{shape[-1]}" if len(shape) > 1 else str(shape)
 
@@ -221,7 +242,11 @@ def memory_budget_bytes(config: ExperimentConfig) -> int:
 def check_memory(config: ExperimentConfig) -> int:
     """Raise GuardError when the estimated peak exceeds the memory budget; returns the peak."""
     budget = memory_budget_bytes(config)
-    peak = estimate_peak_bytes(config)
+    peak = (
+        estimate_training_peak_bytes(config)
+        if config.mode == "train"
+        else estimate_peak_bytes(config)
+    )
     if peak > budget:
         raise GuardError(
             "memory",
@@ -232,12 +257,17 @@ def check_memory(config: ExperimentConfig) -> int:
 
 
 def check_time(config: ExperimentConfig) -> float:
-    """Raise GuardError when one forward is estimated to take over 10 s (unless allowed)."""
+    """Raise GuardError when one forward (in training: one training step, ≈ 3 forwards) is
+    estimated to take over 10 s (unless allowed): nothing can interrupt it once started."""
     seconds = estimate_forward(config).seconds
+    what = "one forward pass"
+    if config.mode == "train":
+        seconds *= TRAINING_STEP_FORWARDS
+        what = f"one training step (≈ {TRAINING_STEP_FORWARDS} forwards)"
     if seconds > MAX_FORWARD_SECONDS and not config.allow_slow:
         raise GuardError(
             "time",
-            f"one forward pass is estimated at {seconds:,.1f} s "
+            f"{what} is estimated at {seconds:,.1f} s "
             f"(limit {MAX_FORWARD_SECONDS:.0f} s); use smaller widths or batch, "
             "or allow slow runs (--allow-slow)",
         )

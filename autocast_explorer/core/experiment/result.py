@@ -25,6 +25,7 @@ from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.experiment.training import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
 from autocast_explorer.core.numerics.layer_error import LayerError
@@ -68,6 +69,7 @@ class ExperimentResult:
     extras: dict[str, Any] = field(default_factory=dict, compare=False)
     op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
+    train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
 
     @property
     def slower_ms(self) -> float:
@@ -138,6 +140,8 @@ class ExperimentResult:
             data.update(self.op_trace.to_dict())
         if self.guard is not None:
             data["guard"] = self.guard.to_dict()
+        if self.train is not None:
+            data["train"] = self.train.to_dict()
         data.update(self.extras)
         return data
 
@@ -176,6 +180,7 @@ class ExperimentResult:
             "agreement",
             "warnings",
             "guard",
+            "train",
             *OpTrace.JSON_KEYS,
         }
         return cls(
@@ -212,6 +217,7 @@ class ExperimentResult:
             extras={k: v for k, v in r.data.items() if k not in known},
             op_trace=_optional(r, "ops", lambda _: OpTrace.from_dict(r.data)),
             guard=_optional(r, "guard", ForwardEstimate.from_dict),
+            train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
         )
 
     @classmethod

@@ -48,6 +48,7 @@ from autocast_explorer.gui.features import (
     presets,
     report,
     sweeps,
+    training,
 )
 from autocast_explorer.gui.features.experiment.controls import (
     PROGRESS_STEPS,
@@ -83,6 +84,7 @@ FEATURES: tuple[Feature, ...] = (
     ops.install,  # the live op-policy probe
     sweeps.install,  # Sweeps tab, sweep files
     placements.install,  # per-call vs hoisted vs pre-cast
+    training.install,  # Training tab: loss curves, memory saved for backward, gradient dtypes
     hardware.install,  # CPU facts, oneDNN kernel, roofline
     presentation.install,  # text scale, projector theme, full screen, hidden controls
     presets.install,  # the preset picker above the controls
@@ -109,7 +111,10 @@ def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentRes
     from autocast_explorer.core.experiment import engine
 
     return engine.run_experiment(
-        config, progress=state.set_progress, cancel=state.is_interruption_requested
+        config,
+        progress=state.set_progress,
+        cancel=state.is_interruption_requested,
+        partial=state.set_partial,
     )
 
 
@@ -117,6 +122,8 @@ class MainWindow(QMainWindow):
     """The Autocast Explorer window. `MainWindow()` builds it without running anything."""
 
     experimentStarted = Signal()
+    #: One training step of the window's own run finished: core's StepProgress (plain data).
+    experimentStep = Signal(object)
     experimentFinished = Signal(object)
     experimentFailed = Signal(str)
     experimentCancelled = Signal()
@@ -357,6 +364,7 @@ class MainWindow(QMainWindow):
         self.controls.layersRequested.connect(self._edit_layers)
         self.controls.runButton.clicked.connect(self._on_run_clicked)
         self.controls.cancelButton.clicked.connect(self.cancel_experiment)
+        self._experiment.partial.connect(self._on_partial)
         self._experiment.finished.connect(self._on_finished)
         self._experiment.failed.connect(self._on_failed)
         self._experiment.cancelled.connect(self._on_cancelled)
@@ -550,13 +558,16 @@ class MainWindow(QMainWindow):
         self.verdictLabel.setText("Measuring…")
         self._update_actions()
         self.experimentStarted.emit()
+        self.context.experimentStarted.emit(config)
         return True
 
     @Slot()
     def cancel_experiment(self) -> None:
         """Cancel whatever task runs on the shared runner (Esc serves every tab)."""
         if self.runner.is_running():
-            self.controls.progressLabel.setText("Cancelling after the current timing block…")
+            training = self._run_config is not None and self._run_config.mode == "train"
+            where = "training step" if training else "timing block"
+            self.controls.progressLabel.setText(f"Cancelling after the current {where}…")
             self.runner.cancel()
 
     # Any owner's task (sweeps, probes, lessons …) drives the progress bar and Cancel; the
@@ -571,6 +582,12 @@ class MainWindow(QMainWindow):
     def _on_progress(self, fraction: float, message: str) -> None:
         self.controls.progressBar.setValue(round(fraction * PROGRESS_STEPS))
         self.controls.progressLabel.setText(message)
+
+    @Slot(object)
+    def _on_partial(self, obj: object) -> None:
+        """A training step of the window's own run (the router hands out only ours)."""
+        self.experimentStep.emit(obj)
+        self.context.experimentStep.emit(obj)
 
     @Slot(object)
     def _on_task_ended(self, _result: object) -> None:
