@@ -32,6 +32,7 @@ SURFACES = (
     "sweepsTab",
     "placementsTab",
     "hardwareTab",
+    "trainingView",
     # charts
     "latencyPlot",
     "dtypePlot",
@@ -43,6 +44,8 @@ SURFACES = (
     "speedupHeatmap",
     "placementsPlot",
     "rooflinePlot",
+    "lossPlot",
+    "savedBytesPlot",
     "compareLatencyPlot",
     "compareSpeedupPlot",
 )
