@@ -82,7 +82,13 @@ def test_every_name_in_the_snapshot_is_documented():
     assert undocumented == [], f"not in docs/testing.md: {', '.join(undocumented)}"
 
 
+#: Names documented on two surfaces before names had to be unique; a tester finds each within
+#: its tab (`window.hardware.findChild(QPushButton, "probeButton")`). Renaming one would break
+#: tests written against the documented contract, so they stay, and no new one may join them.
+SHARED_BY_CONTRACT = {"probeButton": "QPushButton ×2"}
+
+
 def test_no_two_findable_objects_share_an_objectname(explorer):
     """findChild returns the first match: a repeated name would hide the second object."""
     repeated = {n: c for n, c in live_contract(explorer)["objectNames"].items() if "×" in c}
-    assert repeated == {}
+    assert repeated == SHARED_BY_CONTRACT
