@@ -8,8 +8,8 @@ The window is a shell: it owns the controls, the run of one experiment, the menu
 banner, and builds everything else from `FEATURES`, each a function `install(ctx)` that gets
 the narrow AppContext (never the window) and returns the handles testers may use.
 
-Contract for testers (README, "Testing with pytest-qt"): the signals below, the objectNames of
-the controls and charts, `add_view`, `runner`, `current_config`, `set_config`, `last_result`.
+Contract for testers (docs/testing.md, guarded by tests/contract/snapshot.json): the signals
+below, every objectName, the public methods and attributes, and what they return.
 """
 
 from __future__ import annotations

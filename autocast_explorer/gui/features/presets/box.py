@@ -255,6 +255,11 @@ class PresetBox(QGroupBox):
         """The preset the controls match now (None: custom settings)."""
         return self._chosen
 
+    def shown_text(self) -> str:
+        """What the preset list shows: a preset's name (yours end in ' — yours') or
+        'Custom settings' — which is the combo's placeholder, so currentText() is '' then."""
+        return self.combo.currentText() if self.combo.currentIndex() >= 0 else CUSTOM_TEXT
+
     def index_of(self, preset_id: str) -> int:
         """The combo row of the preset with this id (-1 if not listed)."""
         for row in range(self.combo.count()):
