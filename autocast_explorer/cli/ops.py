@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from autocast_explorer.cli.common import StderrProgress, UsageError, write_output
-from autocast_explorer.core.experiment.config import DTYPES
+from autocast_explorer.cli.common import (
+    StderrProgress,
+    check_output,
+    raise_problems,
+    write_output,
+)
+from autocast_explorer.core.experiment.config import DTYPES, validate_threads
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -25,15 +30,15 @@ def cmd_ops(args: argparse.Namespace) -> int:
     from autocast_explorer.core.experiment.summary import format_probe
     from autocast_explorer.core.numerics.oppolicy import probe_ops
 
-    if args.threads is not None and args.threads < 1:
-        raise UsageError(f"threads: must be an integer ≥ 1 (got {args.threads})")
+    validate_threads(args.threads)
+    check_output("--json", args.json)
     progress = StderrProgress()
     try:
         probe = probe_ops(args.dtype, threads=args.threads, progress=progress)
     finally:
         progress.close()
-    if args.json:
-        write_output(args.json, probe.to_json())
+    problem = write_output(args.json, probe.to_json(), name="probe.json") if args.json else None
     if args.json != "-":
         print(format_probe(probe))
+    raise_problems([problem] if problem else [])
     return 0

@@ -6,11 +6,15 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from autocast_explorer.cli import signals
 from autocast_explorer.cli.common import (
     StderrProgress,
-    UsageError,
     add_config_arguments,
+    cannot_write,
+    check_outputs,
     config_from_args,
+    raise_problems,
+    resource_errors,
     write_outputs,
 )
 
@@ -43,6 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
+    check_outputs(args)
     from autocast_explorer.core.experiment.engine import run_experiment
     from autocast_explorer.core.experiment.summary import format_summary
     from autocast_explorer.core.sweeps.placements import (
@@ -55,10 +60,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = StderrProgress()
     try:
         run = run_with_placements if placements else run_experiment
-        result = run(config, progress=progress)
+        with resource_errors(config):
+            result = run(config, progress=progress)
     finally:
         progress.close()
-    write_outputs(args, result)
+    problems = write_outputs(args, result)
     if args.json != "-" and args.csv != "-":
         print(format_summary(result))
         if placements:
@@ -66,16 +72,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.report:
         try:
             report, problem = _write_report(result, args.report)
-        except OSError as exc:
-            raise UsageError(
-                f"cannot write report to {args.report}: {exc.strerror or exc}"
-            ) from None
-        if problem:
-            sys.stderr.write(f"note: the report has no chart images: {problem}\n")
-        if "-" not in (args.json, args.csv):
-            print(
-                f"\nReport written to {report.directory}: {', '.join(f.name for f in report.files)}"
-            )
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            problems.append(cannot_write(args.report, reason, result.to_json(), "result.json"))
+        else:
+            if problem:
+                sys.stderr.write(f"note: the report has no chart images: {problem}\n")
+            if "-" not in (args.json, args.csv):
+                names = ", ".join(f.name for f in report.files)
+                print(f"\nReport written to {report.directory}: {names}")
+    raise_problems(problems)
     return 0
 
 
@@ -83,12 +89,15 @@ def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str
     """The report with chart PNGs drawn offscreen by the window's charts (gui.report_charts).
 
     Imported lazily: `run` without --report never loads Qt. Without Qt the report is written
-    without images and the reason is returned.
+    without images and the reason is returned. Qt is loaded and drawn with signals deferred
+    (cli.signals): Ctrl-C there takes effect when the drawing ends, and the half-built report
+    is thrown away instead of swapped in.
     """
-    try:
-        from autocast_explorer.gui.report_charts import write_report_with_charts
-    except ImportError as exc:
-        from autocast_explorer.core.documents.report import write_report
+    with signals.deferred():
+        try:
+            from autocast_explorer.gui.report_charts import write_report_with_charts
+        except ImportError as exc:
+            from autocast_explorer.core.documents.report import write_report
 
-        return write_report(result, directory), f"Qt could not be loaded ({exc})"
-    return write_report_with_charts(result, directory)
+            return write_report(result, directory), f"Qt could not be loaded ({exc})"
+    return write_report_with_charts(result, directory, deferred=signals.deferred)

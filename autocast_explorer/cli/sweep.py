@@ -9,7 +9,10 @@ from autocast_explorer.cli.common import (
     StderrProgress,
     UsageError,
     add_config_arguments,
+    check_outputs,
     config_from_args,
+    raise_problems,
+    resource_errors,
     write_outputs,
 )
 
@@ -93,6 +96,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             else default_values("width")
         )
     spec = SweepSpec(param, values, widths)
+    check_outputs(args)
     human = args.json != "-" and args.csv != "-"
     progress = StderrProgress()
 
@@ -105,16 +109,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(sweep_title(config, spec))
         print(table_header(spec), flush=True)
     try:
-        result = run_spec(
-            config,
-            spec,
-            progress=progress,
-            on_point=on_point if human else None,
-            probe_onednn=not args.no_onednn,
-        )
+        with resource_errors(config):
+            result = run_spec(
+                config,
+                spec,
+                progress=progress,
+                on_point=on_point if human else None,
+                probe_onednn=not args.no_onednn,
+            )
     finally:
         progress.close()
-    write_outputs(args, result)
+    problems = write_outputs(args, result)
     if human:
         print(format_conclusion(result))
+    raise_problems(problems)
     return 0

@@ -187,9 +187,7 @@ class JsonReader:
             raise self.fail(key, "expected true or false")
         return value
 
-    def numbers(
-        self, key: str, required: bool = True, minimum: float | None = None
-    ) -> list[float]:
+    def numbers(self, key: str, required: bool = True, minimum: float | None = None) -> list[float]:
         """A list of finite numbers, optionally each bounded below."""
         if not required and key not in self.data:
             return []

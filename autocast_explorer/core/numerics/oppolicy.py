@@ -215,9 +215,7 @@ class OpPolicy:
             policy=r.text("policy"),
             why=r.text("why", default=""),
             error=optional_text(r, "error"),
-            cases=tuple(
-                CaseResult.from_dict(k, v, cases.where(k)) for k, v in cases.data.items()
-            ),
+            cases=tuple(CaseResult.from_dict(k, v, cases.where(k)) for k, v in cases.data.items()),
         )
 
 

@@ -137,7 +137,9 @@ class OpCount:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> OpCount:
-        return cls(op=_text(data["op"]), plain=_whole(data["plain"]), autocast=_whole(data["autocast"]))
+        return cls(
+            op=_text(data["op"]), plain=_whole(data["plain"]), autocast=_whole(data["autocast"])
+        )
 
 
 @dataclass(frozen=True)
