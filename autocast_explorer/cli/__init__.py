@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
     if handler is cmd_gui and not args.reset_settings:
         return cmd_gui(args)  # the window handles Ctrl-C itself (gui.app.InterruptWatcher)
-    with signals.installed():
+    with signals.installed(restore=argv is not None):
         try:
             if args.reset_settings:
                 if args.command:

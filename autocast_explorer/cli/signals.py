@@ -54,8 +54,10 @@ def _handler(signum: int, _frame: FrameType | None) -> None:
 
 
 @contextlib.contextmanager
-def installed() -> Iterator[None]:
-    """Handle SIGINT and SIGTERM while the block runs (main thread only); restore afterwards."""
+def installed(restore: bool = True) -> Iterator[None]:
+    """Handle SIGINT and SIGTERM while the block runs (main thread only); restore afterwards,
+    or (`restore=False`, the script about to exit) ignore them: a signal after the work is done
+    must not raise inside the interpreter's shutdown."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -67,6 +69,8 @@ def installed() -> Iterator[None]:
         yield
     finally:
         for signum, handler in previous.items():
+            if not restore:
+                handler = signal.SIG_IGN
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         _State.depth, _State.pending = 0, None
 
