@@ -76,13 +76,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(str(exc))
     handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
     if handler is cmd_gui and not args.reset_settings:
+        if argv is None:
+            signals.restore_defaults()
         return cmd_gui(args)  # the window handles Ctrl-C itself (gui.app.InterruptWatcher)
     with signals.installed(restore=argv is not None):
         try:
+            signals.raise_early()
             if args.reset_settings:
                 if args.command:
                     raise UsageError("--reset-settings takes no command")
                 return cmd_reset_settings()
+            load_torch()
             return handler(args)
         except (UsageError, ConfigError) as exc:
             return fail(str(exc))
@@ -98,6 +102,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return fail("out of memory: use smaller widths or batch", EXIT_FAILED)
         except RecursionError:
             return fail("input nested too deeply", EXIT_USAGE)
+
+
+def load_torch() -> None:
+    """Import torch (and numpy) with signals deferred: a KeyboardInterrupt inside their import
+    leaves a half-initialised module behind that later code trips over (`module 'numpy' has no
+    attribute 'logical_or'`), so Ctrl-C during start-up takes effect once the import is done."""
+    with signals.deferred():
+        import torch  # noqa: F401
 
 
 def interrupted(word: str, code: int) -> int:

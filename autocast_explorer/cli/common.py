@@ -35,7 +35,7 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 #: Values that start with '-' but are values, not flags: -5,10  -1e3  -0.5:2:3.
-_NEGATIVE_VALUE = re.compile(r"^-\.?\d[\d.,;:eE+\-]*$")
+_NEGATIVE_VALUE = re.compile(r"^-(\.?\d[\d.,;:eE+\-]*|inf|infinity|nan)$", re.IGNORECASE)
 
 
 class UsageError(Exception):
@@ -139,6 +139,15 @@ class StderrProgress:
         if self.shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+
+
+#: Paths that are this process's standard output ("-" is ours; the rest the system's names).
+STDOUT_PATHS = ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+
+
+def to_stdout(*paths: str | None) -> bool:
+    """True when any output goes to standard output: then the summary is not printed there."""
+    return any(path in STDOUT_PATHS for path in paths)
 
 
 def check_output(flag: str, path: str | None, what: str = "file") -> None:

@@ -8,6 +8,7 @@ from autocast_explorer.cli.common import (
     StderrProgress,
     check_output,
     raise_problems,
+    to_stdout,
     write_output,
 )
 from autocast_explorer.core.experiment.config import DTYPES, validate_threads
@@ -38,7 +39,7 @@ def cmd_ops(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     problem = write_output(args.json, probe.to_json(), name="probe.json") if args.json else None
-    if args.json != "-":
+    if not to_stdout(args.json):
         print(format_probe(probe))
     raise_problems([problem] if problem else [])
     return 0

@@ -15,6 +15,7 @@ from autocast_explorer.cli.common import (
     config_from_args,
     raise_problems,
     resource_errors,
+    to_stdout,
     write_outputs,
 )
 
@@ -65,7 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     problems = write_outputs(args, result)
-    if args.json != "-" and args.csv != "-":
+    if not to_stdout(args.json, args.csv):
         print(format_summary(result))
         if placements:
             print(f"\n{format_placements(from_result(result))}")
@@ -78,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             if problem:
                 sys.stderr.write(f"note: the report has no chart images: {problem}\n")
-            if "-" not in (args.json, args.csv):
+            if not to_stdout(args.json, args.csv):
                 names = ", ".join(f.name for f in report.files)
                 print(f"\nReport written to {report.directory}: {names}")
     raise_problems(problems)

@@ -18,6 +18,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import ClassVar
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -43,6 +44,28 @@ class Interrupted(KeyboardInterrupt):
 class _State:
     depth = 0
     pending: int | None = None
+    early: ClassVar[list[int]] = []
+
+
+def note_early(signums: list[int]) -> None:
+    """The list the script's first lines note signals in, until `installed` takes over:
+    `raise_early` then interrupts the command at once."""
+    _State.early = signums
+
+
+def raise_early() -> None:
+    """Raise Interrupted for a signal that came before the handlers were installed."""
+    if _State.early:
+        signum = _State.early[0]
+        _State.early = []
+        raise Interrupted(signum)
+
+
+def restore_defaults() -> None:
+    """Python's own handlers (for the window, which handles Ctrl-C itself)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _handler(signum: int, _frame: FrameType | None) -> None:

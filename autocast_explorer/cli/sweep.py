@@ -13,6 +13,7 @@ from autocast_explorer.cli.common import (
     config_from_args,
     raise_problems,
     resource_errors,
+    to_stdout,
     write_outputs,
 )
 
@@ -97,7 +98,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     spec = SweepSpec(param, values, widths)
     check_outputs(args)
-    human = args.json != "-" and args.csv != "-"
+    human = not to_stdout(args.json, args.csv)
     progress = StderrProgress()
 
     def on_point(point: SweepPoint) -> None:

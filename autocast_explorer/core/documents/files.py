@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import errno
 import os
 import re
 import stat
@@ -146,8 +145,8 @@ def check_writable(path: str, what: str = "file") -> Path:
     """Raise UnwritablePath unless `path` can be written as a `what` ("file" or "folder").
 
     Checked: not empty, not a folder where a file goes (or a file where a folder goes), the
-    parent folder exists, and a file can really be created there (a probe file, so a read-only
-    mount or an ACL is caught even for root, for whom os.access always says yes).
+    parent folder exists and takes new files (permissions, read-only mounts). Nothing is
+    created or changed by the check.
     """
     if not path or not path.strip():
         raise UnwritablePath(f"empty {what} path: give a {what} name")
@@ -177,19 +176,16 @@ def check_writable(path: str, what: str = "file") -> Path:
 
 
 def _probe(folder: Path, path: str) -> None:
-    remove_stale_temps(folder, "probe")
+    """Can a file be created in `folder`? Asked without creating one (nothing is touched): a
+    read-only mount refuses even root, for whom os.access otherwise always says yes."""
     try:
-        fd, probe = tempfile.mkstemp(
-            prefix=f".probe.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=folder
-        )
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        if exc.errno in (errno.EACCES, errno.EPERM):
-            reason = "permission denied"
-        raise UnwritablePath(f"cannot write {path}: {reason}") from None
-    os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(probe)
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        read_only = False
+    if read_only:
+        raise UnwritablePath(f"cannot write {path}: {folder} is on a read-only file system")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UnwritablePath(f"cannot write {path}: permission denied")
 
 
 # ---- the last resort -------------------------------------------------------------------------

@@ -113,6 +113,8 @@ class ExperimentConfig:
         """Build from JSON, ignoring unknown keys so newer files still load; validates."""
         if not isinstance(data, dict):
             raise ConfigError("config", "must be a JSON object")
+        if "widths" in data and not isinstance(data["widths"], list | tuple):
+            raise ConfigError("widths", "must be a list of layer widths")
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
