@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from autocast_explorer.core.documents.reader import JsonReader, optional_bool
+from autocast_explorer.core.documents.reader import JsonReader, clean_text, optional_bool
 
 #: Flags that decide whether low-precision GEMMs run natively (x86 names, then Arm's).
 LOW_PRECISION_FLAGS: tuple[str, ...] = (
@@ -103,7 +103,7 @@ def _read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> tuple[str, frozenset[st
         key, _, value = line.partition(":")
         key = key.strip().lower()
         if key in ("model name", "hardware", "cpu model") and value.strip():
-            model = value.strip()
+            model = clean_text(value.strip())
         elif key in ("flags", "features") and not flags:
             flags = frozenset(value.split())
     return model, flags

@@ -31,6 +31,7 @@ from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     JsonReader,
     document_kind,
+    finite_or_null,
     integer,
     load_document,
     nan_to_none,
@@ -270,7 +271,7 @@ class SweepResult:
         return data
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        return json.dumps(finite_or_null(self.to_dict()), indent=indent, allow_nan=False)
 
     @classmethod
     def from_dict(cls, data: Any) -> SweepResult:
