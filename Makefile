@@ -52,23 +52,23 @@ xvfb-deps:
 
 # The default experiment → docs/screenshot.png (the README's picture).
 screenshot: $(STAMP) xvfb-deps
-	$(XVFB_RUN) $(BIN)/python -m autocast_explorer.gui.screenshot docs/screenshot.png
+	$(XVFB_RUN) $(BIN)/python -m tools.screenshot docs/screenshot.png
 
-# The numerics tabs (issue 6): docs/numerics.png, agreement.png, optrace.png, ops.png.
+# The numerics tabs: docs/numerics.png, agreement.png, optrace.png, ops.png.
 screenshot-numerics: $(STAMP) xvfb-deps
-	$(XVFB_RUN) $(BIN)/python -m autocast_explorer.gui.numerics_screenshot docs
+	$(XVFB_RUN) $(BIN)/python -m tools.numerics_screenshot docs
 
-# Issue 5: the lessons in the projector theme, and Compare.
+# The lessons in the projector theme, and Compare.
 screenshots-learn: $(STAMP) xvfb-deps
 	for scene in lessons compare; do \
-		$(XVFB_RUN) $(BIN)/python -m autocast_explorer.gui.screenshot_learn $$scene docs/$$scene.png \
+		$(XVFB_RUN) $(BIN)/python -m tools.screenshot_learn $$scene docs/$$scene.png \
 			|| exit 1; \
 	done
 
-# Issue 4: the Sweeps, Placements and Hardware tabs after a real sweep (batch 1…1024, 0.1 s per
+# The Sweeps, Placements and Hardware tabs after a real sweep (batch 1…1024, 0.1 s per
 # point), the placements of the default model and a small grid → docs/sweeps.png and friends.
 # One torch thread: with two on a shared 2-core machine, any other program stalls whole points.
 screenshot-sweeps: $(STAMP) xvfb-deps
-	$(XVFB_RUN) $(BIN)/python -m autocast_explorer.gui.sweep_screenshot docs --threads 1
+	$(XVFB_RUN) $(BIN)/python -m tools.sweep_screenshot docs --threads 1
 
 screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps

@@ -1,4 +1,4 @@
-"""Issue 2 bench: is the engine's timing honest and cheap? (Not part of the test suite.)
+"""Engine bench: is the engine's timing honest and cheap? (Not part of the test suite.)
 
 (a) engine medians vs torch.utils.benchmark's blocked_autorange on the same model, widths 256
     and 1024, both modes; measured side by side in alternating rounds (target ratio 0.9–1.1);

@@ -1,4 +1,4 @@
-"""Bench for issue 4: what a sweep costs, and what sweeps find on this machine.
+"""Sweep bench: what a sweep costs, and what sweeps find on this machine.
 
 1. Cost: an N-point sweep's wall time (guards, building, warm-up, timing, oneDNN probe,
    verdict, roofline: the whole `run_sweep` call) against the sum of its per-point

@@ -28,7 +28,7 @@ COMMANDS = (run, sweep, ops, compare)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    from autocast_explorer.gui.app import run_app
+    from autocast_explorer.gui.shell.app import run_app
 
     return run_app(sys.argv[:1])
 
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_reset_settings() -> int:
     """`--reset-settings`: remove the window's settings without starting the window."""
-    from autocast_explorer.gui.settings import reset_settings_file
+    from autocast_explorer.gui.shell.settings import reset_settings_file
 
     print(f"Settings reset to defaults ({reset_settings_file()}).")
     return 0

@@ -96,7 +96,7 @@ def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str
     """
     with signals.deferred():
         try:
-            from autocast_explorer.gui.report_charts import write_report_with_charts
+            from autocast_explorer.gui.charts.report_charts import write_report_with_charts
         except ImportError as exc:
             from autocast_explorer.core.documents.report import write_report
 

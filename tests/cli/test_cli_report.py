@@ -63,7 +63,7 @@ def png_colors(path) -> set[str]:
 
 
 def test_run_report_draws_the_charts_of_the_result(tmp_path, capsys):
-    from autocast_explorer.gui import style
+    from autocast_explorer.gui.shell import style
 
     folder = tmp_path / "r"
     assert main(["run", *TINY, "--dtype", "float16", "--report", str(folder)]) == 0
@@ -80,7 +80,7 @@ def test_run_report_draws_the_charts_of_the_result(tmp_path, capsys):
 
 
 def test_run_report_without_qt_writes_the_rest_and_says_so(tmp_path, capsys, monkeypatch):
-    from autocast_explorer.gui import report_charts
+    from autocast_explorer.gui.charts import report_charts
 
     def no_qt(result, folder):
         raise ImportError("libEGL.so.1: cannot open shared object file")

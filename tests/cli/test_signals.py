@@ -38,7 +38,7 @@ def test_a_signal_while_the_report_is_drawn_discards_the_half_built_report(
     ctrl_c, signum, code, word, tmp_path, monkeypatch
 ):
     """The signal lands inside the deferred Qt drawing (a slowed chart writer holds it there)."""
-    import autocast_explorer.gui.report_charts as report_charts
+    import autocast_explorer.gui.charts.report_charts as report_charts
     from autocast_explorer.cli import main
 
     original = report_charts.render_chart_pngs

@@ -21,7 +21,7 @@ def _caller() -> str:
     frame = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
-        internal = ("pytestqt", "conftest.py", "gui/worker.py")
+        internal = ("pytestqt", "conftest.py", "gui/tasks/")
         if not any(part in name for part in internal):
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back

@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow
 
 from autocast_explorer.core.learning.compare import ResultFileError
-from autocast_explorer.gui import style
-from autocast_explorer.gui.compare_window import CompareWindow
+from autocast_explorer.gui.features.compare.window import CompareWindow
+from autocast_explorer.gui.shell import style
 from tests.gui.helpers import run_to_end
 
 SERVER_CPU = "Intel(R) Xeon(R) Platinum 8480+"

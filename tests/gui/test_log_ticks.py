@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from autocast_explorer.gui.log_ticks import decade_ticks, number, value_ticks
+from autocast_explorer.gui.charts.log_ticks import decade_ticks, number, value_ticks
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.summary import verdict
-from autocast_explorer.gui import style
-from autocast_explorer.gui.controls import ControlsPanel
+from autocast_explorer.gui.features.experiment.controls import ControlsPanel
+from autocast_explorer.gui.shell import style
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
 
 
@@ -337,7 +337,7 @@ def test_f5_runs_and_esc_cancels(window, qtbot):
 def test_disabled_buttons_look_disabled(window):
     from PySide6.QtGui import QPalette
 
-    from autocast_explorer.gui.app import create_application
+    from autocast_explorer.gui.shell.app import create_application
 
     create_application([])  # the styled application, as run_app sets it up
     assert not window.cancelButton.isEnabled()

@@ -7,7 +7,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QLabel, QWidget
 
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.gui.layer_editor import LayerEditorDialog
+from autocast_explorer.gui.features.experiment.layer_editor import LayerEditorDialog
 from tests.gui.helpers import run_to_end
 
 
@@ -179,7 +179,7 @@ def test_layers_button_writes_the_widths_field(window, qtbot, monkeypatch):
 
 
 def test_svg_closed_paths_become_explicit_lines():
-    from autocast_explorer.gui.export import close_paths_explicitly
+    from autocast_explorer.gui.charts.export import close_paths_explicitly
 
     assert close_paths_explicitly("M0,0 L1,0 L1,1 Z M2,2 L3,2 Z ") == (
         "M0,0 L1,0 L1,1 L0,0 M2,2 L3,2 L2,2"

@@ -13,9 +13,10 @@ from PySide6.QtWidgets import QAbstractButton, QComboBox, QFileDialog, QTableWid
 from autocast_explorer.core.experiment.agreement import compare_logits
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.numerics.layer_error import LayerError
-from autocast_explorer.gui import formats, style
-from autocast_explorer.gui.flip_chart import NO_FLIP_COLOR
-from autocast_explorer.gui.layer_table import COLUMNS, ERROR_COLUMNS
+from autocast_explorer.gui.charts import formats
+from autocast_explorer.gui.charts.flip_chart import NO_FLIP_COLOR
+from autocast_explorer.gui.features.experiment.layer_table import COLUMNS, ERROR_COLUMNS
+from autocast_explorer.gui.shell import style
 from tests.core.test_flips import constructed
 from tests.gui.helpers import run_to_end
 

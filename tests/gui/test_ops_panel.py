@@ -8,8 +8,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from autocast_explorer.core.numerics.oppolicy import ProbeResult
-from autocast_explorer.gui import ops_panel, style
-from autocast_explorer.gui.ops_panel import POLICY_MEANINGS
+from autocast_explorer.gui.features.ops import panel as ops_panel
+from autocast_explorer.gui.features.ops.panel import POLICY_MEANINGS
+from autocast_explorer.gui.shell import style
 from tests.gui.helpers import RUN_TIMEOUT_MS
 
 PROBE_TIMEOUT_MS = 120_000

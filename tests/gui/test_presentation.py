@@ -8,7 +8,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QPalette
 from PySide6.QtWidgets import QMenu, QScrollArea
 
-from autocast_explorer.gui.presentation import PROJECTOR_FACTOR, audit_shortcuts
+from autocast_explorer.gui.features.presentation.mode import PROJECTOR_FACTOR
+from autocast_explorer.gui.shell.actions import audit_shortcuts
 from tests.gui.helpers import RUN_TIMEOUT_MS, run_to_end
 
 CTRL = Qt.KeyboardModifier.ControlModifier

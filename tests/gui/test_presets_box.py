@@ -8,8 +8,9 @@ from PySide6.QtWidgets import QComboBox, QLabel
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.learning.presets import builtin_presets, load_preset, user_presets_dir
-from autocast_explorer.gui import MainWindow, presets_box
-from autocast_explorer.gui.presets_box import CUSTOM_TEXT, USER_SUFFIX, PresetDetails
+from autocast_explorer.gui import MainWindow
+from autocast_explorer.gui.features.presets import box as presets_box
+from autocast_explorer.gui.features.presets.box import CUSTOM_TEXT, USER_SUFFIX, PresetDetails
 
 
 def combo_texts(combo: QComboBox) -> list[str]:

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QScrollArea
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.gui import MainWindow
-from autocast_explorer.gui.presentation import PresentationState
-from autocast_explorer.gui.settings import SETTINGS_ENV, open_settings
+from autocast_explorer.gui.features.presentation.mode import PresentationState
+from autocast_explorer.gui.shell.settings import SETTINGS_ENV, open_settings
 from tests.gui.helpers import TINY
 
 

@@ -23,7 +23,7 @@ from autocast_explorer.core.sweeps.verdict import (
     hardware_verdict,
     single_run_verdict,
 )
-from autocast_explorer.gui.speedup_heatmap import NEUTRAL, speedup_color
+from autocast_explorer.gui.charts.speedup_heatmap import NEUTRAL, speedup_color
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -404,7 +404,7 @@ def test_the_readme_sweep_example_passes(qtbot):
 
 
 def test_progress_is_throttled_but_keeps_the_first_and_the_last():
-    from autocast_explorer.gui.sweeps_tab import ThrottledProgress
+    from autocast_explorer.gui.features.sweeps.tab import ThrottledProgress
 
     class State:
         def __init__(self) -> None:
@@ -429,8 +429,8 @@ def test_menu_entries_have_keys_and_chart_exports_sit_in_the_export_menu(window)
     assert set(install.exportActions.values()) <= set(export_menu.actions())
     keyed = {
         install.runSweepAction: "F6",
-        install.placementsAction: "F7",
-        install.probeAction: "F8",
+        window.placementsAction: "F7",
+        window.onednnAction: "F8",
         install.saveSweepJsonAction: "Ctrl+Alt+S",
         install.saveSweepCsvAction: "Ctrl+Alt+Shift+S",
     }

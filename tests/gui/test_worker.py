@@ -10,7 +10,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Slot
 
 from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.experiment.progress import Cancelled
-from autocast_explorer.gui.worker import TaskRunner, TaskState
+from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
 
 
 class Recorder(QObject):

@@ -302,7 +302,7 @@ def latency_from_reader(r: JsonReader) -> LatencyStats:
 
 
 def _deep_agreement(a: Agreement) -> dict[str, Any]:
-    """The agreement keys added by issue 6 (absent when not measured)."""
+    """The agreement keys of the numerics (top-k, flips; absent when not measured)."""
     data: dict[str, Any] = {}
     if a.topk is not None:
         data["topk"] = a.topk.to_dict()

@@ -98,7 +98,7 @@ def _sqnr_text(db: float) -> str:
 
 
 def numerics_lines(result: ExperimentResult) -> list[str]:
-    """Top-k, flipped rows, per-layer error and casts (issue 6); empty for older results."""
+    """Top-k, flipped rows, per-layer error and casts; empty for older results."""
     a = result.agreement
     lines: list[str] = []
     if a.topk is not None:

@@ -104,7 +104,7 @@ def _batch_norm_inputs(g: torch.Generator) -> list[torch.Tensor]:
     return [x, mean, var, w, b]
 
 
-#: The probed ops (at least those issue 6 names), each with small fixed shapes.
+#: The probed ops (at least the common ones the docs discuss), each with small fixed shapes.
 PROBED_OPS: tuple[OpSpec, ...] = (
     _spec("linear", [(4, 8), (6, 8), (6,)], F.linear),
     _spec("matmul", [(4, 8), (8, 6)], torch.matmul),

@@ -1,0 +1,239 @@
+"""The Compare window's charts: latency per run (grouped bars) and speedup per run.
+
+Both draw core.compare's overlay series as they are; `drawn()` reads the numbers back from the
+plot items so tests check what is on screen.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.shell import style
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.learning.compare import Comparison
+
+BAR_WIDTH = 0.36
+OFFSET = 0.2
+HEADROOM = 1.25
+MAX_CPU_CHARS = 36
+#: Three-line run labels (CPU / torch / threads) under each group.
+AXIS_HEIGHT = 74
+_EMPTY = np.zeros(0)
+
+
+def run_tick(label: str) -> str:
+    """'CPU · torch X · N thr (file)' as three lines, the CPU name shortened if long."""
+    parts = label.split(" · ")
+    if len(parts) >= 3:
+        cpu = " · ".join(parts[:-2])
+        if len(cpu) > MAX_CPU_CHARS:
+            cpu = cpu[: MAX_CPU_CHARS - 1] + "…"
+        return "\n".join((cpu, parts[-2], parts[-1]))
+    return label
+
+
+def _prepare(plot: pg.PlotItem) -> None:
+    """Room for the three-line run ticks under the groups (StaticChart did the rest)."""
+    plot.getAxis("bottom").setStyle(tickLength=0)
+    plot.getAxis("bottom").setHeight(AXIS_HEIGHT)
+
+
+def _floats(values: Any) -> list[float]:
+    return [] if values is None else [float(v) for v in values]
+
+
+def _ticks(plot: pg.PlotItem) -> list[str]:
+    levels = plot.getAxis("bottom")._tickLevels
+    return [text for _pos, text in levels[0]] if levels else []
+
+
+class CompareLatencyChart(StaticChart):
+    """Median per forward of each run, plain and autocast side by side, p25–p75 whiskers."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(
+            parent,
+            name="compareLatencyPlot",
+            tooltip=(
+                "Each group is one saved run, labelled with its machine (CPU, torch, threads). "
+                "Bars: median per forward, plain (float32) and autocast; whiskers: 25th–75th "
+                "percentile of that run's timed blocks."
+            ),
+            minimum=(360, 260),
+            left="ms per forward",
+            grid=(False, True),
+            grid_behind=True,
+        )
+        plot = self.getPlotItem()
+        _prepare(plot)
+        self._legend = plot.addLegend(offset=(-4, 4), labelTextSize="10pt")
+        self._bars = pg.BarGraphItem(
+            x=[], height=[], width=BAR_WIDTH, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
+        )
+        self._errors = pg.ErrorBarItem(
+            x=_EMPTY,
+            y=_EMPTY,
+            top=_EMPTY,
+            bottom=_EMPTY,
+            beam=0.1,
+            pen=pg.mkPen(style.ERROR_BAR, width=2),
+        )
+        plot.addItem(self._bars)
+        plot.addItem(self._errors)
+        self._samples: dict[str, pg.BarGraphItem] = {}
+        self.clear()
+
+    def show_comparison(self, comparison: Comparison) -> None:
+        series = comparison.overlay()
+        x, heights, tops, bottoms, colors = [], [], [], [], []
+        for i, run in enumerate(series):
+            for j, (median, p25, p75, dtype) in enumerate(
+                zip(run.median_ms, run.p25_ms, run.p75_ms, run.modes, strict=True)
+            ):
+                x.append(i + (OFFSET if j else -OFFSET))
+                heights.append(median)
+                tops.append(p75 - median)
+                bottoms.append(median - p25)
+                colors.append(style.dtype_color(dtype))
+        self._bars.setOpts(x=x, height=heights, brushes=[pg.mkBrush(c) for c in colors])
+        self._errors.setData(
+            x=np.asarray(x, dtype=float),
+            y=np.asarray(heights, dtype=float),
+            top=np.asarray(tops, dtype=float),
+            bottom=np.asarray(bottoms, dtype=float),
+        )
+        self._legend.clear()
+        modes = {"float32": "plain · float32"}
+        for run in series:
+            modes.setdefault(run.modes[1], f"autocast · {run.modes[1]}")
+        for dtype, text in modes.items() if series else ():
+            sample = self._samples.setdefault(
+                dtype,
+                pg.BarGraphItem(
+                    x=[0],
+                    height=[0],
+                    width=0,
+                    brush=pg.mkBrush(style.dtype_color(dtype)),
+                    pen=pg.mkPen(None),
+                ),
+            )
+            self._legend.addItem(sample, text)
+        plot = self.getPlotItem()
+        plot.getAxis("bottom").setTicks([[(i, run_tick(r.label)) for i, r in enumerate(series)]])
+        top = max((h + t for h, t in zip(heights, tops, strict=True)), default=1.0)
+        plot.setXRange(-0.6, max(len(series), 1) - 0.4, padding=0)
+        plot.setYRange(0, top * HEADROOM or 1.0, padding=0)
+        style.set_title(plot, "Latency per forward, by run", "bars: median · whiskers: p25–p75")
+
+    def clear(self) -> None:
+        self._bars.setOpts(x=[], height=[], brushes=[])
+        self._errors.setData(x=_EMPTY, y=_EMPTY, top=_EMPTY, bottom=_EMPTY)
+        self._legend.clear()
+        plot = self.getPlotItem()
+        plot.getAxis("bottom").setTicks([[]])
+        plot.setXRange(-0.6, 0.6, padding=0)
+        plot.setYRange(0, 1, padding=0)
+        style.set_title(plot, "Latency per forward, by run", "add result files to compare")
+
+    def drawn(self) -> dict[str, Any]:
+        """Bar positions, heights (medians), whisker ends, colors and run labels as drawn."""
+        opts = self._bars.opts
+        eopts = self._errors.opts
+        ys, tops, bottoms = (
+            [] if eopts.get(k) is None else list(eopts[k]) for k in ("y", "top", "bottom")
+        )
+        return {
+            "x": _floats(opts.get("x")),
+            "heights": _floats(opts.get("height")),
+            "whisker_top": [float(y + t) for y, t in zip(ys, tops, strict=True)],
+            "whisker_bottom": [float(y - b) for y, b in zip(ys, bottoms, strict=True)],
+            "colors": [pg.mkBrush(b).color().name() for b in opts.get("brushes") or []],
+            "labels": _ticks(self.getPlotItem()),
+            "legend": [label.text for _s, label in self._legend.items],
+        }
+
+
+class CompareSpeedupChart(StaticChart):
+    """Speedup (plain median ÷ autocast median) of each run, with the break-even line at 1."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(
+            parent,
+            name="compareSpeedupPlot",
+            tooltip=(
+                "Speedup of each run: plain median ÷ autocast median. Above the dashed line at "
+                "1.0 autocast was faster on that machine; below it, slower."
+            ),
+            minimum=(300, 260),
+            left="speedup (plain ÷ autocast)",
+            grid=(False, True),
+            grid_behind=True,
+        )
+        plot = self.getPlotItem()
+        _prepare(plot)
+        self._bars = pg.BarGraphItem(
+            x=[], height=[], width=0.5, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
+        )
+        plot.addItem(self._bars)
+        self._line = pg.InfiniteLine(
+            pos=1.0,
+            angle=0,
+            movable=False,
+            pen=pg.mkPen(style.TEXT, width=2, style=Qt.PenStyle.DashLine),
+        )
+        plot.addItem(self._line)
+        self._labels: list[pg.TextItem] = []
+        self.clear()
+
+    def show_comparison(self, comparison: Comparison) -> None:
+        series = comparison.overlay()
+        speedups = [r.speedup for r in series]
+        shown = [s if s == s else 0.0 for s in speedups]
+        colors = [style.OK if s >= 1 else style.BAD for s in shown]
+        self._bars.setOpts(
+            x=list(range(len(series))), height=shown, brushes=[pg.mkBrush(c) for c in colors]
+        )
+        plot = self.getPlotItem()
+        while len(self._labels) < len(series):
+            item = pg.TextItem("", color=style.TEXT, anchor=(0.5, 1.0))
+            item.setFont(style.chart_font(bold=True))
+            plot.addItem(item)
+            self._labels.append(item)
+        for i, item in enumerate(self._labels):
+            if i < len(series):
+                s = speedups[i]
+                item.setText(f"{s:.2f}×" if s == s else "n/a")
+                item.setPos(i, shown[i])
+                item.setVisible(True)
+            else:
+                item.setVisible(False)
+        plot.getAxis("bottom").setTicks([[(i, run_tick(r.label)) for i, r in enumerate(series)]])
+        top = max([*shown, 1.0]) * HEADROOM
+        plot.setXRange(-0.6, max(len(series), 1) - 0.4, padding=0)
+        plot.setYRange(0, top, padding=0)
+        style.set_title(plot, "Speedup, by run", "above the dashed line: autocast faster")
+
+    def clear(self) -> None:
+        self._bars.setOpts(x=[], height=[], brushes=[])
+        for item in self._labels:
+            item.setVisible(False)
+        plot = self.getPlotItem()
+        plot.getAxis("bottom").setTicks([[]])
+        plot.setXRange(-0.6, 0.6, padding=0)
+        plot.setYRange(0, 1.5, padding=0)
+        style.set_title(plot, "Speedup, by run", "add result files to compare")
+
+    def drawn(self) -> dict[str, Any]:
+        opts = self._bars.opts
+        return {
+            "speedups": _floats(opts.get("height")),
+            "colors": [pg.mkBrush(b).color().name() for b in opts.get("brushes") or []],
+            "labels": _ticks(self.getPlotItem()),
+            "value_labels": [i.toPlainText() for i in self._labels if i.isVisible()],
+        }

@@ -1,0 +1,181 @@
+"""Dtype per layer: a grid with the layers along x and one row per mode.
+
+Each cell is colored by the dtype the layer's output really had in that mode (measured by
+core's forward hooks) and labelled in → out; hovering a cell gives the full names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyqtgraph as pg
+
+from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.shell import style
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.result import ExperimentResult
+
+#: Cell labels are drawn only while they fit; the colors and tooltips always are.
+MAX_LABELLED_LAYERS = 14
+CELL_WIDTH = 0.92
+CELL_HEIGHT = 0.8
+MODES = ("plain", "autocast")
+#: Row of each mode on the y axis: plain on top.
+MODE_ROW = {"plain": 1, "autocast": 0}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One drawn cell: which layer and mode, the measured dtypes, the color used."""
+
+    layer: str
+    kind: str
+    mode: str
+    in_dtype: str
+    out_dtype: str
+    color: str
+
+    @property
+    def tooltip(self) -> str:
+        return f"{self.layer} ({self.kind}), {self.mode}: {self.in_dtype} → {self.out_dtype}"
+
+
+class DtypeChart(StaticChart):
+    """A result view: `show_result(result)` and `clear()`; objectName `dtypePlot`."""
+
+    def __init__(self, parent: Any = None) -> None:
+        base_tooltip = (
+            "The dtype each layer produced, measured with forward hooks: top row without "
+            "autocast, bottom row under torch.autocast('cpu'). Hover a cell for in → out."
+        )
+        super().__init__(
+            parent,
+            name="dtypePlot",
+            tooltip=base_tooltip,
+            minimum=(400, 170),
+            label_pt=None,
+            tick_length=0,
+            hover=True,
+        )
+        plot = self.getPlotItem()
+        style.set_title(plot, "Dtype per layer · color: output dtype · text: in → out")
+        self._legend = plot.addLegend(offset=(-4, 4), labelTextSize="10pt", colCount=4)
+        self._legend_samples: dict[str, pg.BarGraphItem] = {}
+        self._cells_item = pg.BarGraphItem(
+            x0=[], y0=[], width=[], height=[], brushes=[], pen=pg.mkPen("w", width=2)
+        )
+        plot.addItem(self._cells_item)
+        self._labels: list[pg.TextItem] = []
+        self._cells: list[Cell] = []
+        self._layer_count = 0
+        self._index: dict[str, int] = {}
+        self.clear()
+
+    # ---- result view ---------------------------------------------------------------------
+    def show_result(self, result: ExperimentResult) -> None:
+        cells: list[Cell] = []
+        for layer in result.layers:
+            for mode in MODES:
+                d = layer.plain if mode == "plain" else layer.autocast
+                cells.append(
+                    Cell(
+                        layer=layer.name,
+                        kind=layer.kind,
+                        mode=mode,
+                        in_dtype=d.in_dtype,
+                        out_dtype=d.out_dtype,
+                        color=style.dtype_color(d.out_dtype),
+                    )
+                )
+        self._draw(cells, [layer.name for layer in result.layers], result.config.dtype)
+
+    def clear(self) -> None:
+        self._draw([], [], None)
+
+    def _draw(self, cells: list[Cell], layer_names: list[str], autocast_dtype: str | None) -> None:
+        self._cells = cells
+        self._layer_count = len(layer_names)
+        index = {name: i for i, name in enumerate(layer_names)}
+        self._index = index
+        self._cells_item.setOpts(
+            x0=[index[c.layer] - CELL_WIDTH / 2 for c in cells],
+            y0=[MODE_ROW[c.mode] - CELL_HEIGHT / 2 for c in cells],
+            width=[CELL_WIDTH] * len(cells),
+            height=[CELL_HEIGHT] * len(cells),
+            brushes=[pg.mkBrush(c.color) for c in cells],
+        )
+        labelled = 0 < len(layer_names) <= MAX_LABELLED_LAYERS
+        while len(self._labels) < (len(cells) if labelled else 0):
+            item = pg.TextItem("", color="w", anchor=(0.5, 0.5))
+            item.setFont(style.chart_font(10, bold=True))
+            self.getPlotItem().addItem(item)
+            self._labels.append(item)
+        for i, item in enumerate(self._labels):
+            if labelled and i < len(cells):
+                c = cells[i]
+                item.setText(f"{style.dtype_short(c.in_dtype)}→{style.dtype_short(c.out_dtype)}")
+                item.setPos(index[c.layer], MODE_ROW[c.mode])
+                item.setVisible(True)
+            else:
+                item.setVisible(False)
+        self._update_legend(cells)
+        plot = self.getPlotItem()
+        plot.getAxis("bottom").setTicks([list(enumerate(layer_names))])
+        rows = [(1, "plain"), (0, f"autocast ({autocast_dtype})" if autocast_dtype else "autocast")]
+        plot.getAxis("left").setTicks([rows])
+        n = max(len(layer_names), 1)
+        plot.setXRange(-0.5, n - 0.5, padding=0.01)
+        # Room above the top row for the legend.
+        plot.setYRange(-0.5, 1.95, padding=0)
+
+    def _update_legend(self, cells: list[Cell]) -> None:
+        self._legend.clear()
+        present = sorted({c.out_dtype for c in cells}, key=_dtype_order)
+        for name in present:
+            sample = self._legend_samples.get(name)
+            if sample is None:
+                color = style.dtype_color(name)
+                sample = pg.BarGraphItem(
+                    x=[0], height=[0], width=0, brush=pg.mkBrush(color), pen=pg.mkPen(None)
+                )
+                self._legend_samples[name] = sample
+            self._legend.addItem(sample, name)
+
+    # ---- tooltip -------------------------------------------------------------------------
+    def cell_at(self, x: float, y: float) -> Cell | None:
+        """The cell under data coordinates (x, y), if any."""
+        col = round(x)
+        row = round(y)
+        if not 0 <= col < self._layer_count or row not in (0, 1):
+            return None
+        if abs(x - col) > CELL_WIDTH / 2 or abs(y - row) > CELL_HEIGHT / 2:
+            return None
+        mode = "plain" if row == 1 else "autocast"
+        for cell in self._cells:
+            if cell.mode == mode and self._index[cell.layer] == col:
+                return cell
+        return None
+
+    def tooltip_at(self, x: float, y: float) -> str | None:
+        cell = self.cell_at(x, y)
+        return cell.tooltip if cell else None
+
+    # ---- read-back for tests -------------------------------------------------------------
+    def cells(self) -> list[Cell]:
+        """The cells as drawn, in drawing order (layer by layer, plain then autocast)."""
+        return list(self._cells)
+
+    def drawn_colors(self) -> list[str]:
+        """The brush color of every cell, read from the plot item itself."""
+        brushes = self._cells_item.opts.get("brushes") or []
+        return [pg.mkBrush(b).color().name() for b in brushes]
+
+    def legend_entries(self) -> list[str]:
+        return [label.text for _sample, label in self._legend.items]
+
+
+def _dtype_order(name: str) -> tuple[int, str]:
+    order = list(style.DTYPE_COLORS)
+    return (order.index(name) if name in order else len(order), name)

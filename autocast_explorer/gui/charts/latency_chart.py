@@ -1,0 +1,182 @@
+"""Latency per forward: plain vs autocast bars (median), p25–p75 error bars, the cold first call.
+
+Every number drawn comes from the result's LatencyStats; `drawn()` reads the numbers back from
+the plot items themselves so tests check what is on screen, not what was meant to be.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyqtgraph as pg
+
+from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.shell import style
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.result import ExperimentResult
+
+#: Headroom above the tallest whisker for the value labels.
+HEADROOM = 1.2
+_EMPTY = np.zeros(0)
+
+
+def _ms(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f} ms"
+    if value >= 10:
+        return f"{value:.1f} ms"
+    if value >= 1:
+        return f"{value:.2f} ms"
+    return f"{value:.3f} ms"
+
+
+class LatencyChart(StaticChart):
+    """A result view: `show_result(result)` and `clear()`; objectName `latencyPlot`."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(
+            parent,
+            name="latencyPlot",
+            tooltip=(
+                "Time per forward pass. Bars: median; whiskers: 25th–75th percentile of the timed "
+                "blocks; ▼ the very first (cold) call, which includes one-time set-up (▲ at the "
+                "top: beyond the scale, value under the bar)."
+            ),
+            minimum=(300, 240),
+            left="ms per forward",
+            bottom="bar: median · whiskers: p25–p75 · ▼ cold call (▲ off scale)",
+            grid=(False, True),
+            grid_behind=True,
+        )
+        plot = self.getPlotItem()
+        # Two-line tick labels (mode · dtype, cold call) plus the axis caption.
+        plot.getAxis("bottom").setHeight(66)
+        plot.setXRange(-0.55, 1.55, padding=0)
+        plot.setYRange(0, 1, padding=0)
+
+        self._bars = pg.BarGraphItem(
+            x=[], height=[], width=0.55, brushes=[], pen=pg.mkPen(style.TEXT, width=1)
+        )
+        # ErrorBarItem does arithmetic on its inputs: it needs arrays, never lists.
+        self._errors = pg.ErrorBarItem(
+            x=_EMPTY,
+            y=_EMPTY,
+            top=_EMPTY,
+            bottom=_EMPTY,
+            beam=0.16,
+            pen=pg.mkPen(style.ERROR_BAR, width=2),
+        )
+        self._cold = pg.ScatterPlotItem(
+            size=15, pen=pg.mkPen("w", width=1), brush=pg.mkBrush(style.COLD_MARKER)
+        )
+        plot.addItem(self._bars)
+        plot.addItem(self._errors)
+        plot.addItem(self._cold)
+        self._value_labels = [
+            pg.TextItem("", color=style.TEXT, anchor=(0.5, 1.0)) for _ in range(2)
+        ]
+        for item in self._value_labels:
+            item.setFont(style.chart_font(bold=True))
+            plot.addItem(item)
+        self._hint = pg.TextItem("Press Run (F5) to measure", color=style.MUTED, anchor=(0.5, 0.5))
+        self._hint.setFont(style.chart_font())
+        self._hint.setPos(0.5, 0.5)
+        plot.addItem(self._hint)
+        self._speedup_text = ""
+        self.clear()
+
+    # ---- result view ---------------------------------------------------------------------
+    def show_result(self, result: ExperimentResult) -> None:
+        stats = [result.plain, result.autocast]
+        dtypes = ["float32", result.config.dtype]
+        x = [0.0, 1.0]
+        medians = [s.median_ms for s in stats]
+        ymax = max(max(s.p75_ms for s in stats), max(medians)) * HEADROOM or 1.0
+        self._bars.setOpts(
+            x=x,
+            height=medians,
+            brushes=[pg.mkBrush(style.dtype_color(d)) for d in dtypes],
+        )
+        self._errors.setData(
+            x=np.asarray(x),
+            y=np.asarray(medians),
+            top=np.asarray([s.p75_ms - s.median_ms for s in stats]),
+            bottom=np.asarray([s.median_ms - s.p25_ms for s in stats]),
+        )
+        # The cold call is often far slower than a warm one. Past the top it is pinned to the
+        # edge as ▲ (the tick label under the bar gives its value), so the bars stay readable.
+        top = ymax * 0.96
+        colds = [s.cold_ms for s in stats]
+        self._cold.setData(
+            x=[xi + 0.22 for xi in x],
+            y=[min(c, top) for c in colds],
+            data=colds,
+            symbol=["t1" if c > top else "t" for c in colds],
+        )
+        for xi, s, label in zip(x, stats, self._value_labels, strict=True):
+            label.setText(_ms(s.median_ms))
+            label.setPos(xi - 0.04, s.p75_ms + ymax * 0.01)
+        speedup = result.speedup
+        if speedup != speedup:
+            words, color = "speedup could not be measured", style.MUTED
+        elif speedup >= 1:
+            words, color = f"autocast {speedup:.2f}× faster", style.OK
+        else:
+            words, color = f"autocast {1 / speedup:.2f}× slower", style.BAD
+        self._speedup_text = f"{words} (speedup {speedup:.2f}×)"
+        self._set_title(f"<span style='color:{color}'><b>{self._speedup_text}</b></span>")
+        self._hint.setText("")
+        axis = self.getPlotItem().getAxis("bottom")
+        axis.setTicks(
+            [
+                [
+                    (xi, f"{mode} · {d}\ncold {_ms(c)}")
+                    for xi, mode, d, c in zip(x, ("plain", "autocast"), dtypes, colds, strict=True)
+                ]
+            ]
+        )
+        self.getPlotItem().setYRange(0, ymax, padding=0)
+
+    def clear(self) -> None:
+        self._bars.setOpts(x=[], height=[], brushes=[])
+        self._errors.setData(x=_EMPTY, y=_EMPTY, top=_EMPTY, bottom=_EMPTY)
+        self._cold.setData(x=[], y=[])
+        for item in self._value_labels:
+            item.setText("")
+        self._speedup_text = ""
+        self._set_title("plain vs autocast")
+        self._hint.setText("Press Run (F5) to measure")
+        self.getPlotItem().getAxis("bottom").setTicks([[(0.0, "plain"), (1.0, "autocast")]])
+        self.getPlotItem().setYRange(0, 1, padding=0)
+
+    def _set_title(self, second_line: str) -> None:
+        style.set_title(self.getPlotItem(), "Latency per forward", second_line)
+
+    # ---- read-back for tests -------------------------------------------------------------
+    def drawn(self) -> dict[str, Any]:
+        """What the plot items hold now: bar heights, whisker ends, cold values, texts."""
+        opts = self._bars.opts
+        heights = opts.get("height")
+        eopts = self._errors.opts
+        ys, tops, bottoms = (
+            [] if eopts.get(k) is None else list(eopts[k]) for k in ("y", "top", "bottom")
+        )
+        brushes = opts.get("brushes") or []
+        return {
+            "heights": [] if heights is None else [float(h) for h in heights],
+            "whisker_top": [float(y + t) for y, t in zip(ys, tops, strict=True)],
+            "whisker_bottom": [float(y - b) for y, b in zip(ys, bottoms, strict=True)],
+            "cold": [float(p.data()) for p in self._cold.points()],
+            "colors": [pg.mkBrush(b).color().name() for b in brushes],
+            "ticks": [text for _pos, text in self._ticks()],
+            "value_labels": [item.toPlainText() for item in self._value_labels],
+            "speedup_text": self._speedup_text,
+            "title": self.getPlotItem().titleLabel.text,
+            "y_range": tuple(self.getPlotItem().getViewBox().viewRange()[1]),
+        }
+
+    def _ticks(self) -> list[tuple[float, str]]:
+        levels = self.getPlotItem().getAxis("bottom")._tickLevels
+        return list(levels[0]) if levels else []

@@ -1,0 +1,414 @@
+"""The control panel: one input per ExperimentConfig field, Run/Cancel, progress.
+
+Validation is core's (ExperimentConfig raises ConfigError naming the field); this panel only
+shows the message beside the field it names. Spin boxes keep most values in range by
+construction; the text fields (widths) are where people type something invalid.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from autocast_explorer.core.experiment.config import (
+    ACTIVATIONS,
+    DTYPES,
+    HEADS,
+    INPUT_DISTRIBUTIONS,
+    ConfigError,
+    ExperimentConfig,
+    parse_widths,
+)
+from autocast_explorer.gui.shell import style
+
+#: Guard errors (core.guards) name these pseudo-fields; they are shown under batch.
+GUARD_FIELDS = ("memory", "time")
+ADVANCED_FIELDS = frozenset({"topk", "input_scale", "input_distribution", "memory_budget_mb"})
+PROGRESS_STEPS = 1000
+
+READING_GUIDE = (
+    "<b>How to read the charts</b><br>"
+    "<b>Latency</b>: bar = median time per forward pass, whiskers = 25th–75th percentile, "
+    "▼ = the first (cold) call.<br>"
+    "<b>Dtype per layer</b>: the dtype each layer's output really had, measured with forward "
+    "hooks, without and with autocast.<br>"
+    "<b>Agreement</b>: do both runs predict the same class per row, are the logits allclose, "
+    "and how far apart are they."
+)
+
+TIPS = {
+    "widths": "Layer widths of the MLP: input width, hidden widths…, number of classes. "
+    "256,256,256,10 is the tutorial's model: Linear 256→256, ReLU, 256→256, ReLU, 256→10.",
+    "layers": "Edit the widths as a list, one layer per row.",
+    "batch": "Rows per forward pass (the batch size of the random input x).",
+    "seed": "torch.manual_seed before building the model and input: same seed, same numbers.",
+    "activation": "Activation between the Linear layers (none: Linear layers only).",
+    "head": "Optional output layer: softmax / log_softmax show how autocast treats them on CPU.",
+    "dtype": "The low-precision dtype for torch.autocast('cpu', dtype=…).",
+    "atol": "Absolute tolerance for torch.allclose(plain, autocast) on the logits.",
+    "rtol": "Relative tolerance for torch.allclose(plain, autocast) on the logits.",
+    "threads": "torch.set_num_threads for the run; auto keeps torch's default for this machine.",
+    "min_time": "Measurement budget: seconds of timed forward passes per mode. "
+    "Longer gives steadier medians.",
+    "allow_slow": "Run even if one forward pass is estimated to take longer than 10 s "
+    "(Cancel only takes effect between forward passes).",
+    "topk": "k for top-k agreement (Agreement tab): is the float32 class among autocast's k "
+    "highest logits, and how much do the two top-k sets overlap?",
+    "input_scale": "Multiply the random input x by this. bfloat16 has float32's range; float16 "
+    "overflows above 65504 and loses precision below 6.1e-5; with tiny inputs the biases "
+    "dominate. Run again and compare SQNR (Layer error tab) and agreement.",
+    "input_distribution": "Draw x from a normal (torch.randn) or uniform [-1, 1) distribution. "
+    "Different inputs give different per-layer error and margins: Run again and compare the "
+    "Layer error and Agreement tabs.",
+    "memory_budget_mb": "Refuse models whose estimated peak memory exceeds this many MB "
+    "(auto: half the memory available now).",
+    "run": "Measure this config: plain float32 vs autocast, on a worker thread (F5).",
+    "cancel": "Stop the run at the next timing block (Esc).",
+    "progress": "Progress of the current run.",
+}
+
+
+class ControlsPanel(QWidget):
+    """All inputs, the Run/Cancel buttons and the progress bar. Emits `changed` on any edit."""
+
+    changed = Signal()
+    layersRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("controlsPanel")
+        self._error_labels: dict[str, QLabel] = {}
+        self._field_widgets: dict[str, list[QWidget]] = {}
+        self._forms: dict[str, QFormLayout] = {}
+        self._advanced_widgets: list[QWidget] = []
+        self._build()
+        self.set_config(ExperimentConfig())
+
+    # ---- construction ---------------------------------------------------------------------
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.setSpacing(8)
+
+        model = QGroupBox("Model and input")
+        model_form = self._form(model)
+        self.widthsEdit = QLineEdit()
+        self.widthsEdit.setObjectName("widthsEdit")
+        self.widthsEdit.setPlaceholderText("e.g. 256,256,256,10")
+        self.widthsEdit.setClearButtonEnabled(True)
+        self.layersButton = QToolButton()
+        self.layersButton.setObjectName("layersButton")
+        self.layersButton.setText("Layers…")
+        self.layersButton.clicked.connect(self.layersRequested)
+        widths_row = QWidget()
+        row = QHBoxLayout(widths_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.widthsEdit, 1)
+        row.addWidget(self.layersButton)
+        self._add_row(model_form, "widths", "&Widths", widths_row, targets=[self.widthsEdit])
+        self.layersButton.setToolTip(TIPS["layers"])
+
+        self.batchSpin = self._spin("batchSpin", 1, 1_000_000)
+        self._add_row(model_form, "batch", "&Batch", self.batchSpin)
+        self._add_error_row(model_form, "guard")
+        self.seedSpin = self._spin("seedSpin", 0, 2**31 - 1)
+        self._add_row(model_form, "seed", "&Seed", self.seedSpin)
+        self.activationCombo = self._combo("activationCombo", ACTIVATIONS)
+        self._add_row(model_form, "activation", "Ac&tivation", self.activationCombo)
+        self.headCombo = self._combo("headCombo", HEADS)
+        self._add_row(model_form, "head", "&Head", self.headCombo)
+        layout.addWidget(model)
+
+        auto = QGroupBox("Autocast and comparison")
+        auto_form = self._form(auto)
+        self.dtypeCombo = self._combo("dtypeCombo", DTYPES)
+        self._add_row(auto_form, "dtype", "&Dtype", self.dtypeCombo)
+        self.atolSpin = self._double("atolSpin", 0.0, 1e3, 4, 0.01)
+        self._add_row(auto_form, "atol", "&atol", self.atolSpin)
+        self.rtolSpin = self._double("rtolSpin", 0.0, 1.0, 7, 1e-5)
+        self._add_row(auto_form, "rtol", "&rtol", self.rtolSpin)
+        layout.addWidget(auto)
+
+        measure = QGroupBox("Measurement")
+        measure_form = self._form(measure)
+        self.threadsSpin = self._spin("threadsSpin", 0, 1024)
+        self.threadsSpin.setSpecialValueText(f"auto ({os.cpu_count() or 1} cores)")
+        self._add_row(measure_form, "threads", "T&hreads", self.threadsSpin)
+        self.minTimeSpin = self._double("minTimeSpin", 0.001, 600.0, 3, 0.1)
+        self.minTimeSpin.setSuffix(" s")
+        self._add_row(measure_form, "min_time", "&Time per mode", self.minTimeSpin)
+        self.allowSlowCheck = QCheckBox("Allow slow runs (> 10 s per forward)")
+        self.allowSlowCheck.setObjectName("allowSlowCheck")
+        self.allowSlowCheck.toggled.connect(self._emit_changed)
+        self._add_row(measure_form, "allow_slow", "", self.allowSlowCheck)
+
+        self.advancedButton = QToolButton()
+        self.advancedButton.setObjectName("advancedButton")
+        self.advancedButton.setText("Advanced")
+        self.advancedButton.setCheckable(True)
+        self.advancedButton.setArrowType(Qt.ArrowType.RightArrow)
+        self.advancedButton.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.advancedButton.setToolTip("Show the less common settings.")
+        self.advancedButton.toggled.connect(self._toggle_advanced)
+        measure_form.addRow(self.advancedButton)
+        self.topkSpin = self._spin("topkSpin", 1, 1_000_000)
+        self._add_row(measure_form, "topk", "Top-&k", self.topkSpin, advanced=True)
+        self.inputScaleSpin = self._double("inputScaleSpin", 1e-6, 1e6, 6, 0.5)
+        self._add_row(measure_form, "input_scale", "Input &scale", self.inputScaleSpin, True)
+        self.distributionCombo = self._combo("distributionCombo", INPUT_DISTRIBUTIONS)
+        self._add_row(
+            measure_form, "input_distribution", "Input d&istribution", self.distributionCombo, True
+        )
+        self.memoryBudgetSpin = self._double("memoryBudgetSpin", 0.0, 1e7, 0, 256)
+        self.memoryBudgetSpin.setSuffix(" MB")
+        self.memoryBudgetSpin.setSpecialValueText("auto (½ free RAM)")
+        self._add_row(
+            measure_form, "memory_budget_mb", "&Memory budget", self.memoryBudgetSpin, True
+        )
+        layout.addWidget(measure)
+        self._toggle_advanced(False)
+
+        buttons = QHBoxLayout()
+        self.runButton = QPushButton("Run  (F5)")
+        self.runButton.setObjectName("runButton")
+        self.runButton.setShortcut(QKeySequence(Qt.Key.Key_F5))
+        self.runButton.setToolTip(TIPS["run"])
+        self.runButton.setDefault(True)
+        self.runButton.setMinimumHeight(34)
+        self.cancelButton = QPushButton("Cancel  (Esc)")
+        self.cancelButton.setObjectName("cancelButton")
+        self.cancelButton.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        self.cancelButton.setToolTip(TIPS["cancel"])
+        self.cancelButton.setMinimumHeight(34)
+        buttons.addWidget(self.runButton, 1)
+        buttons.addWidget(self.cancelButton, 1)
+        layout.addLayout(buttons)
+
+        self.progressBar = QProgressBar()
+        self.progressBar.setObjectName("progressBar")
+        self.progressBar.setRange(0, PROGRESS_STEPS)
+        self.progressBar.setValue(0)
+        self.progressBar.setToolTip(TIPS["progress"])
+        self.progressLabel = QLabel("")
+        self.progressLabel.setObjectName("progressLabel")
+        self.progressLabel.setWordWrap(True)
+        self.progressLabel.setToolTip("What the run is doing now.")
+        self.progressLabel.setStyleSheet(f"color: {style.MUTED};")
+        layout.addWidget(self.progressBar)
+        layout.addWidget(self.progressLabel)
+        layout.addStretch(1)
+        guide = QLabel(READING_GUIDE)
+        guide.setObjectName("readingGuide")
+        guide.setWordWrap(True)
+        guide.setStyleSheet(f"color: {style.MUTED};")
+        guide.setToolTip("What the charts on the right show.")
+        layout.addWidget(guide)
+
+        self.widthsEdit.textChanged.connect(self._emit_changed)
+
+    def _form(self, box: QGroupBox) -> QFormLayout:
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setContentsMargins(8, 6, 8, 6)
+        form.setVerticalSpacing(5)
+        return form
+
+    def _add_row(
+        self,
+        form: QFormLayout,
+        field: str,
+        label: str,
+        widget: QWidget,
+        advanced: bool = False,
+        targets: list[QWidget] | None = None,
+    ) -> None:
+        tip = TIPS.get(field, "")
+        widget.setToolTip(tip)
+        for target in targets or [widget]:
+            target.setToolTip(tip)
+        if label:
+            text = QLabel(label)
+            text.setBuddy((targets or [widget])[0])
+            text.setToolTip(tip)
+            form.addRow(text, widget)
+            if advanced:
+                self._advanced_widgets += [text, widget]
+        else:
+            form.addRow(widget)
+            if advanced:
+                self._advanced_widgets.append(widget)
+        self._field_widgets[field] = targets or [widget]
+        self._add_error_row(form, field)
+
+    def _add_error_row(self, form: QFormLayout, field: str) -> None:
+        error = QLabel("")
+        error.setObjectName(f"{field}Error")
+        error.setWordWrap(True)
+        error.setStyleSheet(
+            f"color: {style.BAD}; background: {style.ERROR_BACKGROUND}; padding: 3px;"
+            "border-radius: 3px;"
+        )
+        error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        form.addRow(error)
+        form.setRowVisible(error, False)
+        self._error_labels[field] = error
+        self._forms[field] = form
+
+    def _spin(self, name: str, low: int, high: int) -> QSpinBox:
+        spin = QSpinBox()
+        spin.setObjectName(name)
+        spin.setRange(low, high)
+        spin.setAccelerated(True)
+        spin.valueChanged.connect(self._emit_changed)
+        return spin
+
+    def _double(self, name: str, low: float, high: float, decimals: int, step: float):
+        spin = QDoubleSpinBox()
+        spin.setObjectName(name)
+        spin.setDecimals(decimals)
+        spin.setRange(low, high)
+        spin.setSingleStep(step)
+        spin.valueChanged.connect(self._emit_changed)
+        return spin
+
+    def _combo(self, name: str, items: tuple[str, ...]) -> QComboBox:
+        combo = QComboBox()
+        combo.setObjectName(name)
+        combo.addItems(list(items))
+        combo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        combo.currentIndexChanged.connect(self._emit_changed)
+        return combo
+
+    # ---- slots ----------------------------------------------------------------------------
+    @Slot()
+    def _emit_changed(self) -> None:
+        self.changed.emit()
+
+    @Slot(bool)
+    def _toggle_advanced(self, shown: bool) -> None:
+        self.advancedButton.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
+        for widget in self._advanced_widgets:
+            widget.setVisible(shown)
+
+    # ---- config ---------------------------------------------------------------------------
+    def config(self) -> ExperimentConfig:
+        """The config the inputs describe; raises ConfigError naming the first bad field."""
+        widths = parse_widths(self.widthsEdit.text())
+        threads = self.threadsSpin.value() or None
+        budget = self.memoryBudgetSpin.value() or None
+        return ExperimentConfig(
+            widths=widths,
+            batch=self.batchSpin.value(),
+            seed=self.seedSpin.value(),
+            dtype=self.dtypeCombo.currentText(),
+            threads=threads,
+            activation=self.activationCombo.currentText(),
+            head=self.headCombo.currentText(),
+            atol=self.atolSpin.value(),
+            rtol=self.rtolSpin.value(),
+            topk=self.topkSpin.value(),
+            input_scale=self.inputScaleSpin.value(),
+            input_distribution=self.distributionCombo.currentText(),
+            min_time=self.minTimeSpin.value(),
+            allow_slow=self.allowSlowCheck.isChecked(),
+            memory_budget_mb=budget,
+        )
+
+    def set_config(self, config: ExperimentConfig) -> None:
+        """Show `config` in the inputs (one `changed` signal at the end)."""
+        widgets = [
+            self.widthsEdit,
+            self.batchSpin,
+            self.seedSpin,
+            self.dtypeCombo,
+            self.threadsSpin,
+            self.activationCombo,
+            self.headCombo,
+            self.atolSpin,
+            self.rtolSpin,
+            self.topkSpin,
+            self.inputScaleSpin,
+            self.distributionCombo,
+            self.minTimeSpin,
+            self.allowSlowCheck,
+            self.memoryBudgetSpin,
+        ]
+        blocked = [w.blockSignals(True) for w in widgets]
+        try:
+            self.widthsEdit.setText(",".join(str(w) for w in config.widths))
+            self.batchSpin.setValue(min(config.batch, self.batchSpin.maximum()))
+            self.seedSpin.setValue(min(config.seed, self.seedSpin.maximum()))
+            self.dtypeCombo.setCurrentText(config.dtype)
+            self.threadsSpin.setValue(config.threads or 0)
+            self.activationCombo.setCurrentText(config.activation)
+            self.headCombo.setCurrentText(config.head)
+            self.atolSpin.setValue(config.atol)
+            self.rtolSpin.setValue(config.rtol)
+            self.topkSpin.setValue(config.topk)
+            self.inputScaleSpin.setValue(config.input_scale)
+            self.distributionCombo.setCurrentText(config.input_distribution)
+            self.minTimeSpin.setValue(config.min_time)
+            self.allowSlowCheck.setChecked(config.allow_slow)
+            self.memoryBudgetSpin.setValue(config.memory_budget_mb or 0)
+        finally:
+            for widget, was in zip(widgets, blocked, strict=True):
+                widget.blockSignals(was)
+        self.changed.emit()
+
+    # ---- inline errors --------------------------------------------------------------------
+    def show_errors(self, errors: dict[str, str]) -> None:
+        """Show each message under its field (guard fields under batch); hide the rest."""
+        shown: dict[str, str] = {}
+        for field, message in errors.items():
+            key = "guard" if field in GUARD_FIELDS else field
+            # A field without an input of its own (none today) is shown at the top.
+            shown[key if key in self._error_labels else "widths"] = message
+        for key, label in self._error_labels.items():
+            message = shown.get(key, "")
+            label.setText(message)
+            self._forms[key].setRowVisible(label, bool(message))
+            if key in ADVANCED_FIELDS and message:
+                self.advancedButton.setChecked(True)
+        invalid = set(shown)
+        if "guard" in invalid:
+            invalid |= {"widths", "batch"}
+        for field, widgets in self._field_widgets.items():
+            for widget in widgets:
+                widget.setStyleSheet(
+                    f"border: 2px solid {style.BAD}; border-radius: 3px;"
+                    if field in invalid
+                    else ""
+                )
+
+    def errors(self) -> dict[str, str]:
+        """Messages now shown, by field ('guard' for memory/time guards)."""
+        return {k: label.text() for k, label in self._error_labels.items() if label.text()}
+
+
+def error_fields(exc: ConfigError) -> dict[str, str]:
+    """The inline message for a ConfigError: its rule, shown at the field it names."""
+    if exc.field in GUARD_FIELDS:
+        title = "Too much memory" if exc.field == "memory" else "Too slow"
+        return {exc.field: f"{title}: {exc.rule}"}
+    return {exc.field: exc.rule}

@@ -1,0 +1,55 @@
+"""Overview and Layers: the verdict and the three result charts of one run, and every layer.
+
+The controls column that describes the run belongs to the shell (it owns the config); this
+feature draws what each run measured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Slot
+
+from autocast_explorer.gui.features.experiment.layer_table import LayerTable
+from autocast_explorer.gui.features.experiment.overview import OverviewTab
+from autocast_explorer.gui.shell.context import AppContext
+
+LOADING_TEXT = "Loading PyTorch…"
+
+
+class _Headline(QObject):
+    """'Loading PyTorch…' in the header until the engine is ready."""
+
+    def __init__(self, ctx: AppContext, overview: OverviewTab) -> None:
+        super().__init__(overview)
+        self._ctx = ctx
+        self._overview = overview
+        overview.header.set_headline(LOADING_TEXT)
+        ctx.engineReady.connect(self._on_ready)
+
+    @Slot()
+    def _on_ready(self) -> None:
+        if self._ctx.last_result() is None:
+            self._overview.header.clear()
+
+
+def install(ctx: AppContext) -> dict[str, Any]:
+    overview = OverviewTab()
+    layers = LayerTable()
+    ctx.add_view("overview", overview, "Overview", "The verdict and the three charts.")
+    ctx.add_view("layers", layers, "Layers", "Every layer with its measured dtypes.")
+    _Headline(ctx, overview)
+    has_result = lambda: ctx.last_result() is not None  # noqa: E731
+    for key, title, plot in (
+        ("latency", "&Latency chart…", overview.latency),
+        ("dtype", "&Dtype per layer chart…", overview.dtypes),
+        ("agreement", "&Agreement chart…", overview.agreement),
+    ):
+        ctx.add_chart_export(key, title, lambda p=plot: p, has_result)
+    return {
+        "overview": overview,
+        "layerTable": layers,
+        "latencyPlot": overview.latency,
+        "dtypePlot": overview.dtypes,
+        "agreementPlot": overview.agreement,
+    }

@@ -1,0 +1,117 @@
+"""Per-layer results table: name, kind, output shape, in → out dtype in each mode, and error.
+
+The error columns are core's `layer.error` (core/numerics.py), written by gui.formats.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
+
+from autocast_explorer.gui.charts import formats
+from autocast_explorer.gui.shell import style
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.result import ExperimentResult
+
+COLUMNS = ("Layer", "Kind", "Output shape", "Plain (in → out)", "Autocast (in → out)")
+#: Error of the autocast output against the float32 output, per layer.
+ERROR_COLUMNS = ("Max |err|", "Mean rel err", "SQNR (dB)", "Cosine")
+ERROR_TIPS = (
+    "max |float32 − autocast| over the layer's output",
+    "mean |float32 − autocast| ÷ mean |float32|",
+    "10·log10(mean(float32²) / mean((float32 − autocast)²)); higher is closer to float32",
+    "cosine similarity of the flattened float32 and autocast outputs",
+)
+
+
+class LayerTable(QTableWidget):
+    """A result view listing every hooked layer; objectName `layerTable`."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(COLUMNS) + len(ERROR_COLUMNS), parent)
+        self.setObjectName("layerTable")
+        self.setToolTip(
+            "Every layer of the model with the dtypes its input and output had, measured with "
+            "forward hooks in a plain run and under autocast."
+        )
+        self.setHorizontalHeaderLabels(COLUMNS + ERROR_COLUMNS)
+        for offset, tip in enumerate(ERROR_TIPS):
+            self.horizontalHeaderItem(len(COLUMNS) + offset).setToolTip(tip)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setAlternatingRowColors(True)
+        self.verticalHeader().setVisible(False)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # With the error columns the dtype columns would be cut: they keep their text's width.
+        for col in (3, 4):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+
+    def show_result(self, result: ExperimentResult) -> None:
+        self.setRowCount(len(result.layers))
+        for row, layer in enumerate(result.layers):
+            shape = "×".join(str(n) for n in layer.out_shape) if layer.out_shape else "?"
+            values = (
+                layer.name,
+                layer.kind,
+                shape,
+                f"{layer.plain.in_dtype} → {layer.plain.out_dtype}",
+                f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}",
+            )
+            for col, text in enumerate(values):
+                item = QTableWidgetItem(text)
+                if col >= 3:
+                    out = layer.plain.out_dtype if col == 3 else layer.autocast.out_dtype
+                    tint = QColor(style.dtype_color(out))
+                    tint.setAlpha(70)
+                    item.setBackground(tint)
+                self.setItem(row, col, item)
+            self._set_error_cells(row, layer.error)
+
+    def _set_error_cells(self, row: int, error) -> None:
+        """Four error cells; the exact value rides along as UserRole data."""
+        if error is None:
+            cells = [(formats.NOT_MEASURED, None)] * len(ERROR_COLUMNS)
+        else:
+            cells = [
+                (formats.g3(error.max_abs), error.max_abs),
+                (formats.g3(error.mean_rel), error.mean_rel),
+                (formats.sqnr(error), error.sqnr_db),
+                (formats.cosine(error.cosine), error.cosine),
+            ]
+        for offset, (text, value) in enumerate(cells):
+            item = QTableWidgetItem(text)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setData(Qt.ItemDataRole.UserRole, value)
+            item.setToolTip(ERROR_TIPS[offset])
+            self.setItem(row, len(COLUMNS) + offset, item)
+
+    def error_values(self) -> list[tuple[float | None, ...]]:
+        """(max abs, mean rel, SQNR dB, cosine) per row, as held by the error cells."""
+        return [
+            tuple(
+                self.item(r, len(COLUMNS) + c).data(Qt.ItemDataRole.UserRole)
+                for c in range(len(ERROR_COLUMNS))
+            )
+            for r in range(self.rowCount())
+        ]
+
+    def clear(self) -> None:
+        self.setRowCount(0)
+
+    def rows(self) -> list[tuple[str, ...]]:
+        """The table's text, row by row (for tests and copy/paste)."""
+        return [
+            tuple(self.item(r, c).text() for c in range(self.columnCount()))
+            for r in range(self.rowCount())
+        ]

@@ -1,0 +1,114 @@
+"""The Overview tab: the verdict in large type, the machine it was measured on, the three charts.
+
+The header is a result view like the charts; the sentence comes from core.summary.verdict so
+window, CLI and reports say the same thing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from autocast_explorer.gui.charts.agreement_chart import AgreementChart
+from autocast_explorer.gui.charts.dtype_chart import DtypeChart
+from autocast_explorer.gui.charts.latency_chart import LatencyChart
+from autocast_explorer.gui.shell import style
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.result import ExperimentResult
+
+IDLE_HEADLINE = "Set a model on the left and press Run (F5)."
+
+
+class ResultHeader(QWidget):
+    """Verdict headline, config + machine line, and warnings (a result view)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("resultHeader")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.setSpacing(2)
+        self.headline = QLabel(IDLE_HEADLINE)
+        self.headline.setObjectName("headlineLabel")
+        self.headline.setWordWrap(True)
+        font = self.headline.font()
+        font.setPointSize(14)
+        font.setBold(True)
+        self.headline.setFont(font)
+        self.headline.setToolTip("The verdict of the last run, in one sentence.")
+        self.details = QLabel("")
+        self.details.setObjectName("detailsLabel")
+        self.details.setWordWrap(True)
+        self.details.setStyleSheet(f"color: {style.MUTED};")
+        self.details.setToolTip("The config and the machine the numbers were measured on.")
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.warnings = QLabel("")
+        self.warnings.setObjectName("warningsLabel")
+        self.warnings.setWordWrap(True)
+        self.warnings.setStyleSheet(f"color: {style.WARN};")
+        self.warnings.setToolTip("Things that make these numbers less certain.")
+        self.warnings.hide()
+        for label in (self.headline, self.details, self.warnings):
+            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+            layout.addWidget(label)
+
+    def set_headline(self, text: str) -> None:
+        self.headline.setText(text)
+
+    def show_result(self, result: ExperimentResult) -> None:
+        from autocast_explorer.core.experiment.summary import verdict
+
+        cfg = result.config
+        env = result.environment
+        sentence = verdict(result)
+        self.headline.setText(sentence[:1].upper() + sentence[1:])
+        self.details.setText(
+            f"MLP {','.join(map(str, cfg.widths))} · batch {cfg.batch} · {cfg.activation} · "
+            f"head {cfg.head} · autocast {cfg.dtype}   |   {env.cpu_model} · torch "
+            f"{env.torch_version} · {env.cpu_capability} · {env.threads} threads"
+        )
+        self.warnings.setText("\n".join(f"⚠ {w}" for w in result.warnings))
+        self.warnings.setVisible(bool(result.warnings))
+
+    def clear(self) -> None:
+        self.headline.setText(IDLE_HEADLINE)
+        self.details.setText("")
+        self.warnings.setText("")
+        self.warnings.hide()
+
+
+class OverviewTab(QWidget):
+    """Header on top; latency and agreement side by side; the dtype grid across the bottom."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("overviewTab")
+        self.header = ResultHeader()
+        self.latency = LatencyChart()
+        self.agreement = AgreementChart()
+        self.dtypes = DtypeChart()
+        grid = QGridLayout(self)
+        grid.setContentsMargins(6, 6, 6, 6)
+        grid.setSpacing(8)
+        grid.addWidget(self.header, 0, 0, 1, 2)
+        grid.addWidget(self.latency, 1, 0)
+        grid.addWidget(self.agreement, 1, 1)
+        grid.addWidget(self.dtypes, 2, 0, 1, 2)
+        grid.setRowStretch(1, 5)
+        grid.setRowStretch(2, 3)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+
+    def views(self) -> list[QWidget]:
+        return [self.header, self.latency, self.agreement, self.dtypes]
+
+    def show_result(self, result: ExperimentResult) -> None:
+        for view in self.views():
+            view.show_result(result)
+
+    def clear(self) -> None:
+        for view in self.views():
+            view.clear()

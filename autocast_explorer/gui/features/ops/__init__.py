@@ -1,0 +1,3 @@
+from autocast_explorer.gui.features.ops.feature import install
+
+__all__ = ["install"]

@@ -1,0 +1,3 @@
+from autocast_explorer.gui.features.presentation.mode import install
+
+__all__ = ["install"]

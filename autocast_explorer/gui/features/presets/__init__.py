@@ -1,0 +1,3 @@
+from autocast_explorer.gui.features.presets.box import install
+
+__all__ = ["install"]
