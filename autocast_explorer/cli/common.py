@@ -182,9 +182,9 @@ def write_output(
     On failure the text (or `keep`, the measurement, when given) goes to a fallback file; the
     problem is returned as one sentence naming both paths, for FailedError.
     """
-    from autocast_explorer.cli import signals
+    from autocast_explorer.cli.signals import deferred
 
-    with signals.deferred():  # a file is written whole or not at all
+    with deferred():  # a file is written whole or not at all
         if path == "-":
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
             sys.stdout.flush()

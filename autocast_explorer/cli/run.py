@@ -6,7 +6,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from autocast_explorer.cli import signals
 from autocast_explorer.cli.common import (
     StderrProgress,
     add_config_arguments,
@@ -18,6 +17,7 @@ from autocast_explorer.cli.common import (
     to_stdout,
     write_outputs,
 )
+from autocast_explorer.cli.signals import deferred
 
 if TYPE_CHECKING:
     from autocast_explorer.core.documents.report import Report
@@ -94,11 +94,11 @@ def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str
     (cli.signals): Ctrl-C there takes effect when the drawing ends, and the half-built report
     is thrown away instead of swapped in.
     """
-    with signals.deferred():
+    with deferred():
         try:
             from autocast_explorer.gui.charts.report_charts import write_report_with_charts
         except ImportError as exc:
             from autocast_explorer.core.documents.report import write_report
 
             return write_report(result, directory), f"Qt could not be loaded ({exc})"
-    return write_report_with_charts(result, directory, deferred=signals.deferred)
+    return write_report_with_charts(result, directory, deferred=deferred)
