@@ -342,3 +342,24 @@ def test_any_config_is_valid_or_one_config_error(data):
     round_trip = json.loads(json.dumps(config.to_dict(), allow_nan=False))
     assert ExperimentConfig.from_dict(round_trip) == config
     assert 0 <= config.atol <= 1e6 and 0 <= config.rtol <= 1e6
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("ops", [{"mode": "plain"}]),
+        ("ops", "aten.mm"),
+        ("casts", []),
+        ("layers.0.error", []),
+        ("layers.0.error", {"max_abs": "big"}),
+    ],
+)
+def test_nested_parts_name_their_path_not_python_internals(good_result, path, value):
+    doc = _set(good_result, path, value)
+    if path in ("ops", "casts") and "casts" not in doc:
+        doc["casts"] = {"count": 0, "bytes": 0}
+    with pytest.raises(DocumentFormatError) as info:
+        ExperimentResult.from_dict(doc)
+    message = str(info.value)
+    assert message.startswith("result: ")
+    assert "has no attribute" not in message and "object is not" not in message

@@ -56,8 +56,18 @@ def document_kind(kind: str) -> Iterator[None]:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    """A reader's slip in words a user can act on (never `'list' object has no attribute`)."""
+    if isinstance(exc, KeyError):
+        return f"missing {exc}"
+    text = clean_text(" ".join(str(exc).split()))
+    if isinstance(exc, AttributeError | TypeError) and not text.startswith("expected"):
+        return "a value has the wrong type"  # Python's own words name its internals
     return text[:200] or type(exc).__name__
+
+
+def describe_slip(exc: BaseException) -> str:
+    """What `document_kind` says for a reader's slip, for readers that name the path first."""
+    return _one_line(exc)
 
 
 def clean_text(value: str, multiline: bool = False) -> str:

@@ -18,6 +18,7 @@ from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     JsonReader,
     clean_text,
+    describe_slip,
     document_kind,
     finite_or_null,
     load_document,
@@ -333,5 +334,4 @@ def _parsed(parse: Callable[[Any, str], Any], value: Any, path: str) -> Any:
     except DocumentFormatError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        problem = f"missing {exc}" if isinstance(exc, KeyError) else clean_text(str(exc))
-        raise DocumentFormatError(f"{path}: {problem[:200]}") from None
+        raise DocumentFormatError(f"{path}: {describe_slip(exc)}") from None
