@@ -33,14 +33,21 @@ def load() -> str:
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"
 
 
-def cost(points: int, min_time: float, repeats: int, threads: int | None) -> list[str]:
-    config = ExperimentConfig(min_time=min_time, threads=threads)
+def cost(
+    points: int,
+    min_time: float,
+    repeats: int,
+    threads: int | None,
+    widths: tuple[int, ...] = (256, 256, 256, 10),
+) -> list[str]:
+    config = ExperimentConfig(widths=widths, min_time=min_time, threads=threads)
     values = log_spaced(1, 512, points)
     budget = len(values) * min_time
     run_sweep(config, "batch", values[:2], probe_onednn=False)  # warm the process once
     ratios = []
     lines = [
-        f"N = {len(values)} points (batch {values[0]}…{values[-1]}, widths 256,256,256,10, "
+        f"N = {len(values)} points (batch {values[0]}…{values[-1]}, widths "
+        f"{','.join(map(str, widths))}, "
         f"{threads or torch.get_num_threads()} threads), "
         f"min_time {min_time} s per point → budget {budget:.2f} s per sweep; "
         f"whole `run_sweep` call incl. guards, oneDNN probe, verdict, roofline.",
@@ -143,6 +150,11 @@ def main() -> None:
     parser.add_argument("--skip-findings", action="store_true")
     parser.add_argument("--skip-cost", action="store_true")
     parser.add_argument(
+        "--widths",
+        default="256,256,256,10",
+        help="layer widths of the cost sweep (wider: slower forwards, as on an AVX2 host)",
+    )
+    parser.add_argument(
         "--threads", type=int, default=None, help="torch threads (default: torch's)"
     )
     args = parser.parse_args()
@@ -156,7 +168,8 @@ def main() -> None:
     if not args.skip_cost:
         print("#### Cost of a sweep")
         print()
-        print("\n".join(cost(args.points, args.min_time, args.repeats, args.threads)))
+        widths = tuple(int(w) for w in args.widths.split(","))
+        print("\n".join(cost(args.points, args.min_time, args.repeats, args.threads, widths)))
         print()
     if not args.skip_findings:
         print("\n".join(findings(args.findings_min_time, args.threads)))

@@ -33,11 +33,30 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return run_app(sys.argv[:1])
 
 
+def window_main() -> int:
+    """Entry point of `autocast-explorer-window`: the window, without a console on Windows."""
+    return cmd_gui(argparse.Namespace())
+
+
+MAIN_EPILOG = """\
+examples:
+  autocast-explorer                              # the window
+  autocast-explorer run --preset tutorial        # the tutorial's example, as a summary
+  autocast-explorer sweep --preset batch-sweep   # where autocast starts to pay
+  autocast-explorer ops --dtype float16          # which dtype autocast gives each op
+  autocast-explorer compare a.json b.json        # saved results side by side
+
+Each command's --help lists its flags with more examples.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="autocast-explorer",
         description="See what torch.autocast('cpu') does on this CPU. "
         "With no command, opens the window.",
+        epilog=MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
@@ -48,7 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)
-    gui = sub.add_parser("gui", help="open the window (the default)")
+    gui = sub.add_parser(
+        "gui",
+        help="open the window (the default)",
+        epilog="example:\n  autocast-explorer gui    # the same as autocast-explorer alone",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     gui.set_defaults(handler=cmd_gui)
     return parser
 
@@ -130,10 +154,18 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def resources_dir() -> Path:
-    """The program's resources folder (presets, style sheets); see core.documents.resources."""
+    """The program's resources folder (presets, schemas, icon); see core.documents.resources."""
     from autocast_explorer.core.documents.resources import resources_dir as _resources_dir
 
     return _resources_dir()
 
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE", "UsageError", "build_parser", "main"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "UsageError",
+    "build_parser",
+    "main",
+    "window_main",
+]

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
+    DEFAULT_LR,
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
@@ -28,6 +32,7 @@ from autocast_explorer.core.experiment.config import (
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.learning.presets import Preset
     from autocast_explorer.core.sweeps.result import SweepResult
 
 EXIT_FAILED = 1
@@ -66,56 +71,136 @@ def _widths(text: str) -> tuple[int, ...]:
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags for every field of ExperimentConfig (shared by run, sweep and friends)."""
+    """Flags for every field of ExperimentConfig (shared by run, sweep and friends).
+
+    Every default is None, meaning "not given": the value then comes from --preset, else from
+    ExperimentConfig, so a flag typed on the command line always wins over the preset.
+    """
     d = ExperimentConfig()
     g = parser.add_argument_group("experiment")
     g.add_argument(
+        "--preset",
+        metavar="NAME|FILE",
+        help="start from a preset: a built-in or saved name (tutorial, large-mlp, …) or a "
+        "preset .json file; the flags below override its fields",
+    )
+    g.add_argument(
         "--widths",
         type=_widths,
-        default=d.widths,
         help="layer widths: input, hidden…, classes (default 256,256,256,10)",
     )
-    g.add_argument("--batch", type=int, default=d.batch, help="rows per forward (default 128)")
-    g.add_argument("--seed", type=int, default=d.seed, help="torch.manual_seed (default 0)")
-    g.add_argument("--dtype", choices=DTYPES, default=d.dtype, help="autocast dtype")
-    g.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
-    g.add_argument("--activation", choices=ACTIVATIONS, default=d.activation)
-    g.add_argument("--head", choices=HEADS, default=d.head, help="optional output head")
-    g.add_argument("--atol", type=float, default=d.atol, help="allclose atol (default 0.05)")
-    g.add_argument("--rtol", type=float, default=d.rtol, help="allclose rtol (default 1e-5)")
-    g.add_argument("--topk", type=int, default=d.topk, help="k for top-k agreement (default 5)")
-    g.add_argument("--input-scale", type=float, default=d.input_scale, help="multiply x by this")
-    g.add_argument("--input-distribution", choices=INPUT_DISTRIBUTIONS, default="normal")
+    g.add_argument("--batch", type=int, help=f"rows per forward (default {d.batch})")
+    g.add_argument("--seed", type=int, help=f"torch.manual_seed (default {d.seed})")
+    g.add_argument("--dtype", choices=DTYPES, help=f"autocast dtype (default {d.dtype})")
+    g.add_argument("--threads", type=int, help="torch threads (default: torch's)")
+    g.add_argument("--activation", choices=ACTIVATIONS, help=f"(default {d.activation})")
+    g.add_argument("--head", choices=HEADS, help=f"optional output head (default {d.head})")
+    g.add_argument("--atol", type=float, help=f"allclose atol (default {d.atol})")
+    g.add_argument("--rtol", type=float, help=f"allclose rtol (default {d.rtol})")
+    g.add_argument("--topk", type=int, help=f"k for top-k agreement (default {d.topk})")
+    g.add_argument("--input-scale", type=float, help="multiply x by this (default 1)")
+    g.add_argument(
+        "--input-distribution",
+        choices=INPUT_DISTRIBUTIONS,
+        help=f"(default {d.input_distribution})",
+    )
     g.add_argument(
         "--min-time",
         type=float,
-        default=d.min_time,
-        help="measurement budget: seconds of timed forwards per mode (default 0.5)",
+        help=f"measurement budget: seconds of timed forwards per mode (default {d.min_time})",
     )
     g.add_argument(
         "--allow-slow",
         action="store_true",
+        default=None,
         help="run even if one forward is estimated to take over 10 s",
     )
 
 
-def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
-    return ExperimentConfig(
-        widths=args.widths,
-        batch=args.batch,
-        seed=args.seed,
-        dtype=args.dtype,
-        threads=args.threads,
-        activation=args.activation,
-        head=args.head,
-        atol=args.atol,
-        rtol=args.rtol,
-        topk=args.topk,
-        input_scale=args.input_scale,
-        input_distribution=args.input_distribution,
-        min_time=args.min_time,
-        allow_slow=args.allow_slow,
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """`run`'s training flags (defaults None, like every config flag); the config checks them."""
+    d = ExperimentConfig()
+    g = parser.add_argument_group("training (--mode train)")
+    g.add_argument(
+        "--mode",
+        help=f"infer: time forwards; train: train a float32 and an autocast copy side by side "
+        f"(default {d.mode})",
     )
+    g.add_argument("--steps", type=_number(int), help=f"training steps (default {d.steps})")
+    g.add_argument(
+        "--lr",
+        type=_number(float),
+        help=f"learning rate (default {DEFAULT_LR['sgd']:g} for sgd, {DEFAULT_LR['adamw']:g} "
+        "for adamw)",
+    )
+    g.add_argument("--optimizer", help=f"sgd (momentum 0.9) or adamw (default {d.optimizer})")
+    g.add_argument(
+        "--no-scaler",
+        dest="scaler",
+        action="store_const",
+        const=False,
+        default=None,
+        help="float16: train without a GradScaler to see gradients underflow",
+    )
+
+
+def _number(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    """Parse a number; anything else is one line naming the flag (its range: the config)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            return kind(text)
+        except ValueError:
+            noun = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"must be {noun} (got {text!r})") from None
+
+    return parse
+
+
+def config_from_args(
+    args: argparse.Namespace, base: ExperimentConfig | None = None
+) -> ExperimentConfig:
+    """`base` (a preset's config, else the defaults) with every flag that was given applied.
+
+    A flag sets the config field named like its dest; None means it was not given. Choosing an
+    optimizer without --lr brings that optimizer's usual learning rate.
+    """
+    fields = (f.name for f in dataclasses.fields(ExperimentConfig))
+    given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+    config = (base or ExperimentConfig()).replace(**given)
+    if "optimizer" in given and "lr" not in given:
+        config = config.replace(lr=DEFAULT_LR[config.optimizer])
+    return config
+
+
+def preset_from_args(args: argparse.Namespace) -> Preset | None:
+    """The preset named by --preset (None without it); a bad one is a UsageError.
+
+    A value that names an existing file, ends in .json or holds a path separator is read as a
+    file; anything else is looked up by id or name among the built-in and the user's presets.
+    """
+    key = getattr(args, "preset", None)
+    if key is None:
+        return None
+    from autocast_explorer.core.learning.presets import (
+        PresetError,
+        builtin_presets,
+        find_preset,
+        load_preset,
+        scan_presets,
+        user_presets_dir,
+    )
+
+    path = Path(key).expanduser()
+    try:
+        if path.is_file() or key.endswith(".json") or "/" in key or os.sep in key:
+            return load_preset(path)
+        user, _unusable = scan_presets(user_presets_dir())
+        return find_preset([*builtin_presets(), *user], key)
+    except PresetError as exc:
+        raise UsageError(f"preset: {exc}") from None
+    except KeyError as exc:
+        raise UsageError(f"preset: {exc.args[0]}") from None
 
 
 class StderrProgress:

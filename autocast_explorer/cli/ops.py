@@ -13,11 +13,28 @@ from autocast_explorer.cli.common import (
 )
 from autocast_explorer.core.experiment.config import DTYPES, validate_threads
 
+OPS_EPILOG = """\
+Each op runs under autocast with float32, low-precision and mixed inputs; its policy is read
+from the dtypes it really returned: lower (runs in the autocast dtype), fp32 (forced to
+float32), follows (keeps its input's dtype) or promote (widest input).
+
+examples:
+  autocast-explorer ops
+  autocast-explorer ops --dtype float16 --threads 1
+  autocast-explorer ops --json ops.json
+  autocast-explorer ops --json - | jq '.ops[] | select(.policy == "fp32") | .name'
+"""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The `ops` subcommand."""
     ops = sub.add_parser(
-        "ops", help="probe which dtype autocast gives each common op (lower/fp32/follows/promote)"
+        "ops",
+        help="probe which dtype autocast gives each common op (lower/fp32/follows/promote)",
+        description="Probe, on this torch and CPU, which dtype torch.autocast('cpu') gives "
+        "30+ common ops.",
+        epilog=OPS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ops.add_argument("--dtype", choices=DTYPES, default="bfloat16", help="autocast dtype")
     ops.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")

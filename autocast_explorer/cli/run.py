@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING
 
 from autocast_explorer.cli.common import (
     StderrProgress,
+    UsageError,
     add_config_arguments,
+    add_training_arguments,
     cannot_write,
     check_outputs,
     config_from_args,
+    preset_from_args,
     raise_problems,
     resource_errors,
     to_stdout,
@@ -24,10 +27,36 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
 
 
+RUN_EPILOG = """\
+Without --json - or --csv - the summary goes to stdout; progress goes to stderr when it is a
+terminal. Bad input exits 2 with one `error:` line; Ctrl-C exits 130.
+
+examples:
+  autocast-explorer run
+  autocast-explorer run --preset tutorial
+  autocast-explorer run --preset large-mlp --batch 64 --threads 1
+  autocast-explorer run --preset my-preset.json --dtype float16
+  autocast-explorer run --widths 1024,1024,10 --batch 512 --dtype float16 --threads 1
+  autocast-explorer run --json result.json --csv latency.csv
+  autocast-explorer run --json - | jq .latency.speedup
+  autocast-explorer run --report out/ && python out/reproduce.py
+  autocast-explorer run --mode train --steps 100 --optimizer adamw
+  autocast-explorer run --mode train --dtype float16 --no-scaler
+"""
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The `run` subcommand and its flags."""
-    run = sub.add_parser("run", help="measure one config plain vs autocast and print a summary")
+    run = sub.add_parser(
+        "run",
+        help="measure one config plain vs autocast and print a summary",
+        description="Run the same forward pass in float32 and under torch.autocast('cpu') and "
+        "report latency, the dtype each layer ran in and whether the predictions agree.",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_config_arguments(run)
+    add_training_arguments(run)
     out = run.add_argument_group("output")
     out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")
     out.add_argument("--csv", metavar="PATH|-", help="write the latency rows as CSV")
@@ -47,7 +76,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
+    preset = preset_from_args(args)
+    config = config_from_args(args, preset.config if preset else None)
     check_outputs(args)
     from autocast_explorer.core.experiment.engine import run_experiment
     from autocast_explorer.core.experiment.summary import format_summary
@@ -58,6 +88,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
 
     placements = getattr(args, "placements", False)
+    if placements and config.mode == "train":
+        raise UsageError("--placements times forwards: use it with --mode infer")
+    if preset is not None and preset.sweep is not None:
+        sys.stderr.write(
+            f"note: preset {preset.name!r} also holds a {preset.sweep.label} sweep; "
+            f"run it with: autocast-explorer sweep --preset {preset.id}\n"
+        )
     progress = StderrProgress()
     try:
         run = run_with_placements if placements else run_experiment

@@ -11,6 +11,7 @@ from autocast_explorer.cli.common import (
     add_config_arguments,
     check_outputs,
     config_from_args,
+    preset_from_args,
     raise_problems,
     resource_errors,
     to_stdout,
@@ -19,6 +20,7 @@ from autocast_explorer.cli.common import (
 
 if TYPE_CHECKING:
     from autocast_explorer.core.sweeps.result import SweepPoint
+    from autocast_explorer.core.sweeps.spec import SweepSpec
 
 SWEEP_EPILOG = """\
 values: a comma list (1,8,64,512) or LOW:HIGH:COUNT, log-spaced (1:2048:12).
@@ -29,9 +31,13 @@ values: a comma list (1,8,64,512) or LOW:HIGH:COUNT, log-spaced (1:2048:12).
 Each point is measured for --min-time seconds in total, float32 and autocast alternated, so
 a sweep takes about points × --min-time plus warm-up. Every point passes the memory and time
 guards before the first is measured.
+--preset starts from a preset's config and, if it holds one, its sweep; --param, --values,
+--width-values and the experiment flags override what the preset says.
 
 examples:
   autocast-explorer sweep --param batch --values 1,8,64,512
+  autocast-explorer sweep --preset batch-sweep
+  autocast-explorer sweep --preset width-sweep --values 64,256,1024 --threads 1
   autocast-explorer sweep --param width --values 64:4096:7 --batch 256 --json sweep.json
   autocast-explorer sweep --param batch,width --values 1,64,1024 --width-values 128,1024
 """
@@ -52,8 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--param",
         choices=("batch", "width", "batch,width"),
         metavar="batch|width|batch,width",
-        default="batch",
-        help="what to vary (default batch); batch,width is a 2-D grid",
+        help="what to vary (default: the preset's, else batch); batch,width is a 2-D grid",
     )
     what.add_argument("--values", metavar="LIST|LOW:HIGH:N", help="values of --param")
     what.add_argument(
@@ -75,7 +80,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run a sweep, printing each point's row as it completes (unless stdout is the JSON)."""
     from autocast_explorer.core.sweeps.runner import check_points, run_spec
-    from autocast_explorer.core.sweeps.spec import SweepSpec, default_values, parse_values
     from autocast_explorer.core.sweeps.summary import (
         format_conclusion,
         point_row,
@@ -83,20 +87,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         table_header,
     )
 
-    config = config_from_args(args)
-    grid = args.param == "batch,width"
-    param = "batch" if grid else args.param
-    if args.width_values is not None and not grid:
-        raise UsageError("--width-values is for a grid: use --param batch,width")
-    values = parse_values(args.values) if args.values is not None else default_values(param)
-    widths = ()
-    if grid:
-        widths = (
-            parse_values(args.width_values, "width_values")
-            if args.width_values is not None
-            else default_values("width")
-        )
-    spec = SweepSpec(param, values, widths)
+    preset = preset_from_args(args)
+    config = config_from_args(args, preset.config if preset else None)
+    spec = spec_from_args(args, preset.sweep if preset else None)
     check_outputs(args)
     human = not to_stdout(args.json, args.csv)
     progress = StderrProgress()
@@ -125,3 +118,29 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(format_conclusion(result))
     raise_problems(problems)
     return 0
+
+
+def spec_from_args(args: argparse.Namespace, preset_sweep: SweepSpec | None) -> SweepSpec:
+    """The sweep: --param/--values/--width-values where given, else the preset's, else defaults.
+
+    A preset's values belong to its parameter: switching --param drops them for the defaults.
+    """
+    from autocast_explorer.core.sweeps.spec import GRID, SweepSpec, default_values, parse_values
+
+    label = args.param or (preset_sweep.label if preset_sweep else "batch")
+    grid = label == GRID
+    param = "batch" if grid else label
+    if args.width_values is not None and not grid:
+        raise UsageError("--width-values is for a grid: use --param batch,width")
+    base = preset_sweep if preset_sweep is not None and preset_sweep.label == label else None
+    if args.values is not None:
+        values = parse_values(args.values)
+    else:
+        values = base.values if base else default_values(param)
+    widths: tuple[int, ...] = ()
+    if grid:
+        if args.width_values is not None:
+            widths = parse_values(args.width_values, "width_values")
+        else:
+            widths = base.width_values if base else default_values("width")
+    return SweepSpec(param, values, widths)

@@ -118,3 +118,24 @@ def test_run_report_in_a_fresh_process_without_a_display(tmp_path):
     assert "no chart images" not in out.stderr
     for name in CHART_FILES:
         assert (folder / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_training_report_carries_the_loss_chart(tmp_path, capsys):
+    from PySide6.QtGui import QImage
+
+    folder = tmp_path / "trained"
+    args = ["run", *TINY, "--mode", "train", "--steps", "6", "--threads", "1"]
+    assert main([*args, "--report", str(folder)]) == 0
+    capsys.readouterr()
+    assert (folder / "loss.png").is_file()
+    md = (folder / "report.md").read_text()
+    assert "![Training loss per step](loss.png)" in md
+    image = QImage(str(folder / "loss.png"))
+    assert image.width() > 600 and not image.isNull()
+    # The curves are drawn: some pixel carries the float32 colour.
+    colours = {
+        image.pixelColor(x, y).name()
+        for x in range(0, image.width(), 3)
+        for y in range(0, image.height(), 3)
+    }
+    assert "#3465a4" in colours

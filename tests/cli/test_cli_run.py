@@ -20,6 +20,9 @@ def test_run_prints_a_readable_summary(capsys):
     assert "fc1    Linear      plain float32→float32    autocast float32→bfloat16" in out
     assert "predictions agree on" in out
     assert "Verdict: autocast" in out
+    # The time guard's forecast is printed beside the measurement, with what it timed.
+    assert "  time guard estimated " in out and "ms (" in out
+    assert "    (basis: nn.Linear at 8×32→16, 8×16→16 timed in float32 and under bfloat16" in out
 
 
 def test_json_to_stdout_holds_only_the_document(capsys):

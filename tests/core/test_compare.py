@@ -85,3 +85,25 @@ def test_wrongly_typed_field_names_the_file_and_field(result, tmp_path):
         ResultFileError, match=r"typed\.json: result: environment\.cores: expected a whole number"
     ):
         load_result_file(path)
+
+
+def test_training_runs_show_their_training_figures(result):
+    trained = run_experiment(
+        ExperimentConfig(widths=(32, 16, 4), batch=8, mode="train", steps=4, min_time=0.02)
+    )
+    comparison = compare_results([result, trained], ["infer.json", "train.json"])
+    table = dict(format_row for format_row in _table(comparison))
+    assert table["timed"] == ["forward", "training step (4 steps, sgd, lr 0.05)"]
+    t = trained.train
+    assert table["loss float32"] == ["—", f"{t.loss['plain'][0]:.4f} → {t.loss['plain'][-1]:.4f}"]
+    assert table["gradient dtypes"] == ["—", "float32"]
+    saved = f"{t.saved_bytes['plain'] / 1e6:.2f} / {t.saved_bytes['autocast'] / 1e6:.2f} MB"
+    assert table["saved for backward"] == ["—", saved]
+    assert "mode" in comparison.config_differences()
+    assert "steps" not in compare_results([result, result]).config_differences()
+
+
+def _table(comparison):
+    from autocast_explorer.core.learning.compare import comparison_table
+
+    return comparison_table(comparison)

@@ -79,3 +79,47 @@ def test_from_dict_ignores_unknown_keys_but_validates():
 
 def test_flops_count_two_per_multiply_add():
     assert flops_per_forward((256, 256, 256, 10), 128) == 2 * 128 * (256 * 256 * 2 + 256 * 10)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "fragment"),
+    [
+        ({"mode": "fly"}, "mode", "infer, train"),
+        ({"steps": 0}, "steps", "1 …"),
+        ({"steps": 10**7}, "steps", "100,000"),
+        ({"steps": 2.5}, "steps", "whole number"),
+        ({"lr": 0}, "lr", "> 0"),
+        ({"lr": -0.1}, "lr", "> 0"),
+        ({"lr": float("nan")}, "lr", "finite"),
+        ({"lr": float("inf")}, "lr", "finite"),
+        ({"optimizer": "adam"}, "optimizer", "sgd, adamw"),
+        ({"scaler": "no"}, "scaler", "true or false"),
+    ],
+)
+def test_training_rules_name_the_field(changes, field, fragment):
+    with pytest.raises(ConfigError) as info:
+        ExperimentConfig(**changes)
+    assert info.value.field == field
+    assert fragment in str(info.value)
+
+
+def test_training_fields_come_last_and_default_to_inference():
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(ExperimentConfig)]
+    assert names[-5:] == ["mode", "steps", "lr", "optimizer", "scaler"]
+    config = ExperimentConfig()
+    assert (config.mode, config.steps, config.optimizer, config.scaler) == (
+        "infer",
+        50,
+        "sgd",
+        True,
+    )
+
+
+def test_training_step_flops_count_forward_and_backward():
+    from autocast_explorer.core.experiment.config import flops_per_training_step
+
+    forward = flops_per_forward((8, 4, 2), 3)
+    first = 2 * 3 * 8 * 4
+    assert flops_per_training_step((8, 4, 2), 3) == 3 * forward - first

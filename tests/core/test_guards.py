@@ -35,8 +35,8 @@ def test_memory_guard_default_budget_is_half_of_available(monkeypatch):
 
 
 def test_time_guard_refuses_slow_configs_unless_allowed(monkeypatch):
-    # Pretend this CPU manages 1 GFLOP/s: 2·1024·(4096·4096·2) FLOPs ≈ 68.7 s.
-    monkeypatch.setattr(guards, "_calibrated_rate", lambda dtype, threads: 1e9)
+    # Pretend every op runs at 1 GFLOP/s: 2·1024·(4096·4096·2) FLOPs ≈ 68.7 s.
+    monkeypatch.setattr(guards, "_rate", lambda kind, shape, dtype, threads: 1e9)
     slow = ExperimentConfig(widths=(4096, 4096, 4096), batch=1024, memory_budget_mb=1e6)
     with pytest.raises(GuardError) as info:
         guards.check(slow)
@@ -46,10 +46,116 @@ def test_time_guard_refuses_slow_configs_unless_allowed(monkeypatch):
     assert guards.check(slow.replace(allow_slow=True)) == pytest.approx(68.7, abs=0.1)
 
 
-def test_time_estimate_uses_a_real_calibration():
-    rate = guards._calibrated_rate("float32", 1)
-    assert 1e8 < rate < 1e13
-    seconds = guards.estimate_forward_seconds(ExperimentConfig(threads=1))
-    assert seconds == pytest.approx(
-        2 * 128 * (256 * 256 * 2 + 2560) / min(rate, guards._calibrated_rate("bfloat16", 1))
+def test_estimate_sums_each_layer_at_its_own_size_class_and_slower_mode(monkeypatch):
+    # An AVX2-like host: bfloat16 runs at a tenth of float32's rate, small layers slower.
+    calls = []
+
+    def rate(kind, shape, dtype, threads):
+        calls.append((kind, shape, dtype, threads))
+        base = 60e9 if dtype == "float32" else 6e9
+        return base * (0.5 if shape[2] < 64 else 1.0)
+
+    monkeypatch.setattr(guards, "_rate", rate)
+    config = ExperimentConfig(widths=(2048, 2048, 2048, 10), batch=1024, threads=2)
+    estimate = guards.estimate_forward(config)
+    big = 2 * 1024 * 2048 * 2048
+    head = 2 * 1024 * 2048 * 10
+    assert estimate.seconds == pytest.approx(2 * big / 6e9 + head / 3e9)
+    assert {c[1] for c in calls} == {(256, 512, 512), (256, 512, 16)}
+    assert {c[2] for c in calls} == {"float32", "bfloat16"} and {c[3] for c in calls} == {2}
+    assert estimate.basis == (
+        "nn.Linear at 256×512→512, 256×512→16 timed in float32 and under bfloat16 autocast, "
+        "2 threads; slower mode bfloat16"
     )
+    assert estimate.to_dict() == {
+        "estimated_forward_ms": pytest.approx(estimate.seconds * 1e3),
+        "basis": estimate.basis,
+    }
+
+
+def test_other_op_kinds_plug_in_their_own_calibration(monkeypatch):
+    timed = []
+
+    def time_conv(shape, dtype):
+        timed.append((shape, dtype))
+        return 0.002
+
+    conv = guards.OpCalibration("nn.Conv2d", lambda s: s, lambda s: 1_000_000, time_conv)
+    monkeypatch.setitem(guards.CALIBRATIONS, "conv2d", conv)
+    guards._rate.cache_clear()
+    items = [guards.OpWork("conv2d", 4_000_000, (8, 3, 32, 32))]
+    estimate = guards.estimate_work(items, "bfloat16", 1)
+    # 1 MFLOP per 2 ms → 0.5 GFLOP/s, so 4 MFLOP take 8 ms in either mode.
+    assert estimate.seconds == pytest.approx(0.008)
+    assert estimate.basis.startswith("nn.Conv2d at 8×3×32→32 timed in float32")
+    assert sorted(str(d) for _, d in timed) == ["None", "torch.bfloat16"]
+    guards._rate.cache_clear()
+
+
+def test_time_estimate_uses_a_real_calibration_of_the_linear_layers():
+    guards._rate.cache_clear()
+    config = ExperimentConfig(threads=1)
+    rates = {
+        (shape, mode): guards._rate("linear", shape, mode, 1)
+        for shape in ((128, 256, 256), (128, 256, 16))
+        for mode in ("float32", "bfloat16")
+    }
+    assert all(1e6 < r < 1e14 for r in rates.values())
+    per_mode = {
+        mode: sum(
+            2 * 128 * a * b / rates[(guards._linear_class((128, a, b)), mode)]
+            for a, b in ((256, 256), (256, 256), (256, 10))
+        )
+        for mode in ("float32", "bfloat16")
+    }
+    estimate = guards.estimate_forward(config)
+    assert estimate.seconds == pytest.approx(max(per_mode.values()))
+    assert estimate.basis.endswith(f"slower mode {max(per_mode, key=per_mode.get)}")
+
+
+def test_size_classes_round_to_powers_of_two_and_cap_the_calibration():
+    assert guards._linear_class((128, 256, 10)) == (128, 256, 16)
+    assert guards._linear_class((1000, 3000, 100)) == (256, 512, 128)
+    assert guards._linear_class((3, 48, 4096)) == (4, 64, 512)
+
+
+def test_result_records_the_guard_and_reads_old_files_without_it():
+    import json
+
+    from autocast_explorer.core.experiment.result import ExperimentResult
+
+    result = run_experiment(ExperimentConfig(widths=(32, 16, 4), batch=8, min_time=0.02))
+    assert result.guard is not None
+    data = json.loads(result.to_json())
+    assert data["guard"]["estimated_forward_ms"] == pytest.approx(result.guard.estimated_forward_ms)
+    assert data["guard"]["basis"].startswith("nn.Linear at 8×32→16, 8×16→16")
+    assert ExperimentResult.from_dict(data).guard == result.guard
+    del data["guard"]
+    assert ExperimentResult.from_dict(data).guard is None
+
+
+def test_time_guard_counts_a_training_step_as_three_forwards(monkeypatch):
+    monkeypatch.setattr(
+        guards, "estimate_forward", lambda config: guards.ForwardEstimate(4.0, "injected")
+    )
+    assert guards.check_time(ExperimentConfig()) == 4.0
+    with pytest.raises(GuardError) as info:
+        guards.check_time(ExperimentConfig(mode="train"))
+    assert "one training step" in str(info.value) and "12.0 s" in str(info.value)
+    assert guards.check_time(ExperimentConfig(mode="train", allow_slow=True)) == 12.0
+
+
+def test_memory_guard_refuses_a_training_run_before_building(monkeypatch):
+    built = []
+    monkeypatch.setattr(
+        "autocast_explorer.core.experiment.training.make_task", lambda *a: built.append(a)
+    )
+    infer = ExperimentConfig(widths=(512, 512, 10), batch=64)
+    train = infer.replace(mode="train")
+    assert guards.estimate_training_peak_bytes(train) > guards.estimate_peak_bytes(infer)
+    budget_mb = guards.estimate_peak_bytes(infer) / 2**20 * 1.01
+    guards.check_memory(infer.replace(memory_budget_mb=budget_mb))
+    with pytest.raises(GuardError) as info:
+        run_experiment(train.replace(memory_budget_mb=budget_mb))
+    assert info.value.field == "memory"
+    assert built == []

@@ -9,6 +9,7 @@ import torch
 from autocast_explorer.core.experiment.capture import LayerDtypes
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.learning.lessons import (
     CHARTS,
     EXERCISE,
@@ -71,13 +72,20 @@ def with_autocast_out(result, dtypes):
 
 
 def test_lessons_are_complete_data():
-    assert [x.number for x in LESSONS] == [1, 2, 3, 4, 5]
-    assert len({x.id for x in LESSONS}) == 5
+    assert [x.number for x in LESSONS] == [1, 2, 3, 4, 5, 6]
+    assert len({x.id for x in LESSONS}) == 6
     for item in LESSONS:
         assert item.chart in CHARTS
         assert item.title and len(item.explanation) > 150 and item.tutorial_claim
         assert isinstance(item.config, ExperimentConfig)
-    assert [x.chart for x in LESSONS] == ["dtype", "dtype", "dtype", "agreement", "latency"]
+    assert [x.chart for x in LESSONS] == [
+        "dtype",
+        "dtype",
+        "dtype",
+        "agreement",
+        "latency",
+        "loss",
+    ]
     assert lesson("float32-ops").config == ExperimentConfig(head="softmax")
     assert lesson("timing").config == ExperimentConfig()
 
@@ -228,7 +236,18 @@ def test_lesson_5_on_the_live_run(results):
     else:
         assert f"about the same speed as float32 ({s:.2f}×)" in outcome.headline
     assert f"{r.plain.median_ms:.3g} ms in float32" in outcome.text
-    assert ("native bfloat16" in outcome.text) == r.environment.native_bf16
+    # The hardware sentence follows the flags this run recorded, whichever CPU kind ran it.
+    support = native_support(r.environment.cpu_flags, "bfloat16")
+    assert support.native == r.environment.native_bf16
+    if support.native:
+        assert f"this CPU has native bfloat16 ({support.present_text})" in outcome.text
+        assert "nothing here multiplies bfloat16 natively" not in outcome.text
+    else:
+        assert "this CPU has no native bfloat16 (no " in outcome.text
+        assert (
+            f"at {r.gflops('autocast'):,.1f} GFLOP/s against {r.gflops('plain'):,.1f} GFLOP/s "
+            "in float32"
+        ) in outcome.text
 
 
 def test_exercise_is_graded_from_the_live_measurement(results):
@@ -248,3 +267,40 @@ def test_exercise_is_graded_from_the_live_measurement(results):
     assert EXERCISE.choices_for(odd)[-1] == "float8_e4m3fn"
     empty = EXERCISE.grade("bfloat16", dataclasses.replace(r, layers=()))
     assert empty.correct is False and "no Linear layers" in empty.explanation
+
+
+def test_lesson_6_training_is_graded_against_the_live_run(results):
+    result = result_for(results, "training")
+    outcome = lesson("training").check(result)
+    train = result.train
+    assert train is not None and result.config.mode == "train"
+    assert outcome.chart == "loss"
+    # Graded from the measurement: these hold because they were measured.
+    assert outcome.matches_tutorial == (
+        train.loss_dtype["autocast"] == "float32"
+        and set(train.grad_dtypes.values()) == {"float32"}
+        and train.saved_bytes["autocast"] < train.saved_bytes["plain"]
+    )
+    assert outcome.matches_tutorial
+    assert f"{train.saved_bytes['autocast'] / 1e6:.2f} MB" in outcome.headline
+    assert f"{train.loss['plain'][-1]:.4f}" in outcome.text
+
+
+def test_lesson_6_says_so_when_the_run_did_not_train(results):
+    inference = result_for(results, "timing")
+    outcome = lesson("training").check(inference)
+    assert not outcome.matches_tutorial
+    assert "switch the mode to Training" in outcome.headline
+
+
+def test_lesson_6_reports_a_float32_loss_it_did_not_see(results):
+    result = result_for(results, "training")
+    odd = dataclasses.replace(
+        result,
+        train=dataclasses.replace(
+            result.train, loss_dtype={"plain": "float32", "autocast": "bfloat16"}
+        ),
+    )
+    outcome = lesson("training").check(odd)
+    assert not outcome.matches_tutorial
+    assert "the loss came back bfloat16" in outcome.headline

@@ -58,6 +58,8 @@ def test_each_builtin_preset_holds_what_its_name_promises(presets):
 
     large = by_id["large-mlp"].config
     assert max(large.widths) == 1024 and large.batch == 512
+    training = by_id["training"].config
+    assert training.mode == "train" and training.widths == (256, 1024, 1024, 10)
     tutorial_flops = flops_per_forward(tutorial.config.widths, tutorial.config.batch)
     assert flops_per_forward(large.widths, large.batch) > 50 * tutorial_flops
 

@@ -109,7 +109,15 @@ def test_reproduce_py_needs_only_torch_and_the_standard_library(result):
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module)])
     }
-    assert imported == {"argparse", "collections", "json", "statistics", "time", "torch"}
+    assert imported == {
+        "argparse",
+        "collections",
+        "copy",
+        "json",
+        "statistics",
+        "time",
+        "torch",
+    }
 
 
 def test_no_text_in_a_result_becomes_code_in_reproduce_py(result):
@@ -256,3 +264,46 @@ def test_a_build_left_by_a_killed_export_is_removed(result, tmp_path):
     (stale / "result.json").write_text("{")
     write_report(result, tmp_path / "report")
     assert [p.name for p in tmp_path.iterdir()] == ["report"]
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return run_experiment(
+        ExperimentConfig(
+            widths=(24, 32, 5), batch=16, mode="train", steps=8, threads=1, min_time=0.02
+        )
+    )
+
+
+def test_report_of_a_training_run_has_a_training_section(trained):
+    text = report_markdown(trained)
+    train = trained.train
+    assert "## Time per training step (forward + loss + backward + optimizer step)" in text
+    assert "## Training" in text
+    assert f"{train.loss['plain'][0]:.4f} → {train.loss['plain'][-1]:.4f}" in text
+    assert f"{train.saved_bytes['autocast']:,} ({train.saved_tensors['autocast']} tensors)" in text
+    assert "fc1.weight: float32" in text
+
+
+def test_reproduce_py_retrains_both_copies(trained, tmp_path):
+    write_report(trained, tmp_path)
+    out = subprocess.run(
+        [sys.executable, str(tmp_path / "reproduce.py"), "--json", "--min-time", "0.01"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    doc = json.loads(out.stdout)
+    found, train = doc["found"], trained.train
+    assert doc["same"] == {
+        "loss_dtype": True,
+        "grad_dtypes": True,
+        "saved_bytes": True,
+        "first loss": True,
+    }
+    assert found["saved_bytes"] == train.saved_bytes
+    for mode in ("plain", "autocast"):
+        assert found["loss"][mode] == pytest.approx(list(train.loss[mode]), rel=1e-5)
+        assert found["accuracy"][mode] == pytest.approx(train.accuracy[mode])
+    assert found["median_ms"]["plain"] > 0

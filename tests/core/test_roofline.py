@@ -1,6 +1,9 @@
 """Roofline estimates: peak formula from flags and clock, FLOPs and bytes per forward."""
 
+import os
+
 import pytest
+import torch
 
 from autocast_explorer.core.sweeps.roofline import (
     arithmetic_intensity,
@@ -70,6 +73,9 @@ def test_physical_cores_count_distinct_cores(tmp_path):
         "physical id: 0\ncore id: 1\n\nphysical id: 1\ncore id: 0\n"
     )
     assert physical_cores(info) == 3
+    # Without /proc/cpuinfo (macOS, Windows) torch's count of physical cores is used.
+    torch_count = torch.cpu.get_capabilities().get("num_physical_cores")
+    assert physical_cores(tmp_path / "missing") == (torch_count or os.cpu_count())
 
 
 def test_flops_and_bytes_per_forward():

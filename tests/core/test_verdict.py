@@ -83,7 +83,7 @@ def test_float16_flags():
 
 
 def test_measured_clause_variants():
-    assert measured_clause("batch", [1, 2, 4, 8], [0.95, 1.05, 0.97, 1.04]).endswith(
+    assert measured_clause("batch", [1, 2, 4, 8], [0.96, 1.04, 0.97, 1.03]).endswith(
         "crossed 1.0 3 times: about even, within noise"
     )
     downward = measured_clause("width", [64, 4096], [1.5, 0.5])
@@ -151,8 +151,12 @@ def test_probe_reports_the_kernels_of_this_machine():
         assert probe.determined
         assert any("bf16" in k.isa or "amx" in k.isa for k in probe.autocast_kernels)
         assert probe.autocast_kernels[0].implementation in probe.summary
+    elif not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        # No bf16 path in oneDNN at all (AVX2 hosts): torch's own kernels run the GEMMs.
+        assert not any(k.primitive in ("matmul", "inner_product") for k in probe.autocast_kernels)
+        assert "oneDNN reported no GEMM for the bfloat16 forward" in probe.summary
     else:
-        assert probe.summary
+        assert probe.summary  # oneDNN emulates bf16 (AVX-512 without avx512_bf16)
     assert type(probe).from_dict(probe.to_dict()) == probe
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
 from autocast_explorer.core.documents.report import RESULT_JSON
+from autocast_explorer.core.experiment.summary import guard_line
 from autocast_explorer.gui.charts.report_charts import REPORT_CHARTS, render_chart_pngs
 from autocast_explorer.gui.shell import style
 from tests.gui.helpers import TINY, run_to_end
@@ -59,6 +61,13 @@ def test_save_then_open_through_the_menu_shows_the_same_result_everywhere(
     assert window.agreementPlot.drawn()["counts"] == list(result.agreement.histogram.counts)
     assert window.layerTable.rows() == layers_before
     assert window.overview.header.headline.text().lower() == window.verdictLabel.text().lower()
+    # The time guard's forecast sits beside the measurement, read back from the file too.
+    guard = window.overview.header.guard
+    assert loaded.guard == result.guard and result.guard is not None
+    assert guard.isVisibleTo(window)
+    assert guard.text() == "T" + guard_line(result)[1:]
+    assert f"estimated {result.guard.estimated_forward_ms:.3g} ms" in guard.text()
+    assert f"measured {result.slower_ms:.3g} ms" in guard.text()
     assert window.exportReportAction.isEnabled()
 
 
@@ -66,7 +75,20 @@ def test_export_report_writes_the_charts_as_png_and_links_them(
     window, qtbot, monkeypatch, tmp_path
 ):
     assert not window.exportReportAction.isEnabled()  # nothing to report yet
-    result = run_to_end(qtbot, window)
+    measured = run_to_end(qtbot, window)
+    # The bar colours below are read from the PNG, so both bars must be tall enough to hold
+    # pixels: show the measured result with autocast's latency set to twice float32's (a
+    # stalled or non-native bf16 run can be 1000× slower, leaving float32 a sub-pixel bar).
+    result = dataclasses.replace(
+        measured,
+        autocast=dataclasses.replace(
+            measured.plain,
+            median_ms=2 * measured.plain.median_ms,
+            p25_ms=2 * measured.plain.p25_ms,
+            p75_ms=2 * measured.plain.p75_ms,
+        ),
+    )
+    window.show_result(result)
     folder = tmp_path / "report"
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
     window.exportReportAction.trigger()
@@ -103,3 +125,39 @@ def test_offscreen_charts_draw_a_result_without_a_window(window, qtbot, tmp_path
     assert written == [(title, filename) for _id, title, filename in REPORT_CHARTS]
     colors = colors_in(tmp_path / "dtypes.png")
     assert {style.dtype_color("float32"), style.dtype_color("bfloat16")} <= colors
+
+
+def test_save_writes_the_results_own_file_save_as_asks_and_csv_is_an_export(
+    window, qtbot, monkeypatch, tmp_path
+):
+    asked: list[str] = []
+    answers = iter([tmp_path / "first.json", tmp_path / "second.json", tmp_path / "third.json"])
+
+    def ask(*_args, **_kwargs):
+        path = next(answers)
+        asked.append(path.name)
+        return str(path), ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", ask)
+    first = run_to_end(qtbot, window)
+    window.saveJsonAction.trigger()  # Save with no file yet: asks, as Save As does
+    assert asked == ["first.json"]
+    assert window.result_path == tmp_path / "first.json"
+    (tmp_path / "first.json").write_text("overwritten by Save")
+    window.saveJsonAction.trigger()  # the result has a file now: Save writes it, no question
+    assert asked == ["first.json"]
+    assert json.loads((tmp_path / "first.json").read_text()) == json.loads(first.to_json())
+    window.saveAsAction.trigger()  # Save As always asks, and the copy becomes the file
+    assert asked == ["first.json", "second.json"]
+    assert window.result_path == tmp_path / "second.json"
+
+    second = run_to_end(qtbot, window)  # a new result has no file yet
+    assert window.result_path is None
+    window.saveJsonAction.trigger()
+    assert asked == ["first.json", "second.json", "third.json"]
+    assert json.loads((tmp_path / "third.json").read_text()) == json.loads(second.to_json())
+
+    assert window.open_result(tmp_path / "first.json")  # an opened result's file is its own
+    assert window.result_path == tmp_path / "first.json"
+    assert window.saveCsvAction.text().replace("&", "") == "Export latency CSV…"
+    assert "CSV" not in window.saveAsAction.text() and "CSV" not in window.saveJsonAction.text()

@@ -18,6 +18,7 @@ CHART_WIDGETS = {
     "agreement": "agreementPlot",
     "layers": "layerTable",
     "ops": "dtypePlot",  # no op-trace view in this window: the dtype chart answers instead
+    "loss": "lossPlot",
 }
 
 

@@ -251,7 +251,7 @@ def test_cancel_then_run_again(window, qtbot):
 def test_engine_exception_is_reported_and_the_window_stays_usable(window, qtbot, monkeypatch):
     from autocast_explorer.core.experiment import engine
 
-    def broken(config, progress=None, cancel=None):
+    def broken(config, progress=None, cancel=None, partial=None):
         raise RuntimeError("injected failure in the engine")
 
     monkeypatch.setattr(engine, "run_experiment", broken)

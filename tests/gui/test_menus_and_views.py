@@ -36,7 +36,7 @@ def save_to(monkeypatch):
 
 
 def test_save_json_from_the_menu_round_trips(window, qtbot, tmp_path, save_to):
-    action = menu_action(window, "File", "Save result as JSON…")
+    action = menu_action(window, "File", "Save result As…")
     assert not action.isEnabled()  # nothing to save yet
     result = run_to_end(qtbot, window)
     assert action.isEnabled()
@@ -53,7 +53,7 @@ def test_save_latency_csv(window, qtbot, tmp_path, save_to):
     result = run_to_end(qtbot, window)
     target = tmp_path / "latency.csv"
     save_to(target)
-    menu_action(window, "File", "Save latency CSV…").trigger()
+    menu_action(window, "File", "Export latency CSV…").trigger()
     assert target.read_text(encoding="utf-8") == result.to_csv()
 
 
@@ -79,7 +79,7 @@ def test_a_failed_save_is_shown_not_raised(window, qtbot, tmp_path, save_to):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     save_to(blocker / "result.json")
-    menu_action(window, "File", "Save result as JSON…").trigger()
+    menu_action(window, "File", "Save result As…").trigger()
     assert window.messageBanner.isVisible()
     assert "Could not save the result" in window.messageBanner.text()
 

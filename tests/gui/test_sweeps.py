@@ -329,7 +329,10 @@ def test_hardware_panel_shows_this_machines_flags_and_verdicts(window, qtbot):
 
     result = run_to_end(qtbot, window)
     assert hardware.basis == "run"
-    expected = single_run_verdict(result.environment, "bfloat16", TINY.batch, result.speedup)
+    rates = (result.gflops("plain"), result.gflops("autocast"))
+    expected = single_run_verdict(
+        result.environment, "bfloat16", TINY.batch, result.speedup, rates=rates
+    )
     assert hardware.verdictHeadline.text() == expected.sentence
     roof = hardware.rooflinePlot.drawn()
     assert [g for _i, g in roof["plain"]] == [result.plain.gflops(result.flops)]
@@ -344,6 +347,13 @@ def test_hardware_panel_shows_this_machines_flags_and_verdicts(window, qtbot):
         assert rows["bf16 GEMM kernel"] == probe.autocast_kernels[0].implementation
     else:
         assert rows["Kernel that ran"] == "could not be determined"
+    # Where bf16 is not native, the tab says what ran instead, from the probe and both rates.
+    probed = single_run_verdict(
+        result.environment, "bfloat16", TINY.batch, result.speedup, rates=rates, onednn=probe
+    )
+    assert hardware.verdictHeadline.text() == probed.sentence
+    assert rows.get("What ran instead") == (probed.instead or None)
+    assert bool(probed.instead) is not result.environment.native_bf16
     assert not math.isnan(result.speedup)
 
 

@@ -2,7 +2,8 @@
 
 `reproduce.py` lets someone without the explorer check the finding with nothing but torch: it
 rebuilds the same model and input (same seed, same construction order as core/model.py) and
-prints the dtypes, agreement and its own timings beside the original figures. Values from the
+prints the dtypes, agreement and its own timings beside the original figures (for a training
+run: it trains both copies again and prints losses, dtypes and saved bytes). Values from the
 config and environment enter the script only as one JSON string literal written with repr(), so
 no text in a (possibly foreign) result can become code.
 
@@ -33,6 +34,7 @@ from autocast_explorer.core.documents.files import (
     process_alive,
     write_atomic,
 )
+from autocast_explorer.core.experiment import training
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.summary import hardware_clause, verdict
 
@@ -232,7 +234,14 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
             ("threads", cfg.threads if cfg.threads is not None else "torch default"),
             ("allclose tolerance", f"atol {cfg.atol:g}, rtol {cfg.rtol:g}"),
             ("measurement budget", f"{cfg.min_time:g} s per mode"),
-            ("FLOPs per forward", f"{result.flops:,}"),
+            *(
+                [
+                    ("mode", f"training: {cfg.steps} steps, {cfg.optimizer}, lr {cfg.lr:g}"),
+                    ("FLOPs per training step", f"{result.flops:,}"),
+                ]
+                if result.train is not None
+                else [("FLOPs per forward", f"{result.flops:,}")]
+            ),
         ],
     )
     out += ["", "## Machine", ""]
@@ -249,7 +258,13 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
             ("OS", env.os),
         ],
     )
-    out += ["", "## Latency per forward", ""]
+    out += [
+        "",
+        "## Latency per forward"
+        if result.train is None
+        else "## Time per training step (forward + loss + backward + optimizer step)",
+        "",
+    ]
     out += _table(
         ("mode", "dtype", "median ms", "p25–p75 ms", "IQR ms", "cold ms", "GFLOP/s", "blocks"),
         [
@@ -274,7 +289,8 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
         f"Speedup (plain median / autocast median): **{result.speedup:.3f}×**. Both modes were "
         "timed in alternating blocks in one run.",
         "",
-        "## Dtype per layer",
+        *training_markdown(result),
+        "## Dtype per layer" if result.train is None else "## Dtype per layer (training forward)",
         "",
     ]
     out += _table(
@@ -323,9 +339,78 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
     return "\n".join(out)
 
 
+def training_markdown(result: ExperimentResult) -> list[str]:
+    """The Training section: losses, accuracy, dtypes, saved bytes, phases, scaler."""
+    train = result.train
+    if train is None:
+        return []
+    low = result.config.dtype
+    out = ["## Training", ""]
+    rows = []
+    for mode, dtype in (("plain", "float32"), ("autocast", low)):
+        loss = train.loss[mode]
+        phases = train.phases.get(mode)
+        rows.append(
+            (
+                mode,
+                dtype,
+                f"{loss[0]:.4f} → {loss[-1]:.4f}",
+                f"{train.accuracy[mode]:.1%}",
+                train.loss_dtype.get(mode, "?"),
+                f"{train.saved_bytes.get(mode, 0):,} ({train.saved_tensors.get(mode, 0)} tensors)",
+                f"{phases.forward_ms:.3f} / {phases.backward_ms:.3f} / {phases.optimizer_ms:.3f}"
+                if phases
+                else "—",
+            )
+        )
+    out += _table(
+        (
+            "mode",
+            "dtype",
+            "loss first → last",
+            "held-out accuracy",
+            "loss dtype",
+            "bytes saved for backward",
+            "forward / backward / optimizer ms",
+        ),
+        rows,
+    )
+    grads = ", ".join(f"{_cell(k)}: {_cell(v)}" for k, v in train.grad_dtypes.items())
+    sc = train.scaler
+    scaler = (
+        f"GradScaler used: scale {sc.init_scale:g} → {sc.final_scale:g}, "
+        f"{sc.skipped_steps} skipped steps."
+        if sc.used
+        else "No GradScaler."
+    )
+    out += [
+        "",
+        f"Both copies started from the same weights and saw the same {train.steps} batches. "
+        f"Gradient dtypes under autocast: {grads}. {scaler} Gradient elements zero under "
+        f"autocast but not in float32 on the first step: {sc.underflowed_grads:,} of "
+        f"{sc.grad_elements:,}. Held-out set: {train.held_out_rows} rows.",
+        "",
+    ]
+    return out
+
+
 # ---- reproduce.py ---------------------------------------------------------------------------
 def _original(result: ExperimentResult) -> dict[str, object]:
     a = result.agreement
+    train = result.train
+    if train is not None:
+        return {
+            "machine": result.environment.label(),
+            "created": result.created,
+            "train": {
+                "loss": {m: list(v) for m, v in train.loss.items()},
+                "accuracy": dict(train.accuracy),
+                "loss_dtype": dict(train.loss_dtype),
+                "grad_dtypes": dict(train.grad_dtypes),
+                "saved_bytes": dict(train.saved_bytes),
+            },
+            "median_ms": {"plain": result.plain.median_ms, "autocast": result.autocast.median_ms},
+        }
     return {
         "machine": result.environment.label(),
         "created": result.created,
@@ -359,6 +444,11 @@ def reproduce_script(result: ExperimentResult) -> str:
         "__VERSION__": __version__,
         "__CONFIG_JSON__": repr(config_json),
         "__ORIGINAL_JSON__": repr(original_json),
+        "__TASK_SEED_OFFSET__": repr(training.TASK_SEED_OFFSET),
+        "__TRAIN_POOL_BATCHES__": repr(training.TRAIN_POOL_BATCHES),
+        "__HELD_OUT_BATCHES__": repr(training.HELD_OUT_BATCHES),
+        "__CENTROID_NORM__": repr(training.CENTROID_NORM),
+        "__INIT_SCALE__": repr(training.INIT_SCALE),
     }
     # One pass, so text inside an inserted value is never itself substituted.
     return re.sub(r"__[A-Z_]+__", lambda m: values.get(m.group(0), m.group(0)), _TEMPLATE)
@@ -376,6 +466,7 @@ the explorer measured. Run: python reproduce.py [--min-time SECONDS] [--json]
 
 import argparse
 import collections
+import copy
 import json
 import statistics
 import time
@@ -481,6 +572,161 @@ def timings(model, x, low, min_time):
     return statistics.median(samples[0]), statistics.median(samples[1])
 
 
+TASK_SEED_OFFSET = __TASK_SEED_OFFSET__
+TRAIN_POOL_BATCHES = __TRAIN_POOL_BATCHES__
+HELD_OUT_BATCHES = __HELD_OUT_BATCHES__
+CENTROID_NORM = __CENTROID_NORM__
+INIT_SCALE = __INIT_SCALE__
+
+
+def draw_input():
+    shape = (CONFIG["batch"], CONFIG["widths"][0])
+    if CONFIG["input_distribution"] == "uniform":
+        x = torch.rand(shape) * 2.0 - 1.0
+    else:
+        x = torch.randn(shape)
+    if CONFIG["input_scale"] != 1.0:
+        x = x * CONFIG["input_scale"]
+    return x
+
+
+def make_task():
+    """The explorer's synthetic task: seeded class centres plus the input noise."""
+    torch.manual_seed(CONFIG["seed"] + TASK_SEED_OFFSET)
+    classes = CONFIG["widths"][-1]
+    probe = draw_input()
+    noise = float(probe.float().std()) or 1.0
+    spread = CENTROID_NORM * noise / probe[0].numel() ** 0.5
+    centres = torch.randn((classes, *probe[0].shape)) * spread
+
+    def draw():
+        x = draw_input()
+        y = torch.randint(0, classes, (x.shape[0],))
+        return x + centres[y].to(x.dtype), y
+
+    batches = [draw() for _ in range(TRAIN_POOL_BATCHES)]
+    held_out = [draw() for _ in range(HELD_OUT_BATCHES)]
+    return batches, held_out
+
+
+def loss_fn(output, y):
+    if CONFIG["head"] == "log_softmax":
+        return torch.nn.functional.nll_loss(output, y)
+    if CONFIG["head"] == "softmax":
+        return torch.nn.functional.nll_loss(torch.log(output.clamp_min(1e-12)), y)
+    return torch.nn.functional.cross_entropy(output, y)
+
+
+def train(min_time):
+    """Train a float32 and an autocast copy side by side, as the explorer did."""
+    low = LOW_DTYPES[CONFIG["dtype"]]
+    initial, _ = build()
+    batches, held_out = make_task()
+    found = {"loss_dtype": {}, "grad_dtypes": {}, "saved_bytes": {}}
+    x0, y0 = batches[0]
+    for mode, dtype in (("plain", None), ("autocast", low)):
+        model = copy.deepcopy(initial).train()
+        saved = [0]
+
+        def pack(t):
+            saved[0] += t.numel() * t.element_size()
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            with torch.autocast("cpu", dtype=low, enabled=dtype is not None):
+                loss = loss_fn(model(x0), y0)
+        loss.backward()
+        found["loss_dtype"][mode] = dtype_name(loss.dtype)
+        found["saved_bytes"][mode] = saved[0]
+        if dtype is not None:
+            found["grad_dtypes"] = {
+                n: dtype_name(p.grad.dtype) for n, p in model.named_parameters()
+            }
+    models, optimizers, scalers = {}, {}, {}
+    for mode in ("plain", "autocast"):
+        models[mode] = copy.deepcopy(initial).train()
+        params = models[mode].parameters()
+        if CONFIG["optimizer"] == "adamw":
+            optimizers[mode] = torch.optim.AdamW(params, lr=CONFIG["lr"])
+        else:
+            optimizers[mode] = torch.optim.SGD(params, lr=CONFIG["lr"], momentum=0.9)
+        use = mode == "autocast" and CONFIG["dtype"] == "float16" and CONFIG["scaler"]
+        scalers[mode] = torch.amp.GradScaler("cpu", init_scale=INIT_SCALE) if use else None
+
+    def step(mode, index):
+        model, opt, scaler = models[mode], optimizers[mode], scalers[mode]
+        x, y = batches[index % len(batches)]
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=low, enabled=mode == "autocast"):
+            loss = loss_fn(model(x), y)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
+        return float(loss.detach())
+
+    losses = {"plain": [], "autocast": []}
+    for index in range(CONFIG["steps"]):
+        for mode in ("plain", "autocast"):
+            losses[mode].append(step(mode, index))
+    accuracy = {}
+    for mode in ("plain", "autocast"):
+        model = models[mode].eval()
+        with torch.no_grad(), torch.autocast("cpu", dtype=low, enabled=mode == "autocast"):
+            right = sum(int((model(x).float().argmax(1) == y).sum()) for x, y in held_out)
+        accuracy[mode] = right / sum(int(y.shape[0]) for _, y in held_out)
+        model.train()
+    medians = {"plain": [], "autocast": []}
+    counter = [CONFIG["steps"]]
+    while min(sum(v) for v in medians.values()) < min_time * 1e3 or min(
+        len(v) for v in medians.values()
+    ) < 5:
+        for mode in ("plain", "autocast"):
+            start = time.perf_counter()
+            step(mode, counter[0])
+            medians[mode].append((time.perf_counter() - start) * 1e3)
+        counter[0] += 1
+    found["loss"] = losses
+    found["accuracy"] = accuracy
+    found["median_ms"] = {m: statistics.median(v) for m, v in medians.items()}
+    return found
+
+
+def main_train(args):
+    found = train(args.min_time)
+    original = ORIGINAL["train"]
+    same = {
+        key: found[key] == original[key] for key in ("loss_dtype", "grad_dtypes", "saved_bytes")
+    }
+    same["first loss"] = all(
+        abs(found["loss"][m][0] - original["loss"][m][0]) <= 1e-4 * abs(original["loss"][m][0])
+        for m in ("plain", "autocast")
+    )
+    if args.json:
+        print(json.dumps({"config": CONFIG, "found": found, "original": ORIGINAL,
+                          "same": same}, indent=2))
+        return
+    print("Training: widths %s, batch %d, %d steps, %s lr %g; autocast dtype %s" % (
+        ",".join(map(str, CONFIG["widths"])), CONFIG["batch"], CONFIG["steps"],
+        CONFIG["optimizer"], CONFIG["lr"], CONFIG["dtype"]))
+    for mode in ("plain", "autocast"):
+        loss = found["loss"][mode]
+        print("  %-9s loss %.4f -> %.4f  accuracy %.1f%%  loss dtype %s  saved %d bytes" % (
+            mode, loss[0], loss[-1], 100 * found["accuracy"][mode], found["loss_dtype"][mode],
+            found["saved_bytes"][mode]))
+    print("gradient dtypes under autocast: %s" % ", ".join(sorted(set(
+        found["grad_dtypes"].values()))))
+    print("median per training step: plain %.4f ms, autocast %.4f ms" % (
+        found["median_ms"]["plain"], found["median_ms"]["autocast"]))
+    print("explorer measured on %s: plain %.4f ms, autocast %.4f ms" % (
+        ORIGINAL["machine"], ORIGINAL["median_ms"]["plain"], ORIGINAL["median_ms"]["autocast"]))
+    for key, ok in same.items():
+        print("same %s as the explorer's run: %s" % (key.replace("_", " "), "yes" if ok else "NO"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--min-time", type=float, default=CONFIG["min_time"],
@@ -489,6 +735,9 @@ def main():
     args = parser.parse_args()
     if CONFIG["threads"] is not None:
         torch.set_num_threads(CONFIG["threads"])
+    if CONFIG.get("mode") == "train":
+        main_train(args)
+        return
     low = LOW_DTYPES[CONFIG["dtype"]]
     model, x = build()
     plain, plain_layers = forward(model, x, None)

@@ -1,27 +1,58 @@
-"""Where the program's data files (presets, style sheets, icons) live.
+"""Where the program's data files (presets, JSON Schemas, the icon) live.
 
-One function so every front end finds them the same way. They sit in the repository's
-`resources/` folder, beside the package, which is where a source checkout and an editable
-install (`pip install -e .`, what `make` does) both see them.
+They are package data (`autocast_explorer/resources/`), found with importlib.resources, so a
+wheel installed anywhere, an editable install and a source checkout all see the same files.
+One function so every front end finds them the same way.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+from contextlib import ExitStack
+from functools import cache
+from importlib.resources import as_file, files
 from pathlib import Path
 
-#: Set this to a folder to use other resources (e.g. a packaged copy); empty means the default.
+#: Set this to a folder to use other resources (e.g. a test's copy); empty means the packaged ones.
 RESOURCES_ENV = "AUTOCAST_EXPLORER_RESOURCES"
+
+_PACKAGE = "autocast_explorer"
+
+
+@cache
+def _packaged_dir() -> Path:
+    """The packaged folder as a real path.
+
+    Installed from a wheel or a checkout it already is one; from a zip (zipimport) as_file
+    extracts it once, kept until the interpreter exits, because presets are listed with glob.
+    """
+    traversable = files(_PACKAGE) / "resources"
+    if isinstance(traversable, Path):
+        return traversable
+    stack = ExitStack()
+    atexit.register(stack.close)
+    return stack.enter_context(as_file(traversable))
 
 
 def resources_dir() -> Path:
-    """The resources/ folder: $AUTOCAST_EXPLORER_RESOURCES, else the one beside the package."""
+    """The resources folder: $AUTOCAST_EXPLORER_RESOURCES, else the package's own."""
     override = os.environ.get(RESOURCES_ENV, "").strip()
     if override:
         return Path(override).expanduser()
-    return Path(__file__).resolve().parents[3] / "resources"
+    return _packaged_dir()
 
 
 def presets_dir() -> Path:
     """The built-in presets (resources/presets/*.json)."""
     return resources_dir() / "presets"
+
+
+def schemas_dir() -> Path:
+    """The published JSON Schemas (resources/schemas/*.schema.json)."""
+    return resources_dir() / "schemas"
+
+
+def icon_path() -> Path:
+    """The window icon (SVG)."""
+    return resources_dir() / "icons" / "autocast-explorer.svg"

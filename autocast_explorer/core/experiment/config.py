@@ -18,6 +18,19 @@ DTYPES: tuple[str, ...] = ("bfloat16", "float16")
 ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "tanh", "sigmoid", "none")
 HEADS: tuple[str, ...] = ("none", "softmax", "log_softmax")
 INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform")
+MODES: tuple[str, ...] = ("infer", "train")
+#: The fields only training mode uses (sweeps and placements time forwards and ignore them).
+TRAINING_FIELDS: tuple[str, ...] = ("mode", "steps", "lr", "optimizer", "scaler")
+OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
+#: A learning rate that makes the synthetic task's loss fall within the default 50 steps
+#: (SGD with momentum wants a larger step than AdamW, which normalises its updates).
+DEFAULT_LR: dict[str, float] = {"sgd": 0.05, "adamw": 0.001}
+#: More training steps than anyone watches in a window; far beyond it is a typo.
+MAX_STEPS = 100_000
+MAX_LR = 100.0
+#: A training step costs about three forwards: the forward, then the backward's two GEMMs per
+#: layer (gradient of the input and of the weight), each the size of the forward's.
+TRAINING_STEP_FORWARDS = 3
 
 #: The tutorial's closing example: Linear 256→256, ReLU, Linear 256→256, ReLU, Linear 256→10.
 TUTORIAL_WIDTHS: tuple[int, ...] = (256, 256, 256, 10)
@@ -69,6 +82,8 @@ class ExperimentConfig:
 
     `min_time` is the measurement budget: seconds of timed forwards per mode.
     `memory_budget_mb` of None means half of the RAM available when the run starts.
+    `mode` "train" trains a float32 copy and an autocast copy side by side for `steps` steps
+    (`optimizer`, `lr`; `scaler`: a GradScaler for float16) instead of timing forwards.
     """
 
     widths: tuple[int, ...] = TUTORIAL_WIDTHS
@@ -86,6 +101,12 @@ class ExperimentConfig:
     min_time: float = 0.5
     allow_slow: bool = False
     memory_budget_mb: float | None = None
+    # Training mode (kept together, last).
+    mode: str = "infer"
+    steps: int = 50
+    lr: float = DEFAULT_LR["sgd"]
+    optimizer: str = "sgd"
+    scaler: bool = True
 
     def __post_init__(self) -> None:
         widths = self.widths
@@ -196,6 +217,28 @@ def validate(config: ExperimentConfig) -> None:
             "memory_budget_mb",
             f"must be a number > 0 and ≤ {MAX_MEMORY_BUDGET_MB:g} (got {budget!r})",
         )
+    validate_training(config)
+
+
+def validate_training(config: ExperimentConfig) -> None:
+    """The training fields' rules (checked in every mode, so a saved config is always valid)."""
+    if config.mode not in MODES:
+        raise ConfigError("mode", f"must be one of {', '.join(MODES)} (got {config.mode!r})")
+    if not _is_int(config.steps) or not 1 <= config.steps <= MAX_STEPS:
+        raise ConfigError(
+            "steps", f"must be a whole number in 1 … {MAX_STEPS:,} (got {config.steps!r})"
+        )
+    lr = config.lr
+    if not _is_number(lr) or not 0 < lr <= MAX_LR:
+        raise ConfigError(
+            "lr", f"must be a finite number > 0 and at most {MAX_LR:g} (got {config.lr!r})"
+        )
+    if config.optimizer not in OPTIMIZERS:
+        raise ConfigError(
+            "optimizer", f"must be one of {', '.join(OPTIMIZERS)} (got {config.optimizer!r})"
+        )
+    if not isinstance(config.scaler, bool):
+        raise ConfigError("scaler", "must be true or false")
 
 
 def parameter_count(widths: tuple[int, ...]) -> int:
@@ -206,3 +249,11 @@ def parameter_count(widths: tuple[int, ...]) -> int:
 def flops_per_forward(widths: tuple[int, ...], batch: int) -> int:
     """Multiply-adds of the Linear layers counted as 2 FLOPs each (2·B·in·out per layer)."""
     return sum(2 * batch * a * b for a, b in itertools.pairwise(widths))
+
+
+def flops_per_training_step(widths: tuple[int, ...], batch: int) -> int:
+    """Forward, then backward: every layer's weight gradient (one more GEMM of the forward's
+    size) and every layer's input gradient except the first's (the input needs none)."""
+    forward = flops_per_forward(widths, batch)
+    first = 2 * batch * widths[0] * widths[1] if len(widths) > 1 else 0
+    return forward + forward + (forward - first)

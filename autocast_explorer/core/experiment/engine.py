@@ -16,12 +16,27 @@ import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.agreement import compare_logits
-from autocast_explorer.core.experiment.capture import autocast_context, capture_forward, pair_layers
-from autocast_explorer.core.experiment.config import ExperimentConfig, flops_per_forward
+from autocast_explorer.core.experiment.capture import (
+    LayerDtypes,
+    LayerRecord,
+    autocast_context,
+    capture_forward,
+    pair_layers,
+)
+from autocast_explorer.core.experiment.config import (
+    ExperimentConfig,
+    flops_per_forward,
+    flops_per_training_step,
+)
 from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
+from autocast_explorer.core.experiment.timing import (
+    LatencyStats,
+    cold_call_ms,
+    measure_alternating,
+)
+from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.numerics.optrace import trace_model
 
@@ -62,12 +77,19 @@ def run_experiment(
     config: ExperimentConfig,
     progress: ProgressFn | None = None,
     cancel: CancelFn | None = None,
+    partial: PartialFn | None = None,
 ) -> ExperimentResult:
-    """Measure `config` plain vs autocast. Raises GuardError, Cancelled, or torch's errors."""
+    """Measure `config` plain vs autocast. Raises GuardError, Cancelled, or torch's errors.
+
+    In training mode (`config.mode == "train"`) both copies are trained and `partial` receives
+    each step's losses as they complete.
+    """
     reporter = Reporter(progress, cancel)
     reporter.report(0.0, "checking memory and time guards")
-    guards.check(config)
+    estimate = guards.check_estimate(config)
     reporter.check()
+    if config.mode == "train":
+        return run_training(config, reporter, partial, estimate)
     warnings: list[str] = []
     with torch_threads(config.threads) as threads, torch.no_grad():
         reporter.report(0.02, "building model")
@@ -99,12 +121,7 @@ def run_experiment(
             cold_ms=cold,
             labels=["float32", config.dtype],
         )
-    for label, stats in (("float32", plain_stats), (config.dtype, auto_stats)):
-        if stats.noisy:
-            warnings.append(
-                f"{label} timings are noisy: IQR is {stats.iqr_ms / stats.median_ms:.0%} "
-                "of the median; close other programs or raise the measurement time"
-            )
+    warnings += noise_warnings(config, plain_stats, auto_stats)
     reporter.report(1.0, "done")
     return ExperimentResult(
         config=config,
@@ -119,4 +136,84 @@ def run_experiment(
         warnings=tuple(warnings),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         op_trace=op_trace,
+        guard=estimate,
+    )
+
+
+def noise_warnings(
+    config: ExperimentConfig, plain: LatencyStats, autocast: LatencyStats
+) -> list[str]:
+    """torch.utils.benchmark's rule, in words: which mode's timings were noisy."""
+    warnings = []
+    for label, stats in (("float32", plain), (config.dtype, autocast)):
+        if stats.noisy:
+            warnings.append(
+                f"{label} timings are noisy: IQR is {stats.iqr_ms / stats.median_ms:.0%} "
+                "of the median; close other programs or raise the measurement time"
+            )
+    return warnings
+
+
+def run_training(
+    config: ExperimentConfig,
+    reporter: Reporter,
+    partial: PartialFn | None = None,
+    estimate: guards.ForwardEstimate | None = None,
+) -> ExperimentResult:
+    """Train a float32 and an autocast copy side by side, then time training steps.
+
+    The latency entries hold the time of one training step (forward + loss + backward +
+    optimizer step) measured with the same ABAB protocol as forwards, on the trained copies
+    continuing on the task's batches; `extras["train"]` holds everything else.
+    """
+    with torch_threads(config.threads) as threads:
+        run = train_side_by_side(config, reporter.span(0.02, 0.7), partial)
+        agreement = compare_logits(
+            run.held_out_logits["plain"],
+            run.held_out_logits["autocast"],
+            config.atol,
+            config.rtol,
+            config.topk,
+        )
+        reporter.check()
+        plain_stats, auto_stats = measure_alternating(
+            [
+                run.trainers["plain"].timed_step(run.task),
+                run.trainers["autocast"].timed_step(run.task),
+            ],
+            config.min_time,
+            reporter.span(0.7, 1.0),
+            cold_ms=run.cold_ms,
+            labels=["float32 training step", f"{config.dtype} training step"],
+        )
+    report = run.report
+    layers = tuple(
+        LayerRecord(
+            name=t.name,
+            kind=t.kind,
+            plain=LayerDtypes(*t.forward["plain"]),
+            autocast=LayerDtypes(*t.forward["autocast"]),
+        )
+        for t in report.layers
+    )
+    warnings = noise_warnings(config, plain_stats, auto_stats)
+    if report.nonfinite_steps.get("autocast"):
+        warnings.append(
+            f"{report.nonfinite_steps['autocast']} {config.dtype} steps had a non-finite loss"
+        )
+    reporter.report(1.0, "done")
+    return ExperimentResult(
+        config=config,
+        environment=environment(threads),
+        plain=plain_stats,
+        autocast=auto_stats,
+        output_dtype_plain=report.output_dtype["plain"],
+        output_dtype_autocast=report.output_dtype["autocast"],
+        layers=layers,
+        agreement=agreement,
+        flops=flops_per_training_step(config.widths, config.batch),
+        warnings=tuple(warnings),
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        guard=estimate,
+        train=report,
     )

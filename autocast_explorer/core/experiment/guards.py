@@ -7,21 +7,36 @@ that takes minutes; these guards stop such a config up front, with a message say
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 
+from autocast_explorer.core.experiment.capture import autocast_context
 from autocast_explorer.core.experiment.config import (
+    TRAINING_STEP_FORWARDS,
     ConfigError,
     ExperimentConfig,
-    flops_per_forward,
     parameter_count,
 )
 from autocast_explorer.core.experiment.model import TORCH_DTYPES
+from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
 
 MAX_FORWARD_SECONDS = 10.0
-_CALIBRATION_SIZE = 256
+#: Float32 copies of the parameters a training run holds at once: the initial model, two probe
+#: gradients, and per trained copy its weights, gradients and up to two optimizer states (AdamW).
+_TRAINING_PARAMETER_COPIES = {"sgd": 1 + 2 + 2 * 3, "adamw": 1 + 2 + 2 * 4}
+#: Calibrated sizes stop here: larger layers run at about the rate of this size on every CPU
+#: kind measured, and a calibration must stay far below a second even where bf16 is slow.
+_MAX_CLASS_BATCH = 256
+_MAX_CLASS_FEATURES = 512
+_CALIBRATION_CALLS = 3
+_CALIBRATION_SECONDS = 0.005
 
 
 class GuardError(ConfigError):
@@ -36,35 +51,185 @@ def estimate_peak_bytes(config: ExperimentConfig) -> int:
     return params * (4 + low_bytes) + activations * (4 + low_bytes) * 2
 
 
+@dataclass(frozen=True)
+class OpWork:
+    """One op of a forward pass, as the time estimate sees it.
+
+    `kind` picks the calibration ("linear"; other model families register theirs in
+    CALIBRATIONS), `shape` is what that calibration understands (linear: batch, in, out).
+    """
+
+    kind: str
+    flops: int
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class OpCalibration:
+    """How to time one op kind at a representative size: the estimate's plug-in point.
+
+    `size_class` maps a real shape to the (smaller, rounded) shape that is timed, so configs
+    share calibrations and calibrating stays cheap; `time_call(shape, dtype)` returns seconds
+    per call, with `dtype` None meaning float32 outside autocast; `label` names the op.
+    """
+
+    label: str
+    size_class: Callable[[tuple[int, ...]], tuple[int, ...]]
+    flops: Callable[[tuple[int, ...]], int]
+    time_call: Callable[[tuple[int, ...], torch.dtype | None], float]
+
+
+@dataclass(frozen=True)
+class ForwardEstimate:
+    """The time guard's forecast of one forward (the slower mode) and what it rests on."""
+
+    seconds: float
+    basis: str
+
+    @property
+    def estimated_forward_ms(self) -> float:
+        return self.seconds * 1e3
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"estimated_forward_ms": self.estimated_forward_ms, "basis": self.basis}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ForwardEstimate:
+        if not isinstance(data, dict):
+            raise TypeError("expected an object")
+        ms = data["estimated_forward_ms"]
+        if isinstance(ms, bool) or not isinstance(ms, int | float):
+            raise TypeError("estimated_forward_ms: expected a number")
+        basis = data["basis"]
+        if not isinstance(basis, str):
+            raise TypeError("basis: expected text")
+        return cls(float(ms) / 1e3, basis)
+
+
+def _power_of_two(value: int, low: int, high: int) -> int:
+    """The power of two nearest `value` (geometrically), clamped to [low, high]."""
+    if value <= low:
+        return low
+    return max(low, min(high, 2 ** round(math.log2(value))))
+
+
+def _linear_class(shape: tuple[int, ...]) -> tuple[int, ...]:
+    batch, fan_in, fan_out = shape
+    return (
+        _power_of_two(batch, 1, _MAX_CLASS_BATCH),
+        _power_of_two(fan_in, 16, _MAX_CLASS_FEATURES),
+        _power_of_two(fan_out, 16, _MAX_CLASS_FEATURES),
+    )
+
+
+def _time_linear(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
+    """Fastest seconds per call of an nn.Linear at `shape`, under autocast when `dtype`.
+
+    The module, not torch.mm: the weight layout F.linear uses decides which kernel runs
+    (on AVX2 CPUs, bfloat16 mm with a row-major right operand is a 10× slower reference kernel).
+    The fastest call, not the median: another program stalling a few calls must not leave a
+    10–100× too slow rate in the cache for the rest of the session (and refuse good configs).
+    """
+    batch, fan_in, fan_out = shape
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        layer = torch.nn.Linear(fan_in, fan_out)
+        x = torch.randn(batch, fan_in)
+
+    def call() -> float:
+        with torch.no_grad(), autocast_context(dtype):
+            start = time.perf_counter()
+            layer(x)
+            return time.perf_counter() - start
+
+    call()  # cold: kernel selection, allocation
+    times = [call()]
+    spent = times[0]
+    while len(times) < _CALIBRATION_CALLS or (spent < _CALIBRATION_SECONDS and len(times) < 200):
+        times.append(call())
+        spent += times[-1]
+    return max(min(times), 1e-9)
+
+
+#: Calibrations by op kind. Model families with other ops (conv2d, lstm, attention) add theirs.
+CALIBRATIONS: dict[str, OpCalibration] = {
+    "linear": OpCalibration(
+        label="nn.Linear",
+        size_class=_linear_class,
+        flops=lambda s: 2 * s[0] * s[1] * s[2],
+        time_call=_time_linear,
+    ),
+}
+
+
+def work_items(config: ExperimentConfig) -> list[OpWork]:
+    """The ops one forward of `config`'s model runs (the MLP: one Linear per layer pair)."""
+    return [
+        OpWork("linear", 2 * config.batch * a * b, (config.batch, a, b))
+        for a, b in itertools.pairwise(config.widths)
+    ]
+
+
 @functools.cache
-def _calibrated_rate(dtype_name: str, threads: int) -> float:
-    """FLOP/s of a small GEMM in `dtype` on this CPU, with `threads` threads (cached)."""
+def _rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads: int) -> float:
+    """FLOP/s of one `kind` op at a size class in one mode ('float32' = no autocast), cached
+    per (kind, size class, dtype, threads)."""
+    calibration = CALIBRATIONS[kind]
+    dtype = None if dtype_name == "float32" else TORCH_DTYPES[dtype_name]
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        n = _CALIBRATION_SIZE
-        dtype = TORCH_DTYPES[dtype_name]
-        a = torch.ones(n, n, dtype=dtype)
-        b = torch.ones(n, n, dtype=dtype)
-        torch.mm(a, b)
-        reps = 0
-        start = time.perf_counter()
-        while True:
-            torch.mm(a, b)
-            reps += 1
-            elapsed = time.perf_counter() - start
-            if elapsed > 0.02 or reps >= 200:
-                break
-        return 2 * n**3 * reps / max(elapsed, 1e-9)
+        return calibration.flops(shape) / calibration.time_call(shape, dtype)
     finally:
         torch.set_num_threads(previous)
 
 
-def estimate_forward_seconds(config: ExperimentConfig) -> float:
-    """FLOPs over the slower of the float32 and low-precision calibration rates."""
+def estimate_training_peak_bytes(config: ExperimentConfig) -> int:
+    """Parameter copies, activations saved for backward and their gradients, and the task."""
+    low_bytes = TORCH_DTYPES[config.dtype].itemsize
+    params = parameter_count(config.widths)
+    copies = _TRAINING_PARAMETER_COPIES.get(
+        config.optimizer, max(_TRAINING_PARAMETER_COPIES.values())
+    )
+    activations = config.batch * sum(config.widths)
+    task = (TRAIN_POOL_BATCHES + HELD_OUT_BATCHES) * config.batch * (config.widths[0] + 1) * 4
+    return params * (4 * copies + low_bytes) + activations * (4 + low_bytes) * 4 + task
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "×".join(map(str, shape[:-1])) + f"→{shape[-1]}" if len(shape) > 1 else str(shape)
+
+
+def estimate_work(items: Sequence[OpWork], dtype: str, threads: int) -> ForwardEstimate:
+    """Seconds for `items` in the slower of float32 and `dtype` autocast, each op at the rate
+    its own kind reached at its size class; unknown kinds use the linear calibration."""
+    totals = {"float32": 0.0, dtype: 0.0}
+    timed: dict[str, list[str]] = {}
+    for item in items:
+        kind = item.kind if item.kind in CALIBRATIONS else "linear"
+        calibration = CALIBRATIONS[kind]
+        size = calibration.size_class(item.shape)
+        for mode in totals:
+            totals[mode] += item.flops / _rate(kind, size, mode, threads)
+        shapes = timed.setdefault(calibration.label, [])
+        if _shape_text(size) not in shapes:
+            shapes.append(_shape_text(size))
+    slower = max(totals, key=lambda mode: totals[mode])
+    ops = "; ".join(f"{label} at {', '.join(shapes)}" for label, shapes in timed.items())
+    basis = (
+        f"{ops} timed in float32 and under {dtype} autocast, {threads} thread"
+        f"{'s' if threads != 1 else ''}; slower mode {slower}"
+    )
+    return ForwardEstimate(totals[slower], basis)
+
+
+def estimate_forward(config: ExperimentConfig) -> ForwardEstimate:
+    """One forward of `config`, calibrated on its own layers' ops (see estimate_work)."""
     threads = config.threads or torch.get_num_threads()
-    rate = min(_calibrated_rate("float32", threads), _calibrated_rate(config.dtype, threads))
-    return flops_per_forward(config.widths, config.batch) / rate
+    return estimate_work(work_items(config), config.dtype, threads)
+
+
+def estimate_forward_seconds(config: ExperimentConfig) -> float:
+    return estimate_forward(config).seconds
 
 
 def memory_budget_bytes(config: ExperimentConfig) -> int:
@@ -77,7 +242,11 @@ def memory_budget_bytes(config: ExperimentConfig) -> int:
 def check_memory(config: ExperimentConfig) -> int:
     """Raise GuardError when the estimated peak exceeds the memory budget; returns the peak."""
     budget = memory_budget_bytes(config)
-    peak = estimate_peak_bytes(config)
+    peak = (
+        estimate_training_peak_bytes(config)
+        if config.mode == "train"
+        else estimate_peak_bytes(config)
+    )
     if peak > budget:
         raise GuardError(
             "memory",
@@ -88,12 +257,17 @@ def check_memory(config: ExperimentConfig) -> int:
 
 
 def check_time(config: ExperimentConfig) -> float:
-    """Raise GuardError when one forward is estimated to take over 10 s (unless allowed)."""
-    seconds = estimate_forward_seconds(config)
+    """Raise GuardError when one forward (in training: one training step, ≈ 3 forwards) is
+    estimated to take over 10 s (unless allowed): nothing can interrupt it once started."""
+    seconds = estimate_forward(config).seconds
+    what = "one forward pass"
+    if config.mode == "train":
+        seconds *= TRAINING_STEP_FORWARDS
+        what = f"one training step (≈ {TRAINING_STEP_FORWARDS} forwards)"
     if seconds > MAX_FORWARD_SECONDS and not config.allow_slow:
         raise GuardError(
             "time",
-            f"one forward pass is estimated at {seconds:,.1f} s "
+            f"{what} is estimated at {seconds:,.1f} s "
             f"(limit {MAX_FORWARD_SECONDS:.0f} s); use smaller widths or batch, "
             "or allow slow runs (--allow-slow)",
         )
@@ -101,6 +275,12 @@ def check_time(config: ExperimentConfig) -> float:
 
 
 def check(config: ExperimentConfig) -> float:
-    """Both guards, memory first (it needs no calibration); returns the forward estimate."""
+    """Both guards, memory first (it needs no calibration); returns the forward estimate (s)."""
     check_memory(config)
     return check_time(config)
+
+
+def check_estimate(config: ExperimentConfig) -> ForwardEstimate:
+    """Both guards, memory first; returns the forward estimate with its basis (for results)."""
+    check(config)
+    return estimate_forward(config)  # the calibrations are cached: this only sums again

@@ -26,7 +26,9 @@ from autocast_explorer.core.documents.reader import (
 from autocast_explorer.core.experiment.agreement import Agreement, Histogram
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.experiment.training import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
 from autocast_explorer.core.numerics.layer_error import LayerError
@@ -69,6 +71,13 @@ class ExperimentResult:
     created: str = ""
     extras: dict[str, Any] = field(default_factory=dict, compare=False)
     op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
+    guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
+    train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+
+    @property
+    def slower_ms(self) -> float:
+        """The slower mode's median: what the time guard's estimate forecast."""
+        return max(self.plain.median_ms, self.autocast.median_ms)
 
     @property
     def speedup(self) -> float:
@@ -132,6 +141,10 @@ class ExperimentResult:
         }
         if self.op_trace is not None:
             data.update(self.op_trace.to_dict())
+        if self.guard is not None:
+            data["guard"] = self.guard.to_dict()
+        if self.train is not None:
+            data["train"] = self.train.to_dict()
         data.update(self.extras)
         return data
 
@@ -174,6 +187,8 @@ class ExperimentResult:
             "layers",
             "agreement",
             "warnings",
+            "guard",
+            "train",
             *OpTrace.JSON_KEYS,
         }
         rows = agreement.whole("rows", minimum=0)
@@ -216,6 +231,8 @@ class ExperimentResult:
             created=r.text("created", default=""),
             extras={k: v for k, v in r.data.items() if k not in known},
             op_trace=_optional(r, "ops", lambda _d, _p: OpTrace.from_dict(r.data)),
+            guard=_optional(r, "guard", lambda d, _p: ForwardEstimate.from_dict(d)),
+            train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
         )
 
     @classmethod

@@ -5,23 +5,38 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
+from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.hardware.cpu import NATIVE_BF16_FLAGS, NATIVE_FP16_FLAGS
+from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import CASE_LABELS, ProbeResult
 
-#: Speedups within this factor of 1 are called "about the same speed" (summary, lessons,
-#: placements).
-SAME_SPEED = 1.05
+__all__ = ["SAME_SPEED", "format_summary", "guard_line", "hardware_clause", "verdict"]
 
 
 def hardware_clause(result: ExperimentResult) -> str:
     """Whether the CPU runs the autocast dtype natively, naming the flags that decide it."""
-    env = result.environment
-    wanted = NATIVE_BF16_FLAGS if result.config.dtype == "bfloat16" else NATIVE_FP16_FLAGS
-    present = sorted(wanted & set(env.cpu_flags))
-    if present:
-        return f"this CPU has native {result.config.dtype} ({', '.join(present)})"
-    return f"this CPU has no native {result.config.dtype} (no {' / '.join(sorted(wanted))})"
+    support = native_support(result.environment.cpu_flags, result.config.dtype)
+    if support.native:
+        return f"this CPU has native {support.dtype} ({support.present_text})"
+    return f"this CPU has no native {support.dtype} (no {' / '.join(support.wanted)})"
+
+
+def guard_line(result: ExperimentResult) -> str:
+    """The time guard's forecast beside the measurement ('' for results that lack one)."""
+    guard = result.guard
+    if guard is None:
+        return ""
+    slower = "float32" if result.plain.median_ms >= result.autocast.median_ms else "autocast"
+    measured = result.slower_ms
+    estimated, per = guard.estimated_forward_ms, "per forward"
+    if result.train is not None:  # the timed call is a training step: the guard's 3 forwards
+        estimated, per = estimated * TRAINING_STEP_FORWARDS, "per training step"
+    ratio = estimated / measured if measured > 0 else float("nan")
+    return (
+        f"time guard estimated {estimated:.3g} ms {per}; measured "
+        f"{measured:.3g} ms ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
+    )
 
 
 def verdict(result: ExperimentResult) -> str:
@@ -51,7 +66,10 @@ def format_summary(result: ExperimentResult) -> str:
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
         f"{env.threads} threads",
         "",
-        "Latency per forward (median, p25–p75, cold first call):",
+        "Latency per forward (median, p25–p75, cold first call):"
+        if result.train is None
+        else "Time per training step: forward + loss + backward + optimizer step "
+        "(median, p25–p75, cold first step):",
     ]
     for label, stats, dtype in (
         ("plain", result.plain, "float32"),
@@ -64,7 +82,16 @@ def format_summary(result: ExperimentResult) -> str:
             f"({stats.samples}×{stats.block_size} calls)"
         )
     lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
-    lines += ["", "Dtype per layer (in → out):"]
+    if result.guard is not None:
+        lines.append(f"  {guard_line(result)}")
+        lines.append(f"    (basis: {result.guard.basis})")
+    lines += training_lines(result)
+    lines += [
+        "",
+        "Dtype per layer (in → out):"
+        if result.train is None
+        else "Dtype per layer in the training forward (in → out):",
+    ]
     width = max((len(layer.name) for layer in result.layers), default=4)
     for layer in result.layers:
         lines.append(
@@ -78,7 +105,7 @@ def format_summary(result: ExperimentResult) -> str:
     a = result.agreement
     lines += [
         "",
-        "Agreement:",
+        "Agreement:" if result.train is None else "Agreement of the trained models (held-out set):",
         f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
         f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
         f"  max |diff| {a.max_abs_diff:.3g} · mean |diff| {a.mean_abs_diff:.3g} · "
@@ -87,8 +114,68 @@ def format_summary(result: ExperimentResult) -> str:
         "",
         f"Verdict: {verdict(result)}",
     ]
+    support = native_support(env.cpu_flags, cfg.dtype)
+    if not support.native:
+        lines.append(
+            f"What ran instead: {support.instead}; {result.gflops('autocast'):,.1f} GFLOP/s "
+            f"under autocast against {result.gflops('plain'):,.1f} GFLOP/s in float32."
+        )
     lines += [f"Warning: {w}" for w in result.warnings]
     return "\n".join(lines)
+
+
+def _mb(count: int) -> str:
+    return f"{count / 1e6:.2f} MB"
+
+
+def training_lines(result: ExperimentResult) -> list[str]:
+    """Loss, accuracy, dtypes, saved bytes and the scaler of a training run; empty otherwise."""
+    train = result.train
+    if train is None:
+        return []
+    cfg = result.config
+    lines = ["", "Phases of a step (median ms, steps after the first):"]
+    for mode, dtype in (("plain", "float32"), ("autocast", cfg.dtype)):
+        p = train.phases.get(mode)
+        if p is not None:
+            lines.append(
+                f"  {mode:<9}{dtype:<10} forward {p.forward_ms:8.3f}  backward "
+                f"{p.backward_ms:8.3f}  optimizer {p.optimizer_ms:8.3f}"
+            )
+    loss_p, loss_a = train.loss["plain"], train.loss["autocast"]
+    grads = sorted(set(train.grad_dtypes.values()))
+    lines += [
+        "",
+        f"Training ({train.steps} steps, {cfg.optimizer}, lr {cfg.lr:g}, same initialisation "
+        "and batches):",
+        f"  loss     float32 {loss_p[0]:.4f} → {loss_p[-1]:.4f}   "
+        f"autocast {loss_a[0]:.4f} → {loss_a[-1]:.4f}",
+        f"  held-out accuracy ({train.held_out_rows} rows): float32 "
+        f"{train.accuracy['plain']:.1%}   autocast {train.accuracy['autocast']:.1%}",
+        f"  loss dtype: float32 run {train.loss_dtype['plain']}, autocast run "
+        f"{train.loss_dtype['autocast']} (model output {train.output_dtype['autocast']})",
+        f"  gradient dtypes under autocast: {', '.join(grads) or 'none'} "
+        f"({len(train.grad_dtypes)} parameters)",
+        f"  saved for backward: float32 {_mb(train.saved_bytes['plain'])} "
+        f"({train.saved_tensors['plain']} tensors), autocast "
+        f"{_mb(train.saved_bytes['autocast'])} ({train.saved_tensors['autocast']} tensors), "
+        f"ratio {train.saved_ratio:.2f}",
+    ]
+    sc = train.scaler
+    if sc.used:
+        lines.append(
+            f"  GradScaler: enabled {sc.enabled}, scale {sc.init_scale:g} → {sc.final_scale:g}, "
+            f"{sc.skipped_steps} skipped steps"
+        )
+    elif cfg.dtype == "float16":
+        lines.append("  GradScaler: not used (--no-scaler)")
+    else:
+        lines.append(f"  GradScaler: not needed ({cfg.dtype} has float32's exponent range)")
+    lines.append(
+        f"  gradient elements zero under autocast but not in float32 (first step): "
+        f"{sc.underflowed_grads:,} of {sc.grad_elements:,}"
+    )
+    return lines
 
 
 def _sqnr_text(db: float) -> str:

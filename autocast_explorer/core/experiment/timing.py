@@ -75,18 +75,18 @@ def _time_block(fn: Callable[[], object], calls: int) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def _warm_up(time_one_call: Callable[[], float], min_time: float) -> float:
-    """Time single calls, at least WARMUP_CALLS and for ~5% of the budget; median seconds.
+def _warm_up(time_one_call: Callable[[], float], min_time: float) -> list[float]:
+    """Time single calls, at least WARMUP_CALLS and for ~5% of the budget; seconds per call.
 
-    The median of several calls, not the first or the fastest, sizes the blocks: on a shared CPU
-    one early call can be far off in either direction.
+    Their median, not the first or the fastest, sizes the blocks: on a shared CPU one early
+    call can be far off in either direction.
     """
     budget = min(0.05 * min_time, 0.25)
     times: list[float] = []
     start = time.perf_counter()
     while len(times) < WARMUP_CALLS or (time.perf_counter() - start < budget and len(times) < 1000):
         times.append(time_one_call())
-    return float(np.median(times))
+    return times
 
 
 def cold_call_ms(fn: Callable[[], object]) -> float:
@@ -108,6 +108,9 @@ def measure_alternating(
 
     Cancellation is checked between blocks. `cold_ms` carries first-call times taken earlier
     (before hooks or warm-up touched the model); otherwise the first warm-up call is used.
+    The cold call counts toward each mode's `min_time`, and when one call is already a whole
+    block (slow forwards) the warm-up calls are kept as samples, so slow forwards do not spend
+    several untimed calls outside the budget (fast ones warm up for at most 5% of it).
     `block_contexts[i]`, when given, is entered around every block of mode i, outside the
     timer: it lets a mode keep state across the calls of a block (one autocast region around
     a loop of forwards, with its weight casts cached) while the other modes run outside it.
@@ -123,25 +126,39 @@ def measure_alternating(
     labels = list(labels or [f"mode {i + 1}" for i in range(len(modes))])
     colds: list[float] = list(cold_ms) if cold_ms is not None else []
     per_call: list[float] = []
+    warm_times: list[list[float]] = []
     for index in range(len(modes)):
         reporter.check()
         if cold_ms is None:
             colds.append(block(index, 1) * 1e3)
-        per_call.append(max(_warm_up(functools.partial(block, index, 1), min_time), 1e-7))
+        warm_times.append(_warm_up(functools.partial(block, index, 1), min_time))
+        per_call.append(max(float(np.median(warm_times[-1])), 1e-7))
         reporter.report(0.05 * (index + 1) / len(modes), f"warming up {labels[index]}")
 
+    # Blocks of every mode last about as long as the slowest single call (at least the target):
+    # the modes then reach their budgets in the same number of rounds, and a slow mode is not
+    # kept running while a fast one fills its budget in many short blocks.
     block_target = min(max(min_time / TARGET_BLOCKS, MIN_BLOCK_SECONDS), MAX_BLOCK_SECONDS)
-    block_sizes = [max(1, math.ceil(block_target / t)) for t in per_call]
-    min_blocks = [MIN_BLOCKS if t * MIN_BLOCKS <= 2 * min_time else 3 for t in per_call]
-    samples: list[list[float]] = [[] for _ in modes]
-    spent = [0.0 for _ in modes]
+    block_target = min(max(block_target, *per_call), MAX_BLOCK_SECONDS)
+    block_sizes = [max(1, math.ceil(block_target / t - 1e-6)) for t in per_call]
+    durations = [t * n for t, n in zip(per_call, block_sizes, strict=True)]
+    min_blocks = [MIN_BLOCKS if d * MIN_BLOCKS <= min_time else 3 for d in durations]
+    # A slow mode's warm-up calls are blocks of one call already: keep them as samples.
+    samples: list[list[float]] = [
+        [t * 1e3 for t in warm_times[i]] if block_sizes[i] == 1 else [] for i in range(len(modes))
+    ]
+    spent = [colds[i] / 1e3 + sum(samples[i]) / 1e3 for i in range(len(modes))]
 
     def done(i: int) -> bool:
         return spent[i] >= min_time and len(samples[i]) >= min_blocks[i]
 
     while not all(done(i) for i in range(len(modes))):
         for i in range(len(modes)):
-            # Every mode keeps timing until all are done, so their blocks stay interleaved.
+            # Modes alternate while they run; one that has its budget and blocks sits out the
+            # last rounds (blocks are balanced above, so that tail is short), rather than a slow
+            # mode running far past its budget while a fast one fills its own.
+            if done(i):
+                continue
             reporter.check()
             seconds = block(i, block_sizes[i])
             samples[i].append(seconds * 1e3)

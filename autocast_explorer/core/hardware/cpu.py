@@ -1,7 +1,7 @@
 """What this machine is: CPU model, low-precision ISA flags, torch's own capability queries.
 
-Flags come from /proc/cpuinfo (Linux); torch's queries are recorded beside them because
-oneDNN can *emulate* bfloat16 on AVX-512 CPUs that lack native bf16 instructions.
+Flags come from torch.cpu.get_capabilities() (hardware.capabilities); torch's oneDNN queries
+are recorded beside them because oneDNN can *emulate* bfloat16 on CPUs without native bf16.
 """
 
 from __future__ import annotations
@@ -17,6 +17,11 @@ from typing import Any
 import torch
 
 from autocast_explorer.core.documents.reader import JsonReader, clean_text, optional_bool
+from autocast_explorer.core.hardware.capabilities import (
+    CpuCapabilities,
+    cpu_capabilities,
+    native_support,
+)
 
 #: Flags that decide whether low-precision GEMMs run natively (x86 names, then Arm's).
 LOW_PRECISION_FLAGS: tuple[str, ...] = (
@@ -29,13 +34,13 @@ LOW_PRECISION_FLAGS: tuple[str, ...] = (
     "avx512f",
     "avx2",
     "fma",
+    "asimd",
     "bf16",
+    "svebf16",
     "fphp",
     "asimdhp",
     "sve",
 )
-NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
-NATIVE_FP16_FLAGS = frozenset({"avx512_fp16", "amx_fp16", "fphp", "asimdhp"})
 
 
 @dataclass(frozen=True)
@@ -92,27 +97,11 @@ class Environment:
         return f"{self.cpu_model} · torch {self.torch_version} · {self.threads} thr"
 
 
-def _read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> tuple[str, frozenset[str]]:
-    model = platform.processor() or platform.machine() or "unknown CPU"
-    flags: frozenset[str] = frozenset()
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return model, flags
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        key = key.strip().lower()
-        if key in ("model name", "hardware", "cpu model") and value.strip():
-            model = clean_text(value.strip())
-        elif key in ("flags", "features") and not flags:
-            flags = frozenset(value.split())
-    return model, flags
-
-
 @functools.cache
 def cpu_identity() -> tuple[str, frozenset[str]]:
-    """CPU model name and all flags, read once per process."""
-    return _read_cpuinfo()
+    """CPU model name and all flags (capabilities: torch first, /proc/cpuinfo fallback), once."""
+    caps = cpu_capabilities()
+    return clean_text(caps.name), caps.flags
 
 
 def _torch_query(name: str) -> bool | None:
@@ -123,9 +112,13 @@ def _torch_query(name: str) -> bool | None:
         return None
 
 
-def environment(threads: int | None = None) -> Environment:
-    """Describe this machine and torch; `threads` is what the run used (default: torch's now)."""
-    model, flags = cpu_identity()
+def environment(threads: int | None = None, caps: CpuCapabilities | None = None) -> Environment:
+    """Describe this machine and torch; `threads` is what the run used (default: torch's now).
+
+    `caps` injects another CPU's capabilities (tests of every CPU kind); default: this one's.
+    """
+    caps = caps if caps is not None else cpu_capabilities()
+    model, flags = caps.name, caps.flags
     try:
         capability = torch.backends.cpu.get_cpu_capability()
     except AttributeError:
@@ -137,13 +130,14 @@ def environment(threads: int | None = None) -> Environment:
         cpu_model=model,
         cpu_capability=capability,
         cpu_flags=tuple(f for f in LOW_PRECISION_FLAGS if f in flags),
-        native_bf16=bool(flags & NATIVE_BF16_FLAGS),
-        native_fp16=bool(flags & NATIVE_FP16_FLAGS),
+        native_bf16=native_support(flags, "bfloat16").native,
+        native_fp16=native_support(flags, "float16").native,
         torch_bf16_supported=_torch_query("_is_mkldnn_bf16_supported"),
         torch_fp16_supported=_torch_query("_is_mkldnn_fp16_supported"),
         mkldnn=bool(torch.backends.mkldnn.is_available()),
         cores=os.cpu_count() or 1,
         threads=threads if threads is not None else torch.get_num_threads(),
+        extra={"flags_source": caps.source},
     )
 
 

@@ -9,12 +9,13 @@ problem becomes a ResultFileError whose message names the file in one line. Only
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
+from autocast_explorer.core.experiment.training import TrainReport
 
 SWEEP_SCHEMA_PREFIX = "autocast-explorer/sweep/"
 MAX_COLUMN_CHARS = 44
@@ -144,6 +145,8 @@ class Comparison:
             return []
         dicts = [run.result.config.to_dict() for run in self.runs]
         ignored = {"min_time", "allow_slow", "memory_budget_mb"}
+        if all(run.result.config.mode != "train" for run in self.runs):
+            ignored |= {"steps", "lr", "optimizer", "scaler"}  # unused when nothing trained
         return [
             key
             for key in dicts[0]
@@ -179,11 +182,10 @@ def load_comparison(paths: Sequence[str | os.PathLike[str]]) -> Comparison:
 
 
 def _native(result: ExperimentResult) -> str:
-    from autocast_explorer.core.hardware.cpu import NATIVE_BF16_FLAGS, NATIVE_FP16_FLAGS
+    from autocast_explorer.core.hardware.capabilities import native_support
 
-    wanted = NATIVE_BF16_FLAGS if result.config.dtype == "bfloat16" else NATIVE_FP16_FLAGS
-    present = sorted(wanted & set(result.environment.cpu_flags))
-    return f"yes ({', '.join(present)})" if present else "no"
+    support = native_support(result.environment.cpu_flags, result.config.dtype)
+    return f"yes ({support.present_text})" if support.native else "no"
 
 
 def _config_text(result: ExperimentResult) -> str:
@@ -240,6 +242,7 @@ def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         ("native low precision", [r.native_low_precision for r in rows]),
         ("model", [r.config for r in rows]),
         ("autocast dtype", [r.dtype for r in rows]),
+        ("timed", [_timed_text(run.result) for run in comparison.runs]),
         ("plain median", [f"{r.plain_ms:.3f} ms" for r in rows]),
         ("plain p25–p75", [f"{r.plain_p25_ms:.3f}–{r.plain_p75_ms:.3f} ms" for r in rows]),
         ("autocast median", [f"{r.autocast_ms:.3f} ms" for r in rows]),
@@ -251,6 +254,59 @@ def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         ("predictions agree", [f"{r.agree}/{r.rows}" for r in rows]),
         ("allclose", [str(r.allclose) for r in rows]),
         ("max |diff|", [f"{r.max_abs_diff:.3g}" for r in rows]),
+        *training_table(comparison),
+    ]
+
+
+def _timed_text(result: ExperimentResult) -> str:
+    c = result.config
+    if c.mode != "train":
+        return "forward"
+    return f"training step ({c.steps} steps, {c.optimizer}, lr {c.lr:g})"
+
+
+def training_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
+    """Training figures, one value per run ('—' for an inference run); none if no run trained."""
+    trains = [run.result.train for run in comparison.runs]
+    if all(t is None for t in trains):
+        return []
+
+    def each(text: Callable[[TrainReport], str]) -> list[str]:
+        return [text(t) if t is not None else "—" for t in trains]
+
+    return [
+        ("loss float32", each(lambda t: f"{t.loss['plain'][0]:.4f} → {t.loss['plain'][-1]:.4f}")),
+        (
+            "loss autocast",
+            each(lambda t: f"{t.loss['autocast'][0]:.4f} → {t.loss['autocast'][-1]:.4f}"),
+        ),
+        (
+            "held-out accuracy",
+            each(lambda t: f"{t.accuracy['plain']:.1%} / {t.accuracy['autocast']:.1%}"),
+        ),
+        ("loss dtype (autocast)", each(lambda t: t.loss_dtype.get("autocast", "?"))),
+        (
+            "gradient dtypes",
+            each(lambda t: ", ".join(sorted(set(t.grad_dtypes.values()))) or "none"),
+        ),
+        (
+            "saved for backward",
+            each(
+                lambda t: (
+                    f"{t.saved_bytes['plain'] / 1e6:.2f} / {t.saved_bytes['autocast'] / 1e6:.2f} MB"
+                )
+            ),
+        ),
+        (
+            "GradScaler",
+            each(
+                lambda t: (
+                    f"scale {t.scaler.final_scale:g}, {t.scaler.skipped_steps} skipped"
+                    if t.scaler.used
+                    else "not used"
+                )
+            ),
+        ),
     ]
 
 

@@ -31,6 +31,7 @@ CHARTS: dict[str, str] = {
     "agreement": "Prediction agreement",
     "layers": "Per-layer table",
     "ops": "Op trace",
+    "loss": "Training",
 }
 
 #: Ops the probe calls directly, as in the tutorial's third snippet.
@@ -313,7 +314,9 @@ def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOut
 
 
 def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
-    from autocast_explorer.core.experiment.summary import SAME_SPEED, hardware_clause
+    from autocast_explorer.core.experiment.pace import SAME_SPEED
+    from autocast_explorer.core.experiment.summary import hardware_clause
+    from autocast_explorer.core.hardware.capabilities import native_support
 
     speedup = result.speedup
     low = result.config.dtype
@@ -350,9 +353,83 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     if verdict:
         sentences.append(verdict)
     sentences.append(f"For the record, {hardware_clause(result)}.")
+    support = native_support(result.environment.cpu_flags, low)
+    if not support.native:
+        sentences.append(
+            f"So nothing here multiplies {low} natively: each {low} matrix product converted "
+            "its operands and ran in torch's own kernels (or oneDNN's emulation), at "
+            f"{result.gflops('autocast'):,.1f} GFLOP/s against {result.gflops('plain'):,.1f} "
+            "GFLOP/s in float32."
+        )
     sentences += [f"Note: {w}." for w in result.warnings]
     matches = speedup == speedup and speedup <= 1 / SAME_SPEED
     return LessonOutcome("timing", headline, tuple(sentences), matches, "latency")
+
+
+def _mb(count: int) -> str:
+    return f"{count / 1e6:.2f} MB"
+
+
+def _check_training(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    train = result.train
+    low = result.config.dtype
+    if train is None:
+        return LessonOutcome(
+            "training",
+            "This run measured inference, not training: switch the mode to Training and run "
+            "the step again.",
+            (),
+            False,
+            "loss",
+        )
+    grads = Counter(train.grad_dtypes.values())
+    grad_text = ", ".join(f"{n} {dtype}" for dtype, n in grads.most_common()) or "none"
+    loss_f32 = train.loss_dtype.get("autocast") == "float32"
+    grads_f32 = set(grads) == {"float32"}
+    saved_p, saved_a = train.saved_bytes.get("plain", 0), train.saved_bytes.get("autocast", 0)
+    shrinks = 0 < saved_a < saved_p
+    if loss_f32 and grads_f32 and shrinks:
+        headline = (
+            f"Under autocast the loss came back float32, all {len(train.grad_dtypes)} gradients "
+            f"were float32, and autograd kept {_mb(saved_a)} for backward instead of "
+            f"{_mb(saved_p)}."
+        )
+    else:
+        headline = (
+            f"Under autocast the loss came back {train.loss_dtype.get('autocast', '?')}, the "
+            f"gradients were {grad_text}, and autograd kept {_mb(saved_a)} for backward "
+            f"against {_mb(saved_p)} in float32."
+        )
+    loss_p, loss_a = train.loss["plain"], train.loss["autocast"]
+    sentences = [
+        f"The model's output was {train.output_dtype.get('autocast', '?')}: the layers ran in "
+        f"{low}, but cross-entropy is on autocast's float32 list, so the number you call "
+        "backward() on is float32.",
+        f"The parameters are float32, so their gradients are too ({grad_text}); the backward's "
+        f"matrix products still ran in {low} on the saved {low} tensors.",
+        f"Both copies started from the same weights (first loss {loss_p[0]:.4f} and "
+        f"{loss_a[0]:.4f}) and after {train.steps} steps reached {loss_p[-1]:.4f} in float32 "
+        f"and {loss_a[-1]:.4f} under autocast; held-out accuracy "
+        f"{train.accuracy['plain']:.1%} and {train.accuracy['autocast']:.1%}.",
+    ]
+    if saved_p:
+        sentences.append(
+            f"The {train.saved_tensors.get('autocast', 0)} tensors saved for backward took "
+            f"{saved_a / saved_p:.0%} of the float32 bytes: that is the memory autocast saves "
+            "in training, and it grows with the batch."
+        )
+    if low == "float16":
+        sc = train.scaler
+        sentences.append(
+            f"float16 used a GradScaler (scale {sc.final_scale:g} at the end, "
+            f"{sc.skipped_steps} steps skipped)."
+            if sc.used
+            else f"Without a GradScaler {sc.underflowed_grads:,} gradient elements underflowed "
+            "to zero on the first step."
+        )
+    return LessonOutcome(
+        "training", headline, tuple(sentences), loss_f32 and grads_f32 and shrinks, "loss"
+    )
 
 
 TUTORIAL_CONFIG = ExperimentConfig()
@@ -447,6 +524,28 @@ LESSONS: tuple[Lesson, ...] = (
         chart="latency",
         try_next="Now try the 'large MLP' preset or the 'batch sweep' preset.",
         checker=_check_timing,
+    ),
+    Lesson(
+        id="training",
+        number=6,
+        title="Training: what autocast shrinks",
+        explanation=(
+            "Most people meet autocast in a training loop. Here two copies of the same model, "
+            "from the same starting weights, learn the same small classification task on the "
+            "same batches: one in float32, one under autocast. The forward's matrix products "
+            "run in the low-precision dtype, but the loss is computed in float32 and the "
+            "gradients land on float32 parameters. What autocast changes is what autograd "
+            "stores between forward and backward: the activations it keeps are low-precision "
+            "copies, half the size. The loss chart draws both curves as they train."
+        ),
+        tutorial_claim=(
+            "The loss and the gradients stay float32; what shrinks is the memory saved for "
+            "backward."
+        ),
+        config=TUTORIAL_CONFIG.replace(mode="train"),
+        chart="loss",
+        try_next="Try float16 as the dtype, then again without the GradScaler.",
+        checker=_check_training,
     ),
 )
 

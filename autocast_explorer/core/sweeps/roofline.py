@@ -23,6 +23,7 @@ from autocast_explorer.core.documents.reader import (
     integer,
 )
 from autocast_explorer.core.experiment.config import flops_per_forward, parameter_count
+from autocast_explorer.core.hardware.capabilities import cpu_capabilities, native_support
 from autocast_explorer.core.hardware.cpu import cpu_identity
 
 FLOPS_FORMULA = "FLOPs = Σ over Linear layers of 2·B·in·out (bias adds and activations not counted)"
@@ -212,7 +213,8 @@ def physical_cores(cpuinfo: Path = Path("/proc/cpuinfo")) -> int:
                 pairs.add((physical, value.strip()))
     except OSError:
         pass
-    return len(pairs) or (os.cpu_count() or 1)
+    # No /proc/cpuinfo (macOS, Windows): torch's own count of physical cores.
+    return len(pairs) or cpu_capabilities().physical_cores or (os.cpu_count() or 1)
 
 
 def _vendor(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -258,21 +260,20 @@ def estimate_peak(
     clock, source = ghz if ghz is not None else cpu_ghz()
     used = max(1, min(threads, cores if cores is not None else physical_cores()))
     lanes, units, isa, note = float32_simd(flags, _vendor() if vendor is None else vendor)
-    native = dtype == "float32"
-    if dtype == "bfloat16":
-        if "amx_bf16" in flags:
-            lanes, units, isa, native = 1024, 1, "amx_bf16", True
-            note = "AMX tiles: 1024 bf16 multiply-adds per cycle per core"
-        elif "avx512_bf16" in flags:
-            lanes, isa, native = 32, "avx512_bf16", True
-            note = f"vdpbf16ps: 32 bf16 products per 512-bit op; {note}"
-    elif dtype == "float16":
-        if "amx_fp16" in flags:
-            lanes, units, isa, native = 1024, 1, "amx_fp16", True
-            note = "AMX tiles: 1024 fp16 multiply-adds per cycle per core"
-        elif "avx512_fp16" in flags:
-            lanes, isa, native = 32, "avx512_fp16", True
-            note = f"32 fp16 lanes per 512-bit op; {note}"
+    support = native_support(flags, dtype)
+    native = support.native
+    if dtype != "float32" and native:
+        short = "bf16" if dtype == "bfloat16" else "fp16"
+        if f"amx_{short}" in flags:
+            lanes, units, isa = 1024, 1, f"amx_{short}"
+            note = f"AMX tiles: 1024 {short} multiply-adds per cycle per core"
+        elif f"avx512_{short}" in flags:
+            lanes, isa = 32, f"avx512_{short}"
+            what = "vdpbf16ps: 32 bf16 products" if short == "bf16" else "32 fp16 lanes"
+            note = f"{what} per 512-bit op; {note}"
+        else:  # Arm: BFDOT/BFMMLA or FP16 arithmetic on the same vectors, twice the lanes
+            lanes, isa = lanes * 2, support.present[0]
+            note = f"{support.unit}: twice float32's lanes per vector op; {note}"
     if not native:
         note = f"no native {dtype}: converted and computed as float32, float32 peak used; {note}"
     return PeakEstimate(

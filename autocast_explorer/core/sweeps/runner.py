@@ -5,7 +5,9 @@ Order of work: plan every point (bad values refused) → memory and time guards 
 with the same ABAB protocol as a single run → a oneDNN probe → verdict and roofline.
 
 Each point's measurement budget is `config.min_time` seconds in total, split equally between
-the two modes, so an N-point sweep costs about N × min_time plus warm-up. Points that share
+the two modes; cold calls count toward it and a slow mode's warm-ups are kept as samples, so
+an N-point sweep costs about N × min_time even where one mode's forwards are slow (a mode still
+needs a cold call and 3 timed calls). Points that share
 widths share one model (built once, input drawn from the RNG state right after the model, so
 every point is what a single run of its config would build).
 """
@@ -32,7 +34,7 @@ from autocast_explorer.core.sweeps.spec import PlannedPoint, SweepSpec, default_
 from autocast_explorer.core.sweeps.verdict import hardware_verdict
 
 PointFn = Callable[[SweepPoint], None]
-#: Forwards per point outside the timed budget: a cold call and 3 warm-ups per mode.
+#: Forwards per point before timing (a cold call and 3 warm-ups per mode), inside its budget.
 _UNTIMED_FORWARDS = 8
 _POINT_OVERHEAD_S = 0.005
 #: A point is flagged when its forward took over STALL_FACTOR × max(estimate, STALL_FLOOR_S).
@@ -164,6 +166,14 @@ class _Models:
         return self.model, build_input(config)
 
 
+def _largest_rates(points: Sequence[SweepPoint]) -> tuple[float, float] | None:
+    """float32 and autocast GFLOP/s of the point with the most work (the steadiest rates)."""
+    if not points:
+        return None
+    big = max(points, key=lambda p: p.flops)
+    return big.gflops_plain, big.gflops_autocast
+
+
 def run_spec(
     config: ExperimentConfig,
     spec: SweepSpec,
@@ -178,7 +188,7 @@ def run_spec(
     planned = spec.plan(config)
     estimates = check_points(planned)
     reporter.check()
-    eta = _Eta([config.min_time + _UNTIMED_FORWARDS * e + _POINT_OVERHEAD_S for e in estimates])
+    eta = _Eta([max(config.min_time, _UNTIMED_FORWARDS * e) + _POINT_OVERHEAD_S for e in estimates])
     low = low_precision_dtype(config)
     points: list[SweepPoint] = []
     noisy: list[str] = []
@@ -264,6 +274,7 @@ def run_spec(
             probe,
             context=f"at width {widest} (the widest row)",
             caveat=caveat,
+            rates=_largest_rates(row),
         )
     else:
         verdict = hardware_verdict(
@@ -274,6 +285,7 @@ def run_spec(
             [p.speedup for p in points],
             probe,
             caveat=caveat,
+            rates=_largest_rates(points),
         )
     roofline = build_roofline(
         config.dtype,

@@ -18,15 +18,19 @@ from autocast_explorer.core.documents.reader import (
     JsonReader,
     integer,
     optional_bool,
+    optional_text,
 )
+from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.hardware.capabilities import NativeSupport, native_support
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.hardware.onednn import OneDnnProbe
 from autocast_explorer.core.sweeps.crossover import find_crossings, format_value
 
 #: The flags the verdict panel lists, whether present or not.
 VERDICT_FLAGS: tuple[str, ...] = ("avx512_bf16", "amx_bf16", "amx_tile", "avx512_fp16", "amx_fp16")
-#: Speedups within this factor of 1.0 everywhere count as "about even" when they wander across.
-NOISE_BAND = 1.10
+#: Speedups within this factor of 1.0 everywhere count as "about even" when they wander across
+#: (the same threshold as every other "about the same speed").
+NOISE_BAND = SAME_SPEED
 
 
 @dataclass(frozen=True)
@@ -47,12 +51,14 @@ class HardwareVerdict:
     measured: str
     sentence: str
     onednn: OneDnnProbe | None = None
+    instead: str = ""  # what ran in place of native instructions ('' when native)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "sentence": self.sentence,
             "hardware": self.hardware,
             "measured": self.measured,
+            "instead": self.instead,
             "cpu_model": self.cpu_model,
             "cores": self.cores,
             "threads": self.threads,
@@ -87,24 +93,48 @@ class HardwareVerdict:
             measured=r.text("measured"),
             sentence=r.text("sentence"),
             onednn=None if onednn is None else OneDnnProbe.from_dict(onednn, f"{path}.onednn"),
+            instead=optional_text(r, "instead") or "",
         )
 
 
 def hardware_clause(env: Environment, dtype: str) -> tuple[str, bool]:
     """('avx512_bf16 present', True) or ('No native bfloat16 on this CPU', False)."""
-    flags = set(env.cpu_flags)
-    short = "bf16" if dtype == "bfloat16" else "fp16"
-    if f"amx_{short}" in flags:
-        return f"AMX (amx_{short}) present", True
-    if f"avx512_{short}" in flags:
-        return f"avx512_{short} present", True
-    if dtype == "bfloat16" and "bf16" in flags:
-        return "Arm bf16 present", True
-    if dtype == "float16" and flags & {"fphp", "asimdhp"}:
-        return "Arm half-precision arithmetic present", True
+    support = native_support(env.cpu_flags, dtype)
+    if support.native:
+        return f"{support.unit} present", True
     torch_says = env.torch_bf16_supported if dtype == "bfloat16" else env.torch_fp16_supported
     emulated = " (torch's oneDNN reports it supported: emulated)" if torch_says else ""
     return f"No native {dtype} on this CPU{emulated}", False
+
+
+def instead_clause(
+    support: NativeSupport,
+    onednn: OneDnnProbe | None = None,
+    rates: tuple[float, float] | None = None,
+) -> str:
+    """What ran where the dtype is not native, from the oneDNN probe, with both modes' rates.
+
+    '' when the dtype is native, or when neither a probe nor a measurement says anything.
+    """
+    if support.native or (onednn is None and rates is None):
+        return ""
+    low = support.dtype
+    if onednn is not None and onednn.captured and onednn.available:
+        kernels = [k for k in onednn.autocast_kernels if k.primitive in ("matmul", "inner_product")]
+        if kernels:
+            names = ", ".join(dict.fromkeys(k.implementation for k in kernels))
+            ran = f"oneDNN emulated the {low} GEMMs ({names}), converting to float32 inside"
+        else:
+            ran = (
+                f"each {low} GEMM was a conversion plus torch's own kernels (oneDNN ran no "
+                "GEMM: it has no native path on this CPU)"
+            )
+    else:
+        ran = f"each {low} GEMM converted its operands and ran without native instructions"
+    if rates is not None and all(math.isfinite(r) and r > 0 for r in rates):
+        plain, auto = rates
+        ran += f": {auto:,.1f} GFLOP/s under autocast against {plain:,.1f} GFLOP/s in float32"
+    return ran
 
 
 def _ratio(value: float) -> str:
@@ -167,13 +197,16 @@ def hardware_verdict(
     onednn: OneDnnProbe | None = None,
     context: str = "",
     caveat: str = "",
+    rates: tuple[float, float] | None = None,
 ) -> HardwareVerdict:
     """The verdict panel's data for a sweep of `param` with the given speedups.
 
     `context` qualifies the measurement, e.g. "at width 4096 (the widest row)" for a grid;
-    `caveat` is appended when the measurements themselves are in doubt (noisy machine).
+    `caveat` is appended when the measurements themselves are in doubt (noisy machine);
+    `rates` (float32 and autocast GFLOP/s of the largest point) say what a slow mode reached.
     """
     hardware, native = hardware_clause(env, dtype)
+    instead = instead_clause(native_support(env.cpu_flags, dtype), onednn, rates)
     measured = measured_clause(param, values, speedups)
     if context:
         measured = f"{context}, {measured}"
@@ -181,6 +214,8 @@ def hardware_verdict(
     sentence = f"{hardware}: {measured}"
     if native and finite and max(finite) < 1:
         sentence += f" (the casts cost more than native {dtype} saves at these sizes)"
+    if instead:
+        sentence += f"; {instead}"
     if caveat:
         sentence += f" — {caveat}"
     present = set(env.cpu_flags)
@@ -199,6 +234,7 @@ def hardware_verdict(
         measured=measured,
         sentence=sentence + ".",
         onednn=onednn,
+        instead=instead,
     )
 
 
@@ -216,7 +252,14 @@ def flags_verdict(env: Environment, dtype: str) -> HardwareVerdict:
     )
 
 
-def single_run_verdict(env: Environment, dtype: str, batch: int, speedup: float) -> HardwareVerdict:
+def single_run_verdict(
+    env: Environment,
+    dtype: str,
+    batch: int,
+    speedup: float,
+    rates: tuple[float, float] | None = None,
+    onednn: OneDnnProbe | None = None,
+) -> HardwareVerdict:
     """One run, no sweep yet: the flags and the one speedup measured (one size only)."""
     return hardware_verdict(
         env,
@@ -224,6 +267,8 @@ def single_run_verdict(env: Environment, dtype: str, batch: int, speedup: float)
         "batch",
         [batch],
         [speedup],
+        onednn,
         context="in a single run",
         caveat="one size only; a sweep shows where the speedup crosses 1.0",
+        rates=rates,
     )

@@ -28,8 +28,17 @@ REPORT_CHARTS: tuple[tuple[str, str, str], ...] = (
     ("dtype", "Dtype per layer", "dtypes.png"),
     ("agreement", "Prediction agreement", "agreement.png"),
 )
+#: Charts a report of a training run carries as well.
+TRAINING_REPORT_CHARTS: tuple[tuple[str, str, str], ...] = (
+    ("loss", "Training loss per step", "loss.png"),
+)
 #: The size the offscreen charts are laid out at (the PNG is twice as wide: gui.export).
-OFFSCREEN_SIZES = {"latency": (640, 440), "dtype": (900, 300), "agreement": (640, 440)}
+OFFSCREEN_SIZES = {
+    "latency": (640, 440),
+    "dtype": (900, 300),
+    "agreement": (640, 440),
+    "loss": (760, 440),
+}
 
 ChartWriter = Callable[[Path], Sequence[tuple[str, str]]]
 
@@ -39,7 +48,7 @@ def export_plots(plots: dict[str, pg.PlotWidget], folder: Path) -> list[tuple[st
     from autocast_explorer.gui.charts.export import export_chart
 
     written = []
-    for chart_id, title, filename in REPORT_CHARTS:
+    for chart_id, title, filename in REPORT_CHARTS + TRAINING_REPORT_CHARTS:
         plot = plots.get(chart_id)
         if plot is not None:
             export_chart(plot, folder / filename)
@@ -81,10 +90,13 @@ def render_chart_pngs(result: ExperimentResult, folder: Path) -> list[tuple[str,
     from autocast_explorer.gui.charts.agreement_chart import AgreementChart
     from autocast_explorer.gui.charts.dtype_chart import DtypeChart
     from autocast_explorer.gui.charts.latency_chart import LatencyChart
+    from autocast_explorer.gui.charts.loss_chart import LossChart
     from autocast_explorer.gui.shell import style
 
     style.apply_plot_style()
     plots = {"latency": LatencyChart(), "dtype": DtypeChart(), "agreement": AgreementChart()}
+    if result.train is not None:
+        plots["loss"] = LossChart()
     try:
         for chart_id, plot in plots.items():
             plot.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)

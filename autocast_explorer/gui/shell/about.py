@@ -41,6 +41,7 @@ def about_rows(env: Environment | None) -> list[tuple[str, str]]:
         ("CPU", env.cpu_model),
         ("torch CPU capability", env.cpu_capability),
         ("Low-precision flags", " ".join(env.cpu_flags) or "none found"),
+        ("Flags read from", str(env.extra.get("flags_source", "/proc/cpuinfo"))),
         ("Native bfloat16", _yes_no(env.native_bf16)),
         ("Native float16", _yes_no(env.native_fp16)),
         ("oneDNN bfloat16 supported", _yes_no(env.torch_bf16_supported)),

@@ -15,13 +15,29 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
-Shortcut = str | QKeySequence | QKeySequence.StandardKey
+from autocast_explorer.gui.shell.keys import Shortcut, set_shortcuts
 
 
 def shortcut_text(action: QAction) -> str:
-    """The action's shortcuts as a person reads them ('Ctrl+=, Ctrl++')."""
-    keys = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in action.shortcuts()]
+    """The action's shortcuts as a person reads them ('Ctrl++, Ctrl+=').
+
+    Keys of dedicated keyboards (the Open, Save or Zoom In key a standard key also binds) work
+    but are not listed: "Ctrl+S, Save" would read as two instructions.
+    """
+    keys = [
+        s.toString(QKeySequence.SequenceFormat.NativeText)
+        for s in action.shortcuts()
+        if not is_dedicated_key(s)
+    ]
     return ", ".join(k for k in keys if k)
+
+
+def is_dedicated_key(sequence: QKeySequence) -> bool:
+    """A key only some keyboards have (Help, and Qt's multimedia and launch keys)."""
+    if sequence.count() != 1:
+        return False
+    key = sequence[0].key()
+    return key == Qt.Key.Key_Help or key.value >= Qt.Key.Key_Back.value
 
 
 def set_tip(action: QAction, tip: str) -> None:
@@ -55,8 +71,7 @@ def make_action(
     action = QAction(text, parent)
     action.setObjectName(name or object_name(text))
     if shortcut is not None:
-        keys = shortcut if isinstance(shortcut, list | tuple) else [shortcut]
-        action.setShortcuts([k if isinstance(k, QKeySequence) else QKeySequence(k) for k in keys])
+        set_shortcuts(action, shortcut)  # a StandardKey: this platform's keys for it
     if context is not None:
         action.setShortcutContext(context)
     action.setCheckable(checkable)

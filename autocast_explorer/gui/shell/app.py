@@ -12,9 +12,11 @@ import signal
 import socket
 
 from PySide6.QtCore import QObject, QSocketNotifier, Slot
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
 from autocast_explorer import __version__
+from autocast_explorer.core.documents.resources import icon_path
 from autocast_explorer.gui.shell import style
 
 EXIT_INTERRUPTED = 130
@@ -33,7 +35,9 @@ def create_application(argv: list[str]) -> QApplication:
     assert isinstance(app, QApplication)
     app.setApplicationName("Autocast Explorer")
     app.setApplicationVersion(__version__)
+    # Matches resources/desktop/autocast-explorer.desktop, so docks group the window with it.
     app.setDesktopFileName("autocast-explorer")
+    app.setWindowIcon(QIcon(str(icon_path())))
     style.apply_app_style(app)
     style.apply_plot_style()
     _APP = app

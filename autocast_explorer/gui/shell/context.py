@@ -43,6 +43,10 @@ class AppContext(QObject):
     #: A result is drawn in every view (a run, an opened file, a lesson step).
     resultShown = Signal(object)
     #: The window's own experiment run ended (not other owners' tasks).
+    #: The window's own run started: the ExperimentConfig it runs.
+    experimentStarted = Signal(object)
+    #: One training step of the window's own run finished: core's StepProgress (plain data).
+    experimentStep = Signal(object)
     experimentFinished = Signal(object)
     experimentFailed = Signal(str)
     experimentCancelled = Signal()

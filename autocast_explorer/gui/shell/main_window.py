@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent
+from PySide6.QtGui import QAction, QCloseEvent, QPaintEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -47,6 +48,7 @@ from autocast_explorer.gui.features import (
     presets,
     report,
     sweeps,
+    training,
 )
 from autocast_explorer.gui.features.experiment.controls import (
     PROGRESS_STEPS,
@@ -56,6 +58,8 @@ from autocast_explorer.gui.features.experiment.controls import (
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import ActionRegistry, audit_shortcuts
 from autocast_explorer.gui.shell.context import AppContext, Feature
+from autocast_explorer.gui.shell.help_window import HelpWindow, show_help
+from autocast_explorer.gui.shell.keys import StandardKey
 from autocast_explorer.gui.shell.settings import install_settings
 from autocast_explorer.gui.tasks.client import TaskRouter
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
@@ -80,6 +84,7 @@ FEATURES: tuple[Feature, ...] = (
     ops.install,  # the live op-policy probe
     sweeps.install,  # Sweeps tab, sweep files
     placements.install,  # per-call vs hoisted vs pre-cast
+    training.install,  # Training tab: loss curves, memory saved for backward, gradient dtypes
     hardware.install,  # CPU facts, oneDNN kernel, roofline
     presentation.install,  # text scale, projector theme, full screen, hidden controls
     presets.install,  # the preset picker above the controls
@@ -106,7 +111,10 @@ def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentRes
     from autocast_explorer.core.experiment import engine
 
     return engine.run_experiment(
-        config, progress=state.set_progress, cancel=state.is_interruption_requested
+        config,
+        progress=state.set_progress,
+        cancel=state.is_interruption_requested,
+        partial=state.set_partial,
     )
 
 
@@ -114,6 +122,8 @@ class MainWindow(QMainWindow):
     """The Autocast Explorer window. `MainWindow()` builds it without running anything."""
 
     experimentStarted = Signal()
+    #: One training step of the window's own run finished: core's StepProgress (plain data).
+    experimentStep = Signal(object)
     experimentFinished = Signal(object)
     experimentFailed = Signal(str)
     experimentCancelled = Signal()
@@ -156,6 +166,9 @@ class MainWindow(QMainWindow):
         self._views: list[QWidget] = []
         self._menus: dict[str, QMenu] = {}
         self._about: QWidget | None = None
+        self._help: HelpWindow | None = None
+        #: The file the result shown now was opened from or saved to (what Save writes).
+        self.result_path: Path | None = None
         self.exportActions: dict[str, QAction] = {}
         #: What each feature handed back (by attribute name), e.g. "sweeps", "lessonsPanel".
         self.handles: dict[str, Any] = {}
@@ -245,29 +258,41 @@ class MainWindow(QMainWindow):
             "&Open result JSON…",
             self._open_result,
             menu=file_menu,
-            shortcut=QKeySequence.StandardKey.Open,
+            shortcut=StandardKey.Open,
             tip="Show a result saved earlier (no new measurement).",
             enabled_when=self.engine_ready,
         )
         file_menu.addSeparator().setObjectName("fileSaveSection")
         self.saveJsonAction = add(
-            "&Save result as JSON…",
+            "&Save result",
             self._save_json,
             menu=file_menu,
-            shortcut=QKeySequence.StandardKey.Save,
+            name="Save_result",
+            shortcut=StandardKey.Save,
+            tip="Save the result as JSON: to its file if it has one, else ask where",
+            enabled_when=has_result,
+        )
+        self.saveAsAction = add(
+            "Save result &As…",
+            self._save_json_as,
+            menu=file_menu,
+            shortcut=StandardKey.SaveAs,
+            tip="Save the result as JSON in a file you choose",
             enabled_when=has_result,
         )
         self.saveCsvAction = add(
-            "Save latency &CSV…",
+            "Export latency &CSV…",
             self._save_csv,
             menu=file_menu,
-            shortcut="Ctrl+Shift+S",
+            name="Export_latency_CSV",
+            shortcut="Ctrl+Shift+E",
+            tip="Write the latency rows (one per mode) as CSV",
             enabled_when=has_result,
         )
         export_menu = file_menu.addMenu("&Export chart as PNG/SVG")
         export_menu.setObjectName("exportMenu")
         file_menu.addSeparator()
-        self.quitAction = add("&Quit", self.close, menu=file_menu, shortcut="Ctrl+Q")
+        self.quitAction = add("&Quit", self.close, menu=file_menu, shortcut=StandardKey.Quit)
         self.quitAction.setMenuRole(QAction.MenuRole.QuitRole)
 
         # Run and Cancel head the Run menu (F5 and Esc belong to the buttons; the menu shows them).
@@ -291,7 +316,30 @@ class MainWindow(QMainWindow):
         run_menu.addSeparator()
 
         help_menu = self.menu("&Help")
-        self.aboutAction = add("&About…", self._show_about, menu=help_menu, shortcut="F1")
+        self.helpAction = add(
+            "Autocast Explorer &Help",
+            self.show_help,
+            menu=help_menu,
+            name="Help",
+            shortcut=StandardKey.HelpContents,
+            tip="The keyboard shortcuts and the manual, opened at the window's section",
+        )
+        help_menu.addSeparator()
+        self.aboutQtAction = add(
+            "About &Qt…",
+            QApplication.aboutQt,
+            menu=help_menu,
+            name="About_Qt",
+            tip="The Qt version this window runs on and Qt's licence (LGPL)",
+        )
+        self.aboutQtAction.setMenuRole(QAction.MenuRole.AboutQtRole)
+        self.aboutAction = add(
+            "&About Autocast Explorer…",
+            self._show_about,
+            menu=help_menu,
+            name="About",
+            tip="Versions of torch, Qt and pyqtgraph; this CPU's low-precision features",
+        )
         self.aboutAction.setMenuRole(QAction.MenuRole.AboutRole)
 
     def menu(self, name: str) -> QMenu:
@@ -316,6 +364,7 @@ class MainWindow(QMainWindow):
         self.controls.layersRequested.connect(self._edit_layers)
         self.controls.runButton.clicked.connect(self._on_run_clicked)
         self.controls.cancelButton.clicked.connect(self.cancel_experiment)
+        self._experiment.partial.connect(self._on_partial)
         self._experiment.finished.connect(self._on_finished)
         self._experiment.failed.connect(self._on_failed)
         self._experiment.cancelled.connect(self._on_cancelled)
@@ -348,6 +397,7 @@ class MainWindow(QMainWindow):
 
     def show_result(self, result: ExperimentResult) -> None:
         """Draw `result` in every view and the status bar (used for runs and opened files)."""
+        self.result_path = None  # a new result has no file yet (open_result sets its own)
         from autocast_explorer.core.experiment.summary import verdict
 
         self.last_result = result
@@ -508,13 +558,16 @@ class MainWindow(QMainWindow):
         self.verdictLabel.setText("Measuring…")
         self._update_actions()
         self.experimentStarted.emit()
+        self.context.experimentStarted.emit(config)
         return True
 
     @Slot()
     def cancel_experiment(self) -> None:
         """Cancel whatever task runs on the shared runner (Esc serves every tab)."""
         if self.runner.is_running():
-            self.controls.progressLabel.setText("Cancelling after the current timing block…")
+            training = self._run_config is not None and self._run_config.mode == "train"
+            where = "training step" if training else "timing block"
+            self.controls.progressLabel.setText(f"Cancelling after the current {where}…")
             self.runner.cancel()
 
     # Any owner's task (sweeps, probes, lessons …) drives the progress bar and Cancel; the
@@ -529,6 +582,12 @@ class MainWindow(QMainWindow):
     def _on_progress(self, fraction: float, message: str) -> None:
         self.controls.progressBar.setValue(round(fraction * PROGRESS_STEPS))
         self.controls.progressLabel.setText(message)
+
+    @Slot(object)
+    def _on_partial(self, obj: object) -> None:
+        """A training step of the window's own run (the router hands out only ours)."""
+        self.experimentStep.emit(obj)
+        self.context.experimentStep.emit(obj)
 
     @Slot(object)
     def _on_task_ended(self, _result: object) -> None:
@@ -613,7 +672,10 @@ class MainWindow(QMainWindow):
             return False
         if Path(path).suffix.lower() == ".csv":
             return self.write_file(path, self.last_result.to_csv(), "the latency CSV")
-        return self.write_file(path, self.last_result.to_json(), "the result")
+        saved = self.write_file(path, self.last_result.to_json(), "the result")
+        if saved:
+            self.result_path = Path(path)
+        return saved
 
     def open_result(self, path: str | Path) -> bool:
         """Show a saved result in every view; the banner names the problem (False)."""
@@ -627,6 +689,7 @@ class MainWindow(QMainWindow):
             return False
         self.messageBanner.hide()
         self.show_result(result)
+        self.result_path = Path(path)
         self.statusBar().showMessage(f"Showing {path}", 5000)
         return True
 
@@ -658,19 +721,28 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _save_json(self) -> None:
+        """File › Save: the result's own file when it has one (opened or saved), else Save As."""
         if self.last_result is None:
             return
-        path, _ = self._ask_save_path(
-            "Save result as JSON", "autocast-result.json", "JSON (*.json)"
-        )
+        if self.result_path is None:
+            self._save_json_as()
+        else:
+            self.save_result(self.result_path)
+
+    @Slot()
+    def _save_json_as(self) -> None:
+        if self.last_result is None:
+            return
+        name = self.result_path.name if self.result_path else "autocast-result.json"
+        path, _ = self._ask_save_path("Save result as JSON", name, "JSON (*.json)")
         if path:
-            self.write_file(path, self.last_result.to_json(), "the result")
+            self.save_result(path)
 
     @Slot()
     def _save_csv(self) -> None:
         if self.last_result is None:
             return
-        path, _ = self._ask_save_path("Save latency CSV", "autocast-latency.csv", "CSV (*.csv)")
+        path, _ = self._ask_save_path("Export latency CSV", "autocast-latency.csv", "CSV (*.csv)")
         if path:
             self.write_file(path, self.last_result.to_csv(), "the latency CSV")
 
@@ -721,6 +793,12 @@ class MainWindow(QMainWindow):
         self.export_chart(key, path)
 
     # ---- help -----------------------------------------------------------------------------
+    @Slot()
+    def show_help(self) -> HelpWindow:
+        """Help › Autocast Explorer Help (F1): shortcuts and the manual at 'The window'."""
+        self._help = show_help(self, self.menuBar(), self._help)
+        return self._help
+
     @Slot()
     def _show_about(self) -> None:
         from autocast_explorer.gui.shell.about import AboutDialog

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.gui.charts.compare_charts import CompareLatencyChart, CompareSpeedupChart
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import make_action
+from autocast_explorer.gui.shell.keys import Shortcut, StandardKey
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -71,7 +72,7 @@ class CompareWindow(QMainWindow):
         layout.setContentsMargins(8, 8, 8, 8)
         buttons = QHBoxLayout()
         self.addFilesAction = self._action(
-            "&Add result files…", "Load saved result JSON files", "Ctrl+O", self.ask_files
+            "&Add result files…", "Load saved result JSON files", StandardKey.Open, self.ask_files
         )
         self.addCurrentAction = self._action(
             "Add this &window's run",
@@ -80,9 +81,12 @@ class CompareWindow(QMainWindow):
             self.add_current,
         )
         self.clearAction = self._action(
-            "&Clear", "Remove every run from the comparison", "Ctrl+Backspace", self.clear
+            "&Clear",
+            "Remove every run from the comparison",
+            "Ctrl+Shift+Backspace",  # Ctrl+Backspace deletes a word in text fields
+            self.clear,
         )
-        self.closeAction = self._action("Close", "Close this window", "Ctrl+W", self.close)
+        self.closeAction = self._action("Close", "Close this window", StandardKey.Close, self.close)
         for action, name in (
             (self.addFilesAction, "compareAddButton"),
             (self.addCurrentAction, "compareAddCurrentButton"),
@@ -137,7 +141,7 @@ class CompareWindow(QMainWindow):
         self.setCentralWidget(central)
         self._update()
 
-    def _action(self, text: str, tip: str, keys: str, slot) -> QAction:
+    def _action(self, text: str, tip: str, keys: Shortcut, slot) -> QAction:
         action = make_action(
             self, text, slot, shortcut=keys, tip=tip, context=Qt.ShortcutContext.WindowShortcut
         )

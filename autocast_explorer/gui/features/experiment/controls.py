@@ -31,9 +31,14 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
+    DEFAULT_LR,
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
+    MAX_LR,
+    MAX_STEPS,
+    OPTIMIZERS,
+    TRAINING_FIELDS,
     ConfigError,
     ExperimentConfig,
     parse_widths,
@@ -44,6 +49,8 @@ from autocast_explorer.gui.shell import style
 GUARD_FIELDS = ("memory", "time")
 ADVANCED_FIELDS = frozenset({"topk", "input_scale", "input_distribution", "memory_budget_mb"})
 PROGRESS_STEPS = 1000
+#: The mode selector's items: (shown text, config.mode).
+MODE_ITEMS = (("Inference", "infer"), ("Training", "train"))
 
 READING_GUIDE = (
     "<b>How to read the charts</b><br>"
@@ -81,6 +88,14 @@ TIPS = {
     "Layer error and Agreement tabs.",
     "memory_budget_mb": "Refuse models whose estimated peak memory exceeds this many MB "
     "(auto: half the memory available now).",
+    "mode": "Inference times forward passes. Training trains two copies of the model side by "
+    "side, from the same weights on the same batches: one in float32, one under autocast, and "
+    "measures step time, loss, gradient dtypes and the memory saved for backward.",
+    "steps": "Training steps for each copy (the loss chart draws them as they complete).",
+    "lr": "Learning rate of the optimizer (changing the optimizer sets its usual value).",
+    "optimizer": "sgd: SGD with momentum 0.9; adamw: AdamW.",
+    "scaler": "float16 only: scale the loss with torch.amp.GradScaler('cpu') so small gradients "
+    "do not underflow. Untick to see what happens without it.",
     "run": "Measure this config: plain float32 vs autocast, on a worker thread (F5).",
     "cancel": "Stop the run at the next timing block (Esc).",
     "progress": "Progress of the current run.",
@@ -108,6 +123,27 @@ class ControlsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.setSpacing(8)
+
+        mode = QGroupBox("Mode")
+        mode_form = self._form(mode)
+        self.modeCombo = QComboBox()
+        self.modeCombo.setObjectName("modeCombo")
+        for text, value in MODE_ITEMS:
+            self.modeCombo.addItem(text, value)
+        self.modeCombo.currentIndexChanged.connect(self._on_mode_changed)
+        self._add_row(mode_form, "mode", "M&ode", self.modeCombo)
+        self.stepsSpin = self._spin("stepsSpin", 1, MAX_STEPS)
+        self._add_row(mode_form, "steps", "Ste&ps", self.stepsSpin)
+        self.optimizerCombo = self._combo("optimizerCombo", OPTIMIZERS)
+        self.optimizerCombo.currentTextChanged.connect(self._on_optimizer_changed)
+        self._add_row(mode_form, "optimizer", "O&ptimizer", self.optimizerCombo)
+        self.lrSpin = self._double("lrSpin", 1e-5, MAX_LR, 5, 0.01)
+        self._add_row(mode_form, "lr", "&Learning rate", self.lrSpin)
+        self.scalerCheck = QCheckBox("GradScaler for float16")
+        self.scalerCheck.setObjectName("scalerCheck")
+        self.scalerCheck.toggled.connect(self._emit_changed)
+        self._add_row(mode_form, "scaler", "", self.scalerCheck)
+        layout.addWidget(mode)
 
         model = QGroupBox("Model and input")
         model_form = self._form(model)
@@ -303,6 +339,31 @@ class ControlsPanel(QWidget):
     def _emit_changed(self) -> None:
         self.changed.emit()
 
+    @Slot(int)
+    def _on_mode_changed(self, _index: int) -> None:
+        self._show_training_fields()
+        self.changed.emit()
+
+    @Slot(str)
+    def _on_optimizer_changed(self, name: str) -> None:
+        """Each optimizer's usual step size (AdamW normalises its updates, SGD does not)."""
+        if name in DEFAULT_LR:
+            self.lrSpin.setValue(DEFAULT_LR[name])
+
+    def mode(self) -> str:
+        """'infer' or 'train', as the mode selector shows."""
+        return str(self.modeCombo.currentData())
+
+    def _show_training_fields(self) -> None:
+        training = self.mode() == "train"
+        for field in (f for f in TRAINING_FIELDS if f != "mode"):  # the selector stays on
+            for widget in self._field_widgets[field]:
+                widget.setEnabled(training)
+        self.minTimeSpin.setToolTip(
+            TIPS["min_time"]
+            + (" In Training mode: seconds of timed training steps per mode." if training else "")
+        )
+
     @Slot(bool)
     def _toggle_advanced(self, shown: bool) -> None:
         self.advancedButton.setArrowType(
@@ -333,6 +394,11 @@ class ControlsPanel(QWidget):
             min_time=self.minTimeSpin.value(),
             allow_slow=self.allowSlowCheck.isChecked(),
             memory_budget_mb=budget,
+            mode=self.mode(),
+            steps=self.stepsSpin.value(),
+            lr=self.lrSpin.value(),
+            optimizer=self.optimizerCombo.currentText(),
+            scaler=self.scalerCheck.isChecked(),
         )
 
     def set_config(self, config: ExperimentConfig) -> None:
@@ -353,6 +419,11 @@ class ControlsPanel(QWidget):
             self.minTimeSpin,
             self.allowSlowCheck,
             self.memoryBudgetSpin,
+            self.modeCombo,
+            self.stepsSpin,
+            self.lrSpin,
+            self.optimizerCombo,
+            self.scalerCheck,
         ]
         blocked = [w.blockSignals(True) for w in widgets]
         try:
@@ -371,9 +442,15 @@ class ControlsPanel(QWidget):
             self.minTimeSpin.setValue(config.min_time)
             self.allowSlowCheck.setChecked(config.allow_slow)
             self.memoryBudgetSpin.setValue(config.memory_budget_mb or 0)
+            self.modeCombo.setCurrentIndex(max(self.modeCombo.findData(config.mode), 0))
+            self.stepsSpin.setValue(min(config.steps, self.stepsSpin.maximum()))
+            self.optimizerCombo.setCurrentText(config.optimizer)
+            self.lrSpin.setValue(config.lr)
+            self.scalerCheck.setChecked(config.scaler)
         finally:
             for widget, was in zip(widgets, blocked, strict=True):
                 widget.blockSignals(was)
+        self._show_training_fields()
         self.changed.emit()
 
     # ---- inline errors --------------------------------------------------------------------

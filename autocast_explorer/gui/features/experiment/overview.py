@@ -45,13 +45,19 @@ class ResultHeader(QWidget):
         self.details.setStyleSheet(f"color: {style.MUTED};")
         self.details.setToolTip("The config and the machine the numbers were measured on.")
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.guard = QLabel("")
+        self.guard.setObjectName("guardLabel")
+        self.guard.setWordWrap(True)
+        self.guard.setStyleSheet(f"color: {style.MUTED}; font-size: 11px;")
+        self.guard.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.guard.hide()
         self.warnings = QLabel("")
         self.warnings.setObjectName("warningsLabel")
         self.warnings.setWordWrap(True)
         self.warnings.setStyleSheet(f"color: {style.WARN};")
         self.warnings.setToolTip("Things that make these numbers less certain.")
         self.warnings.hide()
-        for label in (self.headline, self.details, self.warnings):
+        for label in (self.headline, self.details, self.guard, self.warnings):
             label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
             layout.addWidget(label)
 
@@ -59,7 +65,7 @@ class ResultHeader(QWidget):
         self.headline.setText(text)
 
     def show_result(self, result: ExperimentResult) -> None:
-        from autocast_explorer.core.experiment.summary import verdict
+        from autocast_explorer.core.experiment.summary import guard_line, verdict
 
         cfg = result.config
         env = result.environment
@@ -70,12 +76,21 @@ class ResultHeader(QWidget):
             f"head {cfg.head} · autocast {cfg.dtype}   |   {env.cpu_model} · torch "
             f"{env.torch_version} · {env.cpu_capability} · {env.threads} threads"
         )
+        guard = guard_line(result)
+        self.guard.setText(guard[:1].upper() + guard[1:])
+        self.guard.setToolTip(
+            "The time guard refuses configs whose forward would take over 10 s; it calibrates "
+            "on the model's own ops. Basis: " + (result.guard.basis if result.guard else "")
+        )
+        self.guard.setVisible(bool(guard))
         self.warnings.setText("\n".join(f"⚠ {w}" for w in result.warnings))
         self.warnings.setVisible(bool(result.warnings))
 
     def clear(self) -> None:
         self.headline.setText(IDLE_HEADLINE)
         self.details.setText("")
+        self.guard.setText("")
+        self.guard.hide()
         self.warnings.setText("")
         self.warnings.hide()
 

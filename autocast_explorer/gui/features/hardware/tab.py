@@ -153,7 +153,8 @@ class HardwareTab(QWidget):
         self.table.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.table.setAlternatingRowColors(True)
         self.table.setToolTip(
-            "CPU facts from /proc/cpuinfo and torch's own queries; flags absent here mean "
+            "CPU facts from torch.cpu.get_capabilities() and torch's own queries; flags absent "
+            "here mean "
             "oneDNN converts to float32 (emulation) instead of computing in low precision."
         )
         self.onednnLabel = QLabel("")
@@ -256,7 +257,15 @@ class HardwareTab(QWidget):
             dtype = sweep.config.dtype
         elif self._run is not None:
             run, cfg = self._run, self._run.config
-            verdict = single_run_verdict(run.environment, cfg.dtype, cfg.batch, run.speedup)
+            probe = self.probe if self.probe and self.probe.dtype == cfg.dtype else None
+            verdict = single_run_verdict(
+                run.environment,
+                cfg.dtype,
+                cfg.batch,
+                run.speedup,
+                rates=(run.gflops("plain"), run.gflops("autocast")),
+                onednn=probe,
+            )
             roofline = build_roofline(
                 cfg.dtype,
                 run.environment.threads,
@@ -309,12 +318,12 @@ class HardwareTab(QWidget):
 
         short = {"bfloat16": "bf16", "float16": "fp16"}.get(v.dtype, v.dtype)
         rows: list[tuple[str, str, bool | None, str]] = [
-            ("CPU", v.cpu_model, None, "From /proc/cpuinfo."),
+            ("CPU", v.cpu_model, None, "From /proc/cpuinfo or torch.cpu.get_capabilities()."),
             ("Cores / threads", f"{v.cores} / {v.threads}", None, "Cores; torch threads used."),
             ("torch capability", v.cpu_capability, None, "torch.backends.cpu.get_cpu_capability()"),
         ]
         rows += [
-            (flag, PRESENT if on else ABSENT, on, f"CPU flag {flag} in /proc/cpuinfo.")
+            (flag, PRESENT if on else ABSENT, on, f"CPU flag {flag} (torch.cpu.get_capabilities).")
             for flag, on in v.flags.items()
         ]
         rows += [
@@ -322,6 +331,16 @@ class HardwareTab(QWidget):
             ("torch: fp16 ok?", _yes_no(v.torch_fp16_supported), None, TORCH_QUERY % "fp16"),
             (f"Native {short}", "yes" if v.native else "no (emulated)", v.native, v.hardware),
         ]
+        if v.instead:
+            rows.append(
+                (
+                    "What ran instead",
+                    v.instead,
+                    False,
+                    "Derived from the oneDNN probe (which kernels ran) and the measured GFLOP/s "
+                    "of each mode: why autocast is slower on a CPU without this dtype.",
+                )
+            )
         probe = self.probe
         version = (probe.version if probe else None) or onednn_version()
         if not v.mkldnn:

@@ -412,6 +412,10 @@ class LessonsPanel(QWidget):
             chart_id = "dtype"
         if chart_id == "layers":
             return "layers", "layers", ctx.view("layers")
+        if chart_id == "loss" and ctx.view("training") is not None:
+            loss = ctx.chart("loss")
+            if loss is not None:
+                return "loss", "training", loss
         plot = ctx.chart(chart_id) if chart_id in ("latency", "dtype", "agreement") else None
         if plot is None:
             chart_id, plot = "dtype", ctx.chart("dtype")

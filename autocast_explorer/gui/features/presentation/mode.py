@@ -22,6 +22,7 @@ from PySide6.QtGui import QColor, QFont, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QApplication, QWidget
 
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.keys import Shortcut, StandardKey
 
 if TYPE_CHECKING:
     from autocast_explorer.gui.shell.context import AppContext
@@ -291,16 +292,22 @@ class Presentation(QObject):
     def _build_actions(self) -> None:
         view = self._ctx.menu("&View")
 
-        def action(text: str, tip: str, keys: list[str], slot, checkable: bool = False):
+        def action(text: str, tip: str, keys: list[Shortcut], slot, checkable: bool = False):
             return self._ctx.add_action(
                 text, slot, menu=view, shortcut=keys, tip=tip, checkable=checkable
             )
 
         self.zoomInAction = action(
-            "&Bigger text", "Scale all text and chart labels up", ["Ctrl+=", "Ctrl++"], self.zoom_in
+            "&Bigger text",
+            "Scale all text and chart labels up",
+            [StandardKey.ZoomIn, "Ctrl+="],  # Ctrl+= where + needs Shift
+            self.zoom_in,
         )
         self.zoomOutAction = action(
-            "&Smaller text", "Scale all text and chart labels down", ["Ctrl+-"], self.zoom_out
+            "&Smaller text",
+            "Scale all text and chart labels down",
+            [StandardKey.ZoomOut],
+            self.zoom_out,
         )
         self.zoomResetAction = action(
             "&Normal text size",
@@ -310,7 +317,11 @@ class Presentation(QObject):
         )
         view.addSeparator()
         self.fullScreenAction = action(
-            "&Full screen", "Fill the screen with the window", ["F11"], self.set_full_screen, True
+            "&Full screen",
+            "Fill the screen with the window",
+            [StandardKey.FullScreen],
+            self.set_full_screen,
+            True,
         )
         self.projectorAction = action(
             "&Projector theme",
@@ -322,7 +333,7 @@ class Presentation(QObject):
         self.hideControlsAction = action(
             "&Hide controls",
             "Hide the controls so the charts fill the window (F5 and Esc still run and cancel)",
-            ["Ctrl+H"],
+            ["Ctrl+Shift+C"],  # not Ctrl+H: that is ⌘H, hide the application, on macOS
             self.set_controls_hidden,
             True,
         )

@@ -159,7 +159,7 @@ class PresetBox(QGroupBox):
         self.combo.setMinimumContentsLength(10)
         self.combo.setToolTip(
             "Ready-made experiments: the tutorial's example first, then the other built-in "
-            "presets and the ones you saved. Choosing one sets every control (Ctrl+P)."
+            "presets and the ones you saved. Choosing one sets every control (F4 opens the list)."
         )
         self.saveButton = QToolButton()
         self.saveButton.setObjectName("presetSaveButton")
@@ -189,7 +189,7 @@ class PresetBox(QGroupBox):
             menu="&File",
             before="Open_result_JSON",
             name="Choose_preset",
-            shortcut="Ctrl+P",
+            shortcut="F4",  # opens a list, as F4 opens a combo box's; Ctrl+P is Print
             tip="Open the preset list",
         )
         self.saveAction = ctx.add_action(

@@ -49,12 +49,17 @@ class ReportExporter(QObject):
     def export_to(self, folder: Path) -> Path | None:
         """Write the report into `folder`; report.md, or None (the banner says why)."""
         from autocast_explorer.core.documents.report import ReportError, write_report
-        from autocast_explorer.gui.charts.report_charts import REPORT_CHARTS, plots_chart_writer
+        from autocast_explorer.gui.charts.report_charts import (
+            REPORT_CHARTS,
+            TRAINING_REPORT_CHARTS,
+            plots_chart_writer,
+        )
 
         result = self._ctx.last_result()
         if result is None:
             return None
-        plots = {key: self._ctx.chart(key) for key, _title, _file in REPORT_CHARTS}
+        charts = REPORT_CHARTS + (TRAINING_REPORT_CHARTS if result.train is not None else ())
+        plots = {key: self._ctx.chart(key) for key, _title, _file in charts}
         writer = plots_chart_writer({k: p for k, p in plots.items() if p is not None})
         try:
             report = write_report(result, folder, writer)

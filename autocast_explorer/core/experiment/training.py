@@ -1,0 +1,688 @@
+"""Training under autocast: two identical models, one float32 and one autocast, side by side.
+
+What autocast does in a training loop differs from inference: the forward runs in the low dtype,
+the loss comes back float32 (cross_entropy is on CPU autocast's float32 list), gradients are
+float32 because the parameters are, and the tensors autograd saves for backward are stored in the
+low dtype — the real memory saving. float16 also needs a GradScaler. Everything here is measured:
+dtypes from hooks and a dispatch-mode trace, saved bytes from `saved_tensors_hooks`.
+
+Both runs start from one seeded initialisation and see the same batches of one seeded synthetic
+task in the same order; their steps are interleaved so drift on a shared CPU hits both alike.
+The training code needs only a `ModelSource` (build the model, draw an input batch, count the
+classes), so every model family can train.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from autocast_explorer.core.documents.reader import DocumentFormatError, JsonReader, integer
+from autocast_explorer.core.experiment.capture import autocast_context
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.model import (
+    build_input,
+    build_model,
+    dtype_name,
+    low_precision_dtype,
+)
+from autocast_explorer.core.experiment.progress import Reporter
+from autocast_explorer.core.numerics.optrace import OpTracer
+
+MODES: tuple[str, str] = ("plain", "autocast")
+#: Distinct training batches the task holds; steps cycle through them (bounded memory).
+TRAIN_POOL_BATCHES = 8
+#: Held-out batches for the final accuracy (never trained on).
+HELD_OUT_BATCHES = 4
+#: Distance of each class's centre from the origin, in units of the input noise: large enough
+#: that the task is learnable in tens of steps, small enough that the loss falls gradually.
+CENTROID_NORM = 4.0
+#: The task is drawn from its own stream, so changing the model does not change the data.
+TASK_SEED_OFFSET = 7919
+#: GradScaler's starting scale (torch's default, written out so the report can state it).
+INIT_SCALE = 2.0**16
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What training needs from a model family: the model, one input batch, the class count.
+
+    `make_input` draws one batch of `config.batch` rows from torch's global RNG (the task seeds
+    it), so any family's own input maker fits.
+    """
+
+    build_model: Callable[[ExperimentConfig], torch.nn.Module]
+    make_input: Callable[[ExperimentConfig], torch.Tensor]
+    classes: Callable[[ExperimentConfig], int]
+
+
+MLP_SOURCE = ModelSource(
+    build_model=build_model,
+    make_input=build_input,
+    classes=lambda config: config.widths[-1],
+)
+
+
+@dataclass(frozen=True)
+class SyntheticTask:
+    """A fixed, learnable classification problem: each class is a centre plus the input noise."""
+
+    batches: tuple[tuple[torch.Tensor, torch.Tensor], ...]
+    held_out: tuple[tuple[torch.Tensor, torch.Tensor], ...]
+
+    def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.batches[step % len(self.batches)]
+
+
+def make_task(config: ExperimentConfig, source: ModelSource = MLP_SOURCE) -> SyntheticTask:
+    """Seeded batches: labels uniform, x = the family's input noise + its class's centre.
+
+    Integer inputs (token ids) cannot take a centre; their label is the first token modulo the
+    class count, which a sequence model can learn.
+    """
+    torch.manual_seed(config.seed + TASK_SEED_OFFSET)
+    classes = source.classes(config)
+    probe = source.make_input(config)
+    centres: torch.Tensor | None = None
+    if probe.is_floating_point():
+        row = probe[0]
+        noise = float(probe.float().std()) or 1.0  # follows --input-scale and the distribution
+        spread = CENTROID_NORM * noise / math.sqrt(row.numel())
+        centres = torch.randn((classes, *row.shape)) * spread
+
+    def draw() -> tuple[torch.Tensor, torch.Tensor]:
+        x = source.make_input(config)
+        if centres is None:
+            return x, x.reshape(x.shape[0], -1)[:, 0].long() % classes
+        y = torch.randint(0, classes, (x.shape[0],))
+        return x + centres[y].to(x.dtype), y
+
+    batches = tuple(draw() for _ in range(TRAIN_POOL_BATCHES))
+    held_out = tuple(draw() for _ in range(HELD_OUT_BATCHES))
+    return SyntheticTask(batches=batches, held_out=held_out)
+
+
+def loss_function(config: ExperimentConfig) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """Cross-entropy on logits; after a probability head, the negative log-likelihood."""
+    if config.head == "log_softmax":
+        return F.nll_loss
+    if config.head == "softmax":
+        return lambda probs, y: F.nll_loss(torch.log(probs.clamp_min(1e-12)), y)
+    return F.cross_entropy
+
+
+def make_optimizer(config: ExperimentConfig, model: torch.nn.Module) -> torch.optim.Optimizer:
+    if config.optimizer == "adamw":
+        return torch.optim.AdamW(model.parameters(), lr=config.lr)
+    return torch.optim.SGD(model.parameters(), lr=config.lr, momentum=0.9)
+
+
+def uses_scaler(config: ExperimentConfig) -> bool:
+    """float16's narrow range makes small gradients underflow; bfloat16 has float32's range."""
+    return config.dtype == "float16" and config.scaler
+
+
+@dataclass(frozen=True)
+class StepTiming:
+    """One training step: its loss and the seconds of each phase (CPU ops run synchronously,
+    so each phase's wall time is its own)."""
+
+    loss: float
+    forward_s: float
+    backward_s: float
+    optimizer_s: float
+    skipped: bool = False
+
+    @property
+    def total_s(self) -> float:
+        return self.forward_s + self.backward_s + self.optimizer_s
+
+
+class Trainer:
+    """One model, its optimizer and (for float16 autocast) its GradScaler; `step` trains once."""
+
+    def __init__(
+        self, config: ExperimentConfig, model: torch.nn.Module, dtype: torch.dtype | None
+    ) -> None:
+        self.model = model
+        self.model.train()
+        self.dtype = dtype
+        self.loss_fn = loss_function(config)
+        self.optimizer = make_optimizer(config, model)
+        self.scaler: torch.amp.GradScaler | None = None
+        if dtype is not None and uses_scaler(config):
+            self.scaler = torch.amp.GradScaler("cpu", init_scale=INIT_SCALE)
+
+    def step(self, x: torch.Tensor, y: torch.Tensor) -> StepTiming:
+        """zero_grad, forward + loss, backward, optimizer step (through the scaler if any)."""
+        self.optimizer.zero_grad(set_to_none=True)
+        start = time.perf_counter()
+        with autocast_context(self.dtype):
+            loss = self.loss_fn(self.model(x), y)
+        forward_end = time.perf_counter()
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        backward_end = time.perf_counter()
+        skipped = False
+        if self.scaler is not None:
+            scale = self.scaler.get_scale()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            skipped = self.scaler.get_scale() < scale  # the scaler backs off only on inf/NaN
+        else:
+            self.optimizer.step()
+        end = time.perf_counter()
+        return StepTiming(
+            loss=float(loss.detach()),
+            forward_s=forward_end - start,
+            backward_s=backward_end - forward_end,
+            optimizer_s=end - backward_end,
+            skipped=skipped,
+        )
+
+    def timed_step(self, task: SyntheticTask) -> Callable[[], object]:
+        """A callable for the timing protocol: one step on the next batch of the task."""
+        counter = itertools.count()
+
+        def call() -> StepTiming:
+            return self.step(*task.batch(next(counter)))
+
+        return call
+
+
+# ---- the measurements of one probed step ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LayerTrace:
+    """One layer in both modes: forward input/output dtypes, backward grad-output/grad-input."""
+
+    name: str
+    kind: str
+    forward: dict[str, tuple[str, str]]  # mode -> (in dtype, out dtype)
+    backward: dict[str, tuple[str, str]]  # mode -> (grad of output dtype, grad of input dtype)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "forward": {m: {"in": i, "out": o} for m, (i, o) in self.forward.items()},
+            "backward": {m: {"grad_out": o, "grad_in": i} for m, (o, i) in self.backward.items()},
+        }
+
+    @classmethod
+    def from_reader(cls, r: JsonReader) -> LayerTrace:
+        fwd, bwd = r.obj("forward"), r.obj("backward")
+        return cls(
+            name=r.text("name"),
+            kind=r.text("kind"),
+            forward={m: (fwd.obj(m).text("in"), fwd.obj(m).text("out")) for m in fwd.data},
+            backward={
+                m: (bwd.obj(m).text("grad_out"), bwd.obj(m).text("grad_in")) for m in bwd.data
+            },
+        )
+
+
+@dataclass(frozen=True)
+class OpUse:
+    """How often one aten op ran with given input and output dtypes in one phase of a step."""
+
+    op: str
+    in_dtypes: tuple[str, ...]
+    out_dtypes: tuple[str, ...]
+    count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "in": list(self.in_dtypes),
+            "out": list(self.out_dtypes),
+            "count": self.count,
+        }
+
+    @classmethod
+    def from_reader(cls, r: JsonReader) -> OpUse:
+        return cls(
+            op=r.text("op"),
+            in_dtypes=tuple(_texts(r, "in")),
+            out_dtypes=tuple(_texts(r, "out")),
+            count=integer(r, "count", minimum=0),
+        )
+
+
+def _texts(r: JsonReader, key: str) -> list[str]:
+    value = r.data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DocumentFormatError(f"{r.where(key)}: expected a list of text")
+    return list(value)
+
+
+@dataclass(frozen=True)
+class StepProbe:
+    """One instrumented training step of one mode at the initial weights."""
+
+    loss_dtype: str
+    output_dtype: str
+    grad_dtypes: dict[str, str]
+    grads: dict[str, torch.Tensor]
+    saved_bytes: int
+    saved_tensors: int
+    layers: list[tuple[str, str, tuple[str, str], tuple[str, str]]]
+    forward_ops: tuple[OpUse, ...]
+    backward_ops: tuple[OpUse, ...]
+
+
+def _first_tensor(value: object) -> torch.Tensor | None:
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, tuple | list):
+        return next((v for v in value if isinstance(v, torch.Tensor)), None)
+    return None
+
+
+def _name(t: torch.Tensor | None) -> str:
+    return dtype_name(t.dtype) if t is not None else "none"
+
+
+def _op_uses(tracer: OpTracer) -> tuple[OpUse, ...]:
+    counts = Counter((r.op, r.in_dtypes, r.out_dtypes) for r in tracer.records)
+    return tuple(OpUse(op, i, o, n) for (op, i, o), n in counts.items())
+
+
+def probe_step(
+    config: ExperimentConfig,
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    dtype: torch.dtype | None,
+) -> StepProbe:
+    """Forward + loss + backward once, observed four ways, without an optimizer step.
+
+    Forward/backward hooks give each layer's dtypes; an OpTracer (a TorchDispatchMode, which sees
+    the autograd engine's backward ops too) records the aten ops of each phase; a pack hook of
+    `saved_tensors_hooks` counts the bytes of every tensor autograd saves for backward. With a
+    GradScaler the loss is scaled as in training and the gradients unscaled before reading.
+    """
+    model.train()
+    model.zero_grad(set_to_none=True)
+    layers: dict[str, dict[str, Any]] = {}
+    handles = []
+    for name, module in model.named_children():
+        entry = layers.setdefault(name, {"kind": type(module).__name__})
+
+        def forward_hook(mod: torch.nn.Module, inputs: tuple, output: object, e=entry) -> None:
+            e["forward"] = (_name(_first_tensor(inputs)), _name(_first_tensor(output)))
+
+        def backward_hook(mod: torch.nn.Module, grad_in: tuple, grad_out: tuple, e=entry) -> None:
+            e["backward"] = (_name(_first_tensor(grad_out)), _name(_first_tensor(grad_in)))
+
+        handles.append(module.register_forward_hook(forward_hook))
+        handles.append(module.register_full_backward_hook(backward_hook))
+    saved = [0, 0]
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        saved[0] += t.numel() * t.element_size()
+        saved[1] += 1
+        return t
+
+    use_scaler = dtype is not None and uses_scaler(config)
+    scaler = torch.amp.GradScaler("cpu", init_scale=INIT_SCALE) if use_scaler else None
+    label = "plain" if dtype is None else "autocast"
+    try:
+        with (
+            torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t),
+            OpTracer(label) as forward_tracer,
+            autocast_context(dtype),
+        ):
+            output = model(x)
+            loss = loss_function(config)(output, y)
+        with warnings.catch_warnings(), OpTracer(label) as backward_tracer:
+            # The input needs no gradient, so the first layer's hook reports grad_in as None;
+            # torch warns about exactly that, which is what we want to record.
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            (scaler.scale(loss) if scaler is not None else loss).backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    scale = scaler.get_scale() if scaler is not None else 1.0
+    grads = {
+        name: (p.grad.detach() / scale if scale != 1.0 else p.grad.detach())
+        for name, p in model.named_parameters()
+        if p.grad is not None
+    }
+    return StepProbe(
+        loss_dtype=dtype_name(loss.dtype),
+        output_dtype=dtype_name(output.dtype),
+        grad_dtypes={
+            name: dtype_name(p.grad.dtype)
+            for name, p in model.named_parameters()
+            if p.grad is not None
+        },
+        grads=grads,
+        saved_bytes=saved[0],
+        saved_tensors=saved[1],
+        layers=[
+            (
+                name,
+                e["kind"],
+                e.get("forward", ("none", "none")),
+                e.get("backward", ("none", "none")),
+            )
+            for name, e in layers.items()
+            if "forward" in e
+        ],
+        forward_ops=_op_uses(forward_tracer),
+        backward_ops=_op_uses(backward_tracer),
+    )
+
+
+def underflowed_elements(plain: dict[str, torch.Tensor], auto: dict[str, torch.Tensor]) -> int:
+    """Gradient elements that are zero under autocast but not in float32, same weights and batch.
+
+    That is what underflow does: a product or sum too small for the low dtype becomes 0.
+    """
+    return sum(
+        int(((auto[name] == 0) & (grad != 0)).sum()) for name, grad in plain.items() if name in auto
+    )
+
+
+# ---- the report --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScalerReport:
+    """The GradScaler (float16 only) and what the low dtype did to the gradients."""
+
+    used: bool
+    enabled: bool
+    init_scale: float | None
+    final_scale: float | None
+    skipped_steps: int
+    underflowed_grads: int
+    grad_elements: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "used": self.used,
+            "enabled": self.enabled,
+            "init_scale": self.init_scale,
+            "final_scale": self.final_scale,
+            "skipped_steps": self.skipped_steps,
+            "underflowed_grads": self.underflowed_grads,
+            "grad_elements": self.grad_elements,
+        }
+
+    @classmethod
+    def from_reader(cls, r: JsonReader) -> ScalerReport:
+        def optional(key: str) -> float | None:
+            return None if r.data.get(key) is None else r.number(key)
+
+        return cls(
+            used=r.boolean("used"),
+            enabled=r.boolean("enabled"),
+            init_scale=optional("init_scale"),
+            final_scale=optional("final_scale"),
+            skipped_steps=integer(r, "skipped_steps", minimum=0),
+            underflowed_grads=integer(r, "underflowed_grads", minimum=0),
+            grad_elements=integer(r, "grad_elements", minimum=0),
+        )
+
+
+@dataclass(frozen=True)
+class PhaseTimes:
+    """Median milliseconds of each phase of a training step, over the steps after the first."""
+
+    forward_ms: float
+    backward_ms: float
+    optimizer_ms: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "forward_ms": self.forward_ms,
+            "backward_ms": self.backward_ms,
+            "optimizer_ms": self.optimizer_ms,
+        }
+
+    @classmethod
+    def from_reader(cls, r: JsonReader) -> PhaseTimes:
+        return cls(r.number("forward_ms"), r.number("backward_ms"), r.number("optimizer_ms"))
+
+    @classmethod
+    def of(cls, steps: list[StepTiming]) -> PhaseTimes:
+        warm = steps[1:] or steps
+        return cls(
+            forward_ms=float(np.median([s.forward_s for s in warm])) * 1e3,
+            backward_ms=float(np.median([s.backward_s for s in warm])) * 1e3,
+            optimizer_ms=float(np.median([s.optimizer_s for s in warm])) * 1e3,
+        )
+
+
+@dataclass(frozen=True)
+class TrainReport:
+    """Everything measured by training both copies; the result JSON's `train` object."""
+
+    steps: int
+    loss: dict[str, tuple[float, ...]]  # mode -> loss of every step
+    accuracy: dict[str, float]  # mode -> held-out accuracy after training
+    held_out_rows: int
+    loss_dtype: dict[str, str]
+    output_dtype: dict[str, str]
+    grad_dtypes: dict[str, str]  # parameter -> gradient dtype under autocast
+    grad_dtypes_plain: dict[str, str]
+    saved_bytes: dict[str, int]
+    saved_tensors: dict[str, int]
+    layers: tuple[LayerTrace, ...]
+    ops: dict[str, dict[str, tuple[OpUse, ...]]]  # mode -> phase (forward/backward) -> ops
+    phases: dict[str, PhaseTimes]
+    scaler: ScalerReport
+    nonfinite_steps: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def saved_ratio(self) -> float:
+        """autocast's saved bytes / float32's (below 1: autocast saves less)."""
+        plain = self.saved_bytes.get("plain", 0)
+        return self.saved_bytes.get("autocast", 0) / plain if plain else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "steps": self.steps,
+            "loss": {m: list(v) for m, v in self.loss.items()},
+            "accuracy": dict(self.accuracy),
+            "held_out_rows": self.held_out_rows,
+            "loss_dtype": dict(self.loss_dtype),
+            "output_dtype": dict(self.output_dtype),
+            "grad_dtypes": dict(self.grad_dtypes),
+            "grad_dtypes_plain": dict(self.grad_dtypes_plain),
+            "saved_bytes": dict(self.saved_bytes),
+            "saved_tensors": dict(self.saved_tensors),
+            "layers": [layer.to_dict() for layer in self.layers],
+            "ops": {
+                m: {phase: [op.to_dict() for op in ops] for phase, ops in phases.items()}
+                for m, phases in self.ops.items()
+            },
+            "phases": {m: p.to_dict() for m, p in self.phases.items()},
+            "scaler": self.scaler.to_dict(),
+            "nonfinite_steps": dict(self.nonfinite_steps),
+        }
+
+    @classmethod
+    def from_reader(cls, r: JsonReader) -> TrainReport:
+        """Strict read of a `train` object (a bad field raises DocumentFormatError naming it)."""
+        loss, acc, ops = r.obj("loss"), r.obj("accuracy"), r.obj("ops")
+        phases = r.obj("phases")
+
+        def texts(key: str) -> dict[str, str]:
+            sub = r.obj(key)
+            return {k: sub.text(k) for k in sub.data}
+
+        def ints(key: str) -> dict[str, int]:
+            sub = r.obj(key)
+            return {k: integer(sub, k, minimum=0) for k in sub.data}
+
+        return cls(
+            steps=integer(r, "steps", minimum=1),
+            loss={m: tuple(loss.numbers(m)) for m in MODES},
+            accuracy={m: acc.number(m) for m in MODES},
+            held_out_rows=integer(r, "held_out_rows", minimum=0),
+            loss_dtype=texts("loss_dtype"),
+            output_dtype=texts("output_dtype"),
+            grad_dtypes=texts("grad_dtypes"),
+            grad_dtypes_plain=texts("grad_dtypes_plain"),
+            saved_bytes=ints("saved_bytes"),
+            saved_tensors=ints("saved_tensors"),
+            layers=tuple(LayerTrace.from_reader(layer) for layer in r.objects("layers")),
+            ops={
+                m: {
+                    phase: tuple(OpUse.from_reader(o) for o in ops.obj(m).objects(phase))
+                    for phase in ops.obj(m).data
+                }
+                for m in ops.data
+            },
+            phases={m: PhaseTimes.from_reader(phases.obj(m)) for m in phases.data},
+            scaler=ScalerReport.from_reader(r.obj("scaler")),
+            nonfinite_steps=ints("nonfinite_steps") if "nonfinite_steps" in r.data else {},
+        )
+
+
+@dataclass(frozen=True)
+class StepProgress:
+    """Plain data streamed after each interleaved pair of steps (for a live loss chart)."""
+
+    step: int
+    steps: int
+    loss_plain: float
+    loss_autocast: float
+
+
+PartialFn = Callable[[StepProgress], None]
+
+
+@dataclass
+class TrainingRun:
+    """What `train_side_by_side` hands the engine: the report, the trainers for timing, the task."""
+
+    report: TrainReport
+    trainers: dict[str, Trainer]
+    task: SyntheticTask
+    cold_ms: list[float]
+    held_out_logits: dict[str, torch.Tensor]
+
+
+def _accuracy(
+    model: torch.nn.Module, task: SyntheticTask, dtype: torch.dtype | None
+) -> tuple[float, torch.Tensor]:
+    """Held-out accuracy of a model in the precision it trained in, and its logits."""
+    model.eval()
+    with torch.no_grad(), autocast_context(dtype):
+        logits = torch.cat([model(x).float() for x, _ in task.held_out])
+    labels = torch.cat([y for _, y in task.held_out])
+    model.train()
+    return float((logits.argmax(dim=1) == labels).float().mean()), logits
+
+
+def train_side_by_side(
+    config: ExperimentConfig,
+    reporter: Reporter,
+    partial: PartialFn | None = None,
+    source: ModelSource = MLP_SOURCE,
+) -> TrainingRun:
+    """Probe one step per mode, then train both copies `config.steps` steps, interleaved.
+
+    Cancellation is checked between steps (a step itself cannot be interrupted).
+    """
+    low = low_precision_dtype(config)
+    initial = source.build_model(config)
+    task = make_task(config, source)
+    x0, y0 = task.batch(0)
+
+    reporter.report(0.0, "probing one training step per mode (dtypes, ops, saved bytes)")
+    probes = {
+        "plain": probe_step(config, copy.deepcopy(initial), x0, y0, None),
+        "autocast": probe_step(config, copy.deepcopy(initial), x0, y0, low),
+    }
+    reporter.check()
+    trainers = {
+        "plain": Trainer(config, copy.deepcopy(initial), None),
+        "autocast": Trainer(config, copy.deepcopy(initial), low),
+    }
+    timings: dict[str, list[StepTiming]] = {m: [] for m in MODES}
+    for step in range(config.steps):
+        x, y = task.batch(step)
+        for mode in MODES:
+            timings[mode].append(trainers[mode].step(x, y))
+        if partial is not None:
+            partial(
+                StepProgress(
+                    step=step + 1,
+                    steps=config.steps,
+                    loss_plain=timings["plain"][-1].loss,
+                    loss_autocast=timings["autocast"][-1].loss,
+                )
+            )
+        reporter.report(0.1 + 0.9 * (step + 1) / config.steps, f"training step {step + 1}")
+        reporter.check()
+
+    accuracy: dict[str, float] = {}
+    logits: dict[str, torch.Tensor] = {}
+    for mode, dtype in (("plain", None), ("autocast", low)):
+        accuracy[mode], logits[mode] = _accuracy(trainers[mode].model, task, dtype)
+
+    scaler = trainers["autocast"].scaler
+    grads_plain, grads_auto = probes["plain"].grads, probes["autocast"].grads
+    report = TrainReport(
+        steps=config.steps,
+        loss={m: tuple(s.loss for s in timings[m]) for m in MODES},
+        accuracy=accuracy,
+        held_out_rows=sum(int(y.shape[0]) for _, y in task.held_out),
+        loss_dtype={m: probes[m].loss_dtype for m in MODES},
+        output_dtype={m: probes[m].output_dtype for m in MODES},
+        grad_dtypes=probes["autocast"].grad_dtypes,
+        grad_dtypes_plain=probes["plain"].grad_dtypes,
+        saved_bytes={m: probes[m].saved_bytes for m in MODES},
+        saved_tensors={m: probes[m].saved_tensors for m in MODES},
+        layers=tuple(_layer_traces(probes)),
+        ops={
+            m: {"forward": probes[m].forward_ops, "backward": probes[m].backward_ops} for m in MODES
+        },
+        phases={m: PhaseTimes.of(timings[m]) for m in MODES},
+        scaler=ScalerReport(
+            used=scaler is not None,
+            enabled=bool(scaler is not None and scaler.is_enabled()),
+            init_scale=INIT_SCALE if scaler is not None else None,
+            final_scale=scaler.get_scale() if scaler is not None else None,
+            skipped_steps=sum(s.skipped for s in timings["autocast"]),
+            underflowed_grads=underflowed_elements(grads_plain, grads_auto),
+            grad_elements=sum(g.numel() for g in grads_plain.values()),
+        ),
+        nonfinite_steps={m: sum(not math.isfinite(s.loss) for s in timings[m]) for m in MODES},
+    )
+    return TrainingRun(
+        report=report,
+        trainers=trainers,
+        task=task,
+        cold_ms=[timings[m][0].total_s * 1e3 for m in MODES],
+        held_out_logits=logits,
+    )
+
+
+def _layer_traces(probes: dict[str, StepProbe]) -> Iterator[LayerTrace]:
+    for plain, auto in zip(probes["plain"].layers, probes["autocast"].layers, strict=True):
+        yield LayerTrace(
+            name=plain[0],
+            kind=plain[1],
+            forward={"plain": plain[2], "autocast": auto[2]},
+            backward={"plain": plain[3], "autocast": auto[3]},
+        )

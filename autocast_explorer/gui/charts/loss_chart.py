@@ -1,0 +1,158 @@
+"""Training loss per step: the float32 copy and the autocast copy, drawn live as steps complete.
+
+Each curve is one PlotDataItem created once and updated with setData as steps stream in (the
+pyqtgraph pattern); the finished run's held-out accuracies go in the title. `drawn()` reads the
+curves back from the plot items so tests check what is on screen.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.shell import style
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.experiment.training import StepProgress
+
+HINT = "Choose Training mode and press Run (F5)"
+
+
+class LossChart(StaticChart):
+    """`start(steps, dtype)`, `add_step(progress)`, `show_result(result)`, `clear()`; `lossPlot`."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(
+            parent,
+            name="lossPlot",
+            tooltip=(
+                "Training loss after each step, for two copies of the same model trained on the "
+                "same batches: one in float32, one under autocast. The curves are drawn as the "
+                "steps complete."
+            ),
+            minimum=(360, 260),
+            left="loss (cross-entropy)",
+            bottom="training step",
+            grid=(True, True),
+            grid_behind=True,
+        )
+        plot = self.getPlotItem()
+        self._legend = plot.addLegend(offset=(-10, 10), labelTextSize="10pt")
+        self._plain = plot.plot(
+            [], [], pen=pg.mkPen(style.dtype_color("float32"), width=3), name="float32"
+        )
+        self._auto = plot.plot(
+            [],
+            [],
+            pen=pg.mkPen(style.dtype_color("bfloat16"), width=2, style=Qt.PenStyle.DashLine),
+            name="autocast",
+        )
+        self._hint = pg.TextItem(HINT, color=style.MUTED, anchor=(0.5, 0.5))
+        self._hint.setFont(style.chart_font())
+        plot.addItem(self._hint)
+        self._steps: list[int] = []
+        self._loss_plain: list[float] = []
+        self._loss_auto: list[float] = []
+        self._total = 0
+        self._dtype = "bfloat16"
+        self._accuracy_text = ""
+        self.clear()
+
+    # ---- live -----------------------------------------------------------------------------
+    def start(self, steps: int, dtype: str) -> None:
+        """Empty curves for a run of `steps` steps under autocast `dtype`."""
+        self._reset(steps, dtype)
+        self._set_title(f"training… 0/{steps} steps")
+
+    def add_step(self, progress: StepProgress) -> None:
+        """Append one step's two losses (plain data streamed from the worker)."""
+        if progress.steps != self._total:
+            self._reset(progress.steps, self._dtype)
+        self._steps.append(progress.step)
+        self._loss_plain.append(progress.loss_plain)
+        self._loss_auto.append(progress.loss_autocast)
+        self._redraw()
+        self._set_title(
+            f"training… {progress.step}/{progress.steps} steps · loss "
+            f"{progress.loss_plain:.3f} (float32) / {progress.loss_autocast:.3f} ({self._dtype})"
+        )
+
+    # ---- result view ------------------------------------------------------------------------
+    def show_result(self, result: ExperimentResult) -> None:
+        train = result.train
+        if train is None:
+            self.clear()
+            return
+        self._reset(train.steps, result.config.dtype)
+        self._steps = list(range(1, len(train.loss["plain"]) + 1))
+        self._loss_plain = list(train.loss["plain"])
+        self._loss_auto = list(train.loss["autocast"])
+        self._redraw()
+        acc = train.accuracy
+        self._accuracy_text = (
+            f"held-out accuracy: float32 {acc['plain']:.1%} · {self._dtype} {acc['autocast']:.1%}"
+        )
+        self._set_title(self._accuracy_text)
+
+    def clear(self) -> None:
+        self._reset(0, self._dtype)
+        self._set_title("float32 vs autocast")
+        self._hint.setText(HINT)
+        self._hint.setPos(0.5, 0.5)
+        self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+
+    def has_data(self) -> bool:
+        return bool(self._steps)
+
+    def _reset(self, steps: int, dtype: str) -> None:
+        self._total = steps
+        self._dtype = dtype
+        self._steps, self._loss_plain, self._loss_auto = [], [], []
+        self._accuracy_text = ""
+        self._auto.setPen(pg.mkPen(style.dtype_color(dtype), width=2, style=Qt.PenStyle.DashLine))
+        self._rename(self._auto, f"autocast ({dtype})")
+        self._plain.setData([], [])
+        self._auto.setData([], [])
+        self._hint.setText("")
+        if steps:
+            self.getPlotItem().setXRange(1, max(steps, 2), padding=0.02)
+
+    def _rename(self, item: pg.PlotDataItem, name: str) -> None:
+        for sample, label in self._legend.items:
+            if sample.item is item:
+                label.setText(name)
+
+    def _redraw(self) -> None:
+        self._plain.setData(self._steps, self._loss_plain)
+        self._auto.setData(self._steps, self._loss_auto)
+        finite = [
+            v for v in self._loss_plain + self._loss_auto if v == v and abs(v) != float("inf")
+        ]
+        top = max(finite, default=1.0) * 1.08 or 1.0
+        self.getPlotItem().setYRange(0, top, padding=0)
+
+    def _set_title(self, second_line: str) -> None:
+        style.set_title(self.getPlotItem(), "Training loss per step", second_line)
+
+    # ---- read-back for tests ----------------------------------------------------------------
+    def drawn(self) -> dict[str, Any]:
+        """The curves as the plot items hold them, the legend and the title."""
+
+        def data(item: pg.PlotDataItem) -> tuple[list[float], list[float]]:
+            xs, ys = item.getData()
+            if xs is None:
+                return [], []
+            return [float(v) for v in xs], [float(v) for v in ys]
+
+        return {
+            "plain": data(self._plain),
+            "autocast": data(self._auto),
+            "legend": [label.text for _sample, label in self._legend.items],
+            "autocast_color": self._auto.opts["pen"].color().name(),
+            "accuracy_text": self._accuracy_text,
+            "title": self.getPlotItem().titleLabel.text,
+        }

@@ -1,0 +1,66 @@
+"""The Training tab: live loss curves of the float32 and autocast copies, memory, dtypes.
+
+The window's own runs stream each training step's losses (core's StepProgress, plain data)
+through the context's `experimentStep`; a run that starts in training mode brings this view to
+the front with empty curves sized for its steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Slot
+
+from autocast_explorer.gui.features.training.view import TrainingView
+from autocast_explorer.gui.shell.context import AppContext
+
+TAB_TIP = (
+    "Training mode: loss curves of a float32 and an autocast copy, memory saved for backward, "
+    "gradient and per-layer dtypes."
+)
+
+
+class TrainingFeed(QObject):
+    """Routes the window's run signals to the Training view (slots on the GUI thread)."""
+
+    def __init__(self, ctx: AppContext, view: TrainingView) -> None:
+        super().__init__(ctx)
+        self._ctx = ctx
+        self.view = view
+        ctx.experimentStarted.connect(self._on_started)
+        ctx.experimentStep.connect(self._on_step)
+
+    @Slot(object)
+    def _on_started(self, config: object) -> None:
+        if getattr(config, "mode", None) != "train":
+            return
+        self.view.start(config)
+        self._ctx.show_view("training")
+
+    @Slot(object)
+    def _on_step(self, progress: object) -> None:
+        self.view.add_step(progress)
+
+
+def install(ctx: AppContext) -> dict[str, Any]:
+    view = TrainingView()
+    ctx.add_view("training", view, "Training", TAB_TIP)
+
+    def has_training() -> bool:
+        result = ctx.last_result()
+        return result is not None and result.train is not None
+
+    ctx.add_chart_export("loss", "Training l&oss chart…", lambda: view.lossPlot, has_training)
+    ctx.add_chart_export(
+        "saved_bytes",
+        "&Memory saved for backward chart…",
+        lambda: view.savedBytesPlot,
+        has_training,
+    )
+    feed = TrainingFeed(ctx, view)
+    return {
+        "trainingView": view,
+        "lossPlot": view.lossPlot,
+        "savedBytesPlot": view.savedBytesPlot,
+        "trainingFeed": feed,
+    }

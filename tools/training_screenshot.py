@@ -1,0 +1,61 @@
+"""`python -m autocast_explorer.gui.training_screenshot [PATH]`: the Training tab after a run.
+
+Used by `make screenshot-training` under Xvfb (xcb), like tools/screenshot.py: trains the large
+MLP (256→1024→1024→10, batch 256) for 60 steps in float32 and under autocast and saves the
+window with the Training tab in front: both loss curves, the memory saved for backward and the
+dtype tables. Every number in the picture is measured on the machine that made it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from tools.screenshot import (
+    SETTLE_MS,
+    first_start_window,
+    pause,
+    save_png,
+    wait_for,
+)
+
+CONFIG = ExperimentConfig(
+    widths=(256, 1024, 1024, 10), batch=256, mode="train", steps=60, threads=1, min_time=0.3
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", default="docs/training.png")
+    args = parser.parse_args(argv)
+    out = Path(args.path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    app, window = first_start_window()
+    window.show()
+    try:
+        if not window.engine_ready() and wait_for(window.engineReady) is None:
+            print("error: PyTorch did not load", file=sys.stderr)
+            return 1
+        window.set_config(CONFIG)
+        if not window.start_experiment():
+            print(f"error: could not start: {window.input_errors()}", file=sys.stderr)
+            return 1
+        got = wait_for(window.experimentFinished, window.experimentFailed)
+        if not got or isinstance(got[0], str):
+            print(f"error: the run failed: {got}", file=sys.stderr)
+            return 1
+        window.context.show_view("training")
+        pause(SETTLE_MS)
+        save_png(window, out)
+        print(window.trainingView.summary.text(), flush=True)
+        return 0
+    finally:
+        window.close()
+        window.shutdown()
+        app.processEvents()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
