@@ -351,9 +351,14 @@ def resource_errors(config: ExperimentConfig) -> Iterator[None]:
 
 
 def out_of_memory_message(config: ExperimentConfig, refused: int | None) -> str:
-    from autocast_explorer.core.experiment.guards import estimate_peak_bytes, memory_budget_bytes
+    from autocast_explorer.core.experiment.guards import (
+        estimate_peak_bytes,
+        estimate_training_peak_bytes,
+        memory_budget_bytes,
+    )
 
-    estimate = estimate_peak_bytes(config) / 2**20
+    training = config.mode == "train"
+    estimate = (estimate_training_peak_bytes if training else estimate_peak_bytes)(config) / 2**20
     budget = memory_budget_bytes(config) / 2**20
     asked = f"the allocator refused {refused / 2**20:,.0f} MB" if refused else "memory ran out"
     return (
