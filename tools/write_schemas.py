@@ -719,18 +719,38 @@ def ops_schema() -> Schema:
         {
             "in": array(text(), "the input dtypes"),
             "out": {"type": ["string", "null"], "description": "null when the op raised"},
+            "computed": {
+                "type": ["string", "null"],
+                "description": "the dtype the op computed in where its output does not say it "
+                "(bool, int64, complex results); null otherwise",
+            },
             "error": {"type": ["string", "null"]},
             "casts": integer(0),
+            "kernels": array(text(), "the aten ops dispatched, casts left out"),
         },
         ["in"],
     )
+    documented = {
+        "type": ["object", "null"],
+        "description": "what PyTorch documents for the op (null or absent in files written "
+        "before it was kept)",
+        "properties": {
+            "as": text("the aten name PyTorch's lists use"),
+            "policy": {"enum": ["lower", "fp32", "promote", "unlisted"]},
+            "docs": {"type": ["string", "null"], "description": "the AMP docs' CPU lists"},
+            "tests": {"type": ["string", "null"], "description": "AutocastCPUTestLists"},
+            "lists": array(text(), "every list that holds the op"),
+        },
+        "required": ["policy"],
+    }
     return {
         **document(
             "autocast-explorer/ops/1",
             "Autocast Explorer op-policy probe",
-            "Which dtype torch.autocast('cpu') gave each common op, measured with float32, "
-            "low-precision and mixed inputs: written by `autocast-explorer ops --json` and "
-            "the window's Ops tab.",
+            "Which dtype torch.autocast('cpu') gave each op on PyTorch's CPU autocast lists "
+            "(and common unlisted ones), measured with float32, low-precision and mixed "
+            "inputs, beside what PyTorch documents: written by `autocast-explorer ops --json` "
+            "and the window's Ops tab.",
         ),
         "type": "object",
         "required": ["schema", "dtype", "environment", "ops"],
@@ -739,15 +759,23 @@ def ops_schema() -> Schema:
             "created": text(),
             "dtype": text("the autocast dtype"),
             "environment": ref("environment"),
+            "sources": {
+                "type": "object",
+                "description": "where the documented policies come from (docs, tests)",
+                "additionalProperties": text(),
+            },
             "ops": array(
                 obj(
                     {
                         "name": text(),
+                        "category": text("the catalog's category slug"),
                         "policy": {
                             "enum": ["lower", "fp32", "follows", "promote", "error", "other"],
                         },
                         "why": text(),
                         "error": {"type": ["string", "null"]},
+                        "documented": documented,
+                        "disagrees": boolean("the measured policy contradicts the documented"),
                         "cases": {"type": "object", "additionalProperties": case},
                     },
                     ["name", "policy", "cases"],
@@ -765,7 +793,8 @@ def ops_schema() -> Schema:
                     },
                     ["op", "source", "claim", "measured", "verdict", "contradicts"],
                 ),
-                "common beliefs next to what was measured here",
+                "disagreements with PyTorch's documentation (source starts 'documented for "
+                "CPU') and common beliefs, next to what was measured here",
             ),
         },
         "$defs": document_defs("environment"),

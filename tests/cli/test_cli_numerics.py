@@ -1,28 +1,58 @@
-"""`autocast-explorer ops` and the issue-6 lines of `run`."""
+"""`autocast-explorer ops` and the numerics lines of `run`."""
 
 import json
 
 import pytest
 
 from autocast_explorer.cli import main
-from autocast_explorer.core.numerics.oppolicy import PROBED_OPS
+from autocast_explorer.core.numerics.oppolicy import CATEGORIES, PROBED_OPS, probe_ops
+
+
+def _table_rows(out: str) -> dict[str, list[str]]:
+    """op → its cells, from the table part of `ops` output (header, table, counts, notes)."""
+    table = out.split("\n\n")[1]
+    return {
+        line.split()[0]: line.split()[1:]
+        for line in table.splitlines()[1:]
+        if not line.startswith("-- ")
+    }
 
 
 def test_ops_prints_a_readable_table(capsys):
     assert main(["ops"]) == 0
     out = capsys.readouterr().out
     assert out.startswith('Op policy under torch.autocast("cpu", dtype=torch.bfloat16)')
-    table = out.split("\n\n")[1]  # header, table, policy groups, errors, notes
-    rows = {line.split()[0]: line.split()[1:] for line in table.splitlines()}
-    assert len(rows) == 1 + len(PROBED_OPS)  # the column header and one row per op
-    assert rows["linear"] == ["lower", "bfloat16", "bfloat16", "bfloat16", "bfloat16"]
-    assert rows["relu"] == ["follows", "float32", "bfloat16", "-", "-"]
-    assert rows["cat"] == ["promote", "float32", "bfloat16", "float32", "float32"]
-    assert rows["mse_loss"] == ["fp32", "float32", "float32", "float32", "float32"]
-    assert rows["layer_norm"] == ["follows", "float32", "bfloat16", "bfloat16", "error"]
+    table = out.split("\n\n")[1]
+    headers = [line for line in table.splitlines() if line.startswith("-- ")]
+    assert (
+        headers[0]
+        == f"-- matmul & conv ({sum(s.category == 'matmul-conv' for s in PROBED_OPS)}) --"
+    )
+    assert [h.split(" (")[0][3:] for h in headers] == list(CATEGORIES.values())
+    rows = _table_rows(out)
+    assert len(rows) == len(PROBED_OPS)  # one row per op
+    assert rows["linear"] == ["lower", "lower", "bfloat16", "bfloat16", "bfloat16", "bfloat16"]
+    assert rows["relu"] == ["follows", "unlisted", "float32", "bfloat16", "-", "-"]
+    assert rows["cat"] == ["promote", "promote", "float32", "bfloat16", "float32", "float32"]
+    assert rows["mse_loss"] == ["fp32", "fp32", "float32", "float32", "float32", "float32"]
+    assert rows["layer_norm"] == ["follows", "unlisted", "float32", "bfloat16", "bfloat16", "error"]
+    assert rows["eq"] == [
+        "promote", "promote", "bool[float32]", "bool[bfloat16]", "bool[float32]", "bool[float32]"
+    ]  # fmt: skip
     assert "  layer_norm with first input float32, others low: RuntimeError: mixed dtype" in out
     assert "Where this CPU contradicts common belief:" in out
     assert "    softmax, mean — holds only for float32 inputs: given bfloat16 input" in out
+    probe = probe_ops("bfloat16")
+    disagreeing = [op.name for op in probe.disagreements()]
+    assert all(rows[name][-1] == "!" for name in disagreeing)
+    assert sum(cells[-1] == "!" for cells in rows.values()) == len(disagreeing)
+    agree = len(probe.ops) - len(disagreeing)
+    assert f"documented vs measured: {agree} agree, {len(disagreeing)} disagree" in out
+    if disagreeing:
+        assert "Where this torch on this CPU disagrees with what PyTorch documents:" in out
+    for policy, count in probe.policy_counts().items():
+        assert f"{policy:<8}(" in out and f"): {count}\n" in out
+    assert "docs: PyTorch AMP docs, docs/source/amp.md" in out
 
 
 def test_ops_json_to_stdout_holds_only_the_document(capsys):
@@ -33,13 +63,30 @@ def test_ops_json_to_stdout_holds_only_the_document(capsys):
     policies = {op["name"]: op["policy"] for op in data["ops"]}
     assert (policies["linear"], policies["softmax"]) == ("lower", "follows")
     assert data["ops"][0]["cases"]["float32"]["out"] == "float16"
+    assert data["ops"][0]["documented"]["policy"] == "lower"
 
 
 def test_ops_json_file_and_table(tmp_path, capsys):
     target = tmp_path / "ops.json"
     assert main(["ops", "--json", str(target), "--threads", "1"]) == 0
     assert json.loads(target.read_text())["environment"]["threads"] == 1
-    assert "lower   (runs in the autocast dtype): linear" in capsys.readouterr().out
+    assert "lower   (runs in the autocast dtype): " in capsys.readouterr().out
+
+
+def test_ops_only_a_category_or_named_ops(capsys):
+    assert main(["ops", "--only", "losses"]) == 0
+    rows = _table_rows(capsys.readouterr().out)
+    assert set(rows) == {s.name for s in PROBED_OPS if s.category == "losses"}
+    assert main(["ops", "--only", "comparisons,pooling & padding", "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    categories = {"comparisons", "pooling-padding"}
+    assert [op["name"] for op in data["ops"]] == [
+        s.name for s in PROBED_OPS if s.category in categories
+    ]
+    assert main(["ops", "--op", "lstm", "--op", "eq,cdist"]) == 0
+    out = capsys.readouterr().out
+    assert set(_table_rows(out)) == {"lstm", "eq", "cdist"}
+    assert "-- attention & rnn (1) --" in out and "-- linalg (1) --" in out
 
 
 @pytest.mark.parametrize(
@@ -49,6 +96,11 @@ def test_ops_json_file_and_table(tmp_path, capsys):
         (["--threads", "0"], "error: threads: must be an integer in 1 … "),
         (["--threads", "two"], "error: argument --threads: invalid int value"),
         (["--bogus"], "error: unrecognized arguments: --bogus"),
+        (["--only", "maths"], "error: only: unknown category 'maths' (choose from matmul-conv,"),
+        (["--op", "relux"], "error: op: unknown op 'relux'"),
+        (["--op", "conv"], "error: op: unknown op 'conv'; did you mean conv1d, conv2d"),
+        (["--op", ","], "error: only/op: give a category or an op name"),
+        (["--only"], "error: argument --only: expected one argument"),
     ],
 )
 def test_ops_bad_input_exits_2_with_one_error_line(args, message, capsys):

@@ -7,7 +7,7 @@ import threading
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
-from autocast_explorer.core.numerics.oppolicy import ProbeResult
+from autocast_explorer.core.numerics.oppolicy import CATEGORIES, PROBED_OPS, ProbeResult
 from autocast_explorer.gui.features.ops import panel as ops_panel
 from autocast_explorer.gui.features.ops.panel import POLICY_MEANINGS
 from autocast_explorer.gui.shell import style
@@ -34,6 +34,7 @@ def test_probe_through_the_worker_shows_the_measured_policies(window, qtbot, tmp
 
     policies = panel.policies()
     assert policies == {op.name: op.policy for op in probe.ops}
+    assert len(policies) == len(PROBED_OPS)
     expected = {"linear": "lower", "mse_loss": "fp32", "relu": "follows", "cat": "promote"}
     assert {name: policies[name] for name in expected} == expected
     colors = panel.policy_colors()
@@ -48,16 +49,72 @@ def test_probe_through_the_worker_shows_the_measured_policies(window, qtbot, tmp
         "float32_first": "—",
     }
     assert panel.case_outputs("cat")["low_first"] == "float32"
+    assert panel.case_outputs("eq")["low"] == "bool[bfloat16]"  # the dtype it computed in
+    assert panel.case_outputs("fft_fft")["low"] == "c64[float32]"
 
-    contradicted = {n.op for n in probe.notes if n.contradicts}
-    assert {"softmax", "mean"} <= contradicted  # the tutorial's claim, measured
-    assert set(panel.flagged_ops()) == contradicted
+    # The documented column, straight from the probe's documented policies.
+    documented = panel.documented_policies()
+    assert documented == {op.name: op.documented.policy for op in probe.ops}
+    assert (documented["linear"], documented["relu"], documented["eq"]) == (
+        "lower",
+        "unlisted",
+        "promote",
+    )
+    disagreeing = [op.name for op in probe.disagreements()]
+    assert panel.flagged_ops() == [n for n in panel.policies() if n in disagreeing]
+    assert set(panel.flagged_ops()) == set(disagreeing)
+
+    # Grouped by category: a header row per category, in order, each before its ops.
+    layout = panel.row_layout()
+    headers = [text for kind, text in layout if kind == "group"]
+    assert [h.split(" (")[0] for h in headers] == list(CATEGORIES.values())
+    losses = sum(op.category == "losses" for op in probe.ops)
+    assert f"losses ({losses}" in headers[list(CATEGORIES).index("losses")]
+    assert layout[0] == ("group", headers[0]) and layout[1] == ("op", "linear")
+    table = panel.policyTable
+    assert table.columnSpan(0, 0) == table.columnCount()  # a header row spans the table
+
+    # Counts per policy.
+    counts = probe.policy_counts()
+    text = panel.countsLabel.text()
+    assert f"<b>{len(probe.ops)}</b> ops" in text
+    for policy, n in counts.items():
+        assert f"<b>{n}</b> {policy}" in text
+    assert f"<b>{len(disagreeing)}</b> ⚠ disagree" in text
+
+    # The filter box: "loss" keeps the losses (and any op named *loss*), with counts n/total.
+    panel.filterEdit.setText("loss")
+    shown = list(panel.policies())
+    assert shown == [op.name for op in probe.ops if "loss" in op.name or op.category == "losses"]
+    assert [t for k, t in panel.row_layout() if k == "group"] == [f"losses ({len(shown)})"]
+    assert f"<b>{len(shown)} of {len(probe.ops)}</b> shown" in panel.countsLabel.text()
+    assert f"<b>{len(shown)}/{counts['fp32']}</b> fp32" in panel.countsLabel.text()
+    qtbot.keyClicks(panel.filterEdit, " nothing-matches")
+    assert panel.policies() == {} and panel.policyTable.rowCount() == 0
+    panel.filterEdit.clear()
+    assert len(panel.policies()) == len(probe.ops)
+
+    # Disagreements first: their own group on top, the rest below, nothing lost.
+    qtbot.mouseClick(panel.disagreementsFirstCheck, Qt.MouseButton.LeftButton)
+    assert panel.disagreementsFirstCheck.isChecked()
+    layout = panel.row_layout()
+    if disagreeing:
+        assert layout[0][0] == "group" and layout[0][1].startswith("⚠ disagree")
+        assert [t for _k, t in layout[1 : 1 + len(disagreeing)]] == disagreeing
+    assert sorted(panel.policies()) == sorted(op.name for op in probe.ops)
+    panel.disagreementsFirstCheck.setChecked(False)
+
     notes = panel.notesView.toPlainText()
+    assert f"Disagreements with PyTorch's documentation ({len(disagreeing)})" in notes
+    for name in disagreeing:
+        assert f"{name} — documented:" in notes
     assert "tutorial" in notes and "CUDA" in notes
-    assert f"({sum(n.contradicts for n in probe.notes)} notes)" in notes
+    beliefs = [n for n in probe.notes if not n.source.startswith("documented")]
+    assert f"({sum(n.contradicts for n in beliefs)} notes)" in notes
+    assert "docs/source/amp.md" in notes and "AutocastCPUTestLists" in notes
     legend = panel.legend.text()
     assert all(policy in legend for policy in ("lower", "fp32", "follows", "promote"))
-    assert all(meaning in legend for meaning in POLICY_MEANINGS.values())
+    assert all(meaning in panel.legend.toolTip() for meaning in POLICY_MEANINGS.values())
 
     path = tmp_path / "ops.json"
     assert panel.saveProbeButton.isEnabled()
@@ -67,6 +124,7 @@ def test_probe_through_the_worker_shows_the_measured_policies(window, qtbot, tmp
     qtbot.mouseClick(panel.saveProbeButton, Qt.MouseButton.LeftButton)
     saved = ProbeResult.from_json(path.read_text(encoding="utf-8"))
     assert {op.name: op.policy for op in saved.ops} == policies
+    assert [op.name for op in saved.disagreements()] == disagreeing
     assert not panel.save_probe(tmp_path)  # a directory: the error is shown, not raised
     assert "Could not save" in panel.statusLabel.text()
 

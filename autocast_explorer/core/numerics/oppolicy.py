@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-import torch.nn.functional as F
+from torch.utils._pytree import tree_leaves
 
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
@@ -42,7 +43,23 @@ from autocast_explorer.core.experiment.engine import torch_threads
 from autocast_explorer.core.experiment.model import TORCH_DTYPES, dtype_name
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.hardware.cpu import Environment, environment
-from autocast_explorer.core.numerics.optrace import OpTracer
+from autocast_explorer.core.numerics.documented import (
+    DOCS_ORIGIN,
+    TEST_LISTS_CLASS,
+    UNLISTED,
+    UNLISTED_MEANING,
+    Documented,
+    TestLists,
+    documented,
+    installed_test_lists,
+)
+from autocast_explorer.core.numerics.opcatalog import (
+    CATEGORIES,
+    PROBED_OPS,
+    OpSpec,
+    category_slug,
+)
+from autocast_explorer.core.numerics.optrace import OpRecord, OpTracer
 
 SCHEMA = "autocast-explorer/ops/1"
 #: Input cases in the order they are run; the mixed ones only for ops with ≥ 2 float inputs.
@@ -76,78 +93,10 @@ TUTORIAL_FLOAT32: tuple[str, ...] = ("softmax", "mean")
 TUTORIAL_SOURCE = "tutorial: 'Softmax and mean stay in float32 under CPU autocast'"
 
 
-@dataclass(frozen=True)
-class OpSpec:
-    """How to call one op: float32 input tensors from a generator, and the call itself.
-
-    Non-floating arguments (class targets, dims) are fixed inside `call`, so only the floating
-    inputs change dtype from case to case.
-    """
-
-    name: str
-    inputs: Callable[[torch.Generator], list[torch.Tensor]]
-    call: Callable[..., torch.Tensor]
-
-
-def _spec(
-    name: str, shapes: Sequence[tuple[int, ...]], call: Callable[..., torch.Tensor]
-) -> OpSpec:
-    return OpSpec(name, lambda g: [torch.randn(*s, generator=g) for s in shapes], call)
-
-
-_TARGET = torch.tensor([1, 0, 3, 2])
-
-
-def _batch_norm_inputs(g: torch.Generator) -> list[torch.Tensor]:
-    x, mean, w, b = (torch.randn(*s, generator=g) for s in ((4, 8), (8,), (8,), (8,)))
-    var = torch.rand(8, generator=g) + 0.5
-    return [x, mean, var, w, b]
-
-
-#: The probed ops (at least the common ones the docs discuss), each with small fixed shapes.
-PROBED_OPS: tuple[OpSpec, ...] = (
-    _spec("linear", [(4, 8), (6, 8), (6,)], F.linear),
-    _spec("matmul", [(4, 8), (8, 6)], torch.matmul),
-    _spec("mm", [(4, 8), (8, 6)], torch.mm),
-    _spec("addmm", [(4, 6), (4, 8), (8, 6)], torch.addmm),
-    _spec("bmm", [(2, 4, 8), (2, 8, 6)], torch.bmm),
-    _spec("baddbmm", [(2, 4, 6), (2, 4, 8), (2, 8, 6)], torch.baddbmm),
-    _spec("conv1d", [(2, 3, 16), (4, 3, 3), (4,)], F.conv1d),
-    _spec("conv2d", [(2, 3, 8, 8), (4, 3, 3, 3), (4,)], F.conv2d),
-    _spec("relu", [(4, 8)], F.relu),
-    _spec("gelu", [(4, 8)], F.gelu),
-    _spec("sigmoid", [(4, 8)], torch.sigmoid),
-    _spec("tanh", [(4, 8)], torch.tanh),
-    _spec("softmax", [(4, 8)], lambda x: F.softmax(x, dim=-1)),
-    _spec("log_softmax", [(4, 8)], lambda x: F.log_softmax(x, dim=-1)),
-    _spec("layer_norm", [(4, 8), (8,), (8,)], lambda x, w, b: F.layer_norm(x, (8,), w, b)),
-    _spec("group_norm", [(4, 8), (8,), (8,)], lambda x, w, b: F.group_norm(x, 2, w, b)),
-    OpSpec(
-        "batch_norm",
-        _batch_norm_inputs,
-        lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
-    ),
-    _spec("mean", [(4, 8)], torch.mean),
-    _spec("sum", [(4, 8)], torch.sum),
-    _spec("exp", [(4, 8)], torch.exp),
-    _spec("log", [(4, 8)], lambda x: torch.log(x.abs() + 0.5)),
-    _spec("pow", [(4, 8)], lambda x: torch.pow(x, 2)),
-    _spec("cumsum", [(4, 8)], lambda x: torch.cumsum(x, dim=0)),
-    _spec("norm", [(4, 8)], torch.norm),
-    _spec("add", [(4, 8), (4, 8)], torch.add),
-    _spec("mul", [(4, 8), (4, 8)], torch.mul),
-    _spec("cat", [(4, 8), (4, 8)], lambda a, b: torch.cat([a, b])),
-    _spec("mse_loss", [(4, 8), (4, 8)], F.mse_loss),
-    _spec("cross_entropy", [(4, 8)], lambda x: F.cross_entropy(x, _TARGET)),
-    _spec("nll_loss", [(4, 8)], lambda x: F.nll_loss(x, _TARGET)),
-    _spec(
-        "binary_cross_entropy_with_logits",
-        [(4, 8), (4, 8)],
-        lambda x, t: F.binary_cross_entropy_with_logits(x, t.sigmoid()),
-    ),
-    _spec("prod", [(4, 8)], torch.prod),
-    _spec("cdist", [(4, 8), (5, 8)], torch.cdist),
-)
+#: Policies in the order tables and counts list them.
+POLICY_ORDER: tuple[str, ...] = ("lower", "fp32", "follows", "promote", "error", "other")
+#: The group that "disagreements first" puts on top.
+DISAGREEMENTS_GROUP = "disagreements"
 
 
 @dataclass(frozen=True)
@@ -159,13 +108,32 @@ class CaseResult:
     out_dtype: str | None
     error: str | None = None
     casts: int = 0
+    #: The floating dtype the op computed in, when its output does not say it (a comparison's
+    #: bool, a rank's int64: the dtype its kernel received; a complex result: its real dtype).
+    computed: str | None = None
+    #: The aten ops dispatched (casts excluded), in order, each once.
+    kernels: tuple[str, ...] = ()
+
+    def cell_text(self) -> str:
+        """How a table shows this case: the output dtype, `[computed]` where it differs."""
+        if self.error is not None:
+            return "error"
+        out = self.out_dtype or "?"
+        return f"{out}[{self.computed}]" if self.computed and self.computed != out else out
+
+    @property
+    def effective(self) -> str | None:
+        """The dtype the op ran in: `computed` where the output's dtype does not tell."""
+        return self.computed or self.out_dtype
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "in": list(self.in_dtypes),
             "out": self.out_dtype,
+            "computed": self.computed,
             "error": self.error,
             "casts": self.casts,
+            "kernels": list(self.kernels),
         }
 
     @classmethod
@@ -177,6 +145,8 @@ class CaseResult:
             out_dtype=optional_text(r, "out"),
             error=optional_text(r, "error"),
             casts=r.whole("casts", minimum=0, default=0),
+            computed=optional_text(r, "computed"),
+            kernels=tuple(r.texts("kernels", required=False)),
         )
 
 
@@ -189,6 +159,9 @@ class OpPolicy:
     cases: tuple[CaseResult, ...]
     why: str
     error: str | None = None
+    category: str = ""
+    #: What PyTorch publishes for this op (None in probe files written before it was kept).
+    documented: Documented | None = None
 
     def case(self, name: str) -> CaseResult | None:
         return next((c for c in self.cases if c.case == name), None)
@@ -197,12 +170,20 @@ class OpPolicy:
         case = self.case(name)
         return case.out_dtype if case else None
 
+    @property
+    def disagrees(self) -> bool:
+        """Does this torch on this CPU contradict what PyTorch documents for the op?"""
+        return self.documented is not None and not self.documented.agrees_with(self.policy)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "category": self.category,
             "policy": self.policy,
             "why": self.why,
             "error": self.error,
+            "documented": None if self.documented is None else self.documented.to_dict(),
+            "disagrees": self.disagrees,
             "cases": {c.case: c.to_dict() for c in self.cases},
         }
 
@@ -210,13 +191,44 @@ class OpPolicy:
     def from_dict(cls, data: Any, path: str = "op") -> OpPolicy:
         r = JsonReader(data, path)
         cases = r.obj("cases")
+        name = r.text("name")
+        category = optional_text(r, "category")
         return cls(
-            name=r.text("name"),
+            name=name,
             policy=r.text("policy"),
             why=r.text("why", default=""),
             error=optional_text(r, "error"),
             cases=tuple(CaseResult.from_dict(k, v, cases.where(k)) for k, v in cases.data.items()),
+            category=category or category_of(name),
+            documented=_documented(r),
         )
+
+
+def category_of(name: str) -> str:
+    """The catalog's category for an op name ('' for one the catalog does not hold)."""
+    return next((spec.category for spec in PROBED_OPS if spec.name == name), "")
+
+
+def _documented(r: JsonReader) -> Documented | None:
+    """An op's `documented` entry (null or absent in older files)."""
+    if r.data.get("documented") is None:
+        return None
+    d = r.obj("documented")
+    return Documented(
+        name=d.text("as", default=""),
+        policy=d.text("policy"),
+        docs=optional_text(d, "docs"),
+        tests=optional_text(d, "tests"),
+        lists=tuple(d.texts("lists", required=False)),
+    )
+
+
+def _sources(r: JsonReader) -> dict[str, str]:
+    """The probe's `sources` (name → where its list came from): text values only."""
+    if "sources" not in r.data:
+        return {}
+    sources = r.obj("sources")
+    return {clean_text(k): sources.text(k) for k in sources.data}
 
 
 @dataclass(frozen=True)
@@ -266,12 +278,33 @@ class ProbeResult:
     ops: tuple[OpPolicy, ...]
     notes: tuple[Note, ...]
     created: str = ""
+    #: Where the documented policies came from: {"docs": …, "tests": …} (stated once).
+    sources: dict[str, str] = field(default_factory=dict)
 
     def op(self, name: str) -> OpPolicy:
         for op in self.ops:
             if op.name == name:
                 return op
         raise KeyError(name)
+
+    def disagreements(self) -> list[OpPolicy]:
+        """Ops whose measured policy contradicts what PyTorch documents, in probe order."""
+        return [op for op in self.ops if op.disagrees]
+
+    def policy_counts(self) -> dict[str, int]:
+        """Policy → number of ops, in POLICY_ORDER (only policies that occur)."""
+        counts = {policy: 0 for policy in POLICY_ORDER}
+        for op in self.ops:
+            counts[op.policy] = counts.get(op.policy, 0) + 1
+        return {policy: n for policy, n in counts.items() if n}
+
+    def by_category(self) -> dict[str, list[OpPolicy]]:
+        """Category slug → ops, categories in CATEGORIES order (unknown ones last)."""
+        order = {slug: i for i, slug in enumerate(CATEGORIES)}
+        groups: dict[str, list[OpPolicy]] = {}
+        for op in sorted(self.ops, key=lambda o: order.get(o.category, len(order))):
+            groups.setdefault(op.category, []).append(op)
+        return groups
 
     def by_policy(self) -> dict[str, list[str]]:
         """Policy → op names, in probe order (the summary line of the table)."""
@@ -286,6 +319,7 @@ class ProbeResult:
             "created": self.created,
             "dtype": self.dtype,
             "environment": self.environment.to_dict(),
+            "sources": dict(self.sources),
             "ops": [op.to_dict() for op in self.ops],
             "notes": [note.to_dict() for note in self.notes],
         }
@@ -312,6 +346,7 @@ class ProbeResult:
                     Note.from_dict(n.data, n.path) for n in r.objects("notes", required=False)
                 ),
                 created=r.text("created", default=""),
+                sources=_sources(r),
             )
 
     @classmethod
@@ -320,12 +355,71 @@ class ProbeResult:
             return cls.from_dict(load_document(text))
 
 
-def _first_float(value: Any) -> torch.Tensor | None:
-    if isinstance(value, torch.Tensor):
-        return value
-    if isinstance(value, tuple | list):
-        return next((v for v in value if isinstance(v, torch.Tensor)), None)
+_COMPLEX_REAL: dict[torch.dtype, str] = {
+    torch.complex32: "float16",
+    torch.complex64: "float32",
+    torch.complex128: "float64",
+}
+_FLOATING = ("float16", "bfloat16", "float32", "float64")
+#: Kernels kept per case (the first ones dispatched): enough to say which op was reached.
+MAX_KERNELS = 12
+
+
+def _result_tensor(value: Any) -> torch.Tensor | None:
+    """The op's main result: its first floating or complex tensor, else its first tensor."""
+    tensors = [v for v in tree_leaves(value) if isinstance(v, torch.Tensor)]
+    for t in tensors:
+        if t.is_floating_point() or t.is_complex():
+            return t
+    return tensors[0] if tensors else None
+
+
+def _widest(names: Sequence[str]) -> str:
+    dtype = getattr(torch, names[0])
+    for name in names[1:]:
+        dtype = torch.promote_types(dtype, getattr(torch, name))
+    return dtype_name(dtype)
+
+
+def computed_dtype(out: torch.Tensor, records: Sequence[OpRecord]) -> str | None:
+    """The dtype the op computed in when its output's dtype does not say (else None).
+
+    A complex result computed in its real counterpart (complex64: float32). A bool or integer
+    result (comparisons, matrix rank) computed in the dtype its first floating kernel received
+    (casts aside): the widest floating input of that kernel, as TensorIterator promotes them.
+    """
+    if out.is_floating_point():
+        return None
+    if out.is_complex():
+        return _COMPLEX_REAL.get(out.dtype)
+    for record in records:
+        floats = [d for d in record.in_dtypes if d in _FLOATING]
+        if not record.cast and floats:
+            return _widest(floats)
     return None
+
+
+def _kernel_names(records: Sequence[OpRecord]) -> tuple[str, ...]:
+    """'aten.addmm.default' → 'addmm', casts left out, each once, in dispatch order."""
+    names = dict.fromkeys(
+        r.op.removeprefix("aten.").rsplit(".", 1)[0] for r in records if not r.cast
+    )
+    return tuple(names)[:MAX_KERNELS]
+
+
+def case_dtypes(inputs: Sequence[torch.Tensor], case: str, low: torch.dtype) -> list[torch.dtype]:
+    """The dtype of each input in `case`: floating inputs per the case, the rest unchanged."""
+    dtypes = [t.dtype for t in inputs]
+    floating = [i for i, t in enumerate(inputs) if t.is_floating_point()]
+    for rank, i in enumerate(floating):
+        first = rank == 0
+        dtypes[i] = {
+            "float32": torch.float32,
+            "low": low,
+            "low_first": low if first else torch.float32,
+            "float32_first": torch.float32 if first else low,
+        }[case]
+    return dtypes
 
 
 def _error_text(exc: BaseException) -> str:
@@ -337,26 +431,43 @@ def _error_text(exc: BaseException) -> str:
 def run_case(spec: OpSpec, case: str, low: torch.dtype, seed: int = 0) -> CaseResult:
     """Run `spec` under autocast(low) with the inputs of `case`; errors are caught and kept."""
     inputs = spec.inputs(torch.Generator().manual_seed(seed))
-    dtypes = {
-        "float32": [torch.float32] * len(inputs),
-        "low": [low] * len(inputs),
-        "low_first": [low] + [torch.float32] * (len(inputs) - 1),
-        "float32_first": [torch.float32] + [low] * (len(inputs) - 1),
-    }[case]
+    dtypes = case_dtypes(inputs, case, low)
     tensors = [t.to(d) for t, d in zip(inputs, dtypes, strict=True)]
     in_dtypes = tuple(dtype_name(d) for d in dtypes)
     tracer = OpTracer(case)
     try:
-        with torch.no_grad(), torch.autocast("cpu", dtype=low), tracer:
-            out = _first_float(spec.call(*tensors))
+        # Deprecated ops on the lists (torch.cholesky, torch.lu_solve…) warn; the probe calls
+        # them on purpose, so their warnings are noise here.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch.no_grad(), torch.autocast("cpu", dtype=low), tracer:
+                out = _result_tensor(spec.call(*tensors))
     except Exception as exc:  # an op unsupported for a dtype must be reported, not crash
-        return CaseResult(case, in_dtypes, None, _error_text(exc), tracer.casts().count)
-    out_dtype = dtype_name(out.dtype) if out is not None else None
-    return CaseResult(case, in_dtypes, out_dtype, None, tracer.casts().count)
+        return CaseResult(
+            case,
+            in_dtypes,
+            None,
+            _error_text(exc),
+            tracer.casts().count,
+            kernels=_kernel_names(tracer.records),
+        )
+    return CaseResult(
+        case,
+        in_dtypes,
+        dtype_name(out.dtype) if out is not None else None,
+        None,
+        tracer.casts().count,
+        computed=None if out is None else computed_dtype(out, tracer.records),
+        kernels=_kernel_names(tracer.records),
+    )
 
 
 def _casts(n: int) -> str:
     return f"{n} cast" if n == 1 else f"{n} casts"
+
+
+def _first_floating(dtypes: Sequence[str]) -> str | None:
+    return next((d for d in dtypes if d in _FLOATING), None)
 
 
 def classify(cases: Sequence[CaseResult], low: str) -> tuple[str, str, str | None]:
@@ -368,7 +479,7 @@ def classify(cases: Sequence[CaseResult], low: str) -> tuple[str, str, str | Non
             return "error", f"raises with {CASE_LABELS[c.case]}: {c.error}", c.error
     mixed = [by[k] for k in ("low_first", "float32_first") if k in by]
     mixed_ok = [c for c in mixed if c.error is None]
-    f_out, l_out = f32.out_dtype, lo.out_dtype
+    f_out, l_out = f32.effective, lo.effective
     if f_out == low and l_out == low:
         return (
             "lower",
@@ -384,14 +495,14 @@ def classify(cases: Sequence[CaseResult], low: str) -> tuple[str, str, str | Non
     if f_out == "float32" and l_out == low:
         failed = [c for c in mixed if c.error is not None]
         caveat = "".join(f"; with {CASE_LABELS[c.case]} it raises: {c.error}" for c in failed)
-        if mixed_ok and all(c.out_dtype == "float32" for c in mixed_ok):
+        if mixed_ok and all(c.effective == "float32" for c in mixed_ok):
             return (
                 "promote",
                 f"no autocast rule: equal dtypes are kept, mixed {low}/float32 inputs give "
                 f"float32, the widest (type promotion){caveat}",
                 None,
             )
-        if all(c.out_dtype == c.in_dtypes[0] for c in mixed_ok):
+        if all(c.effective == _first_floating(c.in_dtypes) for c in mixed_ok):
             return (
                 "follows",
                 f"no autocast rule: float32 in → float32 out, {low} in → {low} out"
@@ -399,18 +510,26 @@ def classify(cases: Sequence[CaseResult], low: str) -> tuple[str, str, str | Non
                 + caveat,
                 None,
             )
-    observed = ", ".join(f"{CASE_LABELS[c.case]} → {c.out_dtype or 'error'}" for c in cases)
+    observed = ", ".join(f"{CASE_LABELS[c.case]} → {c.effective or 'error'}" for c in cases)
     return "other", f"observed: {observed}", None
 
 
-def probe_op(spec: OpSpec, low: torch.dtype) -> OpPolicy:
-    """All input cases of one op, classified."""
+def probe_op(spec: OpSpec, low: torch.dtype, tests: TestLists | None = None) -> OpPolicy:
+    """All input cases of one op, classified, with what PyTorch documents for it."""
     inputs = spec.inputs(torch.Generator().manual_seed(0))
     floating = sum(1 for t in inputs if t.is_floating_point())
     names = CASES if floating >= 2 else CASES[:2]
     cases = tuple(run_case(spec, case, low) for case in names)
     policy, why, error = classify(cases, dtype_name(low))
-    return OpPolicy(name=spec.name, policy=policy, cases=cases, why=why, error=error)
+    return OpPolicy(
+        name=spec.name,
+        policy=policy,
+        cases=cases,
+        why=why,
+        error=error,
+        category=spec.category,
+        documented=documented(spec.listed_name, tests),
+    )
 
 
 def _measured_words(op: OpPolicy, low: str) -> str:
@@ -468,30 +587,233 @@ def belief_notes(ops: Sequence[OpPolicy], low: str) -> tuple[Note, ...]:
     return tuple(notes)
 
 
+#: Notes about what PyTorch documents start with this (the belief notes do not).
+DOCUMENTED_PREFIX = "documented for CPU"
+DOCS_NOTE_SOURCE = f"{DOCUMENTED_PREFIX}: the AMP docs' CPU lists"
+TESTS_NOTE_SOURCE = f"{DOCUMENTED_PREFIX}: torch's own {TEST_LISTS_CLASS}"
+#: The documented policies in words (the claim of a disagreement note).
+DOCUMENTED_WORDS: dict[str, str] = {
+    "lower": "autocasts to the low-precision dtype",
+    "fp32": "autocasts to float32",
+    "promote": "runs in the widest input type",
+    UNLISTED: UNLISTED_MEANING,
+}
+#: Words in an error message that say the CPU lacks a kernel, and what that means.
+_NO_KERNEL_HINTS = ("primitive descriptor", "not implemented for", "not supported")
+
+
+def _reached(op: OpPolicy, kernel: str) -> bool:
+    return any(kernel in c.kernels for c in op.cases)
+
+
+def _other_explanation(op: OpPolicy, low: str) -> str:
+    """Words for an op no policy fits, naming the pattern when it is the common one."""
+    f32, lo = op.case("float32"), op.case("low")
+    mixed = [c for c in (op.case("low_first"), op.case("float32_first")) if c is not None]
+    equal_kept = (
+        f32 is not None
+        and lo is not None
+        and (f32.effective, lo.effective)
+        == (
+            "float32",
+            low,
+        )
+    )
+    rest = {"low_first": "float32", "float32_first": low}
+    if equal_kept and mixed and all(c.effective == rest[c.case] for c in mixed):
+        return (
+            "equal input dtypes are kept (as the docs say of unlisted ops), but with mixed "
+            "inputs the result takes the dtype of the inputs after the first (for a recurrent "
+            f"layer: its weights and state), neither the first input's nor the widest: {op.why}"
+        )
+    return f"none of the policies fits what it returned: {op.why}"
+
+
+def disagreement_explanation(op: OpPolicy, low: str) -> str:
+    """Why the measured policy differs from the documented one, from what was observed."""
+    doc = op.documented
+    assert doc is not None
+    listed = doc.name
+    if op.policy == "error":
+        hint = ""
+        if op.error and any(h in op.error for h in _NO_KERNEL_HINTS):
+            hint = f" (no {low} kernel for it on this CPU with this torch)"
+        return f"it raises here{hint}, so the documented policy cannot run: {op.error}"
+    if op.policy == "other":
+        return _other_explanation(op, low)
+    if doc.policy in ("lower", "fp32") and op.policy in ("follows", "promote"):
+        if _reached(op, listed):
+            return (
+                f"aten.{listed} was dispatched but autocast did not cast its inputs; "
+                f"measured: {op.why}"
+            )
+        seen = ", ".join(op.cases[0].kernels[:4]) or "nothing"
+        return (
+            f"this call never reaches the listed aten.{listed} under autocast (it dispatched "
+            f"{seen}), so autocast has nothing to cast; measured: {op.why}"
+        )
+    if doc.policy == UNLISTED:
+        listed_kernels = [
+            k
+            for k in op.cases[0].kernels
+            if documented(k).policy in ("lower", "fp32") and k != listed
+        ]
+        if listed_kernels:
+            return (
+                f"not listed itself, but it is built from aten.{listed_kernels[0]}, which is, "
+                f"so autocast casts there; measured: {op.why}"
+            )
+        return f"not listed, yet autocast changed its dtype; measured: {op.why}"
+    return f"measured the opposite: {op.why}"
+
+
+def documented_notes(ops: Sequence[OpPolicy], low: str) -> tuple[Note, ...]:
+    """One note per op whose measurement contradicts what PyTorch documents, with the reason.
+
+    Also a note where the docs and torch's test lists disagree with each other.
+    """
+    notes = []
+    for op in ops:
+        doc = op.documented
+        if doc is None:
+            continue
+        if op.disagrees:
+            source = TESTS_NOTE_SOURCE if doc.tests is not None else DOCS_NOTE_SOURCE
+            notes.append(
+                Note(
+                    op=op.name,
+                    source=source,
+                    claim=f"{doc.name} {DOCUMENTED_WORDS.get(doc.policy, doc.policy)}",
+                    measured=_measured_words(op, low),
+                    verdict=disagreement_explanation(op, low),
+                    contradicts=True,
+                )
+            )
+        if doc.sources_disagree():
+            notes.append(
+                Note(
+                    op=op.name,
+                    source=DOCS_NOTE_SOURCE,
+                    claim=f"{doc.name} {DOCUMENTED_WORDS.get(doc.docs or '', doc.docs)}",
+                    measured=_measured_words(op, low),
+                    verdict=f"torch's test lists expect {doc.tests} instead (they are checked "
+                    "against this torch, so the table uses theirs)",
+                    contradicts=not op.disagrees,
+                )
+            )
+    return tuple(notes)
+
+
+def documented_sources(tests: TestLists) -> dict[str, str]:
+    """Where the documented column comes from, stated once per probe."""
+    if tests.problem:
+        origin = f"torch {tests.torch_version} {TEST_LISTS_CLASS}: {tests.problem}"
+    else:
+        origin = f"torch {tests.torch_version} {TEST_LISTS_CLASS}, read from {tests.path}"
+    return {"docs": DOCS_ORIGIN, "tests": origin}
+
+
+def select_specs(
+    only: Sequence[str] = (), names: Sequence[str] = (), specs: Sequence[OpSpec] = PROBED_OPS
+) -> tuple[OpSpec, ...]:
+    """The specs in categories `only` (slugs) and/or named `names`; all when both are empty.
+
+    Raises ConfigError naming the unknown category or op.
+    """
+    slugs = []
+    for text in only:
+        slug = category_slug(text)
+        if slug is None:
+            raise ConfigError(
+                "only", f"unknown category {text!r} (choose from {', '.join(CATEGORIES)})"
+            )
+        slugs.append(slug)
+    known = {spec.name for spec in specs}
+    for name in names:
+        if name not in known:
+            wanted = name.lower()
+            close = sorted(
+                (k for k in known if wanted in k.lower()),
+                key=lambda k: (not k.lower().startswith(wanted), k),
+            )[:5]
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ConfigError("op", f"unknown op {name!r}{hint}")
+    if not only and not names:
+        return tuple(specs)
+    return tuple(s for s in specs if s.category in slugs or s.name in names)
+
+
+#: Torch threads for the probe unless told otherwise. Its ops are tiny, so more threads only
+#: add OpenMP wake-ups; on a busy 2-core machine 2 threads made the probe 3-15× slower
+#: (bench/op_probe.py).
+PROBE_THREADS = 1
+
+
 def probe_ops(
     dtype: str = "bfloat16",
     specs: Sequence[OpSpec] = PROBED_OPS,
-    threads: int | None = None,
+    threads: int | None = PROBE_THREADS,
     progress: ProgressFn | None = None,
     cancel: CancelFn | None = None,
 ) -> ProbeResult:
-    """Probe every op in `specs` under CPU autocast with `dtype`; cancel is checked per op."""
+    """Probe every op in `specs` under CPU autocast with `dtype`; cancel is checked per op.
+
+    `threads=None` leaves torch's own thread count.
+    """
     if dtype not in DTYPES:
         raise ConfigError("dtype", f"must be one of {', '.join(DTYPES)} (got {dtype!r})")
     validate_threads(threads)
     reporter = Reporter(progress, cancel)
     low = TORCH_DTYPES[dtype]
+    tests = installed_test_lists()
     results = []
     with torch_threads(threads) as used:
         for index, spec in enumerate(specs):
             reporter.check()
             reporter.report(index / max(1, len(specs)), f"probing {spec.name}")
-            results.append(probe_op(spec, low))
+            results.append(probe_op(spec, low, tests))
     reporter.report(1.0, "done")
     return ProbeResult(
         dtype=dtype,
         environment=environment(used),
         ops=tuple(results),
-        notes=belief_notes(results, dtype),
+        notes=belief_notes(results, dtype) + documented_notes(results, dtype),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        sources=documented_sources(tests),
     )
+
+
+def op_matches(op: OpPolicy, query: str) -> bool:
+    """Does `op` match a filter? Every word must occur in its name, category, measured or
+    documented policy (or be "disagree"/"!" for an op that contradicts its documentation)."""
+    label = CATEGORIES.get(op.category, op.category)
+    documented_policy = op.documented.policy if op.documented else ""
+    haystack = " ".join((op.name, op.category, label, op.policy, documented_policy)).lower()
+    for word in query.lower().split():
+        if word in ("!", "disagree", "disagrees", "disagreement", "disagreements"):
+            if not op.disagrees:
+                return False
+        elif word not in haystack:
+            return False
+    return True
+
+
+def grouped_ops(
+    ops: Sequence[OpPolicy], query: str = "", disagreements_first: bool = False
+) -> list[tuple[str, list[OpPolicy]]]:
+    """(group, ops) for a table: categories in CATEGORIES order, filtered by `query`; with
+    `disagreements_first`, ops that contradict their documentation come first in their own
+    group. Empty groups are left out."""
+    order = {slug: i for i, slug in enumerate(CATEGORIES)}
+    shown = [op for op in ops if op_matches(op, query)]
+    groups: list[tuple[str, list[OpPolicy]]] = []
+    if disagreements_first:
+        first = [op for op in shown if op.disagrees]
+        if first:
+            groups.append((DISAGREEMENTS_GROUP, first))
+        shown = [op for op in shown if not op.disagrees]
+    by_category: dict[str, list[OpPolicy]] = {}
+    for op in sorted(shown, key=lambda o: order.get(o.category, len(order))):
+        by_category.setdefault(op.category, []).append(op)
+    groups += list(by_category.items())
+    return groups

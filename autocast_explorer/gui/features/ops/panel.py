@@ -2,9 +2,12 @@
 
 Probe runs core.oppolicy.probe_ops on the window's shared TaskRunner (progress in the window's
 bar, Cancel/Esc stops it between ops) and shows, for each op, the policy derived from the
-dtypes it really returned and the output dtype of every input case. Notes where the
-measurement contradicts common belief (CUDA's float32 list, the tutorial's softmax/mean claim)
-are highlighted. Nothing here is hard-coded: an empty table until the probe has run.
+dtypes it really returned, what PyTorch documents for it (the AMP docs' CPU lists and torch's
+own test lists) and the output dtype of every input case. With 150 ops the table is grouped by
+category (header rows), filtered by a search box, counted per policy, and can put the ops that
+disagree with their documentation first. The notes say why each disagreement happens, then
+where common belief (CUDA's float32 list, the tutorial) is wrong on this CPU. Nothing here is
+hard-coded: an empty table until the probe has run.
 """
 
 from __future__ import annotations
@@ -14,24 +17,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QTextBrowser,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from autocast_explorer.core.experiment.config import DTYPES
+from autocast_explorer.core.numerics.opcategories import CATEGORIES
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
@@ -50,6 +57,23 @@ POLICY_MEANINGS: dict[str, str] = {
     "promote": "no autocast rule: equal dtypes are kept, but mixed float32/low inputs give "
     "float32, the wider (type promotion).",
     "error": "the op raised an error for one of the input cases (hover for the message).",
+    "other": "none of the above: the observed dtypes are in the row's tooltip.",
+}
+#: The documented column's values, in words (tooltips).
+DOCUMENTED_MEANINGS: dict[str, str] = {
+    "lower": "on PyTorch's CPU list of ops that autocast to the low-precision dtype",
+    "fp32": "on PyTorch's CPU list of ops that autocast to float32",
+    "promote": "documented to run in the widest input type",
+    "unlisted": "on no CPU list: the docs say it runs in the type defined by its inputs",
+}
+#: Short legend words beside each policy chip (the full meaning is the chip's tooltip).
+POLICY_SHORT: dict[str, str] = {
+    "lower": "cast down",
+    "fp32": "cast up",
+    "follows": "input's dtype",
+    "promote": "widest input",
+    "error": "raised",
+    "other": "none of these",
 }
 POLICY_COLORS: dict[str, str] = {
     "fp32": style.dtype_color("float32"),
@@ -61,24 +85,34 @@ POLICY_COLORS: dict[str, str] = {
 CASE_COLUMNS = (
     ("float32", "fp32\nin →"),
     ("low", "low\nin →"),
-    ("low_first", "mixed:\nlow 1st →"),
-    ("float32_first", "mixed:\nfp32 1st →"),
+    ("low_first", "low 1st\n+fp32 →"),
+    ("float32_first", "fp32 1st\n+low →"),
 )
+#: Complex results are shown short so a cell fits ("complex64[float32]" → "c64[float32]").
+COMPLEX_SHORT = {"complex32": "c32", "complex64": "c64", "complex128": "c128"}
 CASE_TIPS = {
     "float32": "Output dtype with every floating input in float32.",
     "low": "Output dtype with every floating input in the autocast dtype.",
     "low_first": "Output dtype with the first input in the autocast dtype, the rest float32.",
     "float32_first": "Output dtype with the first input float32, the rest in the autocast dtype.",
 }
-OP_COLUMN_WIDTH = 170
+OP_COLUMN_WIDTH = 205
 ROW_HEIGHT = 22
-COLUMNS = ("op", "policy", *(title for _case, title in CASE_COLUMNS))
+#: Columns before the case columns.
+OP_COL, POLICY_COL, DOCUMENTED_COL = 0, 1, 2
+FIRST_CASE_COL = 3
+COLUMNS = ("op", "policy", "documented", *(title for _case, title in CASE_COLUMNS))
 NOTE_BACKGROUND = "#fff3cd"
 NOTE_BORDER = "#e0a800"
+GROUP_BACKGROUND = "#e8eaed"
+DISAGREE_MARK = "⚠ "
+#: Item data role holding the kind of row: "op" or "group".
+ROW_KIND_ROLE = Qt.ItemDataRole.UserRole + 1
+GROUP_TITLES: dict[str, str] = {"disagreements": "⚠ disagree with PyTorch's documentation"}
 IDLE = (
-    "Press <b>Probe</b> (F9) to run 30+ common ops under torch.autocast('cpu') with "
-    "float32, low-precision and mixed inputs and classify each from the dtypes it returns, "
-    "on this torch and this CPU."
+    "Press <b>Probe</b> (F9) to run every op on PyTorch's CPU autocast lists (and common "
+    "unlisted ones) under torch.autocast('cpu') with float32, low-precision and mixed inputs, "
+    "classify each from the dtypes it returns, and set it beside what PyTorch documents."
 )
 
 
@@ -155,7 +189,39 @@ class OpsPanel(QWidget):
         self.legend.setObjectName("policyLegend")
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.TextFormat.RichText)
-        self.legend.setToolTip("What each policy means; derived from observed output dtypes.")
+        self.legend.setToolTip(
+            "<br>".join(f"<b>{p}</b>: {m}" for p, m in POLICY_MEANINGS.items())
+            + "<br><br>Policies are derived from the observed output dtypes, never looked up."
+        )
+
+        self.filterEdit = QLineEdit()
+        self.filterEdit.setObjectName("opsFilter")
+        self.filterEdit.setClearButtonEnabled(True)
+        self.filterEdit.setPlaceholderText("Filter ops… (Ctrl+F)")
+        self.filterEdit.setToolTip(
+            "Show only ops whose name, category, measured or documented policy contains every "
+            "word typed; 'disagree' (or '!') keeps the ops that contradict their documentation."
+        )
+        for clear in self.filterEdit.findChildren(QToolButton):  # the clear button
+            clear.setToolTip("Clear the filter: show every op.")
+        self.filterEdit.textChanged.connect(self._refill)
+        find = QShortcut(QKeySequence.StandardKey.Find, self, activated=self._focus_filter)
+        find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)  # only inside this tab
+        self.disagreementsFirstCheck = QCheckBox("&Disagreements first")
+        self.disagreementsFirstCheck.setObjectName("disagreementsFirst")
+        self.disagreementsFirstCheck.setToolTip(
+            "Put the ops whose measured policy contradicts what PyTorch documents at the top, "
+            "in their own group."
+        )
+        self.disagreementsFirstCheck.toggled.connect(self._refill)
+        self.countsLabel = QLabel("")
+        self.countsLabel.setObjectName("policyCounts")
+        self.countsLabel.setTextFormat(Qt.TextFormat.RichText)
+        self.countsLabel.setToolTip("Ops per measured policy (shown / probed while filtering).")
+        tools = QHBoxLayout()
+        tools.addWidget(self.filterEdit, 2)
+        tools.addWidget(self.disagreementsFirstCheck)
+        tools.addWidget(self.countsLabel, 3)
 
         self.policyTable = QTableWidget(0, len(COLUMNS))
         self.policyTable.setObjectName("opsPolicyTable")
@@ -165,39 +231,47 @@ class OpsPanel(QWidget):
         self.policyTable.verticalHeader().setVisible(False)
         self.policyTable.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
         self.policyTable.setToolTip(
-            "Each op under torch.autocast('cpu'): its policy and the output dtype it returned "
-            "for each input case (— : the op takes one floating input). Hover a row for why; "
-            "⚠ marks ops where common belief is wrong on this CPU."
+            "Each op under torch.autocast('cpu'), grouped by category: its measured policy, "
+            "what PyTorch documents, and the output dtype for each input case (— : the op "
+            "takes one floating input; bool[float32]: the dtype it computed in). ⚠ marks an "
+            "op whose measurement contradicts its documentation; hover a row for why."
         )
         header = self.policyTable.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(0, OP_COLUMN_WIDTH)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(OP_COL, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(OP_COL, OP_COLUMN_WIDTH)
+        header.setSectionResizeMode(POLICY_COL, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(DOCUMENTED_COL, QHeaderView.ResizeMode.ResizeToContents)
         self.policyTable.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        for c, (case, _title) in enumerate(CASE_COLUMNS, start=2):
+        self.policyTable.horizontalHeaderItem(DOCUMENTED_COL).setToolTip(
+            "What PyTorch documents for the op: the AMP docs' CPU lists and torch's own "
+            "AutocastCPUTestLists (read from the installed wheel). 'unlisted': on no list."
+        )
+        for c, (case, _title) in enumerate(CASE_COLUMNS, start=FIRST_CASE_COL):
             self.policyTable.horizontalHeaderItem(c).setToolTip(CASE_TIPS[case])
 
         self.notesView = QTextBrowser()
         self.notesView.setObjectName("probeNotes")
         self.notesView.setOpenLinks(False)
         self.notesView.setToolTip(
-            "Common beliefs about autocast (the CUDA float32 list in the PyTorch AMP docs, the "
-            "tutorial's softmax/mean claim) next to what this probe measured."
+            "Why each op disagrees with PyTorch's documentation, then common beliefs about "
+            "autocast (the CUDA float32 list, the tutorial's softmax/mean claim) next to what "
+            "this probe measured."
         )
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setObjectName("opsSplitter")
         splitter.addWidget(self.policyTable)
         splitter.addWidget(self.notesView)
         splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
+        splitter.setStretchFactor(1, 1)
         splitter.setChildrenCollapsible(False)
-        splitter.setSizes([560, 360])
+        splitter.setSizes([680, 250])
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(bar)
         layout.addWidget(self.legend)
+        layout.addLayout(tools)
         layout.addWidget(splitter, 1)
 
         self.client.busyChanged.connect(self._update_actions)
@@ -274,43 +348,112 @@ class OpsPanel(QWidget):
         self.probeCancelled.emit()
 
     # ---- drawing --------------------------------------------------------------------------
+    @Slot()
+    def _focus_filter(self) -> None:
+        self.filterEdit.setFocus()
+        self.filterEdit.selectAll()
+
     def show_probe(self, probe: ProbeResult) -> None:
-        """Fill the table, legend and notes from a probe result (a run or a loaded file)."""
+        """Fill the table, legend, counts and notes from a probe result (a run or a file)."""
         self.last_probe = probe
-        low = probe.dtype
-        contradicted = {n.op for n in probe.notes if n.contradicts}
-        table = self.policyTable
-        table.setRowCount(len(probe.ops))
-        bold = QFont(table.font())
-        bold.setBold(True)
-        for r, op in enumerate(probe.ops):
-            name = QTableWidgetItem(("⚠ " if op.name in contradicted else "") + op.name)
-            if op.name in contradicted:
-                name.setBackground(QColor(NOTE_BACKGROUND))
-                name.setFont(bold)
-            policy = QTableWidgetItem(op.policy)
-            color = policy_color(op.policy, low)
-            policy.setBackground(QColor(color))
-            policy.setForeground(QColor("white"))
-            policy.setFont(bold)
-            policy.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-            tip = f"{op.name}: {op.policy}: {op.why}"
-            for item in (name, policy):
-                item.setToolTip(tip)
-                item.setData(Qt.ItemDataRole.UserRole, op.policy)
-            table.setItem(r, 0, name)
-            table.setItem(r, 1, policy)
-            for c, (case, _title) in enumerate(CASE_COLUMNS, start=2):
-                table.setItem(r, c, self._case_item(op, case))
-        self._show_legend(low)
+        self._show_legend(probe.dtype)
+        self._refill()
         self._show_notes(probe)
         env = probe.environment
-        counts = ", ".join(f"{len(v)} {k}" for k, v in probe.by_policy().items())
         self.statusLabel.setText(
-            f"<b>{len(probe.ops)} ops</b> probed with {low} on torch {env.torch_version}, "
-            f"{env.cpu_model}: {counts}."
+            f"<b>{len(probe.ops)} ops</b> probed with {probe.dtype} on torch "
+            f"{env.torch_version}, {env.cpu_model}; "
+            f"<b>{len(probe.disagreements())}</b> disagree with PyTorch's documentation."
         )
         self._update_actions()
+
+    @Slot()
+    def _refill(self) -> None:
+        """Rebuild the rows for the current filter and ordering (cheap: ~150 rows)."""
+        from autocast_explorer.core.numerics.oppolicy import grouped_ops
+
+        probe = self.last_probe
+        table = self.policyTable
+        if probe is None:
+            table.setRowCount(0)
+            self.countsLabel.setText("")
+            return
+        groups = grouped_ops(
+            probe.ops, self.filterEdit.text(), self.disagreementsFirstCheck.isChecked()
+        )
+        table.clearSpans()
+        table.setRowCount(sum(1 + len(ops) for _group, ops in groups))
+        row = 0
+        for group, ops in groups:
+            self._group_row(row, group, ops)
+            row += 1
+            for op in ops:
+                self._op_row(row, op, probe.dtype)
+                row += 1
+        self._show_counts(probe, [op for _group, ops in groups for op in ops])
+
+    def _group_row(self, row: int, group: str, ops: list[OpPolicy]) -> None:
+        table = self.policyTable
+        title = GROUP_TITLES.get(group) or CATEGORIES.get(group, group or "uncategorized")
+        disagree = sum(op.disagrees for op in ops)
+        extra = f", {disagree} ⚠" if disagree and group != "disagreements" else ""
+        item = QTableWidgetItem(f"{title} ({len(ops)}{extra})")
+        item.setData(ROW_KIND_ROLE, "group")
+        item.setData(Qt.ItemDataRole.UserRole, group)
+        item.setBackground(QColor(GROUP_BACKGROUND))
+        font = QFont(table.font())
+        font.setBold(True)
+        item.setFont(font)
+        item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+        table.setItem(row, 0, item)
+        for c in range(1, table.columnCount()):
+            filler = QTableWidgetItem("")
+            filler.setData(ROW_KIND_ROLE, "group")
+            filler.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            table.setItem(row, c, filler)
+        table.setSpan(row, 0, 1, table.columnCount())
+
+    def _op_row(self, row: int, op: OpPolicy, low: str) -> None:
+        table = self.policyTable
+        bold = QFont(table.font())
+        bold.setBold(True)
+        name = QTableWidgetItem((DISAGREE_MARK if op.disagrees else "") + op.name)
+        if op.disagrees:
+            name.setBackground(QColor(NOTE_BACKGROUND))
+            name.setFont(bold)
+        policy = QTableWidgetItem(op.policy)
+        policy.setBackground(QColor(policy_color(op.policy, low)))
+        policy.setForeground(QColor("white"))
+        policy.setFont(bold)
+        policy.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+        doc = op.documented
+        documented = QTableWidgetItem(doc.policy if doc else "?")
+        documented.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+        if doc is None:
+            documented.setToolTip("This probe file was written before documented policies.")
+        else:
+            lists = "; ".join(doc.lists) or "on no list"
+            documented.setToolTip(
+                f"{doc.name}: {DOCUMENTED_MEANINGS.get(doc.policy, doc.policy)} ({lists})"
+            )
+            if op.disagrees:
+                documented.setForeground(QColor(style.BAD))
+                documented.setFont(bold)
+        tip = f"{op.name}: {op.policy}: {op.why}"
+        if op.disagrees and doc is not None:
+            tip += f"\n⚠ documented {doc.policy} ({doc.name}); see the notes for why."
+        for item in (name, policy, documented):
+            item.setData(ROW_KIND_ROLE, "op")
+            item.setData(Qt.ItemDataRole.UserRole, op.name)
+        for item in (name, policy):
+            item.setToolTip(tip)
+        table.setItem(row, OP_COL, name)
+        table.setItem(row, POLICY_COL, policy)
+        table.setItem(row, DOCUMENTED_COL, documented)
+        for c, (case, _title) in enumerate(CASE_COLUMNS, start=FIRST_CASE_COL):
+            item = self._case_item(op, case)
+            item.setData(ROW_KIND_ROLE, "op")
+            table.setItem(row, c, item)
 
     def _case_item(self, op: OpPolicy, case: str) -> QTableWidgetItem:
         c = op.case(case)
@@ -323,43 +466,92 @@ class OpsPanel(QWidget):
             item.setForeground(QColor(style.BAD))
             item.setToolTip(f"inputs {', '.join(c.in_dtypes)}: {c.error}")
         else:
-            out = c.out_dtype or "?"
-            item = QTableWidgetItem(out)
-            item.setBackground(_tinted(style.dtype_color(out)))
+            text = c.cell_text()
+            for long, short in COMPLEX_SHORT.items():
+                text = text.replace(long, short)
+            item = QTableWidgetItem(text)
+            item.setBackground(_tinted(style.dtype_color(c.effective or "?")))
+            computed = f", computed in {c.computed}" if c.computed else ""
+            kernels = f"; dispatched {', '.join(c.kernels)}" if c.kernels else ""
             item.setToolTip(
-                f"inputs {', '.join(c.in_dtypes)} → output {out}; {c.casts} cast(s) dispatched"
+                f"inputs {', '.join(c.in_dtypes)} → output {c.out_dtype}{computed}; "
+                f"{c.casts} cast(s){kernels}"
             )
         item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
         return item
 
+    def _show_counts(self, probe: ProbeResult, shown: list[OpPolicy]) -> None:
+        from collections import Counter
+
+        counts = Counter(op.policy for op in shown)
+        chips = []
+        for policy, total in probe.policy_counts().items():
+            color = policy_color(policy, probe.dtype)
+            n = counts.get(policy, 0)
+            text = f"{n}/{total}" if len(shown) != len(probe.ops) else f"{total}"
+            chips.append(f"<span style='color:{color}'><b>{text}</b> {policy}</span>")
+        disagree = sum(op.disagrees for op in shown)
+        head = (
+            f"<b>{len(shown)} of {len(probe.ops)}</b> shown"
+            if len(shown) != len(probe.ops)
+            else f"<b>{len(probe.ops)}</b> ops"
+        )
+        self.countsLabel.setText(
+            f"{head}: " + " · ".join(chips) + f" · <b>{disagree}</b> ⚠ disagree"
+        )
+
     def _show_legend(self, low: str) -> None:
         parts = []
-        for policy, meaning in POLICY_MEANINGS.items():
+        for policy, short in POLICY_SHORT.items():
             color = policy_color(policy, low)
             parts.append(
                 f"<span style='background:{color}; color:white'>&nbsp;<b>{policy}</b>&nbsp;"
-                f"</span> {meaning}"
+                f"</span>&nbsp;{short}"
             )
-        self.legend.setText("<br>".join(parts))
+        self.legend.setText(
+            "&nbsp;&nbsp; ".join(parts)
+            + f"&nbsp;&nbsp; <span style='color:{style.MUTED}'>(hover for meanings; "
+            "documented = what PyTorch publishes)</span>"
+        )
 
     def _show_notes(self, probe: ProbeResult) -> None:
-        """Contradicted beliefs highlighted, one box per source, ops grouped by verdict."""
-        against = [n for n in probe.notes if n.contradicts]
-        holds = [n for n in probe.notes if not n.contradicts]
+        """Disagreements with the documentation first (each with its reason), then common
+        beliefs contradicted here, one box per source; where the documentation came from."""
+        from autocast_explorer.core.numerics.oppolicy import DOCUMENTED_PREFIX
+
+        documented = [n for n in probe.notes if n.source.startswith(DOCUMENTED_PREFIX)]
+        beliefs = [n for n in probe.notes if not n.source.startswith(DOCUMENTED_PREFIX)]
         html = [
+            f"<h3 style='margin:0'>Disagreements with PyTorch's documentation "
+            f"({len(documented)})</h3>"
+        ]
+        for n in documented:
+            html.append(
+                f"<table width='100%' cellpadding='4' style='background:{NOTE_BACKGROUND};"
+                f"border:1px solid {NOTE_BORDER}; margin-top:4px'><tr><td>"
+                f"<b>{n.op}</b> — documented: <i>{n.claim}</i>.<br>{n.verdict}"
+                "</td></tr></table>"
+            )
+        if not documented:
+            html.append("<p>None: every probed op does what PyTorch documents.</p>")
+        if probe.sources:
+            origin = "<br>".join(f"<b>{k}</b>: {v}" for k, v in probe.sources.items())
+            html.append(f"<p style='color:{style.MUTED}'>Documented from:<br>{origin}</p>")
+        against = [n for n in beliefs if n.contradicts]
+        holds = [n for n in beliefs if not n.contradicts]
+        html.append(
             f"<h3 style='margin:0'>Where this CPU contradicts common belief "
             f"({len(against)} notes)</h3>"
-        ]
+        )
         sources: dict[str, dict[str, list[Note]]] = {}
         for n in against:
             sources.setdefault(n.source, {}).setdefault(n.verdict, []).append(n)
         for source, verdicts in sources.items():
             rows = [f"<i>{source}</i>"]
             for verdict, notes in verdicts.items():
-                rows.append(f"<b>{verdict}</b>:")
-                rows += [f"&nbsp;&nbsp;• <b>{n.op}</b>: {n.measured}" for n in notes]
+                rows.append(f"<b>{verdict}</b>: {', '.join(n.op for n in notes)}")
             html.append(
-                f"<table width='100%' cellpadding='5' style='background:{NOTE_BACKGROUND};"
+                f"<table width='100%' cellpadding='4' style='background:{NOTE_BACKGROUND};"
                 f"border:1px solid {NOTE_BORDER}; margin-top:4px'><tr><td>"
                 + "<br>".join(rows)
                 + "</td></tr></table>"
@@ -403,36 +595,60 @@ class OpsPanel(QWidget):
         return True
 
     # ---- read-back for tests -------------------------------------------------------------
-    def policies(self) -> dict[str, str]:
-        """op name → policy, as held by the table's items."""
+    def _op_rows(self) -> list[int]:
         t = self.policyTable
-        return {
-            t.item(r, 0).text().removeprefix("⚠ "): t.item(r, 1).text() for r in range(t.rowCount())
-        }
+        return [
+            r
+            for r in range(t.rowCount())
+            if t.item(r, OP_COL) is not None and t.item(r, OP_COL).data(ROW_KIND_ROLE) == "op"
+        ]
+
+    def _op_name(self, row: int) -> str:
+        return str(self.policyTable.item(row, OP_COL).data(Qt.ItemDataRole.UserRole))
+
+    def policies(self) -> dict[str, str]:
+        """op name → policy, as held by the table's visible op rows."""
+        t = self.policyTable
+        return {self._op_name(r): t.item(r, POLICY_COL).text() for r in self._op_rows()}
+
+    def documented_policies(self) -> dict[str, str]:
+        """op name → the documented column's text."""
+        t = self.policyTable
+        return {self._op_name(r): t.item(r, DOCUMENTED_COL).text() for r in self._op_rows()}
 
     def policy_colors(self) -> dict[str, str]:
         t = self.policyTable
         return {
-            t.item(r, 0).text().removeprefix("⚠ "): t.item(r, 1).background().color().name()
-            for r in range(t.rowCount())
+            self._op_name(r): t.item(r, POLICY_COL).background().color().name()
+            for r in self._op_rows()
         }
 
     def case_outputs(self, op: str) -> dict[str, str]:
         """The output-dtype cells of one op's row, by case name."""
         t = self.policyTable
-        for r in range(t.rowCount()):
-            if t.item(r, 0).text().removeprefix("⚠ ") == op:
+        for r in self._op_rows():
+            if self._op_name(r) == op:
                 return {
                     case: t.item(r, c).text()
-                    for c, (case, _title) in enumerate(CASE_COLUMNS, start=2)
+                    for c, (case, _title) in enumerate(CASE_COLUMNS, start=FIRST_CASE_COL)
                 }
         raise KeyError(op)
 
     def flagged_ops(self) -> list[str]:
-        """Ops marked ⚠ (a contradicted belief) in the table."""
+        """Ops marked ⚠ (measured policy contradicts the documented one) in the table."""
         t = self.policyTable
         return [
-            t.item(r, 0).text().removeprefix("⚠ ")
-            for r in range(t.rowCount())
-            if t.item(r, 0).text().startswith("⚠ ")
+            self._op_name(r)
+            for r in self._op_rows()
+            if t.item(r, OP_COL).text().startswith(DISAGREE_MARK)
         ]
+
+    def row_layout(self) -> list[tuple[str, str]]:
+        """Every table row top to bottom: ("group", title) or ("op", name)."""
+        t = self.policyTable
+        rows = []
+        for r in range(t.rowCount()):
+            item = t.item(r, OP_COL)
+            kind = str(item.data(ROW_KIND_ROLE))
+            rows.append((kind, item.text() if kind == "group" else self._op_name(r)))
+        return rows
