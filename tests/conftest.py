@@ -2,6 +2,11 @@
 schema: the four document classes' `to_json` (which every writer — CLI, window, report, preset
 save — goes through) are wrapped for the whole session, so a writer and its schema cannot drift
 apart unnoticed. A violation fails the test that wrote the document.
+
+The suite also uses the tester's kit the way a tester's project does. Installed, the package
+registers `autocast_explorer.testing` through its `pytest11` entry point; a source checkout that
+was never installed has none, so it is named here too. Both register it under the same name, so
+it is loaded once either way.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from autocast_explorer.core.learning.presets import Preset
 from autocast_explorer.core.numerics.oppolicy import ProbeResult
 from autocast_explorer.core.sweeps.result import SweepResult
 from tests.schema_check import VALIDATED, check_document
+
+pytest_plugins = ["autocast_explorer.testing", "pytester"]
 
 WRITERS = (ExperimentResult, SweepResult, ProbeResult, Preset)
 

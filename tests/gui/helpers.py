@@ -1,16 +1,16 @@
-"""Shared values and steps for the window tests."""
+"""Shared values and steps for the window tests (the kit's, under the names the tests use)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.testing.configs import tiny_experiment
+from autocast_explorer.testing.running import ENGINE_TIMEOUT_MS, RUN_TIMEOUT_MS
+
+__all__ = ["ENGINE_TIMEOUT_MS", "RUN_TIMEOUT_MS", "TINY", "run_to_end"]
 
 #: The smallest config that still exercises every code path (guards, capture, ABAB timing).
-TINY = ExperimentConfig(widths=(32, 16, 4), batch=8, min_time=0.02)
-#: Generous: the first window of a session imports torch on a busy 2-core machine.
-ENGINE_TIMEOUT_MS = 120_000
-RUN_TIMEOUT_MS = 60_000
+TINY = tiny_experiment()
 
 
 def run_to_end(qtbot, win, timeout: int = RUN_TIMEOUT_MS):

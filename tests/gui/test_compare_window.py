@@ -168,3 +168,25 @@ def test_open_result_refuses_corrupt_files_with_the_file_name(window, qtbot, mon
         assert window.messageBanner.isVisible()
         assert window.messageBanner.text().startswith(f"Could not open {path}: ")
         assert window.last_result is result  # what was shown stays shown
+
+
+def test_a_config_difference_has_its_own_message(window, qtbot, monkeypatch, two_files):
+    _result, laptop, server = two_files
+    compare = open_compare(window, qtbot, monkeypatch, [laptop, server])
+    difference = compare.findChild(QLabel, "compareConfigDifference")
+    assert compare.config_differences() == []  # only the machine differs
+    assert difference.isHidden()
+
+    bigger = json.loads(server.read_text())
+    bigger["config"]["batch"] *= 2
+    bigger["config"]["seed"] = 7
+    other = server.with_name("bigger.json")
+    other.write_text(json.dumps(bigger))
+    compare.add_files([str(other)])
+    assert compare.config_differences() == ["batch", "seed"]
+    assert difference.isVisible()
+    assert difference.text() == (
+        "The configs differ in batch, seed: these runs differ in more than the machine."
+    )
+    compare.clear()
+    assert compare.config_differences() == [] and difference.isHidden()

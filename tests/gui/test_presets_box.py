@@ -47,9 +47,12 @@ def test_the_combo_follows_the_controls(window):
     window.set_config(ExperimentConfig())  # the tutorial's example is the default experiment
     assert window.presets.chosen().id == "tutorial"
     assert combo.currentText() == window.presets.chosen().name
+    assert window.presets.shown_text() == combo.currentText()
     window.batchSpin.setValue(3)
     assert combo.currentIndex() == -1
     assert combo.placeholderText() == CUSTOM_TEXT
+    assert combo.currentText() == ""  # a placeholder is not an item…
+    assert window.presets.shown_text() == CUSTOM_TEXT  # …but it is what the list shows
     assert window.presets.chosen() is None
     window.batchSpin.setValue(128)
     assert window.presets.chosen().id == "tutorial"

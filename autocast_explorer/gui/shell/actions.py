@@ -52,8 +52,13 @@ def set_tip(action: QAction, tip: str) -> None:
 
 
 def object_name(text: str) -> str:
-    """'&Save result as JSON…' → 'Save_result_as_JSON' (the default objectName)."""
-    return text.split("\t")[0].replace("&", "").rstrip("…").strip().replace(" ", "_")
+    """'&Save result as JSON…' → 'Save_result_as_JSON' (the default objectName).
+
+    Only letters, digits and '_' are kept ("Add this window's run" → 'Add_this_windows_run'),
+    so every name is an identifier a test can write and a snapshot can list.
+    """
+    words = text.split("\t")[0].replace("&", "").rstrip("…").strip().replace(" ", "_")
+    return "".join(c for c in words if c.isalnum() or c == "_")
 
 
 def make_action(

@@ -8,8 +8,8 @@ The window is a shell: it owns the controls, the run of one experiment, the menu
 banner, and builds everything else from `FEATURES`, each a function `install(ctx)` that gets
 the narrow AppContext (never the window) and returns the handles testers may use.
 
-Contract for testers (README, "Testing with pytest-qt"): the signals below, the objectNames of
-the controls and charts, `add_view`, `runner`, `current_config`, `set_config`, `last_result`.
+Contract for testers (docs/testing.md, guarded by tests/contract/snapshot.json): the signals
+below, every objectName, the public methods and attributes, and what they return.
 """
 
 from __future__ import annotations
@@ -706,9 +706,12 @@ class MainWindow(QMainWindow):
         """Write the report of the result shown now into `directory`; report.md or None."""
         return self.reportExporter.export_to(Path(directory))
 
-    def save_preset(self, name: str, description: str = "") -> Path | None:
-        """Save the current config as your preset `name`; its file, or None (message shown)."""
-        return self.presets.save_named(name, description)
+    def save_preset(self, name: str, description: str = "", replace: bool = False) -> Path | None:
+        """Save the current config as your preset `name`; its file, or None (message shown).
+
+        Never asks: an existing preset of that name is replaced only with `replace=True`.
+        """
+        return self.presets.save_named(name, description, replace=replace)
 
     def save_sweep(self, path: str | Path) -> bool:
         """The last finished sweep as JSON (.json) or CSV (.csv); False if there is none."""

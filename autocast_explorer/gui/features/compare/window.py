@@ -50,7 +50,7 @@ HINT = (
 
 class CompareWindow(QMainWindow):
     """objectName `compareWindow`: charts `compareLatencyPlot`, `compareSpeedupPlot`, table
-    `compareTable`, messages `compareMessage`."""
+    `compareTable`, messages `compareMessage`, the configs' difference `compareConfigDifference`."""
 
     def __init__(
         self,
@@ -117,6 +117,17 @@ class CompareWindow(QMainWindow):
         self.notes.setWordWrap(True)
         self.notes.setToolTip("What is compared, and where the configs differ.")
         layout.addWidget(self.notes)
+        self.configDifference = QLabel("")
+        self.configDifference.setObjectName("compareConfigDifference")
+        self.configDifference.setWordWrap(True)
+        self.configDifference.setTextFormat(Qt.TextFormat.PlainText)
+        self.configDifference.setStyleSheet(f"color: {style.WARN}; font-weight: bold;")
+        self.configDifference.setToolTip(
+            "Config fields that differ between the runs (the timing budget is not counted): "
+            "such runs compare more than the machines."
+        )
+        self.configDifference.hide()
+        layout.addWidget(self.configDifference)
 
         self.latencyChart = CompareLatencyChart()
         self.speedupChart = CompareSpeedupChart()
@@ -206,6 +217,10 @@ class CompareWindow(QMainWindow):
     def comparison(self) -> Comparison | None:
         return self._comparison
 
+    def config_differences(self) -> list[str]:
+        """Config fields that differ between the runs compared ([] for fewer than two runs)."""
+        return self._comparison.config_differences() if self._comparison else []
+
     def labels(self) -> list[str]:
         """The label of each run, in order (CPU · torch · threads, plus file if repeated)."""
         return [run.label for run in self._comparison.runs] if self._comparison else []
@@ -219,6 +234,7 @@ class CompareWindow(QMainWindow):
             self.table.setRowCount(0)
             self.table.setColumnCount(0)
             self.notes.setText(HINT)
+            self.configDifference.hide()
             self.clearAction.setEnabled(False)
             return
         # core.compare loads torch (result dtypes): imported once there is something to show.
@@ -236,12 +252,12 @@ class CompareWindow(QMainWindow):
             f"{len(comparison.runs)} run{'s' if len(comparison.runs) > 1 else ''}. "
             "Speedup = plain median ÷ autocast median; above 1.00× autocast was faster."
         )
-        if differences:
-            note += (
-                " <b>The configs differ in " + ", ".join(differences) + "</b>: these runs "
-                "differ in more than the machine."
-            )
         self.notes.setText(note)
+        self.configDifference.setText(
+            f"The configs differ in {', '.join(differences)}: these runs differ in more than "
+            "the machine."
+        )
+        self.configDifference.setVisible(bool(differences))
         self.clearAction.setEnabled(True)
 
     def _fill_table(self, comparison: Comparison) -> None:

@@ -163,7 +163,7 @@ class HardwareTab(QWidget):
         self.onednnLabel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.onednnLabel.setToolTip("oneDNN's verbose log for one forward per mode (core.onednn).")
         self.probeButton = QPushButton("Ask oneDNN which kernel runs")
-        self.probeButton.setObjectName("probeButton")
+        self.probeButton.setObjectName("probeButton")  # documented name; find it within hardwareTab
         self.probeButton.clicked.connect(self.start_probe)
         left = QWidget()
         left_layout = QVBoxLayout(left)

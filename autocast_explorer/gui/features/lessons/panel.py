@@ -336,6 +336,7 @@ class LessonsPanel(QWidget):
         return [lesson.id for lesson in LESSONS] + [EXERCISE_STEP]
 
     def step_index(self) -> int:
+        """The step shown, counted from 0 as go_to() counts (the last one is the exercise)."""
         return self._index
 
     def current_lesson(self) -> Lesson | None:
@@ -593,6 +594,13 @@ class LessonsPanel(QWidget):
     def outcome(self, lesson_id: str) -> LessonOutcome | None:
         """The outcome of the last run of this lesson (None: not run yet)."""
         return self._outcomes.get(lesson_id)
+
+    def shown_text(self) -> str:
+        """The outcome box as a reader sees it: headline, then one '• ' line per sentence
+        ('' while it is hidden). Testers compare it with the LessonOutcome they got."""
+        if self.outcomeBox.isHidden():
+            return ""
+        return f"{self.outcomeHeadline.text()}\n{self.outcomeSentences.text()}".strip()
 
     # ---- exercise -------------------------------------------------------------------------
     def selected_answer(self) -> str:

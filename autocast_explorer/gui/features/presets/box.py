@@ -255,6 +255,11 @@ class PresetBox(QGroupBox):
         """The preset the controls match now (None: custom settings)."""
         return self._chosen
 
+    def shown_text(self) -> str:
+        """What the preset list shows: a preset's name (yours end in ' — yours') or
+        'Custom settings' — which is the combo's placeholder, so currentText() is '' then."""
+        return self.combo.currentText() if self.combo.currentIndex() >= 0 else CUSTOM_TEXT
+
     def index_of(self, preset_id: str) -> int:
         """The combo row of the preset with this id (-1 if not listed)."""
         for row in range(self.combo.count()):
@@ -355,11 +360,17 @@ class PresetBox(QGroupBox):
         return self.save_named(details.name, details.description, details.include_sweep)
 
     def save_named(
-        self, name: str, description: str = "", include_sweep: bool = True
+        self,
+        name: str,
+        description: str = "",
+        include_sweep: bool = True,
+        replace: bool | None = None,
     ) -> Path | None:
         """Save the current config (and the preset's sweep) as `name`; the file, or None.
 
-        What Save… does after its dialog; an existing file is replaced only if confirmed.
+        What Save… does after its dialog. An existing file is replaced when `replace` is True,
+        kept (with a message) when False, and only after asking when None (the menu's way):
+        scripts and tests pass True or False so no modal dialog waits for an answer.
         """
         try:
             config = self._ctx.config()
@@ -379,8 +390,12 @@ class PresetBox(QGroupBox):
             self._say(f"Cannot save this preset: {exc.problem}.")
             return None
         path = user_presets_dir() / preset_filename(name)
-        if path.exists() and not confirm_overwrite(self, path):
-            return None
+        if path.exists():
+            if replace is False:
+                self._say(f"A preset named {name!r} exists already ({path}); it was kept.")
+                return None
+            if replace is None and not confirm_overwrite(self, path):
+                return None
         try:
             save_preset(preset, path)
         except PresetError as exc:
