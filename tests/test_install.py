@@ -142,7 +142,7 @@ def test_the_wheel_holds_the_data_and_the_metadata(installed):
     assert "[gui_scripts]\nautocast-explorer-window = autocast_explorer.cli:window_main" in (
         entry_points
     )
-    assert "[console_scripts]\nautocast-explorer = autocast_explorer.cli:main" in entry_points
+    assert "[console_scripts]\nautocast-explorer = autocast_explorer.__main__:entry" in entry_points
 
 
 def test_installed_cli_runs_a_preset_from_another_folder(installed):

@@ -12,8 +12,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from autocast_explorer import __version__
-from autocast_explorer.cli import compare, ops, run, sweep
-from autocast_explorer.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, UsageError
+from autocast_explorer.cli import compare, ops, run, signals, sweep
+from autocast_explorer.cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    FailedError,
+    Parser,
+    UsageError,
+)
 from autocast_explorer.core.experiment.config import ConfigError
 
 #: The subcommands, in the order `--help` lists them.
@@ -52,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--reset-settings",
+        action="store_true",
+        help="forget the window's saved settings (for a window that cannot start) and exit",
+    )
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)
@@ -65,30 +77,80 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def cmd_reset_settings() -> int:
+    """`--reset-settings`: remove the window's settings without starting the window."""
+    from autocast_explorer.gui.shell.settings import reset_settings_file
+
+    print(f"Settings reset to defaults ({reset_settings_file()}).")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `autocast-explorer` script and `python -m autocast_explorer`."""
+    """Entry point of the `autocast-explorer` script and `python -m autocast_explorer`.
+
+    Exit codes: 0 done; 1 the work ran but could not finish (an output still unwritable, with
+    the result kept in a fallback file; memory ran out); 2 bad input, refused before any
+    measuring; 130 Ctrl-C; 143 SIGTERM. Every failure is one `error:` line, never a traceback.
+    """
     from autocast_explorer.core.experiment.progress import Cancelled
 
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-        handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
-        return handler(args)
-    except (UsageError, ConfigError) as exc:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
         return fail(str(exc))
-    except (KeyboardInterrupt, Cancelled):
-        sys.stderr.write("\ninterrupted\n")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
-    except MemoryError:
-        return fail("out of memory: use smaller widths or batch")
+    handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
+    if handler is cmd_gui and not args.reset_settings:
+        if argv is None:
+            signals.restore_defaults()
+        return cmd_gui(args)  # the window handles Ctrl-C itself (gui.app.InterruptWatcher)
+    with signals.installed(restore=argv is not None):
+        try:
+            signals.raise_early()
+            if args.reset_settings:
+                if args.command:
+                    raise UsageError("--reset-settings takes no command")
+                return cmd_reset_settings()
+            load_torch()
+            return handler(args)
+        except (UsageError, ConfigError) as exc:
+            return fail(str(exc))
+        except FailedError as exc:
+            return fail(str(exc), EXIT_FAILED)
+        except signals.Interrupted as exc:
+            return interrupted(exc.word, exc.exit_code)
+        except (KeyboardInterrupt, Cancelled):
+            return interrupted("interrupted", EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            return 0
+        except MemoryError:
+            return fail("out of memory: use smaller widths or batch", EXIT_FAILED)
+        except RecursionError:
+            return fail("input nested too deeply", EXIT_USAGE)
 
 
-def fail(message: str) -> int:
-    """One `error:` line on stderr; the exit code for bad input."""
-    sys.stderr.write(f"error: {message}\n")
-    return EXIT_USAGE
+def load_torch() -> None:
+    """Import torch (and numpy) with signals deferred: a KeyboardInterrupt inside their import
+    leaves a half-initialised module behind that later code trips over (`module 'numpy' has no
+    attribute 'logical_or'`), so Ctrl-C during start-up takes effect once the import is done."""
+    with signals.deferred():
+        import torch  # noqa: F401
+
+
+def interrupted(word: str, code: int) -> int:
+    """One line on stderr (after the terminal's ^C, on a line of its own)."""
+    signals.ignore_further()
+    lead = "\n" if sys.stderr.isatty() else ""
+    sys.stderr.write(f"{lead}{word}\n")
+    sys.stderr.flush()
+    return code
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> int:
+    """One `error:` line on stderr (control characters removed); the exit code."""
+    from autocast_explorer.core.documents.reader import clean_text
+
+    sys.stderr.write(f"error: {clean_text(message)}\n")
+    return code
 
 
 def resources_dir() -> Path:
@@ -98,4 +160,12 @@ def resources_dir() -> Path:
     return _resources_dir()
 
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "UsageError", "build_parser", "main", "window_main"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "UsageError",
+    "build_parser",
+    "main",
+    "window_main",
+]

@@ -1,19 +1,23 @@
 """What every command shares: the strict parser, the experiment flags, progress and outputs.
 
 Every bad input ends with exit code 2 and one `error: …` line on stderr (UsageError or
-ConfigError, caught once in `main`).
+ConfigError, caught once in `main`), before any measuring: output paths are checked here first.
+A failure after measuring (an output that still cannot be written, memory running out) is
+exit 1, and a result whose output failed is kept in a fallback file the message names.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
+import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
@@ -33,16 +37,29 @@ if TYPE_CHECKING:
     from autocast_explorer.core.learning.presets import Preset
     from autocast_explorer.core.sweeps.result import SweepResult
 
+EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+#: Values that start with '-' but are values, not flags: -5,10  -1e3  -0.5:2:3.
+_NEGATIVE_VALUE = re.compile(r"^-(\.?\d[\d.,;:eE+\-]*|inf|infinity|nan)$", re.IGNORECASE)
 
 
 class UsageError(Exception):
     """Bad input from the command line: printed as one `error:` line, exit code 2."""
 
 
+class FailedError(Exception):
+    """The work ran but could not finish as asked (an output, memory): one `error:` line, exit 1."""
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, but bad arguments give one `error: …` line instead of usage + message."""
+    """argparse, but bad arguments give one `error: …` line instead of usage + message, and a
+    value such as `--widths -5,10` reaches its validator instead of reading as a flag."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
@@ -284,22 +301,143 @@ class StderrProgress:
             self.stream.flush()
 
 
-def write_output(path: str, text: str) -> None:
-    """'-' means stdout; anything else is written atomically."""
-    if path == "-":
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+#: Paths that are this process's standard output ("-" is ours; the rest the system's names).
+STDOUT_PATHS = ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+
+
+def to_stdout(*paths: str | None) -> bool:
+    """True when any output goes to standard output: then the summary is not printed there."""
+    return any(path in STDOUT_PATHS for path in paths)
+
+
+def check_output(flag: str, path: str | None, what: str = "file") -> None:
+    """Refuse an output path that cannot be written, before any work (UsageError, exit 2)."""
+    if path is None or (path == "-" and what == "file"):
         return
-    from autocast_explorer.core.documents.files import write_atomic
+    from autocast_explorer.core.documents.files import UnwritablePath, check_writable
+    from autocast_explorer.core.documents.reader import clean_text
 
     try:
-        write_atomic(path, text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        if what == "folder":
+            from autocast_explorer.core.documents.report import check_report_folder
+
+            check_report_folder(path)
+        else:
+            check_writable(path, what)
+    except UnwritablePath as exc:
+        raise UsageError(f"{flag}: {clean_text(str(exc))}") from None
 
 
-def write_outputs(args: argparse.Namespace, result: ExperimentResult | SweepResult) -> None:
-    """--json and --csv of `run` and `sweep`: the result's JSON and CSV where asked."""
+def check_outputs(args: argparse.Namespace) -> None:
+    """Every output flag of a command (--json, --csv, --report) checked before measuring."""
+    for flag, what in (("json", "file"), ("csv", "file"), ("report", "folder")):
+        check_output(f"--{flag}", getattr(args, flag, None), what)
+
+
+def write_output(
+    path: str, text: str, keep: str | None = None, name: str = "result.json"
+) -> str | None:
+    """'-' means stdout; anything else is written atomically (core.documents.files).
+
+    On failure the text (or `keep`, the measurement, when given) goes to a fallback file; the
+    problem is returned as one sentence naming both paths, for FailedError.
+    """
+    from autocast_explorer.cli.signals import deferred
+
+    with deferred():  # a file is written whole or not at all
+        if path == "-":
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            sys.stdout.flush()
+            return None
+        from autocast_explorer.core.documents.files import write_atomic
+
+        try:
+            write_atomic(path, text)
+            return None
+        except OSError as exc:
+            fallback_name = "result.json" if keep else keep_name(path, name)
+            return cannot_write(path, exc.strerror or str(exc), keep or text, fallback_name)
+
+
+def keep_name(path: str, default: str) -> str:
+    """The fallback file's name: the output's own when it has an extension (a device has none)."""
+    from pathlib import Path
+
+    own = Path(path).name
+    return own if Path(own).suffix else default
+
+
+def cannot_write(path: str, reason: str, data: str, name: str) -> str:
+    """'cannot write P: R; the result was saved to F instead' (F: core.documents.files)."""
+    from autocast_explorer.core.documents.files import save_fallback
+    from autocast_explorer.core.documents.reader import clean_text
+
+    kept = save_fallback(data, name)
+    where = (
+        f"the result was saved to {kept} instead" if kept else "no fallback file could be written"
+    )
+    return f"cannot write {clean_text(path)}: {reason}; {where}"
+
+
+def write_outputs(args: argparse.Namespace, result: ExperimentResult | SweepResult) -> list[str]:
+    """--json and --csv of `run` and `sweep`: the result's JSON and CSV where asked.
+
+    Returns the problems (each with its fallback file); every output is tried.
+    """
+    problems = []
     if args.json:
-        write_output(args.json, result.to_json())
+        problems.append(write_output(args.json, result.to_json()))
     if args.csv:
-        write_output(args.csv, result.to_csv())
+        keep = _json_for_csv(args, result)
+        problems.append(write_output(args.csv, result.to_csv(), keep, "result.csv"))
+    return [p for p in problems if p]
+
+
+def _json_for_csv(args: argparse.Namespace, result: ExperimentResult | SweepResult) -> str | None:
+    """When a CSV fails, the fallback keeps the whole measurement (JSON) unless --json kept it."""
+    return None if args.json and args.json != "-" else result.to_json()
+
+
+def raise_problems(problems: list[str]) -> None:
+    if problems:
+        raise FailedError("; ".join(problems))
+
+
+_ALLOCATION = re.compile(r"tried to allocate (\d+) bytes", re.IGNORECASE)
+_OUT_OF_MEMORY = ("can't allocate memory", "out of memory", "not enough memory", "bad_alloc")
+
+
+@contextlib.contextmanager
+def resource_errors(config: ExperimentConfig) -> Iterator[None]:
+    """Memory running out while measuring is one `error:` line naming what the allocator
+    refused next to what the memory guard estimated (exit 1), never a traceback."""
+    try:
+        yield
+    except MemoryError:
+        raise FailedError(out_of_memory_message(config, None)) from None
+    except RuntimeError as exc:
+        text = str(exc)
+        if not any(marker in text.lower() for marker in _OUT_OF_MEMORY):
+            raise
+        match = _ALLOCATION.search(text)
+        raise FailedError(
+            out_of_memory_message(config, int(match.group(1)) if match else None)
+        ) from None
+
+
+def out_of_memory_message(config: ExperimentConfig, refused: int | None) -> str:
+    from autocast_explorer.core.experiment.guards import (
+        estimate_peak_bytes,
+        estimate_training_peak_bytes,
+        memory_budget_bytes,
+    )
+
+    training = config.mode == "train"
+    estimate = (estimate_training_peak_bytes if training else estimate_peak_bytes)(config) / 2**20
+    budget = memory_budget_bytes(config) / 2**20
+    asked = f"the allocator refused {refused / 2**20:,.0f} MB" if refused else "memory ran out"
+    return (
+        f"out of memory: {asked}; the memory guard estimated a peak of {estimate:,.0f} MB "
+        f"against a budget of {budget:,.0f} MB (the process may be limited below that, e.g. "
+        "ulimit -v); use smaller widths or batch"
+    )

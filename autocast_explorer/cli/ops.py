@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from autocast_explorer.cli.common import StderrProgress, UsageError, write_output
-from autocast_explorer.core.experiment.config import DTYPES
+from autocast_explorer.cli.common import (
+    StderrProgress,
+    UsageError,
+    check_output,
+    raise_problems,
+    to_stdout,
+    write_output,
+)
+from autocast_explorer.core.experiment.config import DTYPES, validate_threads
 
 OPS_EPILOG = """\
 Each op runs under autocast with float32, low-precision and mixed inputs; its policy is read
@@ -69,8 +76,8 @@ def cmd_ops(args: argparse.Namespace) -> int:
     from autocast_explorer.core.experiment.summary import format_probe
     from autocast_explorer.core.numerics.oppolicy import PROBE_THREADS, probe_ops, select_specs
 
-    if args.threads is not None and args.threads < 1:
-        raise UsageError(f"threads: must be an integer ≥ 1 (got {args.threads})")
+    validate_threads(args.threads)
+    check_output("--json", args.json)
     only = [name for text in args.only for name in _names(text)]
     names = [name for text in args.op for name in _names(text)]
     if (args.only or args.op) and not (only or names):
@@ -82,8 +89,8 @@ def cmd_ops(args: argparse.Namespace) -> int:
         probe = probe_ops(args.dtype, specs=specs, threads=threads, progress=progress)
     finally:
         progress.close()
-    if args.json:
-        write_output(args.json, probe.to_json())
-    if args.json != "-":
+    problem = write_output(args.json, probe.to_json(), name="probe.json") if args.json else None
+    if not to_stdout(args.json):
         print(format_probe(probe))
+    raise_problems([problem] if problem else [])
     return 0

@@ -11,10 +11,16 @@ from autocast_explorer.cli.common import (
     UsageError,
     add_config_arguments,
     add_training_arguments,
+    cannot_write,
+    check_outputs,
     config_from_args,
     preset_from_args,
+    raise_problems,
+    resource_errors,
+    to_stdout,
     write_outputs,
 )
+from autocast_explorer.cli.signals import deferred
 
 if TYPE_CHECKING:
     from autocast_explorer.core.documents.report import Report
@@ -72,6 +78,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def cmd_run(args: argparse.Namespace) -> int:
     preset = preset_from_args(args)
     config = config_from_args(args, preset.config if preset else None)
+    check_outputs(args)
     if args.report and config.model != "mlp":
         raise UsageError(
             f"--report covers --model mlp (its reproduce.py rebuilds only the MLP); use --json "
@@ -96,11 +103,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = StderrProgress()
     try:
         run = run_with_placements if placements else run_experiment
-        result = run(config, progress=progress)
+        with resource_errors(config):
+            result = run(config, progress=progress)
     finally:
         progress.close()
-    write_outputs(args, result)
-    if args.json != "-" and args.csv != "-":
+    problems = write_outputs(args, result)
+    if not to_stdout(args.json, args.csv):
         print(format_summary(result))
         if placements:
             print(f"\n{format_placements(from_result(result))}")
@@ -109,16 +117,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.report:
         try:
             report, problem = _write_report(result, args.report)
-        except OSError as exc:
-            raise UsageError(
-                f"cannot write report to {args.report}: {exc.strerror or exc}"
-            ) from None
-        if problem:
-            sys.stderr.write(f"note: the report has no chart images: {problem}\n")
-        if "-" not in (args.json, args.csv):
-            print(
-                f"\nReport written to {report.directory}: {', '.join(f.name for f in report.files)}"
-            )
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            problems.append(cannot_write(args.report, reason, result.to_json(), "result.json"))
+        else:
+            if problem:
+                sys.stderr.write(f"note: the report has no chart images: {problem}\n")
+            if not to_stdout(args.json, args.csv):
+                names = ", ".join(f.name for f in report.files)
+                print(f"\nReport written to {report.directory}: {names}")
+    raise_problems(problems)
     return 0
 
 
@@ -126,12 +134,15 @@ def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str
     """The report with chart PNGs drawn offscreen by the window's charts (gui.report_charts).
 
     Imported lazily: `run` without --report never loads Qt. Without Qt the report is written
-    without images and the reason is returned.
+    without images and the reason is returned. Qt is loaded and drawn with signals deferred
+    (cli.signals): Ctrl-C there takes effect when the drawing ends, and the half-built report
+    is thrown away instead of swapped in.
     """
-    try:
-        from autocast_explorer.gui.charts.report_charts import write_report_with_charts
-    except ImportError as exc:
-        from autocast_explorer.core.documents.report import write_report
+    with deferred():
+        try:
+            from autocast_explorer.gui.charts.report_charts import write_report_with_charts
+        except ImportError as exc:
+            from autocast_explorer.core.documents.report import write_report
 
-        return write_report(result, directory), f"Qt could not be loaded ({exc})"
-    return write_report_with_charts(result, directory)
+            return write_report(result, directory), f"Qt could not be loaded ({exc})"
+    return write_report_with_charts(result, directory, deferred=deferred)

@@ -9,8 +9,12 @@ from autocast_explorer.cli.common import (
     StderrProgress,
     UsageError,
     add_config_arguments,
+    check_outputs,
     config_from_args,
     preset_from_args,
+    raise_problems,
+    resource_errors,
+    to_stdout,
     write_outputs,
 )
 from autocast_explorer.core.sweeps.spec import PARAMS
@@ -92,7 +96,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     preset = preset_from_args(args)
     config = config_from_args(args, preset.config if preset else None)
     spec = spec_from_args(args, preset.sweep if preset else None)
-    human = args.json != "-" and args.csv != "-"
+    check_outputs(args)
+    human = not to_stdout(args.json, args.csv)
     progress = StderrProgress()
 
     def on_point(point: SweepPoint) -> None:
@@ -104,18 +109,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(sweep_title(config, spec))
         print(table_header(spec), flush=True)
     try:
-        result = run_spec(
-            config,
-            spec,
-            progress=progress,
-            on_point=on_point if human else None,
-            probe_onednn=not args.no_onednn,
-        )
+        with resource_errors(config):
+            result = run_spec(
+                config,
+                spec,
+                progress=progress,
+                on_point=on_point if human else None,
+                probe_onednn=not args.no_onednn,
+            )
     finally:
         progress.close()
-    write_outputs(args, result)
+    problems = write_outputs(args, result)
     if human:
         print(format_conclusion(result))
+    raise_problems(problems)
     return 0
 
 

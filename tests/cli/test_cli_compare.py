@@ -42,15 +42,15 @@ def _cases(good: str) -> dict:
     foreign["schema"] = "someone-else/result/1"
     truncated = good[: len(good) // 2]
     return {
-        "empty.json": ("", "empty.json: file is empty"),
-        "truncated.json": (truncated, "truncated.json: not valid JSON"),
-        "foreign.json": (json.dumps(foreign), "foreign.json: schema: expected"),
-        "list.json": ("[1, 2]", "list.json: document: expected a JSON object"),
+        "empty.json": ("", "empty.json: result: file is empty"),
+        "truncated.json": (truncated, "truncated.json: result: not valid JSON"),
+        "foreign.json": (json.dumps(foreign), "foreign.json: result: schema: expected"),
+        "list.json": ("[1, 2]", "list.json: result: document: expected a JSON object"),
         "sweep.json": (
             '{"schema": "autocast-explorer/sweep/1", "points": []}',
             "sweep.json: is a sweep file; compare takes result files",
         ),
-        "nonsense.json": ("\x00\x01 hello", "nonsense.json: not valid JSON"),
+        "nonsense.json": ("\x00\x01 hello", "nonsense.json: result: not valid JSON"),
     }
 
 

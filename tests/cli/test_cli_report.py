@@ -46,7 +46,7 @@ def test_report_into_a_file_is_one_error_line(tmp_path, capsys):
     blocker.write_text("a file, not a folder")
     assert main(["run", *TINY, "--report", str(blocker)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: cannot write report to {blocker}: ")
+    assert err.startswith(f"error: --report: cannot write the folder {blocker}: ")
     assert err.count("\n") == 1
 
 

@@ -68,8 +68,8 @@ def test_json_and_csv_files(tmp_path, capsys):
         (["--batch", "0"], "error: batch: must be an integer ≥ 1"),
         (["--batch", "many"], "error: argument --batch: invalid int value"),
         (["--dtype", "float64"], "error: argument --dtype: invalid choice"),
-        (["--threads", "0"], "error: threads: must be an integer ≥ 1"),
-        (["--atol", "-1"], "error: atol: must be a number ≥ 0"),
+        (["--threads", "0"], "error: threads: must be an integer in 1 … "),
+        (["--atol", "-1"], "error: atol: must be a number in 0 … "),
         (["--widths", "100000,100000,10", "--batch", "100000"], "error: memory:"),
         (["--nonsense"], "error: unrecognized arguments: --nonsense"),
         (["--model", "resnet"], "error: argument --model: invalid choice: 'resnet'"),
@@ -102,7 +102,7 @@ def test_unwritable_output_is_a_clear_error(tmp_path, capsys):
         main(["run", "--widths", "4,2", "--batch", "1", "--json", str(target / "sub.json"), *FAST])
         == 2
     )
-    assert capsys.readouterr().err.startswith("error: cannot write")
+    assert capsys.readouterr().err.startswith("error: --json: cannot write")
 
 
 def test_ctrl_c_exits_130_without_traceback():

@@ -77,11 +77,13 @@ def test_wrongly_typed_field_names_the_file_and_field(result, tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(ResultFileError) as info:
         load_result_file(path)
-    assert str(info.value) == f"{path}: latency.plain.median_ms: expected a number"
+    assert str(info.value) == f"{path}: result: latency.plain.median_ms: expected a number ≥ 0"
     data = json.loads(result.to_json())
     data["environment"]["cores"] = "many"
     path.write_text(json.dumps(data))
-    with pytest.raises(ResultFileError, match=r"typed\.json: not a valid result"):
+    with pytest.raises(
+        ResultFileError, match=r"typed\.json: result: environment\.cores: expected a whole number"
+    ):
         load_result_file(path)
 
 

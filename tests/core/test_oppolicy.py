@@ -189,7 +189,7 @@ def test_bad_input_and_bad_documents():
         ProbeResult.from_json('{"schema": "autocast-explorer/result/1"}')
     with pytest.raises(ProbeFormatError, match="not valid JSON"):
         ProbeResult.from_json("{")
-    with pytest.raises(ProbeFormatError, match="malformed"):
+    with pytest.raises(ProbeFormatError, match="probe: environment: missing"):
         ProbeResult.from_dict({"schema": SCHEMA, "dtype": "bfloat16"})
 
 

@@ -135,7 +135,10 @@ def _doc(**changes):
         (_doc(name=None), "name: missing or not a non-empty string"),
         (_doc(name="x" * 200), "name: longer than 80 characters"),
         (_doc(extra=1), "unknown key 'extra'"),
-        (_doc(config={"widths": [8, 4], "atol": 1}).replace("1}", "NaN}"), "NaN is not allowed"),
+        (
+            _doc(config={"widths": [8, 4], "atol": 1}).replace("1}", "NaN}"),
+            "NaN is not a number JSON allows",
+        ),
         (
             _doc(sweep={"param": "depth", "values": [1, 2]}),
             "sweep.param: must be one of batch, width",

@@ -10,6 +10,7 @@ import zlib
 
 import pytest
 
+from autocast_explorer.core.documents.files import UnwritablePath
 from autocast_explorer.core.documents.report import (
     ReportError,
     report_markdown,
@@ -206,6 +207,63 @@ def test_reproduce_py_prints_a_readable_summary(result, tmp_path):
     a = result.agreement
     assert f"predictions agree: {a.agree}/{a.rows}" in out
     assert "same layers as the explorer's run: yes" in out
+
+
+# ---- a report is swapped in whole --------------------------------------------------------------
+def _report_state(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_a_failed_export_leaves_the_previous_report_whole(result, tmp_path):
+    folder = tmp_path / "report"
+    write_report(result, folder)
+    before = _report_state(folder)
+
+    def breaks_halfway(build):
+        (build / "latency.png").write_bytes(png_1x1())
+        raise KeyboardInterrupt  # Ctrl-C while the charts render
+
+    other = dataclasses.replace(result, created="another run")
+    with pytest.raises(KeyboardInterrupt):
+        write_report(other, folder, chart_writer=breaks_halfway)
+    assert _report_state(folder) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["report"]  # no temporary folder left
+
+
+def test_a_new_report_replaces_the_old_one_entirely(result, tmp_path):
+    folder = tmp_path / "report"
+
+    def charts(build):
+        (build / "old-chart.png").write_bytes(png_1x1())
+        return [("Old", "old-chart.png")]
+
+    write_report(result, folder, chart_writer=charts)
+    report = write_report(dataclasses.replace(result, created="newer"), folder)
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted(f.name for f in report.files)
+    assert "old-chart.png" not in names  # nothing of the old report mixes with the new one
+    assert json.loads((folder / "result.json").read_text())["created"] == "newer"
+    assert [p.name for p in tmp_path.iterdir()] == ["report"]
+
+
+def test_a_folder_of_other_files_is_refused_not_replaced(result, tmp_path):
+    (tmp_path / "thesis.tex").write_text("years of work")
+    with pytest.raises(
+        UnwritablePath, match=r"holds files that are not a report's \(thesis\.tex\)"
+    ):
+        write_report(result, tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["thesis.tex"]
+
+
+def test_a_build_left_by_a_killed_export_is_removed(result, tmp_path):
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    stale = tmp_path / f".report.{int(dead.stdout)}.abcd.tmp"
+    stale.mkdir()
+    (stale / "result.json").write_text("{")
+    write_report(result, tmp_path / "report")
+    assert [p.name for p in tmp_path.iterdir()] == ["report"]
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@ end with an outcome, closing is bounded, and every file action runs without its 
 
 from __future__ import annotations
 
+import json
 import threading
 
 from PySide6.QtCore import Qt
@@ -104,6 +105,14 @@ def test_file_methods_do_what_the_menus_do_without_dialogs(window, qtbot, tmp_pa
     path = window.save_preset("mine", "A tiny model.")
     assert path == user_presets_dir() / "mine.json" and path.exists()
     assert window.presets.chosen().name == "mine"
+    # Saving again never opens a modal dialog: the file is kept unless replace=True.
+    before = path.read_text()
+    window.set_config(window.current_config().replace(batch=3))
+    assert window.save_preset("mine", "Batch 3 now.") is None
+    assert path.read_text() == before
+    assert "exists already" in window.presets.message.text()
+    assert window.save_preset("mine", "Batch 3 now.", replace=True) == path
+    assert json.loads(path.read_text())["config"]["batch"] == 3
 
     assert not window.save_sweep(tmp_path / "sweep.json")  # no sweep measured yet
     tab = window.sweeps.sweeps

@@ -5,20 +5,35 @@ rebuilds the same model and input (same seed, same construction order as core/mo
 prints the dtypes, agreement and its own timings beside the original figures (for a training
 run: it trains both copies again and prints losses, dtypes and saved bytes). Values from the
 config and environment enter the script only as one JSON string literal written with repr(), so
-no text in a (possibly foreign) result can become code. Every file is written atomically.
+no text in a (possibly foreign) result can become code.
+
+The folder is built whole in a temporary folder beside it and then swapped in, so a report is
+never half old, half new, and an interrupted export leaves the previous report (or nothing).
+A folder that holds anything but a report's files is refused, never swapped away.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import json
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autocast_explorer import __version__
-from autocast_explorer.core.documents.files import write_atomic
+from autocast_explorer.core.documents.files import (
+    TEMP_SUFFIX,
+    UnwritablePath,
+    check_writable,
+    process_alive,
+    write_atomic,
+)
 from autocast_explorer.core.experiment import training
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.summary import hardware_clause, verdict
@@ -54,25 +69,122 @@ def write_report(
     directory: str | os.PathLike[str],
     chart_writer: ChartWriter | None = None,
 ) -> Report:
-    """Write result.json, result.csv, reproduce.py, the charts (if a writer is given), report.md.
+    """Write result.json, result.csv, reproduce.py, the charts (if a writer is given), report.md
+    into a temporary folder, then swap it in for `directory` in one step.
 
     report.md is written last so that it only links charts that exist.
     """
     check_reportable(result)
     folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    files = [
-        write_atomic(folder / RESULT_JSON, result.to_json()),
-        write_atomic(folder / RESULT_CSV, result.to_csv()),
-        write_atomic(folder / REPRODUCE_PY, reproduce_script(result)),
-    ]
-    charts: list[tuple[str, str]] = []
-    if chart_writer is not None:
-        for title, filename in chart_writer(folder):
-            charts.append((str(title), _checked_chart(folder, filename)))
-            files.append(folder / filename)
-    files.append(write_atomic(folder / REPORT_MD, report_markdown(result, charts)))
-    return Report(folder, tuple(files), tuple(charts))
+    check_report_folder(str(folder))
+    remove_stale_builds(folder)
+    build = Path(
+        tempfile.mkdtemp(
+            prefix=f".{folder.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=_parent(folder)
+        )
+    )
+    try:
+        names = [
+            write_atomic(build / RESULT_JSON, result.to_json()).name,
+            write_atomic(build / RESULT_CSV, result.to_csv()).name,
+            write_atomic(build / REPRODUCE_PY, reproduce_script(result)).name,
+        ]
+        charts: list[tuple[str, str]] = []
+        if chart_writer is not None:
+            for title, filename in chart_writer(build):
+                charts.append((str(title), _checked_chart(build, filename)))
+                names.append(filename)
+        names.append(write_atomic(build / REPORT_MD, report_markdown(result, charts)).name)
+        os.chmod(build, 0o777 & ~_umask())
+        swap_in(build, folder)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    return Report(folder, tuple(folder / name for name in names), tuple(charts))
+
+
+def _parent(folder: Path) -> Path:
+    return folder.absolute().parent
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def is_report_file(name: str) -> bool:
+    """A file a report folder holds: ours by name, or a chart image."""
+    return name in (RESULT_JSON, RESULT_CSV, REPORT_MD, REPRODUCE_PY) or name.endswith(
+        (".png", ".svg")
+    )
+
+
+def check_report_folder(path: str) -> Path:
+    """Raise UnwritablePath unless `path` can become a report folder: new, empty, or holding
+    only a previous report (which is replaced whole). Anything else there is the user's."""
+    folder = check_writable(path, "folder")
+    if folder.is_dir():
+        try:
+            foreign = sorted(e.name for e in os.scandir(folder) if not is_report_file(e.name))
+        except OSError as exc:
+            raise UnwritablePath(f"cannot read the folder {path}: {exc.strerror or exc}") from None
+        foreign = [n for n in foreign if not (n.startswith(".") and n.endswith(TEMP_SUFFIX))]
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+            raise UnwritablePath(
+                f"the folder {path} holds files that are not a report's ({shown}); "
+                "give a new or empty folder"
+            )
+    return folder
+
+
+def remove_stale_builds(folder: Path) -> None:
+    """Temporary report folders a killed export left beside `folder` (their pid is gone)."""
+    pattern = re.compile(
+        rf"^\.{re.escape(folder.name)}\.(\d+)\.[A-Za-z0-9_.]+{re.escape(TEMP_SUFFIX)}$"
+    )
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(_parent(folder)):
+            match = pattern.match(entry.name)
+            if match and entry.is_dir(follow_symlinks=False):
+                pid = int(match.group(1))
+                if pid != os.getpid() and not process_alive(pid):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where unavailable."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    done = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
+    return done == 0
+
+
+def swap_in(build: Path, folder: Path) -> None:
+    """Make `build` be `folder`: a rename when there is none yet, else an exchange (or, where
+    the OS has none, a rename aside first); the old report is then removed."""
+    if not folder.exists():
+        os.rename(build, folder)
+        return
+    if _exchange(build, folder):
+        shutil.rmtree(build, ignore_errors=True)  # `build` now holds the old report
+        return
+    aside = build.with_name(build.name.replace(TEMP_SUFFIX, ".old" + TEMP_SUFFIX))
+    os.rename(folder, aside)
+    try:
+        os.rename(build, folder)
+    except BaseException:
+        os.rename(aside, folder)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def check_reportable(result: ExperimentResult) -> None:

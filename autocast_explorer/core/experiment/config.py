@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +38,16 @@ TUTORIAL_BATCH = 128
 
 MAX_LAYERS = 64
 MAX_WIDTH = 1 << 20
+#: Tolerances and scales beyond this are typing slips, not experiments (and overflow float16).
+MAX_TOLERANCE = 1e6
+MAX_MEMORY_BUDGET_MB = float(1 << 30)
+
+
+def max_threads() -> int:
+    """More threads than 4 × the logical cores only oversubscribes; far more and libgomp cannot
+    allocate its pool and aborts the process, so the bound is checked before torch sees it."""
+    return 4 * (os.cpu_count() or 1)
+
 
 #: Model families (core/experiment/families/); "mlp" is the tutorial's model.
 MODELS: tuple[str, ...] = ("mlp", "cnn", "transformer", "rnn")
@@ -182,6 +194,8 @@ class ExperimentConfig:
         """Build from JSON, ignoring unknown keys so newer files still load; validates."""
         if not isinstance(data, dict):
             raise ConfigError("config", "must be a JSON object")
+        if "widths" in data and not isinstance(data["widths"], list | tuple):
+            raise ConfigError("widths", "must be a list of layer widths")
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -191,7 +205,22 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+    """A finite int or float (not bool, NaN or ±inf: JSON cannot store those)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def validate_threads(threads: Any) -> None:
+    """None (torch's default) or 1 … max_threads(); shared by every command that takes threads."""
+    most = max_threads()
+    if threads is not None and (not _is_int(threads) or not 1 <= threads <= most):
+        raise ConfigError(
+            "threads", f"must be an integer in 1 … {most} (4 × the logical cores; got {threads!r})"
+        )
 
 
 def validate(config: ExperimentConfig) -> None:
@@ -214,18 +243,17 @@ def validate(config: ExperimentConfig) -> None:
         raise ConfigError("seed", f"must be an integer in 0 … 2**63-1 (got {config.seed!r})")
     if config.dtype not in DTYPES:
         raise ConfigError("dtype", f"must be one of {', '.join(DTYPES)} (got {config.dtype!r})")
-    if config.threads is not None and (not _is_int(config.threads) or config.threads < 1):
-        raise ConfigError("threads", f"must be an integer ≥ 1 (got {config.threads!r})")
+    validate_threads(config.threads)
     if config.activation not in ACTIVATIONS:
         raise ConfigError(
             "activation", f"must be one of {', '.join(ACTIVATIONS)} (got {config.activation!r})"
         )
     if config.head not in HEADS:
         raise ConfigError("head", f"must be one of {', '.join(HEADS)} (got {config.head!r})")
-    if not _is_number(config.atol) or config.atol < 0:
-        raise ConfigError("atol", f"must be a number ≥ 0 (got {config.atol!r})")
-    if not _is_number(config.rtol) or config.rtol < 0:
-        raise ConfigError("rtol", f"must be a number ≥ 0 (got {config.rtol!r})")
+    for name in ("atol", "rtol"):
+        value = getattr(config, name)
+        if not _is_number(value) or not 0 <= value <= MAX_TOLERANCE:
+            raise ConfigError(name, f"must be a number in 0 … {MAX_TOLERANCE:g} (got {value!r})")
     if not _is_int(config.topk) or config.topk < 1:
         raise ConfigError("topk", f"must be an integer ≥ 1 (got {config.topk!r})")
     if not _is_number(config.input_scale) or not 1e-6 <= config.input_scale <= 1e6:
@@ -244,8 +272,11 @@ def validate(config: ExperimentConfig) -> None:
     if not isinstance(config.allow_slow, bool):
         raise ConfigError("allow_slow", "must be true or false")
     budget = config.memory_budget_mb
-    if budget is not None and (not _is_number(budget) or budget <= 0):
-        raise ConfigError("memory_budget_mb", f"must be a number > 0 (got {budget!r})")
+    if budget is not None and (not _is_number(budget) or not 0 < budget <= MAX_MEMORY_BUDGET_MB):
+        raise ConfigError(
+            "memory_budget_mb",
+            f"must be a number > 0 and ≤ {MAX_MEMORY_BUDGET_MB:g} (got {budget!r})",
+        )
     if config.model not in MODELS:
         raise ConfigError("model", f"must be one of {', '.join(MODELS)} (got {config.model!r})")
     from autocast_explorer.core.experiment.families import family

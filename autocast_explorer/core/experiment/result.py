@@ -17,6 +17,9 @@ from typing import Any
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     JsonReader,
+    clean_text,
+    describe_slip,
+    document_kind,
     finite_or_null,
     load_document,
 )
@@ -151,13 +154,16 @@ class ExperimentResult:
 
     @classmethod
     def from_dict(cls, data: Any) -> ExperimentResult:
-        r = JsonReader(data, "")
+        """Strict: DocumentFormatError naming `result` and the first bad field."""
+        with document_kind("result"):
+            return cls._read(JsonReader(data, ""))
+
+    @classmethod
+    def _read(cls, r: JsonReader) -> ExperimentResult:
         config = read_header(r, SCHEMA)
         latency = r.obj("latency")
         output_dtype = r.obj("output_dtype")
-        autocast_error = r.data.get("autocast_error", "")
-        if not isinstance(autocast_error, str):
-            raise ResultFormatError("autocast_error: expected text")
+        autocast_error = r.text("autocast_error", default="", multiline=True)
         failed = bool(autocast_error)
         layers = tuple(
             LayerRecord(
@@ -169,8 +175,8 @@ class ExperimentResult:
                     if failed and layer.data.get("autocast") is None
                     else _dtypes(layer.obj("autocast"))
                 ),
-                out_shape=tuple(int(v) for v in layer.numbers("out_shape", required=False)),
-                error=_optional(layer, "error", LayerError.from_dict),
+                out_shape=tuple(layer.wholes("out_shape", required=False, minimum=0)),
+                error=_optional(layer, "error", lambda d, _: LayerError.from_dict(d)),
             )
             for layer in r.objects("layers")
         )
@@ -205,20 +211,21 @@ class ExperimentResult:
             output_dtype_autocast="" if failed else output_dtype.text("autocast"),
             layers=layers,
             agreement=None if failed else _agreement_from_reader(r.obj("agreement")),
-            flops=int(r.number("flops_per_forward")),
-            warnings=tuple(str(w) for w in r.data.get("warnings", [])),
-            created=str(r.data.get("created", "")),
+            flops=r.whole("flops_per_forward", minimum=0),
+            warnings=tuple(r.texts("warnings", required=False, multiline=True)),
+            created=r.text("created", default=""),
             extras={k: v for k, v in r.data.items() if k not in known},
-            op_trace=_optional(r, "ops", lambda _: OpTrace.from_dict(r.data)),
+            op_trace=_optional(r, "ops", lambda _d, _p: OpTrace.from_dict(r.data)),
+            guard=_optional(r, "guard", lambda d, _p: ForwardEstimate.from_dict(d)),
             autocast_error=autocast_error,
             fast_path=dict(fast_path) if fast_path is not None else None,
-            guard=_optional(r, "guard", ForwardEstimate.from_dict),
             train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
         )
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ExperimentResult:
-        return cls.from_dict(load_document(text))
+        with document_kind("result"):
+            return cls.from_dict(load_document(text))
 
     # ---- CSV ----------------------------------------------------------------------------
     def csv_rows(self) -> list[dict[str, Any]]:
@@ -259,11 +266,11 @@ def read_header(r: JsonReader, schema: str) -> ExperimentConfig:
     """The start of every document of ours: check its schema tag, then read its config."""
     found = r.text("schema")
     if found != schema:
-        raise ResultFormatError(f"schema: expected {schema!r}, got {found!r}")
+        raise r.fail("schema", f"expected {schema!r}, got {found[:80]!r}")
     try:
         return ExperimentConfig.from_dict(r.obj("config").data)
     except (ConfigError, TypeError) as exc:
-        raise ResultFormatError(f"config: {exc}") from None
+        raise r.fail("config", clean_text(str(exc))) from None
 
 
 def latency_to_dict(stats: LatencyStats, flops: int | None = None) -> dict[str, Any]:
@@ -288,15 +295,16 @@ def _dtypes(r: JsonReader) -> LayerDtypes:
 
 
 def latency_from_reader(r: JsonReader) -> LatencyStats:
+    """Durations are ≥ 0, counts whole: a negative median or 2.5 samples is refused."""
     return LatencyStats(
-        median_ms=r.number("median_ms"),
-        p25_ms=r.number("p25_ms"),
-        p75_ms=r.number("p75_ms"),
-        iqr_ms=r.number("iqr_ms"),
-        samples=int(r.number("samples")),
-        cold_ms=r.number("cold_ms"),
-        block_size=int(r.number("block_size", default=1)),
-        times_ms=tuple(r.numbers("times_ms", required=False)),
+        median_ms=r.number("median_ms", minimum=0),
+        p25_ms=r.number("p25_ms", minimum=0),
+        p75_ms=r.number("p75_ms", minimum=0),
+        iqr_ms=r.number("iqr_ms", minimum=0),
+        samples=r.whole("samples", minimum=0),
+        cold_ms=r.number("cold_ms", minimum=0),
+        block_size=r.whole("block_size", minimum=1, default=1),
+        times_ms=tuple(r.numbers("times_ms", required=False, minimum=0)),
     )
 
 
@@ -319,20 +327,28 @@ def _agreement_to_dict(a: Agreement | None) -> dict[str, Any] | None:
 
 
 def _agreement_from_reader(agreement: JsonReader) -> Agreement:
+    """The agreement section, read strictly (counts whole, fractions in 0 … 1)."""
     hist = agreement.obj("histogram")
+    rows = agreement.whole("rows", minimum=0)
+    agree = agreement.whole("agree", minimum=0)
+    if agree > rows:
+        raise agreement.fail("agree", "expected at most `rows`")
+    fraction = agreement.number("fraction", minimum=0)
+    if fraction > 1:
+        raise agreement.fail("fraction", "expected a number in 0 … 1")
     return Agreement(
-        rows=int(agreement.number("rows")),
-        agree=int(agreement.number("agree")),
-        fraction=agreement.number("fraction"),
-        max_abs_diff=agreement.number("max_abs_diff", nullable=True),
-        mean_abs_diff=agreement.number("mean_abs_diff", nullable=True),
+        rows=rows,
+        agree=agree,
+        fraction=fraction,
+        max_abs_diff=agreement.number("max_abs_diff", nullable=True, minimum=0),
+        mean_abs_diff=agreement.number("mean_abs_diff", nullable=True, minimum=0),
         allclose=agreement.boolean("allclose"),
-        atol=agreement.number("atol"),
-        rtol=agreement.number("rtol", default=1e-5),
+        atol=agreement.number("atol", minimum=0),
+        rtol=agreement.number("rtol", default=1e-5, minimum=0),
         cosine=agreement.number("cosine", nullable=True),
         histogram=Histogram(
             edges=tuple(hist.numbers("edges")),
-            counts=tuple(int(c) for c in hist.numbers("counts")),
+            counts=tuple(hist.wholes("counts", minimum=0)),
         ),
         topk=_optional(agreement, "topk", TopK.from_dict),
         flips=tuple(_optional_list(agreement, "flips", Flip.from_dict)),
@@ -350,25 +366,26 @@ def _deep_agreement(a: Agreement) -> dict[str, Any]:
     return data
 
 
-def _optional(r: JsonReader, key: str, parse: Callable[[Any], Any]) -> Any:
-    """parse(r.data[key]) when the key is present (older files lack it), else None."""
+def _optional(r: JsonReader, key: str, parse: Callable[[Any, str], Any]) -> Any:
+    """parse(r.data[key], path) when the key is present (older files lack it), else None."""
     if key not in r.data:
         return None
-    try:
-        return parse(r.data[key])
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ResultFormatError(f"{r.where(key)}: {type(exc).__name__}: {exc}") from None
+    return _parsed(parse, r.data[key], r.where(key))
 
 
-def _optional_list(r: JsonReader, key: str, parse: Callable[[Any], Any]) -> list[Any]:
-    """[parse(item) …] for a list that older files lack (then [])."""
+def _optional_list(r: JsonReader, key: str, parse: Callable[[Any, str], Any]) -> list[Any]:
+    """[parse(item, path) …] for a list that older files lack (then [])."""
     value = r.data.get(key, [])
     if not isinstance(value, list):
-        raise ResultFormatError(f"{r.where(key)}: expected a list")
-    items = []
-    for i, item in enumerate(value):
-        try:
-            items.append(parse(item))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ResultFormatError(f"{r.where(key)}[{i}]: {type(exc).__name__}: {exc}") from None
-    return items
+        raise r.fail(key, "expected a list")
+    return [_parsed(parse, item, f"{r.where(key)}[{i}]") for i, item in enumerate(value)]
+
+
+def _parsed(parse: Callable[[Any, str], Any], value: Any, path: str) -> Any:
+    """A part read by its own from_dict; a slip in it is refused with the part's path."""
+    try:
+        return parse(value, path)
+    except DocumentFormatError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise DocumentFormatError(f"{path}: {describe_slip(exc)}") from None

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from autocast_explorer.core.documents.reader import JsonReader, clean_text, optional_bool
 from autocast_explorer.core.hardware.capabilities import (
     CpuCapabilities,
     cpu_capabilities,
@@ -67,22 +68,28 @@ class Environment:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Environment:
+    def from_dict(cls, data: Any, path: str = "environment") -> Environment:
+        """Strict about types (a list where the CPU model goes is refused), lenient about
+        absent keys (older files lack some); text is stripped of control characters."""
+        r = JsonReader(data, path)
+        extra = r.data.get("extra", {})
+        if not isinstance(extra, dict):
+            raise r.fail("extra", "expected a JSON object")
         return cls(
-            torch_version=str(data.get("torch_version", "?")),
-            python=str(data.get("python", "?")),
-            os=str(data.get("os", "?")),
-            cpu_model=str(data.get("cpu_model", "?")),
-            cpu_capability=str(data.get("cpu_capability", "?")),
-            cpu_flags=tuple(str(f) for f in data.get("cpu_flags", ())),
-            native_bf16=bool(data.get("native_bf16", False)),
-            native_fp16=bool(data.get("native_fp16", False)),
-            torch_bf16_supported=data.get("torch_bf16_supported"),
-            torch_fp16_supported=data.get("torch_fp16_supported"),
-            mkldnn=bool(data.get("mkldnn", False)),
-            cores=int(data.get("cores", 0)),
-            threads=int(data.get("threads", 0)),
-            extra=dict(data.get("extra", {})),
+            torch_version=r.text("torch_version", default="?"),
+            python=r.text("python", default="?"),
+            os=r.text("os", default="?"),
+            cpu_model=r.text("cpu_model", default="?"),
+            cpu_capability=r.text("cpu_capability", default="?"),
+            cpu_flags=tuple(r.texts("cpu_flags", required=False)),
+            native_bf16=r.boolean("native_bf16", default=False),
+            native_fp16=r.boolean("native_fp16", default=False),
+            torch_bf16_supported=optional_bool(r, "torch_bf16_supported"),
+            torch_fp16_supported=optional_bool(r, "torch_fp16_supported"),
+            mkldnn=r.boolean("mkldnn", default=False),
+            cores=r.whole("cores", minimum=0, default=0),
+            threads=r.whole("threads", minimum=0, default=0),
+            extra=dict(extra),
         )
 
     def label(self) -> str:
@@ -94,7 +101,7 @@ class Environment:
 def cpu_identity() -> tuple[str, frozenset[str]]:
     """CPU model name and all flags (capabilities: torch first, /proc/cpuinfo fallback), once."""
     caps = cpu_capabilities()
-    return caps.name, caps.flags
+    return clean_text(caps.name), caps.flags
 
 
 def _torch_query(name: str) -> bool | None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES
+from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.training import TrainReport
 
@@ -33,7 +33,7 @@ class ResultFileError(ValueError):
 def load_result_file(path: str | os.PathLike[str]) -> ExperimentResult:
     """Read one result JSON; ResultFileError for a missing, oversized, corrupt or foreign file."""
     target = Path(path)
-    name = str(target)
+    name = clean_text(str(target))
     try:
         if not target.exists():
             raise ResultFileError(name, "no such file")
@@ -56,7 +56,7 @@ def load_result_file(path: str | os.PathLike[str]) -> ExperimentResult:
         raise ResultFileError(name, "JSON is nested too deeply to be a result") from None
     except ResultFormatError as exc:
         message = _one_line(str(exc))
-        if message.startswith("schema:") and SWEEP_SCHEMA_PREFIX in message:
+        if exc.detail.startswith("schema:") and SWEEP_SCHEMA_PREFIX in message:
             message = "is a sweep file; compare takes result files (autocast-explorer run --json)"
         raise ResultFileError(name, message) from None
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
@@ -183,7 +183,7 @@ def load_comparison(paths: Sequence[str | os.PathLike[str]]) -> Comparison:
     if not paths:
         raise ValueError("give at least one result file")
     results = [load_result_file(p) for p in paths]
-    return compare_results(results, [str(p) for p in paths])
+    return compare_results(results, [clean_text(str(p)) for p in paths])
 
 
 def _native(result: ExperimentResult) -> str:

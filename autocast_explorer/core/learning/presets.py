@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from autocast_explorer.core.documents.files import write_atomic
+from autocast_explorer.core.documents.reader import DocumentFormatError, clean_text, parse_json
 from autocast_explorer.core.documents.resources import presets_dir
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.sweeps.spec import SweepSpec
@@ -35,13 +36,18 @@ _CONFIG_KEYS = frozenset(f.name for f in dataclasses.fields(ExperimentConfig))
 _SWEEP_KEYS = frozenset({"param", "values", "width_values"})
 
 
-class PresetError(ValueError):
-    """A preset file (or preset data) is unusable; the message names the source and the problem."""
+class PresetError(DocumentFormatError):
+    """A preset file (or preset data) is unusable; the message names the source (a preset file,
+    or `preset 'name'`) and the problem, with the field path."""
 
     def __init__(self, source: str, problem: str) -> None:
-        super().__init__(f"{source}: {problem}")
+        super().__init__(problem, "preset")
+        self.args = (f"{clean_text(source)}: {problem}",)
         self.source = source
         self.problem = problem
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -76,10 +82,6 @@ class Preset:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not allowed in a preset")
-
-
 def parse_preset(
     text: str | bytes, source: str = "preset", preset_id: str = "preset", builtin: bool = False
 ) -> Preset:
@@ -91,18 +93,10 @@ def parse_preset(
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise PresetError(source, "not a text file (not UTF-8)") from None
-    if not text.strip():
-        raise PresetError(source, "file is empty")
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise PresetError(
-            source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    except ValueError as exc:
-        raise PresetError(source, str(exc)) from None
-    except RecursionError:
-        raise PresetError(source, "JSON is nested too deeply to be a preset") from None
+        data = parse_json(text, MAX_PRESET_BYTES)
+    except DocumentFormatError as exc:
+        raise PresetError(source, exc.detail) from None
     return preset_from_dict(data, source, preset_id, builtin)
 
 
@@ -148,6 +142,8 @@ def _keys(keys: Iterable[str]) -> str:
 
 def _text(data: dict[str, Any], key: str, limit: int, source: str) -> str:
     value = data.get(key)
+    if isinstance(value, str):
+        value = clean_text(value, multiline=key in ("description", "name"))
     if not isinstance(value, str) or not value.strip():
         raise PresetError(source, f"{key}: missing or not a non-empty string")
     if len(value) > limit:

@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 
+from autocast_explorer.core.documents.reader import JsonReader, optional_number
+
 #: At most this many flipped rows are listed (all are counted: rows − agree).
 MAX_FLIPS_LISTED = 1000
 #: The flip-rate chart has at most this many bins.
@@ -45,12 +47,14 @@ class Flip:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Flip:
+    def from_dict(cls, data: Any, path: str = "flip") -> Flip:
+        r = JsonReader(data, path)
+        margin = optional_number(r, "margin", minimum=0)
         return cls(
-            row=int(data["row"]),
-            plain_class=int(data["plain"]),
-            autocast_class=int(data["autocast"]),
-            margin=math.inf if data["margin"] is None else float(data["margin"]),
+            row=r.whole("row", minimum=0),
+            plain_class=r.whole("plain", minimum=0),
+            autocast_class=r.whole("autocast", minimum=0),
+            margin=math.inf if margin is None else margin,
         )
 
 
@@ -77,12 +81,18 @@ class MarginBin:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MarginBin:
+    def from_dict(cls, data: Any, path: str = "bin") -> MarginBin:
+        r = JsonReader(data, path)
+        low, high = optional_number(r, "low", 0), optional_number(r, "high", 0)
+        rows = r.whole("rows", minimum=0)
+        flips = r.whole("flips", minimum=0)
+        if flips > rows:
+            raise r.fail("flips", "expected at most `rows`")
         return cls(
-            low=math.inf if data["low"] is None else float(data["low"]),
-            high=math.inf if data["high"] is None else float(data["high"]),
-            rows=int(data["rows"]),
-            flips=int(data["flips"]),
+            low=math.inf if low is None else low,
+            high=math.inf if high is None else high,
+            rows=rows,
+            flips=flips,
         )
 
 
@@ -104,12 +114,16 @@ class TopK:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TopK:
+    def from_dict(cls, data: Any, path: str = "topk") -> TopK:
+        r = JsonReader(data, path)
+        fraction, overlap = r.number("fraction", minimum=0), r.number("overlap", minimum=0)
+        if fraction > 1 or overlap > 1:
+            raise r.fail("fraction" if fraction > 1 else "overlap", "expected a number in 0 … 1")
         return cls(
-            k=int(data["k"]),
-            contains=int(data["contains"]),
-            fraction=float(data["fraction"]),
-            overlap=float(data["overlap"]),
+            k=r.whole("k", minimum=1),
+            contains=r.whole("contains", minimum=0),
+            fraction=fraction,
+            overlap=overlap,
         )
 
 

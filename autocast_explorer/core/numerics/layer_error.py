@@ -63,7 +63,7 @@ class LayerError:
     def from_dict(cls, data: dict[str, Any]) -> LayerError:
         """Inverse of to_dict: null becomes the non-finite value the other fields imply."""
         identical = _bool(data.get("identical", False))
-        nonfinite = int(_none_to(data.get("nonfinite", 0), 0.0))
+        nonfinite = _count(data.get("nonfinite", 0))
         nan = math.nan if nonfinite else None
         return cls(
             max_abs=_none_to(data.get("max_abs"), math.inf),
@@ -75,7 +75,7 @@ class LayerError:
             ),
             cosine=_none_to(data.get("cosine"), math.nan),
             identical=identical,
-            numel=int(_none_to(data.get("numel", 0), 0.0)),
+            numel=_count(data.get("numel", 0)),
             nonfinite=nonfinite,
         )
 
@@ -90,11 +90,18 @@ def _bool(value: Any) -> bool:
     return value
 
 
+def _count(value: Any) -> int:
+    number = _none_to(value, 0.0)
+    if not number.is_integer() or number < 0:
+        raise TypeError(f"expected a whole number ≥ 0, got {str(value)[:40]!r}")
+    return int(number)
+
+
 def _none_to(value: Any, fallback: float) -> float:
     if value is None:
         return fallback
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected a number or null, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"expected a number or null, got {str(value)[:40]!r}")
     return float(value)
 
 

@@ -30,8 +30,15 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves
 
-from autocast_explorer.core.documents.reader import DocumentFormatError, load_document
-from autocast_explorer.core.experiment.config import DTYPES, ConfigError
+from autocast_explorer.core.documents.reader import (
+    DocumentFormatError,
+    JsonReader,
+    clean_text,
+    document_kind,
+    load_document,
+    optional_text,
+)
+from autocast_explorer.core.experiment.config import DTYPES, ConfigError, validate_threads
 from autocast_explorer.core.experiment.engine import torch_threads
 from autocast_explorer.core.experiment.model import TORCH_DTYPES, dtype_name
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
@@ -130,18 +137,16 @@ class CaseResult:
         }
 
     @classmethod
-    def from_dict(cls, case: str, data: dict[str, Any]) -> CaseResult:
-        out = data.get("out")
-        error = data.get("error")
-        computed = data.get("computed")
+    def from_dict(cls, case: str, data: Any, path: str = "case") -> CaseResult:
+        r = JsonReader(data, path)
         return cls(
-            case=case,
-            in_dtypes=tuple(str(d) for d in data["in"]),
-            out_dtype=None if out is None else str(out),
-            error=None if error is None else str(error),
-            casts=int(data.get("casts", 0)),
-            computed=None if computed is None else str(computed),
-            kernels=tuple(str(k) for k in data.get("kernels", [])),
+            case=clean_text(case),
+            in_dtypes=tuple(r.texts("in")),
+            out_dtype=optional_text(r, "out"),
+            error=optional_text(r, "error"),
+            casts=r.whole("casts", minimum=0, default=0),
+            computed=optional_text(r, "computed"),
+            kernels=tuple(r.texts("kernels", required=False)),
         )
 
 
@@ -183,23 +188,47 @@ class OpPolicy:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> OpPolicy:
-        error = data.get("error")
-        doc = data.get("documented")
+    def from_dict(cls, data: Any, path: str = "op") -> OpPolicy:
+        r = JsonReader(data, path)
+        cases = r.obj("cases")
+        name = r.text("name")
+        category = optional_text(r, "category")
         return cls(
-            name=str(data["name"]),
-            policy=str(data["policy"]),
-            why=str(data.get("why", "")),
-            error=None if error is None else str(error),
-            cases=tuple(CaseResult.from_dict(k, v) for k, v in dict(data["cases"]).items()),
-            category=str(data.get("category") or category_of(str(data["name"]))),
-            documented=None if doc is None else Documented.from_dict(dict(doc)),
+            name=name,
+            policy=r.text("policy"),
+            why=r.text("why", default=""),
+            error=optional_text(r, "error"),
+            cases=tuple(CaseResult.from_dict(k, v, cases.where(k)) for k, v in cases.data.items()),
+            category=category or category_of(name),
+            documented=_documented(r),
         )
 
 
 def category_of(name: str) -> str:
     """The catalog's category for an op name ('' for one the catalog does not hold)."""
     return next((spec.category for spec in PROBED_OPS if spec.name == name), "")
+
+
+def _documented(r: JsonReader) -> Documented | None:
+    """An op's `documented` entry (null or absent in older files)."""
+    if r.data.get("documented") is None:
+        return None
+    d = r.obj("documented")
+    return Documented(
+        name=d.text("as", default=""),
+        policy=d.text("policy"),
+        docs=optional_text(d, "docs"),
+        tests=optional_text(d, "tests"),
+        lists=tuple(d.texts("lists", required=False)),
+    )
+
+
+def _sources(r: JsonReader) -> dict[str, str]:
+    """The probe's `sources` (name → where its list came from): text values only."""
+    if "sources" not in r.data:
+        return {}
+    sources = r.obj("sources")
+    return {clean_text(k): sources.text(k) for k in sources.data}
 
 
 @dataclass(frozen=True)
@@ -224,19 +253,20 @@ class Note:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Note:
+    def from_dict(cls, data: Any, path: str = "note") -> Note:
+        r = JsonReader(data, path)
         return cls(
-            op=str(data["op"]),
-            source=str(data["source"]),
-            claim=str(data["claim"]),
-            measured=str(data["measured"]),
-            verdict=str(data["verdict"]),
-            contradicts=bool(data["contradicts"]),
+            op=r.text("op"),
+            source=r.text("source"),
+            claim=r.text("claim"),
+            measured=r.text("measured"),
+            verdict=r.text("verdict"),
+            contradicts=r.boolean("contradicts"),
         )
 
 
-class ProbeFormatError(ValueError):
-    """A document is not a valid op-policy probe result."""
+#: A document that is not a valid op-policy probe result (the one document error class).
+ProbeFormatError = DocumentFormatError
 
 
 @dataclass(frozen=True)
@@ -299,31 +329,30 @@ class ProbeResult:
 
     @classmethod
     def from_dict(cls, data: Any) -> ProbeResult:
-        if not isinstance(data, dict):
-            raise ProbeFormatError("document: expected a JSON object")
-        if data.get("schema") != SCHEMA:
-            raise ProbeFormatError(f"schema: expected {SCHEMA!r}, got {data.get('schema')!r}")
-        try:
+        """Strict: DocumentFormatError naming `probe` and the first bad field."""
+        with document_kind("probe"):
+            r = JsonReader(data, "")
+            schema = r.text("schema")
+            if schema != SCHEMA:
+                raise r.fail("schema", f"expected {SCHEMA!r}, got {schema!r}")
+            dtype = r.text("dtype")
+            if dtype not in DTYPES:
+                raise r.fail("dtype", f"expected one of {', '.join(DTYPES)}")
             return cls(
-                dtype=str(data["dtype"]),
-                environment=Environment.from_dict(dict(data["environment"])),
-                ops=tuple(OpPolicy.from_dict(op) for op in data["ops"]),
-                notes=tuple(Note.from_dict(n) for n in data.get("notes", [])),
-                created=str(data.get("created", "")),
-                sources={str(k): str(v) for k, v in dict(data.get("sources", {})).items()},
+                dtype=dtype,
+                environment=Environment.from_dict(r.obj("environment").data),
+                ops=tuple(OpPolicy.from_dict(op.data, op.path) for op in r.objects("ops")),
+                notes=tuple(
+                    Note.from_dict(n.data, n.path) for n in r.objects("notes", required=False)
+                ),
+                created=r.text("created", default=""),
+                sources=_sources(r),
             )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ProbeFormatError(
-                f"malformed probe result ({type(exc).__name__}: {exc})"
-            ) from None
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ProbeResult:
-        try:
-            data = load_document(text)
-        except DocumentFormatError as exc:
-            raise ProbeFormatError(str(exc)) from None
-        return cls.from_dict(data)
+        with document_kind("probe"):
+            return cls.from_dict(load_document(text))
 
 
 _COMPLEX_REAL: dict[torch.dtype, str] = {
@@ -733,8 +762,7 @@ def probe_ops(
     """
     if dtype not in DTYPES:
         raise ConfigError("dtype", f"must be one of {', '.join(DTYPES)} (got {dtype!r})")
-    if threads is not None and (not isinstance(threads, int) or threads < 1):
-        raise ConfigError("threads", f"must be an integer ≥ 1 (got {threads!r})")
+    validate_threads(threads)
     reporter = Reporter(progress, cancel)
     low = TORCH_DTYPES[dtype]
     tests = installed_test_lists()

@@ -30,6 +30,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from autocast_explorer.core.documents.reader import clean_text, is_finite_number
 from autocast_explorer.core.experiment.capture import autocast_context
 from autocast_explorer.core.experiment.model import dtype_name
 
@@ -86,11 +87,11 @@ class OpRecord:
             op=_text(data["op"]),
             in_dtypes=tuple(_text(d) for d in data["in"]),
             out_dtypes=tuple(_text(d) for d in data["out"]),
-            shape=tuple(int(v) for v in data["shape"]),
-            in_shapes=tuple(tuple(int(v) for v in s) for s in data.get("in_shapes", [])),
+            shape=tuple(_whole(v) for v in data["shape"]),
+            in_shapes=tuple(tuple(_whole(v) for v in s) for s in data.get("in_shapes", [])),
             cast=_flag(data["cast"]),
-            bytes=int(data.get("bytes", 0)),
-            bytes_read=int(data.get("bytes_read", 0)),
+            bytes=_whole(data.get("bytes", 0)),
+            bytes_read=_whole(data.get("bytes_read", 0)),
             source=_text(data.get("source", "")),
         )
 
@@ -123,11 +124,11 @@ class CastSummary:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CastSummary:
         return cls(
-            count=int(data["count"]),
-            bytes=int(data["bytes"]),
-            bytes_read=int(data.get("bytes_read", 0)),
-            by_op={_text(k): int(v) for k, v in dict(data.get("by_op", {})).items()},
-            by_source={_text(k): int(v) for k, v in dict(data.get("by_source", {})).items()},
+            count=_whole(data["count"]),
+            bytes=_whole(data["bytes"]),
+            bytes_read=_whole(data.get("bytes_read", 0)),
+            by_op={_text(k): _whole(v) for k, v in dict(data.get("by_op", {})).items()},
+            by_source={_text(k): _whole(v) for k, v in dict(data.get("by_source", {})).items()},
         )
 
 
@@ -149,7 +150,9 @@ class OpCount:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> OpCount:
-        return cls(op=_text(data["op"]), plain=int(data["plain"]), autocast=int(data["autocast"]))
+        return cls(
+            op=_text(data["op"]), plain=_whole(data["plain"]), autocast=_whole(data["autocast"])
+        )
 
 
 @dataclass(frozen=True)
@@ -210,8 +213,15 @@ class OpTrace:
 
 def _text(value: Any) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"expected text, got {value!r}")
-    return value
+        raise TypeError(f"expected text, got {str(value)[:40]!r}")
+    return clean_text(value)
+
+
+def _whole(value: Any) -> int:
+    """A count from a file: a whole number ≥ 0 (not 2.5, not "3", not true)."""
+    if not is_finite_number(value) or not float(value).is_integer() or value < 0:
+        raise TypeError(f"expected a whole number ≥ 0, got {str(value)[:40]!r}")
+    return int(value)
 
 
 def _flag(value: Any) -> bool:

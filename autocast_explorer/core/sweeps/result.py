@@ -30,6 +30,8 @@ from typing import Any
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     JsonReader,
+    document_kind,
+    finite_or_null,
     integer,
     load_document,
     nan_to_none,
@@ -281,12 +283,16 @@ class SweepResult:
         return data
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        return json.dumps(finite_or_null(self.to_dict()), indent=indent, allow_nan=False)
 
     @classmethod
     def from_dict(cls, data: Any) -> SweepResult:
-        """Strict: raises DocumentFormatError with the path of the first bad field."""
-        r = JsonReader(data, "")
+        """Strict: raises DocumentFormatError naming `sweep` and the first bad field."""
+        with document_kind("sweep"):
+            return cls._read(JsonReader(data, ""))
+
+    @classmethod
+    def _read(cls, r: JsonReader) -> SweepResult:
         config = read_header(r, SCHEMA)
         param = r.text("param")
         if param not in (*PARAMS, GRID):
@@ -333,8 +339,8 @@ class SweepResult:
             points=points,
             verdict=HardwareVerdict.from_dict(r.obj("verdict").data, "verdict"),
             roofline=roofline,
-            warnings=tuple(str(w) for w in r.data.get("warnings", [])),
-            created=str(r.data.get("created", "")),
+            warnings=tuple(r.texts("warnings", required=False, multiline=True)),
+            created=r.text("created", default=""),
             extras={k: v for k, v in r.data.items() if k not in _KNOWN},
         )
         _check_crossover(r, result)
@@ -342,7 +348,8 @@ class SweepResult:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> SweepResult:
-        return cls.from_dict(load_document(text))
+        with document_kind("sweep"):
+            return cls.from_dict(load_document(text))
 
     # ---- CSV ----------------------------------------------------------------------------
     def to_csv(self) -> str:
@@ -453,9 +460,9 @@ def _point(r: JsonReader, grid: bool, dtype: str, config: ExperimentConfig | Non
         autocast=latency_from_reader(latency.obj("autocast")),
         config=config if config.model != "mlp" else None,
     )
-    optional_number(latency, "speedup")
-    r.obj("gflops").number("plain")
-    r.obj("gflops").number("autocast")
+    optional_number(latency, "speedup", minimum=0)
+    r.obj("gflops").number("plain", minimum=0)
+    r.obj("gflops").number("autocast", minimum=0)
     return point
 
 

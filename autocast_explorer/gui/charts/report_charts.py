@@ -10,6 +10,7 @@ charts.export, written atomically).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -111,27 +112,38 @@ def render_chart_pngs(result: ExperimentResult, folder: Path) -> list[tuple[str,
         QApplication.processEvents()
 
 
-def offscreen_chart_writer(result: ExperimentResult) -> ChartWriter:
+def offscreen_chart_writer(
+    result: ExperimentResult,
+    deferred: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+) -> ChartWriter:
+    """Draws the charts offscreen inside `deferred()` (the CLI's signal deferral: Ctrl-C
+    raised inside Qt's paint code is swallowed or fatal, so it waits until Qt is done)."""
+
     def write(folder: Path) -> list[tuple[str, str]]:
-        return render_chart_pngs(result, folder)
+        with deferred():
+            return render_chart_pngs(result, folder)
 
     return write
 
 
 def write_report_with_charts(
-    result: ExperimentResult, directory: str | os.PathLike[str]
+    result: ExperimentResult,
+    directory: str | os.PathLike[str],
+    deferred: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
 ) -> tuple[Report, str]:
     """The report with chart PNGs; without them (and the reason) if Qt cannot draw them.
 
-    The report is written once without charts first, so even a Qt failure that ends the
-    process leaves result.json, result.csv, reproduce.py and report.md behind.
+    Either way the folder is swapped in whole (core.documents.report), never half written.
     """
+    from autocast_explorer.core.documents.files import UnwritablePath
     from autocast_explorer.core.documents.report import write_report
 
-    report = write_report(result, directory)
     try:
-        return write_report(result, directory, offscreen_chart_writer(result)), ""
+        return write_report(result, directory, offscreen_chart_writer(result, deferred)), ""
     except ImportError as exc:
-        return report, f"Qt could not be loaded ({exc})"
-    except (RuntimeError, OSError, ValueError) as exc:
-        return report, f"the charts could not be drawn ({type(exc).__name__}: {exc})"
+        reason = f"Qt could not be loaded ({exc})"
+    except UnwritablePath:
+        raise
+    except (RuntimeError, ValueError) as exc:
+        reason = f"the charts could not be drawn ({type(exc).__name__}: {exc})"
+    return write_report(result, directory), reason

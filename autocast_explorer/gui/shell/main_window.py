@@ -706,9 +706,12 @@ class MainWindow(QMainWindow):
         """Write the report of the result shown now into `directory`; report.md or None."""
         return self.reportExporter.export_to(Path(directory))
 
-    def save_preset(self, name: str, description: str = "") -> Path | None:
-        """Save the current config as your preset `name`; its file, or None (message shown)."""
-        return self.presets.save_named(name, description)
+    def save_preset(self, name: str, description: str = "", replace: bool = False) -> Path | None:
+        """Save the current config as your preset `name`; its file, or None (message shown).
+
+        Never asks: an existing preset of that name is replaced only with `replace=True`.
+        """
+        return self.presets.save_named(name, description, replace=replace)
 
     def save_sweep(self, path: str | Path) -> bool:
         """The last finished sweep as JSON (.json) or CSV (.csv); False if there is none."""

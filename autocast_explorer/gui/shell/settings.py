@@ -8,7 +8,9 @@ mid-save keeps the previous file.
 
 Where: the INI file named by $AUTOCAST_EXPLORER_SETTINGS (tests, portable set-ups), else Qt's
 per-user INI location for "autocast-explorer" (~/.config/autocast-explorer/autocast-explorer.ini
-on Linux).
+on Linux). Reading is defensive to the end: any exception while restoring a key (not only the
+ones a parser expects) drops that key and names it, so no stored value can stop the window from
+starting; `autocast-explorer --reset-settings` removes the file without starting the window.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
 
+from autocast_explorer.core.documents.reader import DocumentFormatError, parse_json
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.features.presentation.mode import PresentationState
 from autocast_explorer.gui.shell.actions import set_tip
@@ -54,15 +57,23 @@ class SettingsError(ValueError):
     """One stored value that cannot be used; str() says which and why."""
 
 
+def reset_settings_file() -> str:
+    """Forget every stored setting (the file stays, empty); returns the file's path."""
+    store = open_settings()
+    store.clear()
+    store.sync()
+    return store.fileName()
+
+
 def parse_config(raw: Any) -> ExperimentConfig:
     if not isinstance(raw, str):
         raise SettingsError("last config: not a JSON text")
     if len(raw) > MAX_CONFIG_CHARS:
         raise SettingsError("last config: too long")
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise SettingsError(f"last config: not valid JSON ({exc.msg})") from None
+        data = parse_json(raw, MAX_CONFIG_CHARS * 4)
+    except DocumentFormatError as exc:
+        raise SettingsError(f"last config: {exc.detail}") from None
     if not isinstance(data, dict):
         raise SettingsError("last config: not a JSON object")
     try:
@@ -150,13 +161,16 @@ class SettingsKeeper(QObject):
             return problems
 
         def read(key: str, parse, apply) -> None:
-            raw = store.value(key)
-            if raw is None:
-                return
             try:
+                raw = store.value(key)
+                if raw is None:
+                    return
                 apply(parse(raw))
             except SettingsError as exc:
                 problems.append(str(exc))
+                store.remove(key)
+            except Exception as exc:  # any stored value must fall back, never stop the window
+                problems.append(f"{key}: unusable ({type(exc).__name__})")
                 store.remove(key)
 
         read(CONFIG_KEY, parse_config, w.set_config)
@@ -263,5 +277,8 @@ def install_settings(window: MainWindow) -> SettingsKeeper:
     """Restore the saved state now; save on close. `window.settingsKeeper` afterwards."""
     keeper = SettingsKeeper(window)
     window.settingsKeeper = keeper
-    keeper.restore()
+    try:
+        keeper.restore()
+    except Exception as exc:  # the last net: a window that cannot start helps nobody
+        keeper._report([f"the saved settings could not be used ({type(exc).__name__})"])
     return keeper

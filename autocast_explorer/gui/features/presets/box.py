@@ -360,11 +360,17 @@ class PresetBox(QGroupBox):
         return self.save_named(details.name, details.description, details.include_sweep)
 
     def save_named(
-        self, name: str, description: str = "", include_sweep: bool = True
+        self,
+        name: str,
+        description: str = "",
+        include_sweep: bool = True,
+        replace: bool | None = None,
     ) -> Path | None:
         """Save the current config (and the preset's sweep) as `name`; the file, or None.
 
-        What Save… does after its dialog; an existing file is replaced only if confirmed.
+        What Save… does after its dialog. An existing file is replaced when `replace` is True,
+        kept (with a message) when False, and only after asking when None (the menu's way):
+        scripts and tests pass True or False so no modal dialog waits for an answer.
         """
         try:
             config = self._ctx.config()
@@ -384,8 +390,12 @@ class PresetBox(QGroupBox):
             self._say(f"Cannot save this preset: {exc.problem}.")
             return None
         path = user_presets_dir() / preset_filename(name)
-        if path.exists() and not confirm_overwrite(self, path):
-            return None
+        if path.exists():
+            if replace is False:
+                self._say(f"A preset named {name!r} exists already ({path}); it was kept.")
+                return None
+            if replace is None and not confirm_overwrite(self, path):
+                return None
         try:
             save_preset(preset, path)
         except PresetError as exc:
