@@ -462,6 +462,14 @@ def result_schema() -> Schema:
             ),
             "casts_by_grad_mode": {"type": "object", "additionalProperties": cast_summary},
             "train": train_schema(),
+            "guard": obj(
+                {
+                    "estimated_forward_ms": number("the time guard's forecast of one forward", 0),
+                    "basis": text("what was calibrated to make it"),
+                },
+                ["estimated_forward_ms", "basis"],
+                description="the time guard's estimate, beside the measurement",
+            ),
             "placements": obj(
                 {
                     "dtype": text(),

@@ -105,6 +105,9 @@ FIELD_CASES: list[tuple[str, Any, str]] = [
     ("schema", "autocast-explorer/sweep/1", "is a sweep file"),
     ("schema", 1, "schema: expected text"),
     ("latency", None, "latency: expected a JSON object"),
+    ("guard.estimated_forward_ms", -2.5, "guard.estimated_forward_ms: expected a number ≥ 0"),
+    ("guard.basis", ["linear"], "guard.basis: expected text"),
+    ("guard", "2 ms", "guard: expected a JSON object"),
 ]
 
 #: Raw texts (not JSON values): (text or a function of the good document's text, message).

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from autocast_explorer.core.documents.reader import JsonReader
 from autocast_explorer.core.experiment.capture import autocast_context
 from autocast_explorer.core.experiment.config import (
     TRAINING_STEP_FORWARDS,
@@ -98,16 +99,9 @@ class ForwardEstimate:
         return {"estimated_forward_ms": self.estimated_forward_ms, "basis": self.basis}
 
     @classmethod
-    def from_dict(cls, data: Any) -> ForwardEstimate:
-        if not isinstance(data, dict):
-            raise TypeError("expected an object")
-        ms = data["estimated_forward_ms"]
-        if isinstance(ms, bool) or not isinstance(ms, int | float):
-            raise TypeError("estimated_forward_ms: expected a number")
-        basis = data["basis"]
-        if not isinstance(basis, str):
-            raise TypeError("basis: expected text")
-        return cls(float(ms) / 1e3, basis)
+    def from_reader(cls, r: JsonReader) -> ForwardEstimate:
+        """Strict reading: a finite estimate ≥ 0 ms and its basis (the document's reader)."""
+        return cls(r.number("estimated_forward_ms", minimum=0) / 1e3, r.text("basis"))
 
 
 def _power_of_two(value: int, low: int, high: int) -> int:

@@ -216,7 +216,7 @@ class ExperimentResult:
             created=r.text("created", default=""),
             extras={k: v for k, v in r.data.items() if k not in known},
             op_trace=_optional(r, "ops", lambda _d, _p: OpTrace.from_dict(r.data)),
-            guard=_optional(r, "guard", lambda d, _p: ForwardEstimate.from_dict(d)),
+            guard=ForwardEstimate.from_reader(r.obj("guard")) if "guard" in r.data else None,
             autocast_error=autocast_error,
             fast_path=dict(fast_path) if fast_path is not None else None,
             train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
