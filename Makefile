@@ -52,7 +52,7 @@ XCB_LIBS := libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libx
 XVFB_RUN := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96"
 
 .PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-training screenshots
+	screenshot-families screenshot-training screenshots
 xvfb-deps:
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
@@ -79,8 +79,14 @@ screenshots-learn: $(STAMP) xvfb-deps
 screenshot-sweeps: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.sweep_screenshot docs --threads 1
 
+# A CNN and a transformer (fast path off, dozens of layers) → docs/cnn.png, transformer.png,
+# transformer-error.png.
+screenshot-families: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m tools.families_screenshot docs
+
 # Training mode: the large MLP trained 60 steps in both modes → docs/training.png.
 screenshot-training: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.training_screenshot docs/training.png
 
-screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps screenshot-training
+screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
+	screenshot-families screenshot-training

@@ -32,10 +32,14 @@ from autocast_explorer.core.experiment.config import (  # noqa: E402  (after the
     MAX_LR,
     MAX_STEPS,
     MAX_WIDTH,
+    MODELS,
     MODES,
     OPTIMIZERS,
     ExperimentConfig,
 )
+from autocast_explorer.core.experiment.families.cnn import MAX_STAGES  # noqa: E402
+from autocast_explorer.core.experiment.families.rnn import CELLS  # noqa: E402
+from autocast_explorer.core.sweeps.spec import PARAMS  # noqa: E402
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 OUT = ROOT / "autocast_explorer" / "resources" / "schemas"
@@ -142,6 +146,27 @@ CONFIG_RULES: dict[str, Schema] = {
         "description": "null: half the RAM available when the run starts",
         "exclusiveMinimum": 0,
     },
+    "model": {
+        "description": "model family; absent in files written before families: mlp",
+        "enum": list(MODELS),
+    },
+    "channels": {
+        "description": "cnn: input channels, then each stage's",
+        "items": {"type": "integer", "minimum": 1},
+        "minItems": 2,
+        "maxItems": MAX_STAGES + 1,
+    },
+    "image": {"description": "cnn: square image side", "minimum": 2},
+    "classes": {"description": "cnn, transformer, rnn: outputs of the classifier", "minimum": 1},
+    "d_model": {"description": "transformer: token width (divisible by heads)", "minimum": 1},
+    "heads": {"description": "transformer: attention heads", "minimum": 1},
+    "seq": {"description": "transformer, rnn: tokens / time steps", "minimum": 1},
+    "depth": {"description": "transformer, rnn: stacked layers", "minimum": 1},
+    "ff": {"description": "transformer: feed-forward width", "minimum": 1},
+    "fast_path": {"description": "transformer: allow the fused encoder kernel"},
+    "cell": {"description": "rnn: recurrent cell", "enum": list(CELLS)},
+    "features": {"description": "rnn: input features per step", "minimum": 1},
+    "hidden": {"description": "rnn: hidden state width", "minimum": 1},
     "mode": {
         "description": "infer: time forwards; train: train a float32 and an autocast copy",
         "enum": list(MODES),
@@ -308,6 +333,9 @@ def result_schema() -> Schema:
             "bytes": integer(0, "bytes of the low-precision copies written"),
             "bytes_read": integer(0),
             "by_op": counts_by_name(),
+            "by_source": counts_by_name(
+                "casts of model parameters by what they convert, e.g. Conv2d.weight"
+            ),
         },
         ["count", "bytes"],
     )
@@ -322,6 +350,7 @@ def result_schema() -> Schema:
             "cast": boolean(),
             "bytes": integer(0),
             "bytes_read": integer(0),
+            "source": text("for a cast of a model parameter: what it converted"),
         },
         ["mode", "op", "in", "out", "shape", "cast"],
     )
@@ -333,6 +362,7 @@ def result_schema() -> Schema:
             "one_time_casts": integer(0),
             "one_time_cast_bytes": integer(0),
             "cast_ops": counts_by_name(),
+            "cast_sources": counts_by_name("per-forward casts of model parameters"),
             "latency": ref("latency"),
         },
         [
@@ -372,13 +402,29 @@ def result_schema() -> Schema:
             "latency": obj(
                 {
                     "plain": ref("latency"),
-                    "autocast": ref("latency"),
+                    "autocast": {
+                        "anyOf": [ref("latency"), {"type": "null"}],
+                        "description": "null when the autocast forward raised (autocast_error)",
+                    },
                     "speedup": nullable_number("plain median ÷ autocast median"),
                 },
                 ["plain", "autocast"],
             ),
-            "flops_per_forward": integer(0, "2·batch·Σ(in·out) over the Linear layers"),
-            "output_dtype": obj({"plain": text(), "autocast": text()}, ["plain", "autocast"]),
+            "flops_per_forward": integer(
+                0, "2 per multiply-add of the model's matrix products (Linear layers for an MLP)"
+            ),
+            "output_dtype": obj(
+                {"plain": text(), "autocast": {"type": ["string", "null"]}},
+                ["plain", "autocast"],
+            ),
+            "autocast_error": text(
+                "only when the autocast forward raised: torch's message (float32 alone was timed)"
+            ),
+            "fast_path": {
+                "description": "transformer: whether the fused encoder kernel ran, per mode",
+                "type": "object",
+                "additionalProperties": {"type": "boolean"},
+            },
             "layers": array(
                 obj(
                     {
@@ -386,13 +432,19 @@ def result_schema() -> Schema:
                         "kind": text(),
                         "out_shape": array(integer(0)),
                         "plain": dtypes,
-                        "autocast": dtypes,
+                        "autocast": {
+                            "anyOf": [dtypes, {"type": "null"}],
+                            "description": "null: the autocast forward raised before this layer",
+                        },
                         "error": layer_error,
                     },
                     ["name", "kind", "plain", "autocast"],
                 )
             ),
-            "agreement": agreement,
+            "agreement": {
+                "anyOf": [agreement, {"type": "null"}],
+                "description": "null when the autocast forward raised",
+            },
             "warnings": array(text()),
             "ops": array(op_record, "the aten ops of one forward per mode"),
             "casts": cast_summary
@@ -533,7 +585,7 @@ def sweep_schema() -> Schema:
             "value": whole,
             "width": integer(1, "grid only: the row's hidden width"),
             "batch": whole,
-            "widths": array(whole, minItems=2),
+            "widths": array(whole, minItems=2, description="mlp points"),
             "latency": obj(
                 {
                     "plain": ref("latency"),
@@ -547,7 +599,7 @@ def sweep_schema() -> Schema:
             "bytes": obj({"plain": integer(0), "autocast": integer(0)}),
             "intensity": obj({"plain": number(minimum=0), "autocast": number(minimum=0)}),
         },
-        ["index", "value", "batch", "widths", "latency", "gflops"],
+        ["index", "value", "batch", "latency", "gflops"],
     )
     kernel = obj(
         {
@@ -686,7 +738,7 @@ def sweep_schema() -> Schema:
             "created": text(),
             "config": ref("config"),
             "environment": ref("environment"),
-            "param": {"enum": ["batch", "width", "batch,width"]},
+            "param": {"enum": [*PARAMS, "batch,width"]},
             "values": values,
             "width_values": values,
             "points": array(point),
@@ -838,7 +890,7 @@ def preset_schema() -> Schema:
                     {"type": "null"},
                     obj(
                         {
-                            "param": {"enum": ["batch", "width"]},
+                            "param": {"enum": list(PARAMS)},
                             "values": array(
                                 whole,
                                 "at least 2 distinct values (repeats are dropped)",

@@ -25,10 +25,12 @@ from autocast_explorer.core.experiment.config import (
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
+    MODELS,
     ConfigError,
     ExperimentConfig,
     parse_widths,
 )
+from autocast_explorer.core.experiment.families import FAMILIES, family_fields
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -70,6 +72,22 @@ def _widths(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(exc.rule) from None
 
 
+def _channels(text: str) -> tuple[int, ...]:
+    try:
+        return parse_widths(text, "channels")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(exc.rule) from None
+
+
+def _families_using(field_name: str) -> list[str]:
+    """The families whose model a flag describes (for 'belongs to …' messages)."""
+    return [
+        name
+        for name, fam in FAMILIES.items()
+        if field_name in fam.uses or any(p.name == field_name for p in fam.params)
+    ]
+
+
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags for every field of ExperimentConfig (shared by run, sweep and friends).
 
@@ -85,15 +103,25 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "preset .json file; the flags below override its fields",
     )
     g.add_argument(
+        "--model",
+        choices=MODELS,
+        help="model family (default mlp, the tutorial's model); each has its own flags below",
+    )
+    g.add_argument(
         "--widths",
         type=_widths,
-        help="layer widths: input, hidden…, classes (default 256,256,256,10)",
+        help="mlp: layer widths: input, hidden…, classes (default 256,256,256,10)",
     )
     g.add_argument("--batch", type=int, help=f"rows per forward (default {d.batch})")
     g.add_argument("--seed", type=int, help=f"torch.manual_seed (default {d.seed})")
     g.add_argument("--dtype", choices=DTYPES, help=f"autocast dtype (default {d.dtype})")
     g.add_argument("--threads", type=int, help="torch threads (default: torch's)")
-    g.add_argument("--activation", choices=ACTIVATIONS, help=f"(default {d.activation})")
+    g.add_argument(
+        "--activation",
+        choices=ACTIVATIONS,
+        help="between layers (mlp, cnn) or inside the feed-forward (transformer); "
+        f"(default {d.activation})",
+    )
     g.add_argument("--head", choices=HEADS, help=f"optional output head (default {d.head})")
     g.add_argument("--atol", type=float, help=f"allclose atol (default {d.atol})")
     g.add_argument("--rtol", type=float, help=f"allclose rtol (default {d.rtol})")
@@ -115,6 +143,51 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="run even if one forward is estimated to take over 10 s",
     )
+    fam = parser.add_argument_group(
+        "model families", "flags of --model cnn, transformer and rnn (each family's own)"
+    )
+    for field_name, param in family_fields().items():
+        owners = ", ".join(_families_using(field_name))
+        if param.kind == "bool":
+            fam.add_argument(
+                f"--no-{field_name.replace('_', '-')}",
+                dest=field_name,
+                action="store_const",
+                const=False,
+                default=None,
+                help=f"{owners}: {param.help}",
+            )
+            continue
+        kwargs: dict = {"default": None, "help": f"{owners}: {param.help}"}
+        if param.kind == "ints":
+            kwargs["type"] = _channels
+            kwargs["metavar"] = "C0,C1,…"
+        elif param.kind == "choice":
+            kwargs["choices"] = param.choices
+        else:
+            kwargs["type"] = int
+        fam.add_argument(param.flag, **kwargs)
+
+
+def _flag_name(field_name: str) -> str:
+    param = family_fields().get(field_name)
+    if param is not None and param.kind == "bool":
+        return f"--no-{field_name.replace('_', '-')}"
+    return "--" + field_name.replace("_", "-")
+
+
+def check_family_flags(args: argparse.Namespace, model: str) -> None:
+    """Refuse a flag that belongs to another model family than `model`, naming both.
+
+    One `error:` line, e.g. "--widths belongs to --model mlp, not cnn".
+    """
+    fam = FAMILIES[model]
+    own = {p.name for p in fam.params}
+    for field_name in ("widths", "activation", *family_fields()):
+        if getattr(args, field_name, None) is None or field_name in own | fam.uses:
+            continue
+        owners = ", ".join(_families_using(field_name))
+        raise UsageError(f"{_flag_name(field_name)} belongs to --model {owners}, not {model}")
 
 
 def add_training_arguments(parser: argparse.ArgumentParser) -> None:
@@ -165,9 +238,11 @@ def config_from_args(
     A flag sets the config field named like its dest; None means it was not given. Choosing an
     optimizer without --lr brings that optimizer's usual learning rate.
     """
+    base = base or ExperimentConfig()
+    check_family_flags(args, getattr(args, "model", None) or base.model)
     fields = (f.name for f in dataclasses.fields(ExperimentConfig))
     given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
-    config = (base or ExperimentConfig()).replace(**given)
+    config = base.replace(**given)
     if "optimizer" in given and "lr" not in given:
         config = config.replace(lr=DEFAULT_LR[config.optimizer])
     return config

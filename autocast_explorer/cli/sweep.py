@@ -17,6 +17,7 @@ from autocast_explorer.cli.common import (
     to_stdout,
     write_outputs,
 )
+from autocast_explorer.core.sweeps.spec import PARAMS
 
 if TYPE_CHECKING:
     from autocast_explorer.core.sweeps.result import SweepPoint
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 
 SWEEP_EPILOG = """\
 values: a comma list (1,8,64,512) or LOW:HIGH:COUNT, log-spaced (1:2048:12).
-  Defaults: batch 1:2048:12 (powers of two), width 64:4096:7.
+  Defaults: batch 1:2048:12 (powers of two), width 64:4096:7, channels 8:256:6,
+  image 8:128:5, seq 8:512:7, d_model 32:512:5, hidden 16:1024:7.
   --param width sets every hidden width (input width and classes stay).
   --param batch,width measures a grid: --values are the batch sizes, --width-values the
   hidden widths; rows are measured one width at a time.
@@ -40,6 +42,8 @@ examples:
   autocast-explorer sweep --preset width-sweep --values 64,256,1024 --threads 1
   autocast-explorer sweep --param width --values 64:4096:7 --batch 256 --json sweep.json
   autocast-explorer sweep --param batch,width --values 1,64,1024 --width-values 128,1024
+  autocast-explorer sweep --model transformer --param seq --values 16,64,256
+  autocast-explorer sweep --model cnn --param channels --values 16,64,256
 """
 
 
@@ -56,9 +60,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     what = sweep.add_argument_group("sweep")
     what.add_argument(
         "--param",
-        choices=("batch", "width", "batch,width"),
-        metavar="batch|width|batch,width",
-        help="what to vary (default: the preset's, else batch); batch,width is a 2-D grid",
+        choices=(*PARAMS, "batch,width"),
+        metavar="|".join((*PARAMS, "batch,width")),
+        help="what to vary (default: the preset's, else batch; any model): width (mlp), "
+        "channels or image (cnn), seq (transformer, rnn), d_model (transformer), hidden (rnn); "
+        "batch,width is a 2-D grid (mlp)",
     )
     what.add_argument("--values", metavar="LIST|LOW:HIGH:N", help="values of --param")
     what.add_argument(

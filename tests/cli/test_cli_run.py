@@ -72,6 +72,19 @@ def test_json_and_csv_files(tmp_path, capsys):
         (["--atol", "-1"], "error: atol: must be a number in 0 … "),
         (["--widths", "100000,100000,10", "--batch", "100000"], "error: memory:"),
         (["--nonsense"], "error: unrecognized arguments: --nonsense"),
+        (["--model", "resnet"], "error: argument --model: invalid choice: 'resnet'"),
+        (["--model", "transformer", "--heads", "5"], "error: heads: d_model 64 is not divisible"),
+        (["--model", "cnn", "--widths", "8,4"], "error: --widths belongs to --model mlp, not cnn"),
+        (["--model", "mlp", "--seq", "8"], "error: --seq belongs to --model transformer, rnn"),
+        (["--model", "cnn", "--no-fast-path"], "error: --no-fast-path belongs to --model trans"),
+        (["--model", "rnn", "--activation", "gelu"], "error: --activation belongs to --model"),
+        (["--model", "cnn", "--channels", "3"], "error: channels: needs the input channels and"),
+        (["--model", "cnn", "--channels", "3,8,8,8", "--image", "4"], "error: image: 4 px is"),
+        (["--model", "rnn", "--cell", "rnn"], "error: argument --cell: invalid choice: 'rnn'"),
+        (
+            ["--model", "transformer", "--seq", "100000", "--batch", "4096"],
+            "error: memory:",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_error_line(args, message, capsys):
@@ -106,3 +119,42 @@ def test_ctrl_c_exits_130_without_traceback():
     assert proc.returncode == 130
     assert "Traceback" not in err
     assert "interrupted" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["--model", "cnn", "--channels", "3,8", "--image", "8"],
+            "conv1    Conv2d            plain float32→float32    autocast float32→bfloat16",
+        ),
+        (
+            ["--model", "transformer", "--d-model", "16", "--heads", "2", "--seq", "4",
+             "--depth", "1", "--ff", "32"],
+            "transformer path: the fused encoder kernel (fast path: eval + no_grad) ran",
+        ),
+        (
+            ["--model", "rnn", "--cell", "gru", "--seq", "4", "--depth", "1"],
+            "gru   GRU         plain float32→float32    autocast float32→float32",
+        ),
+    ],
+)  # fmt: skip
+def test_every_family_runs_from_the_command_line(args, line, capsys):
+    assert main(["run", *args, "--batch", "2", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert line in out
+    assert "Verdict: autocast" in out
+
+
+def test_family_json_names_the_model_and_its_parameters(capsys):
+    args = ["run", "--model", "transformer", "--d-model", "16", "--heads", "2", "--seq", "4"]
+    assert (
+        main([*args, "--depth", "1", "--no-fast-path", "--batch", "2", "--json", "-", *FAST]) == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    config = data["config"]
+    assert config["model"] == "transformer" and "widths" not in config
+    assert (config["d_model"], config["heads"], config["seq"], config["depth"]) == (16, 2, 4, 1)
+    assert config["fast_path"] is False
+    kinds = {layer["kind"] for layer in data["layers"]}
+    assert {"TransformerEncoderLayer", "MultiheadAttention", "LayerNorm", "Linear"} <= kinds

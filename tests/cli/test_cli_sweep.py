@@ -151,3 +151,49 @@ def test_ctrl_c_during_a_sweep_exits_130():
     assert proc.returncode == 130
     assert "Traceback" not in err
     assert "interrupted" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "param", "values"),
+    [
+        (["--model", "transformer", "--param", "seq", "--values", "4,16", "--d-model", "16",
+          "--heads", "2", "--depth", "1"], "seq", [4, 16]),
+        (["--model", "cnn", "--param", "channels", "--values", "4,8", "--image", "8"],
+         "channels", [4, 8]),
+        (["--model", "cnn", "--param", "image", "--values", "4,8", "--channels", "3,4"],
+         "image", [4, 8]),
+        (["--model", "rnn", "--param", "hidden", "--values", "8,16", "--seq", "4", "--depth",
+          "1"], "hidden", [8, 16]),
+        (["--model", "rnn", "--cell", "gru", "--param", "batch", "--values", "1,4", "--seq",
+          "4"], "batch", [1, 4]),
+    ],
+)  # fmt: skip
+def test_family_sweeps(args, param, values, capsys):
+    assert main(["sweep", *args, "--min-time", "0.02", "--no-onednn", "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["param"] == param and data["values"] == values
+    assert [p["value"] for p in data["points"]] == values
+    assert all(p["flops"] > 0 and p["latency"]["speedup"] > 0 for p in data["points"])
+    assert data["points"][0]["flops"] < data["points"][1]["flops"]
+    assert "crossover" in data and data["verdict"]["sentence"]
+    from autocast_explorer.core.sweeps.result import SweepResult
+
+    back = SweepResult.from_dict(data)
+    assert back.config.model == data["config"]["model"]
+    assert [p.flops for p in back.points] == [p["flops"] for p in data["points"]]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "cnn", "--param", "seq"], "error: param: seq does not apply to --model cnn"),
+        (["--model", "rnn", "--param", "width"], "error: param: width does not apply"),
+        (["--model", "cnn", "--param", "batch,width"], "error: param: a batch × width grid"),
+        (["--model", "transformer", "--param", "d_model", "--values", "64,66"], "error: heads:"),
+    ],
+)
+def test_family_sweep_bad_input(args, message, capsys):
+    assert main(["sweep", *args, "--min-time", "0.02"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message), err
+    assert err.count("\n") == 1

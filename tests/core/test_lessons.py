@@ -72,8 +72,8 @@ def with_autocast_out(result, dtypes):
 
 
 def test_lessons_are_complete_data():
-    assert [x.number for x in LESSONS] == [1, 2, 3, 4, 5, 6]
-    assert len({x.id for x in LESSONS}) == 6
+    assert [x.number for x in LESSONS] == [1, 2, 3, 4, 5, 6, 7]
+    assert len({x.id for x in LESSONS}) == 7
     for item in LESSONS:
         assert item.chart in CHARTS
         assert item.title and len(item.explanation) > 150 and item.tutorial_claim
@@ -85,6 +85,7 @@ def test_lessons_are_complete_data():
         "agreement",
         "latency",
         "loss",
+        "dtype",
     ]
     assert lesson("float32-ops").config == ExperimentConfig(head="softmax")
     assert lesson("timing").config == ExperimentConfig()
@@ -304,3 +305,26 @@ def test_lesson_6_reports_a_float32_loss_it_did_not_see(results):
     outcome = lesson("training").check(odd)
     assert not outcome.matches_tutorial
     assert "the loss came back bfloat16" in outcome.headline
+
+
+def test_transformer_paths_lesson_is_graded_against_both_live_paths():
+    from autocast_explorer.core.learning.lessons import lesson, run_lesson
+
+    item = lesson("transformer-paths")
+    small = item.config.replace(d_model=16, heads=2, seq=4, ff=32, batch=2, min_time=0.02)
+    run = run_lesson(item, config=small)
+    probe = run.probe
+    assert probe is not None
+    fast, ordinary = probe.path(True), probe.path(False)
+    assert fast.fused is True and ordinary.fused is False
+    # Measured on torch 2.13 on AVX2 and AMX hosts alike: the fused kernel returns the
+    # autocast dtype, the ordinary path's residual add promotes to float32.
+    assert (fast.encoder_dtype, ordinary.encoder_dtype) == ("bfloat16", "float32")
+    encoder = next(la for la in run.result.layers if la.kind == "TransformerEncoderLayer")
+    assert encoder.autocast.out_dtype == fast.encoder_dtype
+    outcome = run.outcome
+    assert outcome.matches_tutorial is False  # same layer, two dtypes
+    assert "took the fused fast path" in outcome.text and "returned float32" in outcome.text
+    assert (
+        outcome.headline == "The encoder layer's dtype depends on the path: bfloat16 on this one."
+    )

@@ -120,6 +120,7 @@ def test_json_round_trip_and_bad_grad_mode():
         "bytes": 140,
         "bytes_read": 280,
         "by_op": {"aten._to_copy.default": 5},
+        "by_source": {"Linear.weight": 2, "Linear.bias": 2},
         "grad_mode": "no_grad",
     }
     assert OpTrace.from_dict(data) == trace

@@ -74,6 +74,7 @@ def write_report(
 
     report.md is written last so that it only links charts that exist.
     """
+    check_reportable(result)
     folder = Path(directory)
     check_report_folder(str(folder))
     remove_stale_builds(folder)
@@ -184,6 +185,24 @@ def swap_in(build: Path, folder: Path) -> None:
         os.rename(aside, folder)
         raise
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def check_reportable(result: ExperimentResult) -> None:
+    """Raise ReportError for results a report cannot honestly reproduce yet.
+
+    reproduce.py rebuilds the model with nothing but torch, and it knows the MLP only; a result
+    whose autocast forward raised has no latency or agreement to report. Both are saved as JSON.
+    """
+    if result.config.model != "mlp":
+        raise ReportError(
+            f"reports cover the mlp model (reproduce.py rebuilds only the MLP); save the "
+            f"{result.config.model} result as JSON instead"
+        )
+    if result.autocast_error:
+        raise ReportError(
+            "the autocast forward raised, so there is no autocast latency or agreement to "
+            "report; save the result as JSON instead"
+        )
 
 
 def _checked_chart(folder: Path, filename: str) -> str:

@@ -1,12 +1,16 @@
-"""Which dtype each layer really ran in: forward hooks on every layer, in both modes.
+"""Which dtype each layer really ran in: every module's output, in both modes.
 
-Hooks observe the tensors that flow between modules, so what is recorded is what the installed
-torch produced, not what the docs say autocast should do.
+Each module below the root has its `forward` wrapped for one forward pass, so what is recorded
+is what the installed torch produced, not what the docs say autocast should do. Wrapping, not
+forward hooks: torch's fused transformer kernel refuses to run when any hook is attached to the
+layer, so hooks would measure a different path than the timed one. A module that a fused
+kernel skips is not called and so not recorded, which is the honest picture of that path.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -34,7 +38,7 @@ class LayerRecord:
     name: str
     kind: str
     plain: LayerDtypes
-    autocast: LayerDtypes
+    autocast: LayerDtypes | None  # None: the autocast forward failed before this layer ran
     out_shape: tuple[int, ...] = ()
     error: LayerError | None = None  # autocast output vs float32 output (core/numerics.py)
 
@@ -49,6 +53,7 @@ class LayerCapture:
     out_dtype: str
     out_shape: tuple[int, ...]
     output: torch.Tensor | None = None
+    order: int = 0  # when the call began: a layer is listed before the layers inside it
 
 
 def _first_tensor(value: object) -> torch.Tensor | None:
@@ -56,8 +61,9 @@ def _first_tensor(value: object) -> torch.Tensor | None:
         return value
     if isinstance(value, tuple | list):
         for item in value:
-            if isinstance(item, torch.Tensor):
-                return item
+            found = _first_tensor(item)  # nested: an LSTM's (output, (h, c))
+            if found is not None:
+                return found
     return None
 
 
@@ -69,35 +75,93 @@ def autocast_context(dtype: torch.dtype | None) -> contextlib.AbstractContextMan
 
 
 @contextlib.contextmanager
-def _hooks(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> Iterator[None]:
-    handles = []
+def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> Iterator[None]:
+    """Wrap the forward of every module below `model` to record its input and output."""
+    wrapped: list[torch.nn.Module] = []
+    calls = itertools.count()
 
-    def make_hook(name: str):
-        def hook(module: torch.nn.Module, inputs: tuple, output: object) -> None:
-            x = _first_tensor(inputs)
+    def wrap(name: str, module: torch.nn.Module) -> None:
+        original = module.forward
+
+        def forward(*args: object, **kwargs: object) -> object:
+            order = next(calls)
+            output = original(*args, **kwargs)
+            x = _first_tensor(args) if args else _first_tensor(tuple(kwargs.values()))
             y = _first_tensor(output)
-            if x is None or y is None:
-                return
-            sink.append(
-                LayerCapture(
-                    name=name,
-                    kind=type(module).__name__,
-                    in_dtype=dtype_name(x.dtype),
-                    out_dtype=dtype_name(y.dtype),
-                    out_shape=tuple(y.shape),
-                    output=y.detach().clone() if keep else None,
+            if x is not None and y is not None:
+                sink.append(
+                    LayerCapture(
+                        name=name,
+                        kind=type(module).__name__,
+                        in_dtype=dtype_name(x.dtype),
+                        out_dtype=dtype_name(y.dtype),
+                        out_shape=tuple(y.shape),
+                        output=y.detach().clone() if keep else None,
+                        order=order,
+                    )
                 )
-            )
+            return output
 
-        return hook
+        module.forward = forward  # type: ignore[method-assign]
+        wrapped.append(module)
 
-    for name, module in model.named_children():
-        handles.append(module.register_forward_hook(make_hook(name)))
+    for name, module in model.named_modules():
+        if module is not model:
+            wrap(name, module)
     try:
         yield
     finally:
-        for handle in handles:
-            handle.remove()
+        for module in wrapped:
+            module.__dict__.pop("forward", None)
+        sink.sort(key=lambda c: c.order)
+
+
+@dataclass
+class Capture:
+    """One recorded forward: logits (None if it raised), the layers seen, and the error."""
+
+    logits: torch.Tensor | None
+    layers: list[LayerCapture]
+    error: str = ""
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception as one readable message: type and first lines, without a C++ backtrace."""
+    text = str(exc).strip().split("\nException raised from")[0].strip()
+    lines = [line for line in text.splitlines() if line.strip()][:4]
+    return f"{type(exc).__name__}: {' '.join(lines)}"[:600]
+
+
+def record_forward(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    autocast_dtype: torch.dtype | None,
+    keep_outputs: bool = False,
+) -> Capture:
+    """Like capture_forward, but a forward that raises is returned as its error message,
+    with the layers that ran before it."""
+    captured: list[LayerCapture] = []
+    try:
+        logits, _ = _run(model, x, autocast_dtype, keep_outputs, captured)
+    except Exception as exc:
+        return Capture(None, captured, error_text(exc))
+    return Capture(logits, captured)
+
+
+def _run(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    autocast_dtype: torch.dtype | None,
+    keep_outputs: bool,
+    captured: list[LayerCapture],
+) -> tuple[torch.Tensor, list[LayerCapture]]:
+    with (
+        torch.no_grad(),
+        _recording(model, captured, keep_outputs),
+        autocast_context(autocast_dtype),
+    ):
+        logits = model(x)
+    return logits.detach(), captured
 
 
 def capture_forward(
@@ -106,30 +170,43 @@ def capture_forward(
     autocast_dtype: torch.dtype | None,
     keep_outputs: bool = False,
 ) -> tuple[torch.Tensor, list[LayerCapture]]:
-    """One forward under no_grad (and autocast when a dtype is given), hooks on every layer."""
-    captured: list[LayerCapture] = []
-    with torch.no_grad(), _hooks(model, captured, keep_outputs), autocast_context(autocast_dtype):
-        logits = model(x)
-    return logits.detach(), captured
+    """One forward under no_grad (and autocast when a dtype is given), every layer recorded."""
+    return _run(model, x, autocast_dtype, keep_outputs, [])
 
 
 def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[LayerRecord]:
-    """Join the two modes' captures layer by layer (same model, same order).
+    """Join the two modes' captures layer by layer, by name and call order.
 
-    When both captures kept their outputs, each record also gets the layer's error.
+    A layer the autocast forward never reached (it raised first) keeps autocast None. When
+    both captures kept their outputs, each record also gets the layer's error.
     """
-    return [
-        LayerRecord(
-            name=p.name,
-            kind=p.kind,
-            plain=LayerDtypes(p.in_dtype, p.out_dtype),
-            autocast=LayerDtypes(a.in_dtype, a.out_dtype),
-            out_shape=p.out_shape,
-            error=(
-                layer_error(p.output, a.output)
-                if p.output is not None and a.output is not None
-                else None
-            ),
+    seen: dict[str, int] = {}
+    by_key: dict[tuple[str, int], LayerCapture] = {}
+    for a in auto:
+        n = seen.get(a.name, 0)
+        by_key[(a.name, n)] = a
+        seen[a.name] = n + 1
+    seen.clear()
+    records = []
+    for p in plain:
+        n = seen.get(p.name, 0)
+        seen[p.name] = n + 1
+        a = by_key.get((p.name, n))
+        records.append(
+            LayerRecord(
+                name=p.name,
+                kind=p.kind,
+                plain=LayerDtypes(p.in_dtype, p.out_dtype),
+                autocast=LayerDtypes(a.in_dtype, a.out_dtype) if a is not None else None,
+                out_shape=p.out_shape,
+                error=(
+                    layer_error(p.output, a.output)
+                    if a is not None
+                    and p.output is not None
+                    and a.output is not None
+                    and p.output.shape == a.output.shape
+                    else None
+                ),
+            )
         )
-        for p, a in zip(plain, auto, strict=True)
-    ]
+    return records

@@ -49,6 +49,25 @@ def max_threads() -> int:
     return 4 * (os.cpu_count() or 1)
 
 
+#: Model families (core/experiment/families/); "mlp" is the tutorial's model.
+MODELS: tuple[str, ...] = ("mlp", "cnn", "transformer", "rnn")
+#: The config fields that belong to some family other than the MLP, in flag order.
+FAMILY_FIELDS: tuple[str, ...] = (
+    "channels",
+    "image",
+    "classes",
+    "d_model",
+    "heads",
+    "seq",
+    "depth",
+    "ff",
+    "fast_path",
+    "cell",
+    "features",
+    "hidden",
+)
+
+
 class ConfigError(ValueError):
     """A config value broke a rule; `field` names the offending field for inline display."""
 
@@ -58,21 +77,20 @@ class ConfigError(ValueError):
         self.rule = message
 
 
-def parse_widths(text: str) -> tuple[int, ...]:
-    """Parse '256,256,256,10' (spaces allowed) into a tuple; raise ConfigError naming `widths`."""
+def parse_widths(text: str, field_name: str = "widths") -> tuple[int, ...]:
+    """Parse '256,256,256,10' (spaces allowed) into a tuple; raise ConfigError naming the field."""
     parts = [p.strip() for p in text.replace(";", ",").split(",")]
+    example = "256,256,10" if field_name == "widths" else "3,32,64"
     if not text.strip():
-        raise ConfigError(
-            "widths", "enter at least 2 comma-separated layer widths, e.g. 256,256,10"
-        )
+        raise ConfigError(field_name, f"enter at least 2 comma-separated numbers, e.g. {example}")
     values: list[int] = []
     for part in parts:
         if not part:
-            raise ConfigError("widths", f"empty entry in {text!r}; use e.g. 256,256,10")
+            raise ConfigError(field_name, f"empty entry in {text!r}; use e.g. {example}")
         try:
             values.append(int(part))
         except ValueError:
-            raise ConfigError("widths", f"{part!r} is not a whole number") from None
+            raise ConfigError(field_name, f"{part!r} is not a whole number") from None
     return tuple(values)
 
 
@@ -101,6 +119,20 @@ class ExperimentConfig:
     min_time: float = 0.5
     allow_slow: bool = False
     memory_budget_mb: float | None = None
+    # ---- model family and its parameters (see core/experiment/families/) ----
+    model: str = "mlp"
+    channels: tuple[int, ...] = (3, 32, 64)
+    image: int = 32
+    classes: int = 10
+    d_model: int = 64
+    heads: int = 4
+    seq: int = 32
+    depth: int = 2
+    ff: int = 256
+    fast_path: bool = True
+    cell: str = "lstm"
+    features: int = 32
+    hidden: int = 64
     # Training mode (kept together, last).
     mode: str = "infer"
     steps: int = 50
@@ -109,6 +141,11 @@ class ExperimentConfig:
     scaler: bool = True
 
     def __post_init__(self) -> None:
+        channels = self.channels
+        if isinstance(channels, str):
+            channels = parse_widths(channels, "channels")
+        if isinstance(channels, list | tuple):
+            object.__setattr__(self, "channels", tuple(channels))
         widths = self.widths
         if isinstance(widths, str):
             widths = parse_widths(widths)
@@ -124,10 +161,33 @@ class ExperimentConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: every field, widths as a list."""
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["widths"] = list(self.widths)
+        """The JSON form: the common fields, `model`, and the family's own parameters.
+
+        An MLP writes `widths` and every field it always has; another family writes its
+        parameters instead of `widths`, so a file says only what defined its model.
+        """
+        from autocast_explorer.core.experiment.families import family
+
+        own = {p.name for p in family(self).params}
+        data: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name in FAMILY_FIELDS and f.name not in own:
+                continue
+            if f.name == "widths" and self.model != "mlp":
+                continue
+            data[f.name] = getattr(self, f.name)
+        if "widths" in data:
+            data["widths"] = list(self.widths)
+        if "channels" in data:
+            data["channels"] = list(self.channels)
         return data
+
+    @property
+    def title(self) -> str:
+        """The model in a few words: 'MLP 256,256,256,10', 'CNN 3→32→64 · image 32 · …'."""
+        from autocast_explorer.core.experiment.families import family
+
+        return family(self).describe(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExperimentConfig:
@@ -217,6 +277,11 @@ def validate(config: ExperimentConfig) -> None:
             "memory_budget_mb",
             f"must be a number > 0 and ≤ {MAX_MEMORY_BUDGET_MB:g} (got {budget!r})",
         )
+    if config.model not in MODELS:
+        raise ConfigError("model", f"must be one of {', '.join(MODELS)} (got {config.model!r})")
+    from autocast_explorer.core.experiment.families import family
+
+    family(config).validate(config)
     validate_training(config)
 
 

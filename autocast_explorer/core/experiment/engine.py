@@ -20,14 +20,16 @@ from autocast_explorer.core.experiment.capture import (
     LayerDtypes,
     LayerRecord,
     autocast_context,
-    capture_forward,
+    error_text,
     pair_layers,
+    record_forward,
 )
 from autocast_explorer.core.experiment.config import (
+    TRAINING_STEP_FORWARDS,
     ExperimentConfig,
-    flops_per_forward,
     flops_per_training_step,
 )
+from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -73,6 +75,12 @@ def forward_fns(
     return plain, auto
 
 
+def fast_path_ran(config: ExperimentConfig, called: list[str]) -> bool | None:
+    """For the transformer: whether torch's fused encoder kernel ran (None for other models)."""
+    fused = getattr(family(config), "fused", None)
+    return None if fused is None else bool(fused(called))
+
+
 def run_experiment(
     config: ExperimentConfig,
     progress: ProgressFn | None = None,
@@ -83,6 +91,9 @@ def run_experiment(
 
     In training mode (`config.mode == "train"`) both copies are trained and `partial` receives
     each step's losses as they complete.
+
+    An autocast forward that raises is not an error of the run: float32 is still measured and
+    the result carries `autocast_error` (the message) with no autocast latency or agreement.
     """
     reporter = Reporter(progress, cancel)
     reporter.report(0.0, "checking memory and time guards")
@@ -99,28 +110,60 @@ def run_experiment(
         reporter.check()
 
         reporter.report(0.04, "first (cold) calls")
-        cold = [cold_call_ms(plain_fn), cold_call_ms(auto_fn)]
+        cold_plain = cold_call_ms(plain_fn)
+        autocast_error = ""
+        try:
+            cold_auto = cold_call_ms(auto_fn)
+        except Exception as exc:
+            autocast_error = error_text(exc)
         reporter.check()
 
         reporter.report(0.06, "capturing dtypes and error per layer")
-        plain_logits, plain_layers = capture_forward(model, x, None, keep_outputs=True)
-        auto_logits, auto_layers = capture_forward(model, x, low, keep_outputs=True)
-        agreement = compare_logits(plain_logits, auto_logits, config.atol, config.rtol, config.topk)
-        layers = tuple(pair_layers(plain_layers, auto_layers))
-        del plain_layers, auto_layers  # the kept outputs are no longer needed
+        plain = record_forward(model, x, None, keep_outputs=True)
+        if plain.error or plain.logits is None:
+            raise RuntimeError(f"the float32 forward failed: {plain.error}")
+        auto = record_forward(model, x, low, keep_outputs=True)
+        autocast_error = autocast_error or auto.error
+        agreement = None
+        if not autocast_error and auto.logits is not None:
+            agreement = compare_logits(
+                plain.logits, auto.logits, config.atol, config.rtol, config.topk
+            )
+        layers = tuple(pair_layers(plain.layers, auto.layers))
+        fast_path = None
+        ran_plain = fast_path_ran(config, [c.name for c in plain.layers])
+        if ran_plain is not None:
+            fast_path = {"plain": ran_plain}
+            if not autocast_error:
+                fast_path["autocast"] = bool(fast_path_ran(config, [c.name for c in auto.layers]))
+        plain_dtype = dtype_name(plain.logits.dtype)
+        auto_dtype = dtype_name(auto.logits.dtype) if auto.logits is not None else ""
+        del plain, auto  # the kept outputs are no longer needed
         reporter.check()
 
-        reporter.report(0.08, "tracing the aten ops of one forward per mode")
-        op_trace = trace_model(model, x, low)
-        reporter.check()
+        op_trace = None
+        if not autocast_error:
+            reporter.report(0.08, "tracing the aten ops of one forward per mode")
+            op_trace = trace_model(model, x, low)
+            reporter.check()
 
-        plain_stats, auto_stats = measure_alternating(
-            [plain_fn, auto_fn],
-            config.min_time,
-            reporter.span(0.1, 1.0),
-            cold_ms=cold,
-            labels=["float32", config.dtype],
-        )
+        if autocast_error:
+            (plain_stats,) = measure_alternating(
+                [plain_fn],
+                config.min_time,
+                reporter.span(0.1, 1.0),
+                cold_ms=[cold_plain],
+                labels=["float32"],
+            )
+            auto_stats = None
+        else:
+            plain_stats, auto_stats = measure_alternating(
+                [plain_fn, auto_fn],
+                config.min_time,
+                reporter.span(0.1, 1.0),
+                cold_ms=[cold_plain, cold_auto],
+                labels=["float32", config.dtype],
+            )
     warnings += noise_warnings(config, plain_stats, auto_stats)
     reporter.report(1.0, "done")
     return ExperimentResult(
@@ -128,25 +171,27 @@ def run_experiment(
         environment=environment(threads),
         plain=plain_stats,
         autocast=auto_stats,
-        output_dtype_plain=dtype_name(plain_logits.dtype),
-        output_dtype_autocast=dtype_name(auto_logits.dtype),
+        output_dtype_plain=plain_dtype,
+        output_dtype_autocast=auto_dtype,
         layers=layers,
         agreement=agreement,
-        flops=flops_per_forward(config.widths, config.batch),
+        flops=family(config).flops(config),
         warnings=tuple(warnings),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         op_trace=op_trace,
         guard=estimate,
+        autocast_error=autocast_error,
+        fast_path=fast_path,
     )
 
 
 def noise_warnings(
-    config: ExperimentConfig, plain: LatencyStats, autocast: LatencyStats
+    config: ExperimentConfig, plain: LatencyStats, autocast: LatencyStats | None
 ) -> list[str]:
     """torch.utils.benchmark's rule, in words: which mode's timings were noisy."""
     warnings = []
     for label, stats in (("float32", plain), (config.dtype, autocast)):
-        if stats.noisy:
+        if stats is not None and stats.noisy:
             warnings.append(
                 f"{label} timings are noisy: IQR is {stats.iqr_ms / stats.median_ms:.0%} "
                 "of the median; close other programs or raise the measurement time"
@@ -211,9 +256,17 @@ def run_training(
         output_dtype_autocast=report.output_dtype["autocast"],
         layers=layers,
         agreement=agreement,
-        flops=flops_per_training_step(config.widths, config.batch),
+        flops=training_step_flops(config),
         warnings=tuple(warnings),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         guard=estimate,
         train=report,
     )
+
+
+def training_step_flops(config: ExperimentConfig) -> int:
+    """An MLP's exact count (the first layer's input needs no gradient); for the other
+    families forward + weight gradients + input gradients, each about one forward."""
+    if config.model == "mlp":
+        return flops_per_training_step(config.widths, config.batch)
+    return TRAINING_STEP_FORWARDS * family(config).flops(config)

@@ -7,7 +7,6 @@ that takes minutes; these guards stop such a config up front, with a message say
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -22,8 +21,8 @@ from autocast_explorer.core.experiment.config import (
     TRAINING_STEP_FORWARDS,
     ConfigError,
     ExperimentConfig,
-    parameter_count,
 )
+from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import TORCH_DTYPES
 from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
@@ -45,10 +44,15 @@ class GuardError(ConfigError):
 
 
 def estimate_peak_bytes(config: ExperimentConfig) -> int:
-    """fp32 weights + one low-precision copy + input and every layer's output, in both modes."""
+    """fp32 weights + one low-precision copy + input and every layer's output, in both modes.
+
+    The family counts its parameters and activations (a CNN's feature maps, a transformer's
+    attention scores, a recurrent layer's gates at every step).
+    """
     low_bytes = TORCH_DTYPES[config.dtype].itemsize
-    params = parameter_count(config.widths)
-    activations = config.batch * sum(config.widths)
+    fam = family(config)
+    params = fam.parameter_count(config)
+    activations = fam.activation_elements(config)
     return params * (4 + low_bytes) + activations * (4 + low_bytes) * 2
 
 
@@ -156,11 +160,14 @@ CALIBRATIONS: dict[str, OpCalibration] = {
 
 
 def work_items(config: ExperimentConfig) -> list[OpWork]:
-    """The ops one forward of `config`'s model runs (the MLP: one Linear per layer pair)."""
-    return [
-        OpWork("linear", 2 * config.batch * a * b, (config.batch, a, b))
-        for a, b in itertools.pairwise(config.widths)
-    ]
+    """The ops one forward of `config`'s model runs, as its family lists its matrix products
+    (the MLP: one Linear per layer pair; a CNN's convolutions as implicit GEMMs, a
+    transformer's projections and attention products, a recurrent layer's projections).
+
+    Each is (m, k, n) with all its calls' FLOPs; a kind without a calibration of its own
+    ("conv3x3", "bmm") is timed as a Linear of that shape.
+    """
+    return [OpWork(g.op, g.flops, (g.m, g.k, g.n)) for g in family(config).gemms(config)]
 
 
 @functools.cache
@@ -180,12 +187,14 @@ def _rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads: int) -> f
 def estimate_training_peak_bytes(config: ExperimentConfig) -> int:
     """Parameter copies, activations saved for backward and their gradients, and the task."""
     low_bytes = TORCH_DTYPES[config.dtype].itemsize
-    params = parameter_count(config.widths)
+    fam = family(config)
+    params = fam.parameter_count(config)
     copies = _TRAINING_PARAMETER_COPIES.get(
         config.optimizer, max(_TRAINING_PARAMETER_COPIES.values())
     )
-    activations = config.batch * sum(config.widths)
-    task = (TRAIN_POOL_BATCHES + HELD_OUT_BATCHES) * config.batch * (config.widths[0] + 1) * 4
+    activations = fam.activation_elements(config)
+    # The task: every batch's input, plus one label per row.
+    task = (TRAIN_POOL_BATCHES + HELD_OUT_BATCHES) * (fam.input_elements(config) + config.batch) * 4
     return params * (4 * copies + low_bytes) + activations * (4 + low_bytes) * 4 + task
 
 
@@ -245,7 +254,7 @@ def check_memory(config: ExperimentConfig) -> int:
         raise GuardError(
             "memory",
             f"this model needs about {peak / 2**20:,.0f} MB but the budget is "
-            f"{budget / 2**20:,.0f} MB; use smaller widths or batch",
+            f"{budget / 2**20:,.0f} MB; use a smaller model or batch",
         )
     return peak
 
@@ -262,7 +271,7 @@ def check_time(config: ExperimentConfig) -> float:
         raise GuardError(
             "time",
             f"{what} is estimated at {seconds:,.1f} s "
-            f"(limit {MAX_FORWARD_SECONDS:.0f} s); use smaller widths or batch, "
+            f"(limit {MAX_FORWARD_SECONDS:.0f} s); use a smaller model or batch, "
             "or allow slow runs (--allow-slow)",
         )
     return seconds

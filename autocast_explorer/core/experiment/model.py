@@ -36,7 +36,7 @@ def _activation(name: str) -> torch.nn.Module | None:
     }.get(name, lambda: None)()
 
 
-def build_model(config: ExperimentConfig) -> torch.nn.Sequential:
+def build_mlp(config: ExperimentConfig) -> torch.nn.Sequential:
     """Seed, then Linear/activation pairs in order, an optional head; returned in eval mode.
 
     Layers are named fc1, relu1, fc2 … so tables and charts read naturally; the names do not
@@ -60,7 +60,7 @@ def build_model(config: ExperimentConfig) -> torch.nn.Sequential:
     return model
 
 
-def build_input(config: ExperimentConfig) -> torch.Tensor:
+def build_mlp_input(config: ExperimentConfig) -> torch.Tensor:
     """Draw x after the model, from the same RNG stream, as the tutorial does.
 
     The default (normal, scale 1) is exactly `torch.randn(batch, widths[0])`.
@@ -75,7 +75,21 @@ def build_input(config: ExperimentConfig) -> torch.Tensor:
     return x
 
 
-def build(config: ExperimentConfig) -> tuple[torch.nn.Sequential, torch.Tensor]:
-    """Model then input, in the tutorial's order."""
+def build_model(config: ExperimentConfig) -> torch.nn.Module:
+    """The config's model, whatever its family (seeded; in the mode it is measured in)."""
+    from autocast_explorer.core.experiment.families import family
+
+    return family(config).build_model(config)
+
+
+def build_input(config: ExperimentConfig) -> torch.Tensor:
+    """The config's input, shaped for its family, drawn from the RNG stream as it stands."""
+    from autocast_explorer.core.experiment.families import family
+
+    return family(config).build_input(config)
+
+
+def build(config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
+    """The config's model (any family), then its input, in the tutorial's order."""
     model = build_model(config)
     return model, build_input(config)

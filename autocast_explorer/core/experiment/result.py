@@ -61,43 +61,51 @@ class ExperimentResult:
     config: ExperimentConfig
     environment: Environment
     plain: LatencyStats
-    autocast: LatencyStats
+    autocast: LatencyStats | None  # None when the autocast forward raised (autocast_error)
     output_dtype_plain: str
-    output_dtype_autocast: str
+    output_dtype_autocast: str  # "" when the autocast forward raised
     layers: tuple[LayerRecord, ...]
-    agreement: Agreement
+    agreement: Agreement | None  # None when the autocast forward raised
     flops: int
     warnings: tuple[str, ...] = ()
     created: str = ""
     extras: dict[str, Any] = field(default_factory=dict, compare=False)
     op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
+    autocast_error: str = ""  # the message when the autocast forward raised: a finding
+    fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
 
     @property
     def slower_ms(self) -> float:
         """The slower mode's median: what the time guard's estimate forecast."""
-        return max(self.plain.median_ms, self.autocast.median_ms)
+        auto = self.autocast.median_ms if self.autocast is not None else 0.0
+        return max(self.plain.median_ms, auto)
 
     @property
     def speedup(self) -> float:
-        """plain median / autocast median: above 1 means autocast was faster."""
-        if self.autocast.median_ms <= 0:
+        """plain median / autocast median: above 1 means autocast was faster (NaN: not timed)."""
+        if self.autocast is None or self.autocast.median_ms <= 0:
             return float("nan")
         return self.plain.median_ms / self.autocast.median_ms
 
     def gflops(self, mode: str) -> float:
-        return self._stats(mode).gflops(self.flops)
+        stats = self._stats(mode)
+        return float("nan") if stats is None else stats.gflops(self.flops)
 
-    def _stats(self, mode: str) -> LatencyStats:
+    def _stats(self, mode: str) -> LatencyStats | None:
         return {"plain": self.plain, "autocast": self.autocast}[mode]
+
+    @property
+    def autocast_failed(self) -> bool:
+        """True when the autocast forward raised: only float32 was measured."""
+        return bool(self.autocast_error)
 
     # ---- JSON ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        def stats(s: LatencyStats) -> dict[str, Any]:
-            return latency_to_dict(s, self.flops)
+        def stats(s: LatencyStats | None) -> dict[str, Any] | None:
+            return None if s is None else latency_to_dict(s, self.flops)
 
-        a = self.agreement
         data: dict[str, Any] = {
             "schema": SCHEMA,
             "created": self.created,
@@ -111,7 +119,7 @@ class ExperimentResult:
             "flops_per_forward": self.flops,
             "output_dtype": {
                 "plain": self.output_dtype_plain,
-                "autocast": self.output_dtype_autocast,
+                "autocast": self.output_dtype_autocast or None,
             },
             "layers": [
                 {
@@ -119,26 +127,18 @@ class ExperimentResult:
                     "kind": layer.kind,
                     "out_shape": list(layer.out_shape),
                     "plain": layer.plain.to_dict(),
-                    "autocast": layer.autocast.to_dict(),
+                    "autocast": layer.autocast.to_dict() if layer.autocast else None,
                     **({"error": layer.error.to_dict()} if layer.error else {}),
                 }
                 for layer in self.layers
             ],
-            "agreement": {
-                "rows": a.rows,
-                "agree": a.agree,
-                "fraction": a.fraction,
-                "max_abs_diff": a.max_abs_diff,
-                "mean_abs_diff": a.mean_abs_diff,
-                "allclose": a.allclose,
-                "atol": a.atol,
-                "rtol": a.rtol,
-                "cosine": a.cosine,
-                "histogram": {"edges": list(a.histogram.edges), "counts": list(a.histogram.counts)},
-                **_deep_agreement(a),
-            },
+            "agreement": _agreement_to_dict(self.agreement),
             "warnings": list(self.warnings),
         }
+        if self.autocast_error:
+            data["autocast_error"] = self.autocast_error
+        if self.fast_path is not None:
+            data["fast_path"] = dict(self.fast_path)
         if self.op_trace is not None:
             data.update(self.op_trace.to_dict())
         if self.guard is not None:
@@ -162,15 +162,19 @@ class ExperimentResult:
     def _read(cls, r: JsonReader) -> ExperimentResult:
         config = read_header(r, SCHEMA)
         latency = r.obj("latency")
-        agreement = r.obj("agreement")
-        hist = agreement.obj("histogram")
         output_dtype = r.obj("output_dtype")
+        autocast_error = r.text("autocast_error", default="", multiline=True)
+        failed = bool(autocast_error)
         layers = tuple(
             LayerRecord(
                 name=layer.text("name"),
                 kind=layer.text("kind"),
                 plain=_dtypes(layer.obj("plain")),
-                autocast=_dtypes(layer.obj("autocast")),
+                autocast=(
+                    None
+                    if failed and layer.data.get("autocast") is None
+                    else _dtypes(layer.obj("autocast"))
+                ),
                 out_shape=tuple(layer.wholes("out_shape", required=False, minimum=0)),
                 error=_optional(layer, "error", lambda d, _: LayerError.from_dict(d)),
             )
@@ -187,51 +191,34 @@ class ExperimentResult:
             "layers",
             "agreement",
             "warnings",
+            "autocast_error",
+            "fast_path",
             "guard",
             "train",
             *OpTrace.JSON_KEYS,
         }
-        rows = agreement.whole("rows", minimum=0)
-        agree = agreement.whole("agree", minimum=0)
-        if agree > rows:
-            raise agreement.fail("agree", "expected at most `rows`")
-        fraction = agreement.number("fraction", minimum=0)
-        if fraction > 1:
-            raise agreement.fail("fraction", "expected a number in 0 … 1")
+        fast_path = r.data.get("fast_path")
+        if fast_path is not None and not (
+            isinstance(fast_path, dict) and all(isinstance(v, bool) for v in fast_path.values())
+        ):
+            raise ResultFormatError("fast_path: expected an object of true/false per mode")
         return cls(
             config=config,
             environment=Environment.from_dict(r.obj("environment").data),
             plain=latency_from_reader(latency.obj("plain")),
-            autocast=latency_from_reader(latency.obj("autocast")),
+            autocast=None if failed else latency_from_reader(latency.obj("autocast")),
             output_dtype_plain=output_dtype.text("plain"),
-            output_dtype_autocast=output_dtype.text("autocast"),
+            output_dtype_autocast="" if failed else output_dtype.text("autocast"),
             layers=layers,
-            agreement=Agreement(
-                rows=rows,
-                agree=agree,
-                fraction=fraction,
-                max_abs_diff=agreement.number("max_abs_diff", nullable=True, minimum=0),
-                mean_abs_diff=agreement.number("mean_abs_diff", nullable=True, minimum=0),
-                allclose=agreement.boolean("allclose"),
-                atol=agreement.number("atol", minimum=0),
-                rtol=agreement.number("rtol", default=1e-5, minimum=0),
-                cosine=agreement.number("cosine", nullable=True),
-                histogram=Histogram(
-                    edges=tuple(hist.numbers("edges")),
-                    counts=tuple(hist.wholes("counts", minimum=0)),
-                ),
-                topk=_optional(agreement, "topk", TopK.from_dict),
-                flips=tuple(_optional_list(agreement, "flips", Flip.from_dict)),
-                margin_bins=tuple(
-                    _optional_list(agreement, "flip_rate_by_margin", MarginBin.from_dict)
-                ),
-            ),
+            agreement=None if failed else _agreement_from_reader(r.obj("agreement")),
             flops=r.whole("flops_per_forward", minimum=0),
             warnings=tuple(r.texts("warnings", required=False, multiline=True)),
             created=r.text("created", default=""),
             extras={k: v for k, v in r.data.items() if k not in known},
             op_trace=_optional(r, "ops", lambda _d, _p: OpTrace.from_dict(r.data)),
             guard=ForwardEstimate.from_reader(r.obj("guard")) if "guard" in r.data else None,
+            autocast_error=autocast_error,
+            fast_path=dict(fast_path) if fast_path is not None else None,
             train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
         )
 
@@ -248,6 +235,8 @@ class ExperimentResult:
             ("plain", self.plain, "float32"),
             ("autocast", self.autocast, self.config.dtype),
         ):
+            if stats is None:
+                continue  # the autocast forward raised: nothing was timed
             rows.append(
                 {
                     "mode": mode,
@@ -316,6 +305,54 @@ def latency_from_reader(r: JsonReader) -> LatencyStats:
         cold_ms=r.number("cold_ms", minimum=0),
         block_size=r.whole("block_size", minimum=1, default=1),
         times_ms=tuple(r.numbers("times_ms", required=False, minimum=0)),
+    )
+
+
+def _agreement_to_dict(a: Agreement | None) -> dict[str, Any] | None:
+    if a is None:
+        return None
+    return {
+        "rows": a.rows,
+        "agree": a.agree,
+        "fraction": a.fraction,
+        "max_abs_diff": a.max_abs_diff,
+        "mean_abs_diff": a.mean_abs_diff,
+        "allclose": a.allclose,
+        "atol": a.atol,
+        "rtol": a.rtol,
+        "cosine": a.cosine,
+        "histogram": {"edges": list(a.histogram.edges), "counts": list(a.histogram.counts)},
+        **_deep_agreement(a),
+    }
+
+
+def _agreement_from_reader(agreement: JsonReader) -> Agreement:
+    """The agreement section, read strictly (counts whole, fractions in 0 … 1)."""
+    hist = agreement.obj("histogram")
+    rows = agreement.whole("rows", minimum=0)
+    agree = agreement.whole("agree", minimum=0)
+    if agree > rows:
+        raise agreement.fail("agree", "expected at most `rows`")
+    fraction = agreement.number("fraction", minimum=0)
+    if fraction > 1:
+        raise agreement.fail("fraction", "expected a number in 0 … 1")
+    return Agreement(
+        rows=rows,
+        agree=agree,
+        fraction=fraction,
+        max_abs_diff=agreement.number("max_abs_diff", nullable=True, minimum=0),
+        mean_abs_diff=agreement.number("mean_abs_diff", nullable=True, minimum=0),
+        allclose=agreement.boolean("allclose"),
+        atol=agreement.number("atol", minimum=0),
+        rtol=agreement.number("rtol", default=1e-5, minimum=0),
+        cosine=agreement.number("cosine", nullable=True),
+        histogram=Histogram(
+            edges=tuple(hist.numbers("edges")),
+            counts=tuple(hist.wholes("counts", minimum=0)),
+        ),
+        topk=_optional(agreement, "topk", TopK.from_dict),
+        flips=tuple(_optional_list(agreement, "flips", Flip.from_dict)),
+        margin_bins=tuple(_optional_list(agreement, "flip_rate_by_margin", MarginBin.from_dict)),
     )
 
 

@@ -32,7 +32,8 @@ def guard_line(result: ExperimentResult) -> str:
     guard = result.guard
     if guard is None:
         return ""
-    slower = "float32" if result.plain.median_ms >= result.autocast.median_ms else "autocast"
+    auto = result.autocast
+    slower = "float32" if auto is None or result.plain.median_ms >= auto.median_ms else "autocast"
     measured = result.slower_ms
     estimated, per = guard.estimated_forward_ms, "per forward"
     if result.train is not None:  # the timed call is a training step: the guard's 3 forwards
@@ -44,8 +45,58 @@ def guard_line(result: ExperimentResult) -> str:
     )
 
 
+def autocast_error_finding(result: ExperimentResult) -> tuple[str, str]:
+    """(headline, what it means) for a result whose autocast forward raised; ("", "") if not.
+
+    The window's headline, the CLI's finding and reports use these words.
+    """
+    if not result.autocast_error:
+        return "", ""
+    dtype = result.config.dtype
+    headline = f"{dtype} autocast could not run this model here: the forward raised"
+    layers = [layer.name for layer in result.layers if layer.autocast is None]
+    where = f" at {layers[0]} ({_kind(result, layers[0])})" if layers else ""
+    meaning = (
+        f"The autocast forward raised{where}, so only float32 was timed; there is no speedup "
+        f"or agreement to show. This is what torch {result.environment.torch_version} does on "
+        f"this CPU ({hardware_clause(result)}): a model like this cannot use {dtype} "
+        "autocast here as it is. Keep this layer in float32 (run it outside the autocast "
+        "region), try the other autocast dtype, or another CPU."
+    )
+    return headline, meaning
+
+
+def _kind(result: ExperimentResult, name: str) -> str:
+    return next((layer.kind for layer in result.layers if layer.name == name), "?")
+
+
+def fast_path_sentence(result: ExperimentResult) -> str:
+    """For a transformer: which encoder path ran, and what that did to the dtypes; else ""."""
+    fast = result.fast_path
+    if fast is None:
+        return ""
+    ran = fast.get("autocast", fast.get("plain", False))
+    encoders = [layer for layer in result.layers if layer.kind == "TransformerEncoderLayer"]
+    out = encoders[0].autocast.out_dtype if encoders and encoders[0].autocast else "?"
+    if ran:
+        return (
+            "the fused encoder kernel (fast path: eval + no_grad) ran; under autocast each "
+            f"encoder layer returned {out}"
+        )
+    why = "turned off" if not result.config.fast_path else "not taken"
+    return (
+        f"the fast path was {why}: the ordinary modules ran one by one; under autocast each "
+        f"encoder layer returned {out} (the residual add of a float32 input promotes)"
+    )
+
+
 def verdict(result: ExperimentResult) -> str:
     """One sentence: faster or slower, by how much, and what the hardware offers."""
+    if result.autocast_error:
+        return (
+            f"{result.config.dtype} autocast raised an error on this model, so only float32 "
+            f"was measured; {hardware_clause(result)}."
+        )
     speedup = result.speedup
     if speedup != speedup:  # NaN
         return "autocast could not be timed"
@@ -56,18 +107,19 @@ def verdict(result: ExperimentResult) -> str:
     else:
         pace = f"autocast ran at about the same speed here ({speedup:.2f}×)"
     agree = result.agreement
-    return (
-        f"{pace}; {hardware_clause(result)}; predictions agreed on {agree.agree}/{agree.rows} rows."
-    )
+    agreed = f"; predictions agreed on {agree.agree}/{agree.rows} rows" if agree else ""
+    return f"{pace}; {hardware_clause(result)}{agreed}."
 
 
 def format_summary(result: ExperimentResult) -> str:
     """The multi-line report `autocast-explorer run` prints."""
     cfg = result.config
     env = result.environment
+    model = f"widths {','.join(map(str, cfg.widths))}" if cfg.model == "mlp" else cfg.title
+    activation = f"{cfg.activation} · " if cfg.model != "rnn" else ""
     lines = [
-        f"Autocast Explorer · widths {','.join(map(str, cfg.widths))} · batch {cfg.batch} · "
-        f"{cfg.activation} · head {cfg.head} · autocast dtype {cfg.dtype} · seed {cfg.seed}",
+        f"Autocast Explorer · {model} · batch {cfg.batch} · "
+        f"{activation}head {cfg.head} · autocast dtype {cfg.dtype} · seed {cfg.seed}",
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
         f"{env.threads} threads",
         "",
@@ -80,16 +132,23 @@ def format_summary(result: ExperimentResult) -> str:
         ("plain", result.plain, "float32"),
         ("autocast", result.autocast, cfg.dtype),
     ):
+        if stats is None:
+            lines.append(f"  {label:<9}{dtype:<10} not measured: the forward raised (below)")
+            continue
         lines.append(
             f"  {label:<9}{dtype:<10}{stats.median_ms:9.3f} ms  "
             f"[{stats.p25_ms:.3f}–{stats.p75_ms:.3f}]  IQR {stats.iqr_ms:.3f} ms  "
             f"cold {stats.cold_ms:.3f} ms  {stats.gflops(result.flops):7.1f} GFLOP/s  "
             f"({stats.samples}×{stats.block_size} calls)"
         )
-    lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
+    if result.autocast is not None:
+        lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
     if result.guard is not None:
         lines.append(f"  {guard_line(result)}")
         lines.append(f"    (basis: {result.guard.basis})")
+    headline, meaning = autocast_error_finding(result)
+    if headline:
+        lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
     lines += training_lines(result)
     lines += [
         "",
@@ -98,29 +157,39 @@ def format_summary(result: ExperimentResult) -> str:
         else "Dtype per layer in the training forward (in → out):",
     ]
     width = max((len(layer.name) for layer in result.layers), default=4)
+    kind_width = max([11, *(len(layer.kind) for layer in result.layers)])
     for layer in result.layers:
+        auto = (
+            f"{layer.autocast.in_dtype}→{layer.autocast.out_dtype}"
+            if layer.autocast is not None
+            else "did not run (the forward raised)"
+        )
         lines.append(
-            f"  {layer.name:<{width}}  {layer.kind:<11} plain {layer.plain.in_dtype}→"
-            f"{layer.plain.out_dtype:<9}  autocast {layer.autocast.in_dtype}→"
-            f"{layer.autocast.out_dtype}"
+            f"  {layer.name:<{width}}  {layer.kind:<{kind_width}} plain {layer.plain.in_dtype}→"
+            f"{layer.plain.out_dtype:<9}  autocast {auto}"
         )
     lines.append(
-        f"  output: plain {result.output_dtype_plain}, autocast {result.output_dtype_autocast}"
+        f"  output: plain {result.output_dtype_plain}, "
+        f"autocast {result.output_dtype_autocast or 'none (the forward raised)'}"
     )
+    path = fast_path_sentence(result)
+    if path:
+        lines.append(f"  transformer path: {path}")
     a = result.agreement
-    lines += [
-        "",
-        "Agreement:" if result.train is None else "Agreement of the trained models (held-out set):",
-        f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
-        f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
-        f"  max |diff| {a.max_abs_diff:.3g} · mean |diff| {a.mean_abs_diff:.3g} · "
-        f"cosine {a.cosine:.6f}",
-        *numerics_lines(result),
-        "",
-        f"Verdict: {verdict(result)}",
-    ]
+    if a is not None:
+        lines += [
+            "",
+            "Agreement:"
+            if result.train is None
+            else "Agreement of the trained models (held-out set):",
+            f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
+            f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
+            f"  max |diff| {a.max_abs_diff:.3g} · mean |diff| {a.mean_abs_diff:.3g} · "
+            f"cosine {a.cosine:.6f}",
+        ]
+    lines += [*numerics_lines(result), "", f"Verdict: {verdict(result)}"]
     support = native_support(env.cpu_flags, cfg.dtype)
-    if not support.native:
+    if not support.native and result.autocast is not None:
         lines.append(
             f"What ran instead: {support.instead}; {result.gflops('autocast'):,.1f} GFLOP/s "
             f"under autocast against {result.gflops('plain'):,.1f} GFLOP/s in float32."
@@ -193,7 +262,7 @@ def numerics_lines(result: ExperimentResult) -> list[str]:
     """Top-k, flipped rows, per-layer error and casts; empty for older results."""
     a = result.agreement
     lines: list[str] = []
-    if a.topk is not None:
+    if a is not None and a.topk is not None:
         t = a.topk
         lines.append(
             f"  top-{t.k}: float32 top-1 within autocast's top {t.k} on {t.contains}/{a.rows} "
@@ -230,6 +299,12 @@ def numerics_lines(result: ExperimentResult) -> list[str]:
             f"Casts autocast inserted (one forward under {trace.grad_mode}): {c.count} "
             f"({ops}), {c.bytes:,} bytes written, {c.bytes_read:,} read",
         ]
+        if c.by_source:
+            sources = ", ".join(f"{n}× {name}" for name, n in c.by_source.items())
+            lines.append(
+                f"  of which model parameters: {sources}; "
+                f"{c.count - c.parameter_casts} of activations"
+            )
         for mode, other in trace.casts_by_grad_mode.items():
             if mode != trace.grad_mode:
                 seen = ", ".join(f"{n}× {op}" for op, n in other.by_op.items()) or "none"

@@ -67,11 +67,13 @@ class ModelSource:
     classes: Callable[[ExperimentConfig], int]
 
 
-MLP_SOURCE = ModelSource(
-    build_model=build_model,
-    make_input=build_input,
-    classes=lambda config: config.widths[-1],
-)
+def _classes(config: ExperimentConfig) -> int:
+    """The classifier's outputs: an MLP's last width, another family's `classes`."""
+    return config.widths[-1] if config.model == "mlp" else config.classes
+
+
+#: The config's own model family (model.build_model / build_input dispatch to it).
+MLP_SOURCE = ModelSource(build_model=build_model, make_input=build_input, classes=_classes)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def load_result_file(path: str | os.PathLike[str]) -> ExperimentResult:
     except UnicodeDecodeError:
         raise ResultFileError(name, "not a text file (not UTF-8)") from None
     try:
-        return ExperimentResult.from_json(text)
+        result = ExperimentResult.from_json(text)
     except RecursionError:
         raise ResultFileError(name, "JSON is nested too deeply to be a result") from None
     except ResultFormatError as exc:
@@ -61,6 +61,11 @@ def load_result_file(path: str | os.PathLike[str]) -> ExperimentResult:
         raise ResultFileError(name, message) from None
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise ResultFileError(name, f"not a valid result ({_one_line(str(exc))})") from None
+    if result.autocast_error:
+        raise ResultFileError(
+            name, "its autocast forward raised, so it has no autocast timing to compare"
+        )
+    return result
 
 
 def _one_line(text: str) -> str:
@@ -190,8 +195,9 @@ def _native(result: ExperimentResult) -> str:
 
 def _config_text(result: ExperimentResult) -> str:
     c = result.config
+    model = ",".join(map(str, c.widths)) if c.model == "mlp" else c.title
     return (
-        f"{','.join(map(str, c.widths))} · batch {c.batch} · {c.activation}"
+        f"{model} · batch {c.batch} · {c.activation}"
         + (f" · {c.head}" if c.head != "none" else "")
         + (f" · seed {c.seed}" if c.seed else "")
     )

@@ -52,6 +52,16 @@ class OpObservation:
 
 
 @dataclass(frozen=True)
+class PathObservation:
+    """One transformer forward under autocast with the fast path allowed or not: what ran."""
+
+    fast_path: bool  # allowed (eval + no_grad) or turned off (train mode)
+    fused: bool  # whether torch's fused encoder kernel really ran
+    encoder_dtype: str  # what the first encoder layer returned under autocast ("" on error)
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class Probe:
     """Small live measurements a result does not hold: stored weight dtypes, direct op calls.
 
@@ -63,6 +73,10 @@ class Probe:
     torch_version: str
     weight_dtypes: tuple[str, ...]
     ops: tuple[OpObservation, ...]
+    paths: tuple[PathObservation, ...] = ()  # a transformer's two paths (else empty)
+
+    def path(self, fast_path: bool) -> PathObservation | None:
+        return next((p for p in self.paths if p.fast_path == fast_path), None)
 
     def op(self, name: str, input_dtype: str) -> OpObservation | None:
         for obs in self.ops:
@@ -432,7 +446,58 @@ def _check_training(result: ExperimentResult, probe: Probe | None) -> LessonOutc
     )
 
 
+def _check_transformer_paths(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    """Graded against the live measurement: the run's encoder dtype and the other path's."""
+    dtype = result.config.dtype
+    encoders = [la for la in result.layers if la.kind == "TransformerEncoderLayer"]
+    if result.autocast_error or not encoders or encoders[0].autocast is None:
+        reason = result.autocast_error or "this result holds no encoder layer"
+        return LessonOutcome(
+            "transformer-paths",
+            "The encoder layers could not be compared under autocast.",
+            (reason,),
+            False,
+            "dtype",
+        )
+    ran_fused = bool(result.fast_path and result.fast_path.get("autocast"))
+    this = encoders[0].autocast.out_dtype
+    path_name = "the fused fast path" if ran_fused else "the ordinary (train-mode) path"
+    sentences = [
+        f"This run took {path_name}: under {dtype} autocast each encoder layer returned "
+        f"{_describe_groups(encoders, lambda la: la.autocast.out_dtype, 'returned')}."
+    ]
+    other = probe.path(not result.config.fast_path) if probe is not None else None
+    same = True
+    if other is not None and other.error:
+        sentences.append(f"The other path raised: {other.error}.")
+    elif other is not None:
+        other_name = "the fused fast path" if other.fused else "the ordinary path"
+        same = other.encoder_dtype == this
+        sentences.append(
+            f"Measured just now with the fast path {'allowed' if other.fast_path else 'off'}, "
+            f"torch took {other_name} and the same layer returned {other.encoder_dtype}."
+        )
+        if not same:
+            sentences.append(
+                "Same layer, same input, two dtypes: the fused kernel runs the whole layer in "
+                f"{dtype} including its residual adds, while the ordinary path adds the "
+                f"float32 input to a {dtype} sublayer output, and that add promotes to float32."
+            )
+        else:
+            sentences.append(
+                "Both paths returned the same dtype on this torch, so here the choice of path "
+                "does not change the dtypes downstream."
+            )
+    headline = (
+        f"The encoder layer's dtype depends on the path: {this} on this one."
+        if not same
+        else f"Both paths gave {this} here."
+    )
+    return LessonOutcome("transformer-paths", headline, tuple(sentences), same, "dtype")
+
+
 TUTORIAL_CONFIG = ExperimentConfig()
+TRANSFORMER_CONFIG = ExperimentConfig(model="transformer", batch=16, min_time=0.2)
 
 LESSONS: tuple[Lesson, ...] = (
     Lesson(
@@ -547,6 +612,28 @@ LESSONS: tuple[Lesson, ...] = (
         try_next="Try float16 as the dtype, then again without the GradScaler.",
         checker=_check_training,
     ),
+    Lesson(
+        id="transformer-paths",
+        number=7,
+        title="One transformer layer, two dtypes",
+        explanation=(
+            "In eval mode under no_grad, torch runs a whole TransformerEncoderLayer as one "
+            "fused kernel (its 'fast path'). In train mode, or with the fast path turned off, it "
+            "runs attention, the feed-forward, the residual adds and the norms one by one. "
+            "Under autocast the two paths can return different dtypes for the same layer and "
+            "input. This run uses the fast path; the lesson also measures the layer with it "
+            "turned off and compares the two."
+        ),
+        tutorial_claim=(
+            "(Not in the tutorial.) A layer's output dtype under autocast depends only on the "
+            "layer, not on how torch chooses to run it."
+        ),
+        config=TRANSFORMER_CONFIG,
+        chart="dtype",
+        uses_probe=True,
+        try_next="Load the 'Transformer: fast path off' preset and compare the dtype chart.",
+        checker=_check_transformer_paths,
+    ),
 )
 
 
@@ -640,7 +727,34 @@ def measure_probe(config: ExperimentConfig) -> Probe:
         for name in PROBE_OPS:
             seen = run_case(specs[name], case, low)
             ops.append(OpObservation(name, seen.in_dtypes[0], seen.out_dtype or "error"))
-    return Probe(config.dtype, torch.__version__, weights, tuple(ops))
+    paths = measure_paths(config) if config.model == "transformer" else ()
+    return Probe(config.dtype, torch.__version__, weights, tuple(ops), paths)
+
+
+def measure_paths(config: ExperimentConfig) -> tuple[PathObservation, ...]:
+    """One autocast forward of the transformer with the fast path allowed, one with it off."""
+    from autocast_explorer.core.experiment.capture import record_forward
+    from autocast_explorer.core.experiment.families import family
+    from autocast_explorer.core.experiment.model import TORCH_DTYPES, build
+
+    low = TORCH_DTYPES[config.dtype]
+    fam = family(config)
+    observations = []
+    for fast in (True, False):
+        cfg = config.replace(fast_path=fast)
+        model, x = build(cfg)
+        seen = record_forward(model, x, low)
+        names = [c.name for c in seen.layers]
+        encoder = next((c for c in seen.layers if c.kind == "TransformerEncoderLayer"), None)
+        observations.append(
+            PathObservation(
+                fast_path=fast,
+                fused=bool(getattr(fam, "fused", lambda _: False)(names)),
+                encoder_dtype=encoder.out_dtype if encoder is not None else "",
+                error=seen.error,
+            )
+        )
+    return tuple(observations)
 
 
 def run_lesson(

@@ -9,6 +9,7 @@ presets while torch is still loading.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -31,7 +32,7 @@ MIN_SWEEP_POINTS = 2
 TUTORIAL_ID = "tutorial"
 
 _TOP_LEVEL_KEYS = frozenset({"schema", "name", "description", "config", "sweep"})
-_CONFIG_KEYS = frozenset(ExperimentConfig().to_dict())
+_CONFIG_KEYS = frozenset(f.name for f in dataclasses.fields(ExperimentConfig))
 _SWEEP_KEYS = frozenset({"param", "values", "width_values"})
 
 
@@ -122,6 +123,11 @@ def preset_from_dict(
         raise PresetError(source, "config: missing")
     config = _config(data["config"], source)
     sweep = _sweep(data["sweep"], source) if data.get("sweep") is not None else None
+    if sweep is not None:
+        try:
+            sweep.plan(config)  # a sweep of a parameter the model has not is refused here
+        except ConfigError as exc:
+            raise PresetError(source, f"sweep.{exc.field}: {exc.rule}") from None
     return Preset(preset_id, name, description, config, sweep, builtin=builtin)
 
 

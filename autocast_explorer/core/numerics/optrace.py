@@ -63,8 +63,10 @@ class OpRecord:
     cast: bool = False
     bytes: int = 0
     bytes_read: int = 0
+    source: str = ""  # for a cast of a model parameter: 'Conv2d.weight', 'LSTM.weight_hh_l0'
 
     def to_dict(self) -> dict[str, Any]:
+        extra = {"source": self.source} if self.source else {}
         return {
             "mode": self.mode,
             "op": self.op,
@@ -75,6 +77,7 @@ class OpRecord:
             "cast": self.cast,
             "bytes": self.bytes,
             "bytes_read": self.bytes_read,
+            **extra,
         }
 
     @classmethod
@@ -89,6 +92,7 @@ class OpRecord:
             cast=_flag(data["cast"]),
             bytes=_whole(data.get("bytes", 0)),
             bytes_read=_whole(data.get("bytes_read", 0)),
+            source=_text(data.get("source", "")),
         )
 
 
@@ -100,6 +104,13 @@ class CastSummary:
     bytes: int
     bytes_read: int
     by_op: dict[str, int] = field(default_factory=dict)
+    #: Casts of model parameters by what was cast ('Conv2d.weight': 2, …); the rest of
+    #: `count` cast activations (the input, or a tensor between layers).
+    by_source: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def parameter_casts(self) -> int:
+        return sum(self.by_source.values())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,6 +118,7 @@ class CastSummary:
             "bytes": self.bytes,
             "bytes_read": self.bytes_read,
             "by_op": dict(self.by_op),
+            "by_source": dict(self.by_source),
         }
 
     @classmethod
@@ -116,6 +128,7 @@ class CastSummary:
             bytes=_whole(data["bytes"]),
             bytes_read=_whole(data.get("bytes_read", 0)),
             by_op={_text(k): _whole(v) for k, v in dict(data.get("by_op", {})).items()},
+            by_source={_text(k): _whole(v) for k, v in dict(data.get("by_source", {})).items()},
         )
 
 
@@ -225,18 +238,38 @@ def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
 
+def parameter_sources(model: torch.nn.Module) -> dict[int, str]:
+    """Storage address → 'ModuleKind.parameter' for every parameter of `model`.
+
+    Lets a cast be attributed to what it converted: a convolution's weight, an attention
+    projection, a recurrent weight.
+    """
+    sources: dict[int, str] = {}
+    for module in model.modules():
+        for name, param in module.named_parameters(recurse=False):
+            sources.setdefault(param.data_ptr(), f"{type(module).__name__}.{name}")
+    return sources
+
+
 def make_record(
-    mode: str, op: str, inputs: list[torch.Tensor], outputs: list[torch.Tensor]
+    mode: str,
+    op: str,
+    inputs: list[torch.Tensor],
+    outputs: list[torch.Tensor],
+    sources: dict[int, str] | None = None,
 ) -> OpRecord:
     """An OpRecord for one dispatched op (shared by the tracer and tests)."""
     out = outputs[0] if outputs else None
     cast = False
     written = read = 0
+    label = ""
     if out is not None and op.rsplit(".", 1)[0] in CAST_OPS:
         source = next((t for t in inputs if t.dtype != out.dtype), None)
         if source is not None:
             cast = True
             written, read = _nbytes(out), _nbytes(source)
+            if sources:
+                label = sources.get(source.data_ptr(), "")
     return OpRecord(
         mode=mode,
         op=op,
@@ -247,15 +280,17 @@ def make_record(
         cast=cast,
         bytes=written,
         bytes_read=read,
+        source=label,
     )
 
 
 class OpTracer(TorchDispatchMode):
     """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`)."""
 
-    def __init__(self, mode: str = "") -> None:
+    def __init__(self, mode: str = "", sources: dict[int, str] | None = None) -> None:
         super().__init__()
         self.mode = mode
+        self.sources = sources
         self.records: list[OpRecord] = []
 
     @classmethod
@@ -269,7 +304,7 @@ class OpTracer(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         self.records.append(
-            make_record(self.mode, str(func), _tensors((args, kwargs)), _tensors(out))
+            make_record(self.mode, str(func), _tensors((args, kwargs)), _tensors(out), self.sources)
         )
         return out
 
@@ -284,12 +319,13 @@ def cast_summary(records: tuple[OpRecord, ...] | list[OpRecord]) -> CastSummary:
         bytes=sum(r.bytes for r in casts),
         bytes_read=sum(r.bytes_read for r in casts),
         by_op=dict(Counter(r.op for r in casts)),
+        by_source=dict(Counter(r.source for r in casts if r.source)),
     )
 
 
-def count_casts(fn: Callable[[], object]) -> CastSummary:
+def count_casts(fn: Callable[[], object], sources: dict[int, str] | None = None) -> CastSummary:
     """Call `fn()` once under an OpTracer and summarise the casts it dispatched."""
-    with OpTracer() as tracer:
+    with OpTracer(sources=sources) as tracer:
         fn()
     return tracer.casts()
 
@@ -318,7 +354,12 @@ def trace_forward(
 ) -> tuple[OpRecord, ...]:
     """The ops of one forward entering `grad_mode` and (with a dtype) one autocast region."""
     label = "plain" if autocast_dtype is None else "autocast"
-    with _grad_context(grad_mode), autocast_context(autocast_dtype), OpTracer(label) as tracer:
+    sources = parameter_sources(model)
+    with (
+        _grad_context(grad_mode),
+        autocast_context(autocast_dtype),
+        OpTracer(label, sources) as tracer,
+    ):
         model(x)
     return tuple(tracer.records)
 

@@ -41,7 +41,7 @@ from autocast_explorer.core.experiment.result import (
 )
 from autocast_explorer.core.experiment.summary import SAME_SPEED
 from autocast_explorer.core.experiment.timing import LatencyStats, measure_alternating
-from autocast_explorer.core.numerics.optrace import OpTracer, count_casts
+from autocast_explorer.core.numerics.optrace import OpTracer, count_casts, parameter_sources
 
 PLACEMENTS: tuple[str, ...] = ("per_call", "hoisted", "pre_cast")
 LABELS: dict[str, str] = {"per_call": "per-call", "hoisted": "hoisted", "pre_cast": "pre-cast"}
@@ -65,6 +65,8 @@ class PlacementStats:
     one_time_casts: int
     one_time_cast_bytes: int
     cast_ops: dict[str, int] = field(default_factory=dict, compare=False)
+    #: Per-forward casts of model parameters by what they convert ('Conv2d.weight': 2, …).
+    cast_sources: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def label(self) -> str:
@@ -82,6 +84,7 @@ class PlacementStats:
             "one_time_casts": self.one_time_casts,
             "one_time_cast_bytes": self.one_time_cast_bytes,
             "cast_ops": dict(self.cast_ops),
+            "cast_sources": dict(self.cast_sources),
             "latency": latency_to_dict(self.latency),
         }
 
@@ -91,6 +94,7 @@ class PlacementStats:
         if r.number("median_ms") != latency.median_ms:
             raise DocumentFormatError(f"{r.path}.median_ms: differs from latency.median_ms")
         ops = r.obj("cast_ops")
+        sources = r.obj("cast_sources") if "cast_sources" in r.data else None
         return cls(
             name=name,
             latency=latency,
@@ -99,6 +103,9 @@ class PlacementStats:
             one_time_casts=integer(r, "one_time_casts", 0),
             one_time_cast_bytes=integer(r, "one_time_cast_bytes", 0),
             cast_ops={key: integer(ops, key, 0) for key in ops.data},
+            cast_sources=(
+                {key: integer(sources, key, 0) for key in sources.data} if sources else {}
+            ),
         )
 
 
@@ -242,11 +249,12 @@ def measure_placements(
 
         reporter.report(0.04, "counting casts per placement")
         per_call()  # first call outside the counter: lazy one-time work is not a cast
-        per_call_log = count_casts(per_call)
+        sources = parameter_sources(model)
+        per_call_log = count_casts(per_call, sources)
         with autocast_context(low):
-            hoisted_first = count_casts(in_region)
-            hoisted_steady = count_casts(in_region)
-        pre_cast_steady = count_casts(pre_cast)
+            hoisted_first = count_casts(in_region, sources)
+            hoisted_steady = count_casts(in_region, sources)
+        pre_cast_steady = count_casts(pre_cast, parameter_sources(low_model))
         reporter.check()
 
         timed = measure_alternating(
@@ -266,6 +274,7 @@ def measure_placements(
             0,
             0,
             per_call_log.by_op,
+            per_call_log.by_source,
         ),
         "hoisted": PlacementStats(
             "hoisted",
@@ -275,6 +284,7 @@ def measure_placements(
             hoisted_first.count - hoisted_steady.count,
             hoisted_first.bytes - hoisted_steady.bytes,
             hoisted_steady.by_op,
+            hoisted_steady.by_source,
         ),
         "pre_cast": PlacementStats(
             "pre_cast",
@@ -284,6 +294,7 @@ def measure_placements(
             pre_cast_log.count,
             pre_cast_log.bytes,
             pre_cast_steady.by_op,
+            pre_cast_steady.by_source,
         ),
     }
     reporter.report(1.0, "done")
@@ -316,6 +327,8 @@ def run_with_placements(
     reporter = Reporter(progress, cancel)
     first, second = reporter.span(0.0, 0.4), reporter.span(0.4, 1.0)
     result = run_experiment(config, progress=first.report, cancel=cancel)
+    if result.autocast_error:
+        return result  # nothing to place: the autocast forward raised (the result says so)
     return attach(result, measure_placements(config, progress=second.report, cancel=cancel))
 
 
@@ -335,5 +348,8 @@ def format_placements(report: PlacementReport) -> str:
             f"  {mode.label:<9}{mode.median_ms:9.3f} ms  {casts_text(mode.casts_per_forward)} "
             f"per forward ({format_bytes(mode.cast_bytes)}){once}"
         )
+        if mode.cast_sources:
+            of = ", ".join(f"{n}× {name}" for name, n in mode.cast_sources.items())
+            lines.append(f"  {'':<9}of which parameters: {of}")
     lines.append(f"  {report.explanation}")
     return "\n".join(lines)

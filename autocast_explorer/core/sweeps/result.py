@@ -38,6 +38,7 @@ from autocast_explorer.core.documents.reader import (
     optional_number,
 )
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import (
     latency_from_reader,
     latency_to_dict,
@@ -47,10 +48,13 @@ from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
 from autocast_explorer.core.sweeps.roofline import (
+    FAMILY_FLOPS_FORMULA,
+    FLOPS_FORMULA,
     PeakEstimate,
     Roofline,
-    build_roofline,
+    build_roofline_from_work,
     bytes_moved,
+    family_bytes_moved,
     linear_flops,
 )
 from autocast_explorer.core.sweeps.spec import GRID, PARAMS, SweepSpec
@@ -93,9 +97,13 @@ class SweepPoint:
     dtype: str
     plain: LatencyStats
     autocast: LatencyStats
+    #: The point's full config: its family counts FLOPs and bytes (an MLP's follow from widths).
+    config: ExperimentConfig | None = field(default=None, compare=False)
 
     @property
     def flops(self) -> int:
+        if self.config is not None:
+            return family(self.config).flops(self.config)
         return linear_flops(self.widths, self.batch)
 
     @property
@@ -115,10 +123,14 @@ class SweepPoint:
 
     @property
     def bytes_plain(self) -> int:
+        if self.config is not None:
+            return family_bytes_moved(self.config, None)
         return bytes_moved(self.widths, self.batch, None)
 
     @property
     def bytes_autocast(self) -> int:
+        if self.config is not None:
+            return family_bytes_moved(self.config, self.dtype)
         return bytes_moved(self.widths, self.batch, self.dtype)
 
     @property
@@ -136,7 +148,7 @@ class SweepPoint:
         data.update(
             {
                 "batch": self.batch,
-                "widths": list(self.widths),
+                **({"widths": list(self.widths)} if self.widths else {}),
                 "latency": {
                     "plain": latency_to_dict(self.plain),
                     "autocast": latency_to_dict(self.autocast),
@@ -296,20 +308,26 @@ class SweepResult:
             raise DocumentFormatError(f"values: {exc.rule}") from None
         if spec.values != values or spec.width_values != width_values:
             raise DocumentFormatError("values: must be increasing, without repeats")
-        points = tuple(_point(p, grid, config.dtype) for p in r.objects("points"))
         try:
-            planned = [(p.index, p.value, p.value2) for p in spec.plan(config)]
+            plan = spec.plan(config)
         except ConfigError as exc:
             raise DocumentFormatError(f"values: {exc}") from None
+        planned = [(p.index, p.value, p.value2) for p in plan]
+        objects = r.objects("points")
+        configs = [p.config for p in plan] + [None] * max(0, len(objects) - len(plan))
+        points = tuple(
+            _point(p, grid, config.dtype, c) for p, c in zip(objects, configs, strict=False)
+        )
         if [(p.index, p.value, p.value2) for p in points] != planned:
             raise DocumentFormatError("points: do not match values (one point per value, in order)")
         environment = Environment.from_dict(r.obj("environment").data)
         roof = r.obj("roofline")
         peaks = roof.obj("peaks")
-        roofline = build_roofline(
+        roofline = build_roofline_from_work(
             config.dtype,
             environment.threads,
-            ((p.value, p.widths, p.batch, p.gflops_plain, p.gflops_autocast) for p in points),
+            roofline_work(points),
+            flops_formula=FLOPS_FORMULA if config.model == "mlp" else FAMILY_FLOPS_FORMULA,
             peaks=tuple(
                 PeakEstimate.from_dict(peaks.data[k], f"roofline.peaks.{k}") for k in peaks.data
             ),
@@ -383,6 +401,21 @@ _KNOWN = frozenset(
 )
 
 
+def roofline_work(points: Any) -> list[tuple[int, int, int, int, float, float]]:
+    """(value, flops, bytes plain, bytes autocast, GFLOP/s plain, GFLOP/s autocast) per point."""
+    return [
+        (
+            p.value,
+            p.flops,
+            p.bytes_plain,
+            p.bytes_autocast,
+            p.gflops_plain,
+            p.gflops_autocast,
+        )
+        for p in points
+    ]
+
+
 def crossover_sentence(param: str, values: Any, speedups: Any) -> str:
     """'Autocast starts to win above batch ≈ 210 (…)' or why it never crosses."""
     pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s)]
@@ -409,10 +442,12 @@ def _whole_numbers(r: JsonReader, key: str) -> tuple[int, ...]:
     return tuple(int(n) for n in numbers)
 
 
-def _point(r: JsonReader, grid: bool, dtype: str) -> SweepPoint:
+def _point(r: JsonReader, grid: bool, dtype: str, config: ExperimentConfig | None) -> SweepPoint:
+    """One point; `config` is the point's planned config (None: an MLP file, widths say all)."""
+    config = config or ExperimentConfig()
     latency = r.obj("latency")
-    widths = _whole_numbers(r, "widths")
-    if len(widths) < 2:
+    widths = _whole_numbers(r, "widths") if "widths" in r.data or config.model == "mlp" else ()
+    if config.model == "mlp" and len(widths) < 2:
         raise DocumentFormatError(f"{r.path}.widths: needs at least 2 entries")
     point = SweepPoint(
         index=integer(r, "index", 0),
@@ -423,6 +458,7 @@ def _point(r: JsonReader, grid: bool, dtype: str) -> SweepPoint:
         dtype=dtype,
         plain=latency_from_reader(latency.obj("plain")),
         autocast=latency_from_reader(latency.obj("autocast")),
+        config=config if config.model != "mlp" else None,
     )
     optional_number(latency, "speedup", minimum=0)
     r.obj("gflops").number("plain", minimum=0)

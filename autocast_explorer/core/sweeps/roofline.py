@@ -22,11 +22,21 @@ from autocast_explorer.core.documents.reader import (
     JsonReader,
     integer,
 )
-from autocast_explorer.core.experiment.config import flops_per_forward, parameter_count
+from autocast_explorer.core.experiment.config import (
+    ExperimentConfig,
+    flops_per_forward,
+    parameter_count,
+)
 from autocast_explorer.core.hardware.capabilities import cpu_capabilities, native_support
 from autocast_explorer.core.hardware.cpu import cpu_identity
 
 FLOPS_FORMULA = "FLOPs = Σ over Linear layers of 2·B·in·out (bias adds and activations not counted)"
+#: What a CNN's, transformer's or RNN's FLOP count covers (core/experiment/families/).
+FAMILY_FLOPS_FORMULA = (
+    "FLOPs = 2 per multiply-add of the model's matrix products (convolutions as implicit "
+    "GEMMs, attention projections and score products, recurrent projections at every step; "
+    "norms, pooling and activations not counted)"
+)
 BYTES_FORMULA = (
     "bytes: float32 = 4·(P + A); autocast = 2·(P + A) + 6·(P + B·in₀) for the casts "
     "(read 4 B, write 2 B), where P = weights + biases, A = B·Σ widths (input and every "
@@ -306,6 +316,20 @@ def bytes_moved(widths: tuple[int, ...], batch: int, dtype: str | None) -> int:
     return low * (params + activations) + casts
 
 
+def family_bytes_moved(config: ExperimentConfig, dtype: str | None) -> int:
+    """bytes_moved for any model family: its parameters and activations, same formula."""
+    from autocast_explorer.core.experiment.families import family
+
+    fam = family(config)
+    params = fam.parameter_count(config)
+    activations = fam.activation_elements(config)
+    if dtype is None or dtype == "float32":
+        return 4 * (params + activations)
+    low = ITEMSIZE[dtype]
+    casts = (4 + low) * (params + fam.input_elements(config))
+    return low * (params + activations) + casts
+
+
 def arithmetic_intensity(widths: tuple[int, ...], batch: int, dtype: str | None) -> float:
     return linear_flops(widths, batch) / bytes_moved(widths, batch, dtype)
 
@@ -320,15 +344,37 @@ def build_roofline(
 
     `peaks` defaults to fresh estimates for float32 and `dtype` on this machine.
     """
+    return build_roofline_from_work(
+        dtype,
+        threads,
+        (
+            (
+                value,
+                linear_flops(widths, batch),
+                bytes_moved(widths, batch, None),
+                bytes_moved(widths, batch, dtype),
+                plain,
+                auto,
+            )
+            for value, widths, batch, plain, auto in measured
+        ),
+        peaks,
+    )
+
+
+def build_roofline_from_work(
+    dtype: str,
+    threads: int,
+    measured: Iterable[tuple[int, int, int, int, float, float]],
+    peaks: tuple[PeakEstimate, ...] | None = None,
+    flops_formula: str = FLOPS_FORMULA,
+) -> Roofline:
+    """Roofline from (value, flops, bytes plain, bytes autocast, GFLOP/s plain, autocast)
+    per point: what any model family's sweep gives."""
     if peaks is None:
         peaks = (estimate_peak("float32", threads), estimate_peak(dtype, threads))
     points: list[RooflinePoint] = []
-    for value, widths, batch, plain, auto in measured:
-        flops = linear_flops(widths, batch)
-        points.append(
-            RooflinePoint(value, "plain", "float32", flops, bytes_moved(widths, batch, None), plain)
-        )
-        points.append(
-            RooflinePoint(value, "autocast", dtype, flops, bytes_moved(widths, batch, dtype), auto)
-        )
-    return Roofline(peaks=peaks, points=tuple(points))
+    for value, flops, bytes_plain, bytes_auto, plain, auto in measured:
+        points.append(RooflinePoint(value, "plain", "float32", flops, bytes_plain, plain))
+        points.append(RooflinePoint(value, "autocast", dtype, flops, bytes_auto, auto))
+    return Roofline(peaks=peaks, points=tuple(points), flops_formula=flops_formula)

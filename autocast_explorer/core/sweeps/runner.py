@@ -21,15 +21,20 @@ from collections.abc import Callable, Sequence
 import torch
 
 from autocast_explorer.core.experiment import guards
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.capture import error_text
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns, torch_threads
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import environment
-from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
-from autocast_explorer.core.sweeps.roofline import build_roofline
+from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult, roofline_work
+from autocast_explorer.core.sweeps.roofline import (
+    FAMILY_FLOPS_FORMULA,
+    FLOPS_FORMULA,
+    build_roofline_from_work,
+)
 from autocast_explorer.core.sweeps.spec import PlannedPoint, SweepSpec, default_values
 from autocast_explorer.core.sweeps.verdict import hardware_verdict
 
@@ -156,7 +161,11 @@ class _Models:
         self.rng: torch.Tensor | None = None
 
     def get(self, config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
-        key = (config.widths, config.seed, config.activation, config.head)
+        # Everything but the batch and the input decides the model.
+        model_fields = config.replace(
+            batch=1, input_scale=1.0, input_distribution="normal"
+        ).to_dict()
+        key = tuple((k, repr(v)) for k, v in sorted(model_fields.items()))
         if key != self.key or self.model is None or self.rng is None:
             self.model = None  # let the previous model go before building the next
             self.model = build_model(config)
@@ -164,6 +173,15 @@ class _Models:
             self.key = key
         torch.set_rng_state(self.rng)
         return self.model, build_input(config)
+
+
+def flops_formula(config: ExperimentConfig) -> str:
+    """The roofline's words for what the FLOP count covers, for this config's model."""
+    return FLOPS_FORMULA if config.model == "mlp" else FAMILY_FLOPS_FORMULA
+
+
+class AutocastFailed(ConfigError):
+    """The autocast forward raised at a sweep point: there is nothing to compare."""
 
 
 def _largest_rates(points: Sequence[SweepPoint]) -> tuple[float, float] | None:
@@ -206,7 +224,15 @@ def run_spec(
             report(0.0, "building")
             model, x = models.get(plan.config)
             plain_fn, auto_fn = forward_fns(model, x, low)
-            cold = [cold_call_ms(plain_fn), cold_call_ms(auto_fn)]
+            cold = [cold_call_ms(plain_fn)]
+            try:
+                cold.append(cold_call_ms(auto_fn))
+            except Exception as exc:
+                raise AutocastFailed(
+                    "autocast",
+                    f"{plan.name}: the {config.dtype} autocast forward raised, so a sweep has "
+                    f"nothing to compare ({error_text(exc)}); `run` shows this finding",
+                ) from None
             plain, auto = measure_alternating(
                 [plain_fn, auto_fn],
                 config.min_time / 2,
@@ -219,10 +245,11 @@ def run_spec(
                 value=plan.value,
                 value2=plan.value2,
                 batch=plan.config.batch,
-                widths=plan.config.widths,
+                widths=plan.config.widths if plan.config.model == "mlp" else (),
                 dtype=config.dtype,
                 plain=plain,
                 autocast=auto,
+                config=plan.config if plan.config.model != "mlp" else None,
             )
             points.append(point)
             if plain.noisy or auto.noisy:
@@ -287,10 +314,8 @@ def run_spec(
             caveat=caveat,
             rates=_largest_rates(points),
         )
-    roofline = build_roofline(
-        config.dtype,
-        threads,
-        ((p.value, p.widths, p.batch, p.gflops_plain, p.gflops_autocast) for p in points),
+    roofline = build_roofline_from_work(
+        config.dtype, threads, roofline_work(points), flops_formula=flops_formula(config)
     )
     reporter.report(1.0, "done")
     return SweepResult(

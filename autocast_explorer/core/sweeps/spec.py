@@ -1,8 +1,10 @@
 """What a sweep varies and over which values; validated before anything is measured.
 
 No torch here (like config.py): the window checks a sweep's values while torch is loading.
-A sweep varies the batch size or the hidden width (every hidden layer at once; the input width
-and the number of classes stay), or both as a batch × width grid.
+A sweep varies the batch size (every model family) or one of the family's own sizes: the MLP's
+hidden width (every hidden layer at once; the input width and the number of classes stay), a
+CNN's stage channels or image side, a transformer's or RNN's sequence length, a transformer's
+d_model, an RNN's hidden width; an MLP also sweeps a batch × width grid.
 """
 
 from __future__ import annotations
@@ -13,13 +15,18 @@ from typing import Any
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 
-PARAMS: tuple[str, ...] = ("batch", "width")
+PARAMS: tuple[str, ...] = ("batch", "width", "channels", "image", "seq", "d_model", "hidden")
 GRID = "batch,width"
 MAX_POINTS = 64
 MAX_GRID_POINTS = 256
 DEFAULT_RANGES: dict[str, tuple[int, int, int]] = {
     "batch": (1, 2048, 12),
     "width": (64, 4096, 7),
+    "channels": (8, 256, 6),
+    "image": (8, 128, 5),
+    "seq": (8, 512, 7),
+    "d_model": (32, 512, 5),
+    "hidden": (16, 1024, 7),
 }
 
 
@@ -93,20 +100,22 @@ def _normalize(values: tuple[int, ...] | list[int], field: str) -> tuple[int, ..
 
 def point_config(config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
     """`config` with the swept parameter set to `value` (validated; errors name the value)."""
+    if param not in PARAMS:
+        raise ConfigError("param", f"must be one of {', '.join(PARAMS)} (got {param!r})")
+    from autocast_explorer.core.experiment.families import family
+
+    fam = family(config)
+    if param != "batch" and param not in fam.sweep_params:
+        choices = ", ".join(("batch", *fam.sweep_params))
+        raise ConfigError(
+            "param", f"{param} does not apply to --model {fam.name} (it sweeps {choices})"
+        )
     try:
         if param == "batch":
             return config.replace(batch=value)
-        if param == "width":
-            if len(config.widths) < 3:
-                raise ConfigError(
-                    "widths",
-                    "a width sweep needs at least one hidden layer (3 or more widths)",
-                )
-            hidden = (value,) * (len(config.widths) - 2)
-            return config.replace(widths=(config.widths[0], *hidden, config.widths[-1]))
+        return fam.sweep_config(config, param, value)
     except ConfigError as exc:
         raise ConfigError(exc.field, f"{param} {value}: {exc.rule}") from None
-    raise ConfigError("param", f"must be one of {', '.join(PARAMS)} (got {param!r})")
 
 
 @dataclass(frozen=True)
@@ -178,6 +187,8 @@ class SweepSpec:
 
     def plan(self, config: ExperimentConfig) -> list[PlannedPoint]:
         """Every point's config, in measuring order; raises ConfigError naming a bad value."""
+        if self.is_grid and config.model != "mlp":
+            raise ConfigError("param", "a batch × width grid is for --model mlp")
         if not self.is_grid:
             return [
                 PlannedPoint(i, self.param, v, None, point_config(config, self.param, v))

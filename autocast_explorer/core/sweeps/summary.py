@@ -13,6 +13,15 @@ from autocast_explorer.core.sweeps.spec import SweepSpec
 
 
 def sweep_title(config: ExperimentConfig, spec: SweepSpec) -> str:
+    if config.model != "mlp":
+        from autocast_explorer.core.experiment.families import family
+
+        label = family(config).sweep_label(spec.param)
+        return (
+            f"Autocast Explorer sweep · {label} over {len(spec.values)} values ({config.title}"
+            f"{'' if spec.param == 'batch' else f' · batch {config.batch}'}) · autocast dtype "
+            f"{config.dtype} · {config.min_time:g} s per point"
+        )
     what = {
         "batch": f"batch over {len(spec.values)} values (widths "
         f"{','.join(map(str, config.widths))})",

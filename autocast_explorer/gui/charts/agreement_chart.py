@@ -75,6 +75,11 @@ class AgreementChart(StaticChart):
     # ---- result view ---------------------------------------------------------------------
     def show_result(self, result: ExperimentResult) -> None:
         a = result.agreement
+        if a is None:
+            self.clear()
+            self._set_title("autocast raised an error")
+            self._hint.setText("The autocast forward raised: no predictions to compare")
+            return
         hist = a.histogram
         edges = list(hist.edges)
         counts = list(hist.counts)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
 
+from autocast_explorer.gui.charts.layer_ticks import layer_ticks
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.shell import style
 
@@ -19,11 +20,15 @@ if TYPE_CHECKING:
 
 #: Cell labels are drawn only while they fit; the colors and tooltips always are.
 MAX_LABELLED_LAYERS = 14
+#: …and while each cell is this wide on screen (px): 'fp32→bf16' needs about this much.
+LABEL_MIN_SLOT_PX = 90
 CELL_WIDTH = 0.92
 CELL_HEIGHT = 0.8
 MODES = ("plain", "autocast")
 #: Row of each mode on the y axis: plain on top.
 MODE_ROW = {"plain": 1, "autocast": 0}
+#: What a cell says for a layer the autocast forward never reached (it raised first).
+NOT_RUN = "did not run"
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,11 @@ class Cell:
 
     @property
     def tooltip(self) -> str:
+        if self.out_dtype == NOT_RUN:
+            return (
+                f"{self.layer} ({self.kind}), {self.mode}: did not run, the autocast forward "
+                "raised before this layer"
+            )
         return f"{self.layer} ({self.kind}), {self.mode}: {self.in_dtype} → {self.out_dtype}"
 
 
@@ -79,6 +89,11 @@ class DtypeChart(StaticChart):
         for layer in result.layers:
             for mode in MODES:
                 d = layer.plain if mode == "plain" else layer.autocast
+                if d is None:  # the autocast forward raised before this layer
+                    cells.append(
+                        Cell(layer.name, layer.kind, mode, "", NOT_RUN, style.UNKNOWN_DTYPE_COLOR)
+                    )
+                    continue
                 cells.append(
                     Cell(
                         layer=layer.name,
@@ -115,20 +130,41 @@ class DtypeChart(StaticChart):
         for i, item in enumerate(self._labels):
             if labelled and i < len(cells):
                 c = cells[i]
-                item.setText(f"{style.dtype_short(c.in_dtype)}→{style.dtype_short(c.out_dtype)}")
+                item.setText(
+                    "—"
+                    if c.out_dtype == NOT_RUN
+                    else f"{style.dtype_short(c.in_dtype)}→{style.dtype_short(c.out_dtype)}"
+                )
                 item.setPos(index[c.layer], MODE_ROW[c.mode])
                 item.setVisible(True)
             else:
+                item.setText("")
                 item.setVisible(False)
+        self._update_label_visibility()
         self._update_legend(cells)
         plot = self.getPlotItem()
-        plot.getAxis("bottom").setTicks([list(enumerate(layer_names))])
+        plot.getAxis("bottom").setTicks([layer_ticks(layer_names)])
         rows = [(1, "plain"), (0, f"autocast ({autocast_dtype})" if autocast_dtype else "autocast")]
         plot.getAxis("left").setTicks([rows])
         n = max(len(layer_names), 1)
         plot.setXRange(-0.5, n - 0.5, padding=0.01)
         # Room above the top row for the legend.
         plot.setYRange(-0.5, 1.95, padding=0)
+
+    def _update_label_visibility(self) -> None:
+        """Cell labels only while each cell is wide enough on screen to hold its text."""
+        plot = self.getPlotItem()
+        if plot is None:  # being torn down
+            return
+        width = plot.getViewBox().width()
+        roomy = self._layer_count > 0 and width / self._layer_count >= LABEL_MIN_SLOT_PX
+        for item in self._labels:
+            item.setVisible(roomy and bool(item.toPlainText()))
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if hasattr(self, "_labels"):  # Qt resizes the widget during PlotWidget.__init__
+            self._update_label_visibility()
 
     def _update_legend(self, cells: list[Cell]) -> None:
         self._legend.clear()
@@ -171,6 +207,10 @@ class DtypeChart(StaticChart):
         """The brush color of every cell, read from the plot item itself."""
         brushes = self._cells_item.opts.get("brushes") or []
         return [pg.mkBrush(b).color().name() for b in brushes]
+
+    def cell_labels(self) -> list[str]:
+        """The in → out texts visible on the cells (none when the cells are too narrow)."""
+        return [item.toPlainText() for item in self._labels if item.isVisible()]
 
     def legend_entries(self) -> list[str]:
         return [label.text for _sample, label in self._legend.items]

@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from autocast_explorer.gui.charts import formats
+from autocast_explorer.gui.charts.layer_ticks import layer_ticks
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.shell import style
 
@@ -136,7 +137,7 @@ class ErrorChart(StaticChart):
                 height = 0.0
             else:
                 height = e.sqnr_db
-            out = layer.autocast.out_dtype
+            out = layer.autocast.out_dtype if layer.autocast is not None else ""
             bars.append(
                 ErrorBar(
                     layer=layer.name,
@@ -210,10 +211,7 @@ class ErrorChart(StaticChart):
             item.setText(_metrics_text(bars[i].error) if i < n else "")
             item.setPos(i, ymin + (ymax - ymin) * 0.02)
         self._update_metrics_visibility()
-        step = max(1, math.ceil(n / MAX_LABELLED_BARS))
-        plot.getAxis("bottom").setTicks(
-            [[(i, b.layer) for i, b in enumerate(bars) if i % step == 0]]
-        )
+        plot.getAxis("bottom").setTicks([layer_ticks([b.layer for b in bars], MAX_LABELLED_BARS)])
         if n:
             plot.setXRange(-0.6, n - 0.4, padding=0)
         plot.setYRange(ymin, ymax, padding=0)

@@ -75,6 +75,10 @@ class FlipRateChart(StaticChart):
     # ---- result view ---------------------------------------------------------------------
     def show_result(self, result: ExperimentResult) -> None:
         a = result.agreement
+        if a is None:
+            self.clear()
+            self._hint.setText("The autocast forward raised: no predictions to compare")
+            return
         bins = list(a.margin_bins)
         flipped = a.rows - a.agree
         if not bins:

@@ -89,9 +89,11 @@ class LatencyChart(StaticChart):
 
     # ---- result view ---------------------------------------------------------------------
     def show_result(self, result: ExperimentResult) -> None:
-        stats = [result.plain, result.autocast]
-        dtypes = ["float32", result.config.dtype]
-        x = [0.0, 1.0]
+        # When the autocast forward raised, only float32 was timed: one bar, and the
+        # autocast slot says why it is empty.
+        stats = [s for s in (result.plain, result.autocast) if s is not None]
+        dtypes = ["float32", result.config.dtype][: len(stats)]
+        x = [0.0, 1.0][: len(stats)]
         medians = [s.median_ms for s in stats]
         ymax = max(max(s.p75_ms for s in stats), max(medians)) * HEADROOM or 1.0
         self._bars.setOpts(
@@ -115,17 +117,21 @@ class LatencyChart(StaticChart):
             data=colds,
             symbol=["t1" if c > top else "t" for c in colds],
         )
-        for xi, s, label in zip(x, stats, self._value_labels, strict=True):
+        for label in self._value_labels:
+            label.setText("")
+        for xi, s, label in zip(x, stats, self._value_labels, strict=False):
             label.setText(_ms(s.median_ms))
             label.setPos(xi - 0.04, s.p75_ms + ymax * 0.01)
         speedup = result.speedup
-        if speedup != speedup:
+        if result.autocast_error:
+            words, color = "autocast raised an error: not timed", style.BAD
+        elif speedup != speedup:
             words, color = "speedup could not be measured", style.MUTED
         elif speedup >= 1:
             words, color = f"autocast {speedup:.2f}× faster", style.OK
         else:
             words, color = f"autocast {1 / speedup:.2f}× slower", style.BAD
-        self._speedup_text = f"{words} (speedup {speedup:.2f}×)"
+        self._speedup_text = words if result.autocast_error else f"{words} (speedup {speedup:.2f}×)"
         self._set_title(f"<span style='color:{color}'><b>{self._speedup_text}</b></span>")
         self._hint.setText("")
         axis = self.getPlotItem().getAxis("bottom")
@@ -133,10 +139,17 @@ class LatencyChart(StaticChart):
             [
                 [
                     (xi, f"{mode} · {d}\ncold {_ms(c)}")
-                    for xi, mode, d, c in zip(x, ("plain", "autocast"), dtypes, colds, strict=True)
+                    for xi, mode, d, c in zip(x, ("plain", "autocast"), dtypes, colds, strict=False)
                 ]
+                + (
+                    [(1.0, f"autocast · {result.config.dtype}\nraised an error")]
+                    if result.autocast is None
+                    else []
+                )
             ]
         )
+        if result.autocast is None:
+            self.getPlotItem().setXRange(-0.6, 1.6, padding=0)
         self.getPlotItem().setYRange(0, ymax, padding=0)
 
     def clear(self) -> None:

@@ -33,6 +33,7 @@ from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
     DEFAULT_LR,
     DTYPES,
+    FAMILY_FIELDS,
     HEADS,
     INPUT_DISTRIBUTIONS,
     MAX_LR,
@@ -43,6 +44,8 @@ from autocast_explorer.core.experiment.config import (
     ExperimentConfig,
     parse_widths,
 )
+from autocast_explorer.core.experiment.families import FAMILIES
+from autocast_explorer.gui.features.experiment.family_controls import MODEL_TIP, FamilyControls
 from autocast_explorer.gui.shell import style
 
 #: Guard errors (core.guards) name these pseudo-fields; they are shown under batch.
@@ -68,7 +71,9 @@ TIPS = {
     "layers": "Edit the widths as a list, one layer per row.",
     "batch": "Rows per forward pass (the batch size of the random input x).",
     "seed": "torch.manual_seed before building the model and input: same seed, same numbers.",
-    "activation": "Activation between the Linear layers (none: Linear layers only).",
+    "activation": "Activation between the layers (MLP, CNN) or inside each encoder layer's "
+    "feed-forward (transformer; only relu and gelu allow the fused fast path).",
+    "model": MODEL_TIP,
     "head": "Optional output layer: softmax / log_softmax show how autocast treats them on CPU.",
     "dtype": "The low-precision dtype for torch.autocast('cpu', dtype=…).",
     "atol": "Absolute tolerance for torch.allclose(plain, autocast) on the logits.",
@@ -147,6 +152,13 @@ class ControlsPanel(QWidget):
 
         model = QGroupBox("Model and input")
         model_form = self._form(model)
+        self.family = FamilyControls(self)
+        self.modelCombo = self.family.modelCombo
+        self._add_row(model_form, "model", "Mo&del", self.modelCombo)
+        model_form.addRow(self.family.pages)
+        self._add_error_row(model_form, "family")
+        self.family.changed.connect(self._on_family_changed)
+        self._model_form = model_form
         self.widthsEdit = QLineEdit()
         self.widthsEdit.setObjectName("widthsEdit")
         self.widthsEdit.setPlaceholderText("e.g. 256,256,256,10")
@@ -161,6 +173,7 @@ class ControlsPanel(QWidget):
         row.addWidget(self.widthsEdit, 1)
         row.addWidget(self.layersButton)
         self._add_row(model_form, "widths", "&Widths", widths_row, targets=[self.widthsEdit])
+        self._widths_row = widths_row
         self.layersButton.setToolTip(TIPS["layers"])
 
         self.batchSpin = self._spin("batchSpin", 1, 1_000_000)
@@ -339,6 +352,15 @@ class ControlsPanel(QWidget):
     def _emit_changed(self) -> None:
         self.changed.emit()
 
+    @Slot()
+    def _on_family_changed(self) -> None:
+        """Show the shared inputs the chosen family uses (widths: MLP; activation: not RNN)."""
+        uses = FAMILIES[self.family.model()].uses
+        self._model_form.setRowVisible(self._widths_row, "widths" in uses)
+        self._model_form.setRowVisible(self.activationCombo, "activation" in uses)
+        self._model_form.setRowVisible(self.headCombo, "head" in uses)
+        self.changed.emit()
+
     @Slot(int)
     def _on_mode_changed(self, _index: int) -> None:
         self._show_training_fields()
@@ -375,16 +397,24 @@ class ControlsPanel(QWidget):
     # ---- config ---------------------------------------------------------------------------
     def config(self) -> ExperimentConfig:
         """The config the inputs describe; raises ConfigError naming the first bad field."""
-        widths = parse_widths(self.widthsEdit.text())
+        family = self.family.fields()
+        uses = FAMILIES[family["model"]].uses
+        # Inputs a family does not use keep their values for when the MLP comes back, but
+        # do not take part: another family's config keeps the defaults there.
+        widths = (
+            parse_widths(self.widthsEdit.text()) if "widths" in uses else ExperimentConfig().widths
+        )
+        activation = self.activationCombo.currentText() if "activation" in uses else "relu"
         threads = self.threadsSpin.value() or None
         budget = self.memoryBudgetSpin.value() or None
         return ExperimentConfig(
+            **family,
             widths=widths,
             batch=self.batchSpin.value(),
             seed=self.seedSpin.value(),
             dtype=self.dtypeCombo.currentText(),
             threads=threads,
-            activation=self.activationCombo.currentText(),
+            activation=activation,
             head=self.headCombo.currentText(),
             atol=self.atolSpin.value(),
             rtol=self.rtolSpin.value(),
@@ -442,6 +472,7 @@ class ControlsPanel(QWidget):
             self.minTimeSpin.setValue(config.min_time)
             self.allowSlowCheck.setChecked(config.allow_slow)
             self.memoryBudgetSpin.setValue(config.memory_budget_mb or 0)
+            self.family.set_config(config)
             self.modeCombo.setCurrentIndex(max(self.modeCombo.findData(config.mode), 0))
             self.stepsSpin.setValue(min(config.steps, self.stepsSpin.maximum()))
             self.optimizerCombo.setCurrentText(config.optimizer)
@@ -451,26 +482,31 @@ class ControlsPanel(QWidget):
             for widget, was in zip(widgets, blocked, strict=True):
                 widget.blockSignals(was)
         self._show_training_fields()
-        self.changed.emit()
+        self._on_family_changed()
 
     # ---- inline errors --------------------------------------------------------------------
     def show_errors(self, errors: dict[str, str]) -> None:
         """Show each message under its field (guard fields under batch); hide the rest."""
         shown: dict[str, str] = {}
+        family_fields = self.family.field_widgets()
         for field, message in errors.items():
             key = "guard" if field in GUARD_FIELDS else field
-            # A field without an input of its own (none today) is shown at the top.
-            shown[key if key in self._error_labels else "widths"] = message
+            if key in FAMILY_FIELDS:
+                # A family parameter's message goes under the family's inputs, naming it.
+                shown["family"] = f"{field}: {message}"
+                continue
+            # A field without an input of its own is shown at the top.
+            shown[key if key in self._error_labels else "family"] = message
         for key, label in self._error_labels.items():
             message = shown.get(key, "")
             label.setText(message)
             self._forms[key].setRowVisible(label, bool(message))
             if key in ADVANCED_FIELDS and message:
                 self.advancedButton.setChecked(True)
-        invalid = set(shown)
+        invalid = set(shown) | {f for f in errors if f in FAMILY_FIELDS}
         if "guard" in invalid:
-            invalid |= {"widths", "batch"}
-        for field, widgets in self._field_widgets.items():
+            invalid |= {"widths", "batch", *family_fields}
+        for field, widgets in {**self._field_widgets, **family_fields}.items():
             for widget in widgets:
                 widget.setStyleSheet(
                     f"border: 2px solid {style.BAD}; border-radius: 3px;"

@@ -23,6 +23,8 @@ from autocast_explorer.gui.shell import style
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
 
+#: The autocast cell of a layer the autocast forward never reached (it raised first).
+NOT_RUN = "did not run (raised)"
 COLUMNS = ("Layer", "Kind", "Output shape", "Plain (in → out)", "Autocast (in → out)")
 #: Error of the autocast output against the float32 output, per layer.
 ERROR_COLUMNS = ("Max |err|", "Mean rel err", "SQNR (dB)", "Cosine")
@@ -52,10 +54,11 @@ class LayerTable(QTableWidget):
         self.setAlternatingRowColors(True)
         self.verticalHeader().setVisible(False)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        # With the error columns the dtype columns would be cut: they keep their text's width.
-        for col in (3, 4):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        # Every column keeps its text's width (nested modules have long names:
+        # 'encoder1.self_attn', 'MultiheadAttention'); the last one takes what is left, and a
+        # table wider than the tab scrolls sideways rather than cutting names or numbers.
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
 
     def show_result(self, result: ExperimentResult) -> None:
         self.setRowCount(len(result.layers))
@@ -66,12 +69,18 @@ class LayerTable(QTableWidget):
                 layer.kind,
                 shape,
                 f"{layer.plain.in_dtype} → {layer.plain.out_dtype}",
-                f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}",
+                (
+                    f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}"
+                    if layer.autocast is not None
+                    else NOT_RUN
+                ),
             )
             for col, text in enumerate(values):
                 item = QTableWidgetItem(text)
+                item.setToolTip(text)
                 if col >= 3:
-                    out = layer.plain.out_dtype if col == 3 else layer.autocast.out_dtype
+                    auto = layer.autocast.out_dtype if layer.autocast is not None else ""
+                    out = layer.plain.out_dtype if col == 3 else auto
                     tint = QColor(style.dtype_color(out))
                     tint.setAlpha(70)
                     item.setBackground(tint)

@@ -45,6 +45,19 @@ class ResultHeader(QWidget):
         self.details.setStyleSheet(f"color: {style.MUTED};")
         self.details.setToolTip("The config and the machine the numbers were measured on.")
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.finding = QLabel("")
+        self.finding.setObjectName("autocastErrorLabel")
+        self.finding.setWordWrap(True)
+        self.finding.setTextFormat(Qt.TextFormat.RichText)
+        self.finding.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.finding.setStyleSheet(
+            f"background: {style.ERROR_BACKGROUND}; padding: 6px; border-radius: 4px;"
+        )
+        self.finding.setToolTip(
+            "The autocast forward raised: torch's message and what it means. Only float32 "
+            "was measured."
+        )
+        self.finding.hide()
         self.guard = QLabel("")
         self.guard.setObjectName("guardLabel")
         self.guard.setWordWrap(True)
@@ -57,7 +70,7 @@ class ResultHeader(QWidget):
         self.warnings.setStyleSheet(f"color: {style.WARN};")
         self.warnings.setToolTip("Things that make these numbers less certain.")
         self.warnings.hide()
-        for label in (self.headline, self.details, self.guard, self.warnings):
+        for label in (self.headline, self.details, self.finding, self.guard, self.warnings):
             label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
             layout.addWidget(label)
 
@@ -65,17 +78,36 @@ class ResultHeader(QWidget):
         self.headline.setText(text)
 
     def show_result(self, result: ExperimentResult) -> None:
-        from autocast_explorer.core.experiment.summary import guard_line, verdict
+        from html import escape
+
+        from autocast_explorer.core.experiment.summary import (
+            autocast_error_finding,
+            fast_path_sentence,
+            guard_line,
+            verdict,
+        )
 
         cfg = result.config
         env = result.environment
-        sentence = verdict(result)
+        headline, meaning = autocast_error_finding(result)
+        sentence = headline or verdict(result)
         self.headline.setText(sentence[:1].upper() + sentence[1:])
+        self.headline.setStyleSheet(f"color: {style.BAD};" if headline else "")
+        activation = f" · {cfg.activation}" if cfg.model != "rnn" else ""
+        path = fast_path_sentence(result)
         self.details.setText(
-            f"MLP {','.join(map(str, cfg.widths))} · batch {cfg.batch} · {cfg.activation} · "
-            f"head {cfg.head} · autocast {cfg.dtype}   |   {env.cpu_model} · torch "
-            f"{env.torch_version} · {env.cpu_capability} · {env.threads} threads"
+            f"{cfg.title} · batch {cfg.batch}{activation} · head {cfg.head} · autocast "
+            f"{cfg.dtype}   |   {env.cpu_model} · torch {env.torch_version} · "
+            f"{env.cpu_capability} · {env.threads} threads"
+            + (f"\nTransformer: {path}" if path else "")
         )
+        self.finding.setText(
+            f"<b>torch said:</b> <code>{escape(result.autocast_error)}</code><br>"
+            f"<b>What it means:</b> {escape(meaning)}"
+            if headline
+            else ""
+        )
+        self.finding.setVisible(bool(headline))
         guard = guard_line(result)
         self.guard.setText(guard[:1].upper() + guard[1:])
         self.guard.setToolTip(
@@ -88,7 +120,10 @@ class ResultHeader(QWidget):
 
     def clear(self) -> None:
         self.headline.setText(IDLE_HEADLINE)
+        self.headline.setStyleSheet("")
         self.details.setText("")
+        self.finding.setText("")
+        self.finding.hide()
         self.guard.setText("")
         self.guard.hide()
         self.warnings.setText("")

@@ -255,7 +255,12 @@ class HardwareTab(QWidget):
             )
             source = f"latest sweep: {len(sweep.points)} points per mode"
             dtype = sweep.config.dtype
-        elif self._run is not None:
+        elif self._run is not None and self._run.autocast is not None:
+            from autocast_explorer.core.sweeps.roofline import (
+                build_roofline_from_work,
+                family_bytes_moved,
+            )
+
             run, cfg = self._run, self._run.config
             probe = self.probe if self.probe and self.probe.dtype == cfg.dtype else None
             verdict = single_run_verdict(
@@ -266,14 +271,15 @@ class HardwareTab(QWidget):
                 rates=(run.gflops("plain"), run.gflops("autocast")),
                 onednn=probe,
             )
-            roofline = build_roofline(
+            roofline = build_roofline_from_work(
                 cfg.dtype,
                 run.environment.threads,
                 [
                     (
                         cfg.batch,
-                        cfg.widths,
-                        cfg.batch,
+                        run.flops,
+                        family_bytes_moved(cfg, None),
+                        family_bytes_moved(cfg, cfg.dtype),
                         run.plain.gflops(run.flops),
                         run.autocast.gflops(run.flops),
                     )
@@ -281,8 +287,8 @@ class HardwareTab(QWidget):
             )
             self.basis = "run"
             basis = (
-                f"From the CPU flags and the last single run (batch {cfg.batch}, widths "
-                f"{','.join(map(str, cfg.widths))}); run a sweep for the whole picture."
+                f"From the CPU flags and the last single run (batch {cfg.batch}, "
+                f"{cfg.title}); run a sweep for the whole picture."
             )
             source = f"last run: batch {cfg.batch}"
             dtype = cfg.dtype

@@ -149,6 +149,11 @@ class AgreementView(QWidget):
     # ---- result view ---------------------------------------------------------------------
     def show_result(self, result: ExperimentResult) -> None:
         a = result.agreement
+        if a is None:
+            self.clear()
+            self.top1Card.set("—", "the autocast forward raised: nothing to compare", style.BAD)
+            self.flipChart.show_result(result)
+            return
         flipped = a.rows - a.agree
         self.top1Card.set(
             f"{a.agree}/{a.rows} rows",

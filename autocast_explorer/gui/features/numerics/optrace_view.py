@@ -179,7 +179,11 @@ class OpTraceView(QWidget):
         trace = result.op_trace
         if trace is None:
             self._fill([], None, result.config.dtype)
-            self.summaryLabel.setText("This result has no op trace (saved by an older version).")
+            self.summaryLabel.setText(
+                "No op trace: the autocast forward raised (see the Overview)."
+                if result.autocast_error
+                else "This result has no op trace (saved by an older version)."
+            )
             return
         self._fill(list(trace.records), trace, result.config.dtype)
 

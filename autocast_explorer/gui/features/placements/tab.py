@@ -256,7 +256,7 @@ class PlacementsTab(QWidget):
         self._fit_table()
         if config is not None:
             self.configLabel.setText(
-                f"Measured for MLP {','.join(map(str, config.widths))} · batch {config.batch} · "
+                f"Measured for {config.title} · batch {config.batch} · "
                 f"autocast {report.dtype} · {config.min_time:g} s per placement"
             )
 

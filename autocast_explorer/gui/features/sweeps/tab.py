@@ -48,7 +48,19 @@ PARAM_CHOICES = (
     ("batch", "batch size"),
     ("width", "hidden width"),
     ("grid", "batch × width grid"),
+    ("channels", "stage channels (CNN)"),
+    ("image", "image side (CNN)"),
+    ("seq", "sequence length (transformer, RNN)"),
+    ("d_model", "d_model (transformer)"),
+    ("hidden", "hidden width (RNN)"),
 )
+
+
+def _text_key(param: str) -> str:
+    """Which remembered values text a param edits (a grid edits its batch values)."""
+    return "batch" if param == "grid" else param
+
+
 RUN_SWEEP_TIP = (
     "Measure float32 vs autocast at every value, one point after another, on a worker "
     "thread (F6). Each point gets the measurement time set on the left."
@@ -138,7 +150,7 @@ class SweepsTab(QWidget):
         self._running: tuple[ExperimentConfig, SweepSpec] | None = None
         self._blocked: tuple[ExperimentConfig, SweepSpec, str] | None = None
         self._errors: dict[str, str] = {}
-        self._texts = {"batch": default_text("batch"), "width": default_text("width")}
+        self._texts = {p: default_text(p) for p in DEFAULT_RANGES}
         self._param = "batch"
         self._row_pinned = False
         self._started_at = 0.0
@@ -153,8 +165,10 @@ class SweepsTab(QWidget):
         for data, text in PARAM_CHOICES:
             self.paramCombo.addItem(text, data)
         self.paramCombo.setToolTip(
-            "What to vary: the batch size, every hidden width at once (input width and classes "
-            "stay), or both as a grid (one row of batch sizes per width)."
+            "What to vary: the batch size (any model), every hidden width of the MLP at once "
+            "(input width and classes stay), both as a grid (MLP), or a size of the model "
+            "chosen on the left: CNN channels or image side, sequence length, d_model, RNN "
+            "hidden width."
         )
         self.valuesEdit = QLineEdit(self._texts["batch"])
         self.valuesEdit.setObjectName("sweepValuesEdit")
@@ -338,12 +352,12 @@ class SweepsTab(QWidget):
 
     @Slot()
     def reset_values(self) -> None:
-        self._texts = {"batch": default_text("batch"), "width": default_text("width")}
+        self._texts = {p: default_text(p) for p in DEFAULT_RANGES}
         self._load_texts()
 
     def _load_texts(self) -> None:
         param = self.param()
-        self.valuesEdit.setText(self._texts["width" if param == "width" else "batch"])
+        self.valuesEdit.setText(self._texts[_text_key(param)])
         self.widthValuesEdit.setText(self._texts["width"])
 
     @Slot(int)
@@ -355,7 +369,7 @@ class SweepsTab(QWidget):
     @Slot()
     def _on_text_edited(self) -> None:
         param = self.param()
-        self._texts["width" if param == "width" else "batch"] = self.valuesEdit.text()
+        self._texts[_text_key(param)] = self.valuesEdit.text()
         if param == "grid":
             self._texts["width"] = self.widthValuesEdit.text()
         self._validate()
@@ -434,7 +448,13 @@ class SweepsTab(QWidget):
         if config is None or spec is None:
             self.planLabel.setText("")
             return
-        if spec.is_grid:
+        if config.model != "mlp":
+            from autocast_explorer.core.experiment.families import family
+
+            label = family(config).sweep_label(spec.param)
+            what = f"{label} {_values_preview(spec.values)}"
+            rest = config.title + ("" if spec.param == "batch" else f", batch {config.batch}")
+        elif spec.is_grid:
             what = (
                 f"batch {_values_preview(spec.values)} × hidden width "
                 f"{_values_preview(spec.width_values)}"

@@ -1,0 +1,40 @@
+"""Model families: the registry the engine, guards, sweeps and front ends ask.
+
+`family(config)` is the family of a config; FAMILIES lists them in the order menus show them.
+Adding a family is one module and one line here.
+"""
+
+from __future__ import annotations
+
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families.base import Family, FamilyParam, Gemm
+from autocast_explorer.core.experiment.families.cnn import CnnFamily
+from autocast_explorer.core.experiment.families.mlp import MlpFamily
+from autocast_explorer.core.experiment.families.rnn import RnnFamily
+from autocast_explorer.core.experiment.families.transformer import TransformerFamily
+
+FAMILIES: dict[str, Family] = {
+    f.name: f for f in (MlpFamily(), CnnFamily(), TransformerFamily(), RnnFamily())
+}
+
+
+def get_family(name: str) -> Family:
+    """The family called `name` (KeyError for an unknown one; config validation names it)."""
+    return FAMILIES[name]
+
+
+def family(config: ExperimentConfig) -> Family:
+    """The family of `config`."""
+    return FAMILIES[config.model]
+
+
+def family_fields() -> dict[str, FamilyParam]:
+    """Every family parameter by config field (shared fields such as seq appear once)."""
+    out: dict[str, FamilyParam] = {}
+    for fam in FAMILIES.values():
+        for param in fam.params:
+            out.setdefault(param.name, param)
+    return out
+
+
+__all__ = ["FAMILIES", "Family", "FamilyParam", "Gemm", "family", "family_fields", "get_family"]

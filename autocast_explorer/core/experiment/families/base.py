@@ -1,0 +1,173 @@
+"""What every model family tells the engine, the guards, the sweeps and the command line.
+
+A family answers questions about a config without torch (its parameters, validation, FLOPs,
+activation sizes, the GEMMs one forward runs), so the window can validate and the guards can
+refuse before torch is loaded; it builds the model and input with torch only when asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+
+if TYPE_CHECKING:
+    import torch
+
+#: Common fields that mean something only for some families (the rest apply to all).
+OPTIONAL_COMMON = ("widths", "activation", "head")
+
+
+@dataclass(frozen=True)
+class FamilyParam:
+    """One parameter of a family: its config field, its flag and what it means."""
+
+    name: str
+    help: str
+    kind: str = "int"  # "int", "ints" (a comma list), "choice" or "bool"
+    choices: tuple[str, ...] = ()
+    minimum: int = 1
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag: config field `d_model` is `--d-model`."""
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """One matrix product a forward runs `count` times: (m × k) @ (k × n).
+
+    Convolutions count as their implicit GEMM (m = output pixels, k = in-channels × kernel).
+    The time guard's estimator can time these shapes on this CPU instead of a stand-in GEMM.
+    """
+
+    op: str
+    m: int
+    k: int
+    n: int
+    count: int = 1
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.k * self.n * self.count
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "m": self.m, "k": self.k, "n": self.n, "count": self.count}
+
+
+class Family:
+    """Base of the four families; subclasses fill in the torch-free questions and `build_*`."""
+
+    name: str = ""
+    title: str = ""
+    params: tuple[FamilyParam, ...] = ()
+    #: Which of OPTIONAL_COMMON this family uses.
+    uses: frozenset[str] = frozenset({"activation", "head"})
+    #: Parameters a sweep can vary, besides batch (every family sweeps batch).
+    sweep_params: tuple[str, ...] = ()
+
+    # ---- torch-free -----------------------------------------------------------------------
+    def validate(self, config: ExperimentConfig) -> None:
+        """Raise ConfigError naming the field for the first broken rule of this family."""
+        for param in self.params:
+            value = getattr(config, param.name)
+            if param.kind == "int" and (
+                not _is_int(value) or value < param.minimum or value > 1 << 20
+            ):
+                raise ConfigError(
+                    param.name,
+                    f"must be a whole number in {param.minimum} … {1 << 20} (got {value!r})",
+                )
+            if param.kind == "choice" and value not in param.choices:
+                raise ConfigError(
+                    param.name, f"must be one of {', '.join(param.choices)} (got {value!r})"
+                )
+            if param.kind == "bool" and not isinstance(value, bool):
+                raise ConfigError(param.name, "must be true or false")
+
+    def describe(self, config: ExperimentConfig) -> str:
+        """A short line naming the model, e.g. 'CNN 3→32→64 · image 32 · 10 classes'."""
+        raise NotImplementedError
+
+    def gemms(self, config: ExperimentConfig) -> tuple[Gemm, ...]:
+        """The matrix products of one forward (what the FLOP count and estimators use)."""
+        raise NotImplementedError
+
+    def flops(self, config: ExperimentConfig) -> int:
+        """Multiply-adds of one forward's matrix products, 2 FLOPs each."""
+        return sum(g.flops for g in self.gemms(config))
+
+    def parameter_count(self, config: ExperimentConfig) -> int:
+        raise NotImplementedError
+
+    def activation_elements(self, config: ExperimentConfig) -> int:
+        """Elements of the input and of every layer's output in one forward (an estimate)."""
+        raise NotImplementedError
+
+    def input_elements(self, config: ExperimentConfig) -> int:
+        raise NotImplementedError
+
+    def sweep_config(self, config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
+        """`config` with a swept family parameter set to `value` (batch is handled outside)."""
+        if param not in self.sweep_params:
+            choices = ", ".join(("batch", *self.sweep_params))
+            raise ConfigError(
+                "param", f"{param} does not apply to the {self.name} family (sweep {choices})"
+            )
+        return config.replace(**{param: value})
+
+    def sweep_label(self, param: str) -> str:
+        """How a sweep of `param` reads in titles."""
+        return param
+
+    # ---- torch ----------------------------------------------------------------------------
+    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
+        """Seeded, in the mode the measurement uses (eval unless the family says otherwise)."""
+        raise NotImplementedError
+
+    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
+        """Drawn after the model from the same RNG stream, shaped for the family."""
+        raise NotImplementedError
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def draw_input(config: ExperimentConfig, shape: tuple[int, ...]) -> torch.Tensor:
+    """x of `shape` with the config's distribution and scale (normal, scale 1 = torch.randn)."""
+    import torch
+
+    if config.input_distribution == "uniform":
+        x = torch.rand(shape) * 2.0 - 1.0
+    else:
+        x = torch.randn(shape)
+    if config.input_scale != 1.0:
+        x = x * config.input_scale
+    return x
+
+
+def activation_module(name: str) -> torch.nn.Module | None:
+    """The activation layer for a config's `activation` (None for 'none')."""
+    import torch
+
+    factory = {
+        "relu": torch.nn.ReLU,
+        "gelu": torch.nn.GELU,
+        "tanh": torch.nn.Tanh,
+        "sigmoid": torch.nn.Sigmoid,
+    }.get(name)
+    return factory() if factory is not None else None
+
+
+def head_module(name: str, dim: int = 1) -> torch.nn.Module | None:
+    """The optional output head (softmax / log_softmax over classes)."""
+    import torch
+
+    if name == "softmax":
+        return torch.nn.Softmax(dim=dim)
+    if name == "log_softmax":
+        return torch.nn.LogSoftmax(dim=dim)
+    return None

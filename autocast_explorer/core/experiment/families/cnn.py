@@ -1,0 +1,141 @@
+"""A small CNN: stages of Conv2d 3×3 → BatchNorm2d → activation → MaxPool2d 2, then global
+average pooling and a Linear classifier.
+
+Flat module names (conv1, bn1, relu1, pool1, …, gap, flatten, fc) keep the layer table and
+charts readable; BatchNorm uses its initial running statistics in eval mode, as a freshly
+built network does.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.families.base import (
+    Family,
+    FamilyParam,
+    Gemm,
+    activation_module,
+    draw_input,
+    head_module,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+MAX_STAGES = 16
+
+
+def stage_sides(config: ExperimentConfig) -> list[int]:
+    """The square side each stage's convolution sees (halved by every pooling)."""
+    sides = []
+    side = config.image
+    for _ in range(len(config.channels) - 1):
+        sides.append(side)
+        side //= 2
+    return sides
+
+
+class CnnFamily(Family):
+    name = "cnn"
+    title = "CNN"
+    params = (
+        FamilyParam(
+            "channels",
+            "input channels, then each stage's output channels (default 3,32,64)",
+            kind="ints",
+        ),
+        FamilyParam("image", "square image side in pixels (default 32)", minimum=2),
+        FamilyParam("classes", "number of classes the Linear classifier outputs (default 10)"),
+    )
+    sweep_params = ("channels", "image")
+
+    def validate(self, config: ExperimentConfig) -> None:
+        super().validate(config)
+        channels = config.channels
+        if len(channels) < 2:
+            raise ConfigError(
+                "channels",
+                "needs the input channels and at least one stage's channels, e.g. 3,32,64 "
+                f"(got {len(channels)} entry)",
+            )
+        if len(channels) > MAX_STAGES + 1:
+            raise ConfigError("channels", f"at most {MAX_STAGES + 1} entries ({MAX_STAGES} stages)")
+        for i, c in enumerate(channels):
+            if not isinstance(c, int) or isinstance(c, bool) or not 1 <= c <= 1 << 16:
+                raise ConfigError("channels", f"entry {i + 1} ({c!r}) must be a whole number ≥ 1")
+        stages = len(channels) - 1
+        if config.image < 2**stages:
+            raise ConfigError(
+                "image",
+                f"{config.image} px is too small for {stages} pooling stages "
+                f"(each halves the side): use at least {2**stages}",
+            )
+
+    def describe(self, config: ExperimentConfig) -> str:
+        return (
+            f"CNN {'→'.join(map(str, config.channels))} · image {config.image} · "
+            f"{config.classes} classes"
+        )
+
+    def gemms(self, config: ExperimentConfig) -> tuple[Gemm, ...]:
+        out = []
+        pairs = zip(config.channels, config.channels[1:], strict=False)
+        for (c_in, c_out), side in zip(pairs, stage_sides(config), strict=True):
+            out.append(Gemm("conv3x3", config.batch * side * side, c_in * 9, c_out))
+        out.append(Gemm("linear", config.batch, config.channels[-1], config.classes))
+        return tuple(out)
+
+    def parameter_count(self, config: ExperimentConfig) -> int:
+        total = 0
+        for c_in, c_out in zip(config.channels, config.channels[1:], strict=False):
+            total += c_in * c_out * 9 + c_out + 2 * c_out  # conv weight + bias, bn weight + bias
+        return total + config.channels[-1] * config.classes + config.classes
+
+    def activation_elements(self, config: ExperimentConfig) -> int:
+        total = self.input_elements(config)
+        for c_out, side in zip(config.channels[1:], stage_sides(config), strict=True):
+            total += (
+                3 * config.batch * c_out * side * side + config.batch * c_out * (side // 2) ** 2
+            )
+        return total + config.batch * (2 * config.channels[-1] + 2 * config.classes)
+
+    def input_elements(self, config: ExperimentConfig) -> int:
+        return config.batch * config.channels[0] * config.image**2
+
+    def sweep_config(self, config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
+        """A channels sweep sets every stage's channels at once (the input channels stay)."""
+        if param == "channels":
+            stages = len(config.channels) - 1
+            return config.replace(channels=(config.channels[0], *(value,) * stages))
+        return super().sweep_config(config, param, value)
+
+    def sweep_label(self, param: str) -> str:
+        return {"channels": "stage channels", "image": "image side"}.get(param, param)
+
+    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
+        import torch
+
+        torch.manual_seed(config.seed)
+        layers: OrderedDict[str, torch.nn.Module] = OrderedDict()
+        pairs = zip(config.channels, config.channels[1:], strict=False)
+        for i, (c_in, c_out) in enumerate(pairs, start=1):
+            layers[f"conv{i}"] = torch.nn.Conv2d(c_in, c_out, kernel_size=3, padding=1)
+            layers[f"bn{i}"] = torch.nn.BatchNorm2d(c_out)
+            act = activation_module(config.activation)
+            if act is not None:
+                layers[f"{config.activation}{i}"] = act
+            layers[f"pool{i}"] = torch.nn.MaxPool2d(2)
+        layers["gap"] = torch.nn.AdaptiveAvgPool2d(1)
+        layers["flatten"] = torch.nn.Flatten()
+        layers["fc"] = torch.nn.Linear(config.channels[-1], config.classes)
+        head = head_module(config.head)
+        if head is not None:
+            layers[config.head] = head
+        model = torch.nn.Sequential(layers)
+        model.eval()
+        return model
+
+    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
+        return draw_input(config, (config.batch, config.channels[0], config.image, config.image))

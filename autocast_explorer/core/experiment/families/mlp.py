@@ -1,0 +1,64 @@
+"""The tutorial's model: Linear layers with an activation between them (widths in the config)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+from autocast_explorer.core.experiment.config import (
+    ConfigError,
+    ExperimentConfig,
+    parameter_count,
+)
+from autocast_explorer.core.experiment.families.base import Family, Gemm
+
+if TYPE_CHECKING:
+    import torch
+
+
+class MlpFamily(Family):
+    name = "mlp"
+    title = "MLP"
+    uses = frozenset({"widths", "activation", "head"})
+    sweep_params = ("width",)
+
+    def describe(self, config: ExperimentConfig) -> str:
+        return f"MLP {','.join(map(str, config.widths))}"
+
+    def gemms(self, config: ExperimentConfig) -> tuple[Gemm, ...]:
+        return tuple(
+            Gemm("linear", config.batch, a, b) for a, b in itertools.pairwise(config.widths)
+        )
+
+    def parameter_count(self, config: ExperimentConfig) -> int:
+        return parameter_count(config.widths)
+
+    def activation_elements(self, config: ExperimentConfig) -> int:
+        return config.batch * sum(config.widths)
+
+    def input_elements(self, config: ExperimentConfig) -> int:
+        return config.batch * config.widths[0]
+
+    def sweep_config(self, config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
+        """A width sweep sets every hidden width at once; input width and classes stay."""
+        if param != "width":
+            return super().sweep_config(config, param, value)
+        if len(config.widths) < 3:
+            raise ConfigError(
+                "widths", "a width sweep needs at least one hidden layer (3 or more widths)"
+            )
+        hidden = (value,) * (len(config.widths) - 2)
+        return config.replace(widths=(config.widths[0], *hidden, config.widths[-1]))
+
+    def sweep_label(self, param: str) -> str:
+        return "hidden width" if param == "width" else param
+
+    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
+        from autocast_explorer.core.experiment.model import build_mlp
+
+        return build_mlp(config)
+
+    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
+        from autocast_explorer.core.experiment.model import build_mlp_input
+
+        return build_mlp_input(config)

@@ -1,0 +1,102 @@
+"""A recurrent classifier: nn.LSTM or nn.GRU over the sequence, last hidden state → Linear.
+
+The recurrent layer is one module (torch runs all its layers and time steps inside), so the
+layer table shows it as one row; `last` picks the top layer's final hidden state.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families.base import (
+    Family,
+    FamilyParam,
+    Gemm,
+    draw_input,
+    head_module,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+CELLS: tuple[str, ...] = ("lstm", "gru")
+GATES = {"lstm": 4, "gru": 3}
+
+
+class RnnFamily(Family):
+    name = "rnn"
+    title = "RNN"
+    params = (
+        FamilyParam(
+            "cell", "recurrent cell: lstm or gru (default lstm)", kind="choice", choices=CELLS
+        ),
+        FamilyParam("features", "input features per time step (default 32)"),
+        FamilyParam("hidden", "hidden state width (default 64)"),
+        FamilyParam("seq", "time steps per sequence (default 32)"),
+        FamilyParam("depth", "stacked recurrent layers (default 2)"),
+        FamilyParam("classes", "number of classes the Linear classifier outputs (default 10)"),
+    )
+    uses = frozenset({"head"})
+    sweep_params = ("seq", "hidden")
+
+    def describe(self, config: ExperimentConfig) -> str:
+        return (
+            f"{config.cell.upper()} {config.features}→{config.hidden} · depth {config.depth} · "
+            f"seq {config.seq} · {config.classes} classes"
+        )
+
+    def gemms(self, config: ExperimentConfig) -> tuple[Gemm, ...]:
+        b, s, h = config.batch, config.seq, config.hidden
+        gates = GATES.get(config.cell, 4) * h
+        out = []
+        for layer in range(config.depth):
+            fan_in = config.features if layer == 0 else h
+            out.append(Gemm("linear", b * s, fan_in, gates))  # input projection, all steps
+            out.append(Gemm("linear", b, h, gates, count=s))  # recurrent projection, per step
+        out.append(Gemm("linear", b, h, config.classes))
+        return tuple(out)
+
+    def parameter_count(self, config: ExperimentConfig) -> int:
+        h = config.hidden
+        gates = GATES.get(config.cell, 4) * h
+        total = 0
+        for layer in range(config.depth):
+            fan_in = config.features if layer == 0 else h
+            total += gates * (fan_in + h) + 2 * gates
+        return total + h * config.classes + config.classes
+
+    def activation_elements(self, config: ExperimentConfig) -> int:
+        b, s, h = config.batch, config.seq, config.hidden
+        per_layer = b * s * h * (GATES.get(config.cell, 4) + 2)
+        return self.input_elements(config) + per_layer * config.depth + b * (h + 2 * config.classes)
+
+    def input_elements(self, config: ExperimentConfig) -> int:
+        return config.batch * config.seq * config.features
+
+    def sweep_label(self, param: str) -> str:
+        return {"seq": "sequence length", "hidden": "hidden width"}.get(param, param)
+
+    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
+        import torch
+
+        from autocast_explorer.core.experiment.families.layers import LastStep
+
+        torch.manual_seed(config.seed)
+        cell = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[config.cell]
+        layers: OrderedDict[str, torch.nn.Module] = OrderedDict()
+        layers[config.cell] = cell(
+            config.features, config.hidden, num_layers=config.depth, batch_first=True
+        )
+        layers["last"] = LastStep()
+        layers["fc"] = torch.nn.Linear(config.hidden, config.classes)
+        head = head_module(config.head)
+        if head is not None:
+            layers[config.head] = head
+        model = torch.nn.Sequential(layers)
+        model.eval()
+        return model
+
+    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
+        return draw_input(config, (config.batch, config.seq, config.features))

@@ -1,0 +1,135 @@
+"""A transformer encoder classifier: `depth` TransformerEncoderLayers, mean over tokens, Linear.
+
+In eval mode under no_grad, torch runs each encoder layer as one fused kernel (its "fast
+path"); in train mode, or when the fast path is turned off here, it runs the ordinary modules
+one by one. The two paths return different dtypes under autocast, which is the point of
+offering the switch: `fast_path=False` measures the model in train mode (dropout is 0, so the
+numbers are the same computation).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.families.base import (
+    Family,
+    FamilyParam,
+    Gemm,
+    activation_module,
+    draw_input,
+    head_module,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+
+class TransformerFamily(Family):
+    name = "transformer"
+    title = "Transformer"
+    params = (
+        FamilyParam("d_model", "token width (default 64; divisible by --heads)"),
+        FamilyParam("heads", "attention heads (default 4)"),
+        FamilyParam("seq", "tokens per sequence (default 32)"),
+        FamilyParam("depth", "encoder layers (default 2)"),
+        FamilyParam("ff", "feed-forward width inside each layer (default 256)"),
+        FamilyParam("classes", "number of classes the Linear classifier outputs (default 10)"),
+        FamilyParam(
+            "fast_path",
+            "let torch run its fused encoder kernel (eval + no_grad); off measures the "
+            "ordinary path (train mode, dropout 0)",
+            kind="bool",
+        ),
+    )
+    sweep_params = ("seq", "d_model")
+
+    def validate(self, config: ExperimentConfig) -> None:
+        super().validate(config)
+        if config.d_model % config.heads:
+            raise ConfigError(
+                "heads",
+                f"d_model {config.d_model} is not divisible by {config.heads} heads; "
+                "pick heads that divide d_model",
+            )
+
+    def describe(self, config: ExperimentConfig) -> str:
+        path = "" if config.fast_path else " · fast path off"
+        return (
+            f"Transformer d_model {config.d_model} · {config.heads} heads · depth "
+            f"{config.depth} · ff {config.ff} · seq {config.seq} · {config.classes} classes{path}"
+        )
+
+    def gemms(self, config: ExperimentConfig) -> tuple[Gemm, ...]:
+        b, s, d, f, h = config.batch, config.seq, config.d_model, config.ff, config.heads
+        tokens = b * s
+        layer = (
+            Gemm("linear", tokens, d, 3 * d),  # attention in-projection (q, k, v)
+            Gemm("bmm", s, d // h, s, count=b * h),  # scores q·kᵀ
+            Gemm("bmm", s, s, d // h, count=b * h),  # weighted values
+            Gemm("linear", tokens, d, d),  # attention out-projection
+            Gemm("linear", tokens, d, f),  # feed-forward up
+            Gemm("linear", tokens, f, d),  # feed-forward down
+        )
+        return (*layer * config.depth, Gemm("linear", b, d, config.classes))
+
+    def parameter_count(self, config: ExperimentConfig) -> int:
+        d, f = config.d_model, config.ff
+        per_layer = (3 * d * d + 3 * d) + (d * d + d) + (d * f + f) + (f * d + d) + 4 * d
+        return per_layer * config.depth + d * config.classes + config.classes
+
+    def activation_elements(self, config: ExperimentConfig) -> int:
+        b, s, d = config.batch, config.seq, config.d_model
+        per_layer = b * s * (9 * d + config.ff) + b * config.heads * s * s
+        return self.input_elements(config) + per_layer * config.depth + b * (d + config.classes)
+
+    def input_elements(self, config: ExperimentConfig) -> int:
+        return config.batch * config.seq * config.d_model
+
+    def sweep_label(self, param: str) -> str:
+        return {"seq": "sequence length", "d_model": "d_model"}.get(param, param)
+
+    def fused(self, called: Collection[str]) -> bool:
+        """Whether the fused kernel ran: an encoder layer was called but not its attention."""
+        layers = [n for n in called if n.startswith("encoder") and "." not in n]
+        return bool(layers) and all(f"{n}.self_attn" not in called for n in layers)
+
+    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
+        import torch
+
+        from autocast_explorer.core.experiment.families.layers import MeanOverTokens
+
+        torch.manual_seed(config.seed)
+        layers: OrderedDict[str, torch.nn.Module] = OrderedDict()
+        for i in range(1, config.depth + 1):
+            layers[f"encoder{i}"] = torch.nn.TransformerEncoderLayer(
+                config.d_model,
+                config.heads,
+                dim_feedforward=config.ff,
+                dropout=0.0,
+                activation=_encoder_activation(config.activation),
+                batch_first=True,
+            )
+        layers["pool"] = MeanOverTokens()
+        layers["fc"] = torch.nn.Linear(config.d_model, config.classes)
+        head = head_module(config.head)
+        if head is not None:
+            layers[config.head] = head
+        model = torch.nn.Sequential(layers)
+        model.train(not config.fast_path)
+        return model
+
+    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
+        return draw_input(config, (config.batch, config.seq, config.d_model))
+
+
+def _encoder_activation(name: str) -> object:
+    """'relu'/'gelu' as torch expects them (the fused path needs one of these); others as
+    modules, which keep the layer on the ordinary path."""
+    import torch
+
+    if name in ("relu", "gelu"):
+        return name
+    return activation_module(name) or torch.nn.Identity()

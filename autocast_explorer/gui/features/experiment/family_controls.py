@@ -1,0 +1,193 @@
+"""The model selector and each family's parameters, built from core's family descriptions.
+
+`modelCombo` picks the family; below it a stacked page per family holds one input per
+parameter core declares (core/experiment/families/), so a new family needs no code here.
+The MLP's own inputs (widths, layer editor) stay where they always were, in the controls panel;
+the panel shows or hides the shared inputs (widths, activation) as the family uses them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QSpinBox,
+    QStackedWidget,
+    QWidget,
+)
+
+from autocast_explorer.core.experiment.config import ExperimentConfig, parse_widths
+from autocast_explorer.core.experiment.families import FAMILIES, FamilyParam
+
+MODEL_TIP = (
+    "Which model to measure. mlp is the tutorial's model; cnn, transformer and rnn show how "
+    "autocast treats convolutions, attention and recurrent layers on this CPU."
+)
+LABELS = {
+    "channels": "C&hannels",
+    "image": "&Image side",
+    "classes": "C&lasses",
+    "d_model": "d_&model",
+    "heads": "H&eads",
+    "seq": "Se&quence",
+    "depth": "De&pth",
+    "ff": "&Feed-forward",
+    "fast_path": "",
+    "cell": "&Cell",
+    "features": "&Features",
+    "hidden": "H&idden",
+}
+SPIN_MAX = {"image": 4096, "heads": 256, "depth": 64, "classes": 1_000_000}
+
+
+def widget_name(family: str, field: str) -> str:
+    """objectName of a parameter's input: 'cnnChannelsEdit', 'transformerSeqSpin', …"""
+    camel = "".join(part.title() for part in field.split("_"))
+    return f"{family}{camel}"
+
+
+class FamilyControls(QObject):
+    """modelCombo and `pages` (one page of parameters per family), for the panel to place.
+
+    Emits `changed` on any edit.
+    """
+
+    changed = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("familyControls")
+        self.modelCombo = QComboBox()
+        self.modelCombo.setObjectName("modelCombo")
+        for name, fam in FAMILIES.items():
+            self.modelCombo.addItem(f"{fam.title} ({name})", name)
+        self.modelCombo.setToolTip(MODEL_TIP)
+        self.modelCombo.currentIndexChanged.connect(self._on_model_changed)
+        self.pages = QStackedWidget()
+        self.pages.setObjectName("familyPages")
+        self._inputs: dict[str, dict[str, QWidget]] = {}
+        self._labels: dict[str, dict[str, QLabel]] = {}
+        for name, fam in FAMILIES.items():
+            page = QWidget()
+            form = QFormLayout(page)
+            form.setContentsMargins(0, 0, 0, 0)
+            form.setVerticalSpacing(5)
+            form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+            self._inputs[name] = {}
+            self._labels[name] = {}
+            for param in fam.params:
+                widget = self._input(name, param)
+                self._inputs[name][param.name] = widget
+                if param.kind == "bool":
+                    form.addRow(widget)
+                    continue
+                label = QLabel(LABELS.get(param.name, param.name))
+                label.setBuddy(widget)
+                label.setToolTip(param.help)
+                form.addRow(label, widget)
+                self._labels[name][param.name] = label
+            self.pages.addWidget(page)
+        self._on_model_changed(0)
+
+    def _input(self, family: str, param: FamilyParam) -> QWidget:
+        tip = param.help[:1].upper() + param.help[1:] + "."
+        if param.kind == "ints":
+            widget: QWidget = QLineEdit()
+            widget.setObjectName(widget_name(family, param.name) + "Edit")
+            widget.setPlaceholderText("e.g. 3,32,64")
+            widget.textChanged.connect(self._emit_changed)
+        elif param.kind == "choice":
+            widget = QComboBox()
+            widget.setObjectName(widget_name(family, param.name) + "Combo")
+            widget.addItems(list(param.choices))
+            widget.currentIndexChanged.connect(self._emit_changed)
+        elif param.kind == "bool":
+            widget = QCheckBox("Allow the fused fast path (eval + no_grad)")
+            widget.setObjectName(widget_name(family, param.name) + "Check")
+            widget.toggled.connect(self._emit_changed)
+        else:
+            widget = QSpinBox()
+            widget.setObjectName(widget_name(family, param.name) + "Spin")
+            widget.setRange(param.minimum, SPIN_MAX.get(param.name, 1 << 20))
+            widget.setAccelerated(True)
+            widget.valueChanged.connect(self._emit_changed)
+        widget.setToolTip(tip)
+        return widget
+
+    # ---- slots ----------------------------------------------------------------------------
+    @Slot()
+    def _emit_changed(self) -> None:
+        self.changed.emit()
+
+    @Slot(int)
+    def _on_model_changed(self, index: int) -> None:
+        self._show_page()
+        self.changed.emit()
+
+    def _show_page(self) -> None:
+        """Show the current family's page; only it takes space (a stack is as tall as its
+        tallest page otherwise, leaving a gap under a short one)."""
+        self.pages.setCurrentIndex(max(self.modelCombo.currentIndex(), 0))
+        for i in range(self.pages.count()):
+            current = i == self.pages.currentIndex()
+            policy = QSizePolicy.Policy.Preferred if current else QSizePolicy.Policy.Ignored
+            self.pages.widget(i).setSizePolicy(policy, policy)
+        self.pages.setVisible(bool(FAMILIES[self.model()].params))
+        self.pages.adjustSize()
+
+    # ---- config ---------------------------------------------------------------------------
+    def model(self) -> str:
+        return self.modelCombo.currentData() or "mlp"
+
+    def input(self, field: str, family: str | None = None) -> QWidget:
+        """The input for `field` on the page of `family` (default: the current one)."""
+        return self._inputs[family or self.model()][field]
+
+    def fields(self) -> dict[str, Any]:
+        """`model` and the current family's parameters, as config fields (may raise
+        ConfigError from parsing channels)."""
+        model = self.model()
+        values: dict[str, Any] = {"model": model}
+        for field, widget in self._inputs[model].items():
+            if isinstance(widget, QLineEdit):
+                values[field] = parse_widths(widget.text(), field)
+            elif isinstance(widget, QComboBox):
+                values[field] = widget.currentText()
+            elif isinstance(widget, QCheckBox):
+                values[field] = widget.isChecked()
+            elif isinstance(widget, QSpinBox):
+                values[field] = widget.value()
+        return values
+
+    def set_config(self, config: ExperimentConfig) -> None:
+        """Show `config`'s family and the parameters of every family (no signals)."""
+        widgets = [self.modelCombo, *(w for page in self._inputs.values() for w in page.values())]
+        blocked = [w.blockSignals(True) for w in widgets]
+        try:
+            self.modelCombo.setCurrentIndex(self.modelCombo.findData(config.model))
+            for page in self._inputs.values():
+                for field, widget in page.items():
+                    value = getattr(config, field)
+                    if isinstance(widget, QLineEdit):
+                        widget.setText(",".join(map(str, value)))
+                    elif isinstance(widget, QComboBox):
+                        widget.setCurrentText(value)
+                    elif isinstance(widget, QCheckBox):
+                        widget.setChecked(bool(value))
+                    elif isinstance(widget, QSpinBox):
+                        widget.setValue(min(int(value), widget.maximum()))
+        finally:
+            for widget, was in zip(widgets, blocked, strict=True):
+                widget.blockSignals(was)
+        self._show_page()
+
+    def field_widgets(self) -> dict[str, list[QWidget]]:
+        """Inputs per field on the current page (for inline error highlighting)."""
+        return {field: [w] for field, w in self._inputs[self.model()].items()}
