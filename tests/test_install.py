@@ -194,3 +194,36 @@ def test_installed_window_lists_every_builtin_preset(installed):
     assert seen["help_headings"][:2] == ["Keyboard shortcuts", "Autocast Explorer"]
     assert {"Install as a user", "The window"} <= set(seen["help_headings"])
     assert seen["help_at_section"] is True
+
+
+#: A tester's project elsewhere: no conftest, no pytest_plugins line; the wheel's pytest11 entry
+#: point alone brings the `explorer` fixture.
+PLUGIN_TEST = """
+from pathlib import Path
+
+import autocast_explorer.testing as kit
+from autocast_explorer.testing import run_and_wait
+
+
+def test_the_installed_kit_runs_an_experiment(explorer, tiny_config):
+    assert Path(kit.__file__).is_relative_to(Path({venv!r}))
+    result = run_and_wait(explorer, tiny_config)
+    assert result.config == tiny_config
+    assert explorer.latencyPlot.drawn()["heights"] == [
+        result.plain.median_ms, result.autocast.median_ms
+    ]
+"""
+
+
+def test_installed_wheel_brings_the_pytest_plugin(installed):
+    env = _user_env(installed)
+    project = installed["home"] / "tester-project"
+    project.mkdir(exist_ok=True)
+    (project / "test_kit.py").write_text(PLUGIN_TEST.format(venv=str(installed["venv"])))
+    done = _run(
+        [str(installed["python"]), "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_kit.py"],
+        project,
+        env,
+        300,
+    )
+    assert "1 passed" in done.stdout.splitlines()[-1]
