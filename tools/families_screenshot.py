@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from tools.numerics_screenshot import show_tab
-from tools.screenshot import first_start_window, save_png, wait_for
+from tools.screenshot import first_start_window, measured, save_png, show_tab
 
 SHOTS = (
     (
@@ -36,17 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     app, window = first_start_window()
     window.show()
     try:
-        if not window.engine_ready() and wait_for(window.engineReady) is None:
-            print("error: PyTorch did not load", file=sys.stderr)
-            return 1
         for config, views in SHOTS:
-            window.set_config(config)
-            if not window.start_experiment():
-                print(f"error: could not start: {window.input_errors()}", file=sys.stderr)
-                return 1
-            got = wait_for(window.experimentFinished, window.experimentFailed)
-            if not got or isinstance(got[0], str):
-                print(f"error: the run failed: {got}", file=sys.stderr)
+            if not measured(window, config):
                 return 1
             print(window.verdictLabel.text(), flush=True)
             for title, name in views:

@@ -16,8 +16,10 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 from tools.screenshot import (
     SETTLE_MS,
     first_start_window,
+    measured,
     pause,
     save_png,
+    show_tab,
     wait_for,
 )
 
@@ -30,16 +32,6 @@ VIEWS = (
 )
 
 
-def show_tab(window, title: str) -> None:
-    tabs = window.resultTabs
-    for i in range(tabs.count()):
-        if tabs.tabText(i) == title:
-            tabs.setCurrentIndex(i)
-            pause(SETTLE_MS)
-            return
-    raise SystemExit(f"error: no tab {title!r}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", nargs="?", default="docs")
@@ -49,16 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     app, window = first_start_window()
     window.show()
     try:
-        if not window.engine_ready() and wait_for(window.engineReady) is None:
-            print("error: PyTorch did not load", file=sys.stderr)
-            return 1
-        window.set_config(CONFIG)
-        if not window.start_experiment():
-            print(f"error: could not start: {window.input_errors()}", file=sys.stderr)
-            return 1
-        got = wait_for(window.experimentFinished, window.experimentFailed)
-        if not got or isinstance(got[0], str):
-            print(f"error: the run failed: {got}", file=sys.stderr)
+        if not measured(window, CONFIG):
             return 1
         print(window.verdictLabel.text(), flush=True)
         for title, name in VIEWS:

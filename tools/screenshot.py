@@ -21,6 +21,7 @@ from autocast_explorer.core.documents.files import write_atomic
 from autocast_explorer.gui.shell.app import create_application
 
 if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.config import ExperimentConfig
     from autocast_explorer.gui.shell.main_window import MainWindow
 
 WIDTH, HEIGHT = 1280, 800
@@ -141,6 +142,33 @@ def first_start_window() -> tuple[QApplication, MainWindow]:
     window.resize(WIDTH, HEIGHT)
     window.move(0, 0)
     return app, window
+
+
+def measured(window: MainWindow, config: ExperimentConfig) -> bool:
+    """Load the engine if needed, run `config` and wait for it; False (said on stderr) if not."""
+    if not window.engine_ready() and wait_for(window.engineReady) is None:
+        print("error: PyTorch did not load", file=sys.stderr)
+        return False
+    window.set_config(config)
+    if not window.start_experiment():
+        print(f"error: could not start: {window.input_errors()}", file=sys.stderr)
+        return False
+    got = wait_for(window.experimentFinished, window.experimentFailed)
+    if not got or isinstance(got[0], str):
+        print(f"error: the run failed: {got}", file=sys.stderr)
+        return False
+    return True
+
+
+def show_tab(window: MainWindow, title: str) -> None:
+    """Bring the result tab titled `title` to the front and let it repaint."""
+    tabs = window.resultTabs
+    for i in range(tabs.count()):
+        if tabs.tabText(i) == title:
+            tabs.setCurrentIndex(i)
+            pause(SETTLE_MS)
+            return
+    raise SystemExit(f"error: no tab {title!r}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,9 +16,9 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 from tools.screenshot import (
     SETTLE_MS,
     first_start_window,
+    measured,
     pause,
     save_png,
-    wait_for,
 )
 
 CONFIG = ExperimentConfig(
@@ -35,16 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     app, window = first_start_window()
     window.show()
     try:
-        if not window.engine_ready() and wait_for(window.engineReady) is None:
-            print("error: PyTorch did not load", file=sys.stderr)
-            return 1
-        window.set_config(CONFIG)
-        if not window.start_experiment():
-            print(f"error: could not start: {window.input_errors()}", file=sys.stderr)
-            return 1
-        got = wait_for(window.experimentFinished, window.experimentFailed)
-        if not got or isinstance(got[0], str):
-            print(f"error: the run failed: {got}", file=sys.stderr)
+        if not measured(window, CONFIG):
             return 1
         window.context.show_view("training")
         pause(SETTLE_MS)
