@@ -22,8 +22,8 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
-# The suite as an AVX2-only host runs it, on a native-bf16 machine (README: "Running as
-# another CPU kind" says what this does and does not emulate).
+# The suite as an AVX2-only host runs it, on a native-bf16 machine (docs/measurement.md,
+# "CPU capabilities and running as another CPU kind" says what this does and does not emulate).
 AVX2_HOST := ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2 \
 	AUTOCAST_EXPLORER_CPU_FLAGS=avx2,fma
 test-as-avx2: $(STAMP)

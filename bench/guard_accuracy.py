@@ -1,7 +1,7 @@
 """The time guard's forecast against the measured slower mode, for a small, medium and large MLP.
 
 Target: estimate within 3× of the measured slower median (either way) on every CPU kind. Run it
-once natively and once as an AVX2 host (README, "Running as another CPU kind"). Prints Markdown.
+once natively and once as an AVX2 host (docs/measurement.md). Prints Markdown.
 """
 
 from __future__ import annotations

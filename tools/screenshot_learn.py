@@ -1,4 +1,4 @@
-"""`python -m tools.screenshot_learn SCENE PATH`: README pictures of the lessons and Compare.
+"""`python -m tools.screenshot_learn SCENE PATH`: the lessons and Compare pictures (docs/window.md).
 
 Scenes (each measured live on the machine that makes the picture, at 1280×800):
 - `lessons`: the projector theme, controls hidden, the Lessons panel after running lesson 2.

@@ -401,18 +401,6 @@ def test_time_guard_refuses_a_sweep_before_measuring(window, qtbot):
     assert tab.runSweepButton.isEnabled()
 
 
-def test_the_readme_sweep_example_passes(qtbot):
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Sweeps, placements and the hardware verdict in the window") :]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace: dict[str, object] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
-    namespace["test_a_sweep_draws_each_point_as_it_arrives"](qtbot)
-
-
 def test_progress_is_throttled_but_keeps_the_first_and_the_last():
     from autocast_explorer.gui.features.sweeps.tab import ThrottledProgress
 

@@ -1,6 +1,6 @@
 """The result of one experiment and its JSON/CSV forms (schema `autocast-explorer/result/1`).
 
-The JSON names are a contract with presenters and testers (README, "JSON contract"). Loading
+The JSON names are a contract with presenters and testers (docs/file-formats.md). Loading
 is strict: a foreign, truncated or corrupt document raises ResultFormatError with the path of
 the first bad field, and nothing in a file is ever executed.
 """

@@ -6,7 +6,7 @@ read only when this torch lacks that function (it exists from torch 2.8). Flags 
 
 AUTOCAST_EXPLORER_CPU_FLAGS="avx2,fma" replaces the flags the program reports (not what the
 CPU does): with oneDNN's and ATen's own ISA caps it lets a native-bf16 machine be run as an
-AVX2-only host would report itself (README, "Running as another CPU kind").
+AVX2-only host would report itself (docs/measurement.md).
 """
 
 from __future__ import annotations
