@@ -49,7 +49,7 @@ class SweepShooter(QObject):
         threads = self.args.threads or None
         self.window.set_config(ExperimentConfig(min_time=self.args.min_time, threads=threads))
         self.install.sweeps.set_sweep("batch", self.args.values)
-        self.install._run_sweep()
+        self.install.sweeps.start_sweep()
 
     @Slot(object)
     def sweep_done(self, result: object) -> None:
@@ -62,7 +62,7 @@ class SweepShooter(QObject):
     @Slot()
     def after_sweep(self) -> None:
         self.grab("sweeps.png")
-        self.install._time_placements()
+        self.install.placements.start_placements()
 
     @Slot(object)
     def placements_done(self, report: object) -> None:
@@ -83,7 +83,7 @@ class SweepShooter(QObject):
             return
         self.step = "grid"
         self.install.sweeps.set_sweep("grid", self.args.grid_batches, self.args.grid_widths)
-        self.install._run_sweep()
+        self.install.sweeps.start_sweep()
 
     @Slot()
     def after_grid(self) -> None:

@@ -96,8 +96,9 @@ class AppContext(QObject):
         self._window.controls.layout().insertWidget(0, widget)
 
     def controls_column(self) -> QWidget:
-        """The controls column itself (presentation mode hides and widens it)."""
-        return self._window.controlsScroll
+        """The controls column: the scrolling inputs and the Run footer under them
+        (presentation mode hides and widens it)."""
+        return self._window.controlsColumn
 
     # ---- engine and runs ------------------------------------------------------------------
     def engine_ready(self) -> bool:

@@ -202,8 +202,6 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.controls)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(330)
-        scroll.setMaximumWidth(460)
         self.controlsScroll = scroll
 
         self.resultTabs = QTabWidget()
@@ -229,7 +227,17 @@ class MainWindow(QMainWindow):
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setObjectName("mainSplitter")
-        splitter.addWidget(scroll)
+        left = QWidget()
+        left.setObjectName("controlsColumn")
+        left.setMinimumWidth(330)
+        left.setMaximumWidth(460)
+        self.controlsColumn = left
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.setSpacing(0)
+        left_layout.addWidget(scroll, 1)
+        left_layout.addWidget(self.controls.runFooter)
+        splitter.addWidget(left)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)

@@ -131,6 +131,7 @@ class ControlsPanel(QWidget):
 
         mode = QGroupBox("Mode")
         mode_form = self._form(mode)
+        self._mode_form = mode_form
         self.modeCombo = QComboBox()
         self.modeCombo.setObjectName("modeCombo")
         for text, value in MODE_ITEMS:
@@ -236,6 +237,12 @@ class ControlsPanel(QWidget):
         layout.addWidget(measure)
         self._toggle_advanced(False)
 
+        # Run, Cancel and the progress sit in a footer the window pins below the scrolling
+        # inputs, so they stay in view however long the panel grows.
+        self.runFooter = QWidget()
+        self.runFooter.setObjectName("runFooter")
+        footer = QVBoxLayout(self.runFooter)
+        footer.setContentsMargins(8, 6, 8, 6)
         buttons = QHBoxLayout()
         self.runButton = QPushButton("Run  (F5)")
         self.runButton.setObjectName("runButton")
@@ -250,7 +257,7 @@ class ControlsPanel(QWidget):
         self.cancelButton.setMinimumHeight(34)
         buttons.addWidget(self.runButton, 1)
         buttons.addWidget(self.cancelButton, 1)
-        layout.addLayout(buttons)
+        footer.addLayout(buttons)
 
         self.progressBar = QProgressBar()
         self.progressBar.setObjectName("progressBar")
@@ -262,8 +269,8 @@ class ControlsPanel(QWidget):
         self.progressLabel.setWordWrap(True)
         self.progressLabel.setToolTip("What the run is doing now.")
         self.progressLabel.setStyleSheet(f"color: {style.MUTED};")
-        layout.addWidget(self.progressBar)
-        layout.addWidget(self.progressLabel)
+        footer.addWidget(self.progressBar)
+        footer.addWidget(self.progressLabel)
         layout.addStretch(1)
         guide = QLabel(READING_GUIDE)
         guide.setObjectName("readingGuide")
@@ -381,6 +388,9 @@ class ControlsPanel(QWidget):
         for field in (f for f in TRAINING_FIELDS if f != "mode"):  # the selector stays on
             for widget in self._field_widgets[field]:
                 widget.setEnabled(training)
+                # Shown only in Training mode, so Inference keeps the panel short.
+                if self._mode_form.indexOf(widget) >= 0:
+                    self._mode_form.setRowVisible(widget, training)
         self.minTimeSpin.setToolTip(
             TIPS["min_time"]
             + (" In Training mode: seconds of timed training steps per mode." if training else "")
