@@ -162,8 +162,8 @@ def test_ctrl_c_during_a_sweep_exits_130():
          "channels", [4, 8]),
         (["--model", "cnn", "--param", "image", "--values", "4,8", "--channels", "3,4"],
          "image", [4, 8]),
-        (["--model", "rnn", "--param", "hidden", "--values", "8,16", "--seq", "4", "--depth",
-          "1"], "hidden", [8, 16]),
+        (["--model", "rnn", "--cell", "gru", "--param", "hidden", "--values", "8,16", "--seq",
+          "4", "--depth", "1"], "hidden", [8, 16]),
         (["--model", "rnn", "--cell", "gru", "--param", "batch", "--values", "1,4", "--seq",
           "4"], "batch", [1, 4]),
     ],
@@ -181,6 +181,37 @@ def test_family_sweeps(args, param, values, capsys):
     back = SweepResult.from_dict(data)
     assert back.config.model == data["config"]["model"]
     assert [p.flops for p in back.points] == [p["flops"] for p in data["points"]]
+
+
+def _bf16_lstm_error() -> str:
+    """What torch itself says when a bfloat16-autocast LSTM runs on this CPU ('' if it runs)."""
+    import torch
+
+    lstm = torch.nn.LSTM(8, 8, batch_first=True)
+    try:
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            lstm(torch.randn(2, 4, 8))
+    except RuntimeError as exc:
+        return str(exc).splitlines()[0]
+    return ""
+
+
+def test_an_lstm_sweep_follows_what_this_cpu_does(capsys):
+    """Where oneDNN has no bfloat16 LSTM (AVX2-only hosts) a sweep has nothing to compare and
+    says so in one line; where it has one, the sweep measures both modes."""
+    args = ["sweep", "--model", "rnn", "--cell", "lstm", "--param", "hidden", "--values", "8,16"]
+    code = main([*args, "--seq", "4", "--depth", "1", "--min-time", "0.02", "--no-onednn"])
+    out, err = capsys.readouterr()
+    problem = _bf16_lstm_error()
+    if problem:
+        assert code == 2
+        assert err.count("\n") == 1 and err.startswith("error: autocast: hidden 8: ")
+        assert problem[:40] in err and "`run` shows this finding" in err
+    else:
+        assert code == 0 and err == ""
+        rows = out.splitlines()[2:4]  # after the title and the table's header
+        assert [row.split()[0] for row in rows] == ["8", "16"]
+        assert "crossover" in out.lower()
 
 
 @pytest.mark.parametrize(
