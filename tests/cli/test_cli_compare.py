@@ -96,3 +96,22 @@ def test_compare_needs_at_least_one_file(capsys):
     assert main(["compare"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: the following arguments are required: RESULT.json")
+
+
+def test_compare_shows_a_run_whose_autocast_forward_raised(result_file, tmp_path, capsys):
+    from tests.autocast_failure import MESSAGE, failing_result
+
+    with pytest.MonkeyPatch.context() as patch:
+        failed = failing_result(patch)
+    path = tmp_path / "lstm-avx2.json"
+    path.write_text(failed.to_json())
+    capsys.readouterr()
+    assert main(["compare", str(result_file), str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    lines = {line.split("  ")[0]: line for line in captured.out.splitlines() if line}
+    original = json.loads(result_file.read_text())
+    assert lines["speedup"].split()[1:] == [f"{original['latency']['speedup']:.2f}×", "—"]
+    assert lines["predictions agree"].split()[-1] == "—"
+    assert f"raised: RuntimeError: {MESSAGE}"[:43] in lines["autocast median"]
+    assert lines["plain median"].split()[-2:] == [f"{failed.plain.median_ms:.3f}", "ms"]

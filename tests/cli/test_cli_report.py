@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from autocast_explorer.cli import main
 
 TINY = ["--widths", "32,16,4", "--batch", "8", "--min-time", "0.02"]
@@ -139,3 +141,71 @@ def test_training_report_carries_the_loss_chart(tmp_path, capsys):
         for y in range(0, image.height(), 3)
     }
     assert "#3465a4" in colours
+
+
+FAMILY_ARGS = {
+    "cnn": ["--model", "cnn", "--channels", "3,8,8", "--image", "8"],
+    "transformer": ["--model", "transformer", "--d-model", "16", "--heads", "2", "--seq", "6"],
+    "rnn": ["--model", "rnn", "--cell", "gru", "--features", "8", "--hidden", "16", "--seq", "5"],
+}
+
+
+@pytest.mark.parametrize("model", sorted(FAMILY_ARGS))
+def test_run_report_covers_every_model_family(model, tmp_path, capsys):
+    from autocast_explorer.gui.shell import style
+
+    folder = tmp_path / model
+    args = ["run", *FAMILY_ARGS[model], "--batch", "3", "--min-time", "0.02"]
+    assert main([*args, "--report", str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["report.md", "reproduce.py", "result.csv", "result.json", *CHART_FILES]
+    )
+    data = json.loads((folder / "result.json").read_text())
+    assert data["config"]["model"] == model
+    markdown = (folder / "report.md").read_text()
+    title = {"cnn": "CNN", "transformer": "Transformer", "rnn": "RNN"}[model]
+    assert f"| model | {title} |" in markdown
+    assert f"| {data['layers'][0]['name']} |" in markdown
+    # The dtype chart draws this family's layers in the dtypes they ran in.
+    measured = {layer["autocast"]["out"] for layer in data["layers"] if layer["autocast"]}
+    colors = png_colors(folder / "dtypes.png")
+    assert {style.dtype_color(d) for d in measured | {"float32"}} <= colors
+
+
+def test_run_report_of_a_failed_autocast_forward_leads_with_the_finding(
+    tmp_path, capsys, monkeypatch
+):
+    from autocast_explorer.core.experiment.families import FAMILIES
+    from autocast_explorer.gui.shell import style
+    from tests.autocast_failure import MESSAGE, RaisesUnderAutocast
+
+    def build_model(config):
+        import torch
+
+        torch.manual_seed(config.seed)
+        model = torch.nn.Sequential()
+        model.add_module("fc1", torch.nn.Linear(config.widths[0], 8))
+        model.add_module("refuses", RaisesUnderAutocast())
+        model.add_module("fc2", torch.nn.Linear(8, config.widths[-1]))
+        return model.eval()
+
+    monkeypatch.setattr(FAMILIES["mlp"], "build_model", build_model)
+    folder = tmp_path / "finding"
+    assert main(["run", *TINY, "--report", str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert "no report" not in captured.err and captured.err == ""
+    assert f"Report written to {folder}" in captured.out
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["report.md", "reproduce.py", "result.csv", "result.json", *CHART_FILES]
+    )
+    markdown = (folder / "report.md").read_text()
+    assert markdown.index("## Finding: bfloat16 autocast could not run") < markdown.index(
+        "## Experiment"
+    )
+    assert MESSAGE in markdown
+    # The latency chart draws the float32 bar only.
+    colors = png_colors(folder / "latency.png")
+    assert style.dtype_color("float32") in colors
+    assert style.dtype_color("bfloat16") not in colors

@@ -107,3 +107,61 @@ def _table(comparison):
     from autocast_explorer.core.learning.compare import comparison_table
 
     return comparison_table(comparison)
+
+
+# ---- a run whose autocast forward raised, and other model families ------------------------------
+def test_a_failed_autocast_forward_is_compared_not_refused(result, tmp_path, monkeypatch):
+    import dataclasses
+
+    from tests.autocast_failure import failing_result
+
+    failed = failing_result(monkeypatch)
+    # A message from a file may hold terminal escapes and newlines: they never reach a column.
+    failed = dataclasses.replace(
+        failed, autocast_error="RuntimeError: \x1b[31mcould not create\na primitive " + "x" * 80
+    )
+    path = tmp_path / "failed.json"
+    path.write_text(failed.to_json())
+    loaded = load_result_file(path)  # accepted, its message read without the escape
+    assert "could not create" in loaded.autocast_error and "\x1b" not in loaded.autocast_error
+    ok = tmp_path / "ok.json"
+    ok.write_text(result.to_json())
+    assert load_comparison([ok, path]).rows()[1].autocast_error == loaded.autocast_error
+    comparison = compare_results([result, failed])  # in memory: the escape is still there
+    table = dict(_table(comparison))
+    cell = table["autocast median"][1]
+    assert cell == "raised: RuntimeError: [31mcould not create…"  # fits the 44-char column
+    assert "\x1b" not in cell and "\n" not in cell
+    assert table["autocast median"][0] == f"{result.autocast.median_ms:.3f} ms"
+    for name in ("speedup", "autocast p25–p75", "predictions agree", "allclose", "max |diff|"):
+        assert table[name][1] == "—", name
+    assert table["speedup"][0] == f"{result.speedup:.2f}×"
+    assert table["plain median"][1] == f"{failed.plain.median_ms:.3f} ms"
+    overlay = comparison.overlay()
+    assert overlay[1].modes == ("float32",)
+    assert overlay[1].median_ms == (failed.plain.median_ms,)
+    assert overlay[1].autocast_error == failed.autocast_error
+    text = format_comparison(comparison)
+    assert "raised: RuntimeError:" in text and "\x1b" not in text
+
+
+def test_other_families_show_their_parameters(result):
+    rnn = run_experiment(
+        ExperimentConfig(
+            model="rnn", cell="gru", features=8, hidden=16, seq=5, depth=1, batch=3, min_time=0.02
+        )
+    )
+    cnn = run_experiment(
+        ExperimentConfig(model="cnn", channels=(3, 8, 8), image=8, batch=2, min_time=0.02)
+    )
+    table = dict(_table(compare_results([result, rnn, cnn])))
+    assert table["model"] == ["32,16,4 · batch 8 · relu", "RNN · batch 3", "CNN · batch 2 · relu"]
+    assert table["cell"] == ["—", "gru", "—"]
+    assert table["hidden"] == ["—", "16", "—"]
+    assert table["seq"] == ["—", "5", "—"]
+    assert table["channels"] == ["—", "—", "3,8,8"]
+    assert table["classes"] == ["—", "10", "10"]
+    names = [name for name, _values in _table(compare_results([result, rnn]))]
+    assert names.index("model") < names.index("cell") < names.index("autocast dtype")
+    assert "channels" not in names  # only the families compared
+    assert "cell" not in dict(_table(compare_results([result])))

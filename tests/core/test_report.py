@@ -113,6 +113,7 @@ def test_reproduce_py_needs_only_torch_and_the_standard_library(result):
         "argparse",
         "collections",
         "copy",
+        "itertools",
         "json",
         "statistics",
         "time",
@@ -307,3 +308,181 @@ def test_reproduce_py_retrains_both_copies(trained, tmp_path):
         assert found["loss"][mode] == pytest.approx(list(train.loss[mode]), rel=1e-5)
         assert found["accuracy"][mode] == pytest.approx(train.accuracy[mode])
     assert found["median_ms"]["plain"] > 0
+
+
+# ---- every model family ------------------------------------------------------------------------
+FAMILY_CONFIGS = [
+    ExperimentConfig(model="cnn", channels=(3, 8, 8), image=8, batch=4, min_time=0.02),
+    ExperimentConfig(
+        model="transformer", d_model=16, heads=2, seq=6, depth=2, ff=32, batch=3, min_time=0.02
+    ),
+    ExperimentConfig(
+        model="transformer",
+        d_model=16,
+        heads=2,
+        seq=6,
+        depth=1,
+        ff=32,
+        batch=3,
+        fast_path=False,
+        activation="tanh",
+        head="softmax",
+        min_time=0.02,
+    ),
+    ExperimentConfig(
+        model="rnn", cell="lstm", features=8, hidden=16, seq=5, depth=2, batch=3, min_time=0.02
+    ),
+    ExperimentConfig(
+        model="rnn",
+        cell="gru",
+        features=8,
+        hidden=16,
+        seq=5,
+        depth=1,
+        batch=3,
+        head="log_softmax",
+        dtype="float16",
+        seed=5,
+        min_time=0.02,
+    ),
+]
+
+
+def _expected_layers(result):
+    return [
+        {
+            "name": la.name,
+            "plain": la.plain.to_dict(),
+            "autocast": la.autocast.to_dict() if la.autocast is not None else None,
+        }
+        for la in result.layers
+    ]
+
+
+@pytest.mark.parametrize(
+    "config",
+    FAMILY_CONFIGS,
+    ids=["cnn", "transformer-fast-path", "transformer-ordinary-path", "lstm", "gru-fp16"],
+)
+def test_reproduce_py_rebuilds_every_model_family(config, tmp_path):
+    """The standalone script builds the family's model (same seed, same input shape) and finds
+    what the engine measured, layer by layer; a bf16 LSTM that raises here raises there too."""
+    result = run_experiment(config)
+    write_report(result, tmp_path)
+    out = subprocess.run(
+        [sys.executable, str(tmp_path / "reproduce.py"), "--json", "--min-time", "0.01"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    doc = json.loads(out.stdout)
+    found = doc["found"]
+    assert found["layers"] == _expected_layers(result)
+    assert len(found["layers"]) >= 3
+    assert found["output_dtype"] == {
+        "plain": result.output_dtype_plain,
+        "autocast": result.output_dtype_autocast,
+    }
+    assert bool(found["autocast_error"]) == bool(result.autocast_error)
+    a = result.agreement
+    if a is None:  # this CPU refuses the autocast kernel (e.g. oneDNN's bf16 LSTM without bf16)
+        assert found["agreement"] is None and found["median_ms"]["autocast"] is None
+        assert doc["same"]["autocast_error"] is True
+    else:
+        assert (found["agreement"]["agree"], found["agreement"]["rows"]) == (a.agree, a.rows)
+        assert found["agreement"]["allclose"] == a.allclose
+        assert found["agreement"]["max_abs_diff"] == pytest.approx(a.max_abs_diff, rel=1e-6)
+        assert found["median_ms"]["autocast"] > 0
+    assert all(doc["same"].values()), doc["same"]
+    assert found["median_ms"]["plain"] > 0
+
+
+def test_report_of_a_family_lists_its_parameters(tmp_path):
+    result = run_experiment(FAMILY_CONFIGS[0])
+    report = write_report(result, tmp_path / "cnn")
+    text = report.markdown.read_text()
+    for row in ("| model | CNN |", "| channels | 3, 8, 8 |", "| image | 8 |", "| classes | 10 |"):
+        assert row in text
+    assert "layer widths" not in text
+    assert "| conv1 | Conv2d | 4×8×8×8 | float32 → float32 |" in text
+
+
+# ---- an autocast forward that raised ------------------------------------------------------------
+def test_a_report_leads_with_a_failed_autocast_forward(monkeypatch, tmp_path):
+    from tests.autocast_failure import MESSAGE, failing_result
+
+    result = failing_result(monkeypatch)
+    report = write_report(result, tmp_path / "finding")
+    text = report.markdown.read_text()
+    finding = text.index("## Finding: bfloat16 autocast could not run this model here")
+    assert finding < text.index("**Verdict:**") < text.index("## Experiment")
+    assert f"torch said: `RuntimeError: {MESSAGE}`" in text
+    assert "only float32 was timed" in text
+    assert "| plain | float32 |" in text and "| autocast | bfloat16 |" not in text
+    assert "Speedup (plain median / autocast median)" not in text
+    assert "no autocast latency and no speedup" in text
+    assert "| refuses | RaisesUnderAutocast | 4×8 | float32 → float32 | did not run" in text
+    assert "| fc1 | Linear | 4×8 | float32 → float32 | float32 → bfloat16 |" in text
+    assert "No agreement was measured" in text
+    saved = json.loads((tmp_path / "finding" / "result.json").read_text())
+    assert saved["autocast_error"] == result.autocast_error and saved["agreement"] is None
+
+
+def test_reproduce_py_of_a_failed_autocast_forward_checks_whether_it_fails_again(
+    monkeypatch, tmp_path
+):
+    """The script rebuilds the family's real model; the test's refusing layer is not in it, so
+    its autocast forward runs and the script says the error was not reproduced."""
+    from tests.autocast_failure import failing_result
+
+    result = failing_result(monkeypatch)
+    write_report(result, tmp_path)
+    run = [sys.executable, str(tmp_path / "reproduce.py"), "--min-time", "0.01"]
+    doc = json.loads(
+        subprocess.run(
+            [*run, "--json"], capture_output=True, text=True, timeout=120, check=True
+        ).stdout
+    )
+    assert doc["original"]["autocast_error"] == result.autocast_error
+    assert doc["original"]["agreement"] is None
+    assert doc["original"]["median_ms"]["autocast"] is None
+    assert doc["found"]["autocast_error"] == ""
+    assert doc["same"]["autocast_error"] is False
+    text = subprocess.run(run, capture_output=True, text=True, timeout=120, check=True).stdout
+    assert f"the explorer's autocast forward raised: {result.autocast_error}" in text
+    assert "autocast (raised)" in text
+    assert "same autocast error as the explorer's run: NO" in text
+
+
+@pytest.mark.parametrize("model", ["cnn", "transformer", "rnn"])
+def test_reproduce_py_retrains_every_model_family(model, tmp_path):
+    sizes = {
+        "cnn": {"channels": (3, 8, 8), "image": 8},
+        "transformer": {"d_model": 16, "heads": 2, "seq": 6, "depth": 1, "ff": 32},
+        "rnn": {"cell": "gru", "features": 8, "hidden": 16, "seq": 5, "depth": 1},
+    }[model]
+    trained = run_experiment(
+        ExperimentConfig(
+            model=model, batch=4, mode="train", steps=4, threads=1, min_time=0.02, **sizes
+        )
+    )
+    write_report(trained, tmp_path)
+    run = [sys.executable, str(tmp_path / "reproduce.py"), "--min-time", "0.01"]
+    doc = json.loads(
+        subprocess.run(
+            [*run, "--json"], capture_output=True, text=True, timeout=120, check=True
+        ).stdout
+    )
+    assert doc["same"] == {
+        "loss_dtype": True,
+        "grad_dtypes": True,
+        "saved_bytes": True,
+        "first loss": True,
+    }
+    for mode in ("plain", "autocast"):
+        assert doc["found"]["loss"][mode] == pytest.approx(list(trained.train.loss[mode]), rel=1e-5)
+    text = subprocess.run(run, capture_output=True, text=True, timeout=120, check=True).stdout
+    title = {"cnn": "CNN channels 3,8,8", "transformer": "Transformer d_model 16", "rnn": "GRU"}
+    assert text.startswith(f"Training: {title[model]}")
+    assert "same first loss as the explorer's run: yes" in text

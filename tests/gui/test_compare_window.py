@@ -190,3 +190,51 @@ def test_a_config_difference_has_its_own_message(window, qtbot, monkeypatch, two
     )
     compare.clear()
     assert compare.config_differences() == [] and difference.isHidden()
+
+
+def test_a_run_whose_autocast_forward_raised_is_shown_float32_only(
+    window, qtbot, monkeypatch, two_files, tmp_path
+):
+    from tests.autocast_failure import MESSAGE, failing_result
+
+    result, laptop, _server = two_files
+    failed = failing_result(monkeypatch)
+    path = tmp_path / "failed.json"
+    path.write_text(failed.to_json())
+    compare = open_compare(window, qtbot, monkeypatch, [laptop, path])
+    assert not compare.findChild(QLabel, "compareMessage").isVisible()
+    drawn = compare.latencyChart.drawn()
+    assert drawn["heights"] == pytest.approx(
+        [result.plain.median_ms, result.autocast.median_ms, failed.plain.median_ms]
+    )
+    assert drawn["colors"] == [style.dtype_color(d) for d in ("float32", "bfloat16", "float32")]
+    assert drawn["legend"] == ["plain · float32", "autocast · bfloat16"]
+    speed = compare.speedupChart.drawn()
+    assert speed["value_labels"] == [f"{result.speedup:.2f}×", "raised"]
+    rows = dict((row[0], row[1:]) for row in compare.table_rows())
+    assert rows["autocast median"][1] == f"raised: RuntimeError: {MESSAGE}"[:43] + "…"
+    assert rows["speedup"] == (f"{result.speedup:.2f}×", "—")
+    assert rows["predictions agree"][1] == "—"
+    assert rows["plain median"][1] == f"{failed.plain.median_ms:.3f} ms"
+
+
+def test_other_model_families_show_their_parameters(window, qtbot, monkeypatch, tmp_path):
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.experiment.engine import run_experiment
+
+    lstm = run_experiment(
+        ExperimentConfig(
+            model="rnn", cell="gru", features=8, hidden=16, seq=5, depth=1, batch=3, min_time=0.02
+        )
+    )
+    path = tmp_path / "gru.json"
+    path.write_text(lstm.to_json())
+    compare = open_compare(window, qtbot, monkeypatch, [path])
+    rows = dict((row[0], row[1:]) for row in compare.table_rows())
+    assert rows["model"] == ("RNN · batch 3",)
+    assert (rows["cell"], rows["features"], rows["hidden"], rows["seq"]) == (
+        ("gru",),
+        ("8",),
+        ("16",),
+        ("5",),
+    )

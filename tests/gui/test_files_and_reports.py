@@ -161,3 +161,35 @@ def test_save_writes_the_results_own_file_save_as_asks_and_csv_is_an_export(
     assert window.result_path == tmp_path / "first.json"
     assert window.saveCsvAction.text().replace("&", "") == "Export latency CSV…"
     assert "CSV" not in window.saveAsAction.text() and "CSV" not in window.saveJsonAction.text()
+
+
+def test_export_report_of_a_failed_autocast_forward_and_of_another_family(
+    window, qtbot, monkeypatch, tmp_path
+):
+    """File › Export report… writes what `run --report` writes: a failed autocast forward is
+    the report's finding, and a non-MLP family gets its reproduce.py."""
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.experiment.engine import run_experiment
+    from tests.autocast_failure import MESSAGE, failing_result
+
+    failed = failing_result(monkeypatch)
+    window.show_result(failed)
+    assert window.exportReportAction.isEnabled()
+    markdown = window.reportExporter.export_to(tmp_path / "finding")
+    assert markdown is not None and not window.messageBanner.isVisible()
+    text = markdown.read_text()
+    assert "## Finding: bfloat16 autocast could not run this model here" in text
+    assert MESSAGE in text
+    latency = colors_in(tmp_path / "finding" / "latency.png")
+    assert style.dtype_color("float32") in latency
+    assert style.dtype_color("bfloat16") not in latency
+
+    cnn = run_experiment(
+        ExperimentConfig(model="cnn", channels=(3, 8), image=4, batch=2, min_time=0.02)
+    )
+    window.show_result(cnn)
+    markdown = window.reportExporter.export_to(tmp_path / "cnn")
+    assert markdown is not None and not window.messageBanner.isVisible()
+    assert "| model | CNN |" in markdown.read_text()
+    script = (tmp_path / "cnn" / "reproduce.py").read_text()
+    assert "def cnn_layers(layers):" in script and '"model": "cnn"' in script

@@ -1,11 +1,13 @@
 """A shareable report folder for one result: JSON, CSV, Markdown, charts, and reproduce.py.
 
 `reproduce.py` lets someone without the explorer check the finding with nothing but torch: it
-rebuilds the same model and input (same seed, same construction order as core/model.py) and
-prints the dtypes, agreement and its own timings beside the original figures (for a training
-run: it trains both copies again and prints losses, dtypes and saved bytes). Values from the
-config and environment enter the script only as one JSON string literal written with repr(), so
-no text in a (possibly foreign) result can become code.
+rebuilds the same model of any family and its input (same seed, same construction order and
+input shape as core/experiment/families/) and prints the dtypes, agreement and its own timings
+beside the original figures (for a training run: it trains both copies again and prints
+losses, dtypes and saved bytes). A result whose autocast forward raised is reported too, with
+that as its finding; its script checks whether the autocast forward raises again. Values from
+the config and environment enter the script only as one JSON string literal written with
+repr(), so no text in a (possibly foreign) result can become code.
 
 The folder is built whole in a temporary folder beside it and then swapped in, so a report is
 never half old, half new, and an interrupted export leaves the previous report (or nothing).
@@ -35,8 +37,14 @@ from autocast_explorer.core.documents.files import (
     write_atomic,
 )
 from autocast_explorer.core.experiment import training
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
-from autocast_explorer.core.experiment.summary import hardware_clause, verdict
+from autocast_explorer.core.experiment.summary import (
+    autocast_error_finding,
+    hardware_clause,
+    verdict,
+)
 
 RESULT_JSON = "result.json"
 RESULT_CSV = "result.csv"
@@ -74,7 +82,6 @@ def write_report(
 
     report.md is written last so that it only links charts that exist.
     """
-    check_reportable(result)
     folder = Path(directory)
     check_report_folder(str(folder))
     remove_stale_builds(folder)
@@ -187,24 +194,6 @@ def swap_in(build: Path, folder: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
-def check_reportable(result: ExperimentResult) -> None:
-    """Raise ReportError for results a report cannot honestly reproduce yet.
-
-    reproduce.py rebuilds the model with nothing but torch, and it knows the MLP only; a result
-    whose autocast forward raised has no latency or agreement to report. Both are saved as JSON.
-    """
-    if result.config.model != "mlp":
-        raise ReportError(
-            f"reports cover the mlp model (reproduce.py rebuilds only the MLP); save the "
-            f"{result.config.model} result as JSON instead"
-        )
-    if result.autocast_error:
-        raise ReportError(
-            "the autocast forward raised, so there is no autocast latency or agreement to "
-            "report; save the result as JSON instead"
-        )
-
-
 def _checked_chart(folder: Path, filename: str) -> str:
     name = PurePosixPath(str(filename))
     if name.is_absolute() or ".." in name.parts or not name.parts:
@@ -235,6 +224,7 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
         f"Measured {_cell(result.created) or 'at an unknown time'} with torch "
         f"{_cell(env.torch_version)}; written by autocast-explorer {__version__}.",
         "",
+        *_finding_markdown(result),
         f"**Verdict:** {_cell(verdict(result))}",
         "",
         "## Experiment",
@@ -243,7 +233,7 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
     out += _table(
         ("setting", "value"),
         [
-            ("layer widths", ", ".join(map(str, cfg.widths))),
+            *model_rows(cfg),
             ("batch", cfg.batch),
             ("activation", cfg.activation),
             ("head", cfg.head),
@@ -301,12 +291,16 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
                 ("plain", "float32", result.plain),
                 ("autocast", cfg.dtype, result.autocast),
             )
+            if s is not None
         ],
     )
     out += [
         "",
         f"Speedup (plain median / autocast median): **{result.speedup:.3f}×**. Both modes were "
-        "timed in alternating blocks in one run.",
+        "timed in alternating blocks in one run."
+        if result.autocast is not None
+        else "Only float32 was timed: the autocast forward raised, so there is no autocast "
+        "latency and no speedup.",
         "",
         *training_markdown(result),
         "## Dtype per layer" if result.train is None else "## Dtype per layer (training forward)",
@@ -320,7 +314,9 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
                 layer.kind,
                 "×".join(map(str, layer.out_shape)),
                 f"{layer.plain.in_dtype} → {layer.plain.out_dtype}",
-                f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}",
+                f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}"
+                if layer.autocast is not None
+                else "did not run (the forward raised)",
             )
             for layer in result.layers
         ],
@@ -328,15 +324,27 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
     out += [
         "",
         f"Model output: {_cell(result.output_dtype_plain)} without autocast, "
-        f"{_cell(result.output_dtype_autocast)} under autocast.",
+        + (
+            f"{_cell(result.output_dtype_autocast)} under autocast."
+            if result.output_dtype_autocast
+            else "none under autocast (it raised)."
+        ),
         "",
         "## Agreement",
         "",
-        f"- predictions (argmax) agree on {a.agree}/{a.rows} rows ({a.fraction:.1%})",
-        f"- allclose(atol={a.atol:g}, rtol={a.rtol:g}): {a.allclose}",
-        f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
-        f"cosine similarity {a.cosine:.6f}",
     ]
+    if a is None:
+        out += [
+            "No agreement was measured: the autocast forward raised, so there is no "
+            "autocast output to compare with float32."
+        ]
+    else:
+        out += [
+            f"- predictions (argmax) agree on {a.agree}/{a.rows} rows ({a.fraction:.1%})",
+            f"- allclose(atol={a.atol:g}, rtol={a.rtol:g}): {a.allclose}",
+            f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
+            f"cosine similarity {a.cosine:.6f}",
+        ]
     if charts:
         out += ["", "## Charts", ""]
         for title, filename in charts:
@@ -356,6 +364,35 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
         "",
     ]
     return "\n".join(out)
+
+
+def model_rows(config: ExperimentConfig) -> list[tuple[str, object]]:
+    """The model's rows of the Experiment table: an MLP's widths, another family's parameters."""
+    if config.model == "mlp":
+        return [("model", "MLP"), ("layer widths", ", ".join(map(str, config.widths)))]
+    rows: list[tuple[str, object]] = [("model", family(config).title)]
+    for param in family(config).params:
+        value = getattr(config, param.name)
+        if param.kind == "ints":
+            value = ", ".join(map(str, value))
+        rows.append((param.name.replace("_", " "), value))
+    return rows
+
+
+def _finding_markdown(result: ExperimentResult) -> list[str]:
+    """A run whose autocast forward raised leads with that: it is the finding."""
+    headline, meaning = autocast_error_finding(result)
+    if not headline:
+        return []
+    return [
+        f"## Finding: {_cell(headline)}",
+        "",
+        f"torch said: `{_cell(result.autocast_error).replace('`', chr(39))}`",
+        "",
+        f"{_cell(meaning)} The charts show float32 only; the layer table marks the layers the "
+        "autocast forward never reached.",
+        "",
+    ]
 
 
 def training_markdown(result: ExperimentResult) -> list[str]:
@@ -441,17 +478,25 @@ def _original(result: ExperimentResult) -> dict[str, object]:
             {
                 "name": layer.name,
                 "plain": layer.plain.to_dict(),
-                "autocast": layer.autocast.to_dict(),
+                "autocast": layer.autocast.to_dict() if layer.autocast is not None else None,
             }
             for layer in result.layers
         ],
-        "agreement": {
-            "agree": a.agree,
-            "rows": a.rows,
-            "allclose": a.allclose,
-            "max_abs_diff": a.max_abs_diff,
+        "agreement": (
+            {
+                "agree": a.agree,
+                "rows": a.rows,
+                "allclose": a.allclose,
+                "max_abs_diff": a.max_abs_diff,
+            }
+            if a is not None
+            else None
+        ),
+        "autocast_error": result.autocast_error,
+        "median_ms": {
+            "plain": result.plain.median_ms,
+            "autocast": result.autocast.median_ms if result.autocast is not None else None,
         },
-        "median_ms": {"plain": result.plain.median_ms, "autocast": result.autocast.median_ms},
     }
 
 
@@ -477,7 +522,7 @@ _TEMPLATE = '''\
 #!/usr/bin/env python3
 """Reproduce one Autocast Explorer measurement with nothing but torch installed.
 
-Written by autocast-explorer __VERSION__. Rebuilds the same MLP and input (same seed, same
+Written by autocast-explorer __VERSION__. Rebuilds the same model and input (same seed, same
 construction order), runs one forward in float32 and one under torch.autocast("cpu"), and
 prints the dtypes, the prediction agreement and this machine's own timings, beside the figures
 the explorer measured. Run: python reproduce.py [--min-time SECONDS] [--json]
@@ -486,6 +531,7 @@ the explorer measured. Run: python reproduce.py [--min-time SECONDS] [--json]
 import argparse
 import collections
 import copy
+import itertools
 import json
 import statistics
 import time
@@ -508,44 +554,166 @@ def dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
 
-def build():
-    """Seed, Linear/activation pairs in order, optional head, eval(); then draw the input."""
-    torch.manual_seed(CONFIG["seed"])
-    widths = CONFIG["widths"]
-    pairs = list(zip(widths, widths[1:]))
-    layers = collections.OrderedDict()
+MODEL = CONFIG.get("model", "mlp")
+
+
+class MeanOverTokens(torch.nn.Module):
+    """(batch, seq, d_model) -> (batch, d_model)."""
+
+    def forward(self, x):
+        return x.mean(dim=1)
+
+
+class LastStep(torch.nn.Module):
+    """An LSTM/GRU's (output, state) -> the top layer's last hidden state."""
+
+    def forward(self, recurrent):
+        return recurrent[0][:, -1]
+
+
+def activation(index):
+    factory = ACTIVATIONS.get(CONFIG["activation"])
+    return factory() if factory is not None else None
+
+
+def add_head(layers):
+    if CONFIG.get("head") == "softmax":
+        layers["softmax"] = torch.nn.Softmax(dim=1)
+    elif CONFIG.get("head") == "log_softmax":
+        layers["log_softmax"] = torch.nn.LogSoftmax(dim=1)
+
+
+def mlp_layers(layers):
+    pairs = list(zip(CONFIG["widths"], CONFIG["widths"][1:]))
     for index, (fan_in, fan_out) in enumerate(pairs, start=1):
         layers["fc%d" % index] = torch.nn.Linear(fan_in, fan_out)
-        activation = ACTIVATIONS.get(CONFIG["activation"])
-        if index < len(pairs) and activation is not None:
-            layers["%s%d" % (CONFIG["activation"], index)] = activation()
-    if CONFIG["head"] == "softmax":
-        layers["softmax"] = torch.nn.Softmax(dim=1)
-    elif CONFIG["head"] == "log_softmax":
-        layers["log_softmax"] = torch.nn.LogSoftmax(dim=1)
+        act = activation(index)
+        if index < len(pairs) and act is not None:
+            layers["%s%d" % (CONFIG["activation"], index)] = act
+
+
+def cnn_layers(layers):
+    channels = CONFIG["channels"]
+    for index, (c_in, c_out) in enumerate(zip(channels, channels[1:]), start=1):
+        layers["conv%d" % index] = torch.nn.Conv2d(c_in, c_out, kernel_size=3, padding=1)
+        layers["bn%d" % index] = torch.nn.BatchNorm2d(c_out)
+        act = activation(index)
+        if act is not None:
+            layers["%s%d" % (CONFIG["activation"], index)] = act
+        layers["pool%d" % index] = torch.nn.MaxPool2d(2)
+    layers["gap"] = torch.nn.AdaptiveAvgPool2d(1)
+    layers["flatten"] = torch.nn.Flatten()
+    layers["fc"] = torch.nn.Linear(channels[-1], CONFIG["classes"])
+
+
+def transformer_layers(layers):
+    name = CONFIG["activation"]
+    for index in range(1, CONFIG["depth"] + 1):
+        if name in ("relu", "gelu"):
+            act = name  # the fused fast path needs one of these two spelled as text
+        else:
+            act = activation(index) or torch.nn.Identity()
+        layers["encoder%d" % index] = torch.nn.TransformerEncoderLayer(
+            CONFIG["d_model"], CONFIG["heads"], dim_feedforward=CONFIG["ff"], dropout=0.0,
+            activation=act, batch_first=True)
+    layers["pool"] = MeanOverTokens()
+    layers["fc"] = torch.nn.Linear(CONFIG["d_model"], CONFIG["classes"])
+
+
+def rnn_layers(layers):
+    cell = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[CONFIG["cell"]]
+    layers[CONFIG["cell"]] = cell(CONFIG["features"], CONFIG["hidden"],
+                                  num_layers=CONFIG["depth"], batch_first=True)
+    layers["last"] = LastStep()
+    layers["fc"] = torch.nn.Linear(CONFIG["hidden"], CONFIG["classes"])
+
+
+FAMILY_LAYERS = {"mlp": mlp_layers, "cnn": cnn_layers, "transformer": transformer_layers,
+                 "rnn": rnn_layers}
+
+
+def input_shape():
+    batch = CONFIG["batch"]
+    if MODEL == "cnn":
+        return (batch, CONFIG["channels"][0], CONFIG["image"], CONFIG["image"])
+    if MODEL == "transformer":
+        return (batch, CONFIG["seq"], CONFIG["d_model"])
+    if MODEL == "rnn":
+        return (batch, CONFIG["seq"], CONFIG["features"])
+    return (batch, CONFIG["widths"][0])
+
+
+def class_count():
+    return CONFIG["widths"][-1] if MODEL == "mlp" else CONFIG["classes"]
+
+
+def model_line():
+    if MODEL == "mlp":
+        return "MLP widths %s" % ",".join(map(str, CONFIG["widths"]))
+    if MODEL == "cnn":
+        return "CNN channels %s, image %d" % (",".join(map(str, CONFIG["channels"])),
+                                               CONFIG["image"])
+    if MODEL == "transformer":
+        return "Transformer d_model %d, %d heads, depth %d, ff %d, seq %d, fast path %s" % (
+            CONFIG["d_model"], CONFIG["heads"], CONFIG["depth"], CONFIG["ff"], CONFIG["seq"],
+            "on" if CONFIG["fast_path"] else "off")
+    return "%s features %d, hidden %d, depth %d, seq %d" % (
+        CONFIG["cell"].upper(), CONFIG["features"], CONFIG["hidden"], CONFIG["depth"],
+        CONFIG["seq"])
+
+
+def build():
+    """Seed, the family's layers in order, optional head, the measured mode; then the input.
+
+    A transformer with its fast path off is measured in train mode (dropout is 0)."""
+    torch.manual_seed(CONFIG["seed"])
+    layers = collections.OrderedDict()
+    FAMILY_LAYERS[MODEL](layers)
+    add_head(layers)
     model = torch.nn.Sequential(layers)
-    model.eval()
-    shape = (CONFIG["batch"], widths[0])
-    if CONFIG["input_distribution"] == "uniform":
-        x = torch.rand(shape) * 2.0 - 1.0
-    else:
-        x = torch.randn(shape)
-    if CONFIG["input_scale"] != 1.0:
-        x = x * CONFIG["input_scale"]
-    return model, x
+    model.train(MODEL == "transformer" and not CONFIG["fast_path"])
+    return model, draw_input()
+
+
+def first_tensor(value):
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            found = first_tensor(item)
+            if found is not None:
+                return found
+    return None
 
 
 def forward(model, x, low):
-    """One forward (autocast when `low` is a dtype) recording each layer's in/out dtype."""
+    """One forward (autocast when `low` is a dtype) recording every module's in/out dtype.
+
+    Each module's forward is wrapped, not hooked: torch's fused transformer kernel refuses to
+    run with hooks attached. Returns (output or None, layers, error text or "")."""
     seen = []
+    calls = itertools.count()
+    wrapped = []
 
-    def hook(name):
-        def record(module, inputs, output):
-            seen.append({"name": name, "in": dtype_name(inputs[0].dtype),
-                         "out": dtype_name(output.dtype)})
-        return record
+    def wrap(name, module):
+        original = module.forward
 
-    handles = [m.register_forward_hook(hook(n)) for n, m in model.named_children()]
+        def record(*args, **kwargs):
+            order = next(calls)
+            output = original(*args, **kwargs)
+            x_in, y = first_tensor(args), first_tensor(output)
+            if x_in is not None and y is not None:
+                seen.append((order, {"name": name, "in": dtype_name(x_in.dtype),
+                                     "out": dtype_name(y.dtype)}))
+            return output
+
+        module.forward = record
+        wrapped.append(module)
+
+    for name, module in model.named_modules():
+        if module is not model:
+            wrap(name, module)
+    out, error = None, ""
     try:
         with torch.no_grad():
             if low is None:
@@ -553,10 +721,29 @@ def forward(model, x, low):
             else:
                 with torch.autocast("cpu", dtype=low):
                     out = model(x)
+    except Exception as exc:
+        text = str(exc).strip().split("\\nException raised from")[0].strip()
+        error = "%s: %s" % (type(exc).__name__, " ".join(text.split())[:300])
     finally:
-        for handle in handles:
-            handle.remove()
-    return out, seen
+        for module in wrapped:
+            module.__dict__.pop("forward", None)
+    return out, [layer for _, layer in sorted(seen, key=lambda item: item[0])], error
+
+
+def pair(plain_layers, auto_layers):
+    """Join the modes layer by layer by name and call order (None: autocast never got there)."""
+    by_key, count = {}, collections.Counter()
+    for layer in auto_layers:
+        by_key[(layer["name"], count[layer["name"]])] = layer
+        count[layer["name"]] += 1
+    count.clear()
+    out = []
+    for p in plain_layers:
+        a = by_key.get((p["name"], count[p["name"]]))
+        count[p["name"]] += 1
+        out.append({"name": p["name"], "plain": {"in": p["in"], "out": p["out"]},
+                    "autocast": {"in": a["in"], "out": a["out"]} if a else None})
+    return out
 
 
 def timings(model, x, low, min_time):
@@ -570,7 +757,7 @@ def timings(model, x, low, min_time):
         with torch.no_grad(), torch.autocast("cpu", dtype=low):
             model(x)
 
-    modes = [plain, auto]
+    modes = [plain, auto] if low is not None else [plain]
     sizes = []
     for fn in modes:
         for _ in range(3):
@@ -578,8 +765,8 @@ def timings(model, x, low, min_time):
             fn()
             once = time.perf_counter() - start
         sizes.append(max(1, int(max(min_time / 20, 0.001) / max(once, 1e-7)) + 1))
-    samples = [[], []]
-    spent = [0.0, 0.0]
+    samples = [[] for _ in modes]
+    spent = [0.0 for _ in modes]
     while min(spent) < min_time or min(len(s) for s in samples) < 5:
         for i, fn in enumerate(modes):
             start = time.perf_counter()
@@ -588,7 +775,7 @@ def timings(model, x, low, min_time):
             elapsed = time.perf_counter() - start
             spent[i] += elapsed
             samples[i].append(elapsed * 1e3 / sizes[i])
-    return statistics.median(samples[0]), statistics.median(samples[1])
+    return tuple(statistics.median(s) for s in samples)
 
 
 TASK_SEED_OFFSET = __TASK_SEED_OFFSET__
@@ -599,7 +786,7 @@ INIT_SCALE = __INIT_SCALE__
 
 
 def draw_input():
-    shape = (CONFIG["batch"], CONFIG["widths"][0])
+    shape = input_shape()
     if CONFIG["input_distribution"] == "uniform":
         x = torch.rand(shape) * 2.0 - 1.0
     else:
@@ -612,7 +799,7 @@ def draw_input():
 def make_task():
     """The explorer's synthetic task: seeded class centres plus the input noise."""
     torch.manual_seed(CONFIG["seed"] + TASK_SEED_OFFSET)
-    classes = CONFIG["widths"][-1]
+    classes = class_count()
     probe = draw_input()
     noise = float(probe.float().std()) or 1.0
     spread = CENTROID_NORM * noise / probe[0].numel() ** 0.5
@@ -728,9 +915,9 @@ def main_train(args):
         print(json.dumps({"config": CONFIG, "found": found, "original": ORIGINAL,
                           "same": same}, indent=2))
         return
-    print("Training: widths %s, batch %d, %d steps, %s lr %g; autocast dtype %s" % (
-        ",".join(map(str, CONFIG["widths"])), CONFIG["batch"], CONFIG["steps"],
-        CONFIG["optimizer"], CONFIG["lr"], CONFIG["dtype"]))
+    print("Training: %s, batch %d, %d steps, %s lr %g; autocast dtype %s" % (
+        model_line(), CONFIG["batch"], CONFIG["steps"], CONFIG["optimizer"], CONFIG["lr"],
+        CONFIG["dtype"]))
     for mode in ("plain", "autocast"):
         loss = found["loss"][mode]
         print("  %-9s loss %.4f -> %.4f  accuracy %.1f%%  loss dtype %s  saved %d bytes" % (
@@ -759,54 +946,70 @@ def main():
         return
     low = LOW_DTYPES[CONFIG["dtype"]]
     model, x = build()
-    plain, plain_layers = forward(model, x, None)
-    auto, auto_layers = forward(model, x, low)
-    reference, lowered = plain.float(), auto.float()
-    agree = int((reference.argmax(dim=1) == lowered.argmax(dim=1)).sum())
-    diff = (reference - lowered).abs()
-    allclose = bool(torch.allclose(reference, lowered, atol=CONFIG["atol"], rtol=CONFIG["rtol"]))
-    plain_ms, auto_ms = timings(model, x, low, args.min_time)
+    plain, plain_layers, _ = forward(model, x, None)
+    auto, auto_layers, error = forward(model, x, low)
     found = {
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
-        "output_dtype": {"plain": dtype_name(plain.dtype), "autocast": dtype_name(auto.dtype)},
-        "layers": [
-            {"name": p["name"], "plain": {"in": p["in"], "out": p["out"]},
-             "autocast": {"in": a["in"], "out": a["out"]}}
-            for p, a in zip(plain_layers, auto_layers)
-        ],
-        "agreement": {"agree": agree, "rows": reference.shape[0], "allclose": allclose,
-                      "max_abs_diff": float(diff.max())},
-        "median_ms": {"plain": plain_ms, "autocast": auto_ms},
+        "output_dtype": {"plain": dtype_name(plain.dtype),
+                         "autocast": dtype_name(auto.dtype) if auto is not None else ""},
+        "layers": pair(plain_layers, auto_layers),
+        "agreement": None,
+        "autocast_error": error,
     }
-    same = {
-        key: found[key] == ORIGINAL[key] for key in ("output_dtype", "layers")
-    }
-    same["agreement"] = all(
-        found["agreement"][k] == ORIGINAL["agreement"][k] for k in ("agree", "rows", "allclose")
-    )
+    if auto is not None:
+        reference, lowered = plain.float(), auto.float()
+        agree = int((reference.argmax(dim=1) == lowered.argmax(dim=1)).sum())
+        diff = (reference - lowered).abs()
+        allclose = bool(torch.allclose(reference, lowered, atol=CONFIG["atol"],
+                                       rtol=CONFIG["rtol"]))
+        found["agreement"] = {"agree": agree, "rows": reference.shape[0], "allclose": allclose,
+                              "max_abs_diff": float(diff.max())}
+        plain_ms, auto_ms = timings(model, x, low, args.min_time)
+    else:
+        plain_ms, auto_ms = timings(model, x, None, args.min_time)[0], None
+    found["median_ms"] = {"plain": plain_ms, "autocast": auto_ms}
+    same = {key: found[key] == ORIGINAL[key] for key in ("output_dtype", "layers")}
+    if found["agreement"] is None or ORIGINAL["agreement"] is None:
+        same["agreement"] = found["agreement"] is None and ORIGINAL["agreement"] is None
+    else:
+        same["agreement"] = all(found["agreement"][k] == ORIGINAL["agreement"][k]
+                                for k in ("agree", "rows", "allclose"))
+    if error or ORIGINAL.get("autocast_error"):
+        same["autocast_error"] = bool(error) == bool(ORIGINAL.get("autocast_error"))
     if args.json:
         print(json.dumps({"config": CONFIG, "found": found, "original": ORIGINAL,
                           "same": same}, indent=2))
         return
-    print("Model: widths %s, batch %d, %s, head %s, seed %d; autocast dtype %s" % (
-        ",".join(map(str, CONFIG["widths"])), CONFIG["batch"], CONFIG["activation"],
-        CONFIG["head"], CONFIG["seed"], CONFIG["dtype"]))
+    print("Model: %s, batch %d, %s, head %s, seed %d; autocast dtype %s" % (
+        model_line(), CONFIG["batch"], CONFIG["activation"], CONFIG["head"], CONFIG["seed"],
+        CONFIG["dtype"]))
     print("torch %s, threads: %d" % (found["torch"], found["threads"]))
+    if error:
+        print("the autocast forward RAISED: %s" % error)
+    if ORIGINAL.get("autocast_error"):
+        print("the explorer's autocast forward raised: %s" % ORIGINAL["autocast_error"])
     print("output dtype: plain %s, autocast %s" % (
-        found["output_dtype"]["plain"], found["output_dtype"]["autocast"]))
+        found["output_dtype"]["plain"], found["output_dtype"]["autocast"] or "(raised)"))
     for layer in found["layers"]:
-        print("  %-12s plain %s -> %s   autocast %s -> %s" % (
+        a = layer["autocast"]
+        print("  %-12s plain %s -> %s   autocast %s" % (
             layer["name"], layer["plain"]["in"], layer["plain"]["out"],
-            layer["autocast"]["in"], layer["autocast"]["out"]))
+            "%s -> %s" % (a["in"], a["out"]) if a else "did not run"))
     a = found["agreement"]
-    print("predictions agree: %d/%d" % (a["agree"], a["rows"]))
-    print("allclose(atol=%g, rtol=%g): %s" % (CONFIG["atol"], CONFIG["rtol"], a["allclose"]))
-    print("max abs diff: %.6g" % a["max_abs_diff"])
-    print("median per forward: plain %.4f ms, autocast %.4f ms, speedup %.3fx" % (
-        plain_ms, auto_ms, plain_ms / auto_ms))
-    print("explorer measured on %s: plain %.4f ms, autocast %.4f ms" % (
-        ORIGINAL["machine"], ORIGINAL["median_ms"]["plain"], ORIGINAL["median_ms"]["autocast"]))
+    if a is not None:
+        print("predictions agree: %d/%d" % (a["agree"], a["rows"]))
+        print("allclose(atol=%g, rtol=%g): %s" % (CONFIG["atol"], CONFIG["rtol"],
+                                                  a["allclose"]))
+        print("max abs diff: %.6g" % a["max_abs_diff"])
+        print("median per forward: plain %.4f ms, autocast %.4f ms, speedup %.3fx" % (
+            plain_ms, auto_ms, plain_ms / auto_ms))
+    else:
+        print("median per forward: plain %.4f ms (autocast not timed: it raised)" % plain_ms)
+    theirs = ORIGINAL["median_ms"]
+    print("explorer measured on %s: plain %.4f ms, autocast %s" % (
+        ORIGINAL["machine"], theirs["plain"],
+        "%.4f ms" % theirs["autocast"] if theirs["autocast"] is not None else "(raised)"))
     for key, ok in same.items():
         print("same %s as the explorer's run: %s" % (key.replace("_", " "), "yes" if ok else "NO"))
 

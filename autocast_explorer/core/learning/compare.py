@@ -4,6 +4,8 @@ Typical use: one result made headless on a server, one on a laptop. Files are un
 each is size-checked before reading and parsed strictly by ExperimentResult.from_json; any
 problem becomes a ResultFileError whose message names the file in one line. Only result files
 (`autocast-explorer/result/1`) are compared; a sweep file is recognised and refused by name.
+A result whose autocast forward raised is compared too: its float32 side was measured, and
+that autocast could not run on that machine is itself the finding.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
+from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.training import TrainReport
 
@@ -61,10 +64,6 @@ def load_result_file(path: str | os.PathLike[str]) -> ExperimentResult:
         raise ResultFileError(name, message) from None
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise ResultFileError(name, f"not a valid result ({_one_line(str(exc))})") from None
-    if result.autocast_error:
-        raise ResultFileError(
-            name, "its autocast forward raised, so it has no autocast timing to compare"
-        )
     return result
 
 
@@ -96,14 +95,15 @@ class CompareRow:
     plain_ms: float
     plain_p25_ms: float
     plain_p75_ms: float
-    autocast_ms: float
+    autocast_ms: float  # NaN (and the agreement fields None) when the autocast forward raised
     autocast_p25_ms: float
     autocast_p75_ms: float
     speedup: float
-    agree: int
-    rows: int
-    allclose: bool
+    agree: int | None
+    rows: int | None
+    allclose: bool | None
     max_abs_diff: float
+    autocast_error: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,11 +111,12 @@ class OverlaySeries:
     """One run in the overlay chart: its label and the bars (median, p25, p75) per mode."""
 
     label: str
-    modes: tuple[str, str]
-    median_ms: tuple[float, float]
-    p25_ms: tuple[float, float]
-    p75_ms: tuple[float, float]
+    modes: tuple[str, ...]  # float32 only when the autocast forward raised
+    median_ms: tuple[float, ...]
+    p25_ms: tuple[float, ...]
+    p75_ms: tuple[float, ...]
     speedup: float
+    autocast_error: str = ""
 
 
 @dataclass(frozen=True)
@@ -132,14 +133,18 @@ class Comparison:
         series = []
         for run in self.runs:
             r = run.result
+            timed = [("float32", r.plain)]
+            if r.autocast is not None:
+                timed.append((r.config.dtype, r.autocast))
             series.append(
                 OverlaySeries(
                     label=run.label,
-                    modes=("float32", r.config.dtype),
-                    median_ms=(r.plain.median_ms, r.autocast.median_ms),
-                    p25_ms=(r.plain.p25_ms, r.autocast.p25_ms),
-                    p75_ms=(r.plain.p75_ms, r.autocast.p75_ms),
+                    modes=tuple(mode for mode, _ in timed),
+                    median_ms=tuple(stats.median_ms for _, stats in timed),
+                    p25_ms=tuple(stats.p25_ms for _, stats in timed),
+                    p75_ms=tuple(stats.p75_ms for _, stats in timed),
                     speedup=r.speedup,
+                    autocast_error=r.autocast_error,
                 )
             )
         return series
@@ -194,19 +199,52 @@ def _native(result: ExperimentResult) -> str:
 
 
 def _config_text(result: ExperimentResult) -> str:
+    """An MLP's widths, another family's name (its parameters get rows of their own)."""
     c = result.config
-    model = ",".join(map(str, c.widths)) if c.model == "mlp" else c.title
+    fam = family(c)
+    model = ",".join(map(str, c.widths)) if c.model == "mlp" else fam.title
     return (
-        f"{model} · batch {c.batch} · {c.activation}"
+        f"{model} · batch {c.batch}"
+        + (f" · {c.activation}" if "activation" in fam.uses else "")
         + (f" · {c.head}" if c.head != "none" else "")
         + (f" · seed {c.seed}" if c.seed else "")
     )
+
+
+def family_parameter_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
+    """One row per parameter of the non-MLP families compared ('—' where a run lacks it)."""
+    configs = [run.result.config for run in comparison.runs]
+    names: list[str] = []
+    for config in configs:
+        if config.model != "mlp":
+            names += [p.name for p in family(config).params if p.name not in names]
+    out = []
+    for name in names:
+        values = []
+        for config in configs:
+            own = config.model != "mlp" and any(p.name == name for p in family(config).params)
+            value = getattr(config, name) if own else None
+            if isinstance(value, tuple):
+                value = ",".join(map(str, value))
+            values.append("—" if value is None else str(value))
+        out.append((name.replace("_", " "), values))
+    return out
+
+
+def autocast_error_text(result: ExperimentResult) -> str:
+    """What a compare column says where autocast was not timed: the forward raised, and why."""
+    text = "raised: " + " ".join(clean_text(result.autocast_error).split())
+    if len(text) <= MAX_COLUMN_CHARS:
+        return text
+    return text[: MAX_COLUMN_CHARS - 1].rstrip() + "…"
 
 
 def _row(run: ComparedRun) -> CompareRow:
     r = run.result
     env = r.environment
     a = r.agreement
+    nan = float("nan")
+    auto = r.autocast
     return CompareRow(
         label=run.label,
         source=run.source,
@@ -219,14 +257,15 @@ def _row(run: ComparedRun) -> CompareRow:
         plain_ms=r.plain.median_ms,
         plain_p25_ms=r.plain.p25_ms,
         plain_p75_ms=r.plain.p75_ms,
-        autocast_ms=r.autocast.median_ms,
-        autocast_p25_ms=r.autocast.p25_ms,
-        autocast_p75_ms=r.autocast.p75_ms,
+        autocast_ms=auto.median_ms if auto is not None else nan,
+        autocast_p25_ms=auto.p25_ms if auto is not None else nan,
+        autocast_p75_ms=auto.p75_ms if auto is not None else nan,
         speedup=r.speedup,
-        agree=a.agree,
-        rows=a.rows,
-        allclose=a.allclose,
-        max_abs_diff=a.max_abs_diff,
+        agree=a.agree if a is not None else None,
+        rows=a.rows if a is not None else None,
+        allclose=a.allclose if a is not None else None,
+        max_abs_diff=a.max_abs_diff if a is not None else nan,
+        autocast_error=r.autocast_error,
     )
 
 
@@ -240,6 +279,12 @@ def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
     Shared by the CLI table and the window's Compare table so both say the same thing.
     """
     rows = comparison.rows()
+    raised = [autocast_error_text(run.result) for run in comparison.runs]
+
+    def timed(values: list[str]) -> list[str]:
+        """'—' in the columns of runs whose autocast forward raised."""
+        return ["—" if r.autocast_error else v for r, v in zip(rows, values, strict=True)]
+
     return [
         ("file", [Path(r.source).name for r in rows]),
         ("CPU", [r.cpu for r in rows]),
@@ -247,19 +292,26 @@ def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         ("threads", [str(r.threads) for r in rows]),
         ("native low precision", [r.native_low_precision for r in rows]),
         ("model", [r.config for r in rows]),
+        *family_parameter_table(comparison),
         ("autocast dtype", [r.dtype for r in rows]),
         ("timed", [_timed_text(run.result) for run in comparison.runs]),
         ("plain median", [f"{r.plain_ms:.3f} ms" for r in rows]),
         ("plain p25–p75", [f"{r.plain_p25_ms:.3f}–{r.plain_p75_ms:.3f} ms" for r in rows]),
-        ("autocast median", [f"{r.autocast_ms:.3f} ms" for r in rows]),
+        (
+            "autocast median",
+            [
+                text if r.autocast_error else f"{r.autocast_ms:.3f} ms"
+                for r, text in zip(rows, raised, strict=True)
+            ],
+        ),
         (
             "autocast p25–p75",
-            [f"{r.autocast_p25_ms:.3f}–{r.autocast_p75_ms:.3f} ms" for r in rows],
+            timed([f"{r.autocast_p25_ms:.3f}–{r.autocast_p75_ms:.3f} ms" for r in rows]),
         ),
-        ("speedup", [_speedup_text(r.speedup) for r in rows]),
-        ("predictions agree", [f"{r.agree}/{r.rows}" for r in rows]),
-        ("allclose", [str(r.allclose) for r in rows]),
-        ("max |diff|", [f"{r.max_abs_diff:.3g}" for r in rows]),
+        ("speedup", timed([_speedup_text(r.speedup) for r in rows])),
+        ("predictions agree", timed([f"{r.agree}/{r.rows}" for r in rows])),
+        ("allclose", timed([str(r.allclose) for r in rows])),
+        ("max |diff|", timed([f"{r.max_abs_diff:.3g}" for r in rows])),
         *training_table(comparison),
     ]
 

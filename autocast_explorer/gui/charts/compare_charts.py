@@ -111,7 +111,8 @@ class CompareLatencyChart(StaticChart):
         self._legend.clear()
         modes = {"float32": "plain · float32"}
         for run in series:
-            modes.setdefault(run.modes[1], f"autocast · {run.modes[1]}")
+            for dtype in run.modes[1:]:  # float32 only: that run's autocast forward raised
+                modes.setdefault(dtype, f"autocast · {dtype}")
         for dtype, text in modes.items() if series else ():
             sample = self._samples.setdefault(
                 dtype,
@@ -208,7 +209,9 @@ class CompareSpeedupChart(StaticChart):
         for i, item in enumerate(self._labels):
             if i < len(series):
                 s = speedups[i]
-                item.setText(f"{s:.2f}×" if s == s else "n/a")
+                item.setText(
+                    f"{s:.2f}×" if s == s else "raised" if series[i].autocast_error else "n/a"
+                )
                 item.setPos(i, shown[i])
                 item.setVisible(True)
             else:
