@@ -19,6 +19,7 @@ from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families import FAMILIES, family
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.hardware.capabilities import native_support
+from tests.autocast_failure import RaisesUnderAutocast
 
 FAST = {"min_time": 0.02, "threads": 1}
 
@@ -139,15 +140,6 @@ def test_lstm_outcome_follows_this_cpu():
         assert not r.autocast_error
         assert by_kind(r)["LSTM"] == {str(direct).removeprefix("torch.")}
         assert r.op_trace.casts.by_source["LSTM.weight_hh_l0"] == 1
-
-
-class RaisesUnderAutocast(torch.nn.Module):
-    """A layer whose kernel refuses the autocast dtype, as oneDNN's LSTM does on some CPUs."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_autocast_enabled("cpu"):
-            raise RuntimeError("could not create a primitive descriptor for the test layer")
-        return x * 2
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families import FAMILIES
 from autocast_explorer.gui.charts.layer_ticks import MAX_NAMED, layer_ticks
 from autocast_explorer.gui.features.experiment.layer_table import NOT_RUN
+from tests.autocast_failure import RaisesUnderAutocast
 from tests.gui.helpers import run_to_end
 
 
@@ -94,13 +95,6 @@ def test_a_transformer_without_fast_path_stays_readable_with_dozens_of_layers(wi
     assert len(window.layerTable.rows()) == len(names)
     details = window.overview.header.details.text()
     assert "fast path was turned off" in details and "returned float32" in details
-
-
-class RaisesUnderAutocast(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_autocast_enabled("cpu"):
-            raise RuntimeError("could not create a primitive descriptor for the test layer")
-        return x
 
 
 def test_a_failing_autocast_forward_is_the_headline_not_a_failed_run(window, qtbot, monkeypatch):
