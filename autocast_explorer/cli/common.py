@@ -281,9 +281,10 @@ def preset_from_args(args: argparse.Namespace) -> Preset | None:
 class StderrProgress:
     """Progress on stderr, only for a TTY and only once the work has taken over a second."""
 
-    def __init__(self, stream: TextIO = sys.stderr, delay: float = 1.0) -> None:
-        self.stream = stream
-        self.enabled = stream.isatty()
+    def __init__(self, stream: TextIO | None = None, delay: float = 1.0) -> None:
+        # sys.stderr as it is now, not as it was at import (a test's capture, a redirect)
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty()
         self.start = time.monotonic()
         self.delay = delay
         self.shown = False

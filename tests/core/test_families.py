@@ -192,6 +192,27 @@ def test_the_cli_prints_a_failing_autocast_forward_as_a_finding(failing_model, c
     assert "Verdict: bfloat16 autocast raised an error on this model" in out
 
 
+def test_training_stops_with_one_line_when_the_autocast_step_raises(failing_model, capsys):
+    """Training needs both copies: a raising autocast step ends the run with a clear message
+    (exit 2, one line, no traceback) before any step is taken, never a raw torch error."""
+    from autocast_explorer.cli import main
+    from autocast_explorer.core.experiment.capture import AutocastFailed
+
+    steps: list[object] = []
+    with pytest.raises(AutocastFailed) as caught:
+        run_experiment(failing_model.replace(mode="train", steps=2), partial=steps.append)
+    assert caught.value.field == "autocast" and steps == []
+    assert "autocast training step raised" in caught.value.rule
+    assert "could not create a primitive descriptor for the test layer" in caught.value.rule
+
+    args = ["run", "--widths", "16,8,4", "--batch", "4", "--mode", "train", "--steps", "2"]
+    code = main([*args, "--min-time", "0.02"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.startswith("error: autocast: the bfloat16 autocast training step raised")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
 def test_memory_guard_counts_each_family():
     for config in (
         ExperimentConfig(model="cnn", channels=(3, 64, 64), image=512, batch=64),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.experiment.model import dtype_name
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 
@@ -130,6 +131,14 @@ def error_text(exc: BaseException) -> str:
     text = str(exc).strip().split("\nException raised from")[0].strip()
     lines = [line for line in text.splitlines() if line.strip()][:4]
     return f"{type(exc).__name__}: {' '.join(lines)}"[:600]
+
+
+class AutocastFailed(ConfigError):
+    """The autocast side raised where both sides are needed (a sweep point, a training run).
+
+    A single `run` turns this into a finding; work that compares the two sides cannot go on,
+    so it stops with one line naming the error.
+    """
 
 
 def record_forward(

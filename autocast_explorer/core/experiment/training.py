@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from autocast_explorer.core.documents.reader import DocumentFormatError, JsonReader, integer
-from autocast_explorer.core.experiment.capture import autocast_context
+from autocast_explorer.core.experiment.capture import AutocastFailed, autocast_context, error_text
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.model import (
     build_input,
@@ -611,10 +611,16 @@ def train_side_by_side(
     x0, y0 = task.batch(0)
 
     reporter.report(0.0, "probing one training step per mode (dtypes, ops, saved bytes)")
-    probes = {
-        "plain": probe_step(config, copy.deepcopy(initial), x0, y0, None),
-        "autocast": probe_step(config, copy.deepcopy(initial), x0, y0, low),
-    }
+    probes = {"plain": probe_step(config, copy.deepcopy(initial), x0, y0, None)}
+    try:
+        probes["autocast"] = probe_step(config, copy.deepcopy(initial), x0, y0, low)
+    except Exception as exc:  # torch raises RuntimeError, oneDNN sometimes others
+        raise AutocastFailed(
+            "autocast",
+            f"the {config.dtype} autocast training step raised, so there is no second copy to "
+            f"train beside float32 ({error_text(exc)}); `run` without --mode train shows this "
+            "finding",
+        ) from None
     reporter.check()
     trainers = {
         "plain": Trainer(config, copy.deepcopy(initial), None),

@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 import torch
 
 from autocast_explorer.core.experiment import guards
-from autocast_explorer.core.experiment.capture import error_text
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.capture import AutocastFailed, error_text
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns, torch_threads
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
@@ -178,10 +178,6 @@ class _Models:
 def flops_formula(config: ExperimentConfig) -> str:
     """The roofline's words for what the FLOP count covers, for this config's model."""
     return FLOPS_FORMULA if config.model == "mlp" else FAMILY_FLOPS_FORMULA
-
-
-class AutocastFailed(ConfigError):
-    """The autocast forward raised at a sweep point: there is nothing to compare."""
 
 
 def _largest_rates(points: Sequence[SweepPoint]) -> tuple[float, float] | None:
