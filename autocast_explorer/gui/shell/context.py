@@ -42,11 +42,11 @@ class AppContext(QObject):
     engineReady = Signal()
     #: A result is drawn in every view (a run, an opened file, a lesson step).
     resultShown = Signal(object)
-    #: The window's own experiment run ended (not other owners' tasks).
     #: The window's own run started: the ExperimentConfig it runs.
     experimentStarted = Signal(object)
     #: One training step of the window's own run finished: core's StepProgress (plain data).
     experimentStep = Signal(object)
+    #: The window's own experiment run ended (not other owners' tasks).
     experimentFinished = Signal(object)
     experimentFailed = Signal(str)
     experimentCancelled = Signal()
@@ -119,12 +119,6 @@ class AppContext(QObject):
     def cancel(self) -> None:
         """Cancel whatever task runs (as Esc does)."""
         self._window.cancel_experiment()
-
-    def can_run(self) -> bool:
-        return self._window.runButton.isEnabled()
-
-    def can_cancel(self) -> bool:
-        return self._window.cancelButton.isEnabled()
 
     # ---- results --------------------------------------------------------------------------
     def last_result(self) -> ExperimentResult | None:
@@ -246,6 +240,3 @@ class AppContext(QObject):
         if widget not in self._windows:
             self._windows.append(widget)
             self.windowAdded.emit(widget)
-
-    def windows(self) -> list[QWidget]:
-        return list(self._windows)

@@ -33,10 +33,6 @@ class TaskClient(QObject):
         self.owner = owner
 
     @property
-    def runner(self) -> TaskRunner:
-        return self._router.runner
-
-    @property
     def last_error(self) -> BaseException | None:
         """The exception of the last failed task (any owner's); None after a success."""
         return self._router.runner.last_error
@@ -52,11 +48,6 @@ class TaskClient(QObject):
     def busy(self) -> bool:
         """True while the shared runner runs anyone's task."""
         return self._router.runner.is_running()
-
-    def cancel(self) -> None:
-        """Cancel the running task if it is this owner's."""
-        if self.is_running():
-            self._router.runner.cancel()
 
 
 class TaskRouter(QObject):

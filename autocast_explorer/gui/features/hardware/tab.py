@@ -53,21 +53,10 @@ PROBE_TIP = (
 
 
 def probe_task(config: ExperimentConfig, state: TaskState) -> OneDnnProbe:
-    """On the worker thread: build the current config's model and ask oneDNN (core.onednn)."""
-    from autocast_explorer.core.experiment import guards
-    from autocast_explorer.core.experiment.engine import torch_threads
-    from autocast_explorer.core.experiment.model import build, low_precision_dtype
-    from autocast_explorer.core.hardware import onednn
+    """On the worker thread: core.onednn.probe_config for the current config."""
+    from autocast_explorer.core.hardware.onednn import probe_config
 
-    state.set_progress(0.05, "checking the memory and time guards")
-    guards.check(config)
-    state.check()
-    with torch_threads(config.threads):
-        state.set_progress(0.3, "building the model")
-        model, x = build(config)
-        state.check()
-        state.set_progress(0.6, "asking oneDNN which kernels run (verbose log of one forward)")
-        return onednn.probe(model, x, low_precision_dtype(config))
+    return probe_config(config, progress=state.set_progress, cancel=state.is_interruption_requested)
 
 
 def _yes_no(value: bool | None) -> str:

@@ -331,7 +331,6 @@ class OpsPanel(QWidget):
     @Slot(object)
     def _on_finished(self, result: object) -> None:
         self.show_probe(result)  # type: ignore[arg-type]
-        self._update_actions()
         self.probeFinished.emit(result)
 
     @Slot(str)
