@@ -147,40 +147,19 @@ def record_forward(
     autocast_dtype: torch.dtype | None,
     keep_outputs: bool = False,
 ) -> Capture:
-    """Like capture_forward, but a forward that raises is returned as its error message,
-    with the layers that ran before it."""
+    """One forward under no_grad (and autocast when a dtype is given), every layer recorded;
+    a forward that raises is returned as its error message, with the layers that ran before it."""
     captured: list[LayerCapture] = []
     try:
-        logits, _ = _run(model, x, autocast_dtype, keep_outputs, captured)
+        with (
+            torch.no_grad(),
+            _recording(model, captured, keep_outputs),
+            autocast_context(autocast_dtype),
+        ):
+            logits = model(x)
     except Exception as exc:
         return Capture(None, captured, error_text(exc))
-    return Capture(logits, captured)
-
-
-def _run(
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    autocast_dtype: torch.dtype | None,
-    keep_outputs: bool,
-    captured: list[LayerCapture],
-) -> tuple[torch.Tensor, list[LayerCapture]]:
-    with (
-        torch.no_grad(),
-        _recording(model, captured, keep_outputs),
-        autocast_context(autocast_dtype),
-    ):
-        logits = model(x)
-    return logits.detach(), captured
-
-
-def capture_forward(
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    autocast_dtype: torch.dtype | None,
-    keep_outputs: bool = False,
-) -> tuple[torch.Tensor, list[LayerCapture]]:
-    """One forward under no_grad (and autocast when a dtype is given), every layer recorded."""
-    return _run(model, x, autocast_dtype, keep_outputs, [])
+    return Capture(logits.detach(), captured)
 
 
 def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[LayerRecord]:
