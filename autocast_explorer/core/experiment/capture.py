@@ -57,12 +57,13 @@ class LayerCapture:
     order: int = 0  # when the call began: a layer is listed before the layers inside it
 
 
-def _first_tensor(value: object) -> torch.Tensor | None:
+def first_tensor(value: object) -> torch.Tensor | None:
+    """The first tensor in a module's arguments or output, looking inside nested tuples."""
     if isinstance(value, torch.Tensor):
         return value
     if isinstance(value, tuple | list):
         for item in value:
-            found = _first_tensor(item)  # nested: an LSTM's (output, (h, c))
+            found = first_tensor(item)  # nested: an LSTM's (output, (h, c))
             if found is not None:
                 return found
     return None
@@ -87,8 +88,8 @@ def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> 
         def forward(*args: object, **kwargs: object) -> object:
             order = next(calls)
             output = original(*args, **kwargs)
-            x = _first_tensor(args) if args else _first_tensor(tuple(kwargs.values()))
-            y = _first_tensor(output)
+            x = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
+            y = first_tensor(output)
             if x is not None and y is not None:
                 sink.append(
                     LayerCapture(
