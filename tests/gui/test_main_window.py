@@ -210,7 +210,7 @@ def test_memory_guard_is_shown_inline_before_running(window, qtbot):
 
 
 def test_time_guard_from_the_engine_blocks_that_config_until_it_changes(window, qtbot, monkeypatch):
-    def too_slow(config):
+    def too_slow(config, estimate=None):
         raise guards.GuardError("time", "one forward pass is estimated at 99.0 s (limit 10 s)")
 
     monkeypatch.setattr(guards, "check_time", too_slow)

@@ -57,12 +57,13 @@ class LayerCapture:
     order: int = 0  # when the call began: a layer is listed before the layers inside it
 
 
-def _first_tensor(value: object) -> torch.Tensor | None:
+def first_tensor(value: object) -> torch.Tensor | None:
+    """The first tensor in a module's arguments or output, looking inside nested tuples."""
     if isinstance(value, torch.Tensor):
         return value
     if isinstance(value, tuple | list):
         for item in value:
-            found = _first_tensor(item)  # nested: an LSTM's (output, (h, c))
+            found = first_tensor(item)  # nested: an LSTM's (output, (h, c))
             if found is not None:
                 return found
     return None
@@ -87,8 +88,8 @@ def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> 
         def forward(*args: object, **kwargs: object) -> object:
             order = next(calls)
             output = original(*args, **kwargs)
-            x = _first_tensor(args) if args else _first_tensor(tuple(kwargs.values()))
-            y = _first_tensor(output)
+            x = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
+            y = first_tensor(output)
             if x is not None and y is not None:
                 sink.append(
                     LayerCapture(
@@ -147,40 +148,19 @@ def record_forward(
     autocast_dtype: torch.dtype | None,
     keep_outputs: bool = False,
 ) -> Capture:
-    """Like capture_forward, but a forward that raises is returned as its error message,
-    with the layers that ran before it."""
+    """One forward under no_grad (and autocast when a dtype is given), every layer recorded;
+    a forward that raises is returned as its error message, with the layers that ran before it."""
     captured: list[LayerCapture] = []
     try:
-        logits, _ = _run(model, x, autocast_dtype, keep_outputs, captured)
+        with (
+            torch.no_grad(),
+            _recording(model, captured, keep_outputs),
+            autocast_context(autocast_dtype),
+        ):
+            logits = model(x)
     except Exception as exc:
         return Capture(None, captured, error_text(exc))
-    return Capture(logits, captured)
-
-
-def _run(
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    autocast_dtype: torch.dtype | None,
-    keep_outputs: bool,
-    captured: list[LayerCapture],
-) -> tuple[torch.Tensor, list[LayerCapture]]:
-    with (
-        torch.no_grad(),
-        _recording(model, captured, keep_outputs),
-        autocast_context(autocast_dtype),
-    ):
-        logits = model(x)
-    return logits.detach(), captured
-
-
-def capture_forward(
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    autocast_dtype: torch.dtype | None,
-    keep_outputs: bool = False,
-) -> tuple[torch.Tensor, list[LayerCapture]]:
-    """One forward under no_grad (and autocast when a dtype is given), every layer recorded."""
-    return _run(model, x, autocast_dtype, keep_outputs, [])
+    return Capture(logits.detach(), captured)
 
 
 def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[LayerRecord]:

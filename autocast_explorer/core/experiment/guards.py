@@ -259,10 +259,12 @@ def check_memory(config: ExperimentConfig) -> int:
     return peak
 
 
-def check_time(config: ExperimentConfig) -> float:
+def check_time(config: ExperimentConfig, estimate: ForwardEstimate | None = None) -> float:
     """Raise GuardError when one forward (in training: one training step, ≈ 3 forwards) is
-    estimated to take over 10 s (unless allowed): nothing can interrupt it once started."""
-    seconds = estimate_forward(config).seconds
+    estimated to take over 10 s (unless allowed): nothing can interrupt it once started.
+
+    `estimate` is the forward's estimate when the caller already has it (else it is made)."""
+    seconds = (estimate if estimate is not None else estimate_forward(config)).seconds
     what = "one forward pass"
     if config.mode == "train":
         seconds *= TRAINING_STEP_FORWARDS
@@ -285,5 +287,7 @@ def check(config: ExperimentConfig) -> float:
 
 def check_estimate(config: ExperimentConfig) -> ForwardEstimate:
     """Both guards, memory first; returns the forward estimate with its basis (for results)."""
-    check(config)
-    return estimate_forward(config)  # the calibrations are cached: this only sums again
+    check_memory(config)
+    estimate = estimate_forward(config)
+    check_time(config, estimate)
+    return estimate

@@ -6,7 +6,7 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 from __future__ import annotations
 
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
-from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import (
@@ -98,17 +98,18 @@ def verdict(result: ExperimentResult) -> str:
             f"was measured; {hardware_clause(result)}."
         )
     speedup = result.speedup
-    if speedup != speedup:  # NaN
+    kind = pace(speedup)
+    if kind == "untimed":
         return "autocast could not be timed"
-    if speedup >= SAME_SPEED:
-        pace = f"autocast was {speedup:.2f}× faster here"
-    elif speedup <= 1 / SAME_SPEED:
-        pace = f"autocast was {1 / speedup:.2f}× slower here"
+    if kind == "faster":
+        said = f"autocast was {speedup:.2f}× faster here"
+    elif kind == "slower":
+        said = f"autocast was {1 / speedup:.2f}× slower here"
     else:
-        pace = f"autocast ran at about the same speed here ({speedup:.2f}×)"
+        said = f"autocast ran at about the same speed here ({speedup:.2f}×)"
     agree = result.agreement
     agreed = f"; predictions agreed on {agree.agree}/{agree.rows} rows" if agree else ""
-    return f"{pace}; {hardware_clause(result)}{agreed}."
+    return f"{said}; {hardware_clause(result)}{agreed}."
 
 
 def format_summary(result: ExperimentResult) -> str:

@@ -29,7 +29,12 @@ import torch
 import torch.nn.functional as F
 
 from autocast_explorer.core.documents.reader import DocumentFormatError, JsonReader, integer
-from autocast_explorer.core.experiment.capture import AutocastFailed, autocast_context, error_text
+from autocast_explorer.core.experiment.capture import (
+    AutocastFailed,
+    autocast_context,
+    error_text,
+    first_tensor,
+)
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.model import (
     build_input,
@@ -287,14 +292,6 @@ class StepProbe:
     backward_ops: tuple[OpUse, ...]
 
 
-def _first_tensor(value: object) -> torch.Tensor | None:
-    if isinstance(value, torch.Tensor):
-        return value
-    if isinstance(value, tuple | list):
-        return next((v for v in value if isinstance(v, torch.Tensor)), None)
-    return None
-
-
 def _name(t: torch.Tensor | None) -> str:
     return dtype_name(t.dtype) if t is not None else "none"
 
@@ -326,10 +323,10 @@ def probe_step(
         entry = layers.setdefault(name, {"kind": type(module).__name__})
 
         def forward_hook(mod: torch.nn.Module, inputs: tuple, output: object, e=entry) -> None:
-            e["forward"] = (_name(_first_tensor(inputs)), _name(_first_tensor(output)))
+            e["forward"] = (_name(first_tensor(inputs)), _name(first_tensor(output)))
 
         def backward_hook(mod: torch.nn.Module, grad_in: tuple, grad_out: tuple, e=entry) -> None:
-            e["backward"] = (_name(_first_tensor(grad_out)), _name(_first_tensor(grad_in)))
+            e["backward"] = (_name(first_tensor(grad_out)), _name(first_tensor(grad_in)))
 
         handles.append(module.register_forward_hook(forward_hook))
         handles.append(module.register_full_backward_hook(backward_hook))

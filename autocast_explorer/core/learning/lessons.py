@@ -328,7 +328,7 @@ def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOut
 
 
 def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
-    from autocast_explorer.core.experiment.pace import SAME_SPEED
+    from autocast_explorer.core.experiment.pace import pace
     from autocast_explorer.core.experiment.summary import hardware_clause
     from autocast_explorer.core.hardware.capabilities import native_support
 
@@ -336,16 +336,17 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     low = result.config.dtype
     p, q = result.plain, result.autocast
     params = parameter_count(result.config.widths)
-    if speedup != speedup:
+    kind = pace(speedup)
+    if kind == "untimed":
         headline = "Autocast could not be timed in this run."
         verdict = ""
-    elif speedup >= SAME_SPEED:
+    elif kind == "faster":
         headline = f"Here autocast was {speedup:.2f}× faster than float32."
         verdict = (
             f"On this CPU the time saved by the {low} maths more than paid for the "
             "conversions, even for this small model."
         )
-    elif speedup <= 1 / SAME_SPEED:
+    elif kind == "slower":
         headline = f"Here autocast was {1 / speedup:.2f}× slower than float32."
         verdict = (
             f"Here the time saved by the {low} maths did not make up for converting the "
@@ -376,7 +377,7 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
             "GFLOP/s in float32."
         )
     sentences += [f"Note: {w}." for w in result.warnings]
-    matches = speedup == speedup and speedup <= 1 / SAME_SPEED
+    matches = kind == "slower"
     return LessonOutcome("timing", headline, tuple(sentences), matches, "latency")
 
 

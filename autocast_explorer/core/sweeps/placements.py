@@ -33,13 +33,13 @@ from autocast_explorer.core.experiment.capture import autocast_context
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment, torch_threads
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
+from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.result import (
     ExperimentResult,
     latency_from_reader,
     latency_to_dict,
 )
-from autocast_explorer.core.experiment.summary import SAME_SPEED
 from autocast_explorer.core.experiment.timing import LatencyStats, measure_alternating
 from autocast_explorer.core.numerics.optrace import OpTracer, count_casts, parameter_sources
 
@@ -166,9 +166,10 @@ def _versus(ms: float, reference_ms: float, reference: str) -> str:
     if ms <= 0 or reference_ms <= 0:
         return f"not comparable with {reference}"
     ratio = reference_ms / ms
-    if ratio >= SAME_SPEED:
+    kind = pace(ratio)
+    if kind == "faster":
         return f"{ratio:.2f}× faster than {reference}"
-    if ratio <= 1 / SAME_SPEED:
+    if kind == "slower":
         return f"{1 / ratio:.2f}× slower than {reference}"
     return f"about as fast as {reference}"
 
