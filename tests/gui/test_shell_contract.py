@@ -51,6 +51,23 @@ def test_a_task_raising_system_exit_fails_and_leaves_run_enabled(window, qtbot):
     assert run_to_end(qtbot, window).plain.median_ms > 0
 
 
+def test_another_features_failure_leaves_the_verdict_of_the_result_on_screen(window, qtbot):
+    result = run_to_end(qtbot, window)
+    verdict = window.verdictLabel.text()
+    assert verdict and not verdict.startswith("Run failed")
+
+    def broken(_state):
+        raise RuntimeError("the probe broke")
+
+    client = window.task_router.client("a-feature")
+    with qtbot.waitSignal(client.failed, timeout=RUN_TIMEOUT_MS) as blocker:
+        assert client.start(broken)
+    assert blocker.args[0] == "RuntimeError: the probe broke"
+    assert window.verdictLabel.text() == verdict  # still the shown result's verdict
+    assert window.messageBanner.text() == "Failed: RuntimeError: the probe broke"
+    assert window.last_result is result and window.runButton.isEnabled()
+
+
 def test_shutdown_waits_with_a_limit_and_names_what_it_left(qtbot):
     runner = TaskRunner(name="stuck")
     release = threading.Event()

@@ -608,8 +608,10 @@ class MainWindow(QMainWindow):
     def _on_task_failed(self, message: str) -> None:
         self.controls.progressBar.setValue(0)
         self.controls.progressLabel.setText("Failed.")
-        self.verdictLabel.setText(f"Run failed: {message}")
-        self.show_banner(f"Run failed: {message}")
+        if self._run_config is None:
+            # Another feature's task (a probe, a sweep, a lesson): its panel says what failed
+            # too, and the verdict of the result on screen stays as it is.
+            self.show_banner(f"Failed: {message}")
         self._update_actions()
 
     @Slot()
@@ -628,6 +630,8 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_failed(self, message: str) -> None:
         own, self._run_config = self._run_config, None
+        self.verdictLabel.setText(f"Run failed: {message}")
+        self.show_banner(f"Run failed: {message}")
         error = self.runner.last_error
         if own is not None and isinstance(error, ConfigError):
             # A guard refused this config (too big or too slow): keep Run off until it changes.
