@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+from autocast_explorer.cli.signals import deferred
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
     DEFAULT_LR,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 #: Values that start with '-' but are values, not flags: -5,10  -1e3  -0.5:2:3.
 _NEGATIVE_VALUE = re.compile(r"^-(\.?\d[\d.,;:eE+\-]*|inf|infinity|nan)$", re.IGNORECASE)
@@ -343,8 +343,6 @@ def write_output(
     On failure the text (or `keep`, the measurement, when given) goes to a fallback file; the
     problem is returned as one sentence naming both paths, for FailedError.
     """
-    from autocast_explorer.cli.signals import deferred
-
     with deferred():  # a file is written whole or not at all
         if path == "-":
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
