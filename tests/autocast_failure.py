@@ -26,20 +26,20 @@ class RaisesUnderAutocast(torch.nn.Module):
         return x * 2
 
 
+def refusing_mlp(config: ExperimentConfig) -> torch.nn.Module:
+    """Linear → RaisesUnderAutocast ('refuses') → Linear: the MLP family's model, made to fail."""
+    torch.manual_seed(config.seed)
+    model = torch.nn.Sequential()
+    model.add_module("fc1", torch.nn.Linear(config.widths[0], 8))
+    model.add_module("refuses", RaisesUnderAutocast())
+    model.add_module("fc2", torch.nn.Linear(8, config.widths[-1]))
+    return model.eval()
+
+
 def failing_result(monkeypatch: pytest.MonkeyPatch) -> ExperimentResult:
     """A measured MLP result whose autocast forward raised at its second layer ('refuses')."""
-    mlp = FAMILIES["mlp"]
-
-    def build_model(config: ExperimentConfig) -> torch.nn.Module:
-        torch.manual_seed(config.seed)
-        model = torch.nn.Sequential()
-        model.add_module("fc1", torch.nn.Linear(config.widths[0], 8))
-        model.add_module("refuses", RaisesUnderAutocast())
-        model.add_module("fc2", torch.nn.Linear(8, config.widths[-1]))
-        return model.eval()
-
     with monkeypatch.context() as patch:
-        patch.setattr(mlp, "build_model", build_model)
+        patch.setattr(FAMILIES["mlp"], "build_model", refusing_mlp)
         result = run_experiment(
             ExperimentConfig(widths=(16, 8, 4), batch=4, min_time=0.02, threads=1)
         )

@@ -15,12 +15,12 @@ from autocast_explorer import __version__
 from autocast_explorer.cli import compare, ops, run, signals, sweep
 from autocast_explorer.cli.common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_USAGE,
     FailedError,
     Parser,
     UsageError,
 )
+from autocast_explorer.cli.signals import EXIT_INTERRUPTED
 from autocast_explorer.core.experiment.config import ConfigError
 
 #: The subcommands, in the order `--help` lists them.

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+from autocast_explorer.cli.signals import deferred
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
     DEFAULT_LR,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 #: Values that start with '-' but are values, not flags: -5,10  -1e3  -0.5:2:3.
 _NEGATIVE_VALUE = re.compile(r"^-(\.?\d[\d.,;:eE+\-]*|inf|infinity|nan)$", re.IGNORECASE)
@@ -65,18 +65,16 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def _widths(text: str) -> tuple[int, ...]:
-    try:
-        return parse_widths(text)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(exc.rule) from None
+def _int_list(field_name: str) -> Callable[[str], tuple[int, ...]]:
+    """Parse a comma list for `field_name` (--widths, --channels); a bad one names the rule."""
 
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            return parse_widths(text, field_name)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(exc.rule) from None
 
-def _channels(text: str) -> tuple[int, ...]:
-    try:
-        return parse_widths(text, "channels")
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(exc.rule) from None
+    return parse
 
 
 def _families_using(field_name: str) -> list[str]:
@@ -109,7 +107,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--widths",
-        type=_widths,
+        type=_int_list("widths"),
         help="mlp: layer widths: input, hidden…, classes (default 256,256,256,10)",
     )
     g.add_argument("--batch", type=int, help=f"rows per forward (default {d.batch})")
@@ -160,7 +158,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
             continue
         kwargs: dict = {"default": None, "help": f"{owners}: {param.help}"}
         if param.kind == "ints":
-            kwargs["type"] = _channels
+            kwargs["type"] = _int_list(field_name)
             kwargs["metavar"] = "C0,C1,…"
         elif param.kind == "choice":
             kwargs["choices"] = param.choices
@@ -343,8 +341,6 @@ def write_output(
     On failure the text (or `keep`, the measurement, when given) goes to a fallback file; the
     problem is returned as one sentence naming both paths, for FailedError.
     """
-    from autocast_explorer.cli.signals import deferred
-
     with deferred():  # a file is written whole or not at all
         if path == "-":
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -362,8 +358,6 @@ def write_output(
 
 def keep_name(path: str, default: str) -> str:
     """The fallback file's name: the output's own when it has an extension (a device has none)."""
-    from pathlib import Path
-
     own = Path(path).name
     return own if Path(own).suffix else default
 

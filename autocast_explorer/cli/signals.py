@@ -20,8 +20,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import ClassVar
 
-EXIT_INTERRUPTED = 128 + signal.SIGINT
-EXIT_TERMINATED = 128 + signal.SIGTERM
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # SIGTERM's 143 comes from Interrupted.exit_code
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-SETTINGS_ENV = "AUTOCAST_EXPLORER_SETTINGS"
+#: The base folder core.learning.presets.user_presets_dir reads (the XDG convention).
 CONFIG_HOME_ENV = "XDG_CONFIG_HOME"
 
 
@@ -34,6 +34,7 @@ def isolate_user_files(root: Path, monkeypatch: pytest.MonkeyPatch) -> UserFiles
     from PySide6.QtCore import QSettings
 
     from autocast_explorer.core.learning.presets import user_presets_dir
+    from autocast_explorer.gui.shell.settings import SETTINGS_ENV  # the window's own name for it
 
     config_home = root / "config-home"
     settings_file = config_home / "settings.ini"

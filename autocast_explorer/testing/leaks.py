@@ -21,7 +21,6 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer
 PLUMBING = (
     "autocast_explorer/testing/",
     "autocast_explorer\\testing\\",
-    "gui/worker.py",
     "gui/tasks/",
     "pytestqt",
     "_pytest",

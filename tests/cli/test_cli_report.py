@@ -179,19 +179,9 @@ def test_run_report_of_a_failed_autocast_forward_leads_with_the_finding(
 ):
     from autocast_explorer.core.experiment.families import FAMILIES
     from autocast_explorer.gui.shell import style
-    from tests.autocast_failure import MESSAGE, RaisesUnderAutocast
+    from tests.autocast_failure import MESSAGE, refusing_mlp
 
-    def build_model(config):
-        import torch
-
-        torch.manual_seed(config.seed)
-        model = torch.nn.Sequential()
-        model.add_module("fc1", torch.nn.Linear(config.widths[0], 8))
-        model.add_module("refuses", RaisesUnderAutocast())
-        model.add_module("fc2", torch.nn.Linear(8, config.widths[-1]))
-        return model.eval()
-
-    monkeypatch.setattr(FAMILIES["mlp"], "build_model", build_model)
+    monkeypatch.setattr(FAMILIES["mlp"], "build_model", refusing_mlp)
     folder = tmp_path / "finding"
     assert main(["run", *TINY, "--report", str(folder)]) == 0
     captured = capsys.readouterr()

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from autocast_explorer.cli import main
+from autocast_explorer.core.sweeps.crossover import crossovers
 
 FAST = ["--widths", "32,16,16,4", "--min-time", "0.02"]
 
@@ -34,7 +35,10 @@ def test_sweep_json_to_stdout_is_only_the_document(capsys):
     assert data["schema"] == "autocast-explorer/sweep/1"
     assert data["param"] == "width"
     assert [p["widths"] for p in data["points"]] == [[32, 8, 8, 4], [32, 32, 32, 4]]
-    assert data["crossover"] is None or isinstance(data["crossover"], list)
+    # The crossover is the one the measured speedups give (null when they never cross 1.0).
+    speedups = [p["latency"]["speedup"] for p in data["points"]]
+    expected = crossovers(data["values"], speedups)
+    assert data["crossover"] == (pytest.approx(expected) if expected else None)
     assert "native_bf16" in data["environment"]
     assert data["verdict"]["sentence"]
 

@@ -19,7 +19,7 @@ from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families import FAMILIES, family
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.hardware.capabilities import native_support
-from tests.autocast_failure import RaisesUnderAutocast
+from tests.autocast_failure import refusing_mlp
 
 FAST = {"min_time": 0.02, "threads": 1}
 
@@ -145,17 +145,7 @@ def test_lstm_outcome_follows_this_cpu():
 @pytest.fixture
 def failing_model(monkeypatch):
     """The MLP family builds Linear → RaisesUnderAutocast → Linear."""
-    mlp = FAMILIES["mlp"]
-
-    def build_model(config: ExperimentConfig) -> torch.nn.Module:
-        torch.manual_seed(config.seed)
-        model = torch.nn.Sequential()
-        model.add_module("fc1", torch.nn.Linear(config.widths[0], 8))
-        model.add_module("refuses", RaisesUnderAutocast())
-        model.add_module("fc2", torch.nn.Linear(8, config.widths[-1]))
-        return model.eval()
-
-    monkeypatch.setattr(mlp, "build_model", build_model)
+    monkeypatch.setattr(FAMILIES["mlp"], "build_model", refusing_mlp)
     return ExperimentConfig(widths=(16, 8, 4), batch=4, **FAST)
 
 
