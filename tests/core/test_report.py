@@ -7,6 +7,7 @@ import struct
 import subprocess
 import sys
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +37,18 @@ def png_1x1() -> bytes:
         + chunk(b"IDAT", zlib.compress(b"\x00\x80"))
         + chunk(b"IEND", b"")
     )
+
+
+def reproduced(folder: Path) -> dict:
+    """Run the report's reproduce.py (torch only, its own process) and read its JSON findings."""
+    out = subprocess.run(
+        [sys.executable, str(folder / "reproduce.py"), "--json", "--min-time", "0.01"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(out.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -166,14 +179,7 @@ def test_no_text_in_a_result_becomes_code_in_reproduce_py(result):
 def test_reproduce_py_matches_the_result_it_came_from(config, tmp_path):
     result = run_experiment(config)
     write_report(result, tmp_path)
-    out = subprocess.run(
-        [sys.executable, str(tmp_path / "reproduce.py"), "--json", "--min-time", "0.01"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    doc = json.loads(out.stdout)
+    doc = reproduced(tmp_path)
     found = doc["found"]
     assert found["output_dtype"] == {
         "plain": result.output_dtype_plain,
@@ -288,14 +294,7 @@ def test_report_of_a_training_run_has_a_training_section(trained):
 
 def test_reproduce_py_retrains_both_copies(trained, tmp_path):
     write_report(trained, tmp_path)
-    out = subprocess.run(
-        [sys.executable, str(tmp_path / "reproduce.py"), "--json", "--min-time", "0.01"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    doc = json.loads(out.stdout)
+    doc = reproduced(tmp_path)
     found, train = doc["found"], trained.train
     assert doc["same"] == {
         "loss_dtype": True,
@@ -369,14 +368,7 @@ def test_reproduce_py_rebuilds_every_model_family(config, tmp_path):
     what the engine measured, layer by layer; a bf16 LSTM that raises here raises there too."""
     result = run_experiment(config)
     write_report(result, tmp_path)
-    out = subprocess.run(
-        [sys.executable, str(tmp_path / "reproduce.py"), "--json", "--min-time", "0.01"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    doc = json.loads(out.stdout)
+    doc = reproduced(tmp_path)
     found = doc["found"]
     assert found["layers"] == _expected_layers(result)
     assert len(found["layers"]) >= 3
