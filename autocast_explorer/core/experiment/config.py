@@ -68,6 +68,20 @@ FAMILY_FIELDS: tuple[str, ...] = (
 )
 
 
+#: The fields of a user model (`model` holding a spec such as "hf:bert"; core/models/), in flag
+#: order; a built-in family's document leaves them out.
+USER_MODEL_FIELDS: tuple[str, ...] = (
+    "model_args",
+    "input_shape",
+    "input_kind",
+    "vocab",
+    "input_image",
+    "layer_depth",
+)
+INPUT_KINDS: tuple[str, ...] = ("auto", "float", "tokens")
+MAX_INPUT_DIMS = 6
+
+
 class ConfigError(ValueError):
     """A config value broke a rule; `field` names the offending field for inline display."""
 
@@ -133,6 +147,13 @@ class ExperimentConfig:
     cell: str = "lstm"
     features: int = 32
     hidden: int = 64
+    # ---- a user model (model = a spec, core/models/): its keyword arguments and input ----
+    model_args: tuple[tuple[str, Any], ...] = ()
+    input_shape: tuple[int, ...] | None = None  # per sample; None: what the model says
+    input_kind: str = "auto"  # "float" tensor, "tokens" (ids < vocab), or what the model says
+    vocab: int | None = None  # token ids are drawn below this; None: the model's vocab_size
+    input_image: int | None = None  # square side replacing the input's last two dimensions
+    layer_depth: int | None = None  # rows grouped at this module depth; None: ≤ 40 rows
     # Training mode (kept together, last).
     mode: str = "infer"
     steps: int = 50
@@ -154,6 +175,14 @@ class ExperimentConfig:
         except TypeError:
             raise ConfigError("widths", "must be a list of layer widths") from None
         object.__setattr__(self, "widths", widths)
+        from autocast_explorer.core.models.spec import normalise_model_args
+
+        object.__setattr__(self, "model_args", normalise_model_args(self.model_args))
+        shape = self.input_shape
+        if isinstance(shape, str):
+            shape = parse_widths(shape, "input_shape") if shape.strip() else None
+        if isinstance(shape, list | tuple):
+            object.__setattr__(self, "input_shape", tuple(shape))
         validate(self)
 
     def replace(self, **changes: Any) -> ExperimentConfig:
@@ -169,9 +198,12 @@ class ExperimentConfig:
         from autocast_explorer.core.experiment.families import family
 
         own = {p.name for p in family(self).params}
+        user = self.is_user_model
         data: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name in FAMILY_FIELDS and f.name not in own:
+                continue
+            if f.name in USER_MODEL_FIELDS and not user:
                 continue
             if f.name == "widths" and self.model != "mlp":
                 continue
@@ -180,7 +212,15 @@ class ExperimentConfig:
             data["widths"] = list(self.widths)
         if "channels" in data:
             data["channels"] = list(self.channels)
+        if user:
+            data["model_args"] = dict(self.model_args)
+            data["input_shape"] = list(self.input_shape) if self.input_shape else None
         return data
+
+    @property
+    def is_user_model(self) -> bool:
+        """Whether `model` is a spec of the user's own model rather than a built-in family."""
+        return self.model not in MODELS
 
     @property
     def title(self) -> str:
@@ -278,11 +318,39 @@ def validate(config: ExperimentConfig) -> None:
             f"must be a number > 0 and ≤ {MAX_MEMORY_BUDGET_MB:g} (got {budget!r})",
         )
     if config.model not in MODELS:
-        raise ConfigError("model", f"must be one of {', '.join(MODELS)} (got {config.model!r})")
+        from autocast_explorer.core.models.spec import parse_spec
+
+        parse_spec(config.model)
+    validate_user_input(config)
     from autocast_explorer.core.experiment.families import family
 
     family(config).validate(config)
     validate_training(config)
+
+
+def validate_user_input(config: ExperimentConfig) -> None:
+    """The user-model fields' rules (an unset field is None: the model says)."""
+    shape = config.input_shape
+    if shape is not None:
+        if not isinstance(shape, tuple) or not 1 <= len(shape) <= MAX_INPUT_DIMS:
+            raise ConfigError(
+                "input_shape", f"must be 1 … {MAX_INPUT_DIMS} sizes per sample, e.g. 3,224,224"
+            )
+        for size in shape:
+            if not _is_int(size) or not 1 <= size <= MAX_WIDTH:
+                raise ConfigError(
+                    "input_shape", f"{size!r} must be a whole number in 1 … {MAX_WIDTH}"
+                )
+    if config.input_kind not in INPUT_KINDS:
+        raise ConfigError(
+            "input_kind", f"must be one of {', '.join(INPUT_KINDS)} (got {config.input_kind!r})"
+        )
+    for name, low in (("vocab", 2), ("input_image", 1), ("layer_depth", 1)):
+        value = getattr(config, name)
+        if value is not None and (not _is_int(value) or not low <= value <= MAX_WIDTH):
+            raise ConfigError(
+                name, f"must be a whole number in {low} … {MAX_WIDTH} (got {value!r})"
+            )
 
 
 def validate_training(config: ExperimentConfig) -> None:

@@ -40,6 +40,7 @@ from autocast_explorer.core.experiment.timing import (
 )
 from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.models.record import no_argmax_reason, user_rows
 from autocast_explorer.core.numerics.optrace import trace_model
 
 
@@ -127,9 +128,17 @@ def run_experiment(
         agreement = None
         if not autocast_error and auto.logits is not None:
             agreement = compare_logits(
-                plain.logits, auto.logits, config.atol, config.rtol, config.topk
+                plain.logits,
+                auto.logits,
+                config.atol,
+                config.rtol,
+                config.topk,
+                no_argmax_reason(config),
             )
         layers = tuple(pair_layers(plain.layers, auto.layers))
+        model_info = None
+        if config.is_user_model:
+            layers, model_info = user_rows(config, layers)
         fast_path = None
         ran_plain = fast_path_ran(config, [c.name for c in plain.layers])
         if ran_plain is not None:
@@ -182,6 +191,7 @@ def run_experiment(
         guard=estimate,
         autocast_error=autocast_error,
         fast_path=fast_path,
+        model_info=model_info,
     )
 
 

@@ -30,6 +30,7 @@ from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.experiment.training import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
+from autocast_explorer.core.models.info import ModelInfo
 from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
 from autocast_explorer.core.numerics.layer_error import LayerError
 from autocast_explorer.core.numerics.optrace import OpTrace
@@ -75,6 +76,7 @@ class ExperimentResult:
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+    model_info: ModelInfo | None = None  # a user model: its class, size, file hash, input
 
     @property
     def slower_ms(self) -> float:
@@ -145,6 +147,8 @@ class ExperimentResult:
             data["guard"] = self.guard.to_dict()
         if self.train is not None:
             data["train"] = self.train.to_dict()
+        if self.model_info is not None:
+            data["model_info"] = self.model_info.to_dict()
         data.update(self.extras)
         return data
 
@@ -195,6 +199,7 @@ class ExperimentResult:
             "fast_path",
             "guard",
             "train",
+            "model_info",
             *OpTrace.JSON_KEYS,
         }
         fast_path = r.data.get("fast_path")
@@ -220,6 +225,9 @@ class ExperimentResult:
             autocast_error=autocast_error,
             fast_path=dict(fast_path) if fast_path is not None else None,
             train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
+            model_info=(
+                ModelInfo.from_reader(r.obj("model_info")) if "model_info" in r.data else None
+            ),
         )
 
     @classmethod
@@ -323,6 +331,7 @@ def _agreement_to_dict(a: Agreement | None) -> dict[str, Any] | None:
         "cosine": a.cosine,
         "histogram": {"edges": list(a.histogram.edges), "counts": list(a.histogram.counts)},
         **_deep_agreement(a),
+        **({"no_argmax_reason": a.no_argmax_reason} if a.no_argmax_reason else {}),
     }
 
 
@@ -353,6 +362,7 @@ def _agreement_from_reader(agreement: JsonReader) -> Agreement:
         topk=_optional(agreement, "topk", TopK.from_dict),
         flips=tuple(_optional_list(agreement, "flips", Flip.from_dict)),
         margin_bins=tuple(_optional_list(agreement, "flip_rate_by_margin", MarginBin.from_dict)),
+        no_argmax_reason=agreement.text("no_argmax_reason", default="", multiline=True),
     )
 
 

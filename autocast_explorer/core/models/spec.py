@@ -1,0 +1,154 @@
+"""Model spec strings: which model a user means, parsed without torch or importing anything.
+
+`hf:TYPE`, `torchvision:NAME`, `timm:NAME`, `package.module:factory` and `path/to/file.py:factory`.
+The built-in family names (mlp, cnn, transformer, rnn) are not specs. Parsing checks only the
+shape of the text; whether the library, file or factory exists is found out when it is built.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from autocast_explorer.core.experiment.config import ConfigError
+
+LIBRARIES: tuple[str, ...] = ("hf", "torchvision", "timm")
+#: A model name a library knows: letters, digits, `_`, `-`, `.` (timm's `vit_small.augreg`).
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+#: Model files that hold pickled code, refused (docs/models.md, "Trust").
+_SERIALISED = (".pt2", ".pt", ".pth", ".jit", ".ts", ".bin", ".pkl", ".ckpt", ".safetensors")
+MAX_SPEC_LENGTH = 1000
+MAX_MODEL_ARGS = 64
+
+#: A `--model-arg` value: typed like Python literals (int, float, bool), else a string.
+ArgValue = bool | int | float | str
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed spec: `kind` is one of LIBRARIES, "module" or "file"; `target` the library's model
+    name, the dotted module or the file path; `factory` the callable's name (module/file only)."""
+
+    text: str
+    kind: str
+    target: str
+    factory: str = ""
+
+    @property
+    def is_library(self) -> bool:
+        return self.kind in LIBRARIES
+
+    @property
+    def short(self) -> str:
+        """How titles name it: the spec with a file's folders left out."""
+        if self.kind == "file":
+            return f"{_file_name(self.target)}:{self.factory}"
+        return self.text
+
+
+def _file_name(path: str) -> str:
+    return re.split(r"[/\\]", path)[-1]
+
+
+def is_user_spec(model: str) -> bool:
+    """Whether `model` names a user model (it holds a ':'), as opposed to a built-in family."""
+    return isinstance(model, str) and ":" in model
+
+
+def parse_spec(text: str) -> ModelSpec:
+    """The spec in `text`, or ConfigError('model', …) saying what a spec looks like."""
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError("model", "is empty")
+    text = text.strip()
+    if len(text) > MAX_SPEC_LENGTH:
+        raise ConfigError("model", f"a spec has at most {MAX_SPEC_LENGTH} characters")
+    if ":" not in text:
+        raise ConfigError("model", _usage(text))
+    prefix, _, name = text.partition(":")
+    if prefix in LIBRARIES:
+        if not _NAME.match(name) or "/" in name:
+            raise ConfigError(
+                "model",
+                f"{text!r}: {prefix}: takes a model name without a hub path "
+                "(nothing is downloaded), e.g. hf:bert, torchvision:resnet18, timm:resnet18",
+            )
+        return ModelSpec(text, prefix, name)
+    target, _, factory = text.rpartition(":")
+    if target.lower().endswith(_SERIALISED):
+        raise ConfigError(
+            "model",
+            f"{text!r}: saved model files (.pt2, TorchScript, pickles) are not loaded: loading "
+            "them runs pickled code; give the Python factory that builds the model instead "
+            "(docs/models.md, 'Trust')",
+        )
+    if not _IDENTIFIER.match(factory):
+        raise ConfigError("model", f"{text!r}: {factory!r} is not a Python name; {_usage(text)}")
+    if target.endswith(".py"):
+        return ModelSpec(text, "file", target, factory)
+    if _MODULE.match(target):
+        return ModelSpec(text, "module", target, factory)
+    raise ConfigError("model", f"{text!r}: {target!r} is neither a .py file nor a module path")
+
+
+def _usage(text: str) -> str:
+    return (
+        f"{text!r} is not a built-in model (mlp, cnn, transformer, rnn) nor a spec: use "
+        "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory"
+    )
+
+
+def parse_value(text: str) -> ArgValue:
+    """'2' → 2, '0.5' → 0.5, 'true'/'false' → bool, anything else stays a string."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        if kind is float and (value != value or abs(value) == float("inf")):
+            break
+        return value
+    return text
+
+
+def parse_model_arg(text: str) -> tuple[str, ArgValue]:
+    """'num_hidden_layers=2' → ('num_hidden_layers', 2); ConfigError for anything else."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not _IDENTIFIER.match(key):
+        raise ConfigError("model_args", f"{text!r} is not KEY=VALUE with KEY a Python name")
+    return key, parse_value(value.strip())
+
+
+def normalise_model_args(value: Any) -> tuple[tuple[str, ArgValue], ...]:
+    """A dict, a list of pairs or of 'KEY=VALUE' strings → sorted (key, value) pairs."""
+    if value is None:
+        return ()
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list | tuple):
+        items = [parse_model_arg(v) if isinstance(v, str) else tuple(v) for v in value]
+    else:
+        raise ConfigError("model_args", "must be an object of keyword arguments")
+    if len(items) > MAX_MODEL_ARGS:
+        raise ConfigError("model_args", f"at most {MAX_MODEL_ARGS} arguments")
+    out: dict[str, ArgValue] = {}
+    for item in items:
+        if len(item) != 2:
+            raise ConfigError("model_args", f"{item!r} is not a (key, value) pair")
+        key, val = item
+        if not isinstance(key, str) or not _IDENTIFIER.match(key):
+            raise ConfigError("model_args", f"{key!r} is not a Python name")
+        if not isinstance(val, bool | int | float | str) or (
+            isinstance(val, float) and (val != val or abs(val) == float("inf"))
+        ):
+            raise ConfigError(
+                "model_args", f"{key}: {val!r} must be a number, true/false or a string"
+            )
+        out[key] = val
+    return tuple(sorted(out.items()))
