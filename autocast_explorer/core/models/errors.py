@@ -31,20 +31,37 @@ def error_line(exc: BaseException) -> str:
 
 def user_frame(exc: BaseException, user_paths: Iterable[str] = ()) -> str:
     """'file.py:12' of the innermost traceback frame in one of `user_paths` (files or folders);
-    without one there, the innermost frame of all (a library's own file)."""
+    without one there, the innermost frame outside torch and this program (a library's own
+    file, e.g. transformers'), else '' (torch refused an input the user's code never saw)."""
     frames = traceback.extract_tb(exc.__traceback__)
     roots = [os.path.realpath(p) for p in user_paths]
+    ours = [os.path.dirname(os.path.dirname(os.path.dirname(__file__))), _torch_dir()]
 
     def mine(filename: str) -> bool:
         path = os.path.realpath(filename)
         return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
     chosen = next((f for f in reversed(frames) if roots and mine(f.filename)), None)
-    if chosen is None and frames:
-        chosen = frames[-1]
+    if chosen is None:
+        chosen = next(
+            (
+                f
+                for f in reversed(frames)
+                if not any(os.path.realpath(f.filename).startswith(o + os.sep) for o in ours if o)
+            ),
+            None,
+        )
     if chosen is None:
         return ""
     return f"{os.path.basename(chosen.filename)}:{chosen.lineno}"
+
+
+def _torch_dir() -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    origin = spec.origin if spec is not None else None
+    return os.path.realpath(os.path.dirname(origin)) if origin else ""
 
 
 def from_exception(

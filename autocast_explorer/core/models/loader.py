@@ -75,6 +75,13 @@ def _refuse_downloads(spec: ModelSpec, kwargs: Mapping[str, Any]) -> None:
 
 def _hf(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     transformers = _import_library(spec, "transformers")
+    known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
+    if spec.target not in known:
+        raise UserModelError(
+            spec.text,
+            f"transformers {transformers.__version__} knows no model type {spec.target!r} "
+            f"({len(list(known.keys()))} types, e.g. bert, gpt2, vit, resnet, mobilenet_v2)",
+        )
     try:
         config = transformers.AutoConfig.for_model(spec.target, **kwargs)
     except Exception as exc:

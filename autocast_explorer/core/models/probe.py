@@ -128,7 +128,8 @@ def run_user_forward(
         with torch.no_grad(), autocast_context(dtype):
             y = loaded.module(x)
     except Exception as exc:
-        raise from_exception(config.model, exc, loaded.user_paths, "the forward") from None
+        what = f"the forward (input {'×'.join(map(str, x.shape))} {dtype_name(x.dtype)})"
+        raise from_exception(config.model, exc, loaded.user_paths, what) from None
     if not isinstance(y, torch.Tensor):
         raise UserModelError(
             config.model, f"the forward returned {type(y).__name__}, which holds no tensor"
