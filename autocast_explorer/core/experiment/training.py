@@ -35,7 +35,7 @@ from autocast_explorer.core.experiment.capture import (
     error_text,
     first_tensor,
 )
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.model import (
     build_input,
     build_model,
@@ -73,7 +73,20 @@ class ModelSource:
 
 
 def _classes(config: ExperimentConfig) -> int:
-    """The classifier's outputs: an MLP's last width, another family's `classes`."""
+    """The classifier's outputs: an MLP's last width, another family's `classes`, a user
+    model's measured logits (its batch-1 probe); a user model without logits cannot train yet."""
+    if config.is_user_model:
+        from autocast_explorer.core.models.probe import probe
+
+        measured = probe(config)
+        if not measured.classes:
+            shape = "×".join(map(str, ("batch", *measured.output_shape[1:])))
+            raise ConfigError(
+                "mode",
+                f"training needs classifier logits (batch × classes) for its cross-entropy "
+                f"task; {config.model} outputs {shape}",
+            )
+        return measured.classes
     return config.widths[-1] if config.model == "mlp" else config.classes
 
 

@@ -51,8 +51,6 @@ class ModelProbe:
     parameter_bytes: int
     flops: int  # one forward at batch 1
     activation_elements: int  # every module's output at batch 1, plus the input
-    seconds: float  # the slower mode's batch-1 forward
-    seconds_basis: str
     output_shape: tuple[int, ...]  # at batch 1
     output_dtype: str
     plan: InputPlan
@@ -170,12 +168,18 @@ def source_digest(text: str) -> str:
     return file_sha256(path) if spec.kind == "file" and os.path.isfile(path) else ""
 
 
+@functools.lru_cache(maxsize=2)
+def _built(config: ExperimentConfig, digest: str) -> tuple[torch.nn.Module, Loaded, InputPlan]:
+    """The probes' own copy of the model (`digest` only keys the cache)."""
+    return build(config)
+
+
 @functools.lru_cache(maxsize=8)
 def _probe(config: ExperimentConfig, digest: str) -> ModelProbe:
     """`digest` only keys the cache."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    model, loaded, plan = build(config)
+    model, loaded, plan = _built(config, digest)
     x = plan.draw(config, 1)
     elements = [x.numel()]
     handles = [
@@ -190,19 +194,6 @@ def _probe(config: ExperimentConfig, digest: str) -> ModelProbe:
     finally:
         for h in handles:
             h.remove()
-    low = TORCH_DTYPES[config.dtype]
-    threads = config.threads or torch.get_num_threads()
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        plain_s = min(_timed(lambda: run_user_forward(config, loaded, x, None)) for _ in range(2))
-        try:
-            auto_s = min(_timed(lambda: run_user_forward(config, loaded, x, low)) for _ in range(2))
-        except UserModelError:
-            auto_s = 0.0  # the run records the autocast failure as a finding
-    finally:
-        torch.set_num_threads(previous)
-    slower = "float32" if plain_s >= auto_s else config.dtype
     params = list(model.parameters())
     return ModelProbe(
         class_name=module_class_name(model),
@@ -210,14 +201,57 @@ def _probe(config: ExperimentConfig, digest: str) -> ModelProbe:
         parameter_bytes=sum(p.numel() * p.element_size() for p in params),
         flops=int(counter.get_total_flops()),
         activation_elements=sum(elements),
-        seconds=max(plain_s, auto_s),
-        seconds_basis=(
-            f"the model's own batch-1 forward timed in float32 and under {config.dtype} "
-            f"autocast, {threads} thread{'s' if threads != 1 else ''}, scaled by the batch; "
-            f"slower mode {slower}"
-        ),
         output_shape=tuple(y.shape),
         output_dtype=dtype_name(y.dtype),
         plan=plan,
         sha256=loaded.sha256,
     )
+
+
+#: The second batch size timed for the time estimate (larger batches are extrapolated).
+TIMED_BATCH = 8
+
+
+def forward_seconds(config: ExperimentConfig) -> tuple[float, str]:
+    """One forward at `config.batch` in the slower mode, from the model's own timed forwards:
+    batch 1 and batch min(batch, 8), extrapolated linearly beyond (a fixed cost per call plus
+    a cost per row); and the sentence saying so."""
+    key, digest = _key(config), source_digest(config.model)
+    batch = config.batch
+    k = min(batch, TIMED_BATCH)
+    one, slower = _time_at(key, 1, digest)
+    at_k, slower_k = _time_at(key, k, digest) if k > 1 else (one, slower)
+    per_row = max(at_k - one, 0.0) / (k - 1) if k > 1 else 0.0
+    seconds = max(at_k, one + per_row * (batch - 1))
+    threads = config.threads or torch.get_num_threads()
+    sizes = "batch 1" if k == 1 else f"batches 1 and {k}"
+    beyond = f", extrapolated linearly to {batch}" if batch > k else ""
+    basis = (
+        f"the model's own forward timed at {sizes} in float32 and under {config.dtype} "
+        f"autocast, {threads} thread{'s' if threads != 1 else ''}{beyond}; slower mode "
+        f"{slower_k}"
+    )
+    return seconds, basis
+
+
+@functools.lru_cache(maxsize=16)
+def _time_at(config: ExperimentConfig, batch: int, digest: str) -> tuple[float, str]:
+    """The slower mode's fastest of two forwards at `batch` (after a cold one), and its name."""
+    _model, loaded, plan = _built(config, digest)
+    with torch.random.fork_rng(devices=[]):
+        x = plan.draw(config, batch)
+    low = TORCH_DTYPES[config.dtype]
+    threads = config.threads or torch.get_num_threads()
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        run_user_forward(config, loaded, x, None)
+        plain_s = min(_timed(lambda: run_user_forward(config, loaded, x, None)) for _ in range(2))
+        try:
+            run_user_forward(config, loaded, x, low)
+            auto_s = min(_timed(lambda: run_user_forward(config, loaded, x, low)) for _ in range(2))
+        except UserModelError:
+            auto_s = 0.0  # the run records the autocast failure as a finding
+    finally:
+        torch.set_num_threads(previous)
+    return max(plain_s, auto_s), ("float32" if plain_s >= auto_s else config.dtype)

@@ -64,9 +64,10 @@ class UserFamily(Family):
         return count
 
     def measured_forward(self, config: ExperimentConfig) -> tuple[float, str]:
-        """Seconds of one forward at `config.batch` (the batch-1 probe scaled), and its basis."""
-        probe = self.probe(config)
-        return probe.seconds * config.batch, probe.seconds_basis
+        """Seconds of one forward at `config.batch` from the model's own timed forwards."""
+        from autocast_explorer.core.models.probe import forward_seconds
+
+        return forward_seconds(config)
 
     def classes(self, config: ExperimentConfig) -> int:
         return self.probe(config).classes
