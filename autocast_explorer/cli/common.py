@@ -198,7 +198,9 @@ def add_user_model_arguments(parser: argparse.ArgumentParser) -> None:
         choices=INPUT_KINDS,
         help="float tensors or token ids (default auto: what the model says)",
     )
-    g.add_argument("--vocab", type=int, help="token ids are drawn below this (default: the model's)")
+    g.add_argument(
+        "--vocab", type=int, help="token ids are drawn below this (default: the model's)"
+    )
     g.add_argument(
         "--layer-depth",
         type=int,

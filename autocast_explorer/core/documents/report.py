@@ -340,7 +340,9 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
         ]
     else:
         out += [
-            f"- predictions (argmax) agree on {a.agree}/{a.rows} rows ({a.fraction:.1%})",
+            f"- no argmax: {a.no_argmax_reason}"
+            if a.no_argmax_reason
+            else f"- predictions (argmax) agree on {a.agree}/{a.rows} rows ({a.fraction:.1%})",
             f"- allclose(atol={a.atol:g}, rtol={a.rtol:g}): {a.allclose}",
             f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
             f"cosine similarity {a.cosine:.6f}",
@@ -648,6 +650,8 @@ def class_count():
 
 
 def model_line():
+    if ":" in MODEL:
+        return MODEL
     if MODEL == "mlp":
         return "MLP widths %s" % ",".join(map(str, CONFIG["widths"]))
     if MODEL == "cnn":
@@ -665,7 +669,14 @@ def model_line():
 def build():
     """Seed, the family's layers in order, optional head, the measured mode; then the input.
 
-    A transformer with its fast path off is measured in train mode (dropout is 0)."""
+    A transformer with its fast path off is measured in train mode (dropout is 0). Your own
+    model (a spec such as hf:bert or my_model.py:build) is built from the same spec by the
+    explorer's own loader, so this needs autocast-explorer installed (and the model's file)."""
+    if ":" in MODEL:
+        from autocast_explorer.core.experiment.config import ExperimentConfig
+        from autocast_explorer.core.experiment.model import build as build_config
+
+        return build_config(ExperimentConfig.from_dict(CONFIG))
     torch.manual_seed(CONFIG["seed"])
     layers = collections.OrderedDict()
     FAMILY_LAYERS[MODEL](layers)
@@ -957,13 +968,18 @@ def main():
         "agreement": None,
         "autocast_error": error,
     }
+    if ":" in MODEL:  # your own model: the rows the explorer grouped by module depth
+        kept = [layer["name"] for layer in ORIGINAL["layers"]]
+        found["layers"] = [layer for layer in found["layers"] if layer["name"] in kept]
     if auto is not None:
         reference, lowered = plain.float(), auto.float()
-        agree = int((reference.argmax(dim=1) == lowered.argmax(dim=1)).sum())
+        logits = reference.dim() == 2 and reference.shape[1] >= 2  # batch × classes
+        rows = reference.shape[0] if logits else 0  # no argmax without logits
+        agree = int((reference.argmax(dim=1) == lowered.argmax(dim=1)).sum()) if rows else 0
         diff = (reference - lowered).abs()
         allclose = bool(torch.allclose(reference, lowered, atol=CONFIG["atol"],
                                        rtol=CONFIG["rtol"]))
-        found["agreement"] = {"agree": agree, "rows": reference.shape[0], "allclose": allclose,
+        found["agreement"] = {"agree": agree, "rows": rows, "allclose": allclose,
                               "max_abs_diff": float(diff.max())}
         plain_ms, auto_ms = timings(model, x, low, args.min_time)
     else:
@@ -998,7 +1014,10 @@ def main():
             "%s -> %s" % (a["in"], a["out"]) if a else "did not run"))
     a = found["agreement"]
     if a is not None:
-        print("predictions agree: %d/%d" % (a["agree"], a["rows"]))
+        if a["rows"]:
+            print("predictions agree: %d/%d" % (a["agree"], a["rows"]))
+        else:
+            print("no argmax: the output is not batch x classes logits")
         print("allclose(atol=%g, rtol=%g): %s" % (CONFIG["atol"], CONFIG["rtol"],
                                                   a["allclose"]))
         print("max abs diff: %.6g" % a["max_abs_diff"])

@@ -109,6 +109,8 @@ def verdict(result: ExperimentResult) -> str:
         said = f"autocast ran at about the same speed here ({speedup:.2f}×)"
     agree = result.agreement
     agreed = f"; predictions agreed on {agree.agree}/{agree.rows} rows" if agree else ""
+    if agree and agree.no_argmax_reason:
+        agreed = f"; outputs' cosine similarity {agree.cosine:.6f} (no predicted class)"
     return f"{said}; {hardware_clause(result)}{agreed}."
 
 
@@ -183,8 +185,12 @@ def format_summary(result: ExperimentResult) -> str:
             "Agreement:"
             if result.train is None
             else "Agreement of the trained models (held-out set):",
-            f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
-            f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
+            (
+                f"  no argmax: {a.no_argmax_reason}; "
+                if a.no_argmax_reason
+                else f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
+            )
+            + f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
             f"  max |diff| {a.max_abs_diff:.3g} · mean |diff| {a.mean_abs_diff:.3g} · "
             f"cosine {a.cosine:.6f}",
         ]

@@ -48,13 +48,12 @@ from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
 from autocast_explorer.core.sweeps.roofline import (
-    FAMILY_FLOPS_FORMULA,
-    FLOPS_FORMULA,
     PeakEstimate,
     Roofline,
     build_roofline_from_work,
     bytes_moved,
     family_bytes_moved,
+    flops_formula,
     linear_flops,
 )
 from autocast_explorer.core.sweeps.spec import GRID, PARAMS, SweepSpec
@@ -327,7 +326,7 @@ class SweepResult:
             config.dtype,
             environment.threads,
             roofline_work(points),
-            flops_formula=FLOPS_FORMULA if config.model == "mlp" else FAMILY_FLOPS_FORMULA,
+            flops_formula=flops_formula(config),
             peaks=tuple(
                 PeakEstimate.from_dict(peaks.data[k], f"roofline.peaks.{k}") for k in peaks.data
             ),
