@@ -213,6 +213,7 @@ class ExperimentConfig:
         if "channels" in data:
             data["channels"] = list(self.channels)
         if user:
+            data["seq"] = self.seq  # a token model's length
             data["model_args"] = dict(self.model_args)
             data["input_shape"] = list(self.input_shape) if self.input_shape else None
         return data

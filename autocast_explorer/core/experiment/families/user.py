@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.families.base import Family, FamilyParam, Gemm
+from autocast_explorer.core.experiment.families.base import Family, Gemm
 
 if TYPE_CHECKING:
     import torch
@@ -22,14 +22,20 @@ if TYPE_CHECKING:
 class UserFamily(Family):
     name = "user"
     title = "Your model"
-    params = (FamilyParam("seq", "token models: tokens per sequence (default 32)"),)
+    #: None of the families' own: `seq` (a token model's length) is written beside the
+    #: user-model fields instead, since it means nothing to an image model.
+    params = ()
     uses = frozenset()
     sweep_params = ("image", "seq")
 
     def validate(self, config: ExperimentConfig) -> None:
         super().validate(config)
+        from autocast_explorer.core.experiment.config import ConfigError
         from autocast_explorer.core.models.spec import parse_spec
 
+        seq = config.seq
+        if not isinstance(seq, int) or isinstance(seq, bool) or not 1 <= seq <= 1 << 20:
+            raise ConfigError("seq", f"must be a whole number in 1 … {1 << 20} (got {seq!r})")
         parse_spec(config.model)
 
     def describe(self, config: ExperimentConfig) -> str:
