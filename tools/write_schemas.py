@@ -28,6 +28,8 @@ from autocast_explorer.core.experiment.config import (  # noqa: E402  (after the
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
+    INPUT_KINDS,
+    MAX_INPUT_DIMS,
     MAX_LAYERS,
     MAX_LR,
     MAX_STEPS,
@@ -39,6 +41,7 @@ from autocast_explorer.core.experiment.config import (  # noqa: E402  (after the
 )
 from autocast_explorer.core.experiment.families.cnn import MAX_STAGES  # noqa: E402
 from autocast_explorer.core.experiment.families.rnn import CELLS  # noqa: E402
+from autocast_explorer.core.models.spec import MAX_SPEC_LENGTH  # noqa: E402
 from autocast_explorer.core.sweeps.spec import PARAMS  # noqa: E402
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -147,8 +150,38 @@ CONFIG_RULES: dict[str, Schema] = {
         "exclusiveMinimum": 0,
     },
     "model": {
-        "description": "model family; absent in files written before families: mlp",
-        "enum": list(MODELS),
+        "description": "a model family, or your own model's spec (hf:TYPE, torchvision:NAME, "
+        "timm:NAME, package.module:factory, path/to/file.py:factory); absent in files written "
+        "before families: mlp",
+        "anyOf": [
+            {"enum": list(MODELS)},
+            {"type": "string", "pattern": ":", "maxLength": MAX_SPEC_LENGTH},
+        ],
+    },
+    "model_args": {
+        "description": "your own model: keyword arguments of its factory or config overrides",
+        "type": "object",
+        "additionalProperties": {"type": ["number", "boolean", "string"]},
+    },
+    "input_shape": {
+        "description": "your own model: one sample's shape (null: what the model says)",
+        "type": ["array", "null"],
+        "items": {"type": "integer", "minimum": 1, "maximum": MAX_WIDTH},
+        "minItems": 1,
+        "maxItems": MAX_INPUT_DIMS,
+    },
+    "input_kind": {
+        "description": "your own model: float tensors or token ids (auto: what the model says)",
+        "enum": list(INPUT_KINDS),
+    },
+    "vocab": {"description": "your own model: token ids are drawn below this", "minimum": 2},
+    "input_image": {
+        "description": "your own model: square side replacing the input's last two sizes",
+        "minimum": 1,
+    },
+    "layer_depth": {
+        "description": "your own model: layer rows at this module depth (null: ≤ 40 rows)",
+        "minimum": 1,
     },
     "channels": {
         "description": "cnn: input channels, then each stage's",
@@ -160,7 +193,7 @@ CONFIG_RULES: dict[str, Schema] = {
     "classes": {"description": "cnn, transformer, rnn: outputs of the classifier", "minimum": 1},
     "d_model": {"description": "transformer: token width (divisible by heads)", "minimum": 1},
     "heads": {"description": "transformer: attention heads", "minimum": 1},
-    "seq": {"description": "transformer, rnn: tokens / time steps", "minimum": 1},
+    "seq": {"description": "transformer, rnn, your token model: tokens / time steps", "minimum": 1},
     "depth": {"description": "transformer, rnn: stacked layers", "minimum": 1},
     "ff": {"description": "transformer: feed-forward width", "minimum": 1},
     "fast_path": {"description": "transformer: allow the fused encoder kernel"},
@@ -279,6 +312,9 @@ def result_schema() -> Schema:
             "atol": number(minimum=0),
             "rtol": number(minimum=0),
             "cosine": nullable_number(),
+            "no_argmax_reason": text(
+                "present when the output is not batch × classes logits: rows and agree are 0"
+            ),
             "histogram": obj(
                 {"edges": array(number()), "counts": array(integer(0))}, ["edges", "counts"]
             ),
@@ -462,6 +498,36 @@ def result_schema() -> Schema:
             ),
             "casts_by_grad_mode": {"type": "object", "additionalProperties": cast_summary},
             "train": train_schema(),
+            "model_info": obj(
+                {
+                    "spec": text("the model spec that was run"),
+                    "class_name": text("the module's class"),
+                    "parameters": integer(0),
+                    "sha256": {
+                        "type": ["string", "null"],
+                        "pattern": "^[0-9a-f]{64}$",
+                        "description": "a file spec: the file's sha256",
+                    },
+                    "input_shape": array(integer(1), "one sample's shape"),
+                    "input_kind": {"enum": ["float", "tokens"]},
+                    "output_shape": array(integer(0)),
+                    "layer_depth": integer(1, "the module depth the layer rows are cut at"),
+                    "modules": integer(0, "modules the forward called (rows before grouping)"),
+                    "no_argmax_reason": text("why agreement has no argmax ('' for logits)"),
+                },
+                [
+                    "spec",
+                    "class_name",
+                    "parameters",
+                    "sha256",
+                    "input_shape",
+                    "input_kind",
+                    "output_shape",
+                    "layer_depth",
+                    "modules",
+                ],
+                description="your own model (--model SPEC): what ran",
+            ),
             "guard": obj(
                 {
                     "estimated_forward_ms": number("the time guard's forecast of one forward", 0),
