@@ -161,7 +161,12 @@ CONFIG_RULES: dict[str, Schema] = {
     "model_args": {
         "description": "your own model: keyword arguments of its factory or config overrides",
         "type": "object",
-        "additionalProperties": {"type": ["number", "boolean", "string"]},
+        "additionalProperties": {
+            "anyOf": [
+                {"type": ["number", "boolean", "string"]},
+                {"type": "array", "items": {"type": ["number", "boolean", "string"]}},
+            ]
+        },
     },
     "input_shape": {
         "description": "your own model: one sample's shape (null: what the model says)",

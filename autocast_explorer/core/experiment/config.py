@@ -214,7 +214,9 @@ class ExperimentConfig:
             data["channels"] = list(self.channels)
         if user:
             data["seq"] = self.seq  # a token model's length
-            data["model_args"] = dict(self.model_args)
+            data["model_args"] = {
+                k: list(v) if isinstance(v, tuple) else v for k, v in self.model_args
+            }
             data["input_shape"] = list(self.input_shape) if self.input_shape else None
         return data
 

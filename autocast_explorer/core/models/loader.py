@@ -221,7 +221,7 @@ _BUILDERS = {"hf": _hf, "torchvision": _torchvision, "timm": _timm}
 def load(text: str, model_args: Mapping[str, Any] | tuple = ()) -> Loaded:
     """Build the module `text` names (seed torch first: the weights come from its RNG)."""
     spec = parse_spec(text)
-    kwargs = dict(model_args)
+    kwargs = {k: list(v) if isinstance(v, tuple) else v for k, v in dict(model_args).items()}
     loaded = _BUILDERS.get(spec.kind, _factory)(spec, kwargs)
     if spec.kind in _BUILDERS:
         loaded.user_paths = ()

@@ -7,6 +7,7 @@ shape of the text; whether the library, file or factory exists is found out when
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -23,8 +24,10 @@ _SERIALISED = (".pt2", ".pt", ".pth", ".jit", ".ts", ".bin", ".pkl", ".ckpt", ".
 MAX_SPEC_LENGTH = 1000
 MAX_MODEL_ARGS = 64
 
-#: A `--model-arg` value: typed like Python literals (int, float, bool), else a string.
-ArgValue = bool | int | float | str
+#: A `--model-arg` value: typed like Python literals (int, float, bool), a JSON list of those
+#: (`depths=[1,1]`, kept as a tuple), else a string.
+Scalar = bool | int | float | str
+ArgValue = Scalar | tuple[Scalar, ...]
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,13 @@ def _usage(text: str) -> str:
 
 
 def parse_value(text: str) -> ArgValue:
-    """'2' → 2, '0.5' → 0.5, 'true'/'false' → bool, anything else stays a string."""
+    """'2' → 2, '0.5' → 0.5, 'true'/'false' → bool, '[1,2]' → (1, 2), else the string."""
+    if text.strip().startswith("["):
+        try:
+            items = json.loads(text)
+        except ValueError:
+            raise ConfigError("model_args", f"{text!r} is not a JSON list") from None
+        return tuple(_scalar("list item", item) for item in items)
     lowered = text.strip().lower()
     if lowered in ("true", "false"):
         return lowered == "true"
@@ -114,6 +123,16 @@ def parse_value(text: str) -> ArgValue:
             break
         return value
     return text
+
+
+def _scalar(key: str, value: Any) -> Scalar:
+    if not isinstance(value, bool | int | float | str) or (
+        isinstance(value, float) and (value != value or abs(value) == float("inf"))
+    ):
+        raise ConfigError(
+            "model_args", f"{key}: {value!r} must be a number, true/false, a string or a list"
+        )
+    return value
 
 
 def parse_model_arg(text: str) -> tuple[str, ArgValue]:
@@ -144,11 +163,8 @@ def normalise_model_args(value: Any) -> tuple[tuple[str, ArgValue], ...]:
         key, val = item
         if not isinstance(key, str) or not _IDENTIFIER.match(key):
             raise ConfigError("model_args", f"{key!r} is not a Python name")
-        if not isinstance(val, bool | int | float | str) or (
-            isinstance(val, float) and (val != val or abs(val) == float("inf"))
-        ):
-            raise ConfigError(
-                "model_args", f"{key}: {val!r} must be a number, true/false or a string"
-            )
-        out[key] = val
+        if isinstance(val, list | tuple):
+            out[key] = tuple(_scalar(key, v) for v in val)
+        else:
+            out[key] = _scalar(key, val)
     return tuple(sorted(out.items()))
