@@ -263,6 +263,13 @@ def check_memory(config: ExperimentConfig) -> int:
     return peak
 
 
+def check_memory_before_running(config: ExperimentConfig) -> int | None:
+    """The memory guard where it is arithmetic, for input validation on the GUI thread: a
+    user model's size is measured by running its code, which the run's own guards do on the
+    worker after the trust question, so here it is skipped (None)."""
+    return None if config.is_user_model else check_memory(config)
+
+
 def check_time(config: ExperimentConfig, estimate: ForwardEstimate | None = None) -> float:
     """Raise GuardError when one forward (in training: one training step, ≈ 3 forwards) is
     estimated to take over 10 s (unless allowed): nothing can interrupt it once started.

@@ -5,7 +5,7 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
-from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
+from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.hardware.capabilities import native_support
@@ -114,15 +114,23 @@ def verdict(result: ExperimentResult) -> str:
     return f"{said}; {hardware_clause(result)}{agreed}."
 
 
+def model_options(cfg: ExperimentConfig) -> str:
+    """' · relu · head none': the shared options the config's model uses (none for your own)."""
+    from autocast_explorer.core.experiment.families import family
+
+    uses = family(cfg).uses
+    activation = f" · {cfg.activation}" if "activation" in uses else ""
+    return activation + (f" · head {cfg.head}" if "head" in uses else "")
+
+
 def format_summary(result: ExperimentResult) -> str:
     """The multi-line report `autocast-explorer run` prints."""
     cfg = result.config
     env = result.environment
     model = f"widths {','.join(map(str, cfg.widths))}" if cfg.model == "mlp" else cfg.title
-    activation = f"{cfg.activation} · " if cfg.model != "rnn" else ""
     lines = [
-        f"Autocast Explorer · {model} · batch {cfg.batch} · "
-        f"{activation}head {cfg.head} · autocast dtype {cfg.dtype} · seed {cfg.seed}",
+        f"Autocast Explorer · {model} · batch {cfg.batch}{model_options(cfg)} · "
+        f"autocast dtype {cfg.dtype} · seed {cfg.seed}",
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
         f"{env.threads} threads",
         "",

@@ -278,3 +278,30 @@ def module_class_name(module: torch.nn.Module) -> str:
     """The model's own class (not the output adapter)."""
     cls = type(module)
     return cls.__mro__[1].__name__ if cls in _ADAPTED.values() else cls.__name__
+
+
+#: Specs shown as completions before anything was run (all build offline here).
+EXAMPLE_SPECS: tuple[str, ...] = (
+    "hf:bert",
+    "hf:gpt2",
+    "hf:vit",
+    "hf:resnet",
+    "hf:mobilenet_v2",
+    "autocast_explorer.examples.my_model:build",
+)
+
+
+def library_model_names(limit: int = 5000) -> list[str]:
+    """`torchvision:NAME` and `timm:NAME` for the libraries that import here (completion);
+    a library that is missing or fails to import contributes nothing."""
+    names: list[str] = []
+    if importlib.util.find_spec("torchvision") is not None:
+        with contextlib.suppress(Exception):
+            names += [
+                f"torchvision:{n}"
+                for n in importlib.import_module("torchvision").models.list_models()
+            ]
+    if importlib.util.find_spec("timm") is not None:
+        with contextlib.suppress(Exception):
+            names += [f"timm:{n}" for n in importlib.import_module("timm").list_models()]
+    return names[:limit]

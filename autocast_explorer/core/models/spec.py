@@ -168,3 +168,18 @@ def normalise_model_args(value: Any) -> tuple[tuple[str, ArgValue], ...]:
         else:
             out[key] = _scalar(key, val)
     return tuple(sorted(out.items()))
+
+
+def model_file(text: str) -> str | None:
+    """The absolute path of a file spec's file (None for other specs and family names)."""
+    import os
+
+    if not is_user_spec(text):
+        return None
+    try:
+        spec = parse_spec(text)
+    except ConfigError:
+        return None
+    if spec.kind != "file":
+        return None
+    return os.path.realpath(os.path.abspath(os.path.expanduser(spec.target)))
