@@ -161,7 +161,8 @@ def test_a_file_model_runs_with_every_view(model_file: Path) -> None:
     assert (info.input_shape, info.output_shape, info.input_kind) == ((8,), (3, 4), "float")
     assert result.agreement is not None and result.agreement.rows == 3
     assert result.flops == 3 * 2 * (8 * 16 + 16 * 4)  # FlopCounterMode: the two Linear layers
-    assert result.op_trace is not None and result.op_trace.casts["no_grad"].by_source
+    assert result.op_trace is not None
+    assert set(result.op_trace.casts.by_source) == {"Linear.weight", "Linear.bias"}
     loaded = ExperimentResult.from_json(result.to_json())
     assert loaded.model_info == info
     assert loaded.config.model == f"{model_file}:build"
@@ -266,7 +267,10 @@ def test_layer_depth_groups_rows() -> None:
     )
     result = run_experiment(config)
     names = [layer.name for layer in result.layers]
-    assert "encoder.layer" in names and all(n.count(".") <= 1 for n in names)
+    # encoder and encoder.layer (a ModuleList) are never called with a tensor in and out, so
+    # each encoder block stands for its branch; everything else is cut at depth 2.
+    assert "encoder.layer.0" in names and "embeddings.LayerNorm" in names
+    assert all(n.count(".") <= 1 or n == "encoder.layer.0" for n in names)
     assert result.model_info is not None and result.model_info.layer_depth == 2
 
 
