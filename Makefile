@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-as-avx2 lint format bench screenshot screenshots-learn clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml setup.py constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "error: Python 3.11 or newer is needed (set PYTHON=...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
