@@ -20,6 +20,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 # The suite as an AVX2-only host runs it, on a native-bf16 machine (docs/measurement.md,
@@ -32,6 +33,7 @@ test-as-avx2: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 format: $(STAMP)
 	$(BIN)/ruff format .
