@@ -11,14 +11,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import (
+    ConfigError,
+    ExperimentConfig,
+    normalise_model_args,
+    parse_value,
+)
 from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.families.user.depth import default_depth, shown_names
+from autocast_explorer.core.experiment.families.user.errors import UserModelError
+from autocast_explorer.core.experiment.families.user.probe import probe
+from autocast_explorer.core.experiment.families.user.spec import parse_spec
 from autocast_explorer.core.experiment.guards import estimate_forward
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.models.depth import default_depth, shown_names
-from autocast_explorer.core.models.errors import UserModelError
-from autocast_explorer.core.models.probe import probe
-from autocast_explorer.core.models.spec import normalise_model_args, parse_spec, parse_value
 
 FAST = {"min_time": 0.01}
 #: A tiny Hugging Face ResNet (random weights, built from its config): two stages, 16/32 wide.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit
 
-from autocast_explorer.gui.features.experiment.user_model_page import recent_specs
+from autocast_explorer.gui.window.settings import recent_specs
 from tests.gui.helpers import run_to_end
 
 MODEL = """\

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
-import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-DTYPES: tuple[str, ...] = ("bfloat16", "float16")
+from autocast_explorer.core.runtime.dtypes import DTYPES
+from autocast_explorer.core.runtime.errors import ConfigError
+from autocast_explorer.core.runtime.threads import validate_threads
+
 ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "tanh", "sigmoid", "none")
 HEADS: tuple[str, ...] = ("none", "softmax", "log_softmax")
 INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform")
@@ -43,14 +46,25 @@ MAX_TOLERANCE = 1e6
 MAX_MEMORY_BUDGET_MB = float(1 << 30)
 
 
-def max_threads() -> int:
-    """More threads than 4 × the logical cores only oversubscribes; far more and libgomp cannot
-    allocate its pool and aborts the process, so the bound is checked before torch sees it."""
-    return 4 * (os.cpu_count() or 1)
-
-
 #: Model families (core/experiment/families/); "mlp" is the tutorial's model.
 MODELS: tuple[str, ...] = ("mlp", "cnn", "transformer", "rnn")
+#: The fields of a user model (`model` holding a spec such as "hf:bert"; families/user/), in
+#: flag order; a built-in family's document leaves them out.
+USER_MODEL_FIELDS: tuple[str, ...] = (
+    "model_args",
+    "input_shape",
+    "input_kind",
+    "vocab",
+    "input_image",
+    "layer_depth",
+)
+INPUT_KINDS: tuple[str, ...] = ("auto", "float", "tokens")
+MAX_INPUT_DIMS = 6
+MAX_MODEL_ARGS = 64
+#: A `--model-arg` value: typed like Python literals (int, float, bool), a JSON list of those
+#: (`depths=[1,1]`, kept as a tuple), else a string.
+Scalar = bool | int | float | str
+ArgValue = Scalar | tuple[Scalar, ...]
 #: The config fields that belong to some family other than the MLP, in flag order.
 FAMILY_FIELDS: tuple[str, ...] = (
     "channels",
@@ -68,27 +82,28 @@ FAMILY_FIELDS: tuple[str, ...] = (
 )
 
 
-#: The fields of a user model (`model` holding a spec such as "hf:bert"; core/models/), in flag
-#: order; a built-in family's document leaves them out.
-USER_MODEL_FIELDS: tuple[str, ...] = (
-    "model_args",
-    "input_shape",
-    "input_kind",
-    "vocab",
-    "input_image",
-    "layer_depth",
-)
-INPUT_KINDS: tuple[str, ...] = ("auto", "float", "tokens")
-MAX_INPUT_DIMS = 6
+class FamilyRules(Protocol):
+    """What a config asks of its model's family: which fields are its own, the model in words,
+    and the family's own validation. The families (above this module) install it on import."""
+
+    def own_fields(self, config: ExperimentConfig) -> set[str]: ...
+    def describe(self, config: ExperimentConfig) -> str: ...
+    def validate(self, config: ExperimentConfig) -> None: ...
 
 
-class ConfigError(ValueError):
-    """A config value broke a rule; `field` names the offending field for inline display."""
+_installed_rules: list[FamilyRules] = []
 
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(f"{field_name}: {message}")
-        self.field = field_name
-        self.rule = message
+
+def install_family_rules(rules: FamilyRules) -> None:
+    """Called once by core.experiment.families (importing core.experiment imports it)."""
+    _installed_rules[:] = [rules]
+
+
+def family_rules() -> FamilyRules:
+    """The installed family rules (core.experiment's package import installs them)."""
+    if not _installed_rules:
+        raise RuntimeError("core.experiment.families was not imported: no family rules")
+    return _installed_rules[0]
 
 
 def parse_widths(text: str, field_name: str = "widths") -> tuple[int, ...]:
@@ -147,7 +162,7 @@ class ExperimentConfig:
     cell: str = "lstm"
     features: int = 32
     hidden: int = 64
-    # ---- a user model (model = a spec, core/models/): its keyword arguments and input ----
+    # ---- a user model (model = a spec, families/user/): its keyword arguments and input ----
     model_args: tuple[tuple[str, Any], ...] = ()
     input_shape: tuple[int, ...] | None = None  # per sample; None: what the model says
     input_kind: str = "auto"  # "float" tensor, "tokens" (ids < vocab), or what the model says
@@ -175,8 +190,6 @@ class ExperimentConfig:
         except TypeError:
             raise ConfigError("widths", "must be a list of layer widths") from None
         object.__setattr__(self, "widths", widths)
-        from autocast_explorer.core.models.spec import normalise_model_args
-
         object.__setattr__(self, "model_args", normalise_model_args(self.model_args))
         shape = self.input_shape
         if isinstance(shape, str):
@@ -195,9 +208,7 @@ class ExperimentConfig:
         An MLP writes `widths` and every field it always has; another family writes its
         parameters instead of `widths`, so a file says only what defined its model.
         """
-        from autocast_explorer.core.experiment.families import family
-
-        own = {p.name for p in family(self).params}
+        own = family_rules().own_fields(self)
         user = self.is_user_model
         data: dict[str, Any] = {}
         for f in dataclasses.fields(self):
@@ -228,9 +239,7 @@ class ExperimentConfig:
     @property
     def title(self) -> str:
         """The model in a few words: 'MLP 256,256,256,10', 'CNN 3→32→64 · image 32 · …'."""
-        from autocast_explorer.core.experiment.families import family
-
-        return family(self).describe(self)
+        return family_rules().describe(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExperimentConfig:
@@ -255,15 +264,6 @@ def _is_number(value: Any) -> bool:
         return math.isfinite(value)
     except OverflowError:
         return False
-
-
-def validate_threads(threads: Any) -> None:
-    """None (torch's default) or 1 … max_threads(); shared by every command that takes threads."""
-    most = max_threads()
-    if threads is not None and (not _is_int(threads) or not 1 <= threads <= most):
-        raise ConfigError(
-            "threads", f"must be an integer in 1 … {most} (4 × the logical cores; got {threads!r})"
-        )
 
 
 def validate(config: ExperimentConfig) -> None:
@@ -320,14 +320,15 @@ def validate(config: ExperimentConfig) -> None:
             "memory_budget_mb",
             f"must be a number > 0 and ≤ {MAX_MEMORY_BUDGET_MB:g} (got {budget!r})",
         )
-    if config.model not in MODELS:
-        from autocast_explorer.core.models.spec import parse_spec
-
-        parse_spec(config.model)
+    if config.model not in MODELS and not (isinstance(config.model, str) and ":" in config.model):
+        raise ConfigError(
+            "model",
+            f"{config.model!r} is not a built-in model ({', '.join(MODELS)}) nor a spec: use "
+            "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or "
+            "path/to/file.py:factory",
+        )
     validate_user_input(config)
-    from autocast_explorer.core.experiment.families import family
-
-    family(config).validate(config)
+    family_rules().validate(config)
     validate_training(config)
 
 
@@ -354,6 +355,75 @@ def validate_user_input(config: ExperimentConfig) -> None:
             raise ConfigError(
                 name, f"must be a whole number in {low} … {MAX_WIDTH} (got {value!r})"
             )
+
+
+def parse_value(text: str) -> ArgValue:
+    """'2' → 2, '0.5' → 0.5, 'true'/'false' → bool, '[1,2]' → (1, 2), else the string."""
+    if text.strip().startswith("["):
+        try:
+            items = json.loads(text)
+        except ValueError:
+            raise ConfigError("model_args", f"{text!r} is not a JSON list") from None
+        if not isinstance(items, list):
+            raise ConfigError("model_args", f"{text!r} is not a JSON list")
+        return tuple(_scalar("list item", item) for item in items)
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        if kind is float and (value != value or abs(value) == float("inf")):
+            break
+        return value
+    return text
+
+
+def _scalar(key: str, value: Any) -> Scalar:
+    if not isinstance(value, bool | int | float | str) or (
+        isinstance(value, float) and (value != value or abs(value) == float("inf"))
+    ):
+        raise ConfigError(
+            "model_args", f"{key}: {value!r} must be a number, true/false, a string or a list"
+        )
+    return value
+
+
+def parse_model_arg(text: str) -> tuple[str, ArgValue]:
+    """'num_hidden_layers=2' → ('num_hidden_layers', 2); ConfigError for anything else."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key.isidentifier():
+        raise ConfigError("model_args", f"{text!r} is not KEY=VALUE with KEY a Python name")
+    return key, parse_value(value.strip())
+
+
+def normalise_model_args(value: Any) -> tuple[tuple[str, ArgValue], ...]:
+    """A dict, a list of pairs or of 'KEY=VALUE' strings → sorted (key, value) pairs."""
+    if value is None:
+        return ()
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list | tuple):
+        items = [parse_model_arg(v) if isinstance(v, str) else tuple(v) for v in value]
+    else:
+        raise ConfigError("model_args", "must be an object of keyword arguments")
+    if len(items) > MAX_MODEL_ARGS:
+        raise ConfigError("model_args", f"at most {MAX_MODEL_ARGS} arguments")
+    out: dict[str, ArgValue] = {}
+    for item in items:
+        if len(item) != 2:
+            raise ConfigError("model_args", f"{item!r} is not a (key, value) pair")
+        key, val = item
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ConfigError("model_args", f"{key!r} is not a Python name")
+        if isinstance(val, list | tuple):
+            out[key] = tuple(_scalar(key, v) for v in val)
+        else:
+            out[key] = _scalar(key, val)
+    return tuple(sorted(out.items()))
 
 
 def validate_training(config: ExperimentConfig) -> None:

@@ -26,11 +26,11 @@ from autocast_explorer.core.documents.reader import (
 from autocast_explorer.core.experiment.agreement import Agreement, Histogram
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.families.user.info import ModelInfo
 from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.experiment.training import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
-from autocast_explorer.core.models.info import ModelInfo
 from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
 from autocast_explorer.core.numerics.layer_error import LayerError
 from autocast_explorer.core.numerics.optrace import OpTrace

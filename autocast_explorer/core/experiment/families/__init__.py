@@ -6,13 +6,13 @@ Adding a family is one module and one line here.
 
 from __future__ import annotations
 
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig, install_family_rules
 from autocast_explorer.core.experiment.families.base import Family, FamilyParam, Gemm
 from autocast_explorer.core.experiment.families.cnn import CnnFamily
 from autocast_explorer.core.experiment.families.mlp import MlpFamily
 from autocast_explorer.core.experiment.families.rnn import RnnFamily
 from autocast_explorer.core.experiment.families.transformer import TransformerFamily
-from autocast_explorer.core.experiment.families.user import UserFamily
+from autocast_explorer.core.experiment.families.user.family import UserFamily
 
 FAMILIES: dict[str, Family] = {
     f.name: f for f in (MlpFamily(), CnnFamily(), TransformerFamily(), RnnFamily())
@@ -39,6 +39,21 @@ def family_fields() -> dict[str, FamilyParam]:
             out.setdefault(param.name, param)
     return out
 
+
+class _ConfigRules:
+    """The family rules the config asks for (it sits below the families and cannot import them)."""
+
+    def own_fields(self, config: ExperimentConfig) -> set[str]:
+        return {p.name for p in family(config).params}
+
+    def describe(self, config: ExperimentConfig) -> str:
+        return family(config).describe(config)
+
+    def validate(self, config: ExperimentConfig) -> None:
+        family(config).validate(config)
+
+
+install_family_rules(_ConfigRules())
 
 __all__ = [
     "FAMILIES",

@@ -1,5 +1,5 @@
 """The "Your model…" page: a spec field with completion and a file picker, its arguments and
-input, and the specs run before (remembered in the settings).
+input, and the specs run before (the window remembers them in its settings).
 
 Everything typed here becomes config fields; core parses and checks them (the window never
 imports the user's code itself: the run does, on the worker, after the trust question).
@@ -23,60 +23,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig, parse_widths
-from autocast_explorer.core.models.spec import normalise_model_args, parse_model_arg
+from autocast_explorer.core.experiment.config import (
+    ConfigError,
+    ExperimentConfig,
+    normalise_model_args,
+    parse_model_arg,
+    parse_widths,
+)
 
-RECENT_KEY = "models/recent_specs"
-MAX_RECENT = 20
 SPEC_TIP = (
     "Your own model: hf:TYPE (a Hugging Face architecture from its default config), "
     "torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory. Random "
     "weights; nothing is downloaded. Importing a file runs its code: the window asks first."
 )
-
-
-def _settings():
-    from autocast_explorer.gui.shell.settings import open_settings
-
-    return open_settings()
-
-
-def recent_specs() -> list[str]:
-    """The specs run before, newest first (a damaged entry is ignored)."""
-    try:
-        data = json.loads(str(_settings().value(RECENT_KEY, "[]")))
-    except ValueError:
-        return []
-    return (
-        [s for s in data if isinstance(s, str) and ":" in s][:MAX_RECENT]
-        if isinstance(data, list)
-        else []
-    )
-
-
-TRUSTED_KEY = "models/trusted_files"
-
-
-def _trusted_files() -> list[str]:
-    try:
-        data = json.loads(str(_settings().value(TRUSTED_KEY, "[]")))
-    except ValueError:
-        return []
-    return [p for p in data if isinstance(p, str)] if isinstance(data, list) else []
-
-
-def is_trusted_file(path: str) -> bool:
-    """Whether the user already agreed to import `path` (asked once per file)."""
-    return path in _trusted_files()
-
-
-def trust_file(path: str) -> None:
-    _settings().setValue(TRUSTED_KEY, json.dumps([*_trusted_files(), path][-200:]))
-
-
-def remember_spec(spec: str) -> None:
-    specs = [spec, *(s for s in recent_specs() if s != spec)][:MAX_RECENT]
-    _settings().setValue(RECENT_KEY, json.dumps(specs))
 
 
 class UserModelPage(QWidget):
@@ -102,6 +61,7 @@ class UserModelPage(QWidget):
         completer.setFilterMode(Qt.MatchFlag.MatchContains)
         self.modelSpecEdit.setCompleter(completer)
         self._library_names: list[str] | None = None
+        self._recent: list[str] = []
         self.modelFileButton = QToolButton()
         self.modelFileButton.setObjectName("modelFileButton")
         self.modelFileButton.setText("File…")
@@ -180,14 +140,22 @@ class UserModelPage(QWidget):
         self.refresh_completions()
 
     def refresh_completions(self) -> None:
-        from autocast_explorer.core.models.loader import EXAMPLE_SPECS, library_model_names
+        from autocast_explorer.core.experiment.families.user.loader import (
+            EXAMPLE_SPECS,
+            library_model_names,
+        )
 
         if self._library_names is None:
             self._library_names = library_model_names()
-        recent = recent_specs()
         self._completions.setStringList(
-            list(dict.fromkeys([*recent, *EXAMPLE_SPECS, *self._library_names]))
+            list(dict.fromkeys([*self._recent, *EXAMPLE_SPECS, *self._library_names]))
         )
+
+    def set_recent(self, specs: list[str]) -> None:
+        """The specs run before, newest first (the window keeps them in its settings)."""
+        self._recent = list(specs)
+        if self._library_names is not None:
+            self.refresh_completions()
 
     @Slot()
     def _pick_file(self) -> None:

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 import torch
 
-from autocast_explorer.core.experiment.capture import autocast_context, first_tensor
+from autocast_explorer.core.experiment.capture import first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.model import TORCH_DTYPES, dtype_name
-from autocast_explorer.core.models.errors import UserModelError, from_exception
-from autocast_explorer.core.models.loader import Loaded, load, module_class_name
+from autocast_explorer.core.experiment.families.user.errors import UserModelError, from_exception
+from autocast_explorer.core.experiment.families.user.loader import Loaded, load, module_class_name
+from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
 
 #: Sequence length and vocabulary when neither the user nor the model says.
 DEFAULT_VOCAB = 1000
@@ -160,8 +161,8 @@ def source_digest(text: str) -> str:
     """A file spec's sha256 ('' for other specs, or a file that is not there yet)."""
     import os
 
-    from autocast_explorer.core.models.loader import file_sha256
-    from autocast_explorer.core.models.spec import parse_spec
+    from autocast_explorer.core.experiment.families.user.loader import file_sha256
+    from autocast_explorer.core.experiment.families.user.spec import parse_spec
 
     spec = parse_spec(text)
     path = os.path.abspath(os.path.expanduser(spec.target))

@@ -20,8 +20,12 @@ from typing import Any
 
 import torch
 
-from autocast_explorer.core.models.errors import UserModelError, error_line, from_exception
-from autocast_explorer.core.models.spec import ModelSpec, parse_spec
+from autocast_explorer.core.experiment.families.user.errors import (
+    UserModelError,
+    error_line,
+    from_exception,
+)
+from autocast_explorer.core.experiment.families.user.spec import ModelSpec, parse_spec
 
 #: Set before transformers is imported: it then never reaches for the hub.
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}

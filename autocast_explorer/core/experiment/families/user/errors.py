@@ -11,7 +11,7 @@ import os
 import traceback
 from collections.abc import Iterable
 
-from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.runtime.errors import ConfigError
 
 
 class UserModelError(ConfigError):

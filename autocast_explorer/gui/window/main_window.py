@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
-from autocast_explorer.core.models.errors import UserModelError
-from autocast_explorer.core.models.spec import model_file
+from autocast_explorer.core.experiment.families.user.errors import UserModelError
+from autocast_explorer.core.experiment.families.user.spec import model_file
 from autocast_explorer.gui.features import (
     compare,
     experiment,
@@ -61,11 +61,11 @@ from autocast_explorer.gui.features.experiment.controls import (
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import ActionRegistry, audit_shortcuts
 from autocast_explorer.gui.shell.context import AppContext, Feature
-from autocast_explorer.gui.shell.help_window import HelpWindow, show_help
 from autocast_explorer.gui.shell.keys import StandardKey
-from autocast_explorer.gui.shell.settings import install_settings
 from autocast_explorer.gui.tasks.client import TaskRouter
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
+from autocast_explorer.gui.window.help_window import HelpWindow, show_help
+from autocast_explorer.gui.window.settings import install_settings
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -191,6 +191,9 @@ class MainWindow(QMainWindow):
         # Last: every menu entry's tooltip names its key; then the saved state is restored.
         audit_shortcuts(self)
         install_settings(self)
+        from autocast_explorer.gui.window.settings import recent_specs
+
+        self.controls.family.userPage.set_recent(recent_specs())
 
     def _install(self, install: Feature) -> None:
         handles = install(self.context) or {}
@@ -585,8 +588,9 @@ class MainWindow(QMainWindow):
         remembered for completion."""
         if not config.is_user_model:
             return True
-        from autocast_explorer.gui.features.experiment.user_model_page import (
+        from autocast_explorer.gui.window.settings import (
             is_trusted_file,
+            recent_specs,
             remember_spec,
             trust_file,
         )
@@ -597,6 +601,7 @@ class MainWindow(QMainWindow):
                 return False
             trust_file(path)
         remember_spec(config.model)
+        self.controls.family.userPage.set_recent(recent_specs())
         self._user_error = None
         return True
 
@@ -862,7 +867,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _show_about(self) -> None:
-        from autocast_explorer.gui.shell.about import AboutDialog
+        from autocast_explorer.gui.window.about import AboutDialog
 
         if self._about is not None:
             self._about.close()

@@ -16,7 +16,7 @@ from autocast_explorer.core.experiment.families.base import Family, Gemm
 if TYPE_CHECKING:
     import torch
 
-    from autocast_explorer.core.models.probe import ModelProbe
+    from autocast_explorer.core.experiment.families.user.probe import ModelProbe
 
 
 class UserFamily(Family):
@@ -30,8 +30,8 @@ class UserFamily(Family):
 
     def validate(self, config: ExperimentConfig) -> None:
         super().validate(config)
-        from autocast_explorer.core.experiment.config import ConfigError
-        from autocast_explorer.core.models.spec import parse_spec
+        from autocast_explorer.core.experiment.families.user.spec import parse_spec
+        from autocast_explorer.core.runtime.errors import ConfigError
 
         seq = config.seq
         if not isinstance(seq, int) or isinstance(seq, bool) or not 1 <= seq <= 1 << 20:
@@ -39,13 +39,13 @@ class UserFamily(Family):
         parse_spec(config.model)
 
     def describe(self, config: ExperimentConfig) -> str:
-        from autocast_explorer.core.models.spec import parse_spec
+        from autocast_explorer.core.experiment.families.user.spec import parse_spec
 
         args = " ".join(f"{k}={v}" for k, v in config.model_args)
         return parse_spec(config.model).short + (f" ({args})" if args else "")
 
     def probe(self, config: ExperimentConfig) -> ModelProbe:
-        from autocast_explorer.core.models.probe import probe
+        from autocast_explorer.core.experiment.families.user.probe import probe
 
         return probe(config)
 
@@ -71,7 +71,7 @@ class UserFamily(Family):
 
     def measured_forward(self, config: ExperimentConfig) -> tuple[float, str]:
         """Seconds of one forward at `config.batch` from the model's own timed forwards."""
-        from autocast_explorer.core.models.probe import forward_seconds
+        from autocast_explorer.core.experiment.families.user.probe import forward_seconds
 
         return forward_seconds(config)
 
@@ -87,7 +87,7 @@ class UserFamily(Family):
         return {"image": "image side", "seq": "sequence length"}.get(param, param)
 
     def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
-        from autocast_explorer.core.models.probe import build
+        from autocast_explorer.core.experiment.families.user.probe import build
 
         return build(config)[0]
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.models.depth import default_depth, shown_names
-from autocast_explorer.core.models.info import ModelInfo
-from autocast_explorer.core.models.probe import probe
+from autocast_explorer.core.experiment.families.user.depth import default_depth, shown_names
+from autocast_explorer.core.experiment.families.user.info import ModelInfo
+from autocast_explorer.core.experiment.families.user.probe import probe
 
 
 def no_argmax_reason(config: ExperimentConfig) -> str:
