@@ -515,10 +515,22 @@ def reproduce_script(result: ExperimentResult) -> str:
         "__HELD_OUT_BATCHES__": repr(training.HELD_OUT_BATCHES),
         "__CENTROID_NORM__": repr(training.CENTROID_NORM),
         "__INIT_SCALE__": repr(training.INIT_SCALE),
+        "__USER_MODEL_BUILD__": USER_MODEL_BUILD if result.config.is_user_model else "",
     }
     # One pass, so text inside an inserted value is never itself substituted.
     return re.sub(r"__[A-Z_]+__", lambda m: values.get(m.group(0), m.group(0)), _TEMPLATE)
 
+
+#: A user model's build() (a spec such as hf:bert or my_model.py:build): the explorer's own
+#: loader builds it from the same spec, so that script needs autocast-explorer installed (and
+#: the model's file where the spec says); a family's script needs torch alone.
+USER_MODEL_BUILD = """\
+    # Your own model: built from the same spec by the explorer's own loader (so this script
+    # needs autocast-explorer installed, and the model's file where the spec says).
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.experiment.model import build as build_config
+
+    return build_config(ExperimentConfig.from_dict(CONFIG))"""
 
 _TEMPLATE = '''\
 #!/usr/bin/env python3
@@ -669,14 +681,8 @@ def model_line():
 def build():
     """Seed, the family's layers in order, optional head, the measured mode; then the input.
 
-    A transformer with its fast path off is measured in train mode (dropout is 0). Your own
-    model (a spec such as hf:bert or my_model.py:build) is built from the same spec by the
-    explorer's own loader, so this needs autocast-explorer installed (and the model's file)."""
-    if ":" in MODEL:
-        from autocast_explorer.core.experiment.config import ExperimentConfig
-        from autocast_explorer.core.experiment.model import build as build_config
-
-        return build_config(ExperimentConfig.from_dict(CONFIG))
+    A transformer with its fast path off is measured in train mode (dropout is 0)."""
+__USER_MODEL_BUILD__
     torch.manual_seed(CONFIG["seed"])
     layers = collections.OrderedDict()
     FAMILY_LAYERS[MODEL](layers)
