@@ -174,7 +174,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_user_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags of `--model SPEC` (the user's own model; core/models/)."""
+    """Flags of `--model SPEC` (the user's own model; core/experiment/families/user/)."""
     g = parser.add_argument_group(
         "your own model", "flags of --model SPEC; --seq and --image apply too (docs/models.md)"
     )

@@ -226,7 +226,7 @@ def estimate_work(items: Sequence[OpWork], dtype: str, threads: int) -> ForwardE
 
 def estimate_forward(config: ExperimentConfig) -> ForwardEstimate:
     """One forward of `config`, calibrated on its own layers' ops (see estimate_work); a user
-    model's from its own timed batch-1 forward (families/user.py)."""
+    model's from its own timed forwards (families/user/probe.py)."""
     measured = getattr(family(config), "measured_forward", None)
     if measured is not None:
         return ForwardEstimate(*measured(config))

@@ -32,7 +32,7 @@ from autocast_explorer.core.hardware.cpu import cpu_identity
 
 FLOPS_FORMULA = "FLOPs = Σ over Linear layers of 2·B·in·out (bias adds and activations not counted)"
 #: What a CNN's, transformer's or RNN's FLOP count covers (core/experiment/families/).
-#: What a user model's FLOP count is (core/models/probe.py).
+#: What a user model's FLOP count is (core/experiment/families/user/probe.py).
 USER_FLOPS_FORMULA = (
     "FLOPs = torch.utils.flop_counter.FlopCounterMode's count of the model's batch-1 forward "
     "× batch (matrix products and convolutions; elementwise ops not counted)"

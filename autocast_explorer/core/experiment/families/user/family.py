@@ -1,7 +1,7 @@
-"""The user's own model as a family: `config.model` holds a spec (core/models/spec.py).
+"""The user's own model as a family: `config.model` holds a spec (spec.py here).
 
 The built-in families answer from formulas without torch; this one answers from a batch-1 probe
-of the model itself (core/models/probe.py), scaled by the batch: FLOPs, parameters, activations
+of the model itself (probe.py here), scaled by the batch: FLOPs, parameters, activations
 and a forward's seconds. So the guards, sweeps, training, reports and compare run it unchanged.
 Only `describe` and `validate` stay torch-free (the window validates while torch loads).
 """
