@@ -77,7 +77,7 @@ def test_csv_has_one_row_per_mode(result):
     [
         ("", "empty"),
         (b"  \n", "empty"),
-        (b"\xff\xfe{", "not valid UTF-8"),
+        (b"\xff\xfe{", "not a text file .not UTF-8: byte 0xff at 0"),
         ("{", "not valid JSON"),
         ("[1, 2]", "expected a JSON object"),
         ('{"schema": "something/else/1"}', "schema"),

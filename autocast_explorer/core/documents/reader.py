@@ -233,12 +233,14 @@ def parse_json(text: str | bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     Shared by every document and by the settings; raises DocumentFormatError without a kind.
     """
     if len(text) > max_bytes:
-        raise DocumentFormatError(f"file is larger than {max_bytes // 2**20} MB")
+        raise DocumentFormatError(f"file is larger than {size_words(max_bytes)}")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DocumentFormatError(f"not valid UTF-8 ({exc})") from None
+            raise DocumentFormatError(
+                f"not a text file (not UTF-8: byte {exc.object[exc.start]:#04x} at {exc.start})"
+            ) from None
     if not text.strip():
         raise DocumentFormatError("file is empty")
     try:
@@ -253,6 +255,11 @@ def parse_json(text: str | bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
         if isinstance(exc, DocumentFormatError):
             raise
         raise DocumentFormatError(f"not valid JSON ({_one_line(exc)})") from None
+
+
+def size_words(size: int) -> str:
+    """A size limit as people say it: 32 MB, 64 KB."""
+    return f"{size // 2**20} MB" if size >= 2**20 else f"{size // 2**10} KB"
 
 
 def load_document(text: str | bytes, kind: str = "") -> Any:

@@ -12,7 +12,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
@@ -57,6 +57,9 @@ ResultFormatError = DocumentFormatError
 @dataclass(frozen=True)
 class ExperimentResult:
     """Everything measured for one config: latency, dtypes per layer, agreement, environment."""
+
+    #: The document kind: it leads refusals and names fallback files ("result-….json").
+    KIND: ClassVar[str] = "result"
 
     config: ExperimentConfig
     environment: Environment

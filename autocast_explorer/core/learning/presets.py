@@ -86,13 +86,6 @@ def parse_preset(
     text: str | bytes, source: str = "preset", preset_id: str = "preset", builtin: bool = False
 ) -> Preset:
     """Validate a preset document; `source` (usually the path) prefixes every error message."""
-    if len(text) > MAX_PRESET_BYTES:
-        raise PresetError(source, f"file is larger than {MAX_PRESET_BYTES // 1024} KB")
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise PresetError(source, "not a text file (not UTF-8)") from None
     try:
         data = parse_json(text, MAX_PRESET_BYTES)
     except DocumentFormatError as exc:

@@ -39,6 +39,7 @@ from autocast_explorer.core.documents.reader import (
     optional_text,
 )
 from autocast_explorer.core.experiment.config import DTYPES, ConfigError, validate_threads
+from autocast_explorer.core.experiment.capture import error_text
 from autocast_explorer.core.experiment.engine import torch_threads
 from autocast_explorer.core.experiment.model import TORCH_DTYPES, dtype_name
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
@@ -422,12 +423,6 @@ def case_dtypes(inputs: Sequence[torch.Tensor], case: str, low: torch.dtype) -> 
     return dtypes
 
 
-def _error_text(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    first = lines[0] if lines else ""
-    return f"{type(exc).__name__}: {first}"[:300]
-
-
 def run_case(spec: OpSpec, case: str, low: torch.dtype, seed: int = 0) -> CaseResult:
     """Run `spec` under autocast(low) with the inputs of `case`; errors are caught and kept."""
     inputs = spec.inputs(torch.Generator().manual_seed(seed))
@@ -447,7 +442,7 @@ def run_case(spec: OpSpec, case: str, low: torch.dtype, seed: int = 0) -> CaseRe
             case,
             in_dtypes,
             None,
-            _error_text(exc),
+            error_text(exc),
             tracer.casts().count,
             kernels=_kernel_names(tracer.records),
         )

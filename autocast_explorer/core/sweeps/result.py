@@ -25,7 +25,7 @@ import io
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
@@ -174,6 +174,9 @@ class GridRow:
 @dataclass(frozen=True)
 class SweepResult:
     """A whole sweep: base config, points in measuring order, verdict and roofline."""
+
+    #: The document kind: it leads refusals and names fallback files ("sweep-….json").
+    KIND: ClassVar[str] = "sweep"
 
     config: ExperimentConfig
     environment: Environment
