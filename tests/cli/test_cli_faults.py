@@ -44,7 +44,8 @@ def test_a_full_device_at_the_end_keeps_the_result_in_a_fallback_file(command, f
 
 
 @pytest.mark.parametrize(
-    ("command", "kind"), [(["run"], "result"), (["sweep", "--values", "1,2", "--no-onednn"], "sweep")]
+    ("command", "kind"),
+    [(["run"], "result"), (["sweep", "--values", "1,2", "--no-onednn"], "sweep")],
 )
 def test_a_failed_csv_keeps_the_whole_measurement_as_json(command, kind, fallback, capsys):
     assert main([*command, *FAST, "--csv", "/dev/full"]) == 1

@@ -38,8 +38,8 @@ from autocast_explorer.core.documents.reader import (
     load_document,
     optional_text,
 )
-from autocast_explorer.core.experiment.config import DTYPES, ConfigError, validate_threads
 from autocast_explorer.core.experiment.capture import error_text
+from autocast_explorer.core.experiment.config import DTYPES, ConfigError, validate_threads
 from autocast_explorer.core.experiment.engine import torch_threads
 from autocast_explorer.core.experiment.model import TORCH_DTYPES, dtype_name
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
