@@ -11,6 +11,7 @@ median over rounds of library/torch, so a busy machine shifts both sides of a ra
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -49,8 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args(argv)
-    names = list(SNIPPETS)
-    ratios: dict[str, list[float]] = {"pydantic": [], "msgspec": []}
+    names = [n for n in SNIPPETS if n in ("bare", "torch") or importlib.util.find_spec(n)]
+    missing = sorted(set(SNIPPETS) - set(names))
+    if missing:
+        print(f"not installed (skipped): {', '.join(missing)}")
+    ratios: dict[str, list[float]] = {n: [] for n in names if n not in ("bare", "torch")}
     seconds: dict[str, list[float]] = {name: [] for name in names}
     for round_ in range(args.rounds):
         order = names[round_ % len(names) :] + names[: round_ % len(names)]

@@ -15,10 +15,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
+from pydantic import Field
 
+from autocast_explorer.core.documents.model import Part, Text, build, dump
 from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.experiment.model import dtype_name
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
+
+
+class LayerDtypesPart(Part):
+    in_dtype: Text() = Field(alias="in")
+    out_dtype: Text() = Field(alias="out")
 
 
 @dataclass(frozen=True)
@@ -29,7 +36,10 @@ class LayerDtypes:
     out_dtype: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"in": self.in_dtype, "out": self.out_dtype}
+        return dump(self.to_part())
+
+    def to_part(self) -> LayerDtypesPart:
+        return build(LayerDtypesPart, in_dtype=self.in_dtype, out_dtype=self.out_dtype)
 
 
 @dataclass(frozen=True)
