@@ -19,8 +19,10 @@ from pydantic import Field
 
 from autocast_explorer.core.documents.model import Part, Text, build, dump
 from autocast_explorer.core.experiment.config import ConfigError
-from autocast_explorer.core.experiment.model import dtype_name
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
+from autocast_explorer.core.runtime.autocast import autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.errors import error_text
 
 
 class LayerDtypesPart(Part):
@@ -79,13 +81,6 @@ def first_tensor(value: object) -> torch.Tensor | None:
     return None
 
 
-def autocast_context(dtype: torch.dtype | None) -> contextlib.AbstractContextManager[object]:
-    """torch.autocast('cpu', dtype) or a no-op for the plain (float32) mode."""
-    if dtype is None:
-        return contextlib.nullcontext()
-    return torch.autocast("cpu", dtype=dtype)
-
-
 @contextlib.contextmanager
 def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> Iterator[None]:
     """Wrap the forward of every module below `model` to record its input and output."""
@@ -135,13 +130,6 @@ class Capture:
     logits: torch.Tensor | None
     layers: list[LayerCapture]
     error: str = ""
-
-
-def error_text(exc: BaseException) -> str:
-    """An exception as one readable message: type and first lines, without a C++ backtrace."""
-    text = str(exc).strip().split("\nException raised from")[0].strip()
-    lines = [line for line in text.splitlines() if line.strip()][:4]
-    return f"{type(exc).__name__}: {' '.join(lines)}"[:600]
 
 
 class AutocastFailed(ConfigError):

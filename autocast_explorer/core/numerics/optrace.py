@@ -44,8 +44,8 @@ from autocast_explorer.core.documents.model import (
     read,
     refuse,
 )
-from autocast_explorer.core.experiment.capture import autocast_context
-from autocast_explorer.core.experiment.model import dtype_name
+from autocast_explorer.core.runtime.autocast import autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
 
 #: Op packets that convert a tensor's dtype when input and output dtypes differ.
 CAST_OPS: frozenset[str] = frozenset(
