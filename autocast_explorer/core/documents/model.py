@@ -225,6 +225,19 @@ def _strip_titles(node: Any) -> None:
             _strip_titles(item)
 
 
+def schema_tag(tag: str) -> Any:
+    """The `schema` key: text that must be `tag` (a sweep handed to the result reader says so)."""
+
+    def check(value: Any) -> Any:
+        if not isinstance(value, str):
+            raise refuse("expected text")
+        if value != tag:
+            raise refuse(f"expected {tag!r}, got {clean_text(value)[:80]!r}")
+        return value
+
+    return Annotated[str, BeforeValidator(check)]
+
+
 # ---- field types -------------------------------------------------------------------------------
 def _bound(ge: float | None, gt: float | None, le: float | None = None) -> str:
     if ge is not None and le is not None:
@@ -383,12 +396,14 @@ def NullableNumbers(description: str | None = None) -> Any:
     ]
 
 
-def Wholes(ge: int | None = 0, description: str | None = None) -> Any:
-    """A list of whole numbers, each bounded below (default ≥ 0)."""
+def Wholes(ge: int | None = 0, description: str | None = None, min_items: int | None = None) -> Any:
+    """A list of whole numbers, each bounded below (default ≥ 0); `min_items` is stated in the
+    schema only (the reader that needs it says why in its own words)."""
     words = f"expected a list of whole numbers{_bound(ge, None)}"
+    extra = None if min_items is None else {"minItems": min_items}
     return Annotated[
         tuple[Annotated[int, Field(ge=ge)], ...],
-        Field(description=description),
+        Field(description=description, json_schema_extra=extra),
         BeforeValidator(_list_check(_whole_check(ge), words)),
     ]
 

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, create_model, model_validator
 
 from autocast_explorer.core.documents.model import (
     FlagMap,
@@ -31,10 +31,10 @@ from autocast_explorer.core.documents.model import (
     read,
     refuse,
     schema,
+    schema_tag,
 )
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
-    JsonReader,
     clean_text,
     document_kind,
     finite_or_null,
@@ -78,19 +78,6 @@ ResultFormatError = DocumentFormatError
 
 
 # ---- the document, defined once: reading, writing and the published schema --------------------
-def schema_tag(tag: str) -> Any:
-    """The `schema` key: text that must be `tag` (a sweep handed to the result reader says so)."""
-
-    def check(value: Any) -> Any:
-        if not isinstance(value, str):
-            raise refuse("expected text")
-        if value != tag:
-            raise refuse(f"expected {tag!r}, got {clean_text(value)[:80]!r}")
-        return value
-
-    return Annotated[str, BeforeValidator(check)]
-
-
 def _config(value: Any) -> Any:
     if not isinstance(value, dict):
         raise refuse("expected a JSON object")
@@ -181,10 +168,19 @@ class ResultPart(OpenPart):
         return self
 
 
-def result_schema() -> dict[str, Any]:
-    """The published schema of the result document (tools/write_schemas.py writes it)."""
+def result_schema(sections: dict[str, type[Part]] | None = None) -> dict[str, Any]:
+    """The published schema of the result document (tools/write_schemas.py writes it).
+
+    `sections`: optional top-level objects that layers above the result add to it (`run
+    --placements` writes `placements`); each is described by its own part.
+    """
+    extended = create_model(
+        "ResultPart",
+        __base__=ResultPart,
+        **{key: (part | None, None) for key, part in (sections or {}).items()},
+    )
     return schema(
-        ResultPart,
+        extended,
         SCHEMA,
         "Autocast Explorer result",
         "One config measured in float32 and under torch.autocast('cpu'): written by "
@@ -384,27 +380,6 @@ class ExperimentResult:
         writer.writeheader()
         writer.writerows(self.csv_rows())
         return buffer.getvalue()
-
-
-def read_header(r: JsonReader, schema: str) -> ExperimentConfig:
-    """The start of every document of ours: check its schema tag, then read its config."""
-    found = r.text("schema")
-    if found != schema:
-        raise r.fail("schema", f"expected {schema!r}, got {found[:80]!r}")
-    try:
-        return ExperimentConfig.from_dict(r.obj("config").data)
-    except (ConfigError, TypeError) as exc:
-        raise r.fail("config", clean_text(str(exc))) from None
-
-
-def latency_to_dict(stats: LatencyStats, flops: int | None = None) -> dict[str, Any]:
-    """A latency entry as every document writes it (gflops only when FLOPs are known)."""
-    return dump(stats.to_part(flops))
-
-
-def latency_from_reader(r: JsonReader) -> LatencyStats:
-    """Durations are ≥ 0, counts whole: a negative median or 2.5 samples is refused."""
-    return LatencyStats.from_part(read(LatencyPart, r.data, at=r.path))
 
 
 def _dtypes(part: LayerDtypesPart) -> LayerDtypes:
