@@ -32,6 +32,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema
 from autocast_explorer.core.documents.model import (
     NullableNumber,
     Number,
+    Numbers,
     OpenPart,
     Part,
     Text,
@@ -40,6 +41,7 @@ from autocast_explorer.core.documents.model import (
     Wholes,
     build,
     dump,
+    part_schema,
     read,
     refuse,
     schema,
@@ -47,7 +49,6 @@ from autocast_explorer.core.documents.model import (
 )
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
-    JsonReader,
     clean_text,
     document_kind,
     finite_or_null,
@@ -124,25 +125,22 @@ _VALUES_SCHEMA = {
 }
 SweptValues = Annotated[tuple[int, ...], BeforeValidator(_values), WithJsonSchema(_VALUES_SCHEMA)]
 Param = Annotated[str, BeforeValidator(_param), WithJsonSchema({"enum": [*PARAMS, GRID]})]
+
+
+class CrossoverRowPart(Part):
+    """One width row of a grid's crossover: the batch values where its speedup crosses 1."""
+
+    width: Whole(ge=1)
+    values: Numbers() | None
+
+
 _CROSSOVER_SCHEMA = {
     "description": "null when the speedup never crosses 1.0; else the interpolated values (a "
     "grid: one entry per width)",
     "anyOf": [
         {"type": "null"},
         {"type": "array", "items": {"type": "number"}},
-        {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "width": {"type": "integer", "minimum": 1},
-                    "values": {
-                        "anyOf": [{"type": "null"}, {"type": "array", "items": {"type": "number"}}]
-                    },
-                },
-                "required": ["width", "values"],
-            },
-        },
+        {"type": "array", "items": part_schema(CrossoverRowPart)},
     ],
 }
 #: Checked against the points after reading (`_check_crossover`), with its own messages.
@@ -597,10 +595,10 @@ def _check_crossover(stored: Any, result: SweepResult) -> None:
     if not isinstance(stored, list) or len(stored) != len(expected):
         raise DocumentFormatError("crossover: expected one entry per width")
     for i, (got, want) in enumerate(zip(stored, expected, strict=True)):
-        row = JsonReader(got, f"crossover[{i}]")
-        if row.whole("width", 1) != want["width"]:
+        row = read(CrossoverRowPart, got, at=f"crossover[{i}]")
+        if row.width != want["width"]:
             raise DocumentFormatError(f"crossover[{i}].width: does not match width_values")
-        values = None if row.data.get("values") is None else row.numbers("values")
+        values = row.values
         if (values is None) != (want["values"] is None) or (
             values is not None
             and (
