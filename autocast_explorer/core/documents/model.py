@@ -43,9 +43,7 @@ class Part(BaseModel):
     """An object of a document: unknown keys are ignored (newer files load), keys may be given by
     field name or alias (`in`, `out`)."""
 
-    model_config = ConfigDict(
-        extra="ignore", populate_by_name=True, arbitrary_types_allowed=False, frozen=True
-    )
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
 
 
 class OpenPart(Part):
@@ -99,8 +97,9 @@ def _words(error: Any) -> str:
 
 
 def _is_union_tag(part: int | str) -> bool:
-    """pydantic names the union member it tried (`function-before[...]`, `Latency`); not a key."""
-    return isinstance(part, str) and ("[" in part or part[:1].isupper())
+    """pydantic names the union member it tried (`function-before[...]`, `LatencyPart`): not a
+    key of the document."""
+    return isinstance(part, str) and ("[" in part or part.endswith("Part"))
 
 
 def read(model: type[P], data: Any, kind: str = "", at: str = "") -> P:
