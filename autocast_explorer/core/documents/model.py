@@ -104,7 +104,8 @@ def _is_union_tag(part: int | str) -> bool:
 
 def read(model: type[P], data: Any, kind: str = "", at: str = "") -> P:
     """`data` (parsed JSON) as `model`, or DocumentFormatError naming `kind` and the first bad
-    field's dotted path (below `at`, for a part read on its own inside an older reader)."""
+    field's dotted path (below `at`: a part read on its own, e.g. `Environment.from_dict(data,
+    "environment")`)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
