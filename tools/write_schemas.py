@@ -35,6 +35,7 @@ from autocast_explorer.core.experiment.config import (  # noqa: E402  (after the
     MODELS,
     MODES,
     OPTIMIZERS,
+    ROUTES,
     ExperimentConfig,
 )
 from autocast_explorer.core.experiment.families.cnn import MAX_STAGES  # noqa: E402
@@ -175,6 +176,13 @@ CONFIG_RULES: dict[str, Schema] = {
     "lr": {"description": "learning rate", "exclusiveMinimum": 0, "maximum": MAX_LR},
     "optimizer": {"description": "sgd (momentum 0.9) or adamw", "enum": list(OPTIMIZERS)},
     "scaler": {"description": "float16 training: use torch.amp.GradScaler('cpu')"},
+    "routes": {
+        "description": "ways to a lower precision measured (eager among them); absent: eager",
+        "type": "array",
+        "items": {"enum": list(ROUTES)},
+        "minItems": 1,
+        "uniqueItems": True,
+    },
 }
 
 
@@ -462,6 +470,74 @@ def result_schema() -> Schema:
             ),
             "casts_by_grad_mode": {"type": "object", "additionalProperties": cast_summary},
             "train": train_schema(),
+            "routes": array(
+                obj(
+                    {
+                        "name": {"enum": list(ROUTES)},
+                        "lower_dtype": text("what the lower side computes in"),
+                        "plain": {
+                            "anyOf": [ref("latency"), {"type": "null"}],
+                            "description": "the route's float32 side; null: not timed",
+                        },
+                        "lower": {
+                            "anyOf": [ref("latency"), {"type": "null"}],
+                            "description": "the route's lower side; null: not timed (finding)",
+                        },
+                        "speedup": nullable_number("plain median / lower median"),
+                        "output_dtype": {
+                            "type": "object",
+                            "description": "dtype each side returned (plain, lower)",
+                            "additionalProperties": {"type": "string"},
+                        },
+                        "error": {
+                            "anyOf": [layer_error, {"type": "null"}],
+                            "description": "the lower side's output against eager float32",
+                        },
+                        "plain_error": {
+                            "anyOf": [layer_error, {"type": "null"}],
+                            "description": "the route's float32 output against eager float32",
+                        },
+                        "agreement": {
+                            "anyOf": [
+                                obj(
+                                    {
+                                        "rows": integer(0),
+                                        "agree": integer(0),
+                                        "fraction": number(minimum=0),
+                                        "max_abs_diff": nullable_number(),
+                                        "cosine": nullable_number(),
+                                        "allclose": boolean(),
+                                    },
+                                    ["rows", "agree", "fraction", "allclose"],
+                                ),
+                                {"type": "null"},
+                            ],
+                            "description": "argmax agreement of the lower side with eager float32",
+                        },
+                        "compile_s": {
+                            "type": ["number", "null"],
+                            "minimum": 0,
+                            "description": "compiled: first calls of both sides (trace + build)",
+                        },
+                        "compile_estimate_s": {
+                            "type": ["number", "null"],
+                            "minimum": 0,
+                            "description": "the guard's compile forecast; null: none measured yet",
+                        },
+                        "graphs": {"type": ["integer", "null"], "minimum": 0},
+                        "recompiles": {
+                            "type": ["integer", "null"],
+                            "minimum": 0,
+                            "description": "graphs compiled while timing, after the first calls",
+                        },
+                        "graph_ops": counts_by_name("compiled: torch ops Dynamo captured"),
+                        "kernels": array(text(), "implicit: oneDNN GEMMs that ran with bf16 maths"),
+                        "finding": text("what happened, in words (why a side is missing)"),
+                    },
+                    ["name", "lower_dtype"],
+                ),
+                "run --routes: each route float32 vs lower, compared with eager float32",
+            ),
             "guard": obj(
                 {
                     "estimated_forward_ms": number("the time guard's forecast of one forward", 0),

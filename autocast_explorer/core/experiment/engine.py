@@ -8,9 +8,8 @@ for the duration of the run, in the calling thread, and restored afterwards.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import torch
 
@@ -33,6 +32,13 @@ from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.routes import (
+    Reference,
+    RouteResult,
+    eager_route,
+    measure_route,
+)
+from autocast_explorer.core.experiment.threads import torch_threads
 from autocast_explorer.core.experiment.timing import (
     LatencyStats,
     cold_call_ms,
@@ -41,19 +47,6 @@ from autocast_explorer.core.experiment.timing import (
 from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.numerics.optrace import trace_model
-
-
-@contextlib.contextmanager
-def torch_threads(threads: int | None) -> Iterator[int]:
-    """Use `threads` intra-op threads inside the block (None: torch's default)."""
-    previous = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
-        yield torch.get_num_threads()
-    finally:
-        if threads is not None:
-            torch.set_num_threads(previous)
 
 
 def forward_fns(
@@ -138,6 +131,8 @@ def run_experiment(
                 fast_path["autocast"] = bool(fast_path_ran(config, [c.name for c in auto.layers]))
         plain_dtype = dtype_name(plain.logits.dtype)
         auto_dtype = dtype_name(auto.logits.dtype) if auto.logits is not None else ""
+        reference = Reference(plain.logits, config.atol, config.rtol, config.topk)
+        auto_logits = None if autocast_error else auto.logits
         del plain, auto  # the kept outputs are no longer needed
         reporter.check()
 
@@ -147,11 +142,13 @@ def run_experiment(
             op_trace = trace_model(model, x, low)
             reporter.check()
 
+        # Eager's timing gets its share of the bar; every other route the same share after it.
+        share = 0.9 / len(config.routes)
         if autocast_error:
             (plain_stats,) = measure_alternating(
                 [plain_fn],
                 config.min_time,
-                reporter.span(0.1, 1.0),
+                reporter.span(0.1, 0.1 + share),
                 cold_ms=[cold_plain],
                 labels=["float32"],
             )
@@ -160,9 +157,31 @@ def run_experiment(
             plain_stats, auto_stats = measure_alternating(
                 [plain_fn, auto_fn],
                 config.min_time,
-                reporter.span(0.1, 1.0),
+                reporter.span(0.1, 0.1 + share),
                 cold_ms=[cold_plain, cold_auto],
                 labels=["float32", config.dtype],
+            )
+        routes: tuple[RouteResult, ...] = ()
+        if config.routes != ("eager",):
+            eager = eager_route(
+                plain_stats, auto_stats, config.dtype, reference, auto_logits, autocast_error
+            )
+            routes = (
+                eager,
+                *(
+                    measure_route(
+                        name,
+                        model,
+                        x,
+                        low,
+                        reference,
+                        config.min_time,
+                        reporter.span(0.1 + share * i, 0.1 + share * (i + 1)),
+                        config.allow_slow,
+                    )
+                    for i, name in enumerate(config.routes)
+                    if name != "eager"
+                ),
             )
     warnings += noise_warnings(config, plain_stats, auto_stats)
     reporter.report(1.0, "done")
@@ -182,6 +201,7 @@ def run_experiment(
         guard=estimate,
         autocast_error=autocast_error,
         fast_path=fast_path,
+        routes=routes,
     )
 
 

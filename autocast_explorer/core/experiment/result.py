@@ -27,6 +27,7 @@ from autocast_explorer.core.experiment.agreement import Agreement, Histogram
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.guards import ForwardEstimate
+from autocast_explorer.core.experiment.routes import RouteResult, routes_from_reader, routes_to_list
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.experiment.training import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
@@ -75,6 +76,7 @@ class ExperimentResult:
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+    routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
 
     @property
     def slower_ms(self) -> float:
@@ -145,6 +147,8 @@ class ExperimentResult:
             data["guard"] = self.guard.to_dict()
         if self.train is not None:
             data["train"] = self.train.to_dict()
+        if self.routes:
+            data["routes"] = routes_to_list(self.routes)
         data.update(self.extras)
         return data
 
@@ -195,6 +199,7 @@ class ExperimentResult:
             "fast_path",
             "guard",
             "train",
+            "routes",
             *OpTrace.JSON_KEYS,
         }
         fast_path = r.data.get("fast_path")
@@ -220,6 +225,7 @@ class ExperimentResult:
             autocast_error=autocast_error,
             fast_path=dict(fast_path) if fast_path is not None else None,
             train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
+            routes=routes_from_reader(r),
         )
 
     @classmethod

@@ -29,9 +29,9 @@ from autocast_explorer.core.documents.reader import (
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.capture import autocast_context
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.engine import torch_threads
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.experiment.threads import torch_threads
 
 _ISA_LINE: dict[str, str] = {}
 _GEMM_PRIMITIVES = frozenset({"matmul", "inner_product", "convolution"})
@@ -182,6 +182,32 @@ def parse_verbose(text: str) -> tuple[list[OneDnnKernel], str | None]:
                 )
             )
     return kernels, isa
+
+
+def fpmath_gemms(text: str, mode: str = "bf16") -> tuple[list[str], list[str]]:
+    """From a verbose log: every executed GEMM's implementation, and those that ran with
+    `attr-fpmath:<mode>` (float32 tensors, lower-precision maths: fp32_precision's effect)."""
+    gemms: list[str] = []
+    lowered: list[str] = []
+    for kernel, line in zip(*_exec_lines(text), strict=True):
+        if kernel.primitive not in _GEMM_PRIMITIVES:
+            continue
+        gemms.append(kernel.implementation)
+        if f"fpmath:{mode}" in line:
+            lowered.append(kernel.implementation)
+    return gemms, lowered
+
+
+def _exec_lines(text: str) -> tuple[list[OneDnnKernel], list[str]]:
+    """Executed primitives with the raw verbose line each came from."""
+    kernels: list[OneDnnKernel] = []
+    lines: list[str] = []
+    for line in text.splitlines():
+        found, _ = parse_verbose(line)
+        if found:
+            kernels.extend(found)
+            lines.extend([line] * len(found))
+    return kernels, lines
 
 
 def _forward_log(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) -> str:
