@@ -22,7 +22,7 @@ import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.capture import AutocastFailed, error_text
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import DEFAULT_ROUTES, ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns, torch_threads
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
@@ -196,7 +196,12 @@ def run_spec(
     on_point: PointFn | None = None,
     probe_onednn: bool = True,
 ) -> SweepResult:
-    """Measure every point of `spec` around the base `config` (see `run_sweep`)."""
+    """Measure every point of `spec` around the base `config` (see `run_sweep`).
+
+    Sweeps measure the eager route (float32 vs autocast) alone: a config's other routes
+    (`run --routes`) are dropped here, and the sweep's config says so (routes absent).
+    """
+    config = config.replace(routes=DEFAULT_ROUTES)
     reporter = Reporter(progress, cancel)
     reporter.report(0.0, f"checking memory and time guards for {len(spec)} points")
     planned = spec.plan(config)
