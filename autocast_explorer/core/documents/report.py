@@ -37,10 +37,9 @@ from autocast_explorer.core.documents.files import (
     write_atomic,
 )
 from autocast_explorer.core.experiment import training
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
-from autocast_explorer.core.experiment.routes import LOWER_LABELS
 from autocast_explorer.core.experiment.summary import (
     autocast_error_finding,
     hardware_clause,
@@ -402,7 +401,7 @@ def routes_markdown(result: ExperimentResult) -> list[str]:
                 ms(route.plain),
                 ms(route.lower),
                 f"{route.speedup:.3f}×" if route.speedup == route.speedup else "—",
-                f"{LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
+                f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
                 route.output_dtype.get("lower", "—"),
                 "—" if route.compile_s is None else f"{route.compile_s:.1f} s",
                 sqnr,

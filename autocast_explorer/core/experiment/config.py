@@ -27,6 +27,12 @@ OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
 #: autocast inside, and oneDNN's implicit bf16 maths on float32 tensors.
 ROUTES: tuple[str, ...] = ("eager", "compiled", "implicit")
 DEFAULT_ROUTES: tuple[str, ...] = ("eager",)
+#: What each route's lower side computes, as the CLI, the report and the window name it.
+ROUTE_LOWER_LABELS: dict[str, str] = {
+    "eager": "autocast",
+    "compiled": "compiled autocast",
+    "implicit": "float32, fp32_precision=bf16",
+}
 #: A learning rate that makes the synthetic task's loss fall within the default 50 steps
 #: (SGD with momentum wants a larger step than AdamW, which normalises its updates).
 DEFAULT_LR: dict[str, float] = {"sgd": 0.05, "adamw": 0.001}

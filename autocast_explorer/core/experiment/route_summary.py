@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from autocast_explorer.core.experiment.routes import LOWER_LABELS, RouteResult
+from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS
+from autocast_explorer.core.experiment.routes import RouteResult
 
 
 def _ms(stats: object) -> str:
@@ -35,7 +36,7 @@ def route_lines(routes: tuple[RouteResult, ...]) -> list[str]:
         speedup = f"{route.speedup:8.2f}×" if math.isfinite(route.speedup) else f"{'—':>9}"
         compile_s = f"{route.compile_s:8.1f}s" if route.compile_s is not None else f"{'—':>9}"
         agree = f"{route.agreement.fraction:8.1%}" if route.agreement else f"{'—':>8}"
-        computes = f"{LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})"
+        computes = f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})"
         lines.append(
             f"  {route.name:<9}{_ms(route.plain)}{_ms(route.lower)}{speedup}  {computes:<30}"
             f"{route.output_dtype.get('lower', '—'):<10}{compile_s}{_sqnr(route)} {agree}"

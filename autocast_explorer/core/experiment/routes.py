@@ -41,17 +41,6 @@ from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 #: The oneDNN op groups whose float32 precision the implicit route lowers.
 IMPLICIT_BACKENDS: tuple[str, ...] = ("matmul", "conv", "rnn")
 IMPLICIT_PRECISION = "bf16"
-#: What each route's lower side is called on screen and in the CLI.
-LOWER_LABELS: dict[str, str] = {
-    "eager": "autocast",
-    "compiled": "compiled autocast",
-    "implicit": "float32, fp32_precision=bf16",
-}
-PLAIN_LABELS: dict[str, str] = {
-    "eager": "float32",
-    "compiled": "compiled float32",
-    "implicit": "float32",
-}
 
 
 @dataclass(frozen=True)
