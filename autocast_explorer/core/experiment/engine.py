@@ -131,8 +131,8 @@ def run_experiment(
                 fast_path["autocast"] = bool(fast_path_ran(config, [c.name for c in auto.layers]))
         plain_dtype = dtype_name(plain.logits.dtype)
         auto_dtype = dtype_name(auto.logits.dtype) if auto.logits is not None else ""
-        reference = Reference(plain.logits, config.atol, config.rtol, config.topk)
         auto_logits = None if autocast_error else auto.logits
+        reference = Reference(plain.logits, config.atol, config.rtol, config.topk, auto_logits)
         del plain, auto  # the kept outputs are no longer needed
         reporter.check()
 

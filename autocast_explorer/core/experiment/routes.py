@@ -216,6 +216,7 @@ class Reference:
     atol: float
     rtol: float
     topk: int
+    lower_logits: torch.Tensor | None = None  # eager autocast's output (None: it raised)
 
     def compare(self, output: object) -> tuple[LayerError | None, RouteAgreement | None]:
         """Error and agreement of `output` (its first tensor) against eager float32."""
@@ -363,7 +364,15 @@ def compiled_route(
     recompiles = compiled_graphs() - after_first
     plain_error, _ = reference.compare(outputs[0])
     error, agreement = reference.compare(outputs[1])
-    notes = [f"compiled in {compile_s:.1f} s ({graphs} graph{'s' if graphs != 1 else ''})"]
+    notes = [
+        f"compiled in {compile_s:.1f} s ({graphs} graph{'s' if graphs != 1 else ''})",
+        f"compiled float32 vs eager float32: {_closeness(plain_error)}",
+    ]
+    if reference.lower_logits is not None:
+        eager_lower = first_tensor(outputs[1])
+        if eager_lower is not None and eager_lower.shape == reference.lower_logits.shape:
+            versus = layer_error(reference.lower_logits, eager_lower)
+            notes.append(f"compiled {dtype} vs eager {dtype}: {_closeness(versus)}")
     if recompiles:
         notes.append(f"{recompiles} recompile{'s' if recompiles != 1 else ''} while timing")
     return RouteResult(
@@ -382,6 +391,13 @@ def compiled_route(
         graph_ops=ops,
         finding="; ".join(notes),
     )
+
+
+def _closeness(error: LayerError | None) -> str:
+    """'identical' or the SQNR, as a finding says how close two outputs are."""
+    if error is None:
+        return "not comparable (other shape)"
+    return "identical" if error.identical else f"SQNR {error.sqnr_db:.1f} dB"
 
 
 def _compile_failed(
