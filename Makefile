@@ -52,7 +52,7 @@ XCB_LIBS := libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libx
 XVFB_RUN := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96"
 
 .PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training screenshots
+	screenshot-families screenshot-training screenshot-routes screenshots
 xvfb-deps:
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
@@ -88,5 +88,9 @@ screenshot-families: $(STAMP) xvfb-deps
 screenshot-training: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.training_screenshot docs/training.png
 
+# Eager, compiled and implicit routes of the tutorial's MLP → docs/routes.png.
+screenshot-routes: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m tools.routes_screenshot docs/routes.png
+
 screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training
+	screenshot-families screenshot-training screenshot-routes
