@@ -9,7 +9,6 @@ import torch
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
-from autocast_explorer.core.experiment.progress import Reporter
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.routes import (
     IMPLICIT_BACKENDS,
@@ -19,6 +18,7 @@ from autocast_explorer.core.experiment.routes import (
 )
 from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.hardware.onednn import fpmath_gemms
+from autocast_explorer.core.runtime.progress import Reporter
 from tests.schema_check import violations
 
 TINY = {"widths": (32, 16, 4), "batch": 8, "min_time": 0.02}

@@ -18,7 +18,6 @@ from autocast_explorer.core.experiment.agreement import compare_logits
 from autocast_explorer.core.experiment.capture import (
     LayerDtypes,
     LayerRecord,
-    autocast_context,
     error_text,
     pair_layers,
     record_forward,
@@ -29,8 +28,7 @@ from autocast_explorer.core.experiment.config import (
     flops_per_training_step,
 )
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
-from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.routes import (
     Reference,
@@ -38,7 +36,6 @@ from autocast_explorer.core.experiment.routes import (
     eager_route,
     measure_route,
 )
-from autocast_explorer.core.experiment.threads import torch_threads
 from autocast_explorer.core.experiment.timing import (
     LatencyStats,
     cold_call_ms,
@@ -47,6 +44,10 @@ from autocast_explorer.core.experiment.timing import (
 from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.numerics.optrace import trace_model
+from autocast_explorer.core.runtime.autocast import autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.runtime.threads import torch_threads
 
 
 def forward_fns(

@@ -27,9 +27,8 @@ import torch
 from autocast_explorer.core.documents.reader import JsonReader
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.agreement import Agreement, compare_logits
-from autocast_explorer.core.experiment.capture import autocast_context, error_text, first_tensor
-from autocast_explorer.core.experiment.model import dtype_name
-from autocast_explorer.core.experiment.progress import Reporter
+from autocast_explorer.core.experiment.capture import error_text, first_tensor
+from autocast_explorer.core.experiment.latency_json import latency_from_reader, latency_to_dict
 from autocast_explorer.core.experiment.timing import (
     LatencyStats,
     cold_call_ms,
@@ -37,6 +36,9 @@ from autocast_explorer.core.experiment.timing import (
 )
 from autocast_explorer.core.hardware.onednn import capture_fd1, fpmath_gemms
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
+from autocast_explorer.core.runtime.autocast import autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.progress import Reporter
 
 #: The oneDNN op groups whose float32 precision the implicit route lowers.
 IMPLICIT_BACKENDS: tuple[str, ...] = ("matmul", "conv", "rnn")
@@ -125,8 +127,6 @@ class RouteResult:
         return self.plain.median_ms / self.lower.median_ms
 
     def to_dict(self) -> dict[str, Any]:
-        from autocast_explorer.core.experiment.result import latency_to_dict
-
         return {
             "name": self.name,
             "lower_dtype": self.lower_dtype,
@@ -149,8 +149,6 @@ class RouteResult:
     @classmethod
     def from_reader(cls, r: JsonReader) -> RouteResult:
         """Strict reading; every field but name and lower_dtype may be null or absent."""
-        from autocast_explorer.core.experiment.result import latency_from_reader
-
         name = r.text("name")
 
         def present(key: str) -> bool:
