@@ -134,7 +134,7 @@ def test_summary_lists_every_route_with_its_finding(implicit_result):
     implicit = implicit_result.routes[1]
     row = next(line for line in text.splitlines() if line.startswith("  implicit "))
     assert f"{implicit.plain.median_ms:.3f}" in row
-    assert "float32, fp32_precision=bf16 (bfloat16)" in row
+    assert "fp32_precision=bf16 (bfloat16)" in row
     assert f"    implicit: {implicit.finding}" in text
 
 

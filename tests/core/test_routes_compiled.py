@@ -43,10 +43,13 @@ def test_compiled_route_measures_both_sides_apart_from_compiling(compiled_result
     assert compiled.graph_ops["linear"] == 2 * 2  # two Linear layers, in each of two graphs
     assert compiled.graph_ops["_enter_autocast"] == 1  # autocast was traced into one graph
     # Compiled numerics need not match eager: the finding says how close they came, measured.
+    error = compiled.plain_error
     closeness = (
-        "identical"
-        if compiled.plain_error.identical
-        else f"SQNR {compiled.plain_error.sqnr_db:.1f} dB"
+        f"{error.nonfinite} of {error.numel} values not finite (NaN or inf)"
+        if error.nonfinite
+        else "identical"
+        if error.identical
+        else f"SQNR {error.sqnr_db:.1f} dB"
     )
     assert compiled.finding.startswith(
         f"compiled in {compiled.compile_s:.1f} s (2 graphs); "

@@ -33,7 +33,7 @@ DEFAULT_ROUTES: tuple[str, ...] = ("eager",)
 ROUTE_LOWER_LABELS: dict[str, str] = {
     "eager": "autocast",
     "compiled": "compiled autocast",
-    "implicit": "float32, fp32_precision=bf16",
+    "implicit": "fp32_precision=bf16",
 }
 #: A learning rate that makes the synthetic task's loss fall within the default 50 steps
 #: (SGD with momentum wants a larger step than AdamW, which normalises its updates).

@@ -395,6 +395,8 @@ def _closeness(error: LayerError | None) -> str:
     """'identical' or the SQNR, as a finding says how close two outputs are."""
     if error is None:
         return "not comparable (other shape)"
+    if error.nonfinite:
+        return f"{error.nonfinite} of {error.numel} values not finite (NaN or inf)"
     return "identical" if error.identical else f"SQNR {error.sqnr_db:.1f} dB"
 
 

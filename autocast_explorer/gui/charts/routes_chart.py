@@ -71,8 +71,8 @@ class RoutesLatencyChart(StaticChart):
                     continue
                 xs.append(i + dx)
                 heights.append(stats.median_ms)
-                # The implicit route's lower side holds float32 tensors: its colour says so.
-                shown = "float32" if route.output_dtype.get("lower") == "float32" else dtype
+                # The implicit side is coloured bf16 only where oneDNN ran bf16 maths.
+                shown = "float32" if route.name == "implicit" and not route.kernels else dtype
                 brushes.append(pg.mkBrush(style.dtype_color(shown)))
                 tops.append(stats.p75_ms - stats.median_ms)
                 bottoms.append(stats.median_ms - stats.p25_ms)
@@ -131,7 +131,6 @@ class RoutesCompileChart(StaticChart):
             "autocast function (tracing and inductor's C++ build). Not part of the latency bars.",
             minimum=(200, 240),
             left="seconds",
-            bottom="measured · guard forecast",
             grid=(False, True),
             grid_behind=True,
         )
@@ -158,9 +157,12 @@ class RoutesCompileChart(StaticChart):
             return
         values = [route.compile_s]
         ticks = [(0, f"measured\n{route.compile_s:.1f} s")]
+        hint = ""
         if route.compile_estimate_s is not None:
             values.append(route.compile_estimate_s)
             ticks.append((1, f"forecast\n{route.compile_estimate_s:.1f} s"))
+        else:
+            hint = "no forecast:\nfirst compile\nof the session"
         self._bars.setOpts(
             x=list(range(len(values))),
             height=values,
@@ -175,7 +177,8 @@ class RoutesCompileChart(StaticChart):
         plot.getAxis("bottom").setTicks([ticks])
         self._label.setText(f"{route.compile_s:.1f} s")
         self._label.setPos(0, route.compile_s + ymax * 0.01)
-        self._hint.setText("")
+        self._hint.setText(hint)
+        self._hint.setPos(1, ymax / 2)
 
     def clear(self) -> None:
         self._bars.setOpts(x=[], height=[], brushes=[])

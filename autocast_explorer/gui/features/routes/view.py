@@ -33,11 +33,11 @@ COLUMNS = (
     "float32 ms",
     "lower ms",
     "speedup",
-    "lower side computes",
+    "lower side",
     "output",
     "compile",
-    "SQNR vs eager float32",
-    "argmax agree",
+    "SQNR",
+    "agree",
     "recompiles",
 )
 EMPTY_TEXT = (
@@ -101,8 +101,9 @@ class RoutesView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.setToolTip(
-            "Each route timed float32 against its lower side; SQNR and argmax agreement "
-            "compare the lower side's output with eager float32."
+            "Each route timed float32 against its lower side (median ms). SQNR and agree "
+            "(argmax agreement) compare the lower side's output with eager float32; output is "
+            "the dtype the lower side returned; compile is torch.compile's first calls."
         )
         layout.addWidget(self.table, 1)
         self.findingsLabel = QLabel("")
