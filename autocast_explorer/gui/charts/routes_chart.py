@@ -162,7 +162,7 @@ class RoutesCompileChart(StaticChart):
             values.append(route.compile_estimate_s)
             ticks.append((1, f"forecast\n{route.compile_estimate_s:.1f} s"))
         else:
-            hint = "no forecast:\nfirst compile\nof the session"
+            hint = "no forecast:\nfirst compile"
         self._bars.setOpts(
             x=list(range(len(values))),
             height=values,
