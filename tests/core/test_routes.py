@@ -156,3 +156,14 @@ def test_compile_guard_refuses_a_forecast_over_the_limit(monkeypatch):
     assert route.plain is None and route.lower is None and route.compile_s is None
     assert route.finding.startswith("not compiled: compiling is estimated at 130 s")
     assert not math.isfinite(route.speedup)
+
+
+def test_report_has_a_routes_section(implicit_result):
+    from autocast_explorer.core.reports.report import report_markdown
+
+    text = report_markdown(implicit_result)
+    assert "## Routes" in text
+    implicit = implicit_result.routes[1]
+    row = next(line for line in text.splitlines() if line.startswith("| implicit |"))
+    assert f"| {implicit.plain.median_ms:.4g} |" in row
+    assert "| fp32_precision=bf16 (bfloat16) | float32 |" in row
