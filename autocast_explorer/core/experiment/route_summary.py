@@ -29,7 +29,7 @@ def route_lines(routes: tuple[RouteResult, ...]) -> list[str]:
     lines = [
         "Routes (median ms per forward, float32 side vs lower side; error and agreement of the "
         "lower side against eager float32):",
-        f"  {'route':<9}{'float32':>10}{'lower':>10}{'speedup':>9}  {'lower computes':<30}"
+        f"  {'route':<9}{'float32':>10}{'lower':>10}{'speedup':>9}  {'lower computes':<31}"
         f"{'output':<10}{'compile':>9}{'SQNR':>11}{'argmax':>9}",
     ]
     for route in routes:
@@ -38,7 +38,7 @@ def route_lines(routes: tuple[RouteResult, ...]) -> list[str]:
         agree = f"{route.agreement.fraction:8.1%}" if route.agreement else f"{'—':>8}"
         computes = f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})"
         lines.append(
-            f"  {route.name:<9}{_ms(route.plain)}{_ms(route.lower)}{speedup}  {computes:<30}"
+            f"  {route.name:<9}{_ms(route.plain)}{_ms(route.lower)}{speedup}  {computes:<31}"
             f"{route.output_dtype.get('lower', '—'):<10}{compile_s}{_sqnr(route)} {agree}"
         )
         if route.finding:

@@ -367,10 +367,15 @@ def compiled_route(
         f"compiled float32 vs eager float32: {_closeness(plain_error)}",
     ]
     if reference.lower_logits is not None:
-        eager_lower = first_tensor(outputs[1])
-        if eager_lower is not None and eager_lower.shape == reference.lower_logits.shape:
-            versus = layer_error(reference.lower_logits, eager_lower)
+        compiled_lower = first_tensor(outputs[1])
+        if compiled_lower is not None and compiled_lower.shape == reference.lower_logits.shape:
+            versus = layer_error(reference.lower_logits, compiled_lower)
             notes.append(f"compiled {dtype} vs eager {dtype}: {_closeness(versus)}")
+    if graphs > len(compiled):
+        notes.append(
+            f"Dynamo split the model into {graphs} graphs for {len(compiled)} functions: "
+            "what lies between them (graph breaks) ran eagerly"
+        )
     if recompiles:
         notes.append(f"{recompiles} recompile{'s' if recompiles != 1 else ''} while timing")
     return RouteResult(
