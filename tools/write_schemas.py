@@ -260,10 +260,9 @@ def document(tag: str, title: str, description: str) -> Schema:
     }
 
 
-# ---- result ----------------------------------------------------------------------------
-def result_schema() -> Schema:
-    dtypes = obj({"in": text(), "out": text()}, ["in", "out"])
-    layer_error = obj(
+def layer_error_schema() -> Schema:
+    """A LayerError (layers[].error, routes[].error)."""
+    return obj(
         {
             "max_abs": nullable_number(),
             "mean_abs": nullable_number(),
@@ -276,6 +275,85 @@ def result_schema() -> Schema:
         },
         description="the layer's autocast output against its float32 output",
     )
+
+
+def routes_schema() -> Schema:
+    """routes[]: one entry per route (result, and each sweep point under `sweep --routes`)."""
+    layer_error = layer_error_schema()
+    return array(
+        obj(
+            {
+                "name": {"enum": list(ROUTES)},
+                "lower_dtype": text("what the lower side computes in"),
+                "plain": {
+                    "anyOf": [ref("latency"), {"type": "null"}],
+                    "description": "the route's float32 side; null: not timed",
+                },
+                "lower": {
+                    "anyOf": [ref("latency"), {"type": "null"}],
+                    "description": "the route's lower side; null: not timed (finding)",
+                },
+                "speedup": nullable_number("plain median / lower median"),
+                "output_dtype": {
+                    "type": "object",
+                    "description": "dtype each side returned (plain, lower)",
+                    "additionalProperties": {"type": "string"},
+                },
+                "error": {
+                    "anyOf": [layer_error, {"type": "null"}],
+                    "description": "the lower side's output against eager float32",
+                },
+                "plain_error": {
+                    "anyOf": [layer_error, {"type": "null"}],
+                    "description": "the route's float32 output against eager float32",
+                },
+                "agreement": {
+                    "anyOf": [
+                        obj(
+                            {
+                                "rows": integer(0),
+                                "agree": integer(0),
+                                "fraction": number(minimum=0),
+                                "max_abs_diff": nullable_number(),
+                                "cosine": nullable_number(),
+                                "allclose": boolean(),
+                            },
+                            ["rows", "agree", "fraction", "allclose"],
+                        ),
+                        {"type": "null"},
+                    ],
+                    "description": "argmax agreement of the lower side with eager float32",
+                },
+                "compile_s": {
+                    "type": ["number", "null"],
+                    "minimum": 0,
+                    "description": "compiled: first calls of both sides (trace + build)",
+                },
+                "compile_estimate_s": {
+                    "type": ["number", "null"],
+                    "minimum": 0,
+                    "description": "the guard's compile forecast; null: none measured yet",
+                },
+                "graphs": {"type": ["integer", "null"], "minimum": 0},
+                "recompiles": {
+                    "type": ["integer", "null"],
+                    "minimum": 0,
+                    "description": "graphs compiled while timing, after the first calls",
+                },
+                "graph_ops": counts_by_name("compiled: torch ops Dynamo captured"),
+                "kernels": array(text(), "implicit: oneDNN GEMMs that ran with bf16 maths"),
+                "finding": text("what happened, in words (why a side is missing)"),
+            },
+            ["name", "lower_dtype"],
+        ),
+        "run --routes: each route float32 vs lower, compared with eager float32",
+    )
+
+
+# ---- result ----------------------------------------------------------------------------
+def result_schema() -> Schema:
+    dtypes = obj({"in": text(), "out": text()}, ["in", "out"])
+    layer_error = layer_error_schema()
     agreement = obj(
         {
             "rows": integer(0),
@@ -470,74 +548,7 @@ def result_schema() -> Schema:
             ),
             "casts_by_grad_mode": {"type": "object", "additionalProperties": cast_summary},
             "train": train_schema(),
-            "routes": array(
-                obj(
-                    {
-                        "name": {"enum": list(ROUTES)},
-                        "lower_dtype": text("what the lower side computes in"),
-                        "plain": {
-                            "anyOf": [ref("latency"), {"type": "null"}],
-                            "description": "the route's float32 side; null: not timed",
-                        },
-                        "lower": {
-                            "anyOf": [ref("latency"), {"type": "null"}],
-                            "description": "the route's lower side; null: not timed (finding)",
-                        },
-                        "speedup": nullable_number("plain median / lower median"),
-                        "output_dtype": {
-                            "type": "object",
-                            "description": "dtype each side returned (plain, lower)",
-                            "additionalProperties": {"type": "string"},
-                        },
-                        "error": {
-                            "anyOf": [layer_error, {"type": "null"}],
-                            "description": "the lower side's output against eager float32",
-                        },
-                        "plain_error": {
-                            "anyOf": [layer_error, {"type": "null"}],
-                            "description": "the route's float32 output against eager float32",
-                        },
-                        "agreement": {
-                            "anyOf": [
-                                obj(
-                                    {
-                                        "rows": integer(0),
-                                        "agree": integer(0),
-                                        "fraction": number(minimum=0),
-                                        "max_abs_diff": nullable_number(),
-                                        "cosine": nullable_number(),
-                                        "allclose": boolean(),
-                                    },
-                                    ["rows", "agree", "fraction", "allclose"],
-                                ),
-                                {"type": "null"},
-                            ],
-                            "description": "argmax agreement of the lower side with eager float32",
-                        },
-                        "compile_s": {
-                            "type": ["number", "null"],
-                            "minimum": 0,
-                            "description": "compiled: first calls of both sides (trace + build)",
-                        },
-                        "compile_estimate_s": {
-                            "type": ["number", "null"],
-                            "minimum": 0,
-                            "description": "the guard's compile forecast; null: none measured yet",
-                        },
-                        "graphs": {"type": ["integer", "null"], "minimum": 0},
-                        "recompiles": {
-                            "type": ["integer", "null"],
-                            "minimum": 0,
-                            "description": "graphs compiled while timing, after the first calls",
-                        },
-                        "graph_ops": counts_by_name("compiled: torch ops Dynamo captured"),
-                        "kernels": array(text(), "implicit: oneDNN GEMMs that ran with bf16 maths"),
-                        "finding": text("what happened, in words (why a side is missing)"),
-                    },
-                    ["name", "lower_dtype"],
-                ),
-                "run --routes: each route float32 vs lower, compared with eager float32",
-            ),
+            "routes": routes_schema(),
             "guard": obj(
                 {
                     "estimated_forward_ms": number("the time guard's forecast of one forward", 0),
@@ -674,6 +685,7 @@ def sweep_schema() -> Schema:
             "flops": integer(0),
             "bytes": obj({"plain": integer(0), "autocast": integer(0)}),
             "intensity": obj({"plain": number(minimum=0), "autocast": number(minimum=0)}),
+            "routes": routes_schema(),
         },
         ["index", "value", "batch", "latency", "gflops"],
     )

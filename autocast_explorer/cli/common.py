@@ -155,7 +155,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "--routes",
         type=_route_list,
         metavar="LIST",
-        help="run only: ways to a lower precision, each timed float32 vs lower and compared "
+        help="ways to a lower precision, each timed float32 vs lower and compared "
         f"with eager float32: {', '.join(ROUTES)} (default eager: float32 vs autocast; compiled: "
         "torch.compile with autocast inside; implicit: float32 with oneDNN's "
         "fp32_precision=bf16)",

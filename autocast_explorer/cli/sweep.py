@@ -93,10 +93,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         table_header,
     )
 
-    if getattr(args, "routes", None) not in (None, ("eager",)):
-        raise UsageError(
-            "--routes: sweeps measure eager autocast only; compare routes with `run --routes`"
-        )
     preset = preset_from_args(args)
     config = config_from_args(args, preset.config if preset else None)
     spec = spec_from_args(args, preset.sweep if preset else None)

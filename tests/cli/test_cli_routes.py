@@ -41,7 +41,7 @@ def test_without_routes_the_json_is_as_before(capsys):
     [
         ("run", "compiled", "must include eager"),
         ("run", "eager,fast", "must be some of eager, compiled, implicit (got 'fast')"),
-        ("sweep", "eager,implicit", "sweeps measure eager autocast only"),
+        ("sweep", "implicit", "must include eager"),
     ],
 )
 def test_bad_routes_exit_2_with_one_line(command, routes, message, capsys):
@@ -49,3 +49,24 @@ def test_bad_routes_exit_2_with_one_line(command, routes, message, capsys):
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_sweep_routes_compare_routes_over_batch(capsys):
+    """Each point carries its routes; the JSON reloads and each row names them."""
+    from autocast_explorer.core.sweeps.result import SweepResult
+
+    args = ["sweep", *TINY, "--values", "2,8", "--no-onednn", "--routes", "eager,implicit"]
+    assert main([*args, "--json", "-"]) == 0
+    text = capsys.readouterr().out
+    data = json.loads(text)
+    assert data["config"]["routes"] == ["eager", "implicit"]
+    for point in data["points"]:
+        (route,) = point["routes"]
+        assert route["name"] == "implicit"
+        assert route["output_dtype"] == {"plain": "float32", "lower": "float32"}
+        assert route["agreement"]["rows"] == point["batch"]
+    again = SweepResult.from_json(text)
+    assert [p.routes[0].name for p in again.points] == ["implicit", "implicit"]
+    assert main(args) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "  implicit " in line]
+    assert len(rows) == 2

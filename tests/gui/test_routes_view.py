@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QTableWidget, QWidget
 
 from autocast_explorer.core.experiment.routes import RouteResult
-from tests.gui.helpers import run_to_end
+from tests.gui.helpers import RUN_TIMEOUT_MS, run_to_end
 
 
 def test_route_selector_sets_the_config_s_routes(window):
@@ -74,3 +74,20 @@ def test_compile_time_has_its_own_bar(window, implicit_run):
     }
     table = view.findChild(QTableWidget, "routesTable")
     assert (table.item(1, 6).text(), table.item(1, 9).text()) == ("12.5 s", "0")
+
+
+def test_a_sweep_compares_routes_over_batch(window, qtbot):
+    """The implicit route ticked beside Run: every sweep point measures it too, and the
+    speedup chart draws its speedup per batch as a curve of its own."""
+    qtbot.mouseClick(window.findChild(QCheckBox, "routeImplicitCheck"), Qt.MouseButton.LeftButton)
+    tab = window.sweeps.sweeps
+    tab.set_sweep("batch", "2,8")
+    with qtbot.waitSignal(tab.sweepFinished, timeout=RUN_TIMEOUT_MS) as blocker:
+        assert tab.start_sweep()
+    result = blocker.args[0]
+    assert result.config.routes == ("eager", "implicit")
+    speedups = [p.routes[0].speedup for p in result.points]
+    assert [p.routes[0].name for p in result.points] == ["implicit", "implicit"]
+    values, drawn = tab.speedupPlot.drawn()["routes"]["implicit"]
+    assert values == [2.0, 8.0] and drawn == pytest.approx(speedups)
+    assert "compiled" not in tab.speedupPlot.drawn()["routes"]

@@ -44,6 +44,7 @@ from autocast_explorer.core.experiment.result import (
     latency_to_dict,
     read_header,
 )
+from autocast_explorer.core.experiment.routes import RouteResult, routes_from_reader, routes_to_list
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
@@ -99,6 +100,8 @@ class SweepPoint:
     autocast: LatencyStats
     #: The point's full config: its family counts FLOPs and bytes (an MLP's follow from widths).
     config: ExperimentConfig | None = field(default=None, compare=False)
+    #: The config's routes beyond eager, measured at this point (`sweep --routes`).
+    routes: tuple[RouteResult, ...] = ()
 
     @property
     def flops(self) -> int:
@@ -160,6 +163,8 @@ class SweepPoint:
                 "intensity": {"plain": self.intensity_plain, "autocast": self.intensity_autocast},
             }
         )
+        if self.routes:
+            data["routes"] = routes_to_list(self.routes)
         return data
 
 
@@ -459,6 +464,7 @@ def _point(r: JsonReader, grid: bool, dtype: str, config: ExperimentConfig | Non
         plain=latency_from_reader(latency.obj("plain")),
         autocast=latency_from_reader(latency.obj("autocast")),
         config=config if config.model != "mlp" else None,
+        routes=routes_from_reader(r),
     )
     optional_number(latency, "speedup", minimum=0)
     r.obj("gflops").number("plain", minimum=0)
