@@ -17,25 +17,39 @@ finding carrying torch's message, not a failed run. Routes work on any nn.Module
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from pydantic import Field
 
-from autocast_explorer.core.documents.reader import JsonReader
+from autocast_explorer.core.documents.model import (
+    Flag,
+    NullableNumber,
+    Part,
+    Text,
+    TextMap,
+    Texts,
+    Whole,
+    WholeMap,
+    build,
+    dump,
+    nan_if_none,
+)
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.agreement import Agreement, compare_logits
 from autocast_explorer.core.experiment.capture import error_text, first_tensor
-from autocast_explorer.core.experiment.latency_json import latency_from_reader, latency_to_dict
 from autocast_explorer.core.experiment.timing import (
+    LatencyPart,
     LatencyStats,
     cold_call_ms,
     measure_alternating,
 )
 from autocast_explorer.core.hardware.onednn import capture_fd1, fpmath_gemms
-from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
+from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart, layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.progress import Reporter
@@ -60,32 +74,26 @@ class RouteAgreement:
     def of(cls, a: Agreement) -> RouteAgreement:
         return cls(a.rows, a.agree, a.fraction, a.max_abs_diff, a.cosine, a.allclose)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "agree": self.agree,
-            "fraction": self.fraction,
-            "max_abs_diff": self.max_abs_diff,
-            "cosine": self.cosine,
-            "allclose": self.allclose,
-        }
+    def to_part(self) -> RouteAgreementPart:
+        return build(
+            RouteAgreementPart,
+            rows=self.rows,
+            agree=self.agree,
+            fraction=self.fraction,
+            max_abs_diff=_finite(self.max_abs_diff),
+            cosine=_finite(self.cosine),
+            allclose=self.allclose,
+        )
 
     @classmethod
-    def from_reader(cls, r: JsonReader) -> RouteAgreement:
-        rows = r.whole("rows", minimum=0)
-        agree = r.whole("agree", minimum=0)
-        if agree > rows:
-            raise r.fail("agree", "expected at most `rows`")
-        fraction = r.number("fraction", minimum=0)
-        if fraction > 1:
-            raise r.fail("fraction", "expected a number in 0 … 1")
+    def from_part(cls, part: RouteAgreementPart) -> RouteAgreement:
         return cls(
-            rows=rows,
-            agree=agree,
-            fraction=fraction,
-            max_abs_diff=r.number("max_abs_diff", nullable=True, minimum=0),
-            cosine=r.number("cosine", nullable=True),
-            allclose=r.boolean("allclose"),
+            rows=part.rows,
+            agree=part.agree,
+            fraction=part.fraction,
+            max_abs_diff=nan_if_none(part.max_abs_diff),
+            cosine=nan_if_none(part.cosine),
+            allclose=part.allclose,
         )
 
 
@@ -126,84 +134,107 @@ class RouteResult:
             return float("nan")
         return self.plain.median_ms / self.lower.median_ms
 
+    def to_part(self) -> RoutePart:
+        def part(value: Any) -> Any:
+            return None if value is None else value.to_part()
+
+        return build(
+            RoutePart,
+            name=self.name,
+            lower_dtype=self.lower_dtype,
+            plain=part(self.plain),
+            lower=part(self.lower),
+            speedup=_finite(self.speedup),
+            output_dtype=dict(self.output_dtype),
+            error=part(self.error),
+            plain_error=part(self.plain_error),
+            agreement=part(self.agreement),
+            compile_s=self.compile_s,
+            compile_estimate_s=self.compile_estimate_s,
+            graphs=self.graphs,
+            recompiles=self.recompiles,
+            graph_ops=dict(self.graph_ops),
+            kernels=tuple(self.kernels),
+            finding=self.finding,
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "lower_dtype": self.lower_dtype,
-            "plain": None if self.plain is None else latency_to_dict(self.plain),
-            "lower": None if self.lower is None else latency_to_dict(self.lower),
-            "speedup": self.speedup,
-            "output_dtype": dict(self.output_dtype),
-            "error": None if self.error is None else self.error.to_dict(),
-            "plain_error": None if self.plain_error is None else self.plain_error.to_dict(),
-            "agreement": None if self.agreement is None else self.agreement.to_dict(),
-            "compile_s": self.compile_s,
-            "compile_estimate_s": self.compile_estimate_s,
-            "graphs": self.graphs,
-            "recompiles": self.recompiles,
-            "graph_ops": dict(self.graph_ops),
-            "kernels": list(self.kernels),
-            "finding": self.finding,
-        }
+        return dump(self.to_part())
 
     @classmethod
-    def from_reader(cls, r: JsonReader) -> RouteResult:
-        """Strict reading; every field but name and lower_dtype may be null or absent."""
-        name = r.text("name")
-
-        def present(key: str) -> bool:
-            return r.data.get(key) is not None
-
-        def count(key: str) -> int | None:
-            return r.whole(key, minimum=0) if present(key) else None
-
-        def seconds(key: str) -> float | None:
-            return r.number(key, minimum=0) if present(key) else None
-
-        def error(key: str) -> LayerError | None:
-            if not present(key):
-                return None
-            if not isinstance(r.data[key], dict):
-                raise r.fail(key, "expected an object")
-            try:
-                return LayerError.from_dict(r.data[key])
-            except (TypeError, ValueError) as exc:
-                raise r.fail(key, str(exc)) from None
-
-        ops = r.obj("graph_ops").data if present("graph_ops") else {}
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in ops.values()):
-            raise r.fail("graph_ops", "expected whole counts per op")
-        dtypes = r.obj("output_dtype").data if present("output_dtype") else {}
-        if not all(isinstance(v, str) for v in dtypes.values()):
-            raise r.fail("output_dtype", "expected a dtype name per side")
+    def from_part(cls, part: RoutePart) -> RouteResult:
         return cls(
-            name=name,
-            lower_dtype=r.text("lower_dtype"),
-            plain=latency_from_reader(r.obj("plain")) if present("plain") else None,
-            lower=latency_from_reader(r.obj("lower")) if present("lower") else None,
-            output_dtype=dict(dtypes),
-            error=error("error"),
-            plain_error=error("plain_error"),
-            agreement=(
-                RouteAgreement.from_reader(r.obj("agreement")) if present("agreement") else None
+            name=part.name,
+            lower_dtype=part.lower_dtype,
+            plain=None if part.plain is None else LatencyStats.from_part(part.plain),
+            lower=None if part.lower is None else LatencyStats.from_part(part.lower),
+            output_dtype=dict(part.output_dtype or {}),
+            error=None if part.error is None else LayerError.from_part(part.error),
+            plain_error=(
+                None if part.plain_error is None else LayerError.from_part(part.plain_error)
             ),
-            compile_s=seconds("compile_s"),
-            compile_estimate_s=seconds("compile_estimate_s"),
-            graphs=count("graphs"),
-            recompiles=count("recompiles"),
-            graph_ops={str(k): int(v) for k, v in ops.items()},
-            kernels=tuple(r.texts("kernels", required=False)),
-            finding=r.text("finding", default="", multiline=True),
+            agreement=(
+                None if part.agreement is None else RouteAgreement.from_part(part.agreement)
+            ),
+            compile_s=part.compile_s,
+            compile_estimate_s=part.compile_estimate_s,
+            graphs=part.graphs,
+            recompiles=part.recompiles,
+            graph_ops=dict(part.graph_ops or {}),
+            kernels=tuple(part.kernels or ()),
+            finding=part.finding,
         )
 
 
-def routes_to_list(routes: tuple[RouteResult, ...]) -> list[dict[str, Any]]:
-    return [route.to_dict() for route in routes]
+def _finite(value: float) -> float | None:
+    """JSON has no NaN: an undefined ratio is written null."""
+    return value if math.isfinite(value) else None
 
 
-def routes_from_reader(r: JsonReader) -> tuple[RouteResult, ...]:
-    """The `routes` list of a result (absent in files written before routes: empty)."""
-    return tuple(RouteResult.from_reader(item) for item in r.objects("routes", required=False))
+class RouteAgreementPart(Part):
+    """A route's lower output against eager float32 (argmax agreement, closeness)."""
+
+    rows: Whole()
+    agree: Whole()
+    fraction: NullableNumber(ge=0, le=1)
+    max_abs_diff: NullableNumber(ge=0) = None
+    cosine: NullableNumber() = None
+    allclose: Flag()
+
+
+class RoutePart(Part):
+    """One entry of `routes[]` (a result's, or a sweep point's): a route measured float32 vs
+    its lower side and compared with eager float32."""
+
+    name: Text(description="eager | compiled | implicit")
+    lower_dtype: Text(description="what the lower side computes in")
+    plain: LatencyPart | None = Field(default=None, description="null: not timed")
+    lower: LatencyPart | None = Field(default=None, description="null: not timed (finding)")
+    speedup: NullableNumber(ge=0, description="plain median / lower median") = None
+    output_dtype: TextMap(description="dtype each side returned (plain, lower)") = None
+    error: LayerErrorPart | None = Field(
+        default=None, description="the lower output against eager float32"
+    )
+    plain_error: LayerErrorPart | None = Field(
+        default=None, description="the route's float32 output against eager float32"
+    )
+    agreement: RouteAgreementPart | None = None
+    compile_s: NullableNumber(ge=0, description="compiled: first calls of both sides") = None
+    compile_estimate_s: NullableNumber(ge=0, description="the guard's compile forecast") = None
+    graphs: Whole() | None = None
+    recompiles: Whole(description="graphs compiled while timing") | None = None
+    graph_ops: WholeMap(description="compiled: torch ops Dynamo captured") = None
+    kernels: Texts(description="implicit: oneDNN GEMMs in fpmath mode bf16") = None
+    finding: Text(multiline=True, description="what happened, in words") = ""
+
+
+def routes_to_parts(routes: tuple[RouteResult, ...]) -> tuple[RoutePart, ...]:
+    return tuple(route.to_part() for route in routes)
+
+
+def routes_from_parts(parts: tuple[RoutePart, ...] | None) -> tuple[RouteResult, ...]:
+    """The `routes` list of a document (absent in files written before routes: empty)."""
+    return tuple(RouteResult.from_part(part) for part in parts or ())
 
 
 @dataclass(frozen=True)
