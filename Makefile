@@ -25,8 +25,10 @@ test: $(STAMP)
 
 # The suite as an AVX2-only host runs it, on a native-bf16 machine (docs/measurement.md,
 # "CPU capabilities and running as another CPU kind" says what this does and does not emulate).
+# Inductor keeps its own cache for the emulated host: kernels it built natively (AVX-512/AMX)
+# and reused under these switches gave wrong outputs.
 AVX2_HOST := ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2 \
-	AUTOCAST_EXPLORER_CPU_FLAGS=avx2,fma
+	AUTOCAST_EXPLORER_CPU_FLAGS=avx2,fma TORCHINDUCTOR_CACHE_DIR=/tmp/autocast-explorer-inductor-avx2
 test-as-avx2: $(STAMP)
 	$(AVX2_HOST) QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
