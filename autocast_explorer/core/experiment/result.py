@@ -46,6 +46,12 @@ from autocast_explorer.core.experiment.config import ConfigError, ExperimentConf
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families.user.info import ModelInfo, ModelInfoPart
 from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
+from autocast_explorer.core.experiment.routes import (
+    RoutePart,
+    RouteResult,
+    routes_from_parts,
+    routes_to_parts,
+)
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.experiment.training import TrainPart, TrainReport
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
@@ -152,6 +158,10 @@ class ResultPart(OpenPart):
     model_info: ModelInfoPart | None = Field(
         default=None, description="your own model (--model SPEC): what ran"
     )
+    routes: tuple[RoutePart, ...] | None = Field(
+        default=None,
+        description="run --routes: each route float32 vs lower, compared with eager float32",
+    )
 
     @model_validator(mode="after")
     def _measured_unless_failed(self) -> ResultPart:
@@ -219,6 +229,7 @@ class ExperimentResult:
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
     model_info: ModelInfo | None = None  # a user model: its class, size, file hash, input
+    routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
 
     @property
     def slower_ms(self) -> float:
@@ -265,6 +276,8 @@ class ExperimentResult:
             optional["train"] = self.train.to_part()
         if self.model_info is not None:
             optional["model_info"] = self.model_info.to_part()
+        if self.routes:
+            optional["routes"] = routes_to_parts(self.routes)
         autocast = self.autocast
         return build(
             ResultPart,
@@ -348,6 +361,7 @@ class ExperimentResult:
             fast_path=part.fast_path,
             train=None if part.train is None else TrainReport.from_part(part.train),
             model_info=None if part.model_info is None else ModelInfo.from_part(part.model_info),
+            routes=routes_from_parts(part.routes),
         )
 
     @classmethod
