@@ -24,7 +24,7 @@ def hardware_clause(result: ExperimentResult) -> str:
     support = native_support(result.environment.cpu_flags, result.config.dtype)
     if support.native:
         return f"this CPU has native {support.dtype} ({support.present_text})"
-    return f"this CPU has no native {support.dtype} (no {' / '.join(support.wanted)})"
+    return f"this CPU has no native {support.dtype} (it lacks {support.lacks})"
 
 
 def guard_line(result: ExperimentResult) -> str:
