@@ -23,14 +23,14 @@ class NoQt(importlib.abc.MetaPathFinder):
             asked.append(name)
             raise ImportError(f'{name} is not installed (headless test)')
         return None
-QT = %r
+QT = ('PySide6', 'shiboken6', 'pyqtgraph')
 sys.meta_path.insert(0, NoQt())
 sys.argv = ['autocast-explorer', *json.loads(sys.argv[1])]
 from autocast_explorer.__main__ import entry
 code = entry()
 loaded = sorted(n for n in sys.modules if n.split('.')[0] in QT)
 print(json.dumps({'code': code, 'asked': asked, 'loaded': loaded}), file=sys.stderr)
-""" % (QT,)
+"""
 
 TINY = ["--min-time", "0.02", "--threads", "1"]
 

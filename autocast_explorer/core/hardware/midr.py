@@ -83,5 +83,6 @@ def midr_name(implementer: str, part: str) -> str:
     if company:
         return f"{company} core, part {num:#05x}"
     if imp == 0:
-        return f"Arm core (implementer 0: reserved for software use, e.g. an emulator), part {num:#05x}"
+        reserved = "implementer 0: reserved for software use, e.g. an emulator"
+        return f"Arm core ({reserved}), part {num:#05x}"
     return f"Arm core (implementer {imp:#04x}), part {num:#05x}"
