@@ -45,6 +45,7 @@ from autocast_explorer.core.experiment.summary import (
     hardware_clause,
     verdict,
 )
+from autocast_explorer.core.numerics.fallback import silent_fallbacks
 
 RESULT_JSON = "result.json"
 RESULT_CSV = "result.csv"
@@ -380,10 +381,15 @@ def model_rows(config: ExperimentConfig) -> list[tuple[str, object]]:
 
 
 def _finding_markdown(result: ExperimentResult) -> list[str]:
-    """A run whose autocast forward raised leads with that: it is the finding."""
+    """A run whose autocast forward raised leads with that: it is the finding; so does a
+    layer autocast silently left in float32."""
     headline, meaning = autocast_error_finding(result)
     if not headline:
-        return []
+        return [
+            line
+            for fallback in silent_fallbacks(result)
+            for line in (f"## Finding: {_cell(fallback.headline)}", "", _cell(fallback.meaning), "")
+        ]
     return [
         f"## Finding: {_cell(headline)}",
         "",

@@ -86,6 +86,7 @@ class ResultHeader(QWidget):
             guard_line,
             verdict,
         )
+        from autocast_explorer.core.numerics.fallback import silent_fallbacks
 
         cfg = result.config
         env = result.environment
@@ -101,13 +102,16 @@ class ResultHeader(QWidget):
             f"{env.cpu_capability} · {env.threads} threads"
             + (f"\nTransformer: {path}" if path else "")
         )
+        silent = silent_fallbacks(result)
         self.finding.setText(
             f"<b>torch said:</b> <code>{escape(result.autocast_error)}</code><br>"
             f"<b>What it means:</b> {escape(meaning)}"
             if headline
-            else ""
+            else "<br>".join(
+                f"<b>Finding: {escape(f.headline)}.</b><br>{escape(f.meaning)}" for f in silent
+            )
         )
-        self.finding.setVisible(bool(headline))
+        self.finding.setVisible(bool(headline or silent))
         guard = guard_line(result)
         self.guard.setText(guard[:1].upper() + guard[1:])
         self.guard.setToolTip(

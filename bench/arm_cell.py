@@ -1,0 +1,194 @@
+"""One cell of the Arm matrix, run INSIDE the emulated arm64 Python (bench/arm_matrix.py starts it).
+
+Imports torch once, then (1) asks torch directly, with plain nn modules and no explorer code:
+capabilities, /proc/cpuinfo, oneDNN's bf16 answer, the output dtype of each family's layers
+under bf16 autocast (or the error), and the dtype of a few listed ops; (2) runs the explorer's
+command line in this process (`run` for every family, `ops`), keeping its JSON and its text;
+(3) writes both to one JSON file for arm_matrix.py to compare. Behaviour only: no timing here
+means anything under emulation.
+
+    QEMU_CPU=neoverse-n1 ~/.cache/arm-emu/arm-python bench/arm_cell.py --out cell.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import platform
+import sys
+import tempfile
+import traceback
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+#: The families' tiny configs: the same shapes for the explorer and the direct probe.
+FAMILIES: dict[str, list[str]] = {
+    "mlp": ["--model", "mlp", "--widths", "32,16,4", "--batch", "8"],
+    "cnn": ["--model", "cnn", "--channels", "3,4", "--image", "8", "--classes", "4",
+            "--batch", "2"],
+    "transformer": [
+        "--model", "transformer", "--d-model", "16", "--heads", "2", "--seq", "4",
+        "--depth", "1", "--ff", "16", "--classes", "4", "--batch", "2",
+    ],
+    "lstm": [
+        "--model", "rnn", "--cell", "lstm", "--features", "8", "--hidden", "8", "--seq", "3",
+        "--depth", "1", "--classes", "4", "--batch", "2",
+    ],
+    "gru": [
+        "--model", "rnn", "--cell", "gru", "--features", "8", "--hidden", "8", "--seq", "3",
+        "--depth", "1", "--classes", "4", "--batch", "2",
+    ],
+}  # fmt: skip
+COMMON = ["--min-time", "0.05", "--threads", "1"]
+#: The ops the direct probe checks, beside the explorer's `ops` run of the same ones.
+OPS = ("linear", "conv2d", "bmm", "lstm", "gru")
+
+
+def cpuinfo() -> dict:
+    """/proc/cpuinfo's first processor: Features and the MIDR fields, as the kernel gives them."""
+    out: dict = {}
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError as exc:
+        return {"error": str(exc)}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key and key not in out:
+            out[key] = value.strip()
+    return out
+
+
+def capabilities() -> dict:
+    query = getattr(torch.cpu, "get_capabilities", None)
+    caps = dict(query()) if query is not None else None
+    return {
+        "get_capabilities": caps,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "mkldnn": torch.backends.mkldnn.is_available(),
+        "mkldnn_bf16": bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()),
+        "mkldnn_fp16": bool(torch.ops.mkldnn._is_mkldnn_fp16_supported()),
+        "cpuinfo": cpuinfo(),
+    }
+
+
+def _dtype(value: object) -> str:
+    while isinstance(value, (tuple, list)):
+        value = value[0]
+    return str(value.dtype).replace("torch.", "") if isinstance(value, torch.Tensor) else ""
+
+
+def direct_model(name: str) -> tuple[nn.Module, torch.Tensor]:
+    """Plain torch modules of the kinds and shapes FAMILIES gives the explorer."""
+    torch.manual_seed(0)
+    if name == "mlp":
+        return nn.Sequential(nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 4)), torch.randn(8, 32)
+    if name == "cnn":
+        model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+        return model, torch.randn(2, 3, 8, 8)
+    if name == "transformer":
+        layer = nn.TransformerEncoderLayer(16, 2, 16, dropout=0.0, batch_first=True)
+        return layer, torch.randn(2, 4, 16)
+    cell = nn.LSTM if name == "lstm" else nn.GRU
+    return cell(8, 8, 1, batch_first=True), torch.randn(2, 3, 8)
+
+
+def direct_family(name: str) -> dict:
+    """Each module kind's output dtype under bf16 autocast, eval + no_grad, or the error."""
+    model, x = direct_model(name)
+    model.eval()
+    seen: dict[str, str] = {}
+    hooks = [
+        m.register_forward_hook(lambda mod, i, o: seen.setdefault(type(mod).__name__, _dtype(o)))
+        for m in model.modules()
+    ]
+    caught: list[str] = []
+    try:
+        with warnings.catch_warnings(record=True) as got, torch.no_grad():
+            warnings.simplefilter("always")
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out = model(x)
+        caught = sorted({str(w.message)[:200] for w in got})
+        return {"dtypes": seen, "output": _dtype(out), "error": "", "warnings": caught}
+    except RuntimeError as exc:
+        return {"dtypes": seen, "output": "", "error": str(exc)[:300], "warnings": caught}
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
+def direct_ops() -> dict:
+    """The output dtype of a few listed ops under bf16 autocast with float32 inputs."""
+    torch.manual_seed(0)
+    calls = {
+        "linear": lambda: torch.nn.functional.linear(torch.randn(4, 8), torch.randn(6, 8)),
+        "conv2d": lambda: torch.nn.functional.conv2d(
+            torch.randn(1, 3, 6, 6), torch.randn(2, 3, 3, 3)
+        ),
+        "bmm": lambda: torch.bmm(torch.randn(2, 3, 4), torch.randn(2, 4, 5)),
+        "lstm": lambda: nn.LSTM(4, 4)(torch.randn(3, 1, 4)),
+        "gru": lambda: nn.GRU(4, 4)(torch.randn(3, 1, 4)),
+    }
+    out = {}
+    for name in OPS:
+        try:
+            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+                out[name] = _dtype(calls[name]())
+        except RuntimeError as exc:
+            out[name] = f"error: {str(exc)[:120]}"
+    return out
+
+
+def explorer(args: list[str], folder: Path, tag: str) -> dict:
+    """Run the explorer's command line in this process; its exit code, JSON and text."""
+    from autocast_explorer.cli import main
+
+    path = folder / f"{tag}.json"
+    text, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(text), contextlib.redirect_stderr(err):
+            code = main([*args, "--json", str(path)])
+    except BaseException as exc:
+        return {"code": None, "crash": traceback.format_exception_only(exc)[-1].strip()}
+    doc = json.loads(path.read_text()) if path.is_file() else None
+    return {"code": code, "text": text.getvalue(), "stderr": err.getvalue()[-2000:], "json": doc}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--no-ops", action="store_true", help="skip the explorer's ops probe")
+    args = parser.parse_args()
+    cell: dict = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "torch": torch.__version__,
+        "capabilities": capabilities(),
+        "direct": {},
+        "direct_ops": direct_ops(),
+        "explorer": {},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for name in args.families.split(","):
+            print(f"[arm_cell] {name}", file=sys.stderr, flush=True)
+            cell["direct"][name] = direct_family(name)
+            cell["explorer"][name] = explorer(["run", *FAMILIES[name], *COMMON], folder, name)
+        if not args.no_ops:
+            print("[arm_cell] ops", file=sys.stderr, flush=True)
+            cell["explorer"]["ops"] = explorer(["ops", "--op", ",".join(OPS)], folder, "ops")
+    Path(args.out).write_text(json.dumps(cell, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
