@@ -16,11 +16,14 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import platform
+import signal
 import sys
 import tempfile
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,8 +128,8 @@ def direct_family(name: str) -> dict:
             hook.remove()
 
 
-def direct_ops() -> dict:
-    """The output dtype of a few listed ops under bf16 autocast with float32 inputs."""
+def direct_op(name: str) -> str:
+    """The output dtype of one listed op under bf16 autocast with float32 inputs (or error)."""
     torch.manual_seed(0)
     calls = {
         "linear": lambda: torch.nn.functional.linear(torch.randn(4, 8), torch.randn(6, 8)),
@@ -137,14 +140,11 @@ def direct_ops() -> dict:
         "lstm": lambda: nn.LSTM(4, 4)(torch.randn(3, 1, 4)),
         "gru": lambda: nn.GRU(4, 4)(torch.randn(3, 1, 4)),
     }
-    out = {}
-    for name in OPS:
-        try:
-            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-                out[name] = _dtype(calls[name]())
-        except RuntimeError as exc:
-            out[name] = f"error: {str(exc)[:120]}"
-    return out
+    try:
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            return _dtype(calls[name]())
+    except RuntimeError as exc:
+        return f"error: {str(exc)[:120]}"
 
 
 def explorer(args: list[str], folder: Path, tag: str) -> dict:
@@ -162,31 +162,66 @@ def explorer(args: list[str], folder: Path, tag: str) -> dict:
     return {"code": code, "text": text.getvalue(), "stderr": err.getvalue()[-2000:], "json": doc}
 
 
+def isolated(work: Callable[[], dict], folder: Path, tag: str) -> dict:
+    """Run `work` in a forked child: a kernel that dies (qemu's SIGILL on an instruction it
+    does not emulate) costs that one check, not the cell. The parent's torch has used one
+    thread only, so the fork inherits no OpenMP pool."""
+    out = folder / f"{tag}.part.json"
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 0
+        try:
+            out.write_text(json.dumps(work()))
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if out.is_file():
+        return json.loads(out.read_text())
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return {"crash": f"killed by signal {sig} ({signal.Signals(sig).name})"}
+    return {"crash": f"exit status {os.waitstatus_to_exitcode(status)}"}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--no-ops", action="store_true", help="skip the explorer's ops probe")
     args = parser.parse_args()
+    torch.set_num_threads(1)
     cell: dict = {
         "python": platform.python_version(),
         "machine": platform.machine(),
         "torch": torch.__version__,
         "capabilities": capabilities(),
         "direct": {},
-        "direct_ops": direct_ops(),
+        "direct_ops": {},
         "explorer": {},
     }
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        for name in OPS:
+            got = isolated(lambda name=name: {"out": direct_op(name)}, folder, f"op-{name}")
+            cell["direct_ops"][name] = got.get("out") or f"error: {got['crash']}"
         for name in args.families.split(","):
             print(f"[arm_cell] {name}", file=sys.stderr, flush=True)
-            cell["direct"][name] = direct_family(name)
-            cell["explorer"][name] = explorer(["run", *FAMILIES[name], *COMMON], folder, name)
+            cell["direct"][name] = isolated(lambda n=name: direct_family(n), folder, f"d-{name}")
+            cell["explorer"][name] = isolated(
+                lambda n=name: explorer(["run", *FAMILIES[n], *COMMON], folder, n),
+                folder,
+                f"e-{name}",
+            )
         if not args.no_ops:
             print("[arm_cell] ops", file=sys.stderr, flush=True)
-            cell["explorer"]["ops"] = explorer(["ops", "--op", ",".join(OPS)], folder, "ops")
-    Path(args.out).write_text(json.dumps(cell, indent=1))
+            cell["explorer"]["ops"] = isolated(
+                lambda: explorer(["ops", "--op", ",".join(OPS)], folder, "ops"), folder, "e-ops"
+            )
+        Path(args.out).write_text(json.dumps(cell, indent=1))
     return 0
 
 

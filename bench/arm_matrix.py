@@ -177,6 +177,8 @@ def check_ops(cell: dict) -> list[str]:
     run = cell["explorer"].get("ops")
     if run is None:
         return ["not run"]
+    if "crash" in run:
+        return [f"explorer's op probe: {run['crash']}"]
     doc = run.get("json") or {}
     by_name = {op["name"]: op for op in doc.get("ops", [])}
     problems = []
@@ -193,13 +195,22 @@ def check_ops(cell: dict) -> list[str]:
     return problems
 
 
+def crashed(cell: dict, family: str) -> str:
+    """'' or what killed the family's direct probe or explorer run (qemu's SIGILL, …)."""
+    direct, run = cell["direct"].get(family, {}), cell["explorer"].get(family, {})
+    said = [f"torch: {direct['crash']}"] if "crash" in direct else []
+    if "crash" in run:
+        said.append(f"explorer: {run['crash']}")
+    elif run.get("code") != 0:
+        said.append(f"explorer exit {run.get('code')}: {run.get('stderr', '')[-200:]}")
+    return "; ".join(said)
+
+
 def judge(cell: dict) -> dict:
     runs = {k: v for k, v in cell["explorer"].items() if k != "ops"}
-    crashed = [f"{k}: {v.get('crash') or v.get('stderr', '')[-200:]}" for k, v in runs.items()
-               if v.get("code") not in (0,)]  # fmt: skip
-    ok_runs = {k: v for k, v in runs.items() if v.get("code") == 0}
+    ok_runs = {k: v for k, v in runs.items() if not crashed(cell, k)}
     return {
-        "crashed": crashed,
+        "crashed": [f"{k}: {crashed(cell, k)}" for k in runs if crashed(cell, k)],
         "capabilities": check_capabilities(cell, ok_runs),
         "dtypes": check_dtypes(cell, ok_runs),
         "findings": check_findings(cell, ok_runs),
@@ -213,6 +224,8 @@ def family_cell(cell: dict, family: str) -> str:
     """'LSTM float32 · silent' / 'LSTM raised' / 'Linear bfloat16'."""
     run = cell["explorer"].get(family, {})
     doc = run.get("json") or {}
+    if crashed(cell, family):
+        return "killed (" + ", ".join(re.findall(r"SIG[A-Z]+", crashed(cell, family))) + ")"
     if doc.get("autocast_error"):
         return "raised (finding)"
     main = {"mlp": "Linear", "cnn": "Conv2d", "transformer": "TransformerEncoderLayer",
@@ -268,6 +281,9 @@ def markdown(cells: list[tuple[str, str, dict, dict]], host: str) -> str:
             for problem in problems:
                 notes.append(f"- {torch_version} `{model}` {key}: {problem}")
         for family, direct in cell["direct"].items():
+            if "crash" in direct:
+                notes.append(f"- {torch_version} `{model}` {family}, torch was {direct['crash']}")
+                continue
             if direct["warnings"]:
                 notes.append(f"- {torch_version} `{model}` {family}, torch warned: "
                              f"{'; '.join(w[:160] for w in direct['warnings'])}")  # fmt: skip
@@ -301,6 +317,7 @@ def main() -> int:
     parser.add_argument("--raw", type=Path, default=Path("/tmp/arm_matrix"), help="raw cells")
     parser.add_argument("--results", type=Path, default=ROOT / "bench" / "RESULTS.md")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
+    parser.add_argument("--reuse", action="store_true", help="take cells already in --raw")
     args = parser.parse_args()
     models = args.models.split(";") if ";" in args.models else _split_models(args.models)
     args.raw.mkdir(parents=True, exist_ok=True)
@@ -312,7 +329,10 @@ def main() -> int:
                 continue
             out = args.raw / f"{version}-{model.replace(',', '_').replace('=', '')}.json"
             print(f"== {version} {model}", file=sys.stderr, flush=True)
-            cell = run_cell(args.arm, model, version, out, args.families)
+            if args.reuse and out.is_file():
+                cell = {**json.loads(out.read_text()), "seconds": 0.0}
+            else:
+                cell = run_cell(args.arm, model, version, out, args.families)
             verdict = judge(cell) if "crash" not in cell else {}
             print(f"   {round(cell['seconds'])} s: {verdict}", file=sys.stderr, flush=True)
             cells.append((version, model, cell, verdict))

@@ -36,15 +36,15 @@ TINY = ["--min-time", "0.02", "--threads", "1"]
 
 
 def headless(args: list[str]) -> tuple[dict, str]:
-    """Run one command with Qt refused; (the harness's report, stdout)."""
+    """Run one command with Qt refused; (the harness's report, stdout + stderr before it)."""
     done = subprocess.run(
         [sys.executable, "-c", HARNESS, json.dumps(args)],
         capture_output=True,
         text=True,
         timeout=300,
     )
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    return report, done.stdout
+    *said, last = done.stderr.strip().splitlines()
+    return json.loads(last), done.stdout + "\n".join(said)
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +80,11 @@ def test_compare_runs_without_qt(result_file):
     report, out = headless(["compare", str(result_file), str(result_file)])
     assert report == {"code": 0, "asked": [], "loaded": []}
     assert "speedup" in out
+
+
+def test_the_window_without_qt_is_one_line_and_exit_1():
+    report, out = headless([])
+    assert report["code"] == 1 and report["loaded"] == []
+    assert report["asked"][0].startswith("PySide6")
+    (line,) = out.strip().splitlines()
+    assert line.startswith("error: the window needs PySide6 and pyqtgraph")
