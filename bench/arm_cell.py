@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import io
 import json
 import os
@@ -80,7 +81,15 @@ def capabilities() -> dict:
         "mkldnn_bf16": bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()),
         "mkldnn_fp16": bool(torch.ops.mkldnn._is_mkldnn_fp16_supported()),
         "cpuinfo": cpuinfo(),
+        "sve_vector_bits": sve_bits(),
     }
+
+
+def sve_bits() -> int:
+    """The SVE vector length the kernel gives this process (prctl PR_SVE_GET_VL), 0 if none."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    length = libc.prctl(51, 0, 0, 0, 0)
+    return (length & 0xFFFF) * 8 if length > 0 else 0
 
 
 def _dtype(value: object) -> str:
@@ -192,8 +201,15 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--no-ops", action="store_true", help="skip the explorer's ops probe")
+    parser.add_argument(
+        "--capabilities-only", action="store_true", help="what torch and the kernel report only"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.capabilities_only:
+        caps = {"torch": torch.__version__, "capabilities": capabilities()}
+        Path(args.out).write_text(json.dumps(caps, indent=1))
+        return 0
     cell: dict = {
         "python": platform.python_version(),
         "machine": platform.machine(),

@@ -8,8 +8,9 @@ Pythons of ../shared/arm/recipe.sh (both torch versions):
     nice -n 19 .venv/bin/python bench/arm_matrix.py            # ~1 h on a quiet 2-core machine
     .venv/bin/python bench/arm_matrix.py --models neoverse-n1 --torch 2.13.0 --families lstm
 
-For each CPU model (one at a time: they share one fake /proc/cpuinfo) and torch version it runs
-bench/arm_cell.py inside the emulated Python (the explorer's `run` for every family and `ops`,
+For each CPU model and torch version it runs bench/arm_cell.py inside the emulated Python (each
+model under a qemu -L prefix of its own, so its fake /proc/cpuinfo is not the recipe's shared
+one) (the explorer's `run` for every family and `ops`,
 plus a direct torch probe with plain nn modules), then checks per cell:
 
 - capabilities: the explorer's native-bf16 answer and low-precision flags are torch's
@@ -37,6 +38,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,12 +65,35 @@ SECTION = "## Arm under emulation (`bench/arm_matrix.py`)"
 X86_WORDS = re.compile(r"\b(AMX|AVX|amx_|avx)", re.IGNORECASE)
 
 
-def run_cell(arm: Path, model: str, torch_version: str, out: Path, families: str) -> dict:
+def model_prefix(arm: Path, model: str) -> Path:
+    """A qemu -L prefix of this CPU model's own: the recipe's rootfs linked in, except /proc
+    and /sys, which hold this model's fake cpuinfo and MIDR (written by the recipe's
+    gen_cpuinfo.py under the same QEMU_CPU). Models can then run side by side."""
+    prefix = Path(tempfile.gettempdir()) / f"arm-prefix-{re.sub(r'[^a-z0-9]+', '-', model)}"
+    prefix.mkdir(exist_ok=True)
+    for entry in (arm / "rootfs").iterdir():
+        link = prefix / entry.name
+        if entry.name not in ("proc", "sys") and not link.exists():
+            link.symlink_to(entry)
+    python3 = arm / "rootfs" / "usr" / "bin" / "python3"
+    subprocess.run(
+        ["qemu-aarch64-static", "-L", str(prefix), str(python3), str(arm / "gen_cpuinfo.py"),
+         str(prefix), str(os.cpu_count() or 1)],
+        env={**os.environ, "QEMU_CPU": model}, check=True, capture_output=True,
+    )  # fmt: skip
+    return prefix
+
+
+def run_cell(
+    arm: Path, model: str, torch_version: str, out: Path, families: str, *extra: str
+) -> dict:
     """Run arm_cell.py in the emulated Python for one CPU model and torch version."""
-    env = {**os.environ, "QEMU_CPU": model, "TORCH": torch_version, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "QEMU_CPU": model, "PYTHONPATH": str(ROOT)}
     env.pop("AUTOCAST_EXPLORER_CPU_FLAGS", None)
-    cmd = [str(arm / "arm-python"), str(ROOT / "bench" / "arm_cell.py"), "--out", str(out)]
-    cmd += ["--families", families]
+    python = arm / "rootfs" / "opt" / f"venv-{torch_version}" / "bin" / "python"
+    cmd = ["qemu-aarch64-static", "-L", str(model_prefix(arm, model)), str(python)]
+    cmd += [str(ROOT / "bench" / "arm_cell.py"), "--out", str(out), "--families", families]
+    cmd += list(extra)
     start = time.monotonic()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd="/tmp")
     if done.returncode != 0 or not out.is_file():
@@ -307,6 +332,32 @@ def write_section(results: Path, text: str) -> None:
     results.write_text(new)
 
 
+def write_fixtures(cells: list[tuple[str, str, dict, dict]], path: Path) -> None:
+    """Store what torch and the kernel reported on each CPU model as the hardware-matrix
+    tests' fixtures (tests/core/arm_capabilities.json), merged into what is there."""
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    data["captured"] = (
+        "../shared/arm/recipe.sh (qemu-aarch64-static user mode, Debian 12 arm64) + "
+        "bench/arm_cell.py, by bench/arm_matrix.py --fixtures"
+    )
+    kinds = data.setdefault("kinds", {})
+    for version, model, cell, _ in cells:
+        if "crash" in cell:
+            continue
+        caps = cell["capabilities"]
+        info = caps.get("cpuinfo", {})
+        kind = kinds.setdefault(model, {"about": ABOUT.get(model, ""), "torch": {}})
+        kind["cpuinfo"] = {k: info.get(k, "") for k in ("Features", "CPU implementer", "CPU part")}
+        if "sve_vector_bits" in caps:
+            kind["sve_vector_bits"] = caps["sve_vector_bits"]
+        kind["torch"][version] = {
+            "get_capabilities": caps.get("get_capabilities"),
+            "mkldnn_bf16": caps.get("mkldnn_bf16"),
+            "cpu_capability": caps.get("cpu_capability"),
+        }
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default_arm = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "arm-emu"
@@ -318,11 +369,17 @@ def main() -> int:
     parser.add_argument("--results", type=Path, default=ROOT / "bench" / "RESULTS.md")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
     parser.add_argument("--reuse", action="store_true", help="take cells already in --raw")
+    parser.add_argument(
+        "--fixtures",
+        type=Path,
+        default=None,
+        help="also store the captured capabilities here (tests/core/arm_capabilities.json)",
+    )
     args = parser.parse_args()
     models = args.models.split(";") if ";" in args.models else _split_models(args.models)
     args.raw.mkdir(parents=True, exist_ok=True)
     cells = []
-    for model in models:  # outer loop: one QEMU_CPU at a time (one shared fake cpuinfo)
+    for model in models:
         for version in args.torch.split(","):
             if not (args.arm / "rootfs" / "opt" / f"venv-{version}").is_dir():
                 print(f"skip torch {version}: no venv (run the recipe)", file=sys.stderr)
@@ -341,6 +398,8 @@ def main() -> int:
     print(text)
     if not args.no_write:
         write_section(args.results, text)
+    if args.fixtures is not None:
+        write_fixtures(cells, args.fixtures)
     return 0
 
 

@@ -141,8 +141,8 @@ def instead_clause(
             ran = f"oneDNN emulated the {low} GEMMs ({names}), converting to float32 inside"
         else:
             ran = (
-                f"each {low} GEMM was a conversion plus torch's own kernels (oneDNN ran no "
-                "GEMM: it has no native path on this CPU)"
+                f"each {low} GEMM was a conversion plus a kernel outside oneDNN (torch's own "
+                "or the BLAS library's; oneDNN ran no GEMM: it has no native path on this CPU)"
             )
     else:
         ran = f"each {low} GEMM converted its operands and ran without native instructions"
