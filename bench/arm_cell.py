@@ -30,6 +30,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+
+def _map_resources() -> None:
+    """resources/ is the package autocast_explorer.resources only in an install (setup.py
+    maps it); run from the source tree, map it here as setup.py does."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "autocast_explorer.resources",
+        ROOT / "resources" / "__init__.py",
+        submodule_search_locations=[str(ROOT / "resources")],
+    )
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+
+
+_map_resources()
+
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
