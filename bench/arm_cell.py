@@ -138,10 +138,11 @@ def direct_family(name: str) -> dict:
     model, x = direct_model(name)
     model.eval()
     seen: dict[str, str] = {}
-    hooks = [
-        m.register_forward_hook(lambda mod, i, o: seen.setdefault(type(mod).__name__, _dtype(o)))
-        for m in model.modules()
-    ]
+
+    def note(module: nn.Module, _inputs: object, output: object) -> None:
+        seen.setdefault(type(module).__name__, _dtype(output))  # None: the output stays
+
+    hooks = [m.register_forward_hook(note) for m in model.modules()]
     caught: list[str] = []
     try:
         with warnings.catch_warnings(record=True) as got, torch.no_grad():
@@ -224,8 +225,21 @@ def main() -> int:
     parser.add_argument(
         "--capabilities-only", action="store_true", help="what torch and the kernel report only"
     )
+    parser.add_argument("--direct-only", action="store_true", help="torch's side only")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.direct_only:  # torch's side alone (to redo it without rerunning the explorer)
+        with tempfile.TemporaryDirectory() as tmp:
+            direct = {"capabilities": capabilities(), "direct": {}, "direct_ops": {}}
+            for name in OPS:
+                got = isolated(lambda name=name: {"out": direct_op(name)}, Path(tmp), f"o{name}")
+                direct["direct_ops"][name] = got.get("out") or f"error: {got['crash']}"
+            for name in args.families.split(","):
+                direct["direct"][name] = isolated(
+                    lambda n=name: direct_family(n), Path(tmp), f"d-{name}"
+                )
+        Path(args.out).write_text(json.dumps(direct, indent=1))
+        return 0
     if args.capabilities_only:
         caps = {"torch": torch.__version__, "capabilities": capabilities()}
         Path(args.out).write_text(json.dumps(caps, indent=1))

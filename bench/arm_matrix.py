@@ -390,6 +390,10 @@ def main() -> int:
                 cell = {**json.loads(out.read_text()), "seconds": 0.0}
             else:
                 cell = run_cell(args.arm, model, version, out, args.families)
+            redone = out.with_suffix(".direct.json")  # torch's side redone (--direct-only)
+            if "crash" not in cell and redone.is_file():
+                again = json.loads(redone.read_text())
+                cell["direct"], cell["direct_ops"] = again["direct"], again["direct_ops"]
             verdict = judge(cell) if "crash" not in cell else {}
             print(f"   {round(cell['seconds'])} s: {verdict}", file=sys.stderr, flush=True)
             cells.append((version, model, cell, verdict))
