@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 import torch
 
-from autocast_explorer.core.documents.report import write_report
+from autocast_explorer.core.reports.report import write_report
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.summary import format_summary
