@@ -13,11 +13,11 @@ import dataclasses
 import pytest
 import torch
 
-from autocast_explorer.core.reports.report import write_report
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.fallback import listed_op, silent_fallbacks
 from autocast_explorer.core.experiment.summary import format_summary
-from autocast_explorer.core.numerics.fallback import listed_op, silent_fallbacks
+from autocast_explorer.core.reports.report import write_report
 
 RNN = {"model": "rnn", "features": 8, "hidden": 8, "seq": 3, "depth": 1, "batch": 2}
 

@@ -155,7 +155,7 @@ def test_a_family_preset_sets_the_model_and_its_sweep(window, qtbot):
 def test_a_layer_left_in_float32_without_a_word_is_shown_as_a_finding(qtbot):
     """An LSTM off its listed op (oneDNN off, as on a CPU without a bf16 LSTM kernel)."""
     from autocast_explorer.core.experiment.engine import run_experiment
-    from autocast_explorer.core.numerics.fallback import silent_fallbacks
+    from autocast_explorer.core.experiment.fallback import silent_fallbacks
     from autocast_explorer.gui.features.experiment.overview import ResultHeader
 
     config = ExperimentConfig(

@@ -6,10 +6,10 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 from __future__ import annotations
 
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
+from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.hardware.capabilities import native_support
-from autocast_explorer.core.numerics.fallback import silent_fallbacks
 from autocast_explorer.core.numerics.oppolicy import (
     CASE_LABELS,
     CATEGORIES,

@@ -38,6 +38,7 @@ from autocast_explorer.core.documents.files import (
 )
 from autocast_explorer.core.experiment import training
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.summary import (
@@ -45,7 +46,6 @@ from autocast_explorer.core.experiment.summary import (
     hardware_clause,
     verdict,
 )
-from autocast_explorer.core.numerics.fallback import silent_fallbacks
 
 RESULT_JSON = "result.json"
 RESULT_CSV = "result.csv"

@@ -80,13 +80,13 @@ class ResultHeader(QWidget):
     def show_result(self, result: ExperimentResult) -> None:
         from html import escape
 
+        from autocast_explorer.core.experiment.fallback import silent_fallbacks
         from autocast_explorer.core.experiment.summary import (
             autocast_error_finding,
             fast_path_sentence,
             guard_line,
             verdict,
         )
-        from autocast_explorer.core.numerics.fallback import silent_fallbacks
 
         cfg = result.config
         env = result.environment
