@@ -399,10 +399,23 @@ def main() -> int:
             cells.append((version, model, cell, verdict))
     host = f"{os.uname().machine} host, qemu-aarch64-static " + _qemu_version()
     text = markdown(cells, host)
+    done = {(version, model) for version, model, _, _ in cells}
+    missing = [f"`{m}` × {v}" for m in MODELS for v in TORCH if (v, m) not in done]
+    if missing:
+        text += (
+            f"\nNot in this table (not run): {', '.join(missing)}. "
+            "`bench/arm_matrix.py` with no options runs every cell.\n"
+        )
     print(text)
     if not args.no_write:
         write_section(args.results, text)
     if args.fixtures is not None:
+        done = {(version, model) for version, model, _, _ in cells}
+        for model in MODELS:  # capabilities-only cells (arm_cell.py --capabilities-only)
+            for version in TORCH:
+                caps = args.raw / f"caps-{version}-{model.replace(',', '_').replace('=', '')}.json"
+                if (version, model) not in done and caps.is_file():
+                    cells.append((version, model, json.loads(caps.read_text()), {}))
         write_fixtures(cells, args.fixtures)
     return 0
 
