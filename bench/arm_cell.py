@@ -142,7 +142,10 @@ def direct_family(name: str) -> dict:
     def note(module: nn.Module, _inputs: object, output: object) -> None:
         seen.setdefault(type(module).__name__, _dtype(output))  # None: the output stays
 
-    hooks = [m.register_forward_hook(note) for m in model.modules()]
+    # A hook on a TransformerEncoderLayer turns its fused fast path off (the explorer wraps
+    # forward instead); there only the layer's own output is read, with no hook at all.
+    fused = isinstance(model, nn.TransformerEncoderLayer)
+    hooks = [] if fused else [m.register_forward_hook(note) for m in model.modules()]
     caught: list[str] = []
     try:
         with warnings.catch_warnings(record=True) as got, torch.no_grad():
@@ -150,6 +153,8 @@ def direct_family(name: str) -> dict:
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 out = model(x)
         caught = sorted({str(w.message)[:200] for w in got})
+        if fused:
+            seen[type(model).__name__] = _dtype(out)
         return {"dtypes": seen, "output": _dtype(out), "error": "", "warnings": caught}
     except RuntimeError as exc:
         return {"dtypes": seen, "output": "", "error": str(exc)[:300], "warnings": caught}
@@ -258,7 +263,7 @@ def main() -> int:
         for name in OPS:
             got = isolated(lambda name=name: {"out": direct_op(name)}, folder, f"op-{name}")
             cell["direct_ops"][name] = got.get("out") or f"error: {got['crash']}"
-        for name in args.families.split(","):
+        for name in filter(None, args.families.split(",")):  # '' = the op probe only
             print(f"[arm_cell] {name}", file=sys.stderr, flush=True)
             cell["direct"][name] = isolated(lambda n=name: direct_family(n), folder, f"d-{name}")
             cell["explorer"][name] = isolated(

@@ -394,6 +394,9 @@ def main() -> int:
             if "crash" not in cell and redone.is_file():
                 again = json.loads(redone.read_text())
                 cell["direct"], cell["direct_ops"] = again["direct"], again["direct_ops"]
+            ops = out.with_suffix(".ops.json")  # the op probe redone (--families '')
+            if "crash" not in cell and ops.is_file():
+                cell["explorer"]["ops"] = json.loads(ops.read_text())["explorer"]["ops"]
             verdict = judge(cell) if "crash" not in cell else {}
             print(f"   {round(cell['seconds'])} s: {verdict}", file=sys.stderr, flush=True)
             cells.append((version, model, cell, verdict))

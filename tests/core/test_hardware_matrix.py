@@ -135,10 +135,12 @@ KINDS = (
         "brg_matmul:sve_256",
         "Arm bf16 present",
         "yes (bf16, svebf16)",
-        (8, 2, "bf16"),
+        (16, 2, "svebf16"),  # 256-bit SVE, BFDOT: 16 bf16 products per op, 2 pipes
         True,
+        cpuinfo=("Arm Neoverse-V1", frozenset()),
+        vector_bits=256,
         arch="arm",
-        capability="DEFAULT",
+        capability="SVE256",
     ),
     Kind(
         "Apple M-series (M2)",
@@ -149,7 +151,7 @@ KINDS = (
         "",
         "Arm bf16 present",
         "yes (bf16)",
-        (8, 2, "bf16"),
+        (8, 4, "bf16"),  # 128-bit NEON, 4 FMA pipes on the performance cores
         True,
         arch="arm",
         capability="DEFAULT",
