@@ -2,9 +2,9 @@
 
 PyTorch's CPU autocast lists say which ops run in the low dtype (core/numerics/documented).
 When a layer whose op is on that list returns float32 under autocast, nothing raised and
-nothing warned: torch took another path on this CPU (an nn.LSTM runs `mkldnn_rnn_layer`, the
-listed op, only where oneDNN can; elsewhere its float32 path). That is a finding, not a dtype
-to read past. The op trace says what ran instead: whether the listed op was dispatched at all,
+nothing warned: torch took another path (an nn.LSTM runs `mkldnn_rnn_layer`, the listed op,
+only when its oneDNN path is on; otherwise torch's own cell, whose output is float32). That is
+a finding, not a dtype to read past. The op trace says what ran instead: whether the listed op was dispatched at all,
 and in which dtype the forward's matrix products ran.
 
 Not a finding: a layer whose op is on no list (nn.GRU's `gru`) returning float32 — that is
