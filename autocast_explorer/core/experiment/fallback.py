@@ -4,8 +4,8 @@ PyTorch's CPU autocast lists say which ops run in the low dtype (core/numerics/d
 When a layer whose op is on that list returns float32 under autocast, nothing raised and
 nothing warned: torch took another path (an nn.LSTM runs `mkldnn_rnn_layer`, the listed op,
 only when its oneDNN path is on; otherwise torch's own cell, whose output is float32). That is
-a finding, not a dtype to read past. The op trace says what ran instead: whether the listed op was dispatched at all,
-and in which dtype the forward's matrix products ran.
+a finding, not a dtype to read past. The op trace says what ran instead: whether the listed
+op was dispatched at all, and in which dtype the forward's matrix products ran.
 
 Not a finding: a layer whose op is on no list (nn.GRU's `gru`) returning float32 — that is
 what the lists say unlisted ops do, whatever ran inside (a GRU computes bf16 `addmm`s and
