@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,7 +217,8 @@ def captured_kinds(tmp: Path) -> tuple[Kind, ...]:
     return tuple(kinds)
 
 
-CAPTURED = captured_kinds(Path(__import__("tempfile").mkdtemp(prefix="arm-cpuinfo-")))
+with tempfile.TemporaryDirectory(prefix="arm-cpuinfo-") as _folder:
+    CAPTURED = captured_kinds(Path(_folder))
 KINDS = KINDS + CAPTURED
 IDS = [k.name for k in KINDS]
 PLAIN_GFLOPS = 60.0
