@@ -11,25 +11,31 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.experiment.model import dtype_name
+from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 
 
 @dataclass(frozen=True)
 class LayerDtypes:
-    """Input and output dtype of one layer in one mode."""
+    """Input and output dtype of one layer in one mode, and (when the op trace ran) the dtypes
+    of the ops it computed with: a GRU returns float32 under autocast yet multiplies in
+    bfloat16."""
 
     in_dtype: str
     out_dtype: str
+    compute: ComputeDtypes | None = None
 
-    def to_dict(self) -> dict[str, str]:
-        return {"in": self.in_dtype, "out": self.out_dtype}
+    def to_dict(self) -> dict[str, Any]:
+        extra = self.compute.to_json() if self.compute is not None else {}
+        return {"in": self.in_dtype, "out": self.out_dtype, **extra}
 
 
 @dataclass(frozen=True)
@@ -76,33 +82,26 @@ def autocast_context(dtype: torch.dtype | None) -> contextlib.AbstractContextMan
     return torch.autocast("cpu", dtype=dtype)
 
 
+#: Runs one module call, given the module's name, the module, a thunk calling the real forward,
+#: and the call's positional and keyword arguments; returns what the forward returned.
+AroundFn = Callable[
+    [str, torch.nn.Module, Callable[[], object], tuple[object, ...], dict[str, object]], object
+]
+
+
 @contextlib.contextmanager
-def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> Iterator[None]:
-    """Wrap the forward of every module below `model` to record its input and output."""
+def wrapped_forwards(model: torch.nn.Module, around: AroundFn) -> Iterator[None]:
+    """Route the forward of every module below `model` through `around` inside the block.
+
+    Wrapping rather than hooks (see the module docstring): the fused paths run as timed.
+    """
     wrapped: list[torch.nn.Module] = []
-    calls = itertools.count()
 
     def wrap(name: str, module: torch.nn.Module) -> None:
         original = module.forward
 
         def forward(*args: object, **kwargs: object) -> object:
-            order = next(calls)
-            output = original(*args, **kwargs)
-            x = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
-            y = first_tensor(output)
-            if x is not None and y is not None:
-                sink.append(
-                    LayerCapture(
-                        name=name,
-                        kind=type(module).__name__,
-                        in_dtype=dtype_name(x.dtype),
-                        out_dtype=dtype_name(y.dtype),
-                        out_shape=tuple(y.shape),
-                        output=y.detach().clone() if keep else None,
-                        order=order,
-                    )
-                )
-            return output
+            return around(name, module, lambda: original(*args, **kwargs), args, kwargs)
 
         module.forward = forward  # type: ignore[method-assign]
         wrapped.append(module)
@@ -115,6 +114,42 @@ def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> 
     finally:
         for module in wrapped:
             module.__dict__.pop("forward", None)
+
+
+@contextlib.contextmanager
+def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> Iterator[None]:
+    """Record every module's input and output dtype (and output) during the block."""
+    calls = itertools.count()
+
+    def around(
+        name: str,
+        module: torch.nn.Module,
+        run: Callable[[], object],
+        args: tuple[object, ...],
+        kwargs: dict[str, object],
+    ) -> object:
+        order = next(calls)
+        output = run()
+        x = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
+        y = first_tensor(output)
+        if x is not None and y is not None:
+            sink.append(
+                LayerCapture(
+                    name=name,
+                    kind=type(module).__name__,
+                    in_dtype=dtype_name(x.dtype),
+                    out_dtype=dtype_name(y.dtype),
+                    out_shape=tuple(y.shape),
+                    output=y.detach().clone() if keep else None,
+                    order=order,
+                )
+            )
+        return output
+
+    try:
+        with wrapped_forwards(model, around):
+            yield
+    finally:
         sink.sort(key=lambda c: c.order)
 
 

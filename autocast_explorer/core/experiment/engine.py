@@ -9,6 +9,7 @@ for the duration of the run, in the calling thread, and restored afterwards.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Iterator
 
@@ -40,7 +41,8 @@ from autocast_explorer.core.experiment.timing import (
 )
 from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
-from autocast_explorer.core.numerics.optrace import trace_model
+from autocast_explorer.core.numerics.compute import ComputeDtypes, compute_by_layer
+from autocast_explorer.core.numerics.optrace import OpTrace, trace_model
 
 
 @contextlib.contextmanager
@@ -145,6 +147,7 @@ def run_experiment(
         if not autocast_error:
             reporter.report(0.08, "tracing the aten ops of one forward per mode")
             op_trace = trace_model(model, x, low)
+            layers = with_compute_dtypes(layers, op_trace)
             reporter.check()
 
         if autocast_error:
@@ -182,6 +185,34 @@ def run_experiment(
         guard=estimate,
         autocast_error=autocast_error,
         fast_path=fast_path,
+    )
+
+
+def with_compute_dtypes(
+    layers: tuple[LayerRecord, ...], op_trace: OpTrace
+) -> tuple[LayerRecord, ...]:
+    """The layers with what each computed in, per mode, from the op trace's attributed ops.
+
+    A layer whose traced output dtype differs from the untraced one (a fused kernel the tracer
+    changes) gets none: its traced ops would not be what it computed in.
+    """
+    found = {
+        "plain": compute_by_layer(op_trace.plain),
+        "autocast": compute_by_layer(op_trace.autocast),
+    }
+
+    def side(mode: str, layer: LayerRecord) -> LayerDtypes | None:
+        dtypes = layer.plain if mode == "plain" else layer.autocast
+        if dtypes is None:
+            return None
+        traced = op_trace.layer_outputs.get(mode, {}).get(layer.name)
+        if traced is None or traced != dtypes.out_dtype:
+            return dtypes
+        return dataclasses.replace(dtypes, compute=found[mode].get(layer.name, ComputeDtypes()))
+
+    return tuple(
+        dataclasses.replace(layer, plain=side("plain", layer), autocast=side("autocast", layer))
+        for layer in layers
     )
 
 

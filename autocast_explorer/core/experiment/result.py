@@ -30,6 +30,7 @@ from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.experiment.training import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
+from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
 from autocast_explorer.core.numerics.layer_error import LayerError
 from autocast_explorer.core.numerics.optrace import OpTrace
@@ -291,7 +292,9 @@ def latency_to_dict(stats: LatencyStats, flops: int | None = None) -> dict[str, 
 
 
 def _dtypes(r: JsonReader) -> LayerDtypes:
-    return LayerDtypes(in_dtype=r.text("in"), out_dtype=r.text("out"))
+    return LayerDtypes(
+        in_dtype=r.text("in"), out_dtype=r.text("out"), compute=ComputeDtypes.read(r)
+    )
 
 
 def latency_from_reader(r: JsonReader) -> LatencyStats:

@@ -5,6 +5,7 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -64,6 +65,22 @@ def autocast_error_finding(result: ExperimentResult) -> tuple[str, str]:
         "region), try the other autocast dtype, or another CPU."
     )
     return headline, meaning
+
+
+def compute_sentence(result: ExperimentResult, layer: LayerRecord) -> str:
+    """What the layer's ops ran in under autocast ('' when there is nothing to say): core's
+    summary, or why a traced run has none for it."""
+    if layer.autocast is None:
+        return ""
+    compute = layer.autocast.compute
+    if compute is not None:
+        if compute.ops or compute.casts:
+            return compute.summary(layer.autocast.out_dtype)
+        return "no maths of its own (shape ops only)"
+    traced = any(la.autocast is not None and la.autocast.compute for la in result.layers)
+    if traced:  # this run attributed ops, yet not this layer's: its traced output differed
+        return "not seen: this layer's kernel runs differently under the op tracer"
+    return ""
 
 
 def _kind(result: ExperimentResult, name: str) -> str:
@@ -169,6 +186,9 @@ def format_summary(result: ExperimentResult) -> str:
             f"  {layer.name:<{width}}  {layer.kind:<{kind_width}} plain {layer.plain.in_dtype}→"
             f"{layer.plain.out_dtype:<9}  autocast {auto}"
         )
+        seen = compute_sentence(result, layer)
+        if seen:
+            lines.append(f"  {' ' * (width + kind_width + 3)}computed in: {seen}")
     lines.append(
         f"  output: plain {result.output_dtype_plain}, "
         f"autocast {result.output_dtype_autocast or 'none (the forward raised)'}"

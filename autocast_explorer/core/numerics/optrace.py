@@ -31,7 +31,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from autocast_explorer.core.documents.reader import clean_text, is_finite_number
-from autocast_explorer.core.experiment.capture import autocast_context
+from autocast_explorer.core.experiment.capture import autocast_context, wrapped_forwards
 from autocast_explorer.core.experiment.model import dtype_name
 
 #: Op packets that convert a tensor's dtype when input and output dtypes differ.
@@ -64,9 +64,12 @@ class OpRecord:
     bytes: int = 0
     bytes_read: int = 0
     source: str = ""  # for a cast of a model parameter: 'Conv2d.weight', 'LSTM.weight_hh_l0'
+    module: str = ""  # the innermost layer running when it was dispatched ('' for the model)
 
     def to_dict(self) -> dict[str, Any]:
-        extra = {"source": self.source} if self.source else {}
+        extra: dict[str, Any] = {"source": self.source} if self.source else {}
+        if self.module:
+            extra["module"] = self.module
         return {
             "mode": self.mode,
             "op": self.op,
@@ -93,6 +96,7 @@ class OpRecord:
             bytes=_whole(data.get("bytes", 0)),
             bytes_read=_whole(data.get("bytes_read", 0)),
             source=_text(data.get("source", "")),
+            module=_text(data.get("module", "")),
         )
 
 
@@ -169,6 +173,9 @@ class OpTrace:
     casts: CastSummary
     counts: tuple[OpCount, ...]
     casts_by_grad_mode: dict[str, CastSummary] = field(default_factory=dict)
+    #: Mode → layer name → the dtype the layer returned in the traced forward (not saved: a
+    #: fused kernel can run differently under the tracer, see `trace_forward`).
+    layer_outputs: dict[str, dict[str, str]] = field(default_factory=dict, compare=False)
 
     @property
     def added(self) -> tuple[OpCount, ...]:
@@ -257,6 +264,7 @@ def make_record(
     inputs: list[torch.Tensor],
     outputs: list[torch.Tensor],
     sources: dict[int, str] | None = None,
+    module: str = "",
 ) -> OpRecord:
     """An OpRecord for one dispatched op (shared by the tracer and tests)."""
     out = outputs[0] if outputs else None
@@ -281,16 +289,27 @@ def make_record(
         bytes=written,
         bytes_read=read,
         source=label,
+        module=module,
     )
 
 
 class OpTracer(TorchDispatchMode):
-    """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`)."""
+    """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`).
 
-    def __init__(self, mode: str = "", sources: dict[int, str] | None = None) -> None:
+    `stack`, when given, is the list of layer names whose forwards are running (innermost
+    last, kept by `trace_forward`): each op is attributed to its last entry.
+    """
+
+    def __init__(
+        self,
+        mode: str = "",
+        sources: dict[int, str] | None = None,
+        stack: list[str] | None = None,
+    ) -> None:
         super().__init__()
         self.mode = mode
         self.sources = sources
+        self.stack = stack if stack is not None else []
         self.records: list[OpRecord] = []
 
     @classmethod
@@ -304,7 +323,14 @@ class OpTracer(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         self.records.append(
-            make_record(self.mode, str(func), _tensors((args, kwargs)), _tensors(out), self.sources)
+            make_record(
+                self.mode,
+                str(func),
+                _tensors((args, kwargs)),
+                _tensors(out),
+                self.sources,
+                self.stack[-1] if self.stack else "",
+            )
         )
         return out
 
@@ -351,14 +377,36 @@ def trace_forward(
     x: torch.Tensor,
     autocast_dtype: torch.dtype | None,
     grad_mode: str = "no_grad",
+    outputs: dict[str, str] | None = None,
 ) -> tuple[OpRecord, ...]:
-    """The ops of one forward entering `grad_mode` and (with a dtype) one autocast region."""
+    """The ops of one forward entering `grad_mode` and (with a dtype) one autocast region,
+    each attributed to the layer whose forward dispatched it.
+
+    `outputs`, when given, receives each layer's output dtype in this traced forward. It can
+    differ from the untraced forward's: torch's fused encoder kernel, called from the tracer,
+    runs its inner products without autocast (measured with torch 2.13: float32 traced,
+    bfloat16 untraced), so that layer's traced ops do not show what it computed in.
+    """
     label = "plain" if autocast_dtype is None else "autocast"
     sources = parameter_sources(model)
+    stack: list[str] = []
+
+    def around(name: str, _module: object, run: Callable[[], object], *_call: object) -> object:
+        stack.append(name)
+        try:
+            output = run()
+        finally:
+            stack.pop()
+        first = next(iter(_tensors(output)), None)
+        if outputs is not None and first is not None:
+            outputs[name] = dtype_name(first.dtype)
+        return output
+
     with (
         _grad_context(grad_mode),
         autocast_context(autocast_dtype),
-        OpTracer(label, sources) as tracer,
+        wrapped_forwards(model, around),
+        OpTracer(label, sources, stack) as tracer,
     ):
         model(x)
     return tuple(tracer.records)
@@ -372,8 +420,9 @@ def trace_model(
     check_grad_modes: bool = True,
 ) -> OpTrace:
     """Trace one plain and one autocast forward; optionally the autocast casts in every mode."""
-    plain = trace_forward(model, x, None, grad_mode)
-    auto = trace_forward(model, x, autocast_dtype, grad_mode)
+    outputs: dict[str, dict[str, str]] = {"plain": {}, "autocast": {}}
+    plain = trace_forward(model, x, None, grad_mode, outputs["plain"])
+    auto = trace_forward(model, x, autocast_dtype, grad_mode, outputs["autocast"])
     casts = cast_summary(auto)
     by_mode = {grad_mode: casts}
     if check_grad_modes:
@@ -387,4 +436,5 @@ def trace_model(
         casts=casts,
         counts=op_counts(plain, auto),
         casts_by_grad_mode=by_mode,
+        layer_outputs=outputs,
     )
