@@ -254,7 +254,21 @@ def document(tag: str, title: str, description: str) -> Schema:
 
 # ---- result ----------------------------------------------------------------------------
 def result_schema() -> Schema:
-    dtypes = obj({"in": text(), "out": text()}, ["in", "out"])
+    dtypes = obj(
+        {
+            "in": text(),
+            "out": text(),
+            "compute_dtypes": {
+                "type": "object",
+                "additionalProperties": {"type": "object", "additionalProperties": integer(0)},
+                "description": "what the layer computed in, from the op trace: op → dtype → "
+                "count of its ops that did maths (casts, views and shape ops left out), "
+                "the ops of the layers nested inside it included; absent when not traced",
+            },
+            "casts": integer(0, "dtype casts dispatched inside the layer (with compute_dtypes)"),
+        },
+        ["in", "out"],
+    )
     layer_error = obj(
         {
             "max_abs": nullable_number(),
@@ -351,6 +365,7 @@ def result_schema() -> Schema:
             "bytes": integer(0),
             "bytes_read": integer(0),
             "source": text("for a cast of a model parameter: what it converted"),
+            "module": text("the innermost layer whose forward dispatched it (absent: the model)"),
         },
         ["mode", "op", "in", "out", "shape", "cast"],
     )
