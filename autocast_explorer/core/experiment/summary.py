@@ -62,7 +62,8 @@ def autocast_error_finding(result: ExperimentResult) -> tuple[str, str]:
         f"or agreement to show. This is what torch {result.environment.torch_version} does on "
         f"this CPU ({hardware_clause(result)}): a model like this cannot use {dtype} "
         "autocast here as it is. Keep this layer in float32 (run it outside the autocast "
-        "region), try the other autocast dtype, or another CPU."
+        "region) or use another CPU. The other autocast dtype is no way out by itself: it "
+        "can raise the same error, and only a run of it shows whether it does here."
     )
     return headline, meaning
 
