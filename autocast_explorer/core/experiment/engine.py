@@ -113,6 +113,7 @@ def run_experiment(
 
         reporter.report(0.04, "first (cold) calls")
         cold_plain = cold_call_ms(plain_fn)
+        reporter.check()
         autocast_error = ""
         try:
             cold_auto = cold_call_ms(auto_fn)
@@ -124,6 +125,7 @@ def run_experiment(
         plain = record_forward(model, x, None, keep_outputs=True)
         if plain.error or plain.logits is None:
             raise RuntimeError(f"the float32 forward failed: {plain.error}")
+        reporter.check()
         auto = record_forward(model, x, low, keep_outputs=True)
         autocast_error = autocast_error or auto.error
         agreement = None
@@ -146,7 +148,7 @@ def run_experiment(
         op_trace = None
         if not autocast_error:
             reporter.report(0.08, "tracing the aten ops of one forward per mode")
-            op_trace = trace_model(model, x, low)
+            op_trace = trace_model(model, x, low, check=reporter.check)
             layers = with_compute_dtypes(layers, op_trace)
             reporter.check()
 

@@ -418,16 +418,24 @@ def trace_model(
     autocast_dtype: torch.dtype,
     grad_mode: str = "no_grad",
     check_grad_modes: bool = True,
+    check: Callable[[], None] = lambda: None,
 ) -> OpTrace:
-    """Trace one plain and one autocast forward; optionally the autocast casts in every mode."""
+    """Trace one plain and one autocast forward; optionally the autocast casts in every mode.
+
+    `check` runs before each traced forward (it raises to cancel): a traced forward is slow,
+    every op passing through Python, so a cancel waits for one of them at most.
+    """
     outputs: dict[str, dict[str, str]] = {"plain": {}, "autocast": {}}
+    check()
     plain = trace_forward(model, x, None, grad_mode, outputs["plain"])
+    check()
     auto = trace_forward(model, x, autocast_dtype, grad_mode, outputs["autocast"])
     casts = cast_summary(auto)
     by_mode = {grad_mode: casts}
     if check_grad_modes:
         for other in GRAD_MODES:
             if other not in by_mode:
+                check()
                 by_mode[other] = cast_summary(trace_forward(model, x, autocast_dtype, other))
     return OpTrace(
         grad_mode=grad_mode,
