@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-from autocast_explorer.core.experiment.engine import run_experiment  # noqa: E402
-from autocast_explorer.core.experiment.model import build  # noqa: E402
-from autocast_explorer.core.experiment.progress import Cancelled  # noqa: E402
-from autocast_explorer.core.learning.presets import builtin_presets  # noqa: E402
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.model import build
+from autocast_explorer.core.experiment.progress import Cancelled
+from autocast_explorer.core.learning.presets import builtin_presets
 
 #: Progress messages that open each phase (core.engine / core.timing).
 PHASES = {
