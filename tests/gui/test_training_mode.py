@@ -76,6 +76,10 @@ def test_training_run_draws_both_curves_live_and_the_measured_figures(window, qt
     assert layers.item(0, 3).text() == "float32 → bfloat16"
     summary = window.findChild(QWidget, "trainingSummary").text()
     assert "gradient dtypes under autocast: float32" in summary
+    # The Overview's latency chart times training steps here, and says so.
+    latency = window.latencyPlot
+    assert latency.drawn()["title"].startswith("<b>Latency per training step</b>")
+    assert latency.getPlotItem().getAxis("left").labelText == "ms per training step"
 
 
 def test_an_inference_run_clears_the_training_view(window, qtbot):
@@ -85,6 +89,7 @@ def test_an_inference_run_clears_the_training_view(window, qtbot):
     window.set_config(TINY)
     run_to_end(qtbot, window)
     assert not window.lossPlot.has_data()
+    assert window.latencyPlot.drawn()["title"].startswith("<b>Latency per forward</b>")
     assert window.savedBytesPlot.drawn()["bytes"] == []
 
 
