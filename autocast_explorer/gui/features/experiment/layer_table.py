@@ -59,7 +59,8 @@ class LayerTable(QTableWidget):
         self.setObjectName("layerTable")
         self.setToolTip(
             "Every layer of the model with the dtypes its input and output had, measured with "
-            "wrapped forwards in a plain run and under autocast, and what each layer's ops computed in."
+            "wrapped forwards in a plain run and under autocast, and what each layer's ops "
+            "computed in."
         )
         self.setHorizontalHeaderLabels(COLUMNS + ERROR_COLUMNS)
         self.horizontalHeaderItem(COLUMNS.index("Autocast computed in")).setToolTip(COMPUTE_TIP)
