@@ -25,7 +25,7 @@ import torch
 
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.model import build
-from autocast_explorer.core.experiment.progress import Cancelled
+from autocast_explorer.core.runtime.progress import Cancelled
 from autocast_explorer.core.learning.presets import builtin_presets
 
 #: Progress messages that open each phase (core.engine / core.timing).

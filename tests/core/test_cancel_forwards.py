@@ -12,7 +12,7 @@ import torch
 
 from autocast_explorer.core.experiment import engine
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.progress import Cancelled
+from autocast_explorer.core.runtime.progress import Cancelled
 
 CONFIG = ExperimentConfig(widths=(16, 16, 4), batch=4, min_time=60.0, threads=1)
 
