@@ -25,8 +25,8 @@ import torch
 
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.model import build
-from autocast_explorer.core.runtime.progress import Cancelled
 from autocast_explorer.core.learning.presets import builtin_presets
+from autocast_explorer.core.runtime.progress import Cancelled
 
 #: Progress messages that open each phase (core.engine / core.timing).
 PHASES = {

@@ -22,6 +22,7 @@ from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.wrapping import wrapped_forwards
 
 
 @dataclass(frozen=True)
@@ -74,40 +75,6 @@ def first_tensor(value: object) -> torch.Tensor | None:
             if found is not None:
                 return found
     return None
-
-
-#: Runs one module call, given the module's name, the module, a thunk calling the real forward,
-#: and the call's positional and keyword arguments; returns what the forward returned.
-AroundFn = Callable[
-    [str, torch.nn.Module, Callable[[], object], tuple[object, ...], dict[str, object]], object
-]
-
-
-@contextlib.contextmanager
-def wrapped_forwards(model: torch.nn.Module, around: AroundFn) -> Iterator[None]:
-    """Route the forward of every module below `model` through `around` inside the block.
-
-    Wrapping rather than hooks (see the module docstring): the fused paths run as timed.
-    """
-    wrapped: list[torch.nn.Module] = []
-
-    def wrap(name: str, module: torch.nn.Module) -> None:
-        original = module.forward
-
-        def forward(*args: object, **kwargs: object) -> object:
-            return around(name, module, lambda: original(*args, **kwargs), args, kwargs)
-
-        module.forward = forward  # type: ignore[method-assign]
-        wrapped.append(module)
-
-    for name, module in model.named_modules():
-        if module is not model:
-            wrap(name, module)
-    try:
-        yield
-    finally:
-        for module in wrapped:
-            module.__dict__.pop("forward", None)
 
 
 @contextlib.contextmanager
