@@ -16,13 +16,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from pydantic import Field
 
+from autocast_explorer.core.documents.model import Part, Text, Whole, WholeMap, build, dump
 from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.errors import error_text
 from autocast_explorer.core.runtime.wrapping import wrapped_forwards
+
+
+class LayerDtypesPart(Part):
+    in_dtype: Text() = Field(alias="in")
+    out_dtype: Text() = Field(alias="out")
+    compute_dtypes: dict[str, WholeMap()] | None = Field(
+        default=None,
+        description="what the layer computed in, from the op trace: op → dtype → count of its "
+        "ops that did maths (casts, views and shape ops left out), the ops of the layers nested "
+        "inside it included; absent when not traced",
+    )
+    casts: Whole(description="dtype casts dispatched inside the layer (with compute_dtypes)") = 0
 
 
 @dataclass(frozen=True)
@@ -36,8 +51,20 @@ class LayerDtypes:
     compute: ComputeDtypes | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        return dump(self.to_part())
+
+    def to_part(self) -> LayerDtypesPart:
         extra = self.compute.to_json() if self.compute is not None else {}
-        return {"in": self.in_dtype, "out": self.out_dtype, **extra}
+        return build(LayerDtypesPart, in_dtype=self.in_dtype, out_dtype=self.out_dtype, **extra)
+
+    @classmethod
+    def from_part(cls, part: LayerDtypesPart) -> LayerDtypes:
+        compute = None
+        if part.compute_dtypes is not None:
+            compute = ComputeDtypes(
+                {op: dict(d) for op, d in part.compute_dtypes.items()}, part.casts
+            )
+        return cls(part.in_dtype, part.out_dtype, compute)
 
 
 @dataclass(frozen=True)
@@ -121,13 +148,6 @@ class Capture:
     logits: torch.Tensor | None
     layers: list[LayerCapture]
     error: str = ""
-
-
-def error_text(exc: BaseException) -> str:
-    """An exception as one readable message: type and first lines, without a C++ backtrace."""
-    text = str(exc).strip().split("\nException raised from")[0].strip()
-    lines = [line for line in text.splitlines() if line.strip()][:4]
-    return f"{type(exc).__name__}: {' '.join(lines)}"[:600]
 
 
 class AutocastFailed(ConfigError):

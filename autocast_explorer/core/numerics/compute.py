@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.documents.reader import JsonReader
     from autocast_explorer.core.numerics.optrace import OpRecord
 
 #: Ops that only change a tensor's shape or layout, not its values: left out of the count.
@@ -168,22 +167,6 @@ class ComputeDtypes:
     def to_dict(self) -> dict[str, dict[str, int]]:
         """The JSON's `compute_dtypes`: op → dtype → count."""
         return {op: dict(dtypes) for op, dtypes in self.ops.items()}
-
-    @classmethod
-    def read(cls, mode: JsonReader) -> ComputeDtypes | None:
-        """From a result's `layers[].<mode>` object: None when it has no `compute_dtypes`."""
-        if mode.data.get("compute_dtypes") is None:
-            return None
-        from autocast_explorer.core.documents.reader import clean_text
-
-        table = mode.obj("compute_dtypes")
-        ops: dict[str, dict[str, int]] = {}
-        for op in table.data:
-            inner = table.obj(op)
-            ops[clean_text(op)] = {
-                clean_text(dtype): inner.whole(dtype, minimum=0) for dtype in inner.data
-            }
-        return cls(ops, mode.whole("casts", default=0, minimum=0))
 
     def to_json(self) -> dict[str, Any]:
         """The two keys this adds to `layers[].<mode>`."""
