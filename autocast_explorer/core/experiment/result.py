@@ -45,6 +45,12 @@ from autocast_explorer.core.experiment.capture import LayerDtypes, LayerDtypesPa
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
+from autocast_explorer.core.experiment.routes import (
+    RoutePart,
+    RouteResult,
+    routes_from_parts,
+    routes_to_parts,
+)
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.experiment.training import TrainPart, TrainReport
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
@@ -148,6 +154,10 @@ class ResultPart(OpenPart):
         default=None, description="the time guard's estimate, beside the measurement"
     )
     train: TrainPart | None = None
+    routes: tuple[RoutePart, ...] | None = Field(
+        default=None,
+        description="run --routes: each route float32 vs lower, compared with eager float32",
+    )
 
     @model_validator(mode="after")
     def _measured_unless_failed(self) -> ResultPart:
@@ -214,6 +224,7 @@ class ExperimentResult:
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+    routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
 
     @property
     def slower_ms(self) -> float:
@@ -258,6 +269,8 @@ class ExperimentResult:
             optional["guard"] = self.guard.to_part()
         if self.train is not None:
             optional["train"] = self.train.to_part()
+        if self.routes:
+            optional["routes"] = routes_to_parts(self.routes)
         autocast = self.autocast
         return build(
             ResultPart,
@@ -340,6 +353,7 @@ class ExperimentResult:
             autocast_error=part.autocast_error,
             fast_path=part.fast_path,
             train=None if part.train is None else TrainReport.from_part(part.train),
+            routes=routes_from_parts(part.routes),
         )
 
     @classmethod
