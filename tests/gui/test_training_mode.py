@@ -141,3 +141,14 @@ def test_a_long_stream_of_steps_is_drawn_whole_with_few_redraws(qtbot, monkeypat
     assert list(held) == [1.0]
     chart.flush()
     assert list(chart._plain.getData()[0]) == [1.0, 2.0]
+
+
+def test_a_far_slower_autocast_never_reads_speedup_zero(window, qtbot):
+    """A ratio below 0.01 keeps two significant digits instead of printing 0.00×."""
+    import dataclasses
+
+    result = run_to_end(qtbot, window)
+    slow = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms * 400)
+    window.show_result(dataclasses.replace(result, autocast=slow))
+    text = window.latencyPlot.drawn()["speedup_text"]
+    assert text == "autocast 400.00× slower (speedup 0.0025×)"

@@ -132,7 +132,9 @@ class LatencyChart(StaticChart):
             words, color = f"autocast {speedup:.2f}× faster", style.OK
         else:
             words, color = f"autocast {1 / speedup:.2f}× slower", style.BAD
-        self._speedup_text = words if result.autocast_error else f"{words} (speedup {speedup:.2f}×)"
+        # Two decimals, unless that would print a far slower autocast as "speedup 0.00×".
+        ratio = f"{speedup:.2f}" if speedup >= 0.01 else f"{speedup:.2g}"
+        self._speedup_text = words if result.autocast_error else f"{words} (speedup {ratio}×)"
         self._unit = "training step" if result.train is not None else "forward"
         self.getPlotItem().setLabel("left", f"ms per {self._unit}")
         self._set_title(f"<span style='color:{color}'><b>{self._speedup_text}</b></span>")
