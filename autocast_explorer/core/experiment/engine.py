@@ -8,6 +8,7 @@ for the duration of the run, in the calling thread, and restored afterwards.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from collections.abc import Callable
 
@@ -43,7 +44,8 @@ from autocast_explorer.core.experiment.timing import (
 )
 from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
-from autocast_explorer.core.numerics.optrace import trace_model
+from autocast_explorer.core.numerics.compute import ComputeDtypes, compute_by_layer
+from autocast_explorer.core.numerics.optrace import OpTrace, trace_model
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.errors import error_text
@@ -106,6 +108,7 @@ def run_experiment(
 
         reporter.report(0.04, "first (cold) calls")
         cold_plain = cold_call_ms(plain_fn)
+        reporter.check()
         autocast_error = ""
         try:
             cold_auto = cold_call_ms(auto_fn)
@@ -117,6 +120,7 @@ def run_experiment(
         plain = record_forward(model, x, None, keep_outputs=True)
         if plain.error or plain.logits is None:
             raise RuntimeError(f"the float32 forward failed: {plain.error}")
+        reporter.check()
         auto = record_forward(model, x, low, keep_outputs=True)
         autocast_error = autocast_error or auto.error
         agreement = None
@@ -149,7 +153,8 @@ def run_experiment(
         op_trace = None
         if not autocast_error:
             reporter.report(0.08, "tracing the aten ops of one forward per mode")
-            op_trace = trace_model(model, x, low)
+            op_trace = trace_model(model, x, low, check=reporter.check)
+            layers = with_compute_dtypes(layers, op_trace)
             reporter.check()
 
         # Eager's timing gets its share of the bar; every other route the same share after it.
@@ -213,6 +218,34 @@ def run_experiment(
         fast_path=fast_path,
         model_info=model_info,
         routes=routes,
+    )
+
+
+def with_compute_dtypes(
+    layers: tuple[LayerRecord, ...], op_trace: OpTrace
+) -> tuple[LayerRecord, ...]:
+    """The layers with what each computed in, per mode, from the op trace's attributed ops.
+
+    A layer whose traced output dtype differs from the untraced one (a fused kernel the tracer
+    changes) gets none: its traced ops would not be what it computed in.
+    """
+    found = {
+        "plain": compute_by_layer(op_trace.plain),
+        "autocast": compute_by_layer(op_trace.autocast),
+    }
+
+    def side(mode: str, layer: LayerRecord) -> LayerDtypes | None:
+        dtypes = layer.plain if mode == "plain" else layer.autocast
+        if dtypes is None:
+            return None
+        traced = op_trace.layer_outputs.get(mode, {}).get(layer.name)
+        if traced is None or traced != dtypes.out_dtype:
+            return dtypes
+        return dataclasses.replace(dtypes, compute=found[mode].get(layer.name, ComputeDtypes()))
+
+    return tuple(
+        dataclasses.replace(layer, plain=side("plain", layer), autocast=side("autocast", layer))
+        for layer in layers
     )
 
 

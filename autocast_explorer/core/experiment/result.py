@@ -405,4 +405,4 @@ class ExperimentResult:
 
 
 def _dtypes(part: LayerDtypesPart) -> LayerDtypes:
-    return LayerDtypes(in_dtype=part.in_dtype, out_dtype=part.out_dtype)
+    return LayerDtypes.from_part(part)

@@ -5,6 +5,7 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
@@ -63,9 +64,26 @@ def autocast_error_finding(result: ExperimentResult) -> tuple[str, str]:
         f"or agreement to show. This is what torch {result.environment.torch_version} does on "
         f"this CPU ({hardware_clause(result)}): a model like this cannot use {dtype} "
         "autocast here as it is. Keep this layer in float32 (run it outside the autocast "
-        "region), try the other autocast dtype, or another CPU."
+        "region) or use another CPU. The other autocast dtype is no way out by itself: it "
+        "can raise the same error, and only a run of it shows whether it does here."
     )
     return headline, meaning
+
+
+def compute_sentence(result: ExperimentResult, layer: LayerRecord) -> str:
+    """What the layer's ops ran in under autocast ('' when there is nothing to say): core's
+    summary, or why a traced run has none for it."""
+    if layer.autocast is None:
+        return ""
+    compute = layer.autocast.compute
+    if compute is not None:
+        if compute.ops or compute.casts:
+            return compute.summary(layer.autocast.out_dtype)
+        return "no maths of its own (shape ops only)"
+    traced = any(la.autocast is not None and la.autocast.compute for la in result.layers)
+    if traced:  # this run attributed ops, yet not this layer's: its traced output differed
+        return "not seen: this layer's kernel runs differently under the op tracer"
+    return ""
 
 
 def _kind(result: ExperimentResult, name: str) -> str:
@@ -185,6 +203,9 @@ def format_summary(result: ExperimentResult) -> str:
             f"  {layer.name:<{width}}  {layer.kind:<{kind_width}} plain {layer.plain.in_dtype}→"
             f"{layer.plain.out_dtype:<9}  autocast {auto}"
         )
+        seen = compute_sentence(result, layer)
+        if seen:
+            lines.append(f"  {' ' * (width + kind_width + 3)}computed in: {seen}")
     lines.append(
         f"  output: plain {result.output_dtype_plain}, "
         f"autocast {result.output_dtype_autocast or 'none (the forward raised)'}"

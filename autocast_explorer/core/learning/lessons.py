@@ -121,6 +121,9 @@ class Lesson:
     uses_probe: bool = False
     try_next: str = ""
     checker: CheckFn | None = field(default=None, repr=False, compare=False)
+    #: Whose claim `tutorial_claim` is: "tutorial", or "assumption" for a common belief the
+    #: tutorial does not state (the window words its checkmark accordingly).
+    claim_by: str = "tutorial"
 
     def check(self, result: ExperimentResult, probe: Probe | None = None) -> LessonOutcome:
         """Sentences about `result` (and `probe`, for lessons that use one)."""
@@ -341,6 +344,8 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     p, q = result.plain, result.autocast
     params = parameter_count(result.config.widths)
     kind = pace(speedup)
+    support = native_support(result.environment.cpu_flags, low)
+    native = support.native
     if kind == "untimed":
         headline = "Autocast could not be timed in this run."
         verdict = ""
@@ -355,12 +360,19 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
         verdict = (
             f"Here the time saved by the {low} maths did not make up for converting the "
             "weights and activations on every call."
+            if native
+            else f"Without native {low} arithmetic the {low} maths saved nothing: autocast "
+            "paid for converting the weights and activations on every call and then for "
+            "maths that ran emulated."
         )
     else:
         headline = f"Here autocast ran at about the same speed as float32 ({speedup:.2f}×)."
         verdict = (
             f"At this size the time saved by the {low} maths and the cost of the conversions "
             "roughly cancelled out."
+            if native
+            else f"Without native {low} arithmetic nothing was saved by the maths; the "
+            "conversions and the emulated maths together took about as long as float32."
         )
     sentences = [
         f"Median per forward: {_ms(p.median_ms)} in float32, {_ms(q.median_ms)} under autocast "
@@ -372,8 +384,7 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     if verdict:
         sentences.append(verdict)
     sentences.append(f"For the record, {hardware_clause(result)}.")
-    support = native_support(result.environment.cpu_flags, low)
-    if not support.native:
+    if not native:
         sentences.append(
             f"So nothing here multiplies {low} natively: each {low} matrix product converted "
             "its operands and ran in kernels that compute in float32 inside (torch's own, "
@@ -469,7 +480,7 @@ def _check_transformer_paths(result: ExperimentResult, probe: Probe | None) -> L
     this = encoders[0].autocast.out_dtype
     path_name = "the fused fast path" if ran_fused else "the ordinary (train-mode) path"
     sentences = [
-        f"This run took {path_name}: under {dtype} autocast each encoder layer returned "
+        f"This run took {path_name}: under {dtype} autocast "
         f"{_describe_groups(encoders, lambda la: la.autocast.out_dtype, 'returned')}."
     ]
     other = probe.path(not result.config.fast_path) if probe is not None else None
@@ -550,7 +561,7 @@ LESSONS: tuple[Lesson, ...] = (
             "Autocast's policy also has a list of ops it forces to float32 for accuracy (losses "
             "such as mse_loss and cross_entropy, prod, cdist…). The tutorial puts softmax and "
             "mean on that list, because it called them on a float32 tensor. Whether an op "
-            "*keeps* float32 or merely *follows* its input only shows when the input is "
+            "keeps float32 or merely follows its input only shows when the input is "
             "bfloat16 – as it is for a softmax placed after a Linear layer. This lesson adds a "
             "softmax head to the model and also calls softmax, log_softmax and mean directly "
             "on float32 and on bfloat16 tensors."
@@ -615,7 +626,10 @@ LESSONS: tuple[Lesson, ...] = (
         ),
         config=TUTORIAL_CONFIG.replace(mode="train"),
         chart="loss",
-        try_next="Try float16 as the dtype, then again without the GradScaler.",
+        try_next=(
+            "Try float16 as the dtype, with and without the GradScaler: the outcome counts the "
+            "gradient elements that underflowed to zero (the curves only part when some do)."
+        ),
         checker=_check_training,
     ),
     Lesson(
@@ -631,9 +645,10 @@ LESSONS: tuple[Lesson, ...] = (
             "turned off and compares the two."
         ),
         tutorial_claim=(
-            "(Not in the tutorial.) A layer's output dtype under autocast depends only on the "
-            "layer, not on how torch chooses to run it."
+            "A layer's output dtype under autocast depends only on the layer, not on how torch "
+            "chooses to run it."
         ),
+        claim_by="assumption",
         config=TRANSFORMER_CONFIG,
         chart="dtype",
         uses_probe=True,

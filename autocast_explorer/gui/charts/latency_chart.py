@@ -50,6 +50,7 @@ class LatencyChart(StaticChart):
             grid=(False, True),
             grid_behind=True,
         )
+        self._unit = "forward"  # what one timed call is: a training run times whole steps
         plot = self.getPlotItem()
         # Two-line tick labels (mode · dtype, cold call) plus the axis caption.
         plot.getAxis("bottom").setHeight(66)
@@ -131,7 +132,11 @@ class LatencyChart(StaticChart):
             words, color = f"autocast {speedup:.2f}× faster", style.OK
         else:
             words, color = f"autocast {1 / speedup:.2f}× slower", style.BAD
-        self._speedup_text = words if result.autocast_error else f"{words} (speedup {speedup:.2f}×)"
+        # Two decimals, unless that would print a far slower autocast as "speedup 0.00×".
+        ratio = f"{speedup:.2f}" if speedup >= 0.01 else f"{speedup:.2g}"
+        self._speedup_text = words if result.autocast_error else f"{words} (speedup {ratio}×)"
+        self._unit = "training step" if result.train is not None else "forward"
+        self.getPlotItem().setLabel("left", f"ms per {self._unit}")
         self._set_title(f"<span style='color:{color}'><b>{self._speedup_text}</b></span>")
         self._hint.setText("")
         axis = self.getPlotItem().getAxis("bottom")
@@ -159,13 +164,16 @@ class LatencyChart(StaticChart):
         for item in self._value_labels:
             item.setText("")
         self._speedup_text = ""
+        self._unit = "forward"
+        self.getPlotItem().setLabel("left", "ms per forward")
         self._set_title("plain vs autocast")
         self._hint.setText("Press Run (F5) to measure")
         self.getPlotItem().getAxis("bottom").setTicks([[(0.0, "plain"), (1.0, "autocast")]])
         self.getPlotItem().setYRange(0, 1, padding=0)
 
     def _set_title(self, second_line: str) -> None:
-        style.set_title(self.getPlotItem(), "Latency per forward", second_line)
+        # A training run times whole steps (forward, loss, backward, optimizer), not forwards.
+        style.set_title(self.getPlotItem(), f"Latency per {self._unit}", second_line)
 
     # ---- read-back for tests -------------------------------------------------------------
     def drawn(self) -> dict[str, Any]:

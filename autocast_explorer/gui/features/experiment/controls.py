@@ -59,10 +59,12 @@ MODE_ITEMS = (("Inference", "infer"), ("Training", "train"))
 
 READING_GUIDE = (
     "<b>How to read the charts</b><br>"
-    "<b>Latency</b>: bar = median time per forward pass, whiskers = 25th–75th percentile, "
+    "<b>Latency</b>: bar = median time per forward pass (per training step in training "
+    "mode), whiskers = 25th–75th percentile, "
     "▼ = the first (cold) call.<br>"
-    "<b>Dtype per layer</b>: the dtype each layer's output really had, measured with forward "
-    "hooks, without and with autocast.<br>"
+    "<b>Dtype per layer</b>: the dtype each layer's output really had, measured by wrapping "
+    "each layer's forward, without and with autocast; a stripe marks a layer whose ops ran in "
+    "another dtype than it returned.<br>"
     "<b>Agreement</b>: do both runs predict the same class per row, are the logits allclose, "
     "and how far apart are they."
 )
