@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from autocast_explorer.core.data.answers import AccuracyReport
+from autocast_explorer.core.data.prepare import DataInfo
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     JsonReader,
@@ -75,6 +77,8 @@ class ExperimentResult:
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+    data: DataInfo | None = None  # real data: what the model was fitted to (core/data/)
+    accuracy: AccuracyReport | None = None  # real data: held-out answers both ways
 
     @property
     def slower_ms(self) -> float:
@@ -145,6 +149,10 @@ class ExperimentResult:
             data["guard"] = self.guard.to_dict()
         if self.train is not None:
             data["train"] = self.train.to_dict()
+        if self.data is not None:
+            data["data"] = self.data.to_dict()
+        if self.accuracy is not None:
+            data["accuracy"] = self.accuracy.to_dict()
         data.update(self.extras)
         return data
 
@@ -195,6 +203,8 @@ class ExperimentResult:
             "fast_path",
             "guard",
             "train",
+            "data",
+            "accuracy",
             *OpTrace.JSON_KEYS,
         }
         fast_path = r.data.get("fast_path")
@@ -220,6 +230,10 @@ class ExperimentResult:
             autocast_error=autocast_error,
             fast_path=dict(fast_path) if fast_path is not None else None,
             train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
+            data=DataInfo.from_reader(r.obj("data")) if "data" in r.data else None,
+            accuracy=(
+                AccuracyReport.from_reader(r.obj("accuracy")) if "accuracy" in r.data else None
+            ),
         )
 
     @classmethod

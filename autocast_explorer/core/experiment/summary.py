@@ -5,6 +5,7 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.data.summary import accuracy_lines
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -151,6 +152,7 @@ def format_summary(result: ExperimentResult) -> str:
     if headline:
         lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
     lines += training_lines(result)
+    lines += accuracy_lines(result.data, result.accuracy)
     lines += [
         "",
         "Dtype per layer (in → out):"
@@ -180,7 +182,7 @@ def format_summary(result: ExperimentResult) -> str:
     if a is not None:
         lines += [
             "",
-            "Agreement:"
+            ("Agreement (the timed batch of held-out rows):" if result.data else "Agreement:")
             if result.train is None
             else "Agreement of the trained models (held-out set):",
             f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
