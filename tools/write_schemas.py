@@ -28,6 +28,7 @@ from autocast_explorer.core.experiment.config import (  # noqa: E402  (after the
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
+    MAX_EPOCHS,
     MAX_LAYERS,
     MAX_LR,
     MAX_STEPS,
@@ -167,6 +168,20 @@ CONFIG_RULES: dict[str, Schema] = {
     "cell": {"description": "rnn: recurrent cell", "enum": list(CELLS)},
     "features": {"description": "rnn: input features per step", "minimum": 1},
     "hidden": {"description": "rnn: hidden state width", "minimum": 1},
+    "data": {
+        "description": "where rows come from: synthetic (random), digits (bundled), or a "
+        ".npz / .safetensors / .pt file of arrays x and y; absent: synthetic",
+        "type": "string",
+    },
+    "checkpoint": {
+        "description": "real data: a state_dict file evaluated instead of training ('' none)",
+        "type": "string",
+    },
+    "epochs": {
+        "description": "real data: float32 training epochs",
+        "minimum": 1,
+        "maximum": MAX_EPOCHS,
+    },
     "mode": {
         "description": "infer: time forwards; train: train a float32 and an autocast copy",
         "enum": list(MODES),
@@ -462,6 +477,8 @@ def result_schema() -> Schema:
             ),
             "casts_by_grad_mode": {"type": "object", "additionalProperties": cast_summary},
             "train": train_schema(),
+            "data": data_schema(),
+            "accuracy": accuracy_schema(),
             "guard": obj(
                 {
                     "estimated_forward_ms": number("the time guard's forecast of one forward", 0),
@@ -554,6 +571,18 @@ def train_schema() -> Schema:
             "phases": {"type": "object", "additionalProperties": phases},
             "scaler": scaler,
             "nonfinite_steps": {"type": "object", "additionalProperties": integer(0)},
+            "epochs": array(
+                obj(
+                    {
+                        "epoch": integer(1),
+                        "step": integer(1),
+                        "loss": per_mode(nullable_number("mean training loss of the epoch")),
+                        "accuracy": per_mode(number("held-out accuracy after the epoch", 0)),
+                    },
+                    ["epoch", "step", "loss", "accuracy"],
+                ),
+                "real data: both copies scored on the held-out rows after every epoch",
+            ),
         },
         [
             "steps",
@@ -572,6 +601,68 @@ def train_schema() -> Schema:
             "scaler",
         ],
         description="training mode: both copies' losses, dtypes, saved bytes and the scaler",
+    )
+
+
+def data_schema() -> Schema:
+    """The `data` object of a run on real data (core/data/prepare.py, DataInfo)."""
+    return obj(
+        {
+            "name": text("digits, or the data file's name"),
+            "n_train": integer(0, "rows trained on (0 with a checkpoint)"),
+            "n_test": integer(0, "held-out rows evaluated"),
+            "classes": integer(0),
+            "shape": array(integer(1), "one row's shape, e.g. [1, 8, 8]"),
+            "image": boolean("rows are images (C, H, W)"),
+            "epochs": integer(0, "float32 training epochs (0 with a checkpoint)"),
+            "checkpoint": text("the weights file's name, '' when trained here"),
+            "history": array(
+                obj(
+                    {
+                        "epoch": integer(1),
+                        "loss": nullable_number("mean training loss"),
+                        "accuracy": number("float32 held-out accuracy after the epoch", 0),
+                    },
+                    ["epoch", "loss", "accuracy"],
+                )
+            ),
+        },
+        ["name", "n_train", "n_test"],
+        description="real data: what the model was fitted to and evaluated on",
+    )
+
+
+def accuracy_schema() -> Schema:
+    """The `accuracy` object of a run on real data (core/data/answers.py, AccuracyReport)."""
+    flipped = obj(
+        {
+            "index": integer(0, "the row's position in the data file"),
+            "label": integer(0),
+            "plain": integer(0, "float32's predicted class"),
+            "autocast": integer(0, "autocast's predicted class"),
+            "plain_margin": number("top logit minus the runner-up, float32", 0),
+            "autocast_margin": number("top logit minus the runner-up, autocast", 0),
+            "x": array(number(), "the row's values (for drawing), when small enough"),
+        },
+        ["index", "label", "plain", "autocast", "plain_margin", "autocast_margin"],
+    )
+    return obj(
+        {
+            "plain": number("held-out accuracy in float32", 0),
+            "autocast": number("held-out accuracy under autocast", 0),
+            "rows": integer(0),
+            "dtype": text("the autocast dtype"),
+            "flipped": array(flipped, "rows whose predicted class changed (at most 200)"),
+            "flipped_total": integer(0, "all rows whose predicted class changed"),
+            "interval": array(
+                number(),
+                "95% paired-bootstrap interval of autocast − float32 accuracy",
+                minItems=2,
+                maxItems=2,
+            ),
+        },
+        ["plain", "autocast", "flipped", "interval"],
+        description="real data: held-out answers in float32 and under autocast",
     )
 
 

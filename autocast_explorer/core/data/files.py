@@ -60,7 +60,7 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
         except (OSError, ValueError, RuntimeError) as exc:
             raise DataError(f"{path.name}: cannot be read ({_short(exc)})", "checkpoint") from None
     arrays = read_arrays(path, "checkpoint")
-    return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()}
+    return {k: torch.from_numpy(np.array(v, order="C")) for k, v in arrays.items()}
 
 
 def _torch_tensors(path: Path, field_name: str) -> dict[str, torch.Tensor]:

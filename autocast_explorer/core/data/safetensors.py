@@ -94,7 +94,7 @@ def write_safetensors(path: str | Path, tensors: dict[str, np.ndarray]) -> None:
     chunks: list[bytes] = []
     offset = 0
     for name, array in tensors.items():
-        array = np.ascontiguousarray(array)
+        array = np.array(array, order="C")  # a copy; ascontiguousarray would make 0-d 1-d
         code = _CODES.get(array.dtype.str.replace("|", ""))
         if code is None:
             raise SafetensorsError(f"{name}: numpy dtype {array.dtype} has no safetensors code")

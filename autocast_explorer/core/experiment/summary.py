@@ -152,7 +152,8 @@ def format_summary(result: ExperimentResult) -> str:
     if headline:
         lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
     lines += training_lines(result)
-    lines += accuracy_lines(result.data, result.accuracy)
+    epochs = result.train.epochs if result.train is not None else ()
+    lines += accuracy_lines(result.data, result.accuracy, epochs, cfg.dtype)
     lines += [
         "",
         "Dtype per layer (in → out):"
