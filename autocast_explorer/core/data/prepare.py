@@ -23,13 +23,13 @@ from autocast_explorer.core.data.fit import (
     load_checkpoint,
     train_float32,
 )
-from autocast_explorer.core.data.task import DataTask
 from autocast_explorer.core.documents.reader import JsonReader, integer
 from autocast_explorer.core.experiment.config import ExperimentConfig
 
 if TYPE_CHECKING:
     import torch
 
+    from autocast_explorer.core.data.task import DataTask
     from autocast_explorer.core.experiment.progress import Reporter
 
 

@@ -5,9 +5,12 @@ The command line prints these lines and reports reuse them, so both say the same
 
 from __future__ import annotations
 
-from autocast_explorer.core.data.answers import AccuracyReport
-from autocast_explorer.core.data.prepare import DataInfo
-from autocast_explorer.core.experiment.training import EpochScore
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # torch-free at import: the window imports these words before torch loads
+    from autocast_explorer.core.data.answers import AccuracyReport
+    from autocast_explorer.core.data.prepare import DataInfo
+    from autocast_explorer.core.experiment.training import EpochScore
 
 #: Flipped rows printed before "… and N more"; epochs listed in full up to this many.
 LISTED_FLIPS = 10

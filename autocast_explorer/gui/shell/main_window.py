@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.features import (
+    accuracy,
     compare,
     experiment,
     hardware,
@@ -85,6 +86,7 @@ FEATURES: tuple[Feature, ...] = (
     sweeps.install,  # Sweeps tab, sweep files
     placements.install,  # per-call vs hoisted vs pre-cast
     training.install,  # Training tab: loss curves, memory saved for backward, gradient dtypes
+    accuracy.install,  # Accuracy tab: held-out answers on real data, the flipped rows
     hardware.install,  # CPU facts, oneDNN kernel, roofline
     presentation.install,  # text scale, projector theme, full screen, hidden controls
     presets.install,  # the preset picker above the controls

@@ -413,6 +413,8 @@ class LessonsPanel(QWidget):
             chart_id = "dtype"
         if chart_id == "layers":
             return "layers", "layers", ctx.view("layers")
+        if chart_id == "accuracy" and ctx.view("accuracy") is not None:
+            return "accuracy", "accuracy", ctx.view("accuracy")
         if chart_id == "loss" and ctx.view("training") is not None:
             loss = ctx.chart("loss")
             if loss is not None:
