@@ -80,3 +80,27 @@ def test_the_report_round_trips_through_its_reader():
         "plain_margin",
         "autocast_margin",
     }
+
+
+def test_report_and_compare_carry_the_accuracy(tmp_path):
+    import dataclasses
+
+    from autocast_explorer.core.data.prepare import DataInfo
+    from autocast_explorer.core.documents.report import report_markdown
+    from autocast_explorer.core.experiment.engine import run_experiment
+    from autocast_explorer.core.learning.compare import compare_results, comparison_table
+    from autocast_explorer.testing.configs import tiny_experiment
+
+    synthetic = run_experiment(tiny_experiment())
+    labels = np.array([0, 1, 2, 0])
+    acc = compare_answers(labels, _logits([0, 1, 2, 1]), _logits([0, 2, 2, 0]), "bfloat16", 0)
+    info = DataInfo("digits", 10, 4, 3, (1, 8, 8), True, 2)
+    real = dataclasses.replace(synthetic, data=info, accuracy=acc)
+    text = report_markdown(real)
+    assert "## Held-out accuracy on real data" in text
+    assert "- float32: 75.00% of 4 held-out rows" in text and "| 1 | 1 | 1 | 1 | 2 | 1 |" in text
+    assert "## Held-out accuracy" not in report_markdown(synthetic)
+    table = dict(comparison_table(compare_results([synthetic, real], ["a.json", "b.json"])))
+    assert table["data"] == ["synthetic", "digits"]
+    assert table["accuracy float32"] == ["—", "75.00%"]
+    assert table["rows flipped"] == ["—", "2/4"]

@@ -113,3 +113,41 @@ def accuracy_lines(
         lines.append(f"Flipped rows ({acc.flipped_total}):")
         lines += flipped_lines(acc)
     return lines
+
+
+def accuracy_markdown(info: DataInfo | None, acc: AccuracyReport | None) -> list[str]:
+    """The report's section on real data (Markdown lines; [] for synthetic runs)."""
+    if info is None:
+        return []
+    out = ["## Held-out accuracy on real data", "", f"{data_line(info)}.", ""]
+    if acc is None:
+        return [
+            *out,
+            "No autocast answers: the autocast forward raised, or training mode "
+            "compared two separately trained copies (see Training).",
+        ]
+    out += [
+        f"- float32: {acc.plain:.2%} of {acc.rows:,} held-out rows",
+        f"- {acc.dtype} autocast: {acc.autocast:.2%}",
+        f"- difference: {interval_text(acc)}",
+        f"- {answers_verdict(acc)}",
+    ]
+    if acc.flipped:
+        out += [
+            "",
+            "| row | label | float32 | margin | autocast | margin |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {f.index} | {f.label} | {f.plain} | {f.plain_margin:.3g} | {f.autocast} | "
+            f"{f.autocast_margin:.3g} |"
+            for f in acc.flipped[:LISTED_FLIPS]
+        ]
+        if acc.flipped_total > LISTED_FLIPS:
+            out.append(f"\n… and {acc.flipped_total - LISTED_FLIPS} more rows flipped.")
+    out += [
+        "",
+        "`reproduce.py` rebuilds the model untrained on random inputs: it checks the dtypes and "
+        "timings, not these accuracies.",
+    ]
+    return out

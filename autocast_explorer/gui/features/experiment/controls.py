@@ -312,6 +312,15 @@ class ControlsPanel(QWidget):
         self.dataCombo.activated.connect(self._on_data_activated)
         self.dataCombo.currentIndexChanged.connect(self._on_data_changed)
         self._add_row(form, "data", "D&ata", self.dataCombo)
+        self.dataNote = QLabel(
+            "The model's input (MLP: first width; CNN: channels[0] and image side) and its "
+            "classes are taken from the data when the run starts."
+        )
+        self.dataNote.setObjectName("dataNote")
+        self.dataNote.setWordWrap(True)
+        self.dataNote.setStyleSheet(f"color: {style.MUTED};")
+        self.dataNote.setToolTip(TIPS["data"])
+        form.addRow(self.dataNote)
         self.epochsSpin = self._spin("epochsSpin", 1, MAX_EPOCHS)
         self._add_row(form, "epochs", "&Epochs", self.epochsSpin)
         self.checkpointEdit = QLineEdit()
@@ -374,6 +383,7 @@ class ControlsPanel(QWidget):
 
     def _show_data_fields(self) -> None:
         real = self.data() != "synthetic"
+        self._data_form.setRowVisible(self.dataNote, real)
         self._data_form.setRowVisible(self.epochsSpin, real)
         self._data_form.setRowVisible(self._checkpoint_row, real)
 
