@@ -52,7 +52,7 @@ XCB_LIBS := libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libx
 XVFB_RUN := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96"
 
 .PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training screenshots
+	screenshot-families screenshot-training screenshot-accuracy screenshots
 xvfb-deps:
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
@@ -84,9 +84,13 @@ screenshot-sweeps: $(STAMP) xvfb-deps
 screenshot-families: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.families_screenshot docs
 
+# Real data: the CNN trained on the bundled digits, its flipped digits → docs/accuracy.png.
+screenshot-accuracy: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m tools.accuracy_screenshot docs/accuracy.png
+
 # Training mode: the large MLP trained 60 steps in both modes → docs/training.png.
 screenshot-training: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.training_screenshot docs/training.png
 
 screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training
+	screenshot-families screenshot-training screenshot-accuracy
