@@ -38,7 +38,7 @@ def test_run_on_the_digits_prints_accuracies_interval_and_flips(capsys):
 
 
 def test_the_summary_lists_at_most_ten_flips_then_a_count(capsys, monkeypatch):
-    import autocast_explorer.core.data.prepare as prepare_module
+    import autocast_explorer.core.experiment.data_run as prepare_module
     from autocast_explorer.core.data import answers
 
     real = answers.compare_answers

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from autocast_explorer.core.data.dataset import (
-    DataError,
     dataset_from_arrays,
     digits_path,
     load_dataset,
     load_digits,
     split,
 )
+from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.data.files import read_arrays
 from autocast_explorer.core.data.safetensors import (
     SafetensorsError,

@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 import torch
 
-from autocast_explorer.core.data.dataset import DataError, dataset_from_arrays
-from autocast_explorer.core.data.fit import fit_config, load_checkpoint
-from autocast_explorer.core.data.prepare import fitted, prepare
+from autocast_explorer.core.data.dataset import dataset_from_arrays
+from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.data_fit import fit_config, load_checkpoint
+from autocast_explorer.core.experiment.data_run import fitted, prepare
 from autocast_explorer.core.experiment.model import build_model
-from autocast_explorer.core.experiment.progress import Reporter
+from autocast_explorer.core.runtime.progress import Reporter
 
 
 @pytest.fixture

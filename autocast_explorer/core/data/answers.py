@@ -24,6 +24,8 @@ CONFIDENCE = 0.95
 BOOTSTRAP_SEED_OFFSET = 15485863
 #: Flipped rows kept in a result (the count of all of them is kept too).
 MAX_FLIPPED = 200
+#: A flipped row keeps its values (for drawing) when it has at most this many.
+MAX_STORED_ROW = 4096
 #: Rows per forward while evaluating (bounded memory whatever the data set's size).
 EVAL_BATCH = 512
 
@@ -132,7 +134,7 @@ def predict(
     """float32 logits of `model` on rows `x` reshaped to (-1, *shape); autocast when `dtype`."""
     import torch
 
-    from autocast_explorer.core.experiment.capture import autocast_context
+    from autocast_explorer.core.runtime.autocast import autocast_context
 
     model.eval()
     out = []
@@ -219,8 +221,6 @@ def _finite(values: np.ndarray) -> np.ndarray:
 
 
 def _row_values(rows: np.ndarray | None, i: int) -> tuple[float, ...]:
-    from autocast_explorer.core.data.dataset import MAX_STORED_ROW
-
     if rows is None or rows[i].size > MAX_STORED_ROW:
         return ()
     return tuple(float(v) for v in rows[i].reshape(-1))

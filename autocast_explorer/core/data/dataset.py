@@ -1,7 +1,6 @@
 """A labelled data set (the bundled digits or a user's file), checked once, and its seeded split.
 
-Every refusal is a DataError (a ConfigError of field `data`), one line naming the array and the
-rule, so the command line exits 2 with it and the window shows it beside the data selector.
+Every refusal is a DataError (data/errors.py): one line naming the array and the rule.
 """
 
 from __future__ import annotations
@@ -12,21 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
+from autocast_explorer.core.data.errors import DataError
+from autocast_explorer.core.data.files import read_arrays
 from autocast_explorer.core.documents.resources import resources_dir
-from autocast_explorer.core.experiment.config import ConfigError
 
 #: The share of rows held out for evaluation, and the stream the split is drawn from.
 TEST_FRACTION = 0.25
 SPLIT_SEED_OFFSET = 104729
-#: A flipped row keeps its values (for thumbnails) when it has at most this many.
-MAX_STORED_ROW = 4096
-
-
-class DataError(ConfigError):
-    """A data or checkpoint file that breaks a rule; one line naming the array and the rule."""
-
-    def __init__(self, message: str, field_name: str = "data") -> None:
-        super().__init__(field_name, message)
 
 
 @dataclass(frozen=True)
@@ -83,8 +74,6 @@ def load_dataset(spec: str) -> Dataset:
     """`digits` or a file of arrays `x` and `y` (.npz, .safetensors, weights-only .pt)."""
     if spec == "digits":
         return load_digits()
-    from autocast_explorer.core.data.files import read_arrays
-
     arrays = read_arrays(spec, "data")
     return dataset_from_arrays(Path(spec).name, arrays)
 

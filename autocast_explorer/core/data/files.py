@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from autocast_explorer.core.data.dataset import DataError
+from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.data.safetensors import SafetensorsError, read_safetensors
 
 if TYPE_CHECKING:

@@ -9,12 +9,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # torch-free at import: the window imports these words before torch loads
     from autocast_explorer.core.data.answers import AccuracyReport
-    from autocast_explorer.core.data.prepare import DataInfo
-    from autocast_explorer.core.experiment.training import EpochScore
+    from autocast_explorer.core.data.records import DataInfo
 
-#: Flipped rows printed before "… and N more"; epochs listed in full up to this many.
+#: Flipped rows printed before "… and N more".
 LISTED_FLIPS = 10
-LISTED_EPOCHS = 12
 
 
 def data_line(info: DataInfo) -> str:
@@ -68,37 +66,10 @@ def flipped_lines(acc: AccuracyReport, limit: int = LISTED_FLIPS) -> list[str]:
     return lines
 
 
-def epoch_lines(info: DataInfo, epochs: tuple[EpochScore, ...], dtype: str) -> list[str]:
-    """Training mode on real data: both copies' loss and held-out accuracy after each epoch."""
-    lines = [
-        "",
-        f"{info.name}: both copies trained {info.epochs} epochs on {info.n_train:,} rows, "
-        f"scored on {info.n_test:,} held-out rows after each:",
-        f"  epoch  loss float32  loss {dtype:<9} held-out float32  held-out {dtype}",
-    ]
-    shown = epochs if len(epochs) <= LISTED_EPOCHS else (*epochs[:3], None, *epochs[-3:])
-    for e in shown:
-        if e is None:
-            lines.append("  …")
-            continue
-        lines.append(
-            f"  {e.epoch:>5}  {e.loss['plain']:12.4f}  {e.loss['autocast']:13.4f}  "
-            f"{e.accuracy['plain']:16.1%}  {e.accuracy['autocast']:>{9 + len(dtype)}.1%}"
-        )
-    return lines
-
-
-def accuracy_lines(
-    info: DataInfo | None,
-    acc: AccuracyReport | None,
-    epochs: tuple[EpochScore, ...] = (),
-    dtype: str = "",
-) -> list[str]:
-    """The summary's section on real data ([] for synthetic runs; per epoch in training mode)."""
+def accuracy_lines(info: DataInfo | None, acc: AccuracyReport | None) -> list[str]:
+    """The summary's section on real data in inference mode ([] for synthetic runs)."""
     if info is None:
         return []
-    if epochs:
-        return epoch_lines(info, epochs, dtype)
     lines = ["", f"Held-out accuracy ({data_line(info)}):"]
     if acc is None:
         lines.append("  autocast: not evaluated (the autocast forward raised, see the finding)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 

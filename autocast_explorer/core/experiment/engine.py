@@ -14,8 +14,6 @@ from collections.abc import Callable
 import torch
 
 from autocast_explorer.core.data.dataset import Dataset
-from autocast_explorer.core.data.prepare import fitted, prepare, train_data_info
-from autocast_explorer.core.data.task import data_task
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.agreement import compare_logits
 from autocast_explorer.core.experiment.capture import (
@@ -31,6 +29,8 @@ from autocast_explorer.core.experiment.config import (
     ExperimentConfig,
     flops_per_training_step,
 )
+from autocast_explorer.core.experiment.data_run import fitted, prepare, train_data_info
+from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autocast_explorer.core.data.answers import AccuracyReport
-from autocast_explorer.core.data.prepare import DataInfo
+from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     JsonReader,

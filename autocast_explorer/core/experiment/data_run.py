@@ -9,81 +9,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from autocast_explorer.core.data.answers import AccuracyReport, compare_answers, predict
 from autocast_explorer.core.data.dataset import Dataset, load_dataset, split
-from autocast_explorer.core.data.fit import (
+from autocast_explorer.core.data.records import DataInfo, EpochRecord
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.data_fit import (
     EpochFn,
-    EpochRecord,
     fit_config,
     input_shape,
     load_checkpoint,
     train_float32,
 )
-from autocast_explorer.core.documents.reader import JsonReader, integer
-from autocast_explorer.core.experiment.config import ExperimentConfig
 
 if TYPE_CHECKING:
     import torch
 
-    from autocast_explorer.core.data.task import DataTask
-    from autocast_explorer.core.experiment.progress import Reporter
-
-
-@dataclass(frozen=True)
-class DataInfo:
-    """What the model was fitted to and evaluated on: the result JSON's `data` object.
-
-    With a checkpoint nothing is trained (`n_train` 0, `epochs` 0) and every row is held out.
-    `shape` is one row's shape ([1, 8, 8] for the digits); `image` says whether it is drawable.
-    """
-
-    name: str
-    n_train: int
-    n_test: int
-    classes: int
-    shape: tuple[int, ...]
-    image: bool
-    epochs: int
-    checkpoint: str = ""
-    history: tuple[EpochRecord, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "n_train": self.n_train,
-            "n_test": self.n_test,
-            "classes": self.classes,
-            "shape": list(self.shape),
-            "image": self.image,
-            "epochs": self.epochs,
-            "checkpoint": self.checkpoint,
-            "history": [h.to_dict() for h in self.history],
-        }
-
-    @classmethod
-    def from_reader(cls, r: JsonReader) -> DataInfo:
-        return cls(
-            name=r.text("name"),
-            n_train=integer(r, "n_train", minimum=0),
-            n_test=integer(r, "n_test", minimum=0),
-            classes=integer(r, "classes", minimum=0) if "classes" in r.data else 0,
-            shape=tuple(r.wholes("shape", required=False, minimum=1)),
-            image=r.boolean("image") if "image" in r.data else False,
-            epochs=integer(r, "epochs", minimum=0) if "epochs" in r.data else 0,
-            checkpoint=r.text("checkpoint", default=""),
-            history=tuple(
-                EpochRecord(
-                    epoch=integer(h, "epoch", minimum=1),
-                    loss=h.number("loss", nullable=True) or 0.0,
-                    accuracy=h.number("accuracy", minimum=0),
-                )
-                for h in r.objects("history", required=False)
-            ),
-        )
+    from autocast_explorer.core.experiment.data_task import DataTask
+    from autocast_explorer.core.runtime.progress import Reporter
 
 
 @dataclass

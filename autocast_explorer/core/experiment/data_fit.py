@@ -8,18 +8,19 @@ Training takes any `nn.Module` and the per-row input shape it wants (flat featur
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from autocast_explorer.core.data.dataset import DataError, Dataset
+from autocast_explorer.core.data.dataset import Dataset
+from autocast_explorer.core.data.errors import DataError
+from autocast_explorer.core.data.records import EpochRecord
 from autocast_explorer.core.experiment.config import ExperimentConfig
 
 if TYPE_CHECKING:
     import torch
 
-    from autocast_explorer.core.experiment.progress import Reporter
+    from autocast_explorer.core.runtime.progress import Reporter
 
 #: The RNG stream of the epochs' shuffles (the model's own seed draws its weights).
 SHUFFLE_SEED_OFFSET = 3571
@@ -64,18 +65,6 @@ def fit_config(config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
 def input_shape(config: ExperimentConfig, dataset: Dataset) -> tuple[int, ...]:
     """The shape one row takes on its way into the config's model."""
     return dataset.row_shape if config.model == "cnn" else (dataset.features,)
-
-
-@dataclass(frozen=True)
-class EpochRecord:
-    """One epoch of float32 training: mean training loss and held-out accuracy after it."""
-
-    epoch: int
-    loss: float
-    accuracy: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, "loss": self.loss, "accuracy": self.accuracy}
 
 
 EpochFn = Callable[[EpochRecord], None]

@@ -9,8 +9,8 @@ import numpy as np
 import torch
 
 from autocast_explorer.core.data.dataset import Dataset, split
-from autocast_explorer.core.data.fit import epoch_batches, input_shape
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.data_fit import epoch_batches, input_shape
 
 
 @dataclass(frozen=True)
