@@ -85,11 +85,10 @@ def test_the_report_round_trips_through_its_reader():
 def test_report_and_compare_carry_the_accuracy(tmp_path):
     import dataclasses
 
-    from autocast_explorer.core.reports.report import report_markdown
-
     from autocast_explorer.core.data.records import DataInfo
     from autocast_explorer.core.experiment.engine import run_experiment
     from autocast_explorer.core.learning.compare import compare_results, comparison_table
+    from autocast_explorer.core.reports.report import report_markdown
     from autocast_explorer.testing.configs import tiny_experiment
 
     synthetic = run_experiment(tiny_experiment())

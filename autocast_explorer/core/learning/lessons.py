@@ -680,8 +680,9 @@ LESSONS: tuple[Lesson, ...] = (
         title="Does autocast change the answers?",
         explanation=(
             "Agreement on random inputs says little about a model people use. This step "
-            "trains the MLP in float32 on real data, the bundled handwritten digits (8×8 "
-            "images), then asks the held-out digits twice: in float32 and under autocast. "
+            "trains the tutorial's MLP (with 64 inputs, one per pixel) in float32 on real "
+            "data, the bundled handwritten digits (8×8 images), then asks the held-out digits "
+            "twice: in float32 and under autocast. "
             "The Accuracy view shows both accuracies, an interval for their difference from a "
             "paired bootstrap over the held-out rows, and every digit whose predicted class "
             "changed, drawn with its true label and both answers."
@@ -690,7 +691,8 @@ LESSONS: tuple[Lesson, ...] = (
             "(Not in the tutorial.) A trained model gives the same answers under autocast as "
             "in float32."
         ),
-        config=TUTORIAL_CONFIG.replace(data="digits"),
+        # The tutorial's MLP with 64 inputs, one per pixel: the config the run fits to the data.
+        config=TUTORIAL_CONFIG.replace(data="digits", widths=(64, 256, 256, 10)),
         chart="accuracy",
         try_next="Try the CNN, or float16, and see which digits flip.",
         checker=_check_answers,
