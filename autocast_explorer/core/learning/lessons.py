@@ -692,9 +692,7 @@ LESSONS: tuple[Lesson, ...] = (
             "in float32."
         ),
         # The tutorial's MLP with 64 inputs, one per pixel: the config the run fits to the data.
-        # One thread: hundreds of tiny training steps stall on two threads whenever another
-        # program is busy (94 s against 11 s on a loaded 2-core machine); speed is not the point.
-        config=TUTORIAL_CONFIG.replace(data="digits", widths=(64, 256, 256, 10), threads=1),
+        config=TUTORIAL_CONFIG.replace(data="digits", widths=(64, 256, 256, 10)),
         chart="accuracy",
         try_next="Try the CNN, or float16, and see which digits flip.",
         checker=_check_answers,
