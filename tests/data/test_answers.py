@@ -3,12 +3,13 @@
 import numpy as np
 
 from autocast_explorer.core.data.answers import (
+    AccuracyPart,
     AccuracyReport,
     compare_answers,
     margins,
     paired_bootstrap,
 )
-from autocast_explorer.core.documents.reader import JsonReader
+from autocast_explorer.core.documents.model import dump, read
 
 
 def _logits(preds, classes=3, top=2.0, second=1.0):
@@ -68,9 +69,9 @@ def test_margins_are_top_minus_runner_up_and_nonfinite_logits_do_not_leak():
 def test_the_report_round_trips_through_its_reader():
     labels = np.array([0, 1, 2, 0])
     acc = compare_answers(labels, _logits([0, 1, 2, 1]), _logits([0, 2, 2, 0]), "float16", 0)
-    again = AccuracyReport.from_reader(JsonReader(acc.to_dict(), "accuracy"))
+    data = dump(acc.to_part())
+    again = AccuracyReport.from_part(read(AccuracyPart, data, "accuracy"))
     assert again == acc
-    data = acc.to_dict()
     assert set(data) >= {"plain", "autocast", "flipped", "interval"}
     assert set(data["flipped"][0]) == {
         "index",

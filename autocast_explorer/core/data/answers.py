@@ -9,11 +9,20 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.reader import JsonReader, integer
+from autocast_explorer.core.documents.model import (
+    Number,
+    Numbers,
+    Part,
+    Text,
+    Whole,
+    build,
+    refuse,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -28,6 +37,40 @@ MAX_FLIPPED = 200
 MAX_STORED_ROW = 4096
 #: Rows per forward while evaluating (bounded memory whatever the data set's size).
 EVAL_BATCH = 512
+
+
+class FlippedPart(Part):
+    index: Whole(description="the row's position in the data file")
+    label: Whole()
+    plain: Whole(description="float32's predicted class")
+    autocast: Whole(description="autocast's predicted class")
+    plain_margin: Number(ge=0, description="top logit minus the runner-up, float32")
+    autocast_margin: Number(ge=0, description="top logit minus the runner-up, autocast")
+    x: Numbers(description="the row's values (for drawing), when small enough") = ()
+
+
+class AccuracyPart(Part):
+    """real data: held-out answers in float32 and under autocast"""
+
+    plain: Number(ge=0, le=1, description="held-out accuracy in float32")
+    autocast: Number(ge=0, le=1, description="held-out accuracy under autocast")
+    rows: Whole() = 0
+    dtype: Text(description="the autocast dtype") = ""
+    flipped: tuple[FlippedPart, ...] = Field(
+        description="rows whose predicted class changed (at most 200)"
+    )
+    flipped_total: Whole(description="all rows whose predicted class changed") = 0
+    interval: Numbers(
+        description="95% paired-bootstrap interval of autocast − float32 accuracy"
+    ) = Field(json_schema_extra={"minItems": 2, "maxItems": 2})
+
+    @model_validator(mode="after")
+    def _interval_and_count(self) -> AccuracyPart:
+        if len(self.interval) != 2 or self.interval[0] > self.interval[1]:
+            raise refuse("expected [low, high] with low ≤ high", at="interval")
+        if self.flipped_total < len(self.flipped):
+            raise refuse("expected at least the flipped rows listed", at="flipped_total")
+        return self
 
 
 @dataclass(frozen=True)
@@ -47,29 +90,28 @@ class FlippedRow:
     autocast_margin: float
     x: tuple[float, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "index": self.index,
-            "label": self.label,
-            "plain": self.plain,
-            "autocast": self.autocast,
-            "plain_margin": self.plain_margin,
-            "autocast_margin": self.autocast_margin,
-        }
-        if self.x:
-            data["x"] = list(self.x)
-        return data
+    def to_part(self) -> FlippedPart:
+        return build(
+            FlippedPart,
+            index=self.index,
+            label=self.label,
+            plain=self.plain,
+            autocast=self.autocast,
+            plain_margin=self.plain_margin,
+            autocast_margin=self.autocast_margin,
+            **({"x": self.x} if self.x else {}),  # absent for rows too big to keep
+        )
 
     @classmethod
-    def from_reader(cls, r: JsonReader) -> FlippedRow:
+    def from_part(cls, part: FlippedPart) -> FlippedRow:
         return cls(
-            index=integer(r, "index", minimum=0),
-            label=integer(r, "label", minimum=0),
-            plain=integer(r, "plain", minimum=0),
-            autocast=integer(r, "autocast", minimum=0),
-            plain_margin=r.number("plain_margin", minimum=0),
-            autocast_margin=r.number("autocast_margin", minimum=0),
-            x=tuple(r.numbers("x", required=False)),
+            part.index,
+            part.label,
+            part.plain,
+            part.autocast,
+            part.plain_margin,
+            part.autocast_margin,
+            tuple(part.x),
         )
 
 
@@ -94,34 +136,28 @@ class AccuracyReport:
         """How often float32's answer p became autocast's answer a, over the flips kept."""
         return dict(Counter((f.plain, f.autocast) for f in self.flipped))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "plain": self.plain,
-            "autocast": self.autocast,
-            "rows": self.rows,
-            "dtype": self.dtype,
-            "flipped": [f.to_dict() for f in self.flipped],
-            "flipped_total": self.flipped_total,
-            "interval": list(self.interval),
-        }
+    def to_part(self) -> AccuracyPart:
+        return build(
+            AccuracyPart,
+            plain=self.plain,
+            autocast=self.autocast,
+            rows=self.rows,
+            dtype=self.dtype,
+            flipped=tuple(f.to_part() for f in self.flipped),
+            flipped_total=self.flipped_total,
+            interval=self.interval,
+        )
 
     @classmethod
-    def from_reader(cls, r: JsonReader) -> AccuracyReport:
-        interval = r.numbers("interval")
-        if len(interval) != 2 or interval[0] > interval[1]:
-            raise r.fail("interval", "expected [low, high] with low ≤ high")
-        plain, autocast = r.number("plain", minimum=0), r.number("autocast", minimum=0)
-        if plain > 1 or autocast > 1:
-            raise r.fail("plain" if plain > 1 else "autocast", "expected a number in 0 … 1")
-        flipped = tuple(FlippedRow.from_reader(f) for f in r.objects("flipped"))
+    def from_part(cls, part: AccuracyPart) -> AccuracyReport:
         return cls(
-            plain=plain,
-            autocast=autocast,
-            rows=integer(r, "rows", minimum=0),
-            flipped=flipped,
-            flipped_total=integer(r, "flipped_total", minimum=len(flipped)),
-            interval=(interval[0], interval[1]),
-            dtype=r.text("dtype", default=""),
+            plain=part.plain,
+            autocast=part.autocast,
+            rows=part.rows,
+            flipped=tuple(FlippedRow.from_part(f) for f in part.flipped),
+            flipped_total=part.flipped_total,
+            interval=(part.interval[0], part.interval[1]),
+            dtype=part.dtype,
         )
 
 

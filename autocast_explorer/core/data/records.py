@@ -3,10 +3,41 @@ float32 training's history (torch-free, so reports and the window read them with
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
 
-from autocast_explorer.core.documents.reader import JsonReader, integer
+from pydantic import Field
+
+from autocast_explorer.core.documents.model import (
+    Flag,
+    NullableNumber,
+    Number,
+    Part,
+    Text,
+    Whole,
+    Wholes,
+    build,
+)
+
+
+class EpochRecordPart(Part):
+    epoch: Whole(ge=1)
+    loss: NullableNumber(description="mean training loss")
+    accuracy: Number(ge=0, le=1, description="float32 held-out accuracy after the epoch")
+
+
+class DataPart(Part):
+    """real data: what the model was fitted to and evaluated on"""
+
+    name: Text(description="digits, or the data file's name")
+    n_train: Whole(description="rows trained on (0 with a checkpoint)")
+    n_test: Whole(description="held-out rows evaluated")
+    classes: Whole() = 0
+    shape: Wholes(ge=1, description="one row's shape, e.g. [1, 8, 8]") = ()
+    image: Flag(description="rows are images (C, H, W)") = False
+    epochs: Whole(description="float32 training epochs (0 with a checkpoint)") = 0
+    checkpoint: Text(description="the weights file's name, '' when trained here") = ""
+    history: tuple[EpochRecordPart, ...] = Field(default=())
 
 
 @dataclass(frozen=True)
@@ -17,8 +48,8 @@ class EpochRecord:
     loss: float
     accuracy: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, "loss": self.loss, "accuracy": self.accuracy}
+    def to_part(self) -> EpochRecordPart:
+        return build(EpochRecordPart, epoch=self.epoch, loss=self.loss, accuracy=self.accuracy)
 
 
 @dataclass(frozen=True)
@@ -39,36 +70,33 @@ class DataInfo:
     checkpoint: str = ""
     history: tuple[EpochRecord, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "n_train": self.n_train,
-            "n_test": self.n_test,
-            "classes": self.classes,
-            "shape": list(self.shape),
-            "image": self.image,
-            "epochs": self.epochs,
-            "checkpoint": self.checkpoint,
-            "history": [h.to_dict() for h in self.history],
-        }
+    def to_part(self) -> DataPart:
+        return build(
+            DataPart,
+            name=self.name,
+            n_train=self.n_train,
+            n_test=self.n_test,
+            classes=self.classes,
+            shape=self.shape,
+            image=self.image,
+            epochs=self.epochs,
+            checkpoint=self.checkpoint,
+            history=tuple(h.to_part() for h in self.history),
+        )
 
     @classmethod
-    def from_reader(cls, r: JsonReader) -> DataInfo:
+    def from_part(cls, part: DataPart) -> DataInfo:
         return cls(
-            name=r.text("name"),
-            n_train=integer(r, "n_train", minimum=0),
-            n_test=integer(r, "n_test", minimum=0),
-            classes=integer(r, "classes", minimum=0) if "classes" in r.data else 0,
-            shape=tuple(r.wholes("shape", required=False, minimum=1)),
-            image=r.boolean("image") if "image" in r.data else False,
-            epochs=integer(r, "epochs", minimum=0) if "epochs" in r.data else 0,
-            checkpoint=r.text("checkpoint", default=""),
+            name=part.name,
+            n_train=part.n_train,
+            n_test=part.n_test,
+            classes=part.classes,
+            shape=tuple(part.shape),
+            image=part.image,
+            epochs=part.epochs,
+            checkpoint=part.checkpoint,
             history=tuple(
-                EpochRecord(
-                    epoch=integer(h, "epoch", minimum=1),
-                    loss=h.number("loss", nullable=True) or 0.0,
-                    accuracy=h.number("accuracy", minimum=0),
-                )
-                for h in r.objects("history", required=False)
+                EpochRecord(h.epoch, h.loss if h.loss is not None else math.nan, h.accuracy)
+                for h in part.history
             ),
         )
