@@ -33,6 +33,12 @@ from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.routes import (
+    Reference,
+    RouteResult,
+    eager_route,
+    measure_route,
+)
 from autocast_explorer.core.experiment.timing import (
     LatencyStats,
     cold_call_ms,
@@ -140,6 +146,8 @@ def run_experiment(
                 fast_path["autocast"] = bool(fast_path_ran(config, [c.name for c in auto.layers]))
         plain_dtype = dtype_name(plain.logits.dtype)
         auto_dtype = dtype_name(auto.logits.dtype) if auto.logits is not None else ""
+        auto_logits = None if autocast_error else auto.logits
+        reference = Reference(plain.logits, config.atol, config.rtol, config.topk, auto_logits)
         del plain, auto  # the kept outputs are no longer needed
         reporter.check()
 
@@ -149,11 +157,13 @@ def run_experiment(
             op_trace = trace_model(model, x, low)
             reporter.check()
 
+        # Eager's timing gets its share of the bar; every other route the same share after it.
+        share = 0.9 / len(config.routes)
         if autocast_error:
             (plain_stats,) = measure_alternating(
                 [plain_fn],
                 config.min_time,
-                reporter.span(0.1, 1.0),
+                reporter.span(0.1, 0.1 + share),
                 cold_ms=[cold_plain],
                 labels=["float32"],
             )
@@ -162,9 +172,31 @@ def run_experiment(
             plain_stats, auto_stats = measure_alternating(
                 [plain_fn, auto_fn],
                 config.min_time,
-                reporter.span(0.1, 1.0),
+                reporter.span(0.1, 0.1 + share),
                 cold_ms=[cold_plain, cold_auto],
                 labels=["float32", config.dtype],
+            )
+        routes: tuple[RouteResult, ...] = ()
+        if config.routes != ("eager",):
+            eager = eager_route(
+                plain_stats, auto_stats, config.dtype, reference, auto_logits, autocast_error
+            )
+            routes = (
+                eager,
+                *(
+                    measure_route(
+                        name,
+                        model,
+                        x,
+                        low,
+                        reference,
+                        config.min_time,
+                        reporter.span(0.1 + share * i, 0.1 + share * (i + 1)),
+                        config.allow_slow,
+                    )
+                    for i, name in enumerate(config.routes)
+                    if name != "eager"
+                ),
             )
     warnings += noise_warnings(config, plain_stats, auto_stats)
     reporter.report(1.0, "done")
@@ -186,6 +218,7 @@ def run_experiment(
         fast_path=fast_path,
         data=prepared.info if prepared is not None else None,
         accuracy=prepared.accuracy if prepared is not None else None,
+        routes=routes,
     )
 
 

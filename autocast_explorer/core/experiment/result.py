@@ -47,6 +47,12 @@ from autocast_explorer.core.experiment.capture import LayerDtypes, LayerDtypesPa
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
+from autocast_explorer.core.experiment.routes import (
+    RoutePart,
+    RouteResult,
+    routes_from_parts,
+    routes_to_parts,
+)
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.experiment.training import TrainPart, TrainReport
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
@@ -152,6 +158,10 @@ class ResultPart(OpenPart):
     train: TrainPart | None = None
     data: DataPart | None = None
     accuracy: AccuracyPart | None = None
+    routes: tuple[RoutePart, ...] | None = Field(
+        default=None,
+        description="run --routes: each route float32 vs lower, compared with eager float32",
+    )
 
     @model_validator(mode="after")
     def _measured_unless_failed(self) -> ResultPart:
@@ -220,6 +230,7 @@ class ExperimentResult:
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
     data: DataInfo | None = None  # real data: what the model was fitted to (core/data/)
     accuracy: AccuracyReport | None = None  # real data: held-out answers both ways
+    routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
 
     @property
     def slower_ms(self) -> float:
@@ -268,6 +279,8 @@ class ExperimentResult:
             optional["data"] = self.data.to_part()
         if self.accuracy is not None:
             optional["accuracy"] = self.accuracy.to_part()
+        if self.routes:
+            optional["routes"] = routes_to_parts(self.routes)
         autocast = self.autocast
         return build(
             ResultPart,
@@ -352,6 +365,7 @@ class ExperimentResult:
             train=None if part.train is None else TrainReport.from_part(part.train),
             data=None if part.data is None else DataInfo.from_part(part.data),
             accuracy=None if part.accuracy is None else AccuracyReport.from_part(part.accuracy),
+            routes=routes_from_parts(part.routes),
         )
 
     @classmethod

@@ -10,6 +10,7 @@ from autocast_explorer.core.data.summary import accuracy_lines
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.route_summary import route_lines
 from autocast_explorer.core.experiment.training import EpochScore
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import (
@@ -153,6 +154,8 @@ def format_summary(result: ExperimentResult) -> str:
     headline, meaning = autocast_error_finding(result)
     if headline:
         lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
+    if result.routes:
+        lines += ["", *route_lines(result.routes)]
     lines += training_lines(result)
     epochs = result.train.epochs if result.train is not None else ()
     if result.data is not None and epochs:

@@ -60,6 +60,12 @@ from autocast_explorer.core.experiment.config import ConfigError, ExperimentConf
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import ConfigField
+from autocast_explorer.core.experiment.routes import (
+    RoutePart,
+    RouteResult,
+    routes_from_parts,
+    routes_to_parts,
+)
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
 from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
@@ -174,6 +180,9 @@ class PointPart(Part):
     flops: Whole() = 0
     bytes: PerModeBytes | None = None
     intensity: PerModeRate | None = None
+    routes: tuple[RoutePart, ...] | None = Field(
+        default=None, description="sweep --routes: the point's routes but eager"
+    )
 
 
 class SweepPart(OpenPart):
@@ -234,6 +243,8 @@ class SweepPoint:
     autocast: LatencyStats
     #: The point's full config: its family counts FLOPs and bytes (an MLP's follow from widths).
     config: ExperimentConfig | None = field(default=None, compare=False)
+    #: The config's routes beyond eager, measured at this point (`sweep --routes`).
+    routes: tuple[RouteResult, ...] = ()
 
     @property
     def flops(self) -> int:
@@ -299,6 +310,7 @@ class SweepPoint:
             intensity=build(
                 PerModeRate, plain=self.intensity_plain, autocast=self.intensity_autocast
             ),
+            **({"routes": routes_to_parts(self.routes)} if self.routes else {}),
         )
 
 
@@ -572,6 +584,7 @@ def _point(
         plain=LatencyStats.from_part(part.latency.plain),
         autocast=LatencyStats.from_part(part.latency.autocast),
         config=config if config.model != "mlp" else None,
+        routes=routes_from_parts(part.routes),
     )
 
 

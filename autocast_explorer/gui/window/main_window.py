@@ -48,6 +48,7 @@ from autocast_explorer.gui.features import (
     presentation,
     presets,
     report,
+    routes,
     sweeps,
     training,
 )
@@ -87,6 +88,7 @@ FEATURES: tuple[Feature, ...] = (
     placements.install,  # per-call vs hoisted vs pre-cast
     training.install,  # Training tab: loss curves, memory saved for backward, gradient dtypes
     accuracy.install,  # Accuracy tab: held-out answers on real data, the flipped rows
+    routes.install,  # Routes tab: eager, torch.compile and implicit bf16 side by side
     hardware.install,  # CPU facts, oneDNN kernel, roofline
     presentation.install,  # text scale, projector theme, full screen, hidden controls
     presets.install,  # the preset picker above the controls
