@@ -110,7 +110,7 @@ def _bad(tmp_path, name, **arrays):
             "data: x: the CNN takes square images, got 9×7",
         ),
         (lambda p: str(p / "missing.npz"), "missing.npz: no such file"),
-        (lambda p: _text(p / "g.npz", "nope"), "data: g.npz: cannot be read"),
+        (lambda p: _text(p / "g.npz", "nope"), "data: g.npz: not a .npz archive"),
     ],
 )
 def test_every_bad_data_file_is_one_line_and_exit_2(tmp_path, capsys, make, words):

@@ -36,6 +36,8 @@ def read_arrays(path: str | Path, field_name: str) -> dict[str, np.ndarray]:
         raise DataError(f"{path}: no such file", field_name)
     try:
         if suffix == ".npz":
+            if not zipfile.is_zipfile(path):  # numpy would try (and refuse) it as a pickle
+                raise DataError(f"{path.name}: not a .npz archive (numpy.savez writes one)")
             with np.load(path, allow_pickle=False) as archive:
                 return {k: archive[k] for k in archive.files}
         if suffix == ".safetensors":
