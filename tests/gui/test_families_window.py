@@ -24,7 +24,7 @@ def choose_model(window, qtbot, name: str) -> None:
 def test_model_combo_switches_the_inputs(window, qtbot):
     combo = window.findChild(QComboBox, "modelCombo")
     assert combo is not None and combo.currentData() == "mlp"
-    assert [combo.itemData(i) for i in range(combo.count())] == list(FAMILIES)
+    assert [combo.itemData(i) for i in range(combo.count())] == [*FAMILIES, "user"]
     widths = window.controls.widthsEdit
     assert widths.isVisible()
     choose_model(window, qtbot, "cnn")

@@ -46,6 +46,7 @@ from autocast_explorer.core.experiment.agreement import Agreement, AgreementPart
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerDtypesPart, LayerRecord
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
+from autocast_explorer.core.experiment.families.user.info import ModelInfo, ModelInfoPart
 from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
 from autocast_explorer.core.experiment.routes import (
     RoutePart,
@@ -158,6 +159,9 @@ class ResultPart(OpenPart):
     train: TrainPart | None = None
     data: DataPart | None = None
     accuracy: AccuracyPart | None = None
+    model_info: ModelInfoPart | None = Field(
+        default=None, description="your own model (--model SPEC): what ran"
+    )
     routes: tuple[RoutePart, ...] | None = Field(
         default=None,
         description="run --routes: each route float32 vs lower, compared with eager float32",
@@ -230,6 +234,7 @@ class ExperimentResult:
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
     data: DataInfo | None = None  # real data: what the model was fitted to (core/data/)
     accuracy: AccuracyReport | None = None  # real data: held-out answers both ways
+    model_info: ModelInfo | None = None  # a user model: its class, size, file hash, input
     routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
 
     @property
@@ -279,6 +284,8 @@ class ExperimentResult:
             optional["data"] = self.data.to_part()
         if self.accuracy is not None:
             optional["accuracy"] = self.accuracy.to_part()
+        if self.model_info is not None:
+            optional["model_info"] = self.model_info.to_part()
         if self.routes:
             optional["routes"] = routes_to_parts(self.routes)
         autocast = self.autocast
@@ -365,6 +372,7 @@ class ExperimentResult:
             train=None if part.train is None else TrainReport.from_part(part.train),
             data=None if part.data is None else DataInfo.from_part(part.data),
             accuracy=None if part.accuracy is None else AccuracyReport.from_part(part.accuracy),
+            model_info=None if part.model_info is None else ModelInfo.from_part(part.model_info),
             routes=routes_from_parts(part.routes),
         )
 

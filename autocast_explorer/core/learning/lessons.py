@@ -189,7 +189,9 @@ def _check_plain(result: ExperimentResult, probe: Probe | None) -> LessonOutcome
             + "."
         )
     sentences = [
-        f"The model's output (the logits for {result.agreement.rows} rows) was {output}.",
+        f"The model's output (the logits for {result.agreement.rows} rows) was {output}."
+        if not result.agreement.no_argmax_reason
+        else f"The model's output ({result.config.batch} rows) was {output}.",
         f"A plain forward took {_ms(result.plain.median_ms)} (median of "
         f"{result.plain.samples} timed blocks) for {result.flops / 1e6:,.1f} MFLOP.",
     ]
@@ -310,7 +312,9 @@ def _check_float32_ops(result: ExperimentResult, probe: Probe | None) -> LessonO
 
 def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
     a = result.agreement
-    if a.agree == a.rows:
+    if a.no_argmax_reason:
+        headline = f"No predicted class to compare: {a.no_argmax_reason}."
+    elif a.agree == a.rows:
         headline = f"The predicted class was the same on all {a.rows} rows."
     else:
         headline = (

@@ -70,14 +70,13 @@ from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
 from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
 from autocast_explorer.core.sweeps.roofline import (
-    FAMILY_FLOPS_FORMULA,
-    FLOPS_FORMULA,
     PeakEstimate,
     Roofline,
     RooflinePart,
     build_roofline_from_work,
     bytes_moved,
     family_bytes_moved,
+    flops_formula,
     linear_flops,
 )
 from autocast_explorer.core.sweeps.spec import GRID, PARAMS, SweepSpec
@@ -476,7 +475,7 @@ class SweepResult:
             config.dtype,
             environment.threads,
             roofline_work(points),
-            flops_formula=FLOPS_FORMULA if config.model == "mlp" else FAMILY_FLOPS_FORMULA,
+            flops_formula=flops_formula(config),
             peaks=tuple(PeakEstimate.from_part(p) for p in part.roofline.peaks.values()),
         )
         result = cls(

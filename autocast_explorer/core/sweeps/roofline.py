@@ -40,6 +40,11 @@ from autocast_explorer.core.hardware.cpu import cpu_identity
 
 FLOPS_FORMULA = "FLOPs = Σ over Linear layers of 2·B·in·out (bias adds and activations not counted)"
 #: What a CNN's, transformer's or RNN's FLOP count covers (core/experiment/families/).
+#: What a user model's FLOP count is (core/experiment/families/user/probe.py).
+USER_FLOPS_FORMULA = (
+    "FLOPs = torch.utils.flop_counter.FlopCounterMode's count of the model's batch-1 forward "
+    "× batch (matrix products and convolutions; elementwise ops not counted)"
+)
 FAMILY_FLOPS_FORMULA = (
     "FLOPs = 2 per multiply-add of the model's matrix products (convolutions as implicit "
     "GEMMs, attention projections and score products, recurrent projections at every step; "
@@ -411,3 +416,10 @@ def build_roofline_from_work(
         points.append(RooflinePoint(value, "plain", "float32", flops, bytes_plain, plain))
         points.append(RooflinePoint(value, "autocast", dtype, flops, bytes_auto, auto))
     return Roofline(peaks=peaks, points=tuple(points), flops_formula=flops_formula)
+
+
+def flops_formula(config: ExperimentConfig) -> str:
+    """What `config`'s FLOP count covers, in words."""
+    if config.model == "mlp":
+        return FLOPS_FORMULA
+    return USER_FLOPS_FORMULA if config.is_user_model else FAMILY_FLOPS_FORMULA

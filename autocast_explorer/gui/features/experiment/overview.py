@@ -84,6 +84,7 @@ class ResultHeader(QWidget):
             autocast_error_finding,
             fast_path_sentence,
             guard_line,
+            model_options,
             verdict,
         )
 
@@ -93,10 +94,9 @@ class ResultHeader(QWidget):
         sentence = headline or verdict(result)
         self.headline.setText(sentence[:1].upper() + sentence[1:])
         self.headline.setStyleSheet(f"color: {style.BAD};" if headline else "")
-        activation = f" · {cfg.activation}" if cfg.model != "rnn" else ""
         path = fast_path_sentence(result)
         self.details.setText(
-            f"{cfg.title} · batch {cfg.batch}{activation} · head {cfg.head} · autocast "
+            f"{cfg.title} · batch {cfg.batch}{model_options(cfg)} · autocast "
             f"{cfg.dtype}   |   {env.cpu_model} · torch {env.torch_version} · "
             f"{env.cpu_capability} · {env.threads} threads"
             + (f"\nTransformer: {path}" if path else "")
