@@ -8,6 +8,7 @@ from __future__ import annotations
 from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.data.summary import accuracy_lines
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
+from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
@@ -28,7 +29,7 @@ def hardware_clause(result: ExperimentResult) -> str:
     support = native_support(result.environment.cpu_flags, result.config.dtype)
     if support.native:
         return f"this CPU has native {support.dtype} ({support.present_text})"
-    return f"this CPU has no native {support.dtype} (no {' / '.join(support.wanted)})"
+    return f"this CPU has no native {support.dtype} (it lacks {support.lacks})"
 
 
 def guard_line(result: ExperimentResult) -> str:
@@ -164,6 +165,8 @@ def format_summary(result: ExperimentResult) -> str:
     headline, meaning = autocast_error_finding(result)
     if headline:
         lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
+    for fallback in silent_fallbacks(result):
+        lines += ["", f"Finding: {fallback.headline}.", f"  {fallback.meaning}"]
     if result.routes:
         lines += ["", *route_lines(result.routes)]
     lines += training_lines(result)

@@ -377,7 +377,8 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     if not support.native:
         sentences.append(
             f"So nothing here multiplies {low} natively: each {low} matrix product converted "
-            "its operands and ran in torch's own kernels (or oneDNN's emulation), at "
+            "its operands and ran in kernels that compute in float32 inside (torch's own, "
+            "oneDNN's emulation or the BLAS library's), at "
             f"{result.gflops('autocast'):,.1f} GFLOP/s against {result.gflops('plain'):,.1f} "
             "GFLOP/s in float32."
         )

@@ -39,6 +39,7 @@ from autocast_explorer.core.documents.files import (
 )
 from autocast_explorer.core.experiment import training
 from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS, ExperimentConfig
+from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.summary import (
@@ -440,10 +441,15 @@ def routes_markdown(result: ExperimentResult) -> list[str]:
 
 
 def _finding_markdown(result: ExperimentResult) -> list[str]:
-    """A run whose autocast forward raised leads with that: it is the finding."""
+    """A run whose autocast forward raised leads with that: it is the finding; so does a
+    layer autocast silently left in float32."""
     headline, meaning = autocast_error_finding(result)
     if not headline:
-        return []
+        return [
+            line
+            for fallback in silent_fallbacks(result)
+            for line in (f"## Finding: {_cell(fallback.headline)}", "", _cell(fallback.meaning), "")
+        ]
     return [
         f"## Finding: {_cell(headline)}",
         "",

@@ -80,6 +80,7 @@ class ResultHeader(QWidget):
     def show_result(self, result: ExperimentResult) -> None:
         from html import escape
 
+        from autocast_explorer.core.experiment.fallback import silent_fallbacks
         from autocast_explorer.core.experiment.summary import (
             autocast_error_finding,
             fast_path_sentence,
@@ -101,13 +102,16 @@ class ResultHeader(QWidget):
             f"{env.cpu_capability} · {env.threads} threads"
             + (f"\nTransformer: {path}" if path else "")
         )
+        silent = silent_fallbacks(result)
         self.finding.setText(
             f"<b>torch said:</b> <code>{escape(result.autocast_error)}</code><br>"
             f"<b>What it means:</b> {escape(meaning)}"
             if headline
-            else ""
+            else "<br>".join(
+                f"<b>Finding: {escape(f.headline)}.</b><br>{escape(f.meaning)}" for f in silent
+            )
         )
-        self.finding.setVisible(bool(headline))
+        self.finding.setVisible(bool(headline or silent))
         guard = guard_line(result)
         self.guard.setText(guard[:1].upper() + guard[1:])
         self.guard.setToolTip(
