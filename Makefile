@@ -58,7 +58,8 @@ XVFB_RUN := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96"
 XVFB_RUN_LARGE := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1920x1080x24 -dpi 96"
 
 .PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training screenshot-routes screenshot-layout screenshots
+	screenshot-families screenshot-training screenshot-routes screenshot-accuracy \
+	screenshot-layout screenshots
 xvfb-deps:
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
@@ -90,6 +91,10 @@ screenshot-sweeps: $(STAMP) xvfb-deps
 screenshot-families: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.families_screenshot docs
 
+# Real data: the CNN trained on the bundled digits, its flipped digits → docs/accuracy.png.
+screenshot-accuracy: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m tools.accuracy_screenshot docs/accuracy.png
+
 # Training mode: the large MLP trained 60 steps in both modes → docs/training.png.
 screenshot-training: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.training_screenshot docs/training.png
@@ -105,4 +110,5 @@ screenshot-layout: $(STAMP) xvfb-deps
 	$(XVFB_RUN_LARGE) $(BIN)/python -m tools.layout_sweep out/screens
 
 screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training screenshot-routes screenshot-layout
+	screenshot-families screenshot-training screenshot-routes screenshot-accuracy \
+	screenshot-layout

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import torch
 
+from autocast_explorer.core.data.dataset import Dataset
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.agreement import compare_logits
 from autocast_explorer.core.experiment.capture import (
@@ -23,10 +24,13 @@ from autocast_explorer.core.experiment.capture import (
     record_forward,
 )
 from autocast_explorer.core.experiment.config import (
+    MAX_STEPS,
     TRAINING_STEP_FORWARDS,
     ExperimentConfig,
     flops_per_training_step,
 )
+from autocast_explorer.core.experiment.data_run import fitted, prepare, train_data_info
+from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.record import no_argmax_reason, user_rows
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
@@ -93,15 +97,25 @@ def run_experiment(
     the result carries `autocast_error` (the message) with no autocast latency or agreement.
     """
     reporter = Reporter(progress, cancel)
+    dataset = None
+    if config.data != "synthetic":
+        reporter.report(0.0, f"reading the data ({config.data})")
+        config, dataset = fitted(config)
     reporter.report(0.0, "checking memory and time guards")
     estimate = guards.check_estimate(config)
     reporter.check()
     if config.mode == "train":
-        return run_training(config, reporter, partial, estimate)
+        return run_training(config, reporter, partial, estimate, dataset)
     warnings: list[str] = []
+    prepared = None
     with torch_threads(config.threads) as threads, torch.no_grad():
-        reporter.report(0.02, "building model")
-        model, x = build(config)
+        if dataset is not None:
+            prepared = prepare(config, dataset, reporter.span(0.01, 0.5))
+            model, x = prepared.model, prepared.x
+            reporter = reporter.span(0.5, 1.0)
+        else:
+            reporter.report(0.02, "building model")
+            model, x = build(config)
         low = low_precision_dtype(config)
         plain_fn, auto_fn = forward_fns(model, x, low)
         reporter.check()
@@ -216,6 +230,8 @@ def run_experiment(
         guard=estimate,
         autocast_error=autocast_error,
         fast_path=fast_path,
+        data=prepared.info if prepared is not None else None,
+        accuracy=prepared.accuracy if prepared is not None else None,
         model_info=model_info,
         routes=routes,
     )
@@ -268,6 +284,7 @@ def run_training(
     reporter: Reporter,
     partial: PartialFn | None = None,
     estimate: guards.ForwardEstimate | None = None,
+    dataset: Dataset | None = None,
 ) -> ExperimentResult:
     """Train a float32 and an autocast copy side by side, then time training steps.
 
@@ -275,8 +292,16 @@ def run_training(
     optimizer step) measured with the same ABAB protocol as forwards, on the trained copies
     continuing on the task's batches; `extras["train"]` holds everything else.
     """
+    task, epoch_steps, info = None, 0, None
+    if dataset is not None:  # real rows: `epochs` epochs of the training rows, scored each epoch
+        task = data_task(config, dataset)
+        epoch_steps = task.steps_per_epoch
+        config = config.replace(steps=min(MAX_STEPS, config.epochs * epoch_steps))
+        info = train_data_info(dataset, task, config.epochs)
     with torch_threads(config.threads) as threads:
-        run = train_side_by_side(config, reporter.span(0.02, 0.7), partial)
+        run = train_side_by_side(
+            config, reporter.span(0.02, 0.7), partial, task=task, epoch_steps=epoch_steps
+        )
         agreement = compare_logits(
             run.held_out_logits["plain"],
             run.held_out_logits["autocast"],
@@ -325,6 +350,7 @@ def run_training(
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         guard=estimate,
         train=report,
+        data=info,
     )
 
 

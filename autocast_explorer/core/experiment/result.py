@@ -15,6 +15,8 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, create_model, model_validator
 
+from autocast_explorer.core.data.answers import AccuracyPart, AccuracyReport
+from autocast_explorer.core.data.records import DataInfo, DataPart
 from autocast_explorer.core.documents.model import (
     FlagMap,
     NullableNumber,
@@ -155,6 +157,8 @@ class ResultPart(OpenPart):
         default=None, description="the time guard's estimate, beside the measurement"
     )
     train: TrainPart | None = None
+    data: DataPart | None = None
+    accuracy: AccuracyPart | None = None
     model_info: ModelInfoPart | None = Field(
         default=None, description="your own model (--model SPEC): what ran"
     )
@@ -228,6 +232,8 @@ class ExperimentResult:
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+    data: DataInfo | None = None  # real data: what the model was fitted to (core/data/)
+    accuracy: AccuracyReport | None = None  # real data: held-out answers both ways
     model_info: ModelInfo | None = None  # a user model: its class, size, file hash, input
     routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
 
@@ -274,6 +280,10 @@ class ExperimentResult:
             optional["guard"] = self.guard.to_part()
         if self.train is not None:
             optional["train"] = self.train.to_part()
+        if self.data is not None:
+            optional["data"] = self.data.to_part()
+        if self.accuracy is not None:
+            optional["accuracy"] = self.accuracy.to_part()
         if self.model_info is not None:
             optional["model_info"] = self.model_info.to_part()
         if self.routes:
@@ -360,6 +370,8 @@ class ExperimentResult:
             autocast_error=part.autocast_error,
             fast_path=part.fast_path,
             train=None if part.train is None else TrainReport.from_part(part.train),
+            data=None if part.data is None else DataInfo.from_part(part.data),
+            accuracy=None if part.accuracy is None else AccuracyReport.from_part(part.accuracy),
             model_info=None if part.model_info is None else ModelInfo.from_part(part.model_info),
             routes=routes_from_parts(part.routes),
         )

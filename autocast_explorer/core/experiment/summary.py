@@ -5,12 +5,15 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.data.records import DataInfo
+from autocast_explorer.core.data.summary import accuracy_lines
 from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
+from autocast_explorer.core.experiment.training import EpochScore
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import (
     CASE_LABELS,
@@ -185,6 +188,11 @@ def format_summary(result: ExperimentResult) -> str:
     if result.routes:
         lines += ["", *route_lines(result.routes)]
     lines += training_lines(result)
+    epochs = result.train.epochs if result.train is not None else ()
+    if result.data is not None and epochs:
+        lines += epoch_lines(result.data, epochs, cfg.dtype)
+    else:
+        lines += accuracy_lines(result.data, result.accuracy)
     lines += [
         "",
         "Dtype per layer (in → out):"
@@ -217,7 +225,7 @@ def format_summary(result: ExperimentResult) -> str:
     if a is not None:
         lines += [
             "",
-            "Agreement:"
+            ("Agreement (the timed batch of held-out rows):" if result.data else "Agreement:")
             if result.train is None
             else "Agreement of the trained models (held-out set):",
             (
@@ -434,3 +442,27 @@ def format_probe(probe: ProbeResult) -> str:
         for (source, verdict), names in groups.items():
             lines += [f"  {source}", f"    {', '.join(names)} — {verdict}"]
     return "\n".join(line.rstrip() for line in lines)
+
+
+#: Epochs listed in full up to this many (then the first and last three).
+LISTED_EPOCHS = 12
+
+
+def epoch_lines(info: DataInfo, epochs: tuple[EpochScore, ...], dtype: str) -> list[str]:
+    """Training mode on real data: both copies' loss and held-out accuracy after each epoch."""
+    lines = [
+        "",
+        f"{info.name}: both copies trained {info.epochs} epochs on {info.n_train:,} rows, "
+        f"scored on {info.n_test:,} held-out rows after each:",
+        f"  epoch  loss float32  loss {dtype:<9} held-out float32  held-out {dtype}",
+    ]
+    shown = epochs if len(epochs) <= LISTED_EPOCHS else (*epochs[:3], None, *epochs[-3:])
+    for e in shown:
+        if e is None:
+            lines.append("  …")
+            continue
+        lines.append(
+            f"  {e.epoch:>5}  {e.loss['plain']:12.4f}  {e.loss['autocast']:13.4f}  "
+            f"{e.accuracy['plain']:16.1%}  {e.accuracy['autocast']:>{9 + len(dtype)}.1%}"
+        )
+    return lines

@@ -32,6 +32,7 @@ CHARTS: dict[str, str] = {
     "layers": "Per-layer table",
     "ops": "Op trace",
     "loss": "Training",
+    "accuracy": "Accuracy",
 }
 
 #: Ops the probe calls directly, as in the tutorial's third snippet.
@@ -463,6 +464,44 @@ def _check_training(result: ExperimentResult, probe: Probe | None) -> LessonOutc
     )
 
 
+def _check_answers(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    """Graded from the run's held-out answers: both accuracies, the interval, the flips."""
+    from autocast_explorer.core.data.summary import answers_verdict, interval_text
+
+    acc, info = result.accuracy, result.data
+    if acc is None or info is None:
+        reason = (
+            "the autocast forward raised"
+            if result.autocast_error
+            else "this run used no real data (choose Data: Handwritten digits)"
+        )
+        return LessonOutcome(
+            "answers", f"No held-out answers to compare: {reason}.", (), False, "accuracy"
+        )
+    sentences = [
+        f"Trained in float32 on {info.n_train:,} rows of {info.name}, the model answered "
+        f"{acc.plain:.1%} of {acc.rows:,} held-out rows correctly in float32 and "
+        f"{acc.autocast:.1%} under {acc.dtype} autocast: {interval_text(acc)}.",
+    ]
+    if acc.flipped:
+        widest = max(f.plain_margin for f in acc.flipped)
+        right = sum(f.autocast == f.label for f in acc.flipped)
+        sentences.append(
+            f"The rows that flipped were near-ties: float32's top two scores were at most "
+            f"{widest:.3g} apart there, and autocast's rounding tipped the balance. "
+            f"{right} of the {len(acc.flipped)} flips became right, "
+            f"{sum(f.plain == f.label for f in acc.flipped)} became wrong."
+        )
+    elif result.agreement is not None:
+        sentences.append(
+            f"No row flipped: the scores moved by at most {result.agreement.max_abs_diff:.3g} "
+            "on the timed batch, less than the gap between the top two classes of any row."
+        )
+    low, high = acc.interval
+    matches = low <= 0 <= high
+    return LessonOutcome("answers", answers_verdict(acc), tuple(sentences), matches, "accuracy")
+
+
 def _check_transformer_paths(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
     """Graded against the live measurement: the run's encoder dtype and the other path's."""
     dtype = result.config.dtype
@@ -654,6 +693,29 @@ LESSONS: tuple[Lesson, ...] = (
         uses_probe=True,
         try_next="Load the 'Transformer: fast path off' preset and compare the dtype chart.",
         checker=_check_transformer_paths,
+    ),
+    Lesson(
+        id="answers",
+        number=8,
+        title="Does autocast change the answers?",
+        explanation=(
+            "Agreement on random inputs says little about a model people use. This step "
+            "trains the tutorial's MLP (with 64 inputs, one per pixel) in float32 on real "
+            "data, the bundled handwritten digits (8×8 images), then asks the held-out digits "
+            "twice: in float32 and under autocast. "
+            "The Accuracy view shows both accuracies, an interval for their difference from a "
+            "paired bootstrap over the held-out rows, and every digit whose predicted class "
+            "changed, drawn with its true label and both answers."
+        ),
+        tutorial_claim=(
+            "(Not in the tutorial.) A trained model gives the same answers under autocast as "
+            "in float32."
+        ),
+        # The tutorial's MLP with 64 inputs, one per pixel: the config the run fits to the data.
+        config=TUTORIAL_CONFIG.replace(data="digits", widths=(64, 256, 256, 10)),
+        chart="accuracy",
+        try_next="Try the CNN, or float16, and see which digits flip.",
+        checker=_check_answers,
     ),
 )
 

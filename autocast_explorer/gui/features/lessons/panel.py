@@ -415,6 +415,10 @@ class LessonsPanel(QWidget):
             chart_id = "dtype"
         if chart_id == "layers":
             return "layers", "layers", ctx.view("layers")
+        view = ctx.view("accuracy")
+        if chart_id == "accuracy" and view is not None:
+            flips = view.findChild(QWidget, "flipBox")  # the flipped rows answer the question
+            return "accuracy", "accuracy", flips if flips is not None else view
         if chart_id == "loss" and ctx.view("training") is not None:
             loss = ctx.chart("loss")
             if loss is not None:
