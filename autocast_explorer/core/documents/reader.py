@@ -197,16 +197,26 @@ class JsonReader:
             raise self.fail(key, "expected true or false")
         return value
 
-    def numbers(self, key: str, required: bool = True, minimum: float | None = None) -> list[float]:
-        """A list of finite numbers, optionally each bounded below."""
+    def numbers(
+        self,
+        key: str,
+        required: bool = True,
+        minimum: float | None = None,
+        nullable: bool = False,
+    ) -> list[float]:
+        """A list of finite numbers, optionally each bounded below; with `nullable`, a null
+        entry reads as NaN (what to_json writes for a value that was not finite)."""
         if not required and key not in self.data:
             return []
         value = self._get(key)
-        if not isinstance(value, list) or not all(is_finite_number(v) for v in value):
-            raise self.fail(key, f"expected a list of numbers{_bound(minimum)}")
-        if minimum is not None and any(v < minimum for v in value):
-            raise self.fail(key, f"expected a list of numbers{_bound(minimum)}")
-        return [float(v) for v in value]
+        noun = "numbers or nulls" if nullable else "numbers"
+        if not isinstance(value, list) or not all(
+            is_finite_number(v) or (nullable and v is None) for v in value
+        ):
+            raise self.fail(key, f"expected a list of {noun}{_bound(minimum)}")
+        if minimum is not None and any(v is not None and v < minimum for v in value):
+            raise self.fail(key, f"expected a list of {noun}{_bound(minimum)}")
+        return [math.nan if v is None else float(v) for v in value]
 
     def wholes(self, key: str, required: bool = True, minimum: int | None = None) -> list[int]:
         """A list of whole numbers, optionally each bounded below."""

@@ -447,6 +447,8 @@ def training_markdown(result: ExperimentResult) -> list[str]:
         f"{sc.grad_elements:,}. Held-out set: {train.held_out_rows} rows.",
         "",
     ]
+    if train.divergence():
+        out += [f"**{train.divergence()}**", ""]
     return out
 
 

@@ -28,7 +28,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from autocast_explorer.core.documents.reader import DocumentFormatError, JsonReader, integer
+from autocast_explorer.core.documents.reader import (
+    DocumentFormatError,
+    JsonReader,
+    integer,
+    nan_to_none,
+)
 from autocast_explorer.core.experiment.capture import (
     AutocastFailed,
     autocast_context,
@@ -495,10 +500,38 @@ class TrainReport:
         plain = self.saved_bytes.get("plain", 0)
         return self.saved_bytes.get("autocast", 0) / plain if plain else math.nan
 
+    def diverged_at(self, mode: str) -> int | None:
+        """The first step (1-based) whose loss was not finite in `mode`; None if none was."""
+        for step, value in enumerate(self.loss.get(mode, ()), start=1):
+            if not math.isfinite(value):
+                return step
+        return None
+
+    def divergence(self) -> str:
+        """One sentence saying which copy diverged and where; empty when neither did."""
+        names = {"plain": "float32", "autocast": "autocast"}
+        parts = [
+            f"{names[m]} at step {step}"
+            for m in MODES
+            if (step := self.diverged_at(m)) is not None
+        ]
+        if not parts:
+            return ""
+        if len(parts) == len(MODES):
+            why = "both copies diverged, so autocast alone is not the cause (try a lower lr)"
+        elif self.diverged_at("autocast") is not None:
+            why = "only the autocast copy diverged: float32 trained on with the same lr"
+        else:
+            why = "only the float32 copy diverged"
+        return (
+            f"The run diverged: the loss became NaN or infinite ({', '.join(parts)}); {why}. "
+            "Such losses are stored as null."
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "steps": self.steps,
-            "loss": {m: list(v) for m, v in self.loss.items()},
+            "loss": {m: [nan_to_none(x) for x in v] for m, v in self.loss.items()},
             "accuracy": dict(self.accuracy),
             "held_out_rows": self.held_out_rows,
             "loss_dtype": dict(self.loss_dtype),
@@ -533,7 +566,7 @@ class TrainReport:
 
         return cls(
             steps=integer(r, "steps", minimum=1),
-            loss={m: tuple(loss.numbers(m)) for m in MODES},
+            loss={m: tuple(loss.numbers(m, nullable=True)) for m in MODES},
             accuracy={m: acc.number(m) for m in MODES},
             held_out_rows=integer(r, "held_out_rows", minimum=0),
             loss_dtype=texts("loss_dtype"),

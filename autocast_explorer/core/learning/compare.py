@@ -157,10 +157,11 @@ class Comparison:
         ignored = {"min_time", "allow_slow", "memory_budget_mb"}
         if all(run.result.config.mode != "train" for run in self.runs):
             ignored |= {"steps", "lr", "optimizer", "scaler"}  # unused when nothing trained
+        keys = list(dict.fromkeys(key for d in dicts for key in d))  # families differ in keys
         return [
             key
-            for key in dicts[0]
-            if key not in ignored and any(d[key] != dicts[0][key] for d in dicts)
+            for key in keys
+            if key not in ignored and any(key not in d or d[key] != dicts[0].get(key) for d in dicts)
         ]
 
 
@@ -341,6 +342,14 @@ def training_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         (
             "held-out accuracy",
             each(lambda t: f"{t.accuracy['plain']:.1%} / {t.accuracy['autocast']:.1%}"),
+        ),
+        (
+            "diverged at step",
+            each(
+                lambda t: " / ".join(
+                    str(t.diverged_at(m) or "no") for m in ("plain", "autocast")
+                )
+            ),
         ),
         ("loss dtype (autocast)", each(lambda t: t.loss_dtype.get("autocast", "?"))),
         (
