@@ -398,41 +398,14 @@ def raise_problems(problems: list[str]) -> None:
         raise FailedError("; ".join(problems))
 
 
-_ALLOCATION = re.compile(r"tried to allocate (\d+) bytes", re.IGNORECASE)
-_OUT_OF_MEMORY = ("can't allocate memory", "out of memory", "not enough memory", "bad_alloc")
-
-
 @contextlib.contextmanager
 def resource_errors(config: ExperimentConfig) -> Iterator[None]:
     """Memory running out while measuring is one `error:` line naming what the allocator
     refused next to what the memory guard estimated (exit 1), never a traceback."""
+    from autocast_explorer.core.experiment.out_of_memory import memory_outcome
+
     try:
-        yield
-    except MemoryError:
-        raise FailedError(out_of_memory_message(config, None)) from None
-    except RuntimeError as exc:
-        text = str(exc)
-        if not any(marker in text.lower() for marker in _OUT_OF_MEMORY):
-            raise
-        match = _ALLOCATION.search(text)
-        raise FailedError(
-            out_of_memory_message(config, int(match.group(1)) if match else None)
-        ) from None
-
-
-def out_of_memory_message(config: ExperimentConfig, refused: int | None) -> str:
-    from autocast_explorer.core.experiment.guards import (
-        estimate_peak_bytes,
-        estimate_training_peak_bytes,
-        memory_budget_bytes,
-    )
-
-    training = config.mode == "train"
-    estimate = (estimate_training_peak_bytes if training else estimate_peak_bytes)(config) / 2**20
-    budget = memory_budget_bytes(config) / 2**20
-    asked = f"the allocator refused {refused / 2**20:,.0f} MB" if refused else "memory ran out"
-    return (
-        f"out of memory: {asked}; the memory guard estimated a peak of {estimate:,.0f} MB "
-        f"against a budget of {budget:,.0f} MB (the process may be limited below that, e.g. "
-        "ulimit -v); use smaller widths or batch"
-    )
+        with memory_outcome(config):
+            yield
+    except MemoryError as exc:  # OutOfMemory, its message made by core
+        raise FailedError(str(exc)) from None

@@ -105,8 +105,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     problems = write_outputs(args, result)
     if not to_stdout(args.json, args.csv):
         print(format_summary(result))
-        if placements:
-            print(f"\n{format_placements(from_result(result))}")
+        placed = from_result(result) if placements else None
+        if placed is not None:
+            print(f"\n{format_placements(placed)}")
+        elif placements:
+            print("\nNo placements timed: the autocast forward raised (see above).")
     if args.report:
         try:
             report, problem = _write_report(result, args.report)

@@ -18,6 +18,7 @@ import torch
 
 from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.experiment.model import dtype_name
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 
 
@@ -159,6 +160,8 @@ def record_forward(
         ):
             logits = model(x)
     except Exception as exc:
+        if is_out_of_memory(exc):
+            raise  # memory, not autocast: its own outcome (core.experiment.out_of_memory)
         return Capture(None, captured, error_text(exc))
     return Capture(logits.detach(), captured)
 

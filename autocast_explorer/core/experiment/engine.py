@@ -31,6 +31,7 @@ from autocast_explorer.core.experiment.config import (
 )
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory, memory_outcome
 from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.timing import (
@@ -94,8 +95,15 @@ def run_experiment(
 
     An autocast forward that raises is not an error of the run: float32 is still measured and
     the result carries `autocast_error` (the message) with no autocast latency or agreement.
+    Memory running out (either side) raises OutOfMemory instead: it says nothing of autocast.
     """
-    reporter = Reporter(progress, cancel)
+    with memory_outcome(config):
+        return _run_experiment(config, Reporter(progress, cancel), partial)
+
+
+def _run_experiment(
+    config: ExperimentConfig, reporter: Reporter, partial: PartialFn | None
+) -> ExperimentResult:
     reporter.report(0.0, "checking memory and time guards")
     estimate = guards.check_estimate(config)
     reporter.check()
@@ -115,6 +123,8 @@ def run_experiment(
         try:
             cold_auto = cold_call_ms(auto_fn)
         except Exception as exc:
+            if is_out_of_memory(exc):
+                raise
             autocast_error = error_text(exc)
         reporter.check()
 

@@ -47,6 +47,7 @@ from autocast_explorer.core.experiment.model import (
     dtype_name,
     low_precision_dtype,
 )
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.progress import Reporter
 from autocast_explorer.core.numerics.optrace import OpTracer
 
@@ -511,9 +512,7 @@ class TrainReport:
         """One sentence saying which copy diverged and where; empty when neither did."""
         names = {"plain": "float32", "autocast": "autocast"}
         parts = [
-            f"{names[m]} at step {step}"
-            for m in MODES
-            if (step := self.diverged_at(m)) is not None
+            f"{names[m]} at step {step}" for m in MODES if (step := self.diverged_at(m)) is not None
         ]
         if not parts:
             return ""
@@ -645,6 +644,8 @@ def train_side_by_side(
     try:
         probes["autocast"] = probe_step(config, copy.deepcopy(initial), x0, y0, low)
     except Exception as exc:  # torch raises RuntimeError, oneDNN sometimes others
+        if is_out_of_memory(exc):
+            raise
         raise AutocastFailed(
             "autocast",
             f"the {config.dtype} autocast training step raised, so there is no second copy to "

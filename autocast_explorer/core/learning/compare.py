@@ -161,7 +161,8 @@ class Comparison:
         return [
             key
             for key in keys
-            if key not in ignored and any(key not in d or d[key] != dicts[0].get(key) for d in dicts)
+            if key not in ignored
+            and any(key not in d or d[key] != dicts[0].get(key) for d in dicts)
         ]
 
 
@@ -346,9 +347,7 @@ def training_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         (
             "diverged at step",
             each(
-                lambda t: " / ".join(
-                    str(t.diverged_at(m) or "no") for m in ("plain", "autocast")
-                )
+                lambda t: " / ".join(str(t.diverged_at(m) or "no") for m in ("plain", "autocast"))
             ),
         ),
         ("loss dtype (autocast)", each(lambda t: t.loss_dtype.get("autocast", "?"))),
