@@ -268,9 +268,16 @@ def read_header(r: JsonReader, schema: str) -> ExperimentConfig:
     if found != schema:
         raise r.fail("schema", f"expected {schema!r}, got {found[:80]!r}")
     try:
-        return ExperimentConfig.from_dict(r.obj("config").data)
+        config = ExperimentConfig.from_dict(r.obj("config").data)
     except (ConfigError, TypeError) as exc:
         raise r.fail("config", clean_text(str(exc))) from None
+    from autocast_explorer.core.experiment.families import family
+
+    # A measurement names its model: a default filled in would show a model never measured.
+    for param in family(config).params if config.model != "mlp" else ():
+        if param.name not in r.obj("config").data:
+            raise r.fail(f"config.{param.name}", f"missing (a {config.model} result names it)")
+    return config
 
 
 def latency_to_dict(stats: LatencyStats, flops: int | None = None) -> dict[str, Any]:
