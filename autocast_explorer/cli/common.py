@@ -15,9 +15,9 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO
 
 from autocast_explorer.cli.signals import deferred
 from autocast_explorer.core.experiment.config import (
@@ -331,66 +331,132 @@ def check_outputs(args: argparse.Namespace) -> None:
     """Every output flag of a command (--json, --csv, --report) checked before measuring."""
     for flag, what in (("json", "file"), ("csv", "file"), ("report", "folder")):
         check_output(f"--{flag}", getattr(args, flag, None), what)
+    check_distinct(args)
 
 
-def write_output(
-    path: str, text: str, keep: str | None = None, name: str = "result.json"
-) -> str | None:
-    """'-' means stdout; anything else is written atomically (core.documents.files).
+def check_distinct(args: argparse.Namespace) -> None:
+    """Two outputs on one file, or a file inside the report folder (which is replaced whole),
+    would lose one of them: refused before measuring."""
+    from autocast_explorer.core.documents.files import is_stream
+    from autocast_explorer.core.documents.reader import cap_text
 
-    On failure the text (or `keep`, the measurement, when given) goes to a fallback file; the
-    problem is returned as one sentence naming both paths, for FailedError.
+    def where(path: str) -> str:
+        return os.path.realpath(os.path.abspath(path))
+
+    files = [
+        (f"--{flag}", path)
+        for flag in ("json", "csv")
+        if (path := getattr(args, flag, None)) and path != "-" and not is_stream(Path(path))
+    ]
+    if len(files) == 2 and where(files[0][1]) == where(files[1][1]):
+        raise UsageError(f"--json and --csv name the same file ({cap_text(files[0][1], 200)})")
+    report = getattr(args, "report", None)
+    if report:
+        folder = where(report)
+        for flag, path in files:
+            if where(path).startswith(folder + os.sep):
+                raise UsageError(
+                    f"{flag} {cap_text(path, 200)} is inside the --report folder, which is "
+                    "replaced whole (it gets result.json and result.csv of its own)"
+                )
+
+
+class Stager(Protocol):
+    """What publish_outputs stages besides files (the report): returns it written aside."""
+
+    def __call__(self) -> Publishable: ...
+
+
+class Publishable(Protocol):
+    def publish(self) -> None: ...
+
+    def discard(self) -> None: ...
+
+
+def publish_outputs(
+    files: Sequence[tuple[str, str]],
+    keep: str,
+    name: str = "result.json",
+    stagers: Sequence[tuple[str, Stager]] = (),
+) -> list[str]:
+    """Write every output aside, then put them all in place together: all of them or none.
+
+    `files` are (path, text); '-' is stdout. Files and what `stagers` write ((path, stager):
+    the report) are written aside first; stdout and streams (FIFOs, devices) come next, as
+    they cannot be put aside; then everything staged is renamed into place with signals
+    deferred. A signal while staging discards what was staged (it is raised at once, as
+    during every write); a failure discards it too and keeps `keep` (the whole measurement)
+    in a fallback file named like the output (`name` for a device). Returns the problems.
     """
-    with deferred():  # a file is written whole or not at all
-        if path == "-":
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
-            sys.stdout.flush()
-            return None
-        from autocast_explorer.core.documents.files import write_atomic
+    from autocast_explorer.core.documents.files import UnwritablePath, is_stream, stage
 
+    staged: list[Publishable] = []
+    current = ""
+    try:
         try:
-            write_atomic(path, text)
-            return None
-        except OSError as exc:
-            fallback_name = "result.json" if keep else keep_name(path, name)
-            return cannot_write(path, exc.strerror or str(exc), keep or text, fallback_name)
+            later = []
+            for path, text in files:
+                if path == "-" or is_stream(Path(path)):
+                    later.append((path, text))
+                    continue
+                current = path
+                staged.append(stage(path, text))
+            for where, stager in stagers:
+                current = where
+                staged.append(stager())
+            for path, text in later:
+                current = path
+                if path == "-":
+                    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+                    sys.stdout.flush()
+                else:
+                    staged.append(stage(path, text))
+            with deferred():  # put in place together: a signal here waits until all are
+                current = ""
+                for item in staged:
+                    item.publish()
+        except BaseException:
+            for item in staged:
+                item.discard()
+            raise
+    except (OSError, UnwritablePath) as exc:
+        if not current:
+            raise
+        reason = getattr(exc, "strerror", None) or str(exc)
+        count = len(files) + len(stagers)
+        others = " (so none of the other outputs was written)" if count > 1 else ""
+        return [cannot_write(current, reason + others, keep, keep_name(current, name))]
+    return []
 
 
 def keep_name(path: str, default: str) -> str:
     """The fallback file's name: the output's own when it has an extension (a device has none)."""
     own = Path(path).name
-    return own if Path(own).suffix else default
+    return own if Path(own).suffix == Path(default).suffix else default
 
 
 def cannot_write(path: str, reason: str, data: str, name: str) -> str:
     """'cannot write P: R; the result was saved to F instead' (F: core.documents.files)."""
     from autocast_explorer.core.documents.files import save_fallback
-    from autocast_explorer.core.documents.reader import clean_text
+    from autocast_explorer.core.documents.reader import cap_text, clean_text
 
     kept = save_fallback(data, name)
     where = (
         f"the result was saved to {kept} instead" if kept else "no fallback file could be written"
     )
-    return f"cannot write {clean_text(path)}: {reason}; {where}"
+    return f"cannot write {cap_text(clean_text(path), 200)}: {reason}; {where}"
 
 
-def write_outputs(args: argparse.Namespace, result: ExperimentResult | SweepResult) -> list[str]:
-    """--json and --csv of `run` and `sweep`: the result's JSON and CSV where asked.
-
-    Returns the problems (each with its fallback file); every output is tried.
-    """
-    problems = []
+def result_files(
+    args: argparse.Namespace, result: ExperimentResult | SweepResult
+) -> list[tuple[str, str]]:
+    """--json and --csv of `run` and `sweep`: (path, text) for publish_outputs."""
+    files = []
     if args.json:
-        problems.append(write_output(args.json, result.to_json()))
+        files.append((args.json, result.to_json()))
     if args.csv:
-        keep = _json_for_csv(args, result)
-        problems.append(write_output(args.csv, result.to_csv(), keep, "result.csv"))
-    return [p for p in problems if p]
-
-
-def _json_for_csv(args: argparse.Namespace, result: ExperimentResult | SweepResult) -> str | None:
-    """When a CSV fails, the fallback keeps the whole measurement (JSON) unless --json kept it."""
-    return None if args.json and args.json != "-" else result.to_json()
+        files.append((args.csv, result.to_csv()))
+    return files
 
 
 def raise_problems(problems: list[str]) -> None:

@@ -11,19 +11,19 @@ from autocast_explorer.cli.common import (
     UsageError,
     add_config_arguments,
     add_training_arguments,
-    cannot_write,
     check_outputs,
     config_from_args,
     preset_from_args,
+    publish_outputs,
     raise_problems,
     resource_errors,
+    result_files,
     to_stdout,
-    write_outputs,
 )
 from autocast_explorer.cli.signals import deferred
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.documents.report import Report
+    from autocast_explorer.core.documents.report import StagedReport
     from autocast_explorer.core.experiment.result import ExperimentResult
 
 
@@ -102,7 +102,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             result = run(config, progress=progress)
     finally:
         progress.close()
-    problems = write_outputs(args, result)
+    staged_reports: list[StagedReport] = []
+    notes: list[str] = []
+
+    def stage_report() -> StagedReport:
+        staged, note = _stage_report(result, args.report)
+        staged_reports.append(staged)
+        notes.append(note)
+        return staged
+
+    stagers = [(args.report, stage_report)] if args.report else []
+    problems = publish_outputs(result_files(args, result), result.to_json(), stagers=stagers)
     if not to_stdout(args.json, args.csv):
         print(format_summary(result))
         placed = from_result(result) if placements else None
@@ -110,24 +120,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"\n{format_placements(placed)}")
         elif placements:
             print("\nNo placements timed: the autocast forward raised (see above).")
-    if args.report:
-        try:
-            report, problem = _write_report(result, args.report)
-        except (OSError, ValueError) as exc:
-            reason = getattr(exc, "strerror", None) or str(exc)
-            problems.append(cannot_write(args.report, reason, result.to_json(), "result.json"))
-        else:
-            if problem:
-                sys.stderr.write(f"note: the report has no chart images: {problem}\n")
-            if not to_stdout(args.json, args.csv):
-                names = ", ".join(f.name for f in report.files)
-                print(f"\nReport written to {report.directory}: {names}")
+    if staged_reports and not problems:
+        if notes[0]:
+            sys.stderr.write(f"note: the report has no chart images: {notes[0]}\n")
+        if not to_stdout(args.json, args.csv):
+            report = staged_reports[0].report
+            names = ", ".join(f.name for f in report.files)
+            print(f"\nReport written to {report.directory}: {names}")
     raise_problems(problems)
     return 0
 
 
-def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str]:
-    """The report with chart PNGs drawn offscreen by the window's charts (gui.report_charts).
+def _stage_report(result: ExperimentResult, directory: str) -> tuple[StagedReport, str]:
+    """The report with chart PNGs drawn offscreen by the window's charts (gui.report_charts),
+    written aside to be published with the other outputs.
 
     Imported lazily: `run` without --report never loads Qt. Without Qt the report is written
     without images and the reason is returned. Qt is loaded and drawn with signals deferred
@@ -136,9 +142,9 @@ def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str
     """
     with deferred():
         try:
-            from autocast_explorer.gui.charts.report_charts import write_report_with_charts
+            from autocast_explorer.gui.charts.report_charts import stage_report_with_charts
         except ImportError as exc:
-            from autocast_explorer.core.documents.report import write_report
+            from autocast_explorer.core.documents.report import stage_report
 
-            return write_report(result, directory), f"Qt could not be loaded ({exc})"
-    return write_report_with_charts(result, directory, deferred=deferred)
+            return stage_report(result, directory), f"Qt could not be loaded ({exc})"
+    return stage_report_with_charts(result, directory, deferred=deferred)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pyqtgraph as pg
 
-    from autocast_explorer.core.documents.report import Report
+    from autocast_explorer.core.documents.report import StagedReport
     from autocast_explorer.core.experiment.result import ExperimentResult
 
 #: (chart id, title in report.md, file name) for every chart a report carries.
@@ -126,24 +126,22 @@ def offscreen_chart_writer(
     return write
 
 
-def write_report_with_charts(
+def stage_report_with_charts(
     result: ExperimentResult,
     directory: str | os.PathLike[str],
     deferred: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
-) -> tuple[Report, str]:
-    """The report with chart PNGs; without them (and the reason) if Qt cannot draw them.
-
-    Either way the folder is swapped in whole (core.documents.report), never half written.
-    """
+) -> tuple[StagedReport, str]:
+    """The report with chart PNGs, written aside (published with the run's other outputs);
+    without the charts (and the reason) if Qt cannot draw them."""
     from autocast_explorer.core.documents.files import UnwritablePath
-    from autocast_explorer.core.documents.report import write_report
+    from autocast_explorer.core.documents.report import stage_report
 
     try:
-        return write_report(result, directory, offscreen_chart_writer(result, deferred)), ""
+        return stage_report(result, directory, offscreen_chart_writer(result, deferred)), ""
     except ImportError as exc:
         reason = f"Qt could not be loaded ({exc})"
     except UnwritablePath:
         raise
     except (RuntimeError, ValueError) as exc:
         reason = f"the charts could not be drawn ({type(exc).__name__}: {exc})"
-    return write_report(result, directory), reason
+    return stage_report(result, directory), reason
