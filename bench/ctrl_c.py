@@ -198,7 +198,7 @@ def run_tries(tries: int, seed: int, min_time: float, verbose: bool = True) -> l
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-time", type=float, default=0.2)

@@ -54,10 +54,12 @@ class FailedError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but bad arguments give one `error: …` line instead of usage + message, and a
-    value such as `--widths -5,10` reaches its validator instead of reading as a flag."""
+    """argparse, but bad arguments give one `error: …` line instead of usage + message, a
+    value such as `--widths -5,10` reaches its validator instead of reading as a flag, and a
+    flag is only ever its full name (no abbreviations)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # --mode must never read as --model
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NEGATIVE_VALUE
 
@@ -249,8 +251,9 @@ def config_from_args(
 def preset_from_args(args: argparse.Namespace) -> Preset | None:
     """The preset named by --preset (None without it); a bad one is a UsageError.
 
-    A value that names an existing file, ends in .json or holds a path separator is read as a
-    file; anything else is looked up by id or name among the built-in and the user's presets.
+    A value that names an existing entry other than a folder (a FIFO or device is refused by
+    name, never opened), ends in .json or holds a path separator is read as a file; anything
+    else is looked up by id or name among the built-in and the user's presets.
     """
     key = getattr(args, "preset", None)
     if key is None:
@@ -266,7 +269,8 @@ def preset_from_args(args: argparse.Namespace) -> Preset | None:
 
     path = Path(key).expanduser()
     try:
-        if path.is_file() or key.endswith(".json") or "/" in key or os.sep in key:
+        named_file = os.path.lexists(path) and not path.is_dir()  # a FIFO, device, link loop too
+        if named_file or key.endswith(".json") or "/" in key or os.sep in key:
             return load_preset(path)
         user, _unusable = scan_presets(user_presets_dir())
         return find_preset([*builtin_presets(), *user], key)

@@ -236,6 +236,27 @@ def _umask() -> int:
     return mask
 
 
+def not_a_regular_file(path: Path) -> str:
+    """Why `path` cannot be read as a document ('' when it can): missing, a folder, a link
+    loop, or a device/FIFO/socket (reading /dev/zero never ends; a FIFO waits for a writer).
+    Asked without opening it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return "no such file"
+        return f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (a named pipe), not a file"
+    if not stat.S_ISREG(mode):
+        return "is a device or socket, not a file"
+    return ""
+
+
 # ---- checks before any work ------------------------------------------------------------------
 def check_writable(path: str, what: str = "file") -> Path:
     """Raise UnwritablePath unless `path` can be written as a `what` ("file" or "folder").

@@ -91,6 +91,8 @@ def clean_text(value: str, multiline: bool = False) -> str:
 
 #: Text shown in one line (a label, a banner, a terminal) is cut to this many characters.
 MAX_SHOWN_CHARS = 2000
+#: A document's text field is cut to this many characters when read (none of ours is longer).
+MAX_DOCUMENT_TEXT_CHARS = 20_000
 
 
 def cap_text(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
@@ -149,14 +151,21 @@ class JsonReader:
             raise self.fail(key, "expected a list")
         return [JsonReader(item, f"{self.where(key)}[{i}]") for i, item in enumerate(value)]
 
-    def text(self, key: str, default: str | None = None, multiline: bool = False) -> str:
-        """Text, stripped of control characters."""
+    def text(
+        self,
+        key: str,
+        default: str | None = None,
+        multiline: bool = False,
+        limit: int = MAX_DOCUMENT_TEXT_CHARS,
+    ) -> str:
+        """Text, stripped of control characters and cut to `limit` (cap_text): a file's text
+        reaches labels and terminals, where megabytes freeze the window."""
         if default is not None and key not in self.data:
             return default
         value = self._get(key)
         if not isinstance(value, str):
             raise self.fail(key, "expected text")
-        return clean_text(value, multiline)
+        return clean_text(cap_text(value, limit), multiline)
 
     def texts(self, key: str, required: bool = True, multiline: bool = False) -> list[str]:
         """A list of texts (a single text where a list goes is refused)."""
@@ -165,7 +174,7 @@ class JsonReader:
         value = self._get(key)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(key, "expected a list of texts")
-        return [clean_text(v, multiline) for v in value]
+        return [clean_text(cap_text(v, MAX_DOCUMENT_TEXT_CHARS), multiline) for v in value]
 
     def number(
         self,

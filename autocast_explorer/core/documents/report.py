@@ -973,7 +973,7 @@ def main_train(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--min-time", type=float, default=CONFIG["min_time"],
                         help="seconds of timed forwards per mode")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead")

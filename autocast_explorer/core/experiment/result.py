@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autocast_explorer.core.documents.reader import (
+    MAX_SHOWN_CHARS,
     DocumentFormatError,
     JsonReader,
     clean_text,
@@ -163,7 +164,7 @@ class ExperimentResult:
         config = read_header(r, SCHEMA)
         latency = r.obj("latency")
         output_dtype = r.obj("output_dtype")
-        autocast_error = r.text("autocast_error", default="", multiline=True)
+        autocast_error = r.text("autocast_error", default="", multiline=True, limit=MAX_SHOWN_CHARS)
         failed = bool(autocast_error)
         layers = tuple(
             LayerRecord(

@@ -57,6 +57,7 @@ from autocast_explorer.gui.features.experiment.controls import (
 )
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import ActionRegistry, audit_shortcuts
+from autocast_explorer.gui.shell.banner import BannerLabel
 from autocast_explorer.gui.shell.context import AppContext, Feature
 from autocast_explorer.gui.shell.help_window import HelpWindow, show_help
 from autocast_explorer.gui.shell.keys import StandardKey
@@ -208,7 +209,7 @@ class MainWindow(QMainWindow):
         self.resultTabs.setObjectName("resultTabs")
         self.resultTabs.setDocumentMode(True)
 
-        self.messageBanner = QLabel("")
+        self.messageBanner = BannerLabel("")
         self.messageBanner.setObjectName("messageBanner")
         self.messageBanner.setWordWrap(True)
         self.messageBanner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
