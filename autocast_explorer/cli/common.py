@@ -333,9 +333,9 @@ def check_output(flag: str, path: str | None, what: str = "file") -> None:
 
 def check_outputs(args: argparse.Namespace) -> None:
     """Every output flag of a command (--json, --csv, --report) checked before measuring."""
+    check_distinct(args)
     for flag, what in (("json", "file"), ("csv", "file"), ("report", "folder")):
         check_output(f"--{flag}", getattr(args, flag, None), what)
-    check_distinct(args)
 
 
 def check_distinct(args: argparse.Namespace) -> None:

@@ -35,7 +35,9 @@ CONFIGS = {
         model="transformer", d_model=8, heads=2, seq=4, depth=1, ff=16, classes=4, **TINY
     ),
     "rnn": ExperimentConfig(model="rnn", features=4, hidden=8, seq=4, depth=1, classes=4, **TINY),
-    "diverged": ExperimentConfig(widths=(8, 6, 4), mode="train", steps=12, lr=100.0, **TINY),
+    "diverged": ExperimentConfig(
+        widths=(16, 16, 4), mode="train", steps=20, lr=100.0, **{**TINY, "batch": 8}
+    ),
 }
 KINDS = [*CONFIGS, "raised"]
 
@@ -71,7 +73,9 @@ def test_every_kind_reads_back_what_it_wrote(results, kind):
         for mode in ("plain", "autocast"):
             old, new = result.train.loss[mode], again.result.train.loss[mode]
             assert len(old) == len(new)
-            assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(old, new))
+            assert all(
+                a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(old, new, strict=True)
+            )
         assert again.result.train.divergence() == result.train.divergence() != ""
     assert again.result.autocast_error == result.autocast_error
 

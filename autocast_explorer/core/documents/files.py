@@ -236,6 +236,13 @@ def _umask() -> int:
     return mask
 
 
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long on the way there
+        return False
+
+
 def not_a_regular_file(path: Path) -> str:
     """Why `path` cannot be read as a document ('' when it can): missing, a folder, a link
     loop, or a device/FIFO/socket (reading /dev/zero never ends; a FIFO waits for a writer).
@@ -277,6 +284,7 @@ def check_writable(path: str, what: str = "file") -> Path:
 
 
 def _check_writable(target: Path, path: str, what: str) -> Path:
+    _check_name(target, path)
     if what == "file" and is_stream(target):
         if not os.access(target, os.W_OK):
             raise UnwritablePath(f"cannot write {path}: permission denied")
@@ -285,7 +293,8 @@ def _check_writable(target: Path, path: str, what: str) -> Path:
         real = resolve_link(target)
     except OSError as exc:
         raise UnwritablePath(f"cannot write {path}: {exc.strerror}") from None
-    _check_name(real, path)
+    if real != target:
+        _check_name(real, path)
     if what == "file" and real.is_dir():
         raise UnwritablePath(f"cannot write {path}: it is a folder")
     if what == "folder" and real.exists() and not real.is_dir():
@@ -307,11 +316,12 @@ def _check_writable(target: Path, path: str, what: str) -> Path:
 def _check_name(real: Path, path: str) -> None:
     """Every component within the file system's name limit (else the write fails after the
     work: a 300-letter name is refused by open(), not by the shell)."""
-    parent = real.parent if str(real.parent) else Path(".")
-    try:
-        limit = os.pathconf(parent if parent.exists() else ".", "PC_NAME_MAX")
-    except (OSError, ValueError):
-        limit = 255
+    limit = 255
+    with contextlib.suppress(OSError, ValueError):
+        for folder in (real.parent, Path(".")):
+            if _exists(folder):
+                limit = os.pathconf(folder, "PC_NAME_MAX")
+                break
     for part in real.parts:
         size = len(os.fsencode(part))
         if size > limit:
