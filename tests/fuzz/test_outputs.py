@@ -319,3 +319,27 @@ def test_stage_then_discard_leaves_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
     staged.publish()  # nothing left to publish: a no-op
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_window_never_waits_on_a_fifo(qtbot, explorer_user_files, tmp_path, good_result):
+    """Saving runs on the GUI thread: a FIFO without a reader fails at once, one whose
+    reader stops is given up after a second; the banner says which."""
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.gui import MainWindow
+
+    window = MainWindow(autoload=False)
+    qtbot.addWidget(window)
+    window.last_result = ExperimentResult.from_json(json.dumps(good_result))
+    fifo = tmp_path / "f.json"
+    os.mkfifo(fifo)
+    assert window.save_result(fifo) is False
+    assert "no process is reading it" in window.messageBanner.text()
+    held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        started = time.monotonic()
+        assert window.write_file(fifo, b"w" * 2_000_000, "the test data") is False
+        assert time.monotonic() - started < 20
+        assert "nothing was read from it for 1 s" in window.messageBanner.text()
+    finally:
+        os.close(held)
+    assert fifo.exists() and not fifo.is_file()

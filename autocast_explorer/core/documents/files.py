@@ -51,9 +51,12 @@ class UnwritablePath(ValueError):
     """An output path that cannot be written; str() says which and why, in one line."""
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
-    """Write `data` to `path` respecting what is there (see the module docstring)."""
-    staged = stage(path, data)
+def write_atomic(
+    path: str | os.PathLike[str], data: str | bytes, stall_s: float = STREAM_STALL_SECONDS
+) -> Path:
+    """Write `data` to `path` respecting what is there (see the module docstring); a stream
+    that takes nothing for `stall_s` is given up (the window waits less than a script)."""
+    staged = stage(path, data, stall_s)
     staged.publish()
     return staged.path
 
@@ -82,13 +85,15 @@ class Staged:
             self.temp = None
 
 
-def stage(path: str | os.PathLike[str], data: str | bytes) -> Staged:
+def stage(
+    path: str | os.PathLike[str], data: str | bytes, stall_s: float = STREAM_STALL_SECONDS
+) -> Staged:
     """Write `data` beside `path` (fsync'd), to be put in place by `publish`; a stream is
     written now (there is nothing to put in place)."""
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if is_stream(target):
-        write_stream(target, payload)
+        write_stream(target, payload, stall_s)
         return Staged(target, target, None)
     real = resolve_link(target)
     real.parent.mkdir(parents=True, exist_ok=True)

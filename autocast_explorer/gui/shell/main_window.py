@@ -119,6 +119,10 @@ def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentRes
     )
 
 
+#: A FIFO that takes nothing for this long is given up (a save runs on the GUI thread).
+GUI_STREAM_STALL_SECONDS = 1.0
+
+
 class MainWindow(QMainWindow):
     """The Autocast Explorer window. `MainWindow()` builds it without running anything."""
 
@@ -668,11 +672,13 @@ class MainWindow(QMainWindow):
 
     # ---- files: what the menus do after their dialog (tests and scripts call these) --------
     def write_file(self, path: str | Path, data: str | bytes, what: str) -> bool:
-        """Write atomically; the status bar says so, or the banner says why not (False)."""
+        """Write atomically; the status bar says so, or the banner says why not (False). A FIFO
+        or device is written non-blocking and given up after a second without progress: this
+        runs on the GUI thread."""
         from autocast_explorer.core.documents.files import write_atomic
 
         try:
-            write_atomic(path, data)
+            write_atomic(path, data, stall_s=GUI_STREAM_STALL_SECONDS)
         except OSError as exc:
             self.show_banner(f"Could not save {what} to {path}: {exc.strerror or exc}")
             return False
