@@ -138,3 +138,22 @@ def test_the_compare_window_takes_every_kind_side_by_side(qtbot, results):
     window.add_files([str(results["mlp"][1])])  # adding more keeps working
     assert len(window.labels()) == len(KINDS) + 1
     window.close()
+
+
+def _lesson_ids() -> list[str]:
+    from autocast_explorer.core.learning.lessons import LESSONS
+
+    return [lesson.id for lesson in LESSONS if lesson.checker is not None]
+
+
+@pytest.mark.parametrize("lesson_id", _lesson_ids())
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_lesson_check_reads_every_kind(results, kind, lesson_id):
+    """A lesson's check given another kind of result (a learner's own run) says something."""
+    from autocast_explorer.core.learning.lessons import lesson
+
+    outcome = lesson(lesson_id).check(results[kind][0], None)
+    assert outcome.lesson_id == lesson_id and outcome.headline.endswith(".")
+    if kind == "raised":
+        assert "autocast forward raised" in outcome.headline and not outcome.matches_tutorial
+        assert MESSAGE in outcome.text
