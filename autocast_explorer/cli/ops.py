@@ -83,12 +83,9 @@ def cmd_ops(args: argparse.Namespace) -> int:
     if (args.only or args.op) and not (only or names):
         raise UsageError("only/op: give a category or an op name (got an empty value)")
     specs = select_specs(only, names)
-    progress = StderrProgress()
-    try:
-        threads = PROBE_THREADS if args.threads is None else args.threads
+    threads = PROBE_THREADS if args.threads is None else args.threads
+    with StderrProgress() as progress:
         probe = probe_ops(args.dtype, specs=specs, threads=threads, progress=progress)
-    finally:
-        progress.close()
     text = probe.to_json()
     files = [(args.json, text)] if args.json else []
     problems = publish_outputs(files, text, name="probe.json")

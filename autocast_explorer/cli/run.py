@@ -23,8 +23,8 @@ from autocast_explorer.cli.common import (
 from autocast_explorer.cli.signals import deferred
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.documents.report import StagedReport
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.reports.report import StagedReport
 
 
 RUN_EPILOG = """\
@@ -95,13 +95,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"note: preset {preset.name!r} also holds a {preset.sweep.label} sweep; "
             f"run it with: autocast-explorer sweep --preset {preset.id}\n"
         )
-    progress = StderrProgress()
-    try:
-        run = run_with_placements if placements else run_experiment
-        with resource_errors(config):
-            result = run(config, progress=progress)
-    finally:
-        progress.close()
+    run = run_with_placements if placements else run_experiment
+    with StderrProgress() as progress, resource_errors(config):
+        result = run(config, progress=progress)
     staged_reports: list[StagedReport] = []
     notes: list[str] = []
 
@@ -144,7 +140,7 @@ def _stage_report(result: ExperimentResult, directory: str) -> tuple[StagedRepor
         try:
             from autocast_explorer.gui.charts.report_charts import stage_report_with_charts
         except ImportError as exc:
-            from autocast_explorer.core.documents.report import stage_report
+            from autocast_explorer.core.reports.report import stage_report
 
             return stage_report(result, directory), f"Qt could not be loaded ({exc})"
     return stage_report_with_charts(result, directory, deferred=deferred)

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import ClassVar, NoReturn
 
-EXIT_INTERRUPTED = 128 + signal.SIGINT  # SIGTERM's 143 comes from Interrupted.exit_code
+from autocast_explorer.exit_codes import signal_exit_code
+
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -35,7 +36,7 @@ class Interrupted(KeyboardInterrupt):
 
     @property
     def exit_code(self) -> int:
-        return 128 + self.signum
+        return signal_exit_code(self.signum)
 
     @property
     def word(self) -> str:
@@ -88,7 +89,7 @@ def _tail_handler(signum: int, _frame: FrameType | None) -> None:
         sys.stdout.flush()
     with contextlib.suppress(OSError):
         os.write(2, f"{word} (after all outputs were written)\n".encode())
-    os._exit(128 + signum)
+    os._exit(signal_exit_code(signum))
 
 
 @contextlib.contextmanager

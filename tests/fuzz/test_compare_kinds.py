@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from autocast_explorer.cli import main
-from autocast_explorer.core.documents.report import report_markdown
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -25,6 +24,7 @@ from autocast_explorer.core.learning.compare import (
     format_comparison,
     load_comparison,
 )
+from autocast_explorer.core.reports.report import report_markdown
 from tests.autocast_failure import MESSAGE, failing_result
 
 TINY = {"batch": 2, "min_time": 0.01, "threads": 1}

@@ -297,7 +297,7 @@ def test_a_signal_between_two_outputs_leaves_none(tmp_path, monkeypatch, capsys,
     outputs = ["--json", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]
     if which == 2:
         outputs += ["--report", str(tmp_path / "rep")]
-        import autocast_explorer.core.documents.report as report
+        import autocast_explorer.core.reports.report as report
 
         def report_interrupted(*_args, **_kwargs):
             raise Interrupted(2)

@@ -80,7 +80,7 @@ def test_the_banner_caps_what_it_is_given(qtbot, size):
 @pytest.mark.parametrize("key", ["presentation/theme", "presentation/font_scale"])
 def test_a_megabyte_settings_value_is_refused_unread(qtbot, explorer_user_files, key):
     from autocast_explorer.gui import MainWindow
-    from autocast_explorer.gui.shell.settings import MAX_SETTING_CHARS, open_settings
+    from autocast_explorer.gui.window.settings import MAX_SETTING_CHARS, open_settings
 
     store = open_settings()
     store.setValue(key, "z" * 2**20)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pyqtgraph as pg
 
-    from autocast_explorer.core.documents.report import StagedReport
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.reports.report import StagedReport
 
 #: (chart id, title in report.md, file name) for every chart a report carries.
 REPORT_CHARTS: tuple[tuple[str, str, str], ...] = (
@@ -134,7 +134,7 @@ def stage_report_with_charts(
     """The report with chart PNGs, written aside (published with the run's other outputs);
     without the charts (and the reason) if Qt cannot draw them."""
     from autocast_explorer.core.documents.files import UnwritablePath
-    from autocast_explorer.core.documents.report import stage_report
+    from autocast_explorer.core.reports.report import stage_report
 
     try:
         return stage_report(result, directory, offscreen_chart_writer(result, deferred)), ""
