@@ -479,7 +479,7 @@ def raise_problems(problems: list[str]) -> None:
 def resource_errors(config: ExperimentConfig) -> Iterator[None]:
     """Memory running out while measuring is one `error:` line naming what the allocator
     refused next to what the memory guard estimated (exit 1), never a traceback."""
-    from autocast_explorer.core.experiment.out_of_memory import memory_outcome
+    from autocast_explorer.core.experiment.guards import memory_outcome
 
     try:
         with memory_outcome(config):

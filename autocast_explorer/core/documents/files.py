@@ -42,6 +42,8 @@ _DESCRIPTOR_PATHS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/")
 FALLBACK_DIR_ENV = "AUTOCAST_EXPLORER_FALLBACK_DIR"
 #: A stream (FIFO, device) that takes nothing for this long is given up.
 STREAM_STALL_SECONDS = 30.0
+#: A FIFO without a reader is waited for this long (a reader started alongside), no longer.
+READER_WAIT_SECONDS = 2.0
 #: The target's name is cut to this many bytes inside a temporary name (which adds ~25), so a
 #: temporary name fits wherever the name itself fits (255 bytes on common file systems).
 _TEMP_NAME_BYTES = 200
@@ -150,17 +152,23 @@ def is_stream(path: Path) -> bool:
 
 def write_stream(target: Path, payload: bytes, stall_s: float = STREAM_STALL_SECONDS) -> None:
     """Write to a device or FIFO without ever waiting unboundedly: opened non-blocking (a FIFO
-    without a reader refuses at once), written as the reader takes it, given up after
-    `stall_s` without progress. Waits are short selects, so signal handlers run meanwhile."""
+    without a reader is refused after READER_WAIT_SECONDS), written as the reader takes it,
+    given up after `stall_s` without progress. Waits are short sleeps and selects, so signal
+    handlers run meanwhile."""
     flags = os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(target, flags)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:
-            raise OSError(
-                errno.ENXIO, "no process is reading it (start the reader first)", str(target)
-            ) from None
-        raise
+    wait_until = time.monotonic() + min(stall_s, READER_WAIT_SECONDS)
+    while True:
+        try:
+            fd = os.open(target, flags)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if time.monotonic() > wait_until:
+                raise OSError(
+                    errno.ENXIO, "no process is reading it (start the reader first)", str(target)
+                ) from None
+            time.sleep(0.02)  # a reader starting at the same moment (`cat f & run …`)
     try:
         view = memoryview(payload)
         last = time.monotonic()

@@ -29,7 +29,7 @@ from autocast_explorer.core.experiment.config import (
 )
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
-from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory, memory_outcome
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.timing import (
     LatencyStats,
@@ -85,7 +85,7 @@ def run_experiment(
     the result carries `autocast_error` (the message) with no autocast latency or agreement.
     Memory running out (either side) raises OutOfMemory instead: it says nothing of autocast.
     """
-    with memory_outcome(config):
+    with guards.memory_outcome(config):
         return _run_experiment(config, Reporter(progress, cancel), partial)
 
 

@@ -25,7 +25,7 @@ from autocast_explorer.core.experiment.capture import AutocastFailed, error_text
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
-from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory, memory_outcome
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import environment
@@ -211,7 +211,7 @@ def run_spec(
     models = _Models()
     with torch_threads(config.threads) as threads, torch.no_grad():
         for k, plan in enumerate(planned):
-            with memory_outcome(plan.config, plan.name):
+            with guards.memory_outcome(plan.config, plan.name):
                 reporter.check()
                 head = f"point {k + 1}/{len(planned)} · {plan.name}"
 
