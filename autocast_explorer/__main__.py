@@ -16,13 +16,17 @@ def _note(signum: int, _frame: object) -> None:
 
 def entry() -> int:
     """Run the command line; a signal that came while it loaded interrupts it at once (the
-    command line's own handlers replace this one, or the window restores Python's)."""
+    command line's own handlers replace this one, or the window restores Python's). A command
+    (not the window) then exits at once: see cli.signals.exit_now."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _note)
     from autocast_explorer.cli import main, signals
 
     signals.note_early(_early)
-    return main()
+    code = main()
+    if signals.command_ran():
+        signals.exit_now(code)
+    return code
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ def cli_vs_import() -> tuple[float, float, float]:
 
 @torch.no_grad()
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument(
         "--threads", type=int, default=None, help="torch threads (default: torch's)"
     )

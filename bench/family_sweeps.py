@@ -56,7 +56,7 @@ def load() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
     parser.add_argument("--min-time", type=float, default=0.2)
     args = parser.parse_args()
     env = environment(1)

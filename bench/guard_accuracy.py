@@ -22,7 +22,7 @@ TARGET = 3.0
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--min-time", type=float, default=0.5)
     args = parser.parse_args()

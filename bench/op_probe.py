@@ -83,7 +83,7 @@ def cpu_words() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="processes per variant")
     parser.add_argument("--repeats", type=int, default=3, help="probes per process")
     args = parser.parse_args()

@@ -64,7 +64,7 @@ def kit_loads(folder: Path, site: Path, options: list[str]) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=11)
     args = parser.parse_args()
     print(f"Machine: {machine()}; Python {sys.version.split()[0]}")

@@ -142,7 +142,7 @@ def findings(min_time: float, threads: int | None) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=10)
     parser.add_argument("--min-time", type=float, default=0.2)
     parser.add_argument("--repeats", type=int, default=5)

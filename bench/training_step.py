@@ -58,7 +58,7 @@ def one_model(widths: tuple[int, ...], batch: int, dtype: str, min_time: float) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--min-time", type=float, default=1.0)
     args = parser.parse_args()
     env = environment(1)

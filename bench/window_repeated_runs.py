@@ -68,7 +68,7 @@ class Repeater(QObject):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--min-time", type=float, default=0.5)
     args = parser.parse_args()

@@ -65,7 +65,7 @@ def time_torch(env: dict[str, str]) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--platform", default=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
     args = parser.parse_args()

@@ -27,7 +27,7 @@ SHOTS = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("directory", nargs="?", default="docs")
     args = parser.parse_args(argv)
     out = Path(args.directory)

@@ -172,7 +172,7 @@ def show_tab(window: MainWindow, title: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", default="docs/screenshot.png")
     args = parser.parse_args(argv)
     app, window = first_start_window()

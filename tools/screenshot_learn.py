@@ -80,7 +80,7 @@ def compare_scene(window, path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("scene", choices=("lessons", "compare"))
     parser.add_argument("path")
     args = parser.parse_args(argv)

@@ -113,7 +113,7 @@ class SweepShooter(QObject):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("directory", nargs="?", default="docs")
     parser.add_argument("--values", default="1:1024:11", help="batch values of the sweep")
     parser.add_argument("--min-time", type=float, default=0.1, help="seconds per point")

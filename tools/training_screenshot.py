@@ -27,7 +27,7 @@ CONFIG = ExperimentConfig(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", default="docs/training.png")
     args = parser.parse_args(argv)
     out = Path(args.path)

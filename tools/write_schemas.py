@@ -52,7 +52,7 @@ def render(build: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 on a difference")
     args = parser.parse_args(argv)
     stale = []

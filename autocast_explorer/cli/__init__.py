@@ -153,10 +153,11 @@ def interrupted(word: str, code: int) -> int:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:
-    """One `error:` line on stderr (control characters removed); the exit code."""
-    from autocast_explorer.core.documents.reader import clean_text
+    """One `error:` line on stderr (control characters removed, cut to a screenful); the exit
+    code."""
+    from autocast_explorer.core.documents.reader import cap_text, clean_text
 
-    sys.stderr.write(f"error: {clean_text(message)}\n")
+    sys.stderr.write(f"error: {clean_text(cap_text(message))}\n")
     return code
 
 

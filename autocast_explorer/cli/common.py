@@ -15,9 +15,9 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO
 
 from autocast_explorer.cli.signals import deferred
 from autocast_explorer.core.experiment.config import (
@@ -58,10 +58,12 @@ class FailedError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but bad arguments give one `error: …` line instead of usage + message, and a
-    value such as `--widths -5,10` reaches its validator instead of reading as a flag."""
+    """argparse, but bad arguments give one `error: …` line instead of usage + message, a
+    value such as `--widths -5,10` reaches its validator instead of reading as a flag, and a
+    flag is only ever its full name (no abbreviations)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # --mode must never read as --model
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NEGATIVE_VALUE
 
@@ -355,8 +357,9 @@ def config_from_args(
 def preset_from_args(args: argparse.Namespace) -> Preset | None:
     """The preset named by --preset (None without it); a bad one is a UsageError.
 
-    A value that names an existing file, ends in .json or holds a path separator is read as a
-    file; anything else is looked up by id or name among the built-in and the user's presets.
+    A value that names an existing entry other than a folder (a FIFO or device is refused by
+    name, never opened), ends in .json or holds a path separator is read as a file; anything
+    else is looked up by id or name among the built-in and the user's presets.
     """
     key = getattr(args, "preset", None)
     if key is None:
@@ -372,7 +375,8 @@ def preset_from_args(args: argparse.Namespace) -> Preset | None:
 
     path = Path(key).expanduser()
     try:
-        if path.is_file() or key.endswith(".json") or "/" in key or os.sep in key:
+        named_file = os.path.lexists(path) and not path.is_dir()  # a FIFO, device, link loop too
+        if named_file or key.endswith(".json") or "/" in key or os.sep in key:
             return load_preset(path)
         user, _unusable = scan_presets(user_presets_dir())
         return find_preset([*builtin_presets(), *user], key)
@@ -442,76 +446,134 @@ def check_output(flag: str, path: str | None, what: str = "file") -> None:
 
 def check_outputs(args: argparse.Namespace) -> None:
     """Every output flag of a command (--json, --csv, --report) checked before measuring."""
+    check_distinct(args)
     for flag, what in (("json", "file"), ("csv", "file"), ("report", "folder")):
         check_output(f"--{flag}", getattr(args, flag, None), what)
 
 
-def write_output(
-    path: str,
-    text: str,
-    keep: str | None = None,
+def check_distinct(args: argparse.Namespace) -> None:
+    """Two outputs on one file, or a file inside the report folder (which is replaced whole),
+    would lose one of them: refused before measuring."""
+    from autocast_explorer.core.documents.files import is_stream
+    from autocast_explorer.core.documents.reader import cap_text
+
+    def where(path: str) -> str:
+        return os.path.realpath(os.path.abspath(path))
+
+    files = [
+        (f"--{flag}", path)
+        for flag in ("json", "csv")
+        if (path := getattr(args, flag, None)) and path != "-" and not is_stream(Path(path))
+    ]
+    if len(files) == 2 and where(files[0][1]) == where(files[1][1]):
+        raise UsageError(f"--json and --csv name the same file ({cap_text(files[0][1], 200)})")
+    report = getattr(args, "report", None)
+    if report:
+        folder = where(report)
+        for flag, path in files:
+            if where(path).startswith(folder + os.sep):
+                raise UsageError(
+                    f"{flag} {cap_text(path, 200)} is inside the --report folder, which is "
+                    "replaced whole (it gets result.json and result.csv of its own)"
+                )
+
+
+class Stager(Protocol):
+    """What publish_outputs stages besides files (the report): returns it written aside."""
+
+    def __call__(self) -> Publishable: ...
+
+
+class Publishable(Protocol):
+    def publish(self) -> None: ...
+
+    def discard(self) -> None: ...
+
+
+def publish_outputs(
+    files: Sequence[tuple[str, str]],
+    keep: str,
     name: str = "result.json",
-    keep_json_name: str = "result.json",
-) -> str | None:
-    """'-' means stdout; anything else is written atomically (core.documents.files).
+    stagers: Sequence[tuple[str, Stager]] = (),
+) -> list[str]:
+    """Write every output aside, then put them all in place together: all of them or none.
 
-    On failure the text (or `keep`, the measurement's JSON named `keep_json_name`, when given)
-    goes to a fallback file; the problem is returned as one sentence naming both paths, for
-    FailedError.
+    `files` are (path, text); '-' is stdout. Files and what `stagers` write ((path, stager):
+    the report) are written aside first; stdout and streams (FIFOs, devices) come next, as
+    they cannot be put aside; then everything staged is renamed into place with signals
+    deferred. A signal while staging discards what was staged (it is raised at once, as
+    during every write); a failure discards it too and keeps `keep` (the whole measurement)
+    in a fallback file named like the output (`name` for a device). Returns the problems.
     """
-    with deferred():  # a file is written whole or not at all
-        if path == "-":
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
-            sys.stdout.flush()
-            return None
-        from autocast_explorer.core.documents.files import write_atomic
+    from autocast_explorer.core.documents.files import UnwritablePath, is_stream, stage
 
+    staged: list[Publishable] = []
+    current = ""
+    try:
         try:
-            write_atomic(path, text)
-            return None
-        except OSError as exc:
-            fallback_name = keep_json_name if keep else keep_name(path, name)
-            return cannot_write(path, exc.strerror or str(exc), keep or text, fallback_name)
+            later = []
+            for path, text in files:
+                if path == "-" or is_stream(Path(path)):
+                    later.append((path, text))
+                    continue
+                current = path
+                staged.append(stage(path, text))
+            for where, stager in stagers:
+                current = where
+                staged.append(stager())
+            for path, text in later:
+                current = path
+                if path == "-":
+                    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+                    sys.stdout.flush()
+                else:
+                    staged.append(stage(path, text))
+            with deferred():  # put in place together: a signal here waits until all are
+                current = ""
+                for item in staged:
+                    item.publish()
+        except BaseException:
+            for item in staged:
+                item.discard()
+            raise
+    except (OSError, UnwritablePath) as exc:
+        if not current:
+            raise
+        reason = getattr(exc, "strerror", None) or str(exc)
+        count = len(files) + len(stagers)
+        others = " (so none of the other outputs was written)" if count > 1 else ""
+        return [cannot_write(current, reason + others, keep, keep_name(current, name))]
+    return []
 
 
 def keep_name(path: str, default: str) -> str:
     """The fallback file's name: the output's own when it has an extension (a device has none)."""
     own = Path(path).name
-    return own if Path(own).suffix else default
+    return own if Path(own).suffix == Path(default).suffix else default
 
 
 def cannot_write(path: str, reason: str, data: str, name: str) -> str:
     """'cannot write P: R; the result was saved to F instead' (F: core.documents.files)."""
     from autocast_explorer.core.documents.files import save_fallback
-    from autocast_explorer.core.documents.reader import clean_text
+    from autocast_explorer.core.documents.reader import cap_text, clean_text
 
     kept = save_fallback(data, name)
     where = (
         f"the result was saved to {kept} instead" if kept else "no fallback file could be written"
     )
-    return f"cannot write {clean_text(path)}: {reason}; {where}"
+    return f"cannot write {cap_text(clean_text(path), 200)}: {reason}; {where}"
 
 
-def write_outputs(args: argparse.Namespace, result: ExperimentResult | SweepResult) -> list[str]:
-    """--json and --csv of `run` and `sweep`: the result's JSON and CSV where asked.
-
-    Returns the problems (each with its fallback file); every output is tried.
-    """
-    kind = result.KIND
-    problems = []
+def result_files(
+    args: argparse.Namespace, result: ExperimentResult | SweepResult
+) -> list[tuple[str, str]]:
+    """--json and --csv of `run` and `sweep`: (path, text) for publish_outputs."""
+    files = []
     if args.json:
-        problems.append(write_output(args.json, result.to_json(), name=f"{kind}.json"))
+        files.append((args.json, result.to_json()))
     if args.csv:
-        keep = _json_for_csv(args, result)
-        problems.append(
-            write_output(args.csv, result.to_csv(), keep, f"{kind}.csv", f"{kind}.json")
-        )
-    return [p for p in problems if p]
-
-
-def _json_for_csv(args: argparse.Namespace, result: ExperimentResult | SweepResult) -> str | None:
-    """When a CSV fails, the fallback keeps the whole measurement (JSON) unless --json kept it."""
-    return None if args.json and args.json != "-" else result.to_json()
+        files.append((args.csv, result.to_csv()))
+    return files
 
 
 def raise_problems(problems: list[str]) -> None:
@@ -519,41 +581,14 @@ def raise_problems(problems: list[str]) -> None:
         raise FailedError("; ".join(problems))
 
 
-_ALLOCATION = re.compile(r"tried to allocate (\d+) bytes", re.IGNORECASE)
-_OUT_OF_MEMORY = ("can't allocate memory", "out of memory", "not enough memory", "bad_alloc")
-
-
 @contextlib.contextmanager
 def resource_errors(config: ExperimentConfig) -> Iterator[None]:
     """Memory running out while measuring is one `error:` line naming what the allocator
     refused next to what the memory guard estimated (exit 1), never a traceback."""
+    from autocast_explorer.core.experiment.guards import memory_outcome
+
     try:
-        yield
-    except MemoryError:
-        raise FailedError(out_of_memory_message(config, None)) from None
-    except RuntimeError as exc:
-        text = str(exc)
-        if not any(marker in text.lower() for marker in _OUT_OF_MEMORY):
-            raise
-        match = _ALLOCATION.search(text)
-        raise FailedError(
-            out_of_memory_message(config, int(match.group(1)) if match else None)
-        ) from None
-
-
-def out_of_memory_message(config: ExperimentConfig, refused: int | None) -> str:
-    from autocast_explorer.core.experiment.guards import (
-        estimate_peak_bytes,
-        estimate_training_peak_bytes,
-        memory_budget_bytes,
-    )
-
-    training = config.mode == "train"
-    estimate = (estimate_training_peak_bytes if training else estimate_peak_bytes)(config) / 2**20
-    budget = memory_budget_bytes(config) / 2**20
-    asked = f"the allocator refused {refused / 2**20:,.0f} MB" if refused else "memory ran out"
-    return (
-        f"out of memory: {asked}; the memory guard estimated a peak of {estimate:,.0f} MB "
-        f"against a budget of {budget:,.0f} MB (the process may be limited below that, e.g. "
-        "ulimit -v); use smaller widths or batch"
-    )
+        with memory_outcome(config):
+            yield
+    except MemoryError as exc:  # OutOfMemory, its message made by core
+        raise FailedError(str(exc)) from None

@@ -8,9 +8,9 @@ from autocast_explorer.cli.common import (
     StderrProgress,
     UsageError,
     check_output,
+    publish_outputs,
     raise_problems,
     to_stdout,
-    write_output,
 )
 from autocast_explorer.core.experiment.config import DTYPES, validate_threads
 
@@ -86,8 +86,10 @@ def cmd_ops(args: argparse.Namespace) -> int:
     threads = PROBE_THREADS if args.threads is None else args.threads
     with StderrProgress() as progress:
         probe = probe_ops(args.dtype, specs=specs, threads=threads, progress=progress)
-    problem = write_output(args.json, probe.to_json(), name="probe.json") if args.json else None
+    text = probe.to_json()
+    files = [(args.json, text)] if args.json else []
+    problems = publish_outputs(files, text, name="probe.json")
     if not to_stdout(args.json):
         print(format_probe(probe))
-    raise_problems([problem] if problem else [])
+    raise_problems(problems)
     return 0

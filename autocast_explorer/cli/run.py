@@ -12,20 +12,20 @@ from autocast_explorer.cli.common import (
     add_config_arguments,
     add_data_arguments,
     add_training_arguments,
-    cannot_write,
     check_outputs,
     config_from_args,
     preset_from_args,
+    publish_outputs,
     raise_problems,
     resource_errors,
+    result_files,
     to_stdout,
-    write_outputs,
 )
 from autocast_explorer.cli.signals import deferred
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
-    from autocast_explorer.core.reports.report import Report
+    from autocast_explorer.core.reports.report import StagedReport
 
 
 RUN_EPILOG = """\
@@ -103,29 +103,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     run = run_with_placements if placements else run_experiment
     with StderrProgress() as progress, resource_errors(config):
         result = run(config, progress=progress)
-    problems = write_outputs(args, result)
+    staged_reports: list[StagedReport] = []
+    notes: list[str] = []
+
+    def stage_report() -> StagedReport:
+        staged, note = _stage_report(result, args.report)
+        staged_reports.append(staged)
+        notes.append(note)
+        return staged
+
+    stagers = [(args.report, stage_report)] if args.report else []
+    problems = publish_outputs(
+        result_files(args, result), result.to_json(), name=f"{result.KIND}.json", stagers=stagers
+    )
     if not to_stdout(args.json, args.csv):
         print(format_summary(result))
-        if placements:
-            print(f"\n{format_placements(from_result(result))}")
-    if args.report:
-        try:
-            report, problem = _write_report(result, args.report)
-        except (OSError, ValueError) as exc:
-            reason = getattr(exc, "strerror", None) or str(exc)
-            problems.append(cannot_write(args.report, reason, result.to_json(), "result.json"))
-        else:
-            if problem:
-                sys.stderr.write(f"note: the report has no chart images: {problem}\n")
-            if not to_stdout(args.json, args.csv):
-                names = ", ".join(f.name for f in report.files)
-                print(f"\nReport written to {report.directory}: {names}")
+        placed = from_result(result) if placements else None
+        if placed is not None:
+            print(f"\n{format_placements(placed)}")
+        elif placements:
+            print("\nNo placements timed: the autocast forward raised (see above).")
+    if staged_reports and not problems:
+        if notes[0]:
+            sys.stderr.write(f"note: the report has no chart images: {notes[0]}\n")
+        if not to_stdout(args.json, args.csv):
+            report = staged_reports[0].report
+            names = ", ".join(f.name for f in report.files)
+            print(f"\nReport written to {report.directory}: {names}")
     raise_problems(problems)
     return 0
 
 
-def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str]:
-    """The report with chart PNGs drawn offscreen by the window's charts (gui.report_charts).
+def _stage_report(result: ExperimentResult, directory: str) -> tuple[StagedReport, str]:
+    """The report with chart PNGs drawn offscreen by the window's charts (gui.report_charts),
+    written aside to be published with the other outputs.
 
     Imported lazily: `run` without --report never loads Qt. Without Qt the report is written
     without images and the reason is returned. Qt is loaded and drawn with signals deferred
@@ -134,9 +145,9 @@ def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str
     """
     with deferred():
         try:
-            from autocast_explorer.gui.charts.report_charts import write_report_with_charts
+            from autocast_explorer.gui.charts.report_charts import stage_report_with_charts
         except ImportError as exc:
-            from autocast_explorer.core.reports.report import write_report
+            from autocast_explorer.core.reports.report import stage_report
 
-            return write_report(result, directory), f"Qt could not be loaded ({exc})"
-    return write_report_with_charts(result, directory, deferred=deferred)
+            return stage_report(result, directory), f"Qt could not be loaded ({exc})"
+    return stage_report_with_charts(result, directory, deferred=deferred)

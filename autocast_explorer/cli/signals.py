@@ -14,11 +14,13 @@ Exit codes follow the shell convention 128 + signal number: 130 for SIGINT, 143 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 from autocast_explorer.exit_codes import signal_exit_code
 
@@ -45,6 +47,8 @@ class _State:
     depth = 0
     pending: int | None = None
     early: ClassVar[list[int]] = []
+    tail = False  # a command ran and left its signals to _tail_handler
+    stopping = False  # interrupted: further signals are ignored while it winds down
 
 
 def note_early(signums: list[int]) -> None:
@@ -76,31 +80,60 @@ def _handler(signum: int, _frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
+def _tail_handler(signum: int, _frame: FrameType | None) -> None:
+    """After the command: the outputs are complete, the process is on its way out. Raising
+    now would land in the interpreter's shutdown, ignoring would drop the request: say so in
+    one line and leave at once with the signal's exit code."""
+    word = Interrupted(signum).word
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, f"{word} (after all outputs were written)\n".encode())
+    os._exit(signal_exit_code(signum))
+
+
 @contextlib.contextmanager
 def installed(restore: bool = True) -> Iterator[None]:
     """Handle SIGINT and SIGTERM while the block runs (main thread only); restore afterwards,
-    or (`restore=False`, the script about to exit) ignore them: a signal after the work is done
-    must not raise inside the interpreter's shutdown."""
+    or (`restore=False`, the script about to exit) hand them to `_tail_handler`: a signal after
+    the work is done must neither raise inside the interpreter's shutdown nor be ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous: dict[int, Callable | int | None] = {s: signal.getsignal(s) for s in HANDLED}
-    _State.depth, _State.pending = 0, None
+    _State.depth, _State.pending, _State.stopping = 0, None, False
     for signum in HANDLED:
         signal.signal(signum, _handler)
     try:
         yield
     finally:
+        _State.tail = not restore
         for signum, handler in previous.items():
             if not restore:
-                handler = signal.SIG_IGN
+                handler = signal.SIG_IGN if _State.stopping else _tail_handler
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         _State.depth, _State.pending = 0, None
+
+
+def command_ran() -> bool:
+    """True once a command (not the window) ran with the script's handlers: exit_now then."""
+    return _State.tail
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the script with `code` once its output is flushed, without the interpreter's slow
+    teardown (torch's and Qt's): every output is already on disk (fsync'd), and a signal in
+    that last second would otherwise meet a half-finalized interpreter."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 def ignore_further() -> None:
     """While the command winds down after a signal, a second one must not tear the cleanup."""
     if threading.current_thread() is threading.main_thread():
+        _State.stopping = True
         for signum in HANDLED:
             signal.signal(signum, signal.SIG_IGN)
 

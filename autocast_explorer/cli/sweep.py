@@ -12,10 +12,11 @@ from autocast_explorer.cli.common import (
     check_outputs,
     config_from_args,
     preset_from_args,
+    publish_outputs,
     raise_problems,
     resource_errors,
+    result_files,
     to_stdout,
-    write_outputs,
 )
 from autocast_explorer.core.sweeps.spec import PARAMS
 
@@ -116,7 +117,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             on_point=on_point if human else None,
             probe_onednn=not args.no_onednn,
         )
-    problems = write_outputs(args, result)
+    problems = publish_outputs(
+        result_files(args, result), result.to_json(), name=f"{result.KIND}.json"
+    )
     if human:
         print(format_conclusion(result))
     raise_problems(problems)

@@ -28,7 +28,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 
 from autocast_explorer.core.documents.reader import (
+    MAX_DOCUMENT_TEXT_CHARS,
     DocumentFormatError,
+    cap_text,
     clean_text,
     describe_slip,
     is_finite_number,
@@ -311,18 +313,24 @@ def Whole(ge: int | None = 0, description: str | None = None) -> Any:
     return Annotated[int, Field(ge=ge, description=description), BeforeValidator(_whole_check(ge))]
 
 
-def _text_check(multiline: bool) -> Callable[[Any], Any]:
+def _text_check(multiline: bool, limit: int = MAX_DOCUMENT_TEXT_CHARS) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
         if not isinstance(value, str):
             raise refuse("expected text")
-        return clean_text(value, multiline)
+        return clean_text(cap_text(value, limit), multiline)
 
     return check
 
 
-def Text(multiline: bool = False, description: str | None = None) -> Any:
-    """Text, stripped of control characters (newlines kept only when `multiline`)."""
-    return Annotated[str, Field(description=description), BeforeValidator(_text_check(multiline))]
+def Text(
+    multiline: bool = False, description: str | None = None, limit: int = MAX_DOCUMENT_TEXT_CHARS
+) -> Any:
+    """Text, stripped of control characters (newlines kept only when `multiline`) and cut to
+    `limit` characters ("… N more characters"): a file's text reaches labels and terminals,
+    where megabytes freeze the window."""
+    return Annotated[
+        str, Field(description=description), BeforeValidator(_text_check(multiline, limit))
+    ]
 
 
 def _optional_text_check(value: Any) -> Any:

@@ -91,6 +91,20 @@ def clean_text(value: str, multiline: bool = False) -> str:
     return "".join(out)
 
 
+#: Text shown in one line (a label, a banner, a terminal) is cut to this many characters.
+MAX_SHOWN_CHARS = 2000
+#: A document's text field is cut to this many characters when read (none of ours is longer).
+MAX_DOCUMENT_TEXT_CHARS = 20_000
+
+
+def cap_text(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how much was left out: a 10 MB value must not
+    reach a label or a terminal whole ('… 1,234 more characters')."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… {len(text) - limit:,} more characters"
+
+
 def is_finite_number(value: Any) -> bool:
     """A JSON number that is finite (bool is not a number here)."""
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from autocast_explorer.core.documents.model import Part, Text, Whole, WholeMap, build, dump
 from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
@@ -175,6 +176,8 @@ def record_forward(
         ):
             logits = model(x)
     except Exception as exc:
+        if is_out_of_memory(exc):
+            raise  # memory, not autocast: its own outcome (core.experiment.out_of_memory)
         return Capture(None, captured, error_text(exc))
     return Capture(logits.detach(), captured)
 

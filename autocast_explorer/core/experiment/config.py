@@ -285,8 +285,10 @@ class ExperimentConfig:
         """Build from JSON, ignoring unknown keys so newer files still load; validates."""
         if not isinstance(data, dict):
             raise ConfigError("config", "must be a JSON object")
-        if "widths" in data and not isinstance(data["widths"], list | tuple):
-            raise ConfigError("widths", "must be a list of layer widths")
+        lists = {"widths": "layer widths", "channels": "channel counts"}
+        for key, noun in lists.items():  # text such as "3,8" is for people, not documents
+            if key in data and not isinstance(data[key], list | tuple):
+                raise ConfigError(key, f"must be a list of {noun}")
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

@@ -34,6 +34,7 @@ from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.record import no_argmax_reason, user_rows
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.routes import (
     Reference,
@@ -95,8 +96,15 @@ def run_experiment(
 
     An autocast forward that raises is not an error of the run: float32 is still measured and
     the result carries `autocast_error` (the message) with no autocast latency or agreement.
+    Memory running out (either side) raises OutOfMemory instead: it says nothing of autocast.
     """
-    reporter = Reporter(progress, cancel)
+    with guards.memory_outcome(config):
+        return _run_experiment(config, Reporter(progress, cancel), partial)
+
+
+def _run_experiment(
+    config: ExperimentConfig, reporter: Reporter, partial: PartialFn | None
+) -> ExperimentResult:
     dataset = None
     if config.data != "synthetic":
         reporter.report(0.0, f"reading the data ({config.data})")
@@ -127,6 +135,8 @@ def run_experiment(
         try:
             cold_auto = cold_call_ms(auto_fn)
         except Exception as exc:
+            if is_out_of_memory(exc):
+                raise
             autocast_error = error_text(exc)
         reporter.check()
 

@@ -6,10 +6,11 @@ that takes minutes; these guards stop such a config up front, with a message say
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,11 @@ from autocast_explorer.core.experiment.config import (
     ExperimentConfig,
 )
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.out_of_memory import (
+    OutOfMemory,
+    is_out_of_memory,
+    refused_bytes,
+)
 from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
@@ -346,3 +352,38 @@ def check_compile(leaves: int, allow_slow: bool = False) -> float | None:
             "(--allow-slow) to compile anyway",
         )
     return seconds
+
+
+# ---- when memory ran out anyway ----------------------------------------------------------
+def out_of_memory(config: ExperimentConfig, exc: BaseException, where: str = "") -> OutOfMemory:
+    """The OutOfMemory for `exc`, its message naming the guard's estimate and budget (and
+    `where`, e.g. a sweep's point)."""
+    if isinstance(exc, OutOfMemory):
+        return exc
+    training = config.mode == "train"
+    estimate = (estimate_training_peak_bytes if training else estimate_peak_bytes)(config)
+    budget = memory_budget_bytes(config)
+    refused = refused_bytes(exc)
+    asked = f"the allocator refused {_mb(refused)}" if refused else "memory ran out"
+    at = f" at {where}" if where else ""
+    message = (
+        f"out of memory{at}: {asked}; the memory guard estimated a peak of {_mb(estimate)} "
+        f"against a budget of {_mb(budget)} (the process may be limited below that, e.g. "
+        "ulimit -v); use smaller sizes or batch"
+    )
+    return OutOfMemory(message, refused, estimate, budget)
+
+
+def _mb(count: int) -> str:
+    return f"{count / 2**20:,.0f} MB" if count >= 2**20 else f"{count / 2**20:,.2f} MB"
+
+
+@contextlib.contextmanager
+def memory_outcome(config: ExperimentConfig, where: str = "") -> Iterator[None]:
+    """Turn running out of memory inside the block into OutOfMemory (other errors pass)."""
+    try:
+        yield
+    except (MemoryError, RuntimeError) as exc:
+        if not is_out_of_memory(exc):
+            raise
+        raise out_of_memory(config, exc, where) from None

@@ -36,6 +36,7 @@ from autocast_explorer.core.documents.model import (
     schema_tag,
 )
 from autocast_explorer.core.documents.reader import (
+    MAX_SHOWN_CHARS,
     DocumentFormatError,
     clean_text,
     document_kind,
@@ -44,8 +45,9 @@ from autocast_explorer.core.documents.reader import (
 )
 from autocast_explorer.core.experiment.agreement import Agreement, AgreementPart
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerDtypesPart, LayerRecord
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import MODELS, ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
+from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.info import ModelInfo, ModelInfoPart
 from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
 from autocast_explorer.core.experiment.routes import (
@@ -91,9 +93,15 @@ def _config(value: Any) -> Any:
     if not isinstance(value, dict):
         raise refuse("expected a JSON object")
     try:
-        return ExperimentConfig.from_dict(value)
+        config = ExperimentConfig.from_dict(value)
     except (ConfigError, TypeError) as exc:
         raise refuse(clean_text(str(exc))) from None
+    # A measurement names its model: a default filled in would show a model never measured.
+    if config.model in MODELS and config.model != "mlp":
+        for param in family(config).params:
+            if param.name not in value:
+                raise refuse(f"{param.name}: missing (a {config.model} result names it)")
+    return config
 
 
 #: The `config` object: read (and its schema made) by ExperimentConfig itself (config_schema.py).
@@ -143,6 +151,7 @@ class ResultPart(OpenPart):
     warnings: Texts(multiline=True) = ()
     autocast_error: Text(
         multiline=True,
+        limit=MAX_SHOWN_CHARS,
         description="only when the autocast forward raised: torch's message (float32 alone "
         "was timed)",
     ) = ""

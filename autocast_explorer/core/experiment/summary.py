@@ -285,6 +285,8 @@ def training_lines(result: ExperimentResult) -> list[str]:
         f"{_mb(train.saved_bytes['autocast'])} ({train.saved_tensors['autocast']} tensors), "
         f"ratio {train.saved_ratio:.2f}",
     ]
+    if train.divergence():
+        lines.append(f"  {train.divergence()}")
     sc = train.scaler
     if sc.used:
         lines.append(

@@ -47,6 +47,7 @@ from autocast_explorer.core.documents.model import (
 from autocast_explorer.core.experiment.capture import AutocastFailed, first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.optrace import OpTracer
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
@@ -624,6 +625,32 @@ class TrainReport:
         plain = self.saved_bytes.get("plain", 0)
         return self.saved_bytes.get("autocast", 0) / plain if plain else math.nan
 
+    def diverged_at(self, mode: str) -> int | None:
+        """The first step (1-based) whose loss was not finite in `mode`; None if none was."""
+        for step, value in enumerate(self.loss.get(mode, ()), start=1):
+            if not math.isfinite(value):
+                return step
+        return None
+
+    def divergence(self) -> str:
+        """One sentence saying which copy diverged and where; empty when neither did."""
+        names = {"plain": "float32", "autocast": "autocast"}
+        parts = [
+            f"{names[m]} at step {step}" for m in MODES if (step := self.diverged_at(m)) is not None
+        ]
+        if not parts:
+            return ""
+        if len(parts) == len(MODES):
+            why = "both copies diverged, so autocast alone is not the cause (try a lower lr)"
+        elif self.diverged_at("autocast") is not None:
+            why = "only the autocast copy diverged: float32 trained on with the same lr"
+        else:
+            why = "only the float32 copy diverged"
+        return (
+            f"The run diverged: the loss became NaN or infinite ({', '.join(parts)}); {why}. "
+            "Such losses are stored as null."
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return dump(self.to_part())
 
@@ -750,6 +777,8 @@ def train_side_by_side(
     try:
         probes["autocast"] = probe_step(config, copy.deepcopy(initial), x0, y0, low)
     except Exception as exc:  # torch raises RuntimeError, oneDNN sometimes others
+        if is_out_of_memory(exc):
+            raise
         raise AutocastFailed(
             "autocast",
             f"the {config.dtype} autocast training step raised, so there is no second copy to "

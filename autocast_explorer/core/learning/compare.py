@@ -155,7 +155,8 @@ class Comparison:
         return [
             key
             for key in keys
-            if key not in ignored and any(d.get(key) != dicts[0].get(key) for d in dicts)
+            if key not in ignored
+            and any(key not in d or d[key] != dicts[0].get(key) for d in dicts)
         ]
 
 
@@ -362,6 +363,12 @@ def training_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         (
             "held-out accuracy",
             each(lambda t: f"{t.accuracy['plain']:.1%} / {t.accuracy['autocast']:.1%}"),
+        ),
+        (
+            "diverged at step",
+            each(
+                lambda t: " / ".join(str(t.diverged_at(m) or "no") for m in ("plain", "autocast"))
+            ),
         ),
         ("loss dtype (autocast)", each(lambda t: t.loss_dtype.get("autocast", "?"))),
         (

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from autocast_explorer.core.documents.reader import cap_text
 from autocast_explorer.core.experiment.config import ExperimentConfig, parameter_count
 
 if TYPE_CHECKING:
@@ -130,7 +131,23 @@ class Lesson:
         """Sentences about `result` (and `probe`, for lessons that use one)."""
         if self.checker is None:
             raise RuntimeError(f"lesson {self.id!r} has no check")
+        if result.autocast_error:
+            return self._autocast_raised(result)
         return self.checker(result, probe)
+
+    def _autocast_raised(self, result: ExperimentResult) -> LessonOutcome:
+        """Every check compares the two sides: when autocast's forward raised there is one."""
+        return LessonOutcome(
+            self.id,
+            f"Here the {result.config.dtype} autocast forward raised, so there is nothing to "
+            "compare float32 with on this machine.",
+            (
+                f"torch said: {cap_text(result.autocast_error, 300)}",
+                f"The float32 forward took {_ms(result.plain.median_ms)} (median).",
+            ),
+            False,
+            self.chart,
+        )
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ presets while torch is still loading.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -20,7 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
-from autocast_explorer.core.documents.files import write_atomic
+from autocast_explorer.core.documents.files import not_a_regular_file, write_atomic
 from autocast_explorer.core.documents.model import (
     Part,
     build,
@@ -30,7 +31,12 @@ from autocast_explorer.core.documents.model import (
     refuse,
     schema,
 )
-from autocast_explorer.core.documents.reader import DocumentFormatError, clean_text, parse_json
+from autocast_explorer.core.documents.reader import (
+    DocumentFormatError,
+    cap_text,
+    clean_text,
+    parse_json,
+)
 from autocast_explorer.core.documents.resources import presets_dir
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
@@ -284,10 +290,10 @@ def preset_schema() -> dict[str, Any]:
 def load_preset(path: str | os.PathLike[str], builtin: bool = False) -> Preset:
     """Read and validate one preset file; its id is the file name without `.json`."""
     target = Path(path)
-    source = str(target)
+    source = cap_text(clean_text(str(target)), 200)
     try:
-        if not target.is_file():
-            problem = "is a folder, not a file" if target.is_dir() else "no such file"
+        problem = not_a_regular_file(target)
+        if problem:
             raise PresetError(source, problem)
         with target.open("rb") as handle:
             raw = handle.read(MAX_PRESET_BYTES + 1)
@@ -360,8 +366,12 @@ def user_presets_dir() -> Path:
 
 
 def preset_filename(name: str) -> str:
-    """A safe file name for a preset name: lower-case letters, digits and dashes, plus .json."""
-    slug = re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")[:60] or "preset"
+    """A safe file name for a preset name: its letters and digits in any script, lower-case,
+    joined by dashes, plus .json ('日本' → 日本.json). A name with none ('🙂', '!!!') gets
+    'preset-' and a short hash of the name, so different names never share a file."""
+    slug = re.sub(r"[\W_]+", "-", name.casefold()).strip("-")[:60].strip("-")
+    if not slug:
+        slug = "preset-" + hashlib.sha1(name.encode("utf-8")).hexdigest()[:10]
     return f"{slug}.json"
 
 

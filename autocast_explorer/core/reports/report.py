@@ -35,6 +35,9 @@ from autocast_explorer.core.documents.files import (
     UnwritablePath,
     check_writable,
     process_alive,
+    resolve_link,
+    temp_name,
+    temp_prefix,
     write_atomic,
 )
 from autocast_explorer.core.experiment import training
@@ -84,13 +87,48 @@ def write_report(
 
     report.md is written last so that it only links charts that exist.
     """
+    staged = stage_report(result, directory, chart_writer)
+    staged.publish()
+    return staged.report
+
+
+@dataclass
+class StagedReport:
+    """A report written aside (`build`, beside the folder a link points to), swapped in for it
+    by `publish` or removed by `discard`: one of a run's outputs published together."""
+
+    report: Report
+    build: Path | None
+    real: Path
+
+    def publish(self) -> None:
+        if self.build is not None:
+            try:
+                swap_in(self.build, self.real)
+            except BaseException:
+                self.discard()
+                raise
+            self.build = None
+
+    def discard(self) -> None:
+        if self.build is not None:
+            shutil.rmtree(self.build, ignore_errors=True)
+            self.build = None
+
+
+def stage_report(
+    result: ExperimentResult,
+    directory: str | os.PathLike[str],
+    chart_writer: ChartWriter | None = None,
+) -> StagedReport:
+    """The report's files in a temporary folder beside `directory` (or beside the folder a
+    link there points to: the link stays a link), ready to be swapped in."""
     folder = Path(directory)
     check_report_folder(str(folder))
-    remove_stale_builds(folder)
+    real = resolve_link(folder)
+    remove_stale_builds(real)
     build = Path(
-        tempfile.mkdtemp(
-            prefix=f".{folder.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=_parent(folder)
-        )
+        tempfile.mkdtemp(prefix=temp_prefix(real.name), suffix=TEMP_SUFFIX, dir=_parent(real))
     )
     try:
         names = [
@@ -105,11 +143,11 @@ def write_report(
                 names.append(filename)
         names.append(write_atomic(build / REPORT_MD, report_markdown(result, charts)).name)
         os.chmod(build, 0o777 & ~_umask())
-        swap_in(build, folder)
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)
         raise
-    return Report(folder, tuple(folder / name for name in names), tuple(charts))
+    report = Report(folder, tuple(folder / name for name in names), tuple(charts))
+    return StagedReport(report, build, real)
 
 
 def _parent(folder: Path) -> Path:
@@ -150,9 +188,8 @@ def check_report_folder(path: str) -> Path:
 
 def remove_stale_builds(folder: Path) -> None:
     """Temporary report folders a killed export left beside `folder` (their pid is gone)."""
-    pattern = re.compile(
-        rf"^\.{re.escape(folder.name)}\.(\d+)\.[A-Za-z0-9_.]+{re.escape(TEMP_SUFFIX)}$"
-    )
+    short = re.escape(temp_name(folder.name))
+    pattern = re.compile(rf"^\.{short}\.(\d+)\.[A-Za-z0-9_.]+{re.escape(TEMP_SUFFIX)}$")
     with contextlib.suppress(OSError):
         for entry in os.scandir(_parent(folder)):
             match = pattern.match(entry.name)
@@ -513,6 +550,8 @@ def training_markdown(result: ExperimentResult) -> list[str]:
         f"{sc.grad_elements:,}. Held-out set: {train.held_out_rows} rows.",
         "",
     ]
+    if train.divergence():
+        out += [f"**{train.divergence()}**", ""]
     return out
 
 
@@ -1015,7 +1054,7 @@ def main_train(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--min-time", type=float, default=CONFIG["min_time"],
                         help="seconds of timed forwards per mode")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead")

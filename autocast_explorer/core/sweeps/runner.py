@@ -25,6 +25,7 @@ from autocast_explorer.core.experiment.capture import AutocastFailed
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.routes import Reference, RouteResult, measure_route
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
 from autocast_explorer.core.hardware import onednn
@@ -240,51 +241,56 @@ def run_spec(
     models = _Models()
     with torch_threads(config.threads) as threads, torch.no_grad():
         for k, plan in enumerate(planned):
-            reporter.check()
-            head = f"point {k + 1}/{len(planned)} · {plan.name}"
+            with guards.memory_outcome(plan.config, plan.name):
+                reporter.check()
+                head = f"point {k + 1}/{len(planned)} · {plan.name}"
 
-            def report(within: float, message: str, k: int = k, head: str = head) -> None:
-                overall = _POINTS_SHARE * eta.fraction(k, within)
-                left = _format_eta(eta.left(overall / _POINTS_SHARE))
-                reporter.report(overall, f"{head} · {message} · {left}")
+                def report(within: float, message: str, k: int = k, head: str = head) -> None:
+                    overall = _POINTS_SHARE * eta.fraction(k, within)
+                    left = _format_eta(eta.left(overall / _POINTS_SHARE))
+                    reporter.report(overall, f"{head} · {message} · {left}")
 
-            report(0.0, "building")
-            model, x = models.get(plan.config)
-            plain_fn, auto_fn = forward_fns(model, x, low)
-            cold = [cold_call_ms(plain_fn)]
-            try:
-                cold.append(cold_call_ms(auto_fn))
-            except Exception as exc:
-                raise AutocastFailed(
-                    "autocast",
-                    f"{plan.name}: the {config.dtype} autocast forward raised, so a sweep has "
-                    f"nothing to compare ({error_text(exc)}); `run` shows this finding",
-                ) from None
-            plain, auto = measure_alternating(
-                [plain_fn, auto_fn],
-                config.min_time / 2,
-                Reporter(report, cancel),
-                cold_ms=cold,
-                labels=["float32", config.dtype],
-            )
-            routes = _point_routes(plan.config, model, x, low, plain_fn, auto_fn, report, cancel)
-            point = SweepPoint(
-                index=plan.index,
-                value=plan.value,
-                value2=plan.value2,
-                batch=plan.config.batch,
-                widths=plan.config.widths if plan.config.model == "mlp" else (),
-                dtype=config.dtype,
-                plain=plain,
-                autocast=auto,
-                config=plan.config if plan.config.model != "mlp" else None,
-                routes=routes,
-            )
-            points.append(point)
-            if plain.noisy or auto.noisy:
-                noisy.append(plan.name)
-            if on_point is not None:
-                on_point(point)
+                report(0.0, "building")
+                model, x = models.get(plan.config)
+                plain_fn, auto_fn = forward_fns(model, x, low)
+                cold = [cold_call_ms(plain_fn)]
+                try:
+                    cold.append(cold_call_ms(auto_fn))
+                except Exception as exc:
+                    if is_out_of_memory(exc):
+                        raise
+                    raise AutocastFailed(
+                        "autocast",
+                        f"{plan.name}: the {config.dtype} autocast forward raised, so a sweep has "
+                        f"nothing to compare ({error_text(exc)}); `run` shows this finding",
+                    ) from None
+                plain, auto = measure_alternating(
+                    [plain_fn, auto_fn],
+                    config.min_time / 2,
+                    Reporter(report, cancel),
+                    cold_ms=cold,
+                    labels=["float32", config.dtype],
+                )
+                routes = _point_routes(
+                    plan.config, model, x, low, plain_fn, auto_fn, report, cancel
+                )
+                point = SweepPoint(
+                    index=plan.index,
+                    value=plan.value,
+                    value2=plan.value2,
+                    batch=plan.config.batch,
+                    widths=plan.config.widths if plan.config.model == "mlp" else (),
+                    dtype=config.dtype,
+                    plain=plain,
+                    autocast=auto,
+                    config=plan.config if plan.config.model != "mlp" else None,
+                    routes=routes,
+                )
+                points.append(point)
+                if plain.noisy or auto.noisy:
+                    noisy.append(plan.name)
+                if on_point is not None:
+                    on_point(point)
         del model, x
         models = _Models()
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import pyqtgraph as pg
 
     from autocast_explorer.core.experiment.result import ExperimentResult
-    from autocast_explorer.core.reports.report import Report
+    from autocast_explorer.core.reports.report import StagedReport
 
 #: (chart id, title in report.md, file name) for every chart a report carries.
 REPORT_CHARTS: tuple[tuple[str, str, str], ...] = (
@@ -126,24 +126,22 @@ def offscreen_chart_writer(
     return write
 
 
-def write_report_with_charts(
+def stage_report_with_charts(
     result: ExperimentResult,
     directory: str | os.PathLike[str],
     deferred: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
-) -> tuple[Report, str]:
-    """The report with chart PNGs; without them (and the reason) if Qt cannot draw them.
-
-    Either way the folder is swapped in whole (core.reports.report), never half written.
-    """
+) -> tuple[StagedReport, str]:
+    """The report with chart PNGs, written aside (published with the run's other outputs);
+    without the charts (and the reason) if Qt cannot draw them."""
     from autocast_explorer.core.documents.files import UnwritablePath
-    from autocast_explorer.core.reports.report import write_report
+    from autocast_explorer.core.reports.report import stage_report
 
     try:
-        return write_report(result, directory, offscreen_chart_writer(result, deferred)), ""
+        return stage_report(result, directory, offscreen_chart_writer(result, deferred)), ""
     except ImportError as exc:
         reason = f"Qt could not be loaded ({exc})"
     except UnwritablePath:
         raise
     except (RuntimeError, ValueError) as exc:
         reason = f"the charts could not be drawn ({type(exc).__name__}: {exc})"
-    return write_report(result, directory), reason
+    return stage_report(result, directory), reason

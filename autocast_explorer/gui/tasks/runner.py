@@ -71,7 +71,7 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, ConfigError):
         return str(exc)
     if isinstance(exc, MemoryError):
-        return "out of memory: use smaller widths or batch"
+        return str(exc) if str(exc) else "out of memory: use smaller widths or batch"
     text = str(exc).strip() or "(no message)"
     return f"{type(exc).__name__}: {text}"
 

@@ -62,6 +62,7 @@ from autocast_explorer.gui.features.experiment.controls import (
 )
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import ActionRegistry, audit_shortcuts
+from autocast_explorer.gui.shell.banner import BannerLabel
 from autocast_explorer.gui.shell.context import AppContext, Feature
 from autocast_explorer.gui.shell.keys import StandardKey
 from autocast_explorer.gui.tasks.client import TaskRouter
@@ -123,6 +124,10 @@ def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentRes
         cancel=state.is_interruption_requested,
         partial=state.set_partial,
     )
+
+
+#: A FIFO that takes nothing for this long is given up (a save runs on the GUI thread).
+GUI_STREAM_STALL_SECONDS = 1.0
 
 
 class MainWindow(QMainWindow):
@@ -221,7 +226,7 @@ class MainWindow(QMainWindow):
         self.resultTabs.setObjectName("resultTabs")
         self.resultTabs.setDocumentMode(True)
 
-        self.messageBanner = QLabel("")
+        self.messageBanner = BannerLabel("")
         self.messageBanner.setObjectName("messageBanner")
         self.messageBanner.setWordWrap(True)
         self.messageBanner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -722,11 +727,13 @@ class MainWindow(QMainWindow):
 
     # ---- files: what the menus do after their dialog (tests and scripts call these) --------
     def write_file(self, path: str | Path, data: str | bytes, what: str) -> bool:
-        """Write atomically; the status bar says so, or the banner says why not (False)."""
+        """Write atomically; the status bar says so, or the banner says why not (False). A FIFO
+        or device is written non-blocking and given up after a second without progress: this
+        runs on the GUI thread."""
         from autocast_explorer.core.documents.files import write_atomic
 
         try:
-            write_atomic(path, data)
+            write_atomic(path, data, stall_s=GUI_STREAM_STALL_SECONDS)
         except OSError as exc:
             self.show_banner(f"Could not save {what} to {path}: {exc.strerror or exc}")
             return False

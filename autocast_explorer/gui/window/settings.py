@@ -56,6 +56,9 @@ class RememberedWindow(Protocol):
 SETTINGS_ENV = "AUTOCAST_EXPLORER_SETTINGS"
 ORGANIZATION = APPLICATION = "autocast-explorer"
 MAX_CONFIG_CHARS = 16_384
+#: No stored value of ours is longer (the window layout is a few KB); a longer one is refused
+#: before it is parsed or shown.
+MAX_SETTING_CHARS = 65_536
 
 CONFIG_KEY = "experiment/config"
 GEOMETRY_KEY = "window/geometry"
@@ -188,6 +191,9 @@ class SettingsKeeper(QObject):
                 raw = store.value(key)
                 if raw is None:
                     return
+                size = len(raw) if isinstance(raw, str | bytes | QByteArray) else 0
+                if size > MAX_SETTING_CHARS:  # parsed, echoed or laid out, megabytes freeze
+                    raise SettingsError(f"{key}: too long ({size:,} characters)")
                 apply(parse(raw))
             except SettingsError as exc:
                 problems.append(str(exc))

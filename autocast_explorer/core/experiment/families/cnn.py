@@ -64,7 +64,9 @@ class CnnFamily(Family):
             raise ConfigError("channels", f"at most {MAX_STAGES + 1} entries ({MAX_STAGES} stages)")
         for i, c in enumerate(channels):
             if not isinstance(c, int) or isinstance(c, bool) or not 1 <= c <= 1 << 16:
-                raise ConfigError("channels", f"entry {i + 1} ({c!r}) must be a whole number ≥ 1")
+                raise ConfigError(
+                    "channels", f"entry {i + 1} ({c!r}) must be a whole number in 1 … {1 << 16}"
+                )
         stages = len(channels) - 1
         if config.image < 2**stages:
             raise ConfigError(

@@ -41,6 +41,7 @@ from autocast_explorer.core.learning.presets import (
     Preset,
     PresetError,
     builtin_presets,
+    load_preset,
     make_preset,
     preset_filename,
     save_preset,
@@ -436,7 +437,7 @@ class PresetBox(QGroupBox):
         path = user_presets_dir() / preset_filename(name)
         if path.exists():
             if replace is False:
-                self._say(f"A preset named {name!r} exists already ({path}); it was kept.")
+                self._say(f"{_holder(path, name)} exists already ({path}); it was kept.")
                 return None
             if replace is None and not confirm_overwrite(self, path):
                 return None
@@ -459,6 +460,17 @@ class PresetBox(QGroupBox):
     def _say(self, text: str) -> None:
         self.message.setText(text)
         self.message.show()
+
+
+def _holder(path: Path, name: str) -> str:
+    """Who holds `path`: the preset of this name, or another whose name gives the same file."""
+    try:
+        owner = load_preset(path).name
+    except PresetError:
+        owner = name
+    if owner == name:
+        return f"A preset named {name!r}"
+    return f"The preset {owner!r} (its name gives the same file name as {name!r})"
 
 
 def install(ctx: AppContext) -> dict[str, PresetBox]:
