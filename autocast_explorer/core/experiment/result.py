@@ -25,6 +25,7 @@ from autocast_explorer.core.documents.reader import (
 )
 from autocast_explorer.core.experiment.agreement import Agreement, Histogram
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
+from autocast_explorer.core.experiment.certainty import SpeedCall, TimingEvidence, judge
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.timing import LatencyStats
@@ -75,6 +76,8 @@ class ExperimentResult:
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+    #: The speedup's interval, stalled blocks and the machine's load (None: saved before them).
+    evidence: TimingEvidence | None = None
 
     @property
     def slower_ms(self) -> float:
@@ -88,6 +91,14 @@ class ExperimentResult:
         if self.autocast is None or self.autocast.median_ms <= 0:
             return float("nan")
         return self.plain.median_ms / self.autocast.median_ms
+
+    @property
+    def speed_call(self) -> SpeedCall:
+        """What the speedup supports: faster, slower, same, can't tell or too noisy to tell."""
+        iqrs = tuple(
+            s.iqr_ms / s.median_ms for s in (self.plain, self.autocast) if s and s.median_ms > 0
+        )
+        return judge(self.speedup, self.evidence, self.environment.threads, iqrs)
 
     def gflops(self, mode: str) -> float:
         stats = self._stats(mode)
@@ -115,6 +126,7 @@ class ExperimentResult:
                 "plain": stats(self.plain),
                 "autocast": stats(self.autocast),
                 "speedup": self.speedup,
+                **(self.evidence.to_dict() if self.evidence is not None else {}),
             },
             "flops_per_forward": self.flops,
             "output_dtype": {
@@ -220,6 +232,7 @@ class ExperimentResult:
             autocast_error=autocast_error,
             fast_path=dict(fast_path) if fast_path is not None else None,
             train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
+            evidence=None if failed else TimingEvidence.from_reader(latency),
         )
 
     @classmethod

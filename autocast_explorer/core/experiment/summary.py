@@ -5,8 +5,9 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.experiment.certainty import straddle_text
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
-from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
+from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import (
@@ -90,6 +91,71 @@ def fast_path_sentence(result: ExperimentResult) -> str:
     )
 
 
+def speed_clause(result: ExperimentResult) -> str:
+    """The speed half of the verdict: the call its interval supports, with the interval.
+
+    A "too noisy" run names no speedup here (the headline and the status bar show this); its
+    figure stays in the details (`format_summary`, the latency chart).
+    """
+    call = result.speed_call
+    speedup = call.speedup
+    if call.kind == "untimed":
+        return "autocast could not be timed"
+    if call.kind == "faster":
+        return f"autocast was {speedup:.2f}× faster here{call.interval_text()}"
+    if call.kind == "slower":
+        return f"autocast was {1 / speedup:.2f}× slower here{call.interval_text(slower=True)}"
+    if call.kind == "same":
+        within = f", {call.interval.text()}" if call.interval is not None else ""
+        return f"autocast ran at about the same speed here ({speedup:.2f}×{within})"
+    if call.kind == "unclear":
+        return (
+            f"can't tell whether autocast was faster: {speedup:.2f}×{call.interval_text()} "
+            f"spans {straddle_text(call)} (about the same = within {SAME_SPEED - 1:.0%})"
+        )
+    helps = f"; what helps: {', '.join(call.advice)}" if call.advice else ""
+    return f"too noisy to tell whether autocast was faster: {'; '.join(call.reasons)}{helps}"
+
+
+def measurement_lines(result: ExperimentResult) -> list[str]:
+    """The interval, stalls, the machine's load and why timing stopped ([] for old results)."""
+    evidence = result.evidence
+    if evidence is None:
+        return []
+    lines = []
+    interval = evidence.interval
+    if interval is not None:
+        lines.append(
+            f"  interval {interval.low:.3f}–{interval.high:.3f}× ({interval.level:.0%}, median "
+            f"of {interval.pairs} paired blocks' float32 ÷ autocast ratios)"
+        )
+    stopped = {
+        "precise": f"timing stopped when the interval was within ±{evidence.target or 0:.0%}",
+        "max_time": f"the interval did not reach ±{evidence.target or 0:.0%} within the "
+        f"{result.config.time_limit:g} s per mode allowed",
+        "budget": "timing stopped at the budget",
+    }[evidence.stopped]
+    stalls = len(evidence.stalls)
+    lines.append(
+        f"  {stopped}; {stalls} stalled block{'s' if stalls != 1 else ''} left out and "
+        "re-measured"
+        + (
+            f" ({', '.join(f'{s.mode} {s.ms:.3g} ms' for s in evidence.stalls[:3])}"
+            + (", …)" if stalls > 3 else ")")
+            if stalls
+            else ""
+        )
+    )
+    load = evidence.load
+    if load is not None:
+        busy = load.busy_text() or "other programs' CPU time: not readable here"
+        freq = load.freq_text()
+        lines.append(
+            f"  during timing ({load.wall_s:.2f} s): {busy}" + (f"; {freq}" if freq else "")
+        )
+    return lines
+
+
 def verdict(result: ExperimentResult) -> str:
     """One sentence: faster or slower, by how much, and what the hardware offers."""
     if result.autocast_error:
@@ -97,16 +163,7 @@ def verdict(result: ExperimentResult) -> str:
             f"{result.config.dtype} autocast raised an error on this model, so only float32 "
             f"was measured; {hardware_clause(result)}."
         )
-    speedup = result.speedup
-    kind = pace(speedup)
-    if kind == "untimed":
-        return "autocast could not be timed"
-    if kind == "faster":
-        said = f"autocast was {speedup:.2f}× faster here"
-    elif kind == "slower":
-        said = f"autocast was {1 / speedup:.2f}× slower here"
-    else:
-        said = f"autocast ran at about the same speed here ({speedup:.2f}×)"
+    said = speed_clause(result)
     agree = result.agreement
     agreed = f"; predictions agreed on {agree.agree}/{agree.rows} rows" if agree else ""
     return f"{said}; {hardware_clause(result)}{agreed}."
@@ -144,6 +201,7 @@ def format_summary(result: ExperimentResult) -> str:
         )
     if result.autocast is not None:
         lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
+        lines += measurement_lines(result)
     if result.guard is not None:
         lines.append(f"  {guard_line(result)}")
         lines.append(f"    (basis: {result.guard.basis})")
