@@ -117,6 +117,47 @@ def speed_clause(result: ExperimentResult) -> str:
     return f"too noisy to tell whether autocast was faster: {'; '.join(call.reasons)}{helps}"
 
 
+def speed_title(result: ExperimentResult) -> tuple[str, str]:
+    """(words, tone) for the latency chart's title; tone is "ok", "bad", "warn" or "muted".
+
+    Always names the figure with its interval: the chart is where a "too noisy" run's figure
+    is still shown, marked as such.
+    """
+    call = result.speed_call
+    speedup = call.speedup
+    if result.autocast_error:
+        return "autocast raised an error: not timed", "bad"
+    if call.kind == "untimed":
+        return "speedup could not be measured", "muted"
+    within = f", {call.interval.text()}" if call.interval is not None else ""
+    figure = f"(speedup {speedup:.2f}×{within})"
+    if call.kind == "noisy":
+        return f"too noisy to tell {figure}", "warn"
+    if call.kind == "unclear":
+        return f"can't tell {figure}", "muted"
+    if call.kind == "same":
+        return f"about the same speed {figure}", "muted"
+    if speedup >= 1:
+        return f"autocast {speedup:.2f}× faster {figure}", "ok"
+    return f"autocast {1 / speedup:.2f}× slower {figure}", "bad"
+
+
+def speed_interval_words(result: ExperimentResult) -> str:
+    """' (95%: 1.66–1.79 over 24 paired blocks)', plus ': too noisy to tell' or ': can't
+    tell' when the call is not a finding; '' for results saved before intervals."""
+    call = result.speed_call
+    if call.interval is None and result.evidence is None:
+        return ""
+    interval = call.interval
+    words = (
+        f"{interval.text()} over {interval.pairs} paired blocks"
+        if interval is not None
+        else "no interval: too few paired blocks"
+    )
+    tell = {"noisy": ": too noisy to tell", "unclear": ": can't tell"}.get(call.kind, "")
+    return f" ({words}){tell}"
+
+
 def measurement_lines(result: ExperimentResult) -> list[str]:
     """The interval, stalls, the machine's load and why timing stopped ([] for old results)."""
     evidence = result.evidence

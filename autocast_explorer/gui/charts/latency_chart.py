@@ -122,16 +122,10 @@ class LatencyChart(StaticChart):
         for xi, s, label in zip(x, stats, self._value_labels, strict=False):
             label.setText(_ms(s.median_ms))
             label.setPos(xi - 0.04, s.p75_ms + ymax * 0.01)
-        speedup = result.speedup
-        if result.autocast_error:
-            words, color = "autocast raised an error: not timed", style.BAD
-        elif speedup != speedup:
-            words, color = "speedup could not be measured", style.MUTED
-        elif speedup >= 1:
-            words, color = f"autocast {speedup:.2f}× faster", style.OK
-        else:
-            words, color = f"autocast {1 / speedup:.2f}× slower", style.BAD
-        self._speedup_text = words if result.autocast_error else f"{words} (speedup {speedup:.2f}×)"
+        from autocast_explorer.core.experiment.summary import speed_title
+
+        self._speedup_text, tone = speed_title(result)
+        color = {"ok": style.OK, "bad": style.BAD, "warn": style.WARN}.get(tone, style.MUTED)
         self._set_title(f"<span style='color:{color}'><b>{self._speedup_text}</b></span>")
         self._hint.setText("")
         axis = self.getPlotItem().getAxis("bottom")

@@ -584,7 +584,10 @@ class LessonsPanel(QWidget):
         self.outcomeBox.show()
         self.outcomeHeadline.setText(outcome.headline)
         self.outcomeSentences.setText("\n".join(f"• {s}" for s in outcome.sentences))
-        if outcome.matches_tutorial:
+        if not outcome.graded:
+            self.matchLabel.setText("– Not graded: this measurement cannot tell (see above).")
+            self.matchLabel.setStyleSheet(f"color: {style.MUTED}; font-weight: bold;")
+        elif outcome.matches_tutorial:
             self.matchLabel.setText("✓ Here the tutorial's claim holds.")
             self.matchLabel.setStyleSheet(f"color: {style.OK}; font-weight: bold;")
         else:
