@@ -269,9 +269,10 @@ def measure_paired(
         if all(enough(i) for i in range(len(modes))) and precise():
             stopped = "budget" if target is None else "precise"
             break
-        if sum(used) >= len(modes) * max_time:
-            # The whole allowance, all modes together: one mode whose forwards slowed 70×
-            # after its blocks were sized must not keep the other running for minutes.
+        if sum(used) >= len(modes) * max_time and all(samples):
+            # The whole allowance, all modes together (each with a block at least): one mode
+            # whose forwards slowed 70× after its blocks were sized must not keep the other
+            # running for minutes. A mode's first block is never a stall, so this ends.
             stopped = "max_time"
             break
         all_enough = all(enough(i) for i in range(len(modes)))

@@ -37,8 +37,10 @@ from autocast_explorer.core.documents.reader import (
     nan_to_none,
     optional_number,
 )
+from autocast_explorer.core.experiment.certainty import SpeedCall, TimingEvidence, judge
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.result import (
     latency_from_reader,
     latency_to_dict,
@@ -46,7 +48,14 @@ from autocast_explorer.core.experiment.result import (
 )
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment
-from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
+from autocast_explorer.core.sweeps.crossover import (
+    CrossingInterval,
+    crossing_intervals,
+    crossovers,
+    find_crossings,
+    format_value,
+    interval_words,
+)
 from autocast_explorer.core.sweeps.roofline import (
     FAMILY_FLOPS_FORMULA,
     FLOPS_FORMULA,
@@ -99,6 +108,17 @@ class SweepPoint:
     autocast: LatencyStats
     #: The point's full config: its family counts FLOPs and bytes (an MLP's follow from widths).
     config: ExperimentConfig | None = field(default=None, compare=False)
+    #: The speedup's interval, stalled blocks, load, why timing stopped (None: older files).
+    evidence: TimingEvidence | None = None
+
+    @property
+    def interval(self) -> SpeedupInterval | None:
+        return self.evidence.interval if self.evidence is not None else None
+
+    @property
+    def call(self) -> SpeedCall:
+        """faster / slower / same / unclear / noisy for this point (certainty.judge)."""
+        return judge(self.speedup, self.evidence)
 
     @property
     def flops(self) -> int:
@@ -153,6 +173,7 @@ class SweepPoint:
                     "plain": latency_to_dict(self.plain),
                     "autocast": latency_to_dict(self.autocast),
                     "speedup": nan_to_none(self.speedup),
+                    **(self.evidence.to_dict() if self.evidence is not None else {}),
                 },
                 "gflops": {"plain": self.gflops_plain, "autocast": self.gflops_autocast},
                 "flops": self.flops,
@@ -238,6 +259,18 @@ class SweepResult:
         return matrix
 
     @property
+    def crossover_intervals(self) -> list[CrossingInterval]:
+        """1-D: each crossing with the band the points' intervals allow ([] for a grid)."""
+        if self.is_grid or not self.points:
+            return []
+        return crossing_intervals(
+            self.values[: len(self.points)],
+            self.speedups,
+            [p.interval.low if p.interval else math.nan for p in self.points],
+            [p.interval.high if p.interval else math.nan for p in self.points],
+        )
+
+    @property
     def crossover_sentence(self) -> str:
         """The crossover in words (1-D), or one clause per row (grid)."""
         if self.is_grid:
@@ -246,7 +279,12 @@ class SweepResult:
                 where = ", ".join(format_value(v) for v in r.crossovers) or "never"
                 parts.append(f"width {r.width}: {where}")
             return "Speedup crosses 1.0 at batch — " + "; ".join(parts) + "."
-        return crossover_sentence(self.spec.param, self.values, self.speedups)
+        sentence = crossover_sentence(self.spec.param, self.values, self.speedups)
+        if any(p.interval is not None for p in self.points):
+            bands = [interval_words(c, self.spec.param) for c in self.crossover_intervals]
+            if bands:
+                sentence += f" By the points' 95% intervals: {'; '.join(bands)}."
+        return sentence
 
     # ---- JSON ---------------------------------------------------------------------------
     def _crossover_json(self) -> Any:
@@ -257,6 +295,16 @@ class SweepResult:
         if not any(r.crossovers for r in rows):
             return None
         return [{"width": r.width, "values": list(r.crossovers) or None} for r in rows]
+
+    def _crossover_interval_json(self) -> dict[str, Any]:
+        """`crossover_interval` (1-D with intervals only): [{value, low, high}] or null."""
+        if self.is_grid or not any(p.interval is not None for p in self.points):
+            return {}
+        found = self.crossover_intervals
+        return {
+            "crossover_interval": [{"value": c.value, "low": c.low, "high": c.high} for c in found]
+            or None
+        }
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -274,6 +322,7 @@ class SweepResult:
                 "points": [p.to_dict(self.is_grid) for p in self.points],
                 "crossover": self._crossover_json(),
                 "crossover_sentence": self.crossover_sentence,
+                **self._crossover_interval_json(),
                 "verdict": self.verdict.to_dict(),
                 "roofline": self.roofline.to_dict(),
                 "warnings": list(self.warnings),
@@ -394,6 +443,7 @@ _KNOWN = frozenset(
         "points",
         "crossover",
         "crossover_sentence",
+        "crossover_interval",  # derived from the points on reading, like the sentence
         "verdict",
         "roofline",
         "warnings",
@@ -459,6 +509,7 @@ def _point(r: JsonReader, grid: bool, dtype: str, config: ExperimentConfig | Non
         plain=latency_from_reader(latency.obj("plain")),
         autocast=latency_from_reader(latency.obj("autocast")),
         config=config if config.model != "mlp" else None,
+        evidence=TimingEvidence.from_reader(latency),
     )
     optional_number(latency, "speedup", minimum=0)
     r.obj("gflops").number("plain", minimum=0)

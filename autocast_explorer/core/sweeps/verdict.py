@@ -152,7 +152,8 @@ def measured_clause(param: str, values: Sequence[float], speedups: Sequence[floa
     """What the sweep showed, in words (no hardware); `param` is 'batch' or 'width'."""
     pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s) and s > 0]
     if not pairs:
-        return "nothing was measured"
+        # NaN stands for a point not timed, or timed too noisily to tell (certainty.judge).
+        return "no point gave a speedup it could tell" if values else "nothing was measured"
     xs = [v for v, _ in pairs]
     ss = [s for _, s in pairs]
     lo, hi = min(ss), max(ss)
@@ -160,6 +161,8 @@ def measured_clause(param: str, values: Sequence[float], speedups: Sequence[floa
     at_hi = pairs[ss.index(hi)][0]
     crossings = find_crossings(xs, ss)
     where = "at every size tried" if len(pairs) > 1 else f"at {param} {format_value(xs[0])}"
+    if 1 < len(pairs) < len(values):
+        where = f"at the {len(pairs)} of {len(values)} sizes it could tell"
     if not crossings:
         if lo >= 1:
             return f"autocast ran {_factor(lo, hi)} faster {where}"

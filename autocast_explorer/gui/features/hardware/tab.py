@@ -256,7 +256,7 @@ class HardwareTab(QWidget):
                 run.environment,
                 cfg.dtype,
                 cfg.batch,
-                run.speedup,
+                run.speedup if not run.speed_call.too_noisy else float("nan"),
                 rates=(run.gflops("plain"), run.gflops("autocast")),
                 onednn=probe,
             )
