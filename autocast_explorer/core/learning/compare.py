@@ -164,7 +164,7 @@ class Comparison:
         if len(self.runs) < 2:
             return []
         dicts = [run.result.config.to_dict() for run in self.runs]
-        ignored = {"min_time", "allow_slow", "memory_budget_mb"}
+        ignored = {"min_time", "max_time", "allow_slow", "memory_budget_mb"}
         if all(run.result.config.mode != "train" for run in self.runs):
             ignored |= {"steps", "lr", "optimizer", "scaler"}  # unused when nothing trained
         return [

@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.charts.whiskers import whisker_ends
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
@@ -262,14 +263,5 @@ class CompareSpeedupChart(StaticChart):
             "colors": [pg.mkBrush(b).color().name() for b in opts.get("brushes") or []],
             "labels": _ticks(self.getPlotItem()),
             "value_labels": [i.toPlainText() for i in self._labels if i.isVisible()],
-            "intervals": _whisker_ends(self._whiskers),
+            "intervals": whisker_ends(self._whiskers),
         }
-
-
-def _whisker_ends(item: pg.ErrorBarItem) -> list[tuple[float, float]]:
-    """(low, high) of each whisker drawn, in run order (runs without an interval have none)."""
-    y = item.opts.get("y")
-    if y is None or len(y) == 0:
-        return []
-    top, bottom = item.opts.get("top"), item.opts.get("bottom")
-    return [(float(v - b), float(v + t)) for v, t, b in zip(y, top, bottom, strict=True)]

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from autocast_explorer.gui.tasks.runner import TaskState
 
 #: Fields a step takes from the controls instead of the lesson: how to measure, not what.
-MEASUREMENT_FIELDS = ("min_time", "threads", "allow_slow", "memory_budget_mb")
+MEASUREMENT_FIELDS = ("min_time", "max_time", "threads", "allow_slow", "memory_budget_mb")
 #: The view that answers a lesson about ops: the op trace of the run on screen.
 OPS_VIEW_ID = "optrace"
 HIGHLIGHT = "#c2185b"
