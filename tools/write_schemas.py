@@ -142,6 +142,12 @@ CONFIG_RULES: dict[str, Schema] = {
         "minimum": 0.001,
         "maximum": 600,
     },
+    "max_time": {
+        "description": "seconds per mode a run may go on past min_time while the speedup's "
+        "interval is wider than ±5% (at least min_time); null: 4 × min_time",
+        "type": ["number", "null"],
+        "maximum": 3600,
+    },
     "memory_budget_mb": {
         "description": "null: half the RAM available when the run starts",
         "exclusiveMinimum": 0,
@@ -236,6 +242,59 @@ LATENCY = obj(
     required=["median_ms", "p25_ms", "p75_ms", "iqr_ms", "samples", "cold_ms"],
     description="latency statistics of one mode",
 )
+
+
+#: Keys the paired timing adds to a `latency` object (result and sweep point); all optional,
+#: absent in files written before intervals.
+EVIDENCE: dict[str, Schema] = {
+    "speedup_interval": {
+        "description": "interval of the median of paired blocks' speedups (order statistics); "
+        "null: fewer than 2 pairs",
+        "anyOf": [
+            {"type": "null"},
+            obj(
+                {
+                    "low": number(minimum=0),
+                    "high": number(minimum=0),
+                    "level": number("coverage (0.95, less with under 6 pairs)", 0),
+                    "pairs": integer(0, "paired rounds the interval is built from"),
+                },
+                ["low", "high", "level"],
+            ),
+        ],
+    },
+    "stalls": array(
+        obj(
+            {
+                "mode": text(),
+                "round": integer(0),
+                "ms": number("the stalled block's per-call time", 0),
+                "median_ms": number("its mode's median of the blocks kept before it", 0),
+            },
+            ["mode", "round", "ms", "median_ms"],
+        ),
+        "blocks over 2× their mode's running median: left out of the statistics, re-measured",
+    ),
+    "load": {
+        "description": "the machine during timing; null fields: not readable on this OS",
+        "anyOf": [
+            {"type": "null"},
+            obj(
+                {
+                    "wall_s": number(minimum=0),
+                    "cores": integer(1),
+                    "other_cpu_s": nullable_number("CPU seconds other processes used"),
+                    "freq_start_mhz": {"type": ["array", "null"], "items": number(minimum=0)},
+                    "freq_end_mhz": {"type": ["array", "null"], "items": number(minimum=0)},
+                },
+                ["wall_s", "cores"],
+            ),
+        ],
+    },
+    "stopped": {"enum": ["budget", "precise", "max_time"]},
+    "target": nullable_number("the interval's relative half-width aimed at (null: none)"),
+    "blocks": integer(0, "timed blocks kept, all modes"),
+}
 
 
 def document_defs(*names: str) -> dict[str, Schema]:
@@ -407,6 +466,7 @@ def result_schema() -> Schema:
                         "description": "null when the autocast forward raised (autocast_error)",
                     },
                     "speedup": nullable_number("plain median ÷ autocast median"),
+                    **EVIDENCE,
                 },
                 ["plain", "autocast"],
             ),
@@ -591,6 +651,7 @@ def sweep_schema() -> Schema:
                     "plain": ref("latency"),
                     "autocast": ref("latency"),
                     "speedup": nullable_number(),
+                    **EVIDENCE,
                 },
                 ["plain", "autocast", "speedup"],
             ),
@@ -760,6 +821,23 @@ def sweep_schema() -> Schema:
                 ],
             },
             "crossover_sentence": text(),
+            "crossover_interval": {
+                "description": "1-D sweeps with intervals: each crossing with where the points' "
+                "95% intervals allow it (low/high null: open to the end of the range swept)",
+                "anyOf": [
+                    {"type": "null"},
+                    array(
+                        obj(
+                            {
+                                "value": number(),
+                                "low": nullable_number(),
+                                "high": nullable_number(),
+                            },
+                            ["value", "low", "high"],
+                        )
+                    ),
+                ],
+            },
             "verdict": verdict,
             "roofline": roofline,
             "warnings": array(text()),
