@@ -316,3 +316,47 @@ def test_compare_shows_each_run_s_interval_and_call(live):
     assert table["speed call"] == ["autocast faster", "too noisy to tell"]
     series = Comparison(runs).overlay()
     assert (series[1].speedup_low, series[1].speedup_high, series[1].call) == (0.5, 3.1, "noisy")
+
+
+# ---- sweeps -----------------------------------------------------------------------------------
+def test_a_crossing_gets_the_band_its_points_intervals_allow():
+    from autocast_explorer.core.sweeps.crossover import (
+        crossing_intervals,
+        find_crossings,
+        interval_words,
+    )
+
+    values = [1, 10, 100, 1000]
+    speedups = [0.5, 0.8, 1.5, 2.0]
+    lows = [0.45, 0.7, 1.2, 1.8]
+    highs = [0.55, 0.95, 1.8, 2.2]
+    (found,) = crossing_intervals(values, speedups, lows, highs)
+    assert found.value == find_crossings(values, speedups)[0].value
+    assert found.low == pytest.approx(find_crossings(values, highs)[0].value)
+    assert found.high == pytest.approx(find_crossings(values, lows)[0].value)
+    assert found.low < found.value < found.high
+    assert interval_words(found, "batch").startswith("between batch ")
+    # An upper edge above 1.0 everywhere leaves the lower end open.
+    (open_low,) = crossing_intervals(values, speedups, lows, [1.1, 1.2, 1.8, 2.2])
+    assert open_low.low is None and open_low.high == pytest.approx(found.high)
+    assert interval_words(open_low, "batch").startswith("at or below batch ")
+
+
+def test_adaptive_sweep_points_carry_their_evidence_through_json():
+    from autocast_explorer.core.experiment.certainty import SWEEP_TARGET
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.sweeps.result import SweepResult
+    from autocast_explorer.core.sweeps.runner import run_sweep
+
+    config = ExperimentConfig(widths=(32, 16, 4), batch=4, min_time=0.02)
+    result = run_sweep(config, "batch", [1, 8], probe_onednn=False)
+    for point in result.points:
+        assert point.evidence is not None and point.evidence.target == SWEEP_TARGET
+        assert point.evidence.stopped in ("precise", "max_time")
+    fixed = run_sweep(config, "batch", [1, 8], probe_onednn=False, adaptive=False)
+    assert all(p.evidence.target is None for p in fixed.points)
+    loaded = SweepResult.from_json(result.to_json())
+    assert [p.evidence for p in loaded.points] == [p.evidence for p in result.points]
+    assert loaded.crossover_sentence == result.crossover_sentence
+    data = result.to_dict()
+    assert data["points"][0]["latency"]["stopped"] == result.points[0].evidence.stopped

@@ -39,6 +39,8 @@ NOISY_IQR_RATIO = 0.10
 #: was stalled by something else on the machine; steady blocks vary by a few percent.
 STALL_FACTOR = 2.0
 STALL_AFTER = 3
+#: A block over OVERSHOOT × its intended length resizes the mode's later blocks.
+OVERSHOOT = 4.0
 
 #: A factory for the context a mode's blocks run in (see `measure_alternating`).
 BlockContext = Callable[[], contextlib.AbstractContextManager[object]]
@@ -178,8 +180,11 @@ def measure_alternating(
     labels: Sequence[str] | None = None,
     block_contexts: Sequence[BlockContext | None] | None = None,
 ) -> list[LatencyStats]:
-    """Each mode's statistics from `measure_paired` with its fixed budget (no target)."""
-    timing = measure_paired(modes, min_time, reporter, cold_ms, labels, block_contexts)
+    """Each mode's statistics from `measure_paired` with its fixed budget: no target and no
+    time limit (placements, benches: every mode gets `min_time` of kept blocks)."""
+    timing = measure_paired(
+        modes, min_time, reporter, cold_ms, labels, block_contexts, max_time=math.inf
+    )
     return list(timing.stats)
 
 
@@ -211,8 +216,8 @@ def measure_paired(
     interval of the median pair ratio comes back. With a `target` (relative half-width, 0.05
     for ±5%) the run goes on past `min_time` until the interval is that narrow at 95%. With or
     without one it stops once the modes together have used `max_time` seconds each (stalls
-    included; default 2 × `min_time`), even short of `min_time`: forwards that slowed 70×
-    after their blocks were sized must not hold the run for minutes.
+    included; default 2 × `min_time`; `math.inf`: no limit), even short of `min_time`: forwards
+    that slowed 70× after their blocks were sized must not hold the run for minutes.
     `clock` (seconds; default time.perf_counter) lets tests run the protocol on a fake clock.
     """
     reporter = reporter or Reporter()
@@ -269,10 +274,13 @@ def measure_paired(
         if all(enough(i) for i in range(len(modes))) and precise():
             stopped = "budget" if target is None else "precise"
             break
-        if sum(used) >= len(modes) * max_time and all(samples):
-            # The whole allowance, all modes together (each with a block at least): one mode
+        if sum(used) >= len(modes) * max_time and all(
+            len(samples[i]) >= min(min_blocks[i], STALL_AFTER) for i in range(len(modes))
+        ):
+            # The whole allowance, all modes together (each with 3 blocks at least): one mode
             # whose forwards slowed 70× after its blocks were sized must not keep the other
-            # running for minutes. A mode's first block is never a stall, so this ends.
+            # running for minutes. A mode's first STALL_AFTER blocks are never stalls, and a
+            # block far over its intended length shrinks the next ones, so this ends soon.
             stopped = "max_time"
             break
         all_enough = all(enough(i) for i in range(len(modes)))
@@ -288,6 +296,11 @@ def measure_paired(
             seconds = block(i, block_sizes[i])
             ms = seconds * 1e3
             used[i] += seconds * block_sizes[i]
+            overshot = seconds * block_sizes[i] > OVERSHOOT * block_target
+            if overshot and block_sizes[i] > 1 and math.isfinite(max_time):
+                # Forwards got far slower than when the blocks were sized (another program
+                # took the cores): shorter blocks keep the run's length and Cancel bounded.
+                block_sizes[i] = max(1, math.ceil(block_target / seconds))
             if is_stall(ms, samples[i]):
                 stalls.append(Stall(labels[i], rounds, ms, float(np.median(samples[i]))))
                 continue
@@ -303,7 +316,10 @@ def measure_paired(
         if all_enough and target is not None:
             fraction = min(max(u / max_time for u in used), 1.0)
             width = f" (±{interval.half_width:.0%})" if interval is not None else ""
-            reporter.report(0.05 + 0.95 * fraction, f"narrowing the interval{width}")
+            reporter.report(
+                0.05 + 0.95 * fraction,
+                f"timing {' vs '.join(labels)}: narrowing the interval{width}",
+            )
         else:
             reporter.report(0.05 + 0.95 * fraction, f"timing {' vs '.join(labels)}")
     if paired:

@@ -319,6 +319,7 @@ def run_spec(
             [p.value for p in row],
             told_speedups(row),
             probe,
+            noisy=sum(p.call.too_noisy for p in row),
             context=f"at width {widest} (the widest row)",
             caveat=caveat,
             rates=_largest_rates(row),
@@ -331,6 +332,7 @@ def run_spec(
             spec.values,
             told_speedups(points),
             probe,
+            noisy=sum(p.call.too_noisy for p in points),
             caveat=caveat,
             rates=_largest_rates(points),
         )

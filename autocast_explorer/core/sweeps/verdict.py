@@ -148,12 +148,16 @@ def _factor(low: float, high: float) -> str:
     return f"{a}×" if a == b else f"{a}–{b}×"
 
 
-def measured_clause(param: str, values: Sequence[float], speedups: Sequence[float]) -> str:
-    """What the sweep showed, in words (no hardware); `param` is 'batch' or 'width'."""
+def measured_clause(
+    param: str, values: Sequence[float], speedups: Sequence[float], noisy: int = 0
+) -> str:
+    """What the sweep showed, in words (no hardware); `param` is 'batch' or 'width'.
+
+    `noisy` counts the points whose speedup is NaN because it was too noisy to tell.
+    """
     pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s) and s > 0]
     if not pairs:
-        # NaN stands for a point not timed, or timed too noisily to tell (certainty.judge).
-        return "no point gave a speedup it could tell" if values else "nothing was measured"
+        return "every point was too noisy to tell" if noisy else "nothing was measured"
     xs = [v for v, _ in pairs]
     ss = [s for _, s in pairs]
     lo, hi = min(ss), max(ss)
@@ -161,8 +165,8 @@ def measured_clause(param: str, values: Sequence[float], speedups: Sequence[floa
     at_hi = pairs[ss.index(hi)][0]
     crossings = find_crossings(xs, ss)
     where = "at every size tried" if len(pairs) > 1 else f"at {param} {format_value(xs[0])}"
-    if 1 < len(pairs) < len(values):
-        where = f"at the {len(pairs)} of {len(values)} sizes it could tell"
+    if noisy and len(pairs) > 1:
+        where = f"at the {len(pairs)} of {len(pairs) + noisy} sizes it could tell"
     if not crossings:
         if lo >= 1:
             return f"autocast ran {_factor(lo, hi)} faster {where}"
@@ -201,16 +205,18 @@ def hardware_verdict(
     context: str = "",
     caveat: str = "",
     rates: tuple[float, float] | None = None,
+    noisy: int = 0,
 ) -> HardwareVerdict:
     """The verdict panel's data for a sweep of `param` with the given speedups.
 
     `context` qualifies the measurement, e.g. "at width 4096 (the widest row)" for a grid;
     `caveat` is appended when the measurements themselves are in doubt (noisy machine);
-    `rates` (float32 and autocast GFLOP/s of the largest point) say what a slow mode reached.
+    `rates` (float32 and autocast GFLOP/s of the largest point) say what a slow mode reached;
+    `noisy` counts points left out (NaN) because they were too noisy to tell.
     """
     hardware, native = hardware_clause(env, dtype)
     instead = instead_clause(native_support(env.cpu_flags, dtype), onednn, rates)
-    measured = measured_clause(param, values, speedups)
+    measured = measured_clause(param, values, speedups, noisy)
     if context:
         measured = f"{context}, {measured}"
     finite = [s for s in speedups if math.isfinite(s)]
