@@ -7,7 +7,8 @@ median speedup or says "too noisy to tell" (or "can't tell"), and never the wron
 (faster where quiet was slower, or the other way round).
 
 Run it on an otherwise quiet machine: the "quiet" baseline must be quiet. Prints a Markdown block
-to paste into bench/RESULTS.md; exits 1 when the target is missed.
+to paste into bench/RESULTS.md; exits 1 when the target is missed, 2 when the quiet baseline was
+itself too noisy to tell (inconclusive).
 """
 
 from __future__ import annotations
@@ -108,6 +109,14 @@ def main(argv: list[str] | None = None) -> int:
             holds, why = judge_busy(quiet_speedup, quiet_kind, result)
             failures += not holds
             lines.append(row(f"{loops} busy loop{'s' if loops > 1 else ''}", result, why))
+    if quiet_kind == "noisy":
+        lines += [
+            "",
+            "Inconclusive: the quiet baseline was itself too noisy to tell; rerun on a "
+            "quiet machine (no other jobs).",
+        ]
+        print("\n".join(lines))
+        return 2
     lines += ["", f"Target: {'held' if not failures else f'missed ({failures} runs)'}."]
     print("\n".join(lines))
     return 1 if failures else 0
