@@ -21,7 +21,7 @@ from window_common import ROOT, machine, percentiles
 PROBE = r"""
 import sys, time
 from PySide6.QtCore import Slot
-import autocast_explorer.gui.shell.main_window as mw
+import autocast_explorer.gui.window.main_window as mw
 
 class Probe(mw.MainWindow):
     def __init__(self):

@@ -104,8 +104,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from autocast_explorer.gui.shell.app import create_application
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.window.app import create_application
+    from autocast_explorer.gui.window.main_window import MainWindow
 
     print(f"machine: {machine()}; Qt platform {os.environ['QT_QPA_PLATFORM']}", flush=True)
     app = create_application(sys.argv[:1])

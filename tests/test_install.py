@@ -27,7 +27,7 @@ from autocast_explorer.core.learning.presets import builtin_presets
 pytestmark = pytest.mark.install
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("pyproject.toml", "README.md", "LICENSE", "autocast_explorer")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "autocast_explorer", "resources")
 BUILD_TIMEOUT_S = 300
 PIP = (sys.executable, "-m", "pip")
 PURELIB = "import sysconfig; print(sysconfig.get_path('purelib'))"

@@ -18,11 +18,11 @@ from PySide6.QtGui import QGuiApplication, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from autocast_explorer.core.documents.files import write_atomic
-from autocast_explorer.gui.shell.app import create_application
+from autocast_explorer.gui.window.app import create_application
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.config import ExperimentConfig
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.window.main_window import MainWindow
 
 WIDTH, HEIGHT = 1280, 800
 #: Give up (exit 2) if loading torch and running the default experiment take longer.
@@ -136,7 +136,7 @@ def first_start_window() -> tuple[QApplication, MainWindow]:
     settings = Path(tempfile.mkdtemp(prefix="autocast-settings-")) / "settings.ini"
     os.environ["AUTOCAST_EXPLORER_SETTINGS"] = str(settings)
     app = create_application(sys.argv[:1])
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.window.main_window import MainWindow
 
     window = MainWindow()
     window.resize(WIDTH, HEIGHT)

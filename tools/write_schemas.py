@@ -1,4 +1,4 @@
-"""Write the published JSON Schemas (draft 2020-12) into autocast_explorer/resources/schemas/.
+"""Write the published JSON Schemas (draft 2020-12) into resources/schemas/.
 
 The schemas are package data that other tools read, so they are plain JSON files; this script is
 where they are edited, because the four documents share their config, environment and latency
@@ -42,7 +42,7 @@ from autocast_explorer.core.experiment.families.rnn import CELLS  # noqa: E402
 from autocast_explorer.core.sweeps.spec import PARAMS  # noqa: E402
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-OUT = ROOT / "autocast_explorer" / "resources" / "schemas"
+OUT = ROOT / "resources" / "schemas"
 
 Schema = dict[str, Any]
 

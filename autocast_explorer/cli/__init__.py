@@ -20,15 +20,15 @@ from autocast_explorer.cli.common import (
     Parser,
     UsageError,
 )
-from autocast_explorer.cli.signals import EXIT_INTERRUPTED
 from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.exit_codes import EXIT_INTERRUPTED
 
 #: The subcommands, in the order `--help` lists them.
 COMMANDS = (run, sweep, ops, compare)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    from autocast_explorer.gui.shell.app import run_app
+    from autocast_explorer.gui.window.app import run_app
 
     return run_app(sys.argv[:1])
 
@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_reset_settings() -> int:
     """`--reset-settings`: remove the window's settings without starting the window."""
-    from autocast_explorer.gui.shell.settings import reset_settings_file
+    from autocast_explorer.gui.window.settings import reset_settings_file
 
     print(f"Settings reset to defaults ({reset_settings_file()}).")
     return 0
@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     the result kept in a fallback file; memory ran out); 2 bad input, refused before any
     measuring; 130 Ctrl-C; 143 SIGTERM. Every failure is one `error:` line, never a traceback.
     """
-    from autocast_explorer.core.experiment.progress import Cancelled
+    from autocast_explorer.core.runtime.progress import Cancelled
 
     try:
         args = build_parser().parse_args(argv)

@@ -306,6 +306,13 @@ class StderrProgress:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
 
+    def __enter__(self) -> StderrProgress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """The line is cleared however the work ends (done, refused, Ctrl-C)."""
+        self.close()
+
 
 #: Paths that are this process's standard output ("-" is ours; the rest the system's names).
 STDOUT_PATHS = ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
@@ -325,7 +332,7 @@ def check_output(flag: str, path: str | None, what: str = "file") -> None:
 
     try:
         if what == "folder":
-            from autocast_explorer.core.documents.report import check_report_folder
+            from autocast_explorer.core.reports.report import check_report_folder
 
             check_report_folder(path)
         else:

@@ -83,12 +83,9 @@ def cmd_ops(args: argparse.Namespace) -> int:
     if (args.only or args.op) and not (only or names):
         raise UsageError("only/op: give a category or an op name (got an empty value)")
     specs = select_specs(only, names)
-    progress = StderrProgress()
-    try:
-        threads = PROBE_THREADS if args.threads is None else args.threads
+    threads = PROBE_THREADS if args.threads is None else args.threads
+    with StderrProgress() as progress:
         probe = probe_ops(args.dtype, specs=specs, threads=threads, progress=progress)
-    finally:
-        progress.close()
     problem = write_output(args.json, probe.to_json(), name="probe.json") if args.json else None
     if not to_stdout(args.json):
         print(format_probe(probe))

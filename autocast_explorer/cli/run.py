@@ -23,8 +23,8 @@ from autocast_explorer.cli.common import (
 from autocast_explorer.cli.signals import deferred
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.documents.report import Report
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.reports.report import Report
 
 
 RUN_EPILOG = """\
@@ -95,13 +95,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"note: preset {preset.name!r} also holds a {preset.sweep.label} sweep; "
             f"run it with: autocast-explorer sweep --preset {preset.id}\n"
         )
-    progress = StderrProgress()
-    try:
-        run = run_with_placements if placements else run_experiment
-        with resource_errors(config):
-            result = run(config, progress=progress)
-    finally:
-        progress.close()
+    run = run_with_placements if placements else run_experiment
+    with StderrProgress() as progress, resource_errors(config):
+        result = run(config, progress=progress)
     problems = write_outputs(args, result)
     if not to_stdout(args.json, args.csv):
         print(format_summary(result))
@@ -135,7 +131,7 @@ def _write_report(result: ExperimentResult, directory: str) -> tuple[Report, str
         try:
             from autocast_explorer.gui.charts.report_charts import write_report_with_charts
         except ImportError as exc:
-            from autocast_explorer.core.documents.report import write_report
+            from autocast_explorer.core.reports.report import write_report
 
             return write_report(result, directory), f"Qt could not be loaded ({exc})"
     return write_report_with_charts(result, directory, deferred=deferred)

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import ClassVar
 
-EXIT_INTERRUPTED = 128 + signal.SIGINT  # SIGTERM's 143 comes from Interrupted.exit_code
+from autocast_explorer.exit_codes import signal_exit_code
+
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -33,7 +34,7 @@ class Interrupted(KeyboardInterrupt):
 
     @property
     def exit_code(self) -> int:
-        return 128 + self.signum
+        return signal_exit_code(self.signum)
 
     @property
     def word(self) -> str:

@@ -108,17 +108,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         check_points(spec.plan(config))  # refusals come before the table's header
         print(sweep_title(config, spec))
         print(table_header(spec), flush=True)
-    try:
-        with resource_errors(config):
-            result = run_spec(
-                config,
-                spec,
-                progress=progress,
-                on_point=on_point if human else None,
-                probe_onednn=not args.no_onednn,
-            )
-    finally:
-        progress.close()
+    with progress, resource_errors(config):
+        result = run_spec(
+            config,
+            spec,
+            progress=progress,
+            on_point=on_point if human else None,
+            probe_onednn=not args.no_onednn,
+        )
     problems = write_outputs(args, result)
     if human:
         print(format_conclusion(result))

@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.window.main_window import MainWindow
 
 __all__ = ["MainWindow"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "MainWindow":
-        from autocast_explorer.gui.shell.main_window import MainWindow
+        from autocast_explorer.gui.window.main_window import MainWindow
 
         return MainWindow
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

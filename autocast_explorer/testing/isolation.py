@@ -34,7 +34,7 @@ def isolate_user_files(root: Path, monkeypatch: pytest.MonkeyPatch) -> UserFiles
     from PySide6.QtCore import QSettings
 
     from autocast_explorer.core.learning.presets import user_presets_dir
-    from autocast_explorer.gui.shell.settings import SETTINGS_ENV  # the window's own name for it
+    from autocast_explorer.gui.window.settings import SETTINGS_ENV  # the window's own name for it
 
     config_home = root / "config-home"
     settings_file = config_home / "settings.ini"

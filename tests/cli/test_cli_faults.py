@@ -128,7 +128,7 @@ def test_out_of_memory_is_one_line_naming_the_guard_estimate(tmp_path):
 
 
 def test_reset_settings_forgets_everything_without_a_window(tmp_path, monkeypatch, capsys):
-    from autocast_explorer.gui.shell.settings import CONFIG_KEY, SETTINGS_ENV, open_settings
+    from autocast_explorer.gui.window.settings import CONFIG_KEY, SETTINGS_ENV, open_settings
 
     path = tmp_path / "settings.ini"
     monkeypatch.setenv(SETTINGS_ENV, str(path))

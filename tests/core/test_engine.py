@@ -8,7 +8,7 @@ import torch
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.model import build
-from autocast_explorer.core.experiment.progress import Cancelled
+from autocast_explorer.core.runtime.progress import Cancelled
 
 FAST = {"min_time": 0.02}
 

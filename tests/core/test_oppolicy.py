@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from autocast_explorer.core.experiment.config import ConfigError
-from autocast_explorer.core.experiment.progress import Cancelled
 from autocast_explorer.core.numerics.documented import (
     COMPLEX_VALUED,
     DOCS_FP32,
@@ -38,6 +37,7 @@ from autocast_explorer.core.numerics.oppolicy import (
     probe_ops,
     select_specs,
 )
+from autocast_explorer.core.runtime.progress import Cancelled
 
 ISSUE_OPS = {
     "linear", "matmul", "addmm", "bmm", "conv1d", "conv2d", "relu", "gelu", "softmax",

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from autocast_explorer.core.documents.files import UnwritablePath
-from autocast_explorer.core.documents.report import (
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.reports.report import (
     ReportError,
     report_markdown,
     reproduce_script,
     write_report,
 )
-from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.engine import run_experiment
-from autocast_explorer.core.experiment.result import ExperimentResult
 
 
 def png_1x1() -> bytes:

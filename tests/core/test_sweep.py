@@ -8,8 +8,8 @@ from autocast_explorer.core.experiment.certainty import SWEEP_TARGET
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.guards import GuardError
 from autocast_explorer.core.experiment.model import build
-from autocast_explorer.core.experiment.progress import Cancelled
 from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.runtime.progress import Cancelled
 from autocast_explorer.core.sweeps import runner as sweep
 from autocast_explorer.core.sweeps.crossover import crossovers
 from autocast_explorer.core.sweeps.result import SweepPoint

@@ -7,14 +7,15 @@ import torch
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
-from autocast_explorer.core.experiment.model import TORCH_DTYPES, build_model
-from autocast_explorer.core.experiment.progress import Cancelled, Reporter
+from autocast_explorer.core.experiment.model import build_model
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.training import (
     make_task,
     probe_step,
     train_side_by_side,
 )
+from autocast_explorer.core.runtime.autocast import TORCH_DTYPES
+from autocast_explorer.core.runtime.progress import Cancelled, Reporter
 
 SMALL = {"widths": (32, 64, 4), "batch": 32, "threads": 1, "min_time": 0.02, "mode": "train"}
 

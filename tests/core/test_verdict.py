@@ -6,12 +6,13 @@ import os
 import pytest
 import torch
 
+from autocast_explorer.core.experiment import onednn_probe
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.guards import GuardError
 from autocast_explorer.core.experiment.model import build
-from autocast_explorer.core.experiment.progress import Cancelled
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.runtime.progress import Cancelled
 from autocast_explorer.core.sweeps.verdict import hardware_verdict, measured_clause
 
 
@@ -165,14 +166,16 @@ def test_probe_reports_the_kernels_of_this_machine():
 def test_probe_config_guards_builds_and_stops_when_asked():
     config = ExperimentConfig(widths=(64, 32, 8), batch=16, dtype="float16", threads=1)
     with pytest.raises(GuardError) as info:
-        onednn.probe_config(config.replace(widths=(4096, 4096, 10), memory_budget_mb=1))
+        onednn_probe.probe_config(config.replace(widths=(4096, 4096, 10), memory_budget_mb=1))
     assert info.value.field == "memory"
     asked: list[str] = []
     with pytest.raises(Cancelled):
-        onednn.probe_config(config, progress=lambda _f, m: asked.append(m), cancel=lambda: True)
+        onednn_probe.probe_config(
+            config, progress=lambda _f, m: asked.append(m), cancel=lambda: True
+        )
     assert asked == ["checking the memory and time guards"]  # stopped before building
     threads = torch.get_num_threads()
-    probe = onednn.probe_config(config, progress=lambda _f, m: asked.append(m))
+    probe = onednn_probe.probe_config(config, progress=lambda _f, m: asked.append(m))
     assert probe.dtype == "float16"
     assert probe.captured == torch.backends.mkldnn.is_available()
     assert torch.get_num_threads() == threads  # the config's thread count was set back

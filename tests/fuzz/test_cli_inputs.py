@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from autocast_explorer.cli import main
-from autocast_explorer.core.experiment.config import max_threads
+from autocast_explorer.core.runtime.threads import max_threads
 from tests.fuzz.conftest import snapshot
 
 FAST = ["--min-time", "0.01", "--widths", "8,4", "--batch", "2"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from autocast_explorer.gui.shell.settings import (
+from autocast_explorer.gui.window.settings import (
     MAX_CONFIG_CHARS,
     SettingsError,
     parse_bool,

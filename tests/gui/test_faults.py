@@ -12,8 +12,8 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.gui import MainWindow
 from autocast_explorer.gui.features.compare.window import CompareWindow
 from autocast_explorer.gui.features.presentation.mode import PresentationState
-from autocast_explorer.gui.shell import settings as settings_module
-from autocast_explorer.gui.shell.settings import CONFIG_KEY, THEME_KEY, open_settings
+from autocast_explorer.gui.window import settings as settings_module
+from autocast_explorer.gui.window.settings import CONFIG_KEY, THEME_KEY, open_settings
 
 
 def new_window(qtbot) -> MainWindow:

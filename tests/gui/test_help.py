@@ -8,8 +8,8 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDialog, QTextBrowser
 
-from autocast_explorer.gui.shell.help_window import START_SECTION, manual_markdown, shortcut_rows
 from autocast_explorer.gui.shell.keys import StandardKey
+from autocast_explorer.gui.window.help_window import START_SECTION, manual_markdown, shortcut_rows
 
 
 def test_the_help_key_opens_the_manual_at_the_windows_section(window, qtbot):

@@ -337,7 +337,7 @@ def test_f5_runs_and_esc_cancels(window, qtbot):
 def test_disabled_buttons_look_disabled(window):
     from PySide6.QtGui import QPalette
 
-    from autocast_explorer.gui.shell.app import create_application
+    from autocast_explorer.gui.window.app import create_application
 
     create_application([])  # the styled application, as run_app sets it up
     assert not window.cancelButton.isEnabled()

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QScrollArea
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.gui import MainWindow
 from autocast_explorer.gui.features.presentation.mode import PresentationState
-from autocast_explorer.gui.shell.settings import SETTINGS_ENV, open_settings
+from autocast_explorer.gui.window.settings import SETTINGS_ENV, open_settings
 from tests.gui.helpers import TINY
 
 

@@ -28,7 +28,7 @@ def test_importing_the_gui_and_building_the_window_does_not_load_torch():
         import sys
         import autocast_explorer.gui
         from autocast_explorer.gui import MainWindow
-        import autocast_explorer.gui.shell.app, autocast_explorer.gui.shell.main_window
+        import autocast_explorer.gui.window.app, autocast_explorer.gui.window.main_window
         print("after import:", "torch" in sys.modules)
         from PySide6.QtWidgets import QApplication
         app = QApplication([])
@@ -50,7 +50,7 @@ def test_the_window_paints_loading_first_then_enables_run():
         """
         import sys
         from PySide6.QtCore import QObject, Slot
-        from autocast_explorer.gui.shell.app import create_application
+        from autocast_explorer.gui.window.app import create_application
         from autocast_explorer.gui import MainWindow
 
         app = create_application(sys.argv)
@@ -88,7 +88,7 @@ def test_closing_during_a_run_cancels_waits_and_exits_0():
         """
         import sys
         from PySide6.QtCore import Slot
-        import autocast_explorer.gui.shell.main_window as mw
+        import autocast_explorer.gui.window.main_window as mw
         from autocast_explorer.core.experiment.config import ExperimentConfig
 
         class Driven(mw.MainWindow):
@@ -116,7 +116,7 @@ def test_closing_during_a_run_cancels_waits_and_exits_0():
                 print("finished", flush=True)
 
         mw.MainWindow = Driven
-        from autocast_explorer.gui.shell.app import run_app
+        from autocast_explorer.gui.window.app import run_app
         code = run_app(["autocast-explorer"])
         print("exit", code, flush=True)
         sys.exit(code)

@@ -101,3 +101,38 @@ def test_cancel_stops_training_between_steps_then_runs_again(window, qtbot):
     assert window.runButton.isEnabled()
     window.set_config(TRAIN.replace(steps=3))
     assert run_to_end(qtbot, window).train.steps == 3
+
+
+def test_a_long_stream_of_steps_is_drawn_whole_with_few_redraws(qtbot, monkeypatch):
+    """Each step lands in the arrays; redraws are throttled (not one full redraw per step), and
+    whatever arrived since the last redraw is drawn when asked (drawn() flushes first)."""
+    from autocast_explorer.core.experiment.training import StepProgress
+    from autocast_explorer.gui.charts import loss_chart
+    from autocast_explorer.gui.charts.loss_chart import LossChart
+
+    chart = LossChart()
+    qtbot.addWidget(chart)
+    clock = [100.0]
+    monkeypatch.setattr(loss_chart.time, "monotonic", lambda: clock[0])
+    redraws = []
+    original = chart._redraw
+    monkeypatch.setattr(chart, "_redraw", lambda: (redraws.append(1), original()))
+    steps = 2000
+    chart.start(steps, "bfloat16")
+    for step in range(1, steps + 1):
+        clock[0] += 0.001  # a step per millisecond: 20 steps per redraw interval
+        loss = float("nan") if step == 7 else 1.0 / step
+        chart.add_step(StepProgress(step, steps, loss, 2.0 / step))
+    assert 40 <= len(redraws) <= 42  # one per 50 ms of the 2 s, and the last step
+    drawn = chart.drawn()
+    assert drawn["plain"][0] == [float(s) for s in range(1, steps + 1)]
+    assert drawn["autocast"][1][-1] == 2.0 / steps
+    assert chart.getPlotItem().getViewBox().viewRange()[1][1] == 2.0 * 1.08  # NaN ignored
+    chart.start(10, "bfloat16")
+    clock[0] += 1.0
+    chart.add_step(StepProgress(1, 10, 0.5, 0.5))  # drawn at once: the interval has passed
+    chart.add_step(StepProgress(2, 10, 0.4, 0.4))  # held back: within the interval
+    held = chart._plain.getData()[0]
+    assert list(held) == [1.0]
+    chart.flush()
+    assert list(chart._plain.getData()[0]) == [1.0, 2.0]

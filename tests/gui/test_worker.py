@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Slot
 
 from autocast_explorer.core.experiment.config import ConfigError
-from autocast_explorer.core.experiment.progress import Cancelled
+from autocast_explorer.core.runtime.progress import Cancelled
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
 
 

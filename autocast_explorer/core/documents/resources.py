@@ -1,7 +1,8 @@
 """Where the program's data files (presets, JSON Schemas, the icon) live.
 
-They are package data (`autocast_explorer/resources/`), found with importlib.resources, so a
-wheel installed anywhere, an editable install and a source checkout all see the same files.
+They live in the checkout's top-level `resources/` folder and install as the package
+`autocast_explorer.resources` (setup.py maps it), found with importlib.resources, so a wheel
+installed anywhere and an editable install see the same files.
 One function so every front end finds them the same way.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 #: Set this to a folder to use other resources (e.g. a test's copy); empty means the packaged ones.
 RESOURCES_ENV = "AUTOCAST_EXPLORER_RESOURCES"
 
-_PACKAGE = "autocast_explorer"
+_PACKAGE = "autocast_explorer.resources"
 
 
 @cache
@@ -27,7 +28,7 @@ def _packaged_dir() -> Path:
     Installed from a wheel or a checkout it already is one; from a zip (zipimport) as_file
     extracts it once, kept until the interpreter exits, because presets are listed with glob.
     """
-    traversable = files(_PACKAGE) / "resources"
+    traversable = files(_PACKAGE)
     if isinstance(traversable, Path):
         return traversable
     stack = ExitStack()

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import torch
 
 from autocast_explorer.core.experiment.config import ConfigError
-from autocast_explorer.core.experiment.model import dtype_name
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
+from autocast_explorer.core.runtime.autocast import autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
 
 
 @dataclass(frozen=True)
@@ -67,13 +68,6 @@ def first_tensor(value: object) -> torch.Tensor | None:
             if found is not None:
                 return found
     return None
-
-
-def autocast_context(dtype: torch.dtype | None) -> contextlib.AbstractContextManager[object]:
-    """torch.autocast('cpu', dtype) or a no-op for the plain (float32) mode."""
-    if dtype is None:
-        return contextlib.nullcontext()
-    return torch.autocast("cpu", dtype=dtype)
 
 
 @contextlib.contextmanager

@@ -10,11 +10,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-DTYPES: tuple[str, ...] = ("bfloat16", "float16")
+from autocast_explorer.core.runtime.dtypes import DTYPES
+from autocast_explorer.core.runtime.errors import ConfigError
+from autocast_explorer.core.runtime.threads import validate_threads
+
 ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "tanh", "sigmoid", "none")
 HEADS: tuple[str, ...] = ("none", "softmax", "log_softmax")
 INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform")
@@ -46,12 +48,6 @@ MAX_TOLERANCE = 1e6
 MAX_MEMORY_BUDGET_MB = float(1 << 30)
 
 
-def max_threads() -> int:
-    """More threads than 4 × the logical cores only oversubscribes; far more and libgomp cannot
-    allocate its pool and aborts the process, so the bound is checked before torch sees it."""
-    return 4 * (os.cpu_count() or 1)
-
-
 #: Model families (core/experiment/families/); "mlp" is the tutorial's model.
 MODELS: tuple[str, ...] = ("mlp", "cnn", "transformer", "rnn")
 #: The config fields that belong to some family other than the MLP, in flag order.
@@ -71,13 +67,28 @@ FAMILY_FIELDS: tuple[str, ...] = (
 )
 
 
-class ConfigError(ValueError):
-    """A config value broke a rule; `field` names the offending field for inline display."""
+class FamilyRules(Protocol):
+    """What a config asks of its model's family: which fields are its own, the model in words,
+    and the family's own validation. The families (above this module) install it on import."""
 
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(f"{field_name}: {message}")
-        self.field = field_name
-        self.rule = message
+    def own_fields(self, config: ExperimentConfig) -> set[str]: ...
+    def describe(self, config: ExperimentConfig) -> str: ...
+    def validate(self, config: ExperimentConfig) -> None: ...
+
+
+_installed_rules: list[FamilyRules] = []
+
+
+def install_family_rules(rules: FamilyRules) -> None:
+    """Called once by core.experiment.families (importing core.experiment imports it)."""
+    _installed_rules[:] = [rules]
+
+
+def family_rules() -> FamilyRules:
+    """The installed family rules (core.experiment's package import installs them)."""
+    if not _installed_rules:
+        raise RuntimeError("core.experiment.families was not imported: no family rules")
+    return _installed_rules[0]
 
 
 def parse_widths(text: str, field_name: str = "widths") -> tuple[int, ...]:
@@ -172,9 +183,7 @@ class ExperimentConfig:
         An MLP writes `widths` and every field it always has; another family writes its
         parameters instead of `widths`, so a file says only what defined its model.
         """
-        from autocast_explorer.core.experiment.families import family
-
-        own = {p.name for p in family(self).params}
+        own = family_rules().own_fields(self)
         data: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name in FAMILY_FIELDS and f.name not in own:
@@ -196,9 +205,7 @@ class ExperimentConfig:
     @property
     def title(self) -> str:
         """The model in a few words: 'MLP 256,256,256,10', 'CNN 3→32→64 · image 32 · …'."""
-        from autocast_explorer.core.experiment.families import family
-
-        return family(self).describe(self)
+        return family_rules().describe(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExperimentConfig:
@@ -223,15 +230,6 @@ def _is_number(value: Any) -> bool:
         return math.isfinite(value)
     except OverflowError:
         return False
-
-
-def validate_threads(threads: Any) -> None:
-    """None (torch's default) or 1 … max_threads(); shared by every command that takes threads."""
-    most = max_threads()
-    if threads is not None and (not _is_int(threads) or not 1 <= threads <= most):
-        raise ConfigError(
-            "threads", f"must be an integer in 1 … {most} (4 × the logical cores; got {threads!r})"
-        )
 
 
 def validate(config: ExperimentConfig) -> None:
@@ -297,9 +295,7 @@ def validate(config: ExperimentConfig) -> None:
         )
     if config.model not in MODELS:
         raise ConfigError("model", f"must be one of {', '.join(MODELS)} (got {config.model!r})")
-    from autocast_explorer.core.experiment.families import family
-
-    family(config).validate(config)
+    family_rules().validate(config)
     validate_training(config)
 
 

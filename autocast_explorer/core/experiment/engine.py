@@ -10,9 +10,8 @@ for the duration of the run, in the calling thread, and restored afterwards.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import torch
 
@@ -21,7 +20,6 @@ from autocast_explorer.core.experiment.agreement import compare_logits
 from autocast_explorer.core.experiment.capture import (
     LayerDtypes,
     LayerRecord,
-    autocast_context,
     error_text,
     pair_layers,
     record_forward,
@@ -33,8 +31,7 @@ from autocast_explorer.core.experiment.config import (
     flops_per_training_step,
 )
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.model import build, dtype_name, low_precision_dtype
-from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.timing import (
     LatencyStats,
@@ -45,19 +42,10 @@ from autocast_explorer.core.experiment.training import PartialFn, train_side_by_
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.numerics.optrace import trace_model
-
-
-@contextlib.contextmanager
-def torch_threads(threads: int | None) -> Iterator[int]:
-    """Use `threads` intra-op threads inside the block (None: torch's default)."""
-    previous = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
-        yield torch.get_num_threads()
-    finally:
-        if threads is not None:
-            torch.set_num_threads(previous)
+from autocast_explorer.core.runtime.autocast import autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.runtime.threads import torch_threads
 
 
 def forward_fns(

@@ -16,16 +16,15 @@ from typing import Any
 import torch
 
 from autocast_explorer.core.documents.reader import JsonReader
-from autocast_explorer.core.experiment.capture import autocast_context
 from autocast_explorer.core.experiment.config import (
     TRAINING_STEP_FORWARDS,
     ConfigError,
     ExperimentConfig,
 )
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.model import TORCH_DTYPES
 from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
+from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
 
 MAX_FORWARD_SECONDS = 10.0
 #: Float32 copies of the parameters a training run holds at once: the initial model, two probe

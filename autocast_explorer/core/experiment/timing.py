@@ -26,7 +26,7 @@ from autocast_explorer.core.experiment.interval import (
     SpeedupInterval,
     median_interval,
 )
-from autocast_explorer.core.experiment.progress import Reporter
+from autocast_explorer.core.runtime.progress import Reporter
 
 #: Share of a block that timer overhead may take: perf_counter costs ~100 ns, blocks ≥ 1 ms.
 MIN_BLOCK_SECONDS = 0.001

@@ -29,21 +29,13 @@ import torch
 import torch.nn.functional as F
 
 from autocast_explorer.core.documents.reader import DocumentFormatError, JsonReader, integer
-from autocast_explorer.core.experiment.capture import (
-    AutocastFailed,
-    autocast_context,
-    error_text,
-    first_tensor,
-)
+from autocast_explorer.core.experiment.capture import AutocastFailed, error_text, first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.model import (
-    build_input,
-    build_model,
-    dtype_name,
-    low_precision_dtype,
-)
-from autocast_explorer.core.experiment.progress import Reporter
+from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.numerics.optrace import OpTracer
+from autocast_explorer.core.runtime.autocast import autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.progress import Reporter
 
 MODES: tuple[str, str] = ("plain", "autocast")
 #: Distinct training batches the task holds; steps cycle through them (bounded memory).

@@ -26,12 +26,7 @@ from autocast_explorer.core.documents.reader import (
     JsonReader,
     optional_text,
 )
-from autocast_explorer.core.experiment import guards
-from autocast_explorer.core.experiment.capture import autocast_context
-from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.engine import torch_threads
-from autocast_explorer.core.experiment.model import build, low_precision_dtype
-from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.runtime.autocast import autocast_context
 
 _ISA_LINE: dict[str, str] = {}
 _GEMM_PRIMITIVES = frozenset({"matmul", "inner_product", "convolution"})
@@ -260,22 +255,3 @@ def probe(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype) -> OneDnn
         float32_kernels=tuple(f32),
         summary=summarize(name, auto, f32, isa),
     )
-
-
-def probe_config(
-    config: ExperimentConfig,
-    progress: ProgressFn | None = None,
-    cancel: CancelFn | None = None,
-) -> OneDnnProbe:
-    """`probe` on the model of `config`, built after the memory and time guards passed, with
-    the config's thread count: what the window's "Ask oneDNN" measures."""
-    reporter = Reporter(progress, cancel)
-    reporter.report(0.05, "checking the memory and time guards")
-    guards.check(config)
-    reporter.check()
-    with torch_threads(config.threads):
-        reporter.report(0.3, "building the model")
-        model, x = build(config)
-        reporter.check()
-        reporter.report(0.6, "asking oneDNN which kernels run (verbose log of one forward)")
-        return probe(model, x, low_precision_dtype(config))

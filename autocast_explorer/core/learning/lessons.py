@@ -21,8 +21,8 @@ from autocast_explorer.core.experiment.config import ExperimentConfig, parameter
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.capture import LayerRecord
-    from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn
 
 #: Chart ids a lesson can point at, with the name the window gives each chart.
 CHARTS: dict[str, str] = {
@@ -729,9 +729,10 @@ def measure_probe(config: ExperimentConfig) -> Probe:
     """
     import torch
 
-    from autocast_explorer.core.experiment.capture import autocast_context
-    from autocast_explorer.core.experiment.model import TORCH_DTYPES, build, dtype_name
+    from autocast_explorer.core.experiment.model import build
     from autocast_explorer.core.numerics.oppolicy import PROBED_OPS, run_case
+    from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
+    from autocast_explorer.core.runtime.dtypes import dtype_name
 
     low = TORCH_DTYPES[config.dtype]
     model, x = build(config)
@@ -752,7 +753,8 @@ def measure_paths(config: ExperimentConfig) -> tuple[PathObservation, ...]:
     """One autocast forward of the transformer with the fast path allowed, one with it off."""
     from autocast_explorer.core.experiment.capture import record_forward
     from autocast_explorer.core.experiment.families import family
-    from autocast_explorer.core.experiment.model import TORCH_DTYPES, build
+    from autocast_explorer.core.experiment.model import build
+    from autocast_explorer.core.runtime.autocast import TORCH_DTYPES
 
     low = TORCH_DTYPES[config.dtype]
     fam = family(config)

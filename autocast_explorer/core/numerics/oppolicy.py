@@ -38,10 +38,6 @@ from autocast_explorer.core.documents.reader import (
     load_document,
     optional_text,
 )
-from autocast_explorer.core.experiment.config import DTYPES, ConfigError, validate_threads
-from autocast_explorer.core.experiment.engine import torch_threads
-from autocast_explorer.core.experiment.model import TORCH_DTYPES, dtype_name
-from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.hardware.cpu import Environment, environment
 from autocast_explorer.core.numerics.documented import (
     DOCS_ORIGIN,
@@ -60,6 +56,11 @@ from autocast_explorer.core.numerics.opcatalog import (
     category_slug,
 )
 from autocast_explorer.core.numerics.optrace import OpRecord, OpTracer
+from autocast_explorer.core.runtime.autocast import TORCH_DTYPES
+from autocast_explorer.core.runtime.dtypes import DTYPES, dtype_name
+from autocast_explorer.core.runtime.errors import ConfigError
+from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.runtime.threads import torch_threads, validate_threads
 
 SCHEMA = "autocast-explorer/ops/1"
 #: Input cases in the order they are run; the mixed ones only for ops with ≥ 2 float inputs.

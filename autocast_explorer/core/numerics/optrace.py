@@ -31,8 +31,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from autocast_explorer.core.documents.reader import clean_text, is_finite_number
-from autocast_explorer.core.experiment.capture import autocast_context
-from autocast_explorer.core.experiment.model import dtype_name
+from autocast_explorer.core.runtime.autocast import autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
 
 #: Op packets that convert a tensor's dtype when input and output dtypes differ.
 CAST_OPS: frozenset[str] = frozenset(

@@ -29,12 +29,10 @@ from autocast_explorer.core.documents.reader import (
     integer,
 )
 from autocast_explorer.core.experiment import guards
-from autocast_explorer.core.experiment.capture import autocast_context
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.engine import run_experiment, torch_threads
+from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
-from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.result import (
     ExperimentResult,
     latency_from_reader,
@@ -42,6 +40,9 @@ from autocast_explorer.core.experiment.result import (
 )
 from autocast_explorer.core.experiment.timing import LatencyStats, measure_alternating
 from autocast_explorer.core.numerics.optrace import OpTracer, count_casts, parameter_sources
+from autocast_explorer.core.runtime.autocast import autocast_context
+from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.runtime.threads import torch_threads
 
 PLACEMENTS: tuple[str, ...] = ("per_call", "hoisted", "pre_cast")
 LABELS: dict[str, str] = {"per_call": "per-call", "hoisted": "hoisted", "pre_cast": "pre-cast"}

@@ -28,13 +28,14 @@ from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.capture import AutocastFailed, error_text
 from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.engine import forward_fns, torch_threads
+from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
-from autocast_explorer.core.experiment.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paired
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.hardware.load import LoadMeter
+from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
+from autocast_explorer.core.runtime.threads import torch_threads
 from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult, roofline_work
 from autocast_explorer.core.sweeps.roofline import (
     FAMILY_FLOPS_FORMULA,

@@ -1,14 +1,20 @@
 """Training loss per step: the float32 copy and the autocast copy, drawn live as steps complete.
 
 Each curve is one PlotDataItem created once and updated with setData as steps stream in (the
-pyqtgraph pattern); the finished run's held-out accuracies go in the title. `drawn()` reads the
+pyqtgraph pattern); the finished run's held-out accuracies go in the title. Steps land in
+preallocated arrays with a running maximum, and the curves are redrawn at most every
+REDRAW_INTERVAL_S (and at the last step), so a long run costs the window a bounded number of
+redraws instead of one full redraw per step. `drawn()` reads the
 curves back from the plot items so tests check what is on screen.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
@@ -20,6 +26,8 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.training import StepProgress
 
 HINT = "Choose Training mode and press Run (F5)"
+#: Streamed steps are drawn at most this often (the last step is always drawn at once).
+REDRAW_INTERVAL_S = 0.05
 
 
 class LossChart(StaticChart):
@@ -54,9 +62,12 @@ class LossChart(StaticChart):
         self._hint = pg.TextItem(HINT, color=style.MUTED, anchor=(0.5, 0.5))
         self._hint.setFont(style.chart_font())
         plot.addItem(self._hint)
-        self._steps: list[int] = []
-        self._loss_plain: list[float] = []
-        self._loss_auto: list[float] = []
+        # rows: step, float32 loss, autocast loss; the first `_count` columns are filled
+        self._curves = np.empty((3, 0))
+        self._count = 0
+        self._top = 0.0  # the largest finite loss so far (the y range)
+        self._drawn_count = 0
+        self._last_redraw = 0.0
         self._total = 0
         self._dtype = "bfloat16"
         self._accuracy_text = ""
@@ -72,10 +83,10 @@ class LossChart(StaticChart):
         """Append one step's two losses (plain data streamed from the worker)."""
         if progress.steps != self._total:
             self._reset(progress.steps, self._dtype)
-        self._steps.append(progress.step)
-        self._loss_plain.append(progress.loss_plain)
-        self._loss_auto.append(progress.loss_autocast)
-        self._redraw()
+        self._append(progress.step, progress.loss_plain, progress.loss_autocast)
+        last = progress.step >= progress.steps
+        if last or time.monotonic() - self._last_redraw >= REDRAW_INTERVAL_S:
+            self._redraw()
         self._set_title(
             f"training… {progress.step}/{progress.steps} steps · loss "
             f"{progress.loss_plain:.3f} (float32) / {progress.loss_autocast:.3f} ({self._dtype})"
@@ -88,9 +99,10 @@ class LossChart(StaticChart):
             self.clear()
             return
         self._reset(train.steps, result.config.dtype)
-        self._steps = list(range(1, len(train.loss["plain"]) + 1))
-        self._loss_plain = list(train.loss["plain"])
-        self._loss_auto = list(train.loss["autocast"])
+        for step, (plain, auto) in enumerate(
+            zip(train.loss["plain"], train.loss["autocast"], strict=False), start=1
+        ):
+            self._append(step, plain, auto)
         self._redraw()
         acc = train.accuracy
         self._accuracy_text = (
@@ -106,12 +118,19 @@ class LossChart(StaticChart):
         self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
     def has_data(self) -> bool:
-        return bool(self._steps)
+        return self._count > 0
+
+    def flush(self) -> None:
+        """Draw the steps that arrived since the last redraw (a run that stopped early)."""
+        if self._drawn_count != self._count:
+            self._redraw()
 
     def _reset(self, steps: int, dtype: str) -> None:
         self._total = steps
         self._dtype = dtype
-        self._steps, self._loss_plain, self._loss_auto = [], [], []
+        self._curves = np.empty((3, max(steps, 16)))
+        self._count = self._drawn_count = 0
+        self._top = 0.0
         self._accuracy_text = ""
         self._auto.setPen(pg.mkPen(style.dtype_color(dtype), width=2, style=Qt.PenStyle.DashLine))
         self._rename(self._auto, f"autocast ({dtype})")
@@ -126,13 +145,25 @@ class LossChart(StaticChart):
             if sample.item is item:
                 label.setText(name)
 
+    def _append(self, step: int, plain: float | None, auto: float | None) -> None:
+        """One step into the arrays (doubled when full); a missing loss is NaN (not drawn)."""
+        if self._count == self._curves.shape[1]:
+            grown = np.empty((3, max(16, 2 * self._count)))
+            grown[:, : self._count] = self._curves[:, : self._count]
+            self._curves = grown
+        values = [math.nan if v is None else float(v) for v in (plain, auto)]
+        self._curves[:, self._count] = (step, *values)
+        self._count += 1
+        finite = [v for v in values if math.isfinite(v)]
+        self._top = max([self._top, *finite])
+
     def _redraw(self) -> None:
-        self._plain.setData(self._steps, self._loss_plain)
-        self._auto.setData(self._steps, self._loss_auto)
-        finite = [
-            v for v in self._loss_plain + self._loss_auto if v == v and abs(v) != float("inf")
-        ]
-        top = max(finite, default=1.0) * 1.08 or 1.0
+        steps, plain, auto = self._curves[:, : self._count]
+        self._plain.setData(steps, plain, connect="finite")
+        self._auto.setData(steps, auto, connect="finite")
+        self._drawn_count = self._count
+        self._last_redraw = time.monotonic()
+        top = self._top * 1.08 or 1.0
         self.getPlotItem().setYRange(0, top, padding=0)
 
     def _set_title(self, second_line: str) -> None:
@@ -141,6 +172,7 @@ class LossChart(StaticChart):
     # ---- read-back for tests ----------------------------------------------------------------
     def drawn(self) -> dict[str, Any]:
         """The curves as the plot items hold them, the legend and the title."""
+        self.flush()
 
         def data(item: pg.PlotDataItem) -> tuple[list[float], list[float]]:
             xs, ys = item.getData()

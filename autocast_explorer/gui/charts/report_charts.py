@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pyqtgraph as pg
 
-    from autocast_explorer.core.documents.report import Report
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.reports.report import Report
 
 #: (chart id, title in report.md, file name) for every chart a report carries.
 REPORT_CHARTS: tuple[tuple[str, str, str], ...] = (
@@ -133,10 +133,10 @@ def write_report_with_charts(
 ) -> tuple[Report, str]:
     """The report with chart PNGs; without them (and the reason) if Qt cannot draw them.
 
-    Either way the folder is swapped in whole (core.documents.report), never half written.
+    Either way the folder is swapped in whole (core.reports.report), never half written.
     """
     from autocast_explorer.core.documents.files import UnwritablePath
-    from autocast_explorer.core.documents.report import write_report
+    from autocast_explorer.core.reports.report import write_report
 
     try:
         return write_report(result, directory, offscreen_chart_writer(result, deferred)), ""

@@ -1,18 +1,19 @@
 """AppContext: the narrow face of the window that every feature gets in `install(ctx)`.
 
-A feature never sees MainWindow. It asks the context for the current config, whether the
-engine is ready, a task client of its own, a place for its views (by id) and actions (by
-menu), the banner and status messages, file writing, chart exports, and it listens to the
-stream of results. Features talk to each other only through it: a sweep preset calls
-`request_sweep(spec)` and whoever shows sweeps listens to `sweepRequested`; a lesson calls
-`show_view("optrace")` without knowing which tab that is.
+A feature never sees MainWindow, and the context knows it only as a WindowHost (a Protocol):
+the window sits above the features, the context below them. A feature asks the context for the
+current config, whether the engine is ready, a task client of its own, a place for its views
+(by id) and actions (by menu), the banner and status messages, file writing, chart exports,
+and it listens to the stream of results. Features talk to each other only through it: a sweep
+preset calls `request_sweep(spec)` and whoever shows sweeps listens to `sweepRequested`; a
+lesson calls `show_view("optrace")` without knowing which tab that is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.hardware.cpu import Environment
     from autocast_explorer.core.sweeps.spec import SweepSpec
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.shell.host import WindowHost
     from autocast_explorer.gui.tasks.client import TaskClient
 
 #: What a feature module exposes: build your views and actions, return the handles testers use.
@@ -59,8 +60,8 @@ class AppContext(QObject):
     #: Something that enabled-when rules depend on changed (run state, result, engine).
     stateChanged = Signal()
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: WindowHost) -> None:
+        super().__init__(cast(QObject, window))  # the host is the QMainWindow
         self.setObjectName("appContext")
         self._window = window
         self._views: dict[str, QWidget] = {}
@@ -233,7 +234,7 @@ class AppContext(QObject):
     # ---- windows --------------------------------------------------------------------------
     def host(self) -> QMainWindow:
         """The top-level window: parent for dialogs and docks, full screen, geometry."""
-        return self._window
+        return cast(QMainWindow, self._window)
 
     def add_window(self, widget: QWidget) -> None:
         """Another top-level window that should follow the text scale and theme."""

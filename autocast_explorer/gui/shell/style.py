@@ -64,7 +64,7 @@ def set_title(plot: object, first: str, second: str | None = None) -> None:
     widget (the right edge would be cut off): the title becomes a FitLabel, which shrinks
     to the plot's width.
     """
-    from autocast_explorer.gui.charts.fit_title import install
+    from autocast_explorer.gui.shell.fit_title import install
 
     install(plot)
     # Presentation mode (gui.presentation) scales titles per plot and re-sets the last one.

@@ -6,7 +6,7 @@ Adding a family is one module and one line here.
 
 from __future__ import annotations
 
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig, install_family_rules
 from autocast_explorer.core.experiment.families.base import Family, FamilyParam, Gemm
 from autocast_explorer.core.experiment.families.cnn import CnnFamily
 from autocast_explorer.core.experiment.families.mlp import MlpFamily
@@ -36,5 +36,20 @@ def family_fields() -> dict[str, FamilyParam]:
             out.setdefault(param.name, param)
     return out
 
+
+class _ConfigRules:
+    """The family rules the config asks for (it sits below the families and cannot import them)."""
+
+    def own_fields(self, config: ExperimentConfig) -> set[str]:
+        return {p.name for p in family(config).params}
+
+    def describe(self, config: ExperimentConfig) -> str:
+        return family(config).describe(config)
+
+    def validate(self, config: ExperimentConfig) -> None:
+        family(config).validate(config)
+
+
+install_family_rules(_ConfigRules())
 
 __all__ = ["FAMILIES", "Family", "FamilyParam", "Gemm", "family", "family_fields", "get_family"]

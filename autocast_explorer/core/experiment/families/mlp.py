@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import (
@@ -10,7 +11,13 @@ from autocast_explorer.core.experiment.config import (
     ExperimentConfig,
     parameter_count,
 )
-from autocast_explorer.core.experiment.families.base import Family, Gemm
+from autocast_explorer.core.experiment.families.base import (
+    Family,
+    Gemm,
+    activation_module,
+    draw_input,
+    head_module,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -54,11 +61,32 @@ class MlpFamily(Family):
         return "hidden width" if param == "width" else param
 
     def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
-        from autocast_explorer.core.experiment.model import build_mlp
-
         return build_mlp(config)
 
     def build_input(self, config: ExperimentConfig) -> torch.Tensor:
-        from autocast_explorer.core.experiment.model import build_mlp_input
+        return draw_input(config, (config.batch, config.widths[0]))
 
-        return build_mlp_input(config)
+
+def build_mlp(config: ExperimentConfig) -> torch.nn.Sequential:
+    """Seed, then Linear/activation pairs in order, an optional head; returned in eval mode.
+
+    Layers are named fc1, relu1, fc2 … so tables and charts read naturally; the names do not
+    change the parameters, which come from the RNG in construction order as in the tutorial.
+    The input is drawn after the model, from the same RNG stream, as the tutorial does.
+    """
+    import torch
+
+    torch.manual_seed(config.seed)
+    layers: dict[str, torch.nn.Module] = {}
+    pairs = list(itertools.pairwise(config.widths))
+    for index, (fan_in, fan_out) in enumerate(pairs, start=1):
+        layers[f"fc{index}"] = torch.nn.Linear(fan_in, fan_out)
+        act = activation_module(config.activation) if index < len(pairs) else None
+        if act is not None:
+            layers[f"{config.activation}{index}"] = act
+    head = head_module(config.head)
+    if head is not None:
+        layers[config.head] = head
+    model = torch.nn.Sequential(OrderedDict(layers))
+    model.eval()
+    return model

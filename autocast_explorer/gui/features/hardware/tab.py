@@ -53,8 +53,8 @@ PROBE_TIP = (
 
 
 def probe_task(config: ExperimentConfig, state: TaskState) -> OneDnnProbe:
-    """On the worker thread: core.onednn.probe_config for the current config."""
-    from autocast_explorer.core.hardware.onednn import probe_config
+    """On the worker thread: core.experiment.onednn_probe.probe_config for the current config."""
+    from autocast_explorer.core.experiment.onednn_probe import probe_config
 
     return probe_config(config, progress=state.set_progress, cancel=state.is_interruption_requested)
 

@@ -48,7 +48,7 @@ class ReportExporter(QObject):
 
     def export_to(self, folder: Path) -> Path | None:
         """Write the report into `folder`; report.md, or None (the banner says why)."""
-        from autocast_explorer.core.documents.report import ReportError, write_report
+        from autocast_explorer.core.reports.report import ReportError, write_report
         from autocast_explorer.gui.charts.report_charts import (
             REPORT_CHARTS,
             TRAINING_REPORT_CHARTS,

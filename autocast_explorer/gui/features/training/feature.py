@@ -29,6 +29,9 @@ class TrainingFeed(QObject):
         self.view = view
         ctx.experimentStarted.connect(self._on_started)
         ctx.experimentStep.connect(self._on_step)
+        # a run that stops early still shows every step it streamed (redraws are throttled)
+        ctx.experimentCancelled.connect(self._on_stopped)
+        ctx.experimentFailed.connect(self._on_stopped)
 
     @Slot(object)
     def _on_started(self, config: object) -> None:
@@ -40,6 +43,11 @@ class TrainingFeed(QObject):
     @Slot(object)
     def _on_step(self, progress: object) -> None:
         self.view.add_step(progress)
+
+    @Slot()
+    @Slot(str)
+    def _on_stopped(self, _message: str = "") -> None:
+        self.view.lossPlot.flush()
 
 
 def install(ctx: AppContext) -> dict[str, Any]:

@@ -58,11 +58,11 @@ from autocast_explorer.gui.features.experiment.controls import (
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import ActionRegistry, audit_shortcuts
 from autocast_explorer.gui.shell.context import AppContext, Feature
-from autocast_explorer.gui.shell.help_window import HelpWindow, show_help
 from autocast_explorer.gui.shell.keys import StandardKey
-from autocast_explorer.gui.shell.settings import install_settings
 from autocast_explorer.gui.tasks.client import TaskRouter
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
+from autocast_explorer.gui.window.help_window import HelpWindow, show_help
+from autocast_explorer.gui.window.settings import install_settings
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -816,7 +816,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _show_about(self) -> None:
-        from autocast_explorer.gui.shell.about import AboutDialog
+        from autocast_explorer.gui.window.about import AboutDialog
 
         if self._about is not None:
             self._about.close()

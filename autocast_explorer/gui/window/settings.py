@@ -17,18 +17,41 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QLabel, QMenu, QStatusBar
 
 from autocast_explorer.core.documents.reader import DocumentFormatError, parse_json
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.features.presentation.mode import PresentationState
 from autocast_explorer.gui.shell.actions import set_tip
 
-if TYPE_CHECKING:
-    from autocast_explorer.gui.shell.main_window import MainWindow
+
+class RememberedWindow(Protocol):
+    """What the keeper needs of the window that installs it (typed here, so this module does
+    not import the window back)."""
+
+    messageBanner: QLabel
+    presentation: Any
+    settingsKeeper: SettingsKeeper
+
+    def current_config(self) -> ExperimentConfig: ...
+    def set_config(self, config: ExperimentConfig) -> None: ...
+    def menu(self, name: str) -> QMenu: ...
+    def statusBar(self) -> QStatusBar: ...
+    def saveState(self) -> QByteArray: ...
+    def restoreState(self, state: QByteArray) -> bool: ...
+    def saveGeometry(self) -> QByteArray: ...
+    def restoreGeometry(self, geometry: QByteArray) -> bool: ...
+    def windowState(self) -> Qt.WindowState: ...
+    def setWindowState(self, state: Qt.WindowState) -> None: ...
+    def isFullScreen(self) -> bool: ...
+    def showNormal(self) -> None: ...
+    def resize(self, width: int, height: int) -> None: ...
+    def installEventFilter(self, watcher: QObject) -> None: ...
+
 
 SETTINGS_ENV = "AUTOCAST_EXPLORER_SETTINGS"
 ORGANIZATION = APPLICATION = "autocast-explorer"
@@ -130,8 +153,8 @@ class SettingsKeeper(QObject):
     `problems` lists what could not be restored at start (also shown above the charts).
     """
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: RememberedWindow) -> None:
+        super().__init__(window)  # the window is a QObject
         self.setObjectName("settingsKeeper")
         self._window = window
         self.problems: list[str] = []
@@ -273,7 +296,7 @@ def _bytes(what: str):
     return parse
 
 
-def install_settings(window: MainWindow) -> SettingsKeeper:
+def install_settings(window: RememberedWindow) -> SettingsKeeper:
     """Restore the saved state now; save on close. `window.settingsKeeper` afterwards."""
     keeper = SettingsKeeper(window)
     window.settingsKeeper = keeper

@@ -17,9 +17,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from autocast_explorer import __version__
 from autocast_explorer.core.documents.resources import icon_path
+from autocast_explorer.exit_codes import EXIT_INTERRUPTED
 from autocast_explorer.gui.shell import style
-
-EXIT_INTERRUPTED = 130
 
 #: Keeps the application object alive until the interpreter exits (never destroyed before
 #: the widgets it owns).
@@ -87,7 +86,7 @@ class InterruptWatcher(QObject):
 def run_app(argv: list[str]) -> int:
     """Show the window, run the event loop, shut the worker threads down; the exit code."""
     app = create_application(argv)
-    from autocast_explorer.gui.shell.main_window import MainWindow
+    from autocast_explorer.gui.window.main_window import MainWindow
 
     window = MainWindow()
     window.show()
