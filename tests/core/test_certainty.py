@@ -268,6 +268,9 @@ def test_a_live_run_records_its_interval_and_evidence(live):
     from autocast_explorer.core.experiment.result import ExperimentResult
 
     assert ExperimentResult.from_json(live.to_json()).evidence == ev
+    rows = {row["mode"]: row for row in live.csv_rows()}
+    expected = f"{ev.interval.low:.4f}" if ev.interval is not None else ""
+    assert rows["autocast"]["speedup_low"] == expected and rows["plain"]["speedup_low"] == ""
 
 
 def test_the_verdict_states_the_interval_with_the_speedup(live):

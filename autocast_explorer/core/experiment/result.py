@@ -48,6 +48,8 @@ CSV_FIELDS = (
     "cold_ms",
     "gflops",
     "speedup",
+    "speedup_low",
+    "speedup_high",
 )
 
 
@@ -263,6 +265,7 @@ class ExperimentResult:
                     "cold_ms": f"{stats.cold_ms:.6f}",
                     "gflops": f"{stats.gflops(self.flops):.3f}",
                     "speedup": f"{self.speedup:.4f}" if mode == "autocast" else "1.0000",
+                    **_interval_cells(self.evidence if mode == "autocast" else None),
                 }
             )
         return rows
@@ -273,6 +276,14 @@ class ExperimentResult:
         writer.writeheader()
         writer.writerows(self.csv_rows())
         return buffer.getvalue()
+
+
+def _interval_cells(evidence: TimingEvidence | None) -> dict[str, str]:
+    """speedup_low / speedup_high for a CSV row ('' where no interval was measured)."""
+    interval = evidence.interval if evidence is not None else None
+    if interval is None:
+        return {"speedup_low": "", "speedup_high": ""}
+    return {"speedup_low": f"{interval.low:.4f}", "speedup_high": f"{interval.high:.4f}"}
 
 
 def read_header(r: JsonReader, schema: str) -> ExperimentConfig:

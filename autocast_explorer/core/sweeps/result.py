@@ -88,6 +88,8 @@ CSV_FIELDS = (
     "autocast_gflops",
     "plain_intensity",
     "autocast_intensity",
+    "speedup_low",
+    "speedup_high",
 )
 
 
@@ -426,6 +428,8 @@ class SweepResult:
                     "autocast_gflops": f"{p.gflops_autocast:.3f}",
                     "plain_intensity": f"{p.intensity_plain:.4f}",
                     "autocast_intensity": f"{p.intensity_autocast:.4f}",
+                    "speedup_low": f"{p.interval.low:.4f}" if p.interval else "",
+                    "speedup_high": f"{p.interval.high:.4f}" if p.interval else "",
                 }
             )
         return buffer.getvalue()
