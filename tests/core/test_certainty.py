@@ -363,3 +363,21 @@ def test_adaptive_sweep_points_carry_their_evidence_through_json():
     assert loaded.crossover_sentence == result.crossover_sentence
     data = result.to_dict()
     assert data["points"][0]["latency"]["stopped"] == result.points[0].evidence.stopped
+
+
+def test_the_hardware_verdict_states_no_speedup_from_a_too_noisy_run():
+    from autocast_explorer.core.hardware.cpu import environment
+    from autocast_explorer.core.sweeps.verdict import measured_clause, single_run_verdict
+
+    env = environment(None)
+    noisy = single_run_verdict(env, "bfloat16", 128, 146.92, too_noisy=True)
+    assert "in a single run, too noisy to tell" in noisy.sentence and "146" not in noisy.sentence
+    told = single_run_verdict(env, "bfloat16", 128, 1.7)
+    assert "autocast ran 1.7× faster at batch 128" in told.sentence
+    nan = float("nan")
+    assert measured_clause("batch", [1, 8], [nan, nan], noisy=2) == (
+        "every point was too noisy to tell"
+    )
+    assert measured_clause("batch", [1, 8, 64], [nan, 2.0, 3.0], noisy=1).startswith(
+        "autocast ran 2–3× faster at the 2 of 3 sizes it could tell"
+    )

@@ -157,7 +157,9 @@ def measured_clause(
     """
     pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s) and s > 0]
     if not pairs:
-        return "every point was too noisy to tell" if noisy else "nothing was measured"
+        if noisy:
+            return "too noisy to tell" if len(values) == 1 else "every point was too noisy to tell"
+        return "nothing was measured"
     xs = [v for v, _ in pairs]
     ss = [s for _, s in pairs]
     lo, hi = min(ss), max(ss)
@@ -268,16 +270,21 @@ def single_run_verdict(
     speedup: float,
     rates: tuple[float, float] | None = None,
     onednn: OneDnnProbe | None = None,
+    too_noisy: bool = False,
 ) -> HardwareVerdict:
-    """One run, no sweep yet: the flags and the one speedup measured (one size only)."""
+    """One run, no sweep yet: the flags and the one speedup measured (one size only).
+
+    `too_noisy`: the run could not tell (certainty.judge); no speedup is stated from it.
+    """
     return hardware_verdict(
         env,
         dtype,
         "batch",
         [batch],
-        [speedup],
+        [math.nan if too_noisy else speedup],
         onednn,
         context="in a single run",
         caveat="one size only; a sweep shows where the speedup crosses 1.0",
         rates=rates,
+        noisy=int(too_noisy),
     )

@@ -256,9 +256,10 @@ class HardwareTab(QWidget):
                 run.environment,
                 cfg.dtype,
                 cfg.batch,
-                run.speedup if not run.speed_call.too_noisy else float("nan"),
+                run.speedup,
                 rates=(run.gflops("plain"), run.gflops("autocast")),
                 onednn=probe,
+                too_noisy=run.speed_call.too_noisy,
             )
             roofline = build_roofline_from_work(
                 cfg.dtype,
