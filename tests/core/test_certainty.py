@@ -381,3 +381,32 @@ def test_the_hardware_verdict_states_no_speedup_from_a_too_noisy_run():
     assert measured_clause("batch", [1, 8, 64], [nan, 2.0, 3.0], noisy=1).startswith(
         "autocast ran 2–3× faster at the 2 of 3 sizes it could tell"
     )
+
+
+def test_progress_never_goes_back_while_the_interval_narrows():
+    from autocast_explorer.core.runtime.progress import Reporter
+
+    clock = FakeClock()
+    factor = [1.25]
+
+    @contextlib.contextmanager
+    def alternate():
+        factor[0] = 2.0 - factor[0]
+        yield
+
+    def auto():
+        clock.now += 0.001 * factor[0]
+
+    seen = []
+    timing.measure_paired(
+        [scripted(clock, itertools.repeat(0.001)), auto],
+        0.02,
+        Reporter(lambda f, m: seen.append((f, m))),
+        max_time=0.1,
+        target=RUN_TARGET,
+        clock=clock,
+        block_contexts=[None, alternate],
+    )
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions)
+    assert any("narrowing the interval" in m for _, m in seen)

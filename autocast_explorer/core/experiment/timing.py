@@ -269,6 +269,7 @@ def measure_paired(
         return interval is not None and interval.level >= LEVEL and interval.half_width <= target
 
     rounds = 0
+    shown = 0.0  # progress reported so far (with a target)
     stopped = "budget"
     while True:
         if all(enough(i) for i in range(len(modes))) and precise():
@@ -313,8 +314,14 @@ def measure_paired(
                 interval = median_interval(ratios)
         rounds += 1
         fraction = min(min(s / min_time for s in spent), 1.0)
+        if target is not None:
+            # Progress over the whole allowance, never backwards: the minimum budget first,
+            # then the time spent narrowing the interval.
+            fraction = max(
+                shown, fraction * min_time / max_time, min(sum(used) / (len(modes) * max_time), 1)
+            )
+            shown = fraction
         if all_enough and target is not None:
-            fraction = min(max(u / max_time for u in used), 1.0)
             width = f" (±{interval.half_width:.0%})" if interval is not None else ""
             reporter.report(
                 0.05 + 0.95 * fraction,
