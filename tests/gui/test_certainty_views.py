@@ -57,3 +57,27 @@ def test_the_sweep_chart_draws_each_point_s_interval(window):
         (64, pytest.approx(1.5), pytest.approx(1.7)),
     ]
     assert "whiskers: 95% interval" in drawn["title"]
+
+
+def test_the_compare_chart_draws_each_run_s_interval_and_clears(qtbot, measured):
+    from autocast_explorer.core.learning.compare import ComparedRun, Comparison
+    from autocast_explorer.gui.charts.compare_charts import CompareSpeedupChart
+
+    chart = CompareSpeedupChart()
+    qtbot.addWidget(chart)
+    chart.show()
+    runs = (
+        ComparedRun("a", "a.json", with_interval(measured, 1.72, 1.66, 1.79)),
+        ComparedRun("b", "b.json", dataclasses.replace(measured, evidence=None)),
+        ComparedRun("c", "c.json", with_interval(measured, 1.7, 0.5, 3.1)),
+    )
+    chart.show_comparison(Comparison(runs))
+    drawn = chart.drawn()
+    assert [(x, round(lo, 2), round(hi, 2)) for x, lo, hi in drawn["intervals"]] == [
+        (0.0, 1.66, 1.79),
+        (2.0, 0.5, 3.1),
+    ]
+    assert drawn["value_labels"][2] == "1.70× (too noisy)"
+    chart.clear()
+    chart.repaint()  # the emptied whiskers must paint (no stale ends of another length)
+    assert chart.drawn()["intervals"] == []

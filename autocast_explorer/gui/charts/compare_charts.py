@@ -191,7 +191,10 @@ class CompareSpeedupChart(StaticChart):
         )
         plot.addItem(self._line)
         #: Each run's speedup interval (core's certainty): where it has one, a whisker.
-        self._whiskers = pg.ErrorBarItem(x=np.array([]), y=np.array([]), pen=pg.mkPen(style.TEXT))
+        empty = np.array([])
+        self._whiskers = pg.ErrorBarItem(
+            x=empty, y=empty, top=empty, bottom=empty, pen=pg.mkPen(style.TEXT)
+        )
         plot.addItem(self._whiskers)
         self._labels: list[pg.TextItem] = []
         self.clear()
@@ -247,7 +250,8 @@ class CompareSpeedupChart(StaticChart):
 
     def clear(self) -> None:
         self._bars.setOpts(x=[], height=[], brushes=[])
-        self._whiskers.setData(x=np.array([]), y=np.array([]))
+        empty = np.array([])
+        self._whiskers.setData(x=empty, y=empty, top=empty, bottom=empty)
         for item in self._labels:
             item.setVisible(False)
         plot = self.getPlotItem()
