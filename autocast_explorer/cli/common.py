@@ -348,12 +348,17 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def write_output(
-    path: str, text: str, keep: str | None = None, name: str = "result.json"
+    path: str,
+    text: str,
+    keep: str | None = None,
+    name: str = "result.json",
+    keep_json_name: str = "result.json",
 ) -> str | None:
     """'-' means stdout; anything else is written atomically (core.documents.files).
 
-    On failure the text (or `keep`, the measurement, when given) goes to a fallback file; the
-    problem is returned as one sentence naming both paths, for FailedError.
+    On failure the text (or `keep`, the measurement's JSON named `keep_json_name`, when given)
+    goes to a fallback file; the problem is returned as one sentence naming both paths, for
+    FailedError.
     """
     with deferred():  # a file is written whole or not at all
         if path == "-":
@@ -366,7 +371,7 @@ def write_output(
             write_atomic(path, text)
             return None
         except OSError as exc:
-            fallback_name = "result.json" if keep else keep_name(path, name)
+            fallback_name = keep_json_name if keep else keep_name(path, name)
             return cannot_write(path, exc.strerror or str(exc), keep or text, fallback_name)
 
 
@@ -393,12 +398,15 @@ def write_outputs(args: argparse.Namespace, result: ExperimentResult | SweepResu
 
     Returns the problems (each with its fallback file); every output is tried.
     """
+    kind = result.KIND
     problems = []
     if args.json:
-        problems.append(write_output(args.json, result.to_json()))
+        problems.append(write_output(args.json, result.to_json(), name=f"{kind}.json"))
     if args.csv:
         keep = _json_for_csv(args, result)
-        problems.append(write_output(args.csv, result.to_csv(), keep, "result.csv"))
+        problems.append(
+            write_output(args.csv, result.to_csv(), keep, f"{kind}.csv", f"{kind}.json")
+        )
     return [p for p in problems if p]
 
 

@@ -79,8 +79,8 @@ def test_missing_oversized_binary_and_folder_inputs(result_file, tmp_path, capsy
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
     cases = [
         (tmp_path / "missing.json", "missing.json: no such file"),
-        (huge, "huge.json: file is larger than 32 MB"),
-        (binary, "image.json: not a text file (not UTF-8)"),
+        (huge, "huge.json: result: file is larger than 32 MB"),
+        (binary, "image.json: result: not a text file (not UTF-8: byte 0x89 at 0)"),
         (tmp_path, f"{tmp_path.name}: is not a file"),
     ]
     for path, message in cases:

@@ -36,18 +36,23 @@ def test_a_full_device_at_the_end_keeps_the_result_in_a_fallback_file(command, f
     assert err.startswith("error: cannot write /dev/full: No space left on device; ")
     kept = err.split("the result was saved to ")[1].split(" instead")[0]
     assert Path(kept).parent == fallback
+    assert Path(kept).name.startswith("sweep-" if command[0] == "sweep" else "result-")
     doc = json.loads(Path(kept).read_text())
     assert doc["schema"].startswith("autocast-explorer/")
     assert doc["config"]["widths"] == [8, 4]
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
-def test_a_failed_csv_keeps_the_whole_measurement_as_json(fallback, capsys):
-    assert main(["run", *FAST, "--csv", "/dev/full"]) == 1
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [(["run"], "result"), (["sweep", "--values", "1,2", "--no-onednn"], "sweep")],
+)
+def test_a_failed_csv_keeps_the_whole_measurement_as_json(command, kind, fallback, capsys):
+    assert main([*command, *FAST, "--csv", "/dev/full"]) == 1
     err = capsys.readouterr().err
     kept = Path(err.split("the result was saved to ")[1].split(" instead")[0])
-    assert kept.name.startswith("result-") and kept.suffix == ".json"
-    assert json.loads(kept.read_text())["schema"] == "autocast-explorer/result/1"
+    assert kept.name.startswith(f"{kind}-") and kept.suffix == ".json"
+    assert json.loads(kept.read_text())["schema"] == f"autocast-explorer/{kind}/1"
 
 
 def test_ops_to_a_full_device_keeps_the_probe(fallback, capsys):

@@ -124,7 +124,8 @@ def test_no_interval_at_all_is_too_noisy_and_old_results_keep_their_pace():
 
 
 def test_evidence_round_trips_through_its_json_keys():
-    from autocast_explorer.core.documents.reader import JsonReader
+    from autocast_explorer.core.documents.model import build, dump, read
+    from autocast_explorer.core.experiment.certainty import EvidenceSection
 
     ev = evidence(
         1.1,
@@ -135,9 +136,13 @@ def test_evidence_round_trips_through_its_json_keys():
         target=0.05,
         blocks=40,
     )
-    latency = {"plain": {}, "autocast": {}, **ev.to_dict()}
-    assert TimingEvidence.from_reader(JsonReader(latency, "latency")) == ev
-    assert TimingEvidence.from_reader(JsonReader({"plain": {}}, "latency")) is None
+    data = dump(build(EvidenceSection, **ev.to_fields()))
+    assert data["speedup_interval"] == {"low": 1.1, "high": 1.2, "level": LEVEL, "pairs": 30}
+    assert data["stalls"] == [{"mode": "bfloat16", "round": 3, "ms": 9.0, "median_ms": 1.5}]
+    assert TimingEvidence.from_section(read(EvidenceSection, data)) == ev
+    assert TimingEvidence.from_section(read(EvidenceSection, {})) is None  # an older file
+    with pytest.raises(ValueError, match="high"):
+        read(EvidenceSection, {**data, "speedup_interval": {"low": 2, "high": 1, "level": 0.9}})
 
 
 # ---- the protocol on a fake clock -----------------------------------------------------------

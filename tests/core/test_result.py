@@ -77,7 +77,7 @@ def test_csv_has_one_row_per_mode(result):
     [
         ("", "empty"),
         (b"  \n", "empty"),
-        (b"\xff\xfe{", "not valid UTF-8"),
+        (b"\xff\xfe{", "not a text file .not UTF-8: byte 0xff at 0"),
         ("{", "not valid JSON"),
         ("[1, 2]", "expected a JSON object"),
         ('{"schema": "something/else/1"}', "schema"),
@@ -123,3 +123,43 @@ def test_float16_overflow_writes_strict_json_and_reads_back():
     again = ExperimentResult.from_json(text)
     assert math.isnan(again.agreement.max_abs_diff)
     assert again.agreement.agree == overflow.agreement.agree
+
+
+def test_a_file_written_before_the_optional_sections_still_loads(result):
+    """Files from earlier versions lack what was added since: they load with the defaults."""
+    data = json.loads(result.to_json())
+    for key in ("created", "warnings", "ops", "casts", "ops_diff", "casts_by_grad_mode", "guard"):
+        data.pop(key, None)
+    data["config"].pop("model", None)
+    for mode in ("plain", "autocast"):
+        for key in ("block_size", "times_ms", "gflops"):
+            data["latency"][mode].pop(key)
+    for key in ("rtol", "topk", "flips", "flip_rate_by_margin"):
+        data["agreement"].pop(key)
+    for layer in data["layers"]:
+        layer.pop("out_shape")
+        layer.pop("error")
+    data["environment"] = {"torch_version": "2.4.0"}
+    old = ExperimentResult.from_json(json.dumps(data))
+    assert old.plain.median_ms == result.plain.median_ms
+    assert (old.plain.block_size, old.plain.times_ms) == (1, ())
+    assert old.agreement.rtol == 1e-5 and old.agreement.topk is None
+    assert old.layers[0].out_shape == () and old.layers[0].error is None
+    assert (old.op_trace, old.guard, old.created, old.warnings) == (None, None, "", ())
+    assert old.environment.torch_version == "2.4.0" and old.environment.cpu_model == "?"
+    assert old.config.model == "mlp"
+
+
+def test_a_failed_autocast_side_is_read_back_as_a_finding(result):
+    data = json.loads(result.to_json())
+    data["autocast_error"] = "RuntimeError: not implemented for 'BFloat16'"
+    data["latency"]["autocast"] = data["agreement"] = data["output_dtype"]["autocast"] = None
+    data["latency"]["speedup"] = None
+    for layer in data["layers"]:
+        layer["autocast"] = None
+    failed = ExperimentResult.from_json(json.dumps(data))
+    assert failed.autocast_failed and failed.autocast is None and failed.agreement is None
+    assert json.loads(failed.to_json())["autocast_error"] == data["autocast_error"]
+    del data["autocast_error"]
+    with pytest.raises(ResultFormatError, match=r"^result: latency\.autocast: expected a JSON"):
+        ExperimentResult.from_json(json.dumps(data))

@@ -152,8 +152,8 @@ def test_corrupt_files_are_named_and_the_good_ones_still_shown(
     assert f"{tmp_path / 'empty.json'}: " in text
     assert "is a sweep file" in text
     assert f"{missing}: no such file" in text
-    assert f"{huge}: file is larger than 32 MB" in text
-    assert f"{tmp_path / 'binary.json'}: not a text file (not UTF-8)" in text
+    assert f"{huge}: result: file is larger than 32 MB" in text
+    assert f"{tmp_path / 'binary.json'}: result: not a text file (not UTF-8" in text
     # The one good file is still compared.
     assert compare.latencyChart.drawn()["heights"] == pytest.approx(
         [result.plain.median_ms, result.autocast.median_ms]

@@ -1,11 +1,13 @@
-"""The one strict JSON reader every document of ours builds on (results, sweeps, probes, presets,
-settings values).
+"""The strict JSON parsing every document of ours builds on (results, sweeps, probes, presets,
+settings values), and the one error they all raise.
 
 A bad document is refused with DocumentFormatError naming the document kind and the dotted path
-of the first bad field (`result: latency.plain.median_ms: expected a number ≥ 0`), so every
-reader refuses in the same words. Python's json accepts `NaN`, `Infinity` and `1e999` and turns
-them into floats no JSON writer can write back; here they are refused at parse time, and every
-text value is stripped of control characters before it can reach a terminal or a label.
+of the first bad field (`result: latency.plain.median_ms: expected a number ≥ 0`); the fields
+are checked by each document's typed models (core/documents/model.py). Here: Python's json
+accepts `NaN`, `Infinity` and `1e999` and turns them into floats no JSON writer can write back,
+so they are refused at parse time, as are oversized, non-UTF-8 and empty files; and every text
+value a model reads is stripped of control characters (`clean_text`) before it can reach a
+terminal or a label.
 """
 
 from __future__ import annotations
@@ -99,123 +101,6 @@ def is_finite_number(value: Any) -> bool:
         return False
 
 
-def _bound(minimum: float | None, exclusive: bool = False) -> str:
-    if minimum is None:
-        return ""
-    return f" > {minimum:g}" if exclusive else f" ≥ {minimum:g}"
-
-
-class JsonReader:
-    """Typed access to a parsed JSON object, raising DocumentFormatError with a dotted path."""
-
-    def __init__(self, data: Any, path: str) -> None:
-        if not isinstance(data, dict):
-            raise DocumentFormatError(f"{path or 'document'}: expected a JSON object")
-        self.data = data
-        self.path = path
-
-    def where(self, key: str) -> str:
-        return f"{self.path}.{key}" if self.path else key
-
-    def fail(self, key: str, problem: str) -> DocumentFormatError:
-        """The error for `key` (raise it): its dotted path, then the problem."""
-        return DocumentFormatError(f"{self.where(key)}: {problem}")
-
-    def _get(self, key: str) -> Any:
-        if key not in self.data:
-            raise self.fail(key, "missing")
-        return self.data[key]
-
-    def obj(self, key: str) -> JsonReader:
-        return JsonReader(self._get(key), self.where(key))
-
-    def objects(self, key: str, required: bool = True) -> list[JsonReader]:
-        if not required and self.data.get(key) is None:
-            return []
-        value = self._get(key)
-        if not isinstance(value, list):
-            raise self.fail(key, "expected a list")
-        return [JsonReader(item, f"{self.where(key)}[{i}]") for i, item in enumerate(value)]
-
-    def text(self, key: str, default: str | None = None, multiline: bool = False) -> str:
-        """Text, stripped of control characters."""
-        if default is not None and key not in self.data:
-            return default
-        value = self._get(key)
-        if not isinstance(value, str):
-            raise self.fail(key, "expected text")
-        return clean_text(value, multiline)
-
-    def texts(self, key: str, required: bool = True, multiline: bool = False) -> list[str]:
-        """A list of texts (a single text where a list goes is refused)."""
-        if not required and key not in self.data:
-            return []
-        value = self._get(key)
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(key, "expected a list of texts")
-        return [clean_text(v, multiline) for v in value]
-
-    def number(
-        self,
-        key: str,
-        default: float | None = None,
-        nullable: bool = False,
-        minimum: float | None = None,
-        exclusive: bool = False,
-    ) -> float:
-        """A finite number, optionally bounded below; with `nullable`, null reads as NaN (what
-        to_json writes for NaN)."""
-        if default is not None and key not in self.data:
-            return default
-        value = self._get(key)
-        if nullable and value is None:
-            return math.nan
-        if not is_finite_number(value):
-            raise self.fail(key, f"expected a number{_bound(minimum, exclusive)}")
-        number = float(value)
-        if minimum is not None and (number <= minimum if exclusive else number < minimum):
-            raise self.fail(key, f"expected a number{_bound(minimum, exclusive)}")
-        return number
-
-    def whole(self, key: str, minimum: int | None = None, default: int | None = None) -> int:
-        """A whole number (JSON 3, not 3.5 or "3"), optionally bounded below."""
-        if default is not None and key not in self.data:
-            return default
-        value = self._get(key)
-        ok = is_finite_number(value) and float(value).is_integer()
-        if ok and minimum is not None:
-            ok = value >= minimum
-        if not ok:
-            raise self.fail(key, f"expected a whole number{_bound(minimum)}")
-        return int(value)
-
-    def boolean(self, key: str, default: bool | None = None) -> bool:
-        if default is not None and key not in self.data:
-            return default
-        value = self._get(key)
-        if not isinstance(value, bool):
-            raise self.fail(key, "expected true or false")
-        return value
-
-    def numbers(self, key: str, required: bool = True, minimum: float | None = None) -> list[float]:
-        """A list of finite numbers, optionally each bounded below."""
-        if not required and key not in self.data:
-            return []
-        value = self._get(key)
-        if not isinstance(value, list) or not all(is_finite_number(v) for v in value):
-            raise self.fail(key, f"expected a list of numbers{_bound(minimum)}")
-        if minimum is not None and any(v < minimum for v in value):
-            raise self.fail(key, f"expected a list of numbers{_bound(minimum)}")
-        return [float(v) for v in value]
-
-    def wholes(self, key: str, required: bool = True, minimum: int | None = None) -> list[int]:
-        """A list of whole numbers, optionally each bounded below."""
-        values = self.numbers(key, required)
-        if not all(v.is_integer() and (minimum is None or v >= minimum) for v in values):
-            raise self.fail(key, f"expected a list of whole numbers{_bound(minimum)}")
-        return [int(v) for v in values]
-
-
 def _refuse_constant(name: str) -> Any:
     raise DocumentFormatError(f"not valid JSON ({name} is not a number JSON allows)")
 
@@ -233,12 +118,14 @@ def parse_json(text: str | bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     Shared by every document and by the settings; raises DocumentFormatError without a kind.
     """
     if len(text) > max_bytes:
-        raise DocumentFormatError(f"file is larger than {max_bytes // 2**20} MB")
+        raise DocumentFormatError(f"file is larger than {size_words(max_bytes)}")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DocumentFormatError(f"not valid UTF-8 ({exc})") from None
+            raise DocumentFormatError(
+                f"not a text file (not UTF-8: byte {exc.object[exc.start]:#04x} at {exc.start})"
+            ) from None
     if not text.strip():
         raise DocumentFormatError("file is empty")
     try:
@@ -253,6 +140,11 @@ def parse_json(text: str | bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
         if isinstance(exc, DocumentFormatError):
             raise
         raise DocumentFormatError(f"not valid JSON ({_one_line(exc)})") from None
+
+
+def size_words(size: int) -> str:
+    """A size limit as people say it: 32 MB, 64 KB."""
+    return f"{size // 2**20} MB" if size >= 2**20 else f"{size // 2**10} KB"
 
 
 def load_document(text: str | bytes, kind: str = "") -> Any:
@@ -272,35 +164,6 @@ def finite_or_null(value: Any) -> Any:
     return value
 
 
-def optional_number(reader: JsonReader, key: str, minimum: float | None = None) -> float | None:
-    """A number that may be null (e.g. a speedup that could not be computed)."""
-    if reader.data.get(key, None) is None:
-        if key not in reader.data:
-            raise reader.fail(key, "missing")
-        return None
-    return reader.number(key, minimum=minimum)
-
-
-def integer(reader: JsonReader, key: str, minimum: int | None = None) -> int:
-    """A whole number (JSON 3, not 3.5), optionally bounded below."""
-    return reader.whole(key, minimum)
-
-
 def nan_to_none(value: float) -> float | None:
     """JSON has no NaN: an undefined ratio is written as null."""
     return None if not math.isfinite(value) else value
-
-
-def optional_bool(reader: JsonReader, key: str) -> bool | None:
-    """true, false or null (e.g. a torch query this torch does not have)."""
-    value = reader.data.get(key)
-    if value is None:
-        return None
-    return reader.boolean(key)
-
-
-def optional_text(reader: JsonReader, key: str) -> str | None:
-    """Text or null/absent."""
-    if reader.data.get(key) is None:
-        return None
-    return reader.text(key)

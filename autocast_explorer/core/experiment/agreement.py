@@ -3,19 +3,66 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
+from pydantic import model_validator
 
+from autocast_explorer.core.documents.model import (
+    Flag,
+    NullableNumber,
+    Number,
+    Numbers,
+    Part,
+    Whole,
+    Wholes,
+    build,
+    nan_if_none,
+    refuse,
+)
 from autocast_explorer.core.numerics.flips import (
     Flip,
+    FlipPart,
     MarginBin,
+    MarginBinPart,
     TopK,
+    TopKPart,
     flip_rate_by_margin,
     flipped_rows,
     topk_agreement,
 )
 
 HISTOGRAM_BINS = 30
+
+
+class HistogramPart(Part):
+    edges: Numbers()
+    counts: Wholes()
+
+
+class AgreementPart(Part):
+    """The result's `agreement`: counts whole, fractions in 0 … 1, differences null when not
+    finite; the deeper keys (topk, flips, flip_rate_by_margin) are absent in older files."""
+
+    rows: Whole()
+    agree: Whole()
+    fraction: Number(ge=0, le=1)
+    max_abs_diff: NullableNumber(ge=0)
+    mean_abs_diff: NullableNumber(ge=0)
+    allclose: Flag()
+    atol: Number(ge=0)
+    rtol: Number(ge=0) = 1e-5
+    cosine: NullableNumber()
+    histogram: HistogramPart
+    topk: TopKPart | None = None
+    flips: tuple[FlipPart, ...] = ()
+    flip_rate_by_margin: tuple[MarginBinPart, ...] = ()
+
+    @model_validator(mode="after")
+    def _agree_within_rows(self) -> AgreementPart:
+        if self.agree > self.rows:
+            raise refuse("expected at most `rows`", at="agree")
+        return self
 
 
 @dataclass(frozen=True)
@@ -42,6 +89,49 @@ class Agreement:
     topk: TopK | None = None
     flips: tuple[Flip, ...] = ()
     margin_bins: tuple[MarginBin, ...] = ()
+
+    def to_part(self) -> AgreementPart:
+        deeper: dict[str, Any] = {}
+        if self.topk is not None:
+            deeper = {
+                "topk": self.topk.to_part(),
+                "flips": tuple(f.to_part() for f in self.flips),
+                "flip_rate_by_margin": tuple(b.to_part() for b in self.margin_bins),
+            }
+        return build(
+            AgreementPart,
+            rows=self.rows,
+            agree=self.agree,
+            fraction=self.fraction,
+            max_abs_diff=self.max_abs_diff,
+            mean_abs_diff=self.mean_abs_diff,
+            allclose=self.allclose,
+            atol=self.atol,
+            rtol=self.rtol,
+            cosine=self.cosine,
+            histogram=build(
+                HistogramPart, edges=self.histogram.edges, counts=self.histogram.counts
+            ),
+            **deeper,
+        )
+
+    @classmethod
+    def from_part(cls, part: AgreementPart) -> Agreement:
+        return cls(
+            rows=part.rows,
+            agree=part.agree,
+            fraction=part.fraction,
+            max_abs_diff=nan_if_none(part.max_abs_diff),
+            mean_abs_diff=nan_if_none(part.mean_abs_diff),
+            allclose=part.allclose,
+            atol=part.atol,
+            rtol=part.rtol,
+            cosine=nan_if_none(part.cosine),
+            histogram=Histogram(part.histogram.edges, part.histogram.counts),
+            topk=None if part.topk is None else TopK.from_part(part.topk),
+            flips=tuple(Flip.from_part(f) for f in part.flips),
+            margin_bins=tuple(MarginBin.from_part(b) for b in part.flip_rate_by_margin),
+        )
 
 
 def abs_diff_histogram(diff: torch.Tensor, bins: int = HISTOGRAM_BINS) -> Histogram:

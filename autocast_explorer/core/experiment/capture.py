@@ -15,11 +15,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
+from pydantic import Field
 
+from autocast_explorer.core.documents.model import Part, Text, build, dump
 from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.errors import error_text
+
+
+class LayerDtypesPart(Part):
+    in_dtype: Text() = Field(alias="in")
+    out_dtype: Text() = Field(alias="out")
 
 
 @dataclass(frozen=True)
@@ -30,7 +38,10 @@ class LayerDtypes:
     out_dtype: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"in": self.in_dtype, "out": self.out_dtype}
+        return dump(self.to_part())
+
+    def to_part(self) -> LayerDtypesPart:
+        return build(LayerDtypesPart, in_dtype=self.in_dtype, out_dtype=self.out_dtype)
 
 
 @dataclass(frozen=True)
@@ -119,13 +130,6 @@ class Capture:
     logits: torch.Tensor | None
     layers: list[LayerCapture]
     error: str = ""
-
-
-def error_text(exc: BaseException) -> str:
-    """An exception as one readable message: type and first lines, without a C++ backtrace."""
-    text = str(exc).strip().split("\nException raised from")[0].strip()
-    lines = [line for line in text.splitlines() if line.strip()][:4]
-    return f"{type(exc).__name__}: {' '.join(lines)}"[:600]
 
 
 class AutocastFailed(ConfigError):

@@ -13,8 +13,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import Field, model_validator
+
+from autocast_explorer.core.documents.model import (
+    NullableNumber,
+    Number,
+    Numbers,
+    Part,
+    Text,
+    Whole,
+    build,
+    refuse,
+)
 from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.timing import STALL_FACTOR, PairedTiming, Stall
@@ -30,7 +42,62 @@ SWEEP_TARGET = 0.03
 BUSY_CORES = 0.25
 #: The calls that grade and headline a speedup; "unclear", "noisy" and "untimed" do not.
 GRADED = ("faster", "slower", "same")
-STOPPED = ("budget", "precise", "max_time")
+
+
+class IntervalPart(Part):
+    """`latency.speedup_interval`: the interval of the median paired speedup."""
+
+    low: Number(ge=0)
+    high: Number(ge=0)
+    level: Number(ge=0, le=1, description="coverage: 0.95, less with under 6 pairs")
+    pairs: Whole(description="paired rounds the interval is built from") = 0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> IntervalPart:
+        if self.high < self.low:
+            raise refuse("expected a number ≥ low", at="high")
+        return self
+
+
+class StallPart(Part):
+    """One block far over its mode's running median: left out of the statistics, re-measured."""
+
+    mode: Text()
+    round: Whole()
+    ms: Number(ge=0, description="the stalled block's per-call time")
+    median_ms: Number(ge=0, description="its mode's median of the blocks kept before it")
+
+
+class LoadPart(Part):
+    """The machine during timing; null: not readable on this OS."""
+
+    wall_s: Number(ge=0)
+    cores: Whole(ge=1)
+    other_cpu_s: NullableNumber(description="CPU seconds other processes used") = None
+    freq_start_mhz: Numbers(ge=0, description="[lowest, highest] core clock") | None = None
+    freq_end_mhz: Numbers(ge=0, description="[lowest, highest] core clock") | None = None
+
+    @model_validator(mode="after")
+    def _pairs(self) -> LoadPart:
+        for key in ("freq_start_mhz", "freq_end_mhz"):
+            value = getattr(self, key)
+            if value is not None and len(value) != 2:
+                raise refuse("expected [lowest, highest]", at=key)
+        return self
+
+
+class EvidenceSection(Part):
+    """The keys paired timing adds to a `latency` object (result and sweep point); all optional:
+    files written before intervals lack them."""
+
+    speedup_interval: IntervalPart | None = Field(
+        default=None, description="null: fewer than 2 pairs (see docs/measurement.md)"
+    )
+    stalls: tuple[StallPart, ...] = ()
+    load: LoadPart | None = None
+    stopped: Literal["budget", "precise", "max_time"] = "budget"
+    target: NullableNumber(ge=0, description="the half-width aimed at (null: none)") = None
+    blocks: Whole(description="timed blocks kept, all modes") = 0
 
 
 @dataclass(frozen=True)
@@ -59,37 +126,66 @@ class TimingEvidence:
             blocks=sum(s.samples for s in timing.stats),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The keys this adds to a document's `latency` object."""
+    def to_fields(self) -> dict[str, Any]:
+        """The keys this adds to a document's `latency` part (EvidenceSection), for build()."""
+        load = self.load
         return {
-            "speedup_interval": self.interval.to_dict() if self.interval is not None else None,
-            "stalls": [s.to_dict() for s in self.stalls],
-            "load": self.load.to_dict() if self.load is not None else None,
+            "speedup_interval": None
+            if self.interval is None
+            else build(
+                IntervalPart,
+                low=self.interval.low,
+                high=self.interval.high,
+                level=self.interval.level,
+                pairs=self.interval.pairs,
+            ),
+            "stalls": tuple(
+                build(StallPart, mode=s.mode, round=s.round, ms=s.ms, median_ms=s.median_ms)
+                for s in self.stalls
+            ),
+            "load": None
+            if load is None
+            else build(
+                LoadPart,
+                wall_s=load.wall_s,
+                cores=load.cores,
+                other_cpu_s=load.other_cpu_s,
+                freq_start_mhz=load.freq_start_mhz,
+                freq_end_mhz=load.freq_end_mhz,
+            ),
             "stopped": self.stopped,
             "target": self.target,
             "blocks": self.blocks,
         }
 
     @classmethod
-    def from_reader(cls, r: Any) -> TimingEvidence | None:
-        """From a `latency` object (a JsonReader); None for documents written before it."""
-        if "speedup_interval" not in r.data:
+    def from_section(cls, section: EvidenceSection) -> TimingEvidence | None:
+        """From a read `latency` part; None for documents written before intervals."""
+        if "speedup_interval" not in section.model_fields_set:
             return None
-        stopped = r.text("stopped", default="budget")
-        if stopped not in STOPPED:
-            raise r.fail("stopped", f"expected one of {', '.join(STOPPED)}")
-        interval = r.data.get("speedup_interval")
-        load = r.data.get("load")
+        band, load = section.speedup_interval, section.load
         return cls(
             interval=None
-            if interval is None
-            else SpeedupInterval.from_reader(r.obj("speedup_interval")),
-            stalls=tuple(Stall.from_reader(s) for s in r.objects("stalls", required=False)),
-            load=None if load is None else MachineLoad.from_reader(r.obj("load")),
-            stopped=stopped,
-            target=None if r.data.get("target") is None else r.number("target", minimum=0),
-            blocks=r.whole("blocks", minimum=0, default=0),
+            if band is None
+            else SpeedupInterval(band.low, band.high, band.level, band.pairs),
+            stalls=tuple(Stall(s.mode, s.round, s.ms, s.median_ms) for s in section.stalls),
+            load=None
+            if load is None
+            else MachineLoad(
+                wall_s=load.wall_s,
+                cores=load.cores,
+                other_cpu_s=load.other_cpu_s,
+                freq_start_mhz=_pair(load.freq_start_mhz),
+                freq_end_mhz=_pair(load.freq_end_mhz),
+            ),
+            stopped=section.stopped,
+            target=section.target,
+            blocks=section.blocks,
         )
+
+
+def _pair(values: tuple[float, ...] | None) -> tuple[float, float] | None:
+    return None if values is None else (values[0], values[1])
 
 
 @dataclass(frozen=True)

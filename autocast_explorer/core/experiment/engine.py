@@ -20,7 +20,6 @@ from autocast_explorer.core.experiment.agreement import compare_logits
 from autocast_explorer.core.experiment.capture import (
     LayerDtypes,
     LayerRecord,
-    error_text,
     pair_layers,
     record_forward,
 )
@@ -44,6 +43,7 @@ from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.numerics.optrace import trace_model
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.errors import error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from autocast_explorer.core.documents.reader import JsonReader
+from autocast_explorer.core.documents.model import Number, Part, Text, build, dump
 from autocast_explorer.core.experiment.config import (
     TRAINING_STEP_FORWARDS,
     ConfigError,
@@ -83,6 +83,13 @@ class OpCalibration:
     time_call: Callable[[tuple[int, ...], torch.dtype | None], float]
 
 
+class GuardPart(Part):
+    """The result's `guard`: the time guard's estimate, beside the measurement."""
+
+    estimated_forward_ms: Number(ge=0, description="the time guard's forecast of one forward")
+    basis: Text(description="what was calibrated to make it")
+
+
 @dataclass(frozen=True)
 class ForwardEstimate:
     """The time guard's forecast of one forward (the slower mode) and what it rests on."""
@@ -95,12 +102,14 @@ class ForwardEstimate:
         return self.seconds * 1e3
 
     def to_dict(self) -> dict[str, Any]:
-        return {"estimated_forward_ms": self.estimated_forward_ms, "basis": self.basis}
+        return dump(self.to_part())
+
+    def to_part(self) -> GuardPart:
+        return build(GuardPart, estimated_forward_ms=self.estimated_forward_ms, basis=self.basis)
 
     @classmethod
-    def from_reader(cls, r: JsonReader) -> ForwardEstimate:
-        """Strict reading: a finite estimate ≥ 0 ms and its basis (the document's reader)."""
-        return cls(r.number("estimated_forward_ms", minimum=0) / 1e3, r.text("basis"))
+    def from_part(cls, part: GuardPart) -> ForwardEstimate:
+        return cls(part.estimated_forward_ms / 1e3, part.basis)
 
 
 def _power_of_two(value: int, low: int, high: int) -> int:

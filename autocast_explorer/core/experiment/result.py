@@ -10,30 +10,58 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
+from pydantic import BeforeValidator, ConfigDict, Field, create_model, model_validator
+
+from autocast_explorer.core.documents.model import (
+    FlagMap,
+    NullableNumber,
+    NullableText,
+    OpenPart,
+    Part,
+    Text,
+    Texts,
+    Whole,
+    Wholes,
+    build,
+    def_ref,
+    dump,
+    read,
+    refuse,
+    schema,
+    schema_tag,
+)
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
-    JsonReader,
     clean_text,
-    describe_slip,
     document_kind,
     finite_or_null,
     load_document,
 )
-from autocast_explorer.core.experiment.agreement import Agreement, Histogram
-from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
-from autocast_explorer.core.experiment.certainty import SpeedCall, TimingEvidence, judge
+from autocast_explorer.core.experiment.agreement import Agreement, AgreementPart
+from autocast_explorer.core.experiment.capture import LayerDtypes, LayerDtypesPart, LayerRecord
+from autocast_explorer.core.experiment.certainty import (
+    EvidenceSection,
+    SpeedCall,
+    TimingEvidence,
+    judge,
+)
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
-from autocast_explorer.core.experiment.guards import ForwardEstimate
-from autocast_explorer.core.experiment.timing import LatencyStats
-from autocast_explorer.core.experiment.training import TrainReport
-from autocast_explorer.core.hardware.cpu import Environment
-from autocast_explorer.core.numerics.flips import Flip, MarginBin, TopK
-from autocast_explorer.core.numerics.layer_error import LayerError
-from autocast_explorer.core.numerics.optrace import OpTrace
+from autocast_explorer.core.experiment.config_schema import config_schema
+from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
+from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
+from autocast_explorer.core.experiment.training import TrainPart, TrainReport
+from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
+from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart
+from autocast_explorer.core.numerics.optrace import (
+    CastsByGradMode,
+    CastSummaryPart,
+    OpsDiffSection,
+    OpsSection,
+    OpTrace,
+)
 
 SCHEMA = "autocast-explorer/result/1"
 CSV_FIELDS = (
@@ -57,9 +85,127 @@ CSV_FIELDS = (
 ResultFormatError = DocumentFormatError
 
 
+# ---- the document, defined once: reading, writing and the published schema --------------------
+def _config(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise refuse("expected a JSON object")
+    try:
+        return ExperimentConfig.from_dict(value)
+    except (ConfigError, TypeError) as exc:
+        raise refuse(clean_text(str(exc))) from None
+
+
+#: The `config` object: read (and its schema made) by ExperimentConfig itself (config_schema.py).
+ConfigField = Annotated[Any, BeforeValidator(_config), def_ref("config")]
+
+
+class LatencySection(EvidenceSection):
+    """Both modes' latency, the speedup, and (since intervals) the paired timing's evidence."""
+
+    plain: LatencyPart
+    autocast: LatencyPart | None = Field(
+        description="null when the autocast forward raised (autocast_error)"
+    )
+    speedup: NullableNumber(description="plain median ÷ autocast median") = None
+
+
+class OutputDtypes(Part):
+    plain: Text()
+    autocast: NullableText()
+
+
+class LayerPart(Part):
+    name: Text()
+    kind: Text()
+    out_shape: Wholes() = ()
+    plain: LayerDtypesPart
+    autocast: LayerDtypesPart | None = Field(
+        description="null: the autocast forward raised before this layer"
+    )
+    error: LayerErrorPart | None = None
+
+
+class ResultPart(OpenPart):
+    """One config measured in float32 and under torch.autocast('cpu')."""
+
+    model_config = ConfigDict(json_schema_extra={"dependentRequired": {"ops": ["casts"]}})
+
+    schema_: schema_tag(SCHEMA) = Field(alias="schema")
+    created: Text(description="ISO 8601 UTC time") = ""
+    config: ConfigField
+    environment: EnvironmentPart
+    latency: LatencySection
+    flops_per_forward: Whole(
+        description="2 per multiply-add of the model's matrix products (Linear layers for an MLP)"
+    )
+    output_dtype: OutputDtypes
+    layers: tuple[LayerPart, ...]
+    agreement: AgreementPart | None = Field(description="null when the autocast forward raised")
+    warnings: Texts(multiline=True) = ()
+    autocast_error: Text(
+        multiline=True,
+        description="only when the autocast forward raised: torch's message (float32 alone "
+        "was timed)",
+    ) = ""
+    fast_path: FlagMap(
+        description="transformer: whether the fused encoder kernel ran, per mode"
+    ) = None
+    ops: OpsSection | None = None
+    casts: CastSummaryPart | None = None
+    ops_diff: OpsDiffSection = ()
+    casts_by_grad_mode: CastsByGradMode = Field(default_factory=dict)
+    guard: GuardPart | None = Field(
+        default=None, description="the time guard's estimate, beside the measurement"
+    )
+    train: TrainPart | None = None
+
+    @model_validator(mode="after")
+    def _measured_unless_failed(self) -> ResultPart:
+        """Autocast's side may be null only when the autocast forward raised (autocast_error)."""
+        if self.ops is not None and self.casts is None:
+            raise refuse("missing", at="casts")
+        if self.autocast_error:
+            return self
+        if self.latency.autocast is None:
+            raise refuse("expected a JSON object", at="latency.autocast")
+        if self.output_dtype.autocast is None:
+            raise refuse("expected text", at="output_dtype.autocast")
+        if self.agreement is None:
+            raise refuse("expected a JSON object", at="agreement")
+        for i, layer in enumerate(self.layers):
+            if layer.autocast is None:
+                raise refuse("expected a JSON object", at=f"layers[{i}].autocast")
+        return self
+
+
+def result_schema(sections: dict[str, type[Part]] | None = None) -> dict[str, Any]:
+    """The published schema of the result document (tools/write_schemas.py writes it).
+
+    `sections`: optional top-level objects that layers above the result add to it (`run
+    --placements` writes `placements`); each is described by its own part.
+    """
+    extended = create_model(
+        "ResultPart",
+        __base__=ResultPart,
+        **{key: (part | None, None) for key, part in (sections or {}).items()},
+    )
+    return schema(
+        extended,
+        SCHEMA,
+        "Autocast Explorer result",
+        "One config measured in float32 and under torch.autocast('cpu'): written by "
+        "`autocast-explorer run --json`, the window's File › Save and experimentFinished. "
+        "Readers ignore keys they do not know.",
+        defs={"config": config_schema(closed=False)},
+    )
+
+
 @dataclass(frozen=True)
 class ExperimentResult:
     """Everything measured for one config: latency, dtypes per layer, agreement, environment."""
+
+    #: The document kind: it leads refusals and names fallback files ("result-….json").
+    KIND: ClassVar[str] = "result"
 
     config: ExperimentConfig
     environment: Environment
@@ -114,53 +260,60 @@ class ExperimentResult:
         """True when the autocast forward raised: only float32 was measured."""
         return bool(self.autocast_error)
 
-    # ---- JSON ---------------------------------------------------------------------------
+    # ---- JSON (one definition: ResultPart) ----------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        def stats(s: LatencyStats | None) -> dict[str, Any] | None:
-            return None if s is None else latency_to_dict(s, self.flops)
-
-        data: dict[str, Any] = {
-            "schema": SCHEMA,
-            "created": self.created,
-            "config": self.config.to_dict(),
-            "environment": self.environment.to_dict(),
-            "latency": {
-                "plain": stats(self.plain),
-                "autocast": stats(self.autocast),
-                "speedup": self.speedup,
-                **(self.evidence.to_dict() if self.evidence is not None else {}),
-            },
-            "flops_per_forward": self.flops,
-            "output_dtype": {
-                "plain": self.output_dtype_plain,
-                "autocast": self.output_dtype_autocast or None,
-            },
-            "layers": [
-                {
-                    "name": layer.name,
-                    "kind": layer.kind,
-                    "out_shape": list(layer.out_shape),
-                    "plain": layer.plain.to_dict(),
-                    "autocast": layer.autocast.to_dict() if layer.autocast else None,
-                    **({"error": layer.error.to_dict()} if layer.error else {}),
-                }
-                for layer in self.layers
-            ],
-            "agreement": _agreement_to_dict(self.agreement),
-            "warnings": list(self.warnings),
-        }
-        if self.autocast_error:
-            data["autocast_error"] = self.autocast_error
-        if self.fast_path is not None:
-            data["fast_path"] = dict(self.fast_path)
-        if self.op_trace is not None:
-            data.update(self.op_trace.to_dict())
-        if self.guard is not None:
-            data["guard"] = self.guard.to_dict()
-        if self.train is not None:
-            data["train"] = self.train.to_dict()
+        data = dump(self.to_part())
         data.update(self.extras)
         return data
+
+    def to_part(self) -> ResultPart:
+        optional: dict[str, Any] = {}
+        if self.autocast_error:
+            optional["autocast_error"] = self.autocast_error
+        if self.fast_path is not None:
+            optional["fast_path"] = dict(self.fast_path)
+        if self.op_trace is not None:
+            optional.update(self.op_trace.sections())
+        if self.guard is not None:
+            optional["guard"] = self.guard.to_part()
+        if self.train is not None:
+            optional["train"] = self.train.to_part()
+        autocast = self.autocast
+        return build(
+            ResultPart,
+            schema=SCHEMA,
+            created=self.created,
+            config=self.config.to_dict(),
+            environment=self.environment.to_part(),
+            latency=build(
+                LatencySection,
+                plain=self.plain.to_part(self.flops),
+                autocast=None if autocast is None else autocast.to_part(self.flops),
+                speedup=self.speedup,
+                **(self.evidence.to_fields() if self.evidence is not None else {}),
+            ),
+            flops_per_forward=self.flops,
+            output_dtype=build(
+                OutputDtypes,
+                plain=self.output_dtype_plain,
+                autocast=self.output_dtype_autocast or None,
+            ),
+            layers=tuple(
+                build(
+                    LayerPart,
+                    name=layer.name,
+                    kind=layer.kind,
+                    out_shape=layer.out_shape,
+                    plain=layer.plain.to_part(),
+                    autocast=layer.autocast.to_part() if layer.autocast else None,
+                    **({"error": layer.error.to_part()} if layer.error else {}),
+                )
+                for layer in self.layers
+            ),
+            agreement=None if self.agreement is None else self.agreement.to_part(),
+            warnings=self.warnings,
+            **optional,
+        )
 
     def to_json(self, indent: int | None = 2) -> str:
         """Strict JSON: a value that is not finite (float16 overflow → NaN) is written null."""
@@ -169,77 +322,51 @@ class ExperimentResult:
     @classmethod
     def from_dict(cls, data: Any) -> ExperimentResult:
         """Strict: DocumentFormatError naming `result` and the first bad field."""
-        with document_kind("result"):
-            return cls._read(JsonReader(data, ""))
+        return cls.from_part(read(ResultPart, data, cls.KIND))
 
     @classmethod
-    def _read(cls, r: JsonReader) -> ExperimentResult:
-        config = read_header(r, SCHEMA)
-        latency = r.obj("latency")
-        output_dtype = r.obj("output_dtype")
-        autocast_error = r.text("autocast_error", default="", multiline=True)
-        failed = bool(autocast_error)
+    def from_part(cls, part: ResultPart) -> ExperimentResult:
+        failed = bool(part.autocast_error)
         layers = tuple(
             LayerRecord(
-                name=layer.text("name"),
-                kind=layer.text("kind"),
-                plain=_dtypes(layer.obj("plain")),
-                autocast=(
-                    None
-                    if failed and layer.data.get("autocast") is None
-                    else _dtypes(layer.obj("autocast"))
-                ),
-                out_shape=tuple(layer.wholes("out_shape", required=False, minimum=0)),
-                error=_optional(layer, "error", lambda d, _: LayerError.from_dict(d)),
+                name=layer.name,
+                kind=layer.kind,
+                plain=_dtypes(layer.plain),
+                autocast=None if layer.autocast is None else _dtypes(layer.autocast),
+                out_shape=layer.out_shape,
+                error=None if layer.error is None else LayerError.from_part(layer.error),
             )
-            for layer in r.objects("layers")
+            for layer in part.layers
         )
-        known = {
-            "schema",
-            "created",
-            "config",
-            "environment",
-            "latency",
-            "flops_per_forward",
-            "output_dtype",
-            "layers",
-            "agreement",
-            "warnings",
-            "autocast_error",
-            "fast_path",
-            "guard",
-            "train",
-            *OpTrace.JSON_KEYS,
-        }
-        fast_path = r.data.get("fast_path")
-        if fast_path is not None and not (
-            isinstance(fast_path, dict) and all(isinstance(v, bool) for v in fast_path.values())
-        ):
-            raise ResultFormatError("fast_path: expected an object of true/false per mode")
+        latency, agreement = part.latency, part.agreement
         return cls(
-            config=config,
-            environment=Environment.from_dict(r.obj("environment").data),
-            plain=latency_from_reader(latency.obj("plain")),
-            autocast=None if failed else latency_from_reader(latency.obj("autocast")),
-            output_dtype_plain=output_dtype.text("plain"),
-            output_dtype_autocast="" if failed else output_dtype.text("autocast"),
+            config=part.config,
+            environment=Environment.from_part(part.environment),
+            plain=LatencyStats.from_part(latency.plain),
+            autocast=(
+                None
+                if failed or latency.autocast is None
+                else LatencyStats.from_part(latency.autocast)
+            ),
+            output_dtype_plain=part.output_dtype.plain,
+            output_dtype_autocast="" if failed else part.output_dtype.autocast or "",
             layers=layers,
-            agreement=None if failed else _agreement_from_reader(r.obj("agreement")),
-            flops=r.whole("flops_per_forward", minimum=0),
-            warnings=tuple(r.texts("warnings", required=False, multiline=True)),
-            created=r.text("created", default=""),
-            extras={k: v for k, v in r.data.items() if k not in known},
-            op_trace=_optional(r, "ops", lambda _d, _p: OpTrace.from_dict(r.data)),
-            guard=ForwardEstimate.from_reader(r.obj("guard")) if "guard" in r.data else None,
-            autocast_error=autocast_error,
-            fast_path=dict(fast_path) if fast_path is not None else None,
-            train=TrainReport.from_reader(r.obj("train")) if "train" in r.data else None,
-            evidence=None if failed else TimingEvidence.from_reader(latency),
+            agreement=None if failed or agreement is None else Agreement.from_part(agreement),
+            flops=part.flops_per_forward,
+            warnings=part.warnings,
+            created=part.created,
+            extras=dict(part.model_extra or {}),
+            op_trace=None if part.ops is None else OpTrace.from_part(part),
+            guard=None if part.guard is None else ForwardEstimate.from_part(part.guard),
+            autocast_error=part.autocast_error,
+            fast_path=part.fast_path,
+            train=None if part.train is None else TrainReport.from_part(part.train),
+            evidence=None if failed else TimingEvidence.from_section(latency),
         )
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ExperimentResult:
-        with document_kind("result"):
+        with document_kind(cls.KIND):
             return cls.from_dict(load_document(text))
 
     # ---- CSV ----------------------------------------------------------------------------
@@ -286,130 +413,5 @@ def _interval_cells(evidence: TimingEvidence | None) -> dict[str, str]:
     return {"speedup_low": f"{interval.low:.4f}", "speedup_high": f"{interval.high:.4f}"}
 
 
-def read_header(r: JsonReader, schema: str) -> ExperimentConfig:
-    """The start of every document of ours: check its schema tag, then read its config."""
-    found = r.text("schema")
-    if found != schema:
-        raise r.fail("schema", f"expected {schema!r}, got {found[:80]!r}")
-    try:
-        return ExperimentConfig.from_dict(r.obj("config").data)
-    except (ConfigError, TypeError) as exc:
-        raise r.fail("config", clean_text(str(exc))) from None
-
-
-def latency_to_dict(stats: LatencyStats, flops: int | None = None) -> dict[str, Any]:
-    """A latency entry as every document writes it (gflops only when FLOPs are known)."""
-    data: dict[str, Any] = {
-        "median_ms": stats.median_ms,
-        "p25_ms": stats.p25_ms,
-        "p75_ms": stats.p75_ms,
-        "iqr_ms": stats.iqr_ms,
-        "samples": stats.samples,
-        "cold_ms": stats.cold_ms,
-        "block_size": stats.block_size,
-    }
-    if flops is not None:
-        data["gflops"] = stats.gflops(flops)
-    data["times_ms"] = list(stats.times_ms)
-    return data
-
-
-def _dtypes(r: JsonReader) -> LayerDtypes:
-    return LayerDtypes(in_dtype=r.text("in"), out_dtype=r.text("out"))
-
-
-def latency_from_reader(r: JsonReader) -> LatencyStats:
-    """Durations are ≥ 0, counts whole: a negative median or 2.5 samples is refused."""
-    return LatencyStats(
-        median_ms=r.number("median_ms", minimum=0),
-        p25_ms=r.number("p25_ms", minimum=0),
-        p75_ms=r.number("p75_ms", minimum=0),
-        iqr_ms=r.number("iqr_ms", minimum=0),
-        samples=r.whole("samples", minimum=0),
-        cold_ms=r.number("cold_ms", minimum=0),
-        block_size=r.whole("block_size", minimum=1, default=1),
-        times_ms=tuple(r.numbers("times_ms", required=False, minimum=0)),
-    )
-
-
-def _agreement_to_dict(a: Agreement | None) -> dict[str, Any] | None:
-    if a is None:
-        return None
-    return {
-        "rows": a.rows,
-        "agree": a.agree,
-        "fraction": a.fraction,
-        "max_abs_diff": a.max_abs_diff,
-        "mean_abs_diff": a.mean_abs_diff,
-        "allclose": a.allclose,
-        "atol": a.atol,
-        "rtol": a.rtol,
-        "cosine": a.cosine,
-        "histogram": {"edges": list(a.histogram.edges), "counts": list(a.histogram.counts)},
-        **_deep_agreement(a),
-    }
-
-
-def _agreement_from_reader(agreement: JsonReader) -> Agreement:
-    """The agreement section, read strictly (counts whole, fractions in 0 … 1)."""
-    hist = agreement.obj("histogram")
-    rows = agreement.whole("rows", minimum=0)
-    agree = agreement.whole("agree", minimum=0)
-    if agree > rows:
-        raise agreement.fail("agree", "expected at most `rows`")
-    fraction = agreement.number("fraction", minimum=0)
-    if fraction > 1:
-        raise agreement.fail("fraction", "expected a number in 0 … 1")
-    return Agreement(
-        rows=rows,
-        agree=agree,
-        fraction=fraction,
-        max_abs_diff=agreement.number("max_abs_diff", nullable=True, minimum=0),
-        mean_abs_diff=agreement.number("mean_abs_diff", nullable=True, minimum=0),
-        allclose=agreement.boolean("allclose"),
-        atol=agreement.number("atol", minimum=0),
-        rtol=agreement.number("rtol", default=1e-5, minimum=0),
-        cosine=agreement.number("cosine", nullable=True),
-        histogram=Histogram(
-            edges=tuple(hist.numbers("edges")),
-            counts=tuple(hist.wholes("counts", minimum=0)),
-        ),
-        topk=_optional(agreement, "topk", TopK.from_dict),
-        flips=tuple(_optional_list(agreement, "flips", Flip.from_dict)),
-        margin_bins=tuple(_optional_list(agreement, "flip_rate_by_margin", MarginBin.from_dict)),
-    )
-
-
-def _deep_agreement(a: Agreement) -> dict[str, Any]:
-    """The agreement keys of the numerics (top-k, flips; absent when not measured)."""
-    data: dict[str, Any] = {}
-    if a.topk is not None:
-        data["topk"] = a.topk.to_dict()
-        data["flips"] = [f.to_dict() for f in a.flips]
-        data["flip_rate_by_margin"] = [b.to_dict() for b in a.margin_bins]
-    return data
-
-
-def _optional(r: JsonReader, key: str, parse: Callable[[Any, str], Any]) -> Any:
-    """parse(r.data[key], path) when the key is present (older files lack it), else None."""
-    if key not in r.data:
-        return None
-    return _parsed(parse, r.data[key], r.where(key))
-
-
-def _optional_list(r: JsonReader, key: str, parse: Callable[[Any, str], Any]) -> list[Any]:
-    """[parse(item, path) …] for a list that older files lack (then [])."""
-    value = r.data.get(key, [])
-    if not isinstance(value, list):
-        raise r.fail(key, "expected a list")
-    return [_parsed(parse, item, f"{r.where(key)}[{i}]") for i, item in enumerate(value)]
-
-
-def _parsed(parse: Callable[[Any, str], Any], value: Any, path: str) -> Any:
-    """A part read by its own from_dict; a slip in it is refused with the part's path."""
-    try:
-        return parse(value, path)
-    except DocumentFormatError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise DocumentFormatError(f"{path}: {describe_slip(exc)}") from None
+def _dtypes(part: LayerDtypesPart) -> LayerDtypes:
+    return LayerDtypes(in_dtype=part.in_dtype, out_dtype=part.out_dtype)

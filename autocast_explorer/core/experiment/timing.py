@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from autocast_explorer.core.documents.model import Number, Numbers, Part, Whole, build
 from autocast_explorer.core.experiment.interval import (
     LEVEL,
     MIN_PAIRS_95,
@@ -46,6 +47,20 @@ OVERSHOOT = 4.0
 BlockContext = Callable[[], contextlib.AbstractContextManager[object]]
 
 
+class LatencyPart(Part):
+    """Latency statistics of one mode, as every document writes them."""
+
+    median_ms: Number(ge=0, description="median per-call time of the timed blocks")
+    p25_ms: Number(ge=0)
+    p75_ms: Number(ge=0)
+    iqr_ms: Number(ge=0)
+    samples: Whole(description="timed blocks")
+    cold_ms: Number(ge=0, description="the first call, timed on its own")
+    block_size: Whole(ge=1, description="calls per timed block") = 1
+    gflops: Number(ge=0) = 0.0
+    times_ms: Numbers(ge=0, description="each block's per-call time") = ()
+
+
 @dataclass(frozen=True)
 class LatencyStats:
     """Per-forward latency of one mode, from `samples` timed blocks of `block_size` calls."""
@@ -66,6 +81,36 @@ class LatencyStats:
 
     def gflops(self, flops: int) -> float:
         return flops / (self.median_ms * 1e-3) / 1e9 if self.median_ms > 0 else 0.0
+
+    def to_part(self, flops: int | None = None) -> LatencyPart:
+        """The document's latency object (gflops only when FLOPs are known)."""
+        gflops = {} if flops is None else {"gflops": self.gflops(flops)}
+        return build(
+            LatencyPart,
+            median_ms=self.median_ms,
+            p25_ms=self.p25_ms,
+            p75_ms=self.p75_ms,
+            iqr_ms=self.iqr_ms,
+            samples=self.samples,
+            cold_ms=self.cold_ms,
+            block_size=self.block_size,
+            **gflops,
+            times_ms=self.times_ms,
+        )
+
+    @classmethod
+    def from_part(cls, part: LatencyPart) -> LatencyStats:
+        """Durations are ≥ 0, counts whole: a negative median or 2.5 samples was refused."""
+        return cls(
+            median_ms=part.median_ms,
+            p25_ms=part.p25_ms,
+            p75_ms=part.p75_ms,
+            iqr_ms=part.iqr_ms,
+            samples=part.samples,
+            cold_ms=part.cold_ms,
+            block_size=part.block_size,
+            times_ms=part.times_ms,
+        )
 
     @classmethod
     def from_times(cls, times_ms: Sequence[float], cold_ms: float, block_size: int) -> LatencyStats:

@@ -27,17 +27,120 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
+from pydantic import Field
 
-from autocast_explorer.core.documents.reader import DocumentFormatError, JsonReader, integer
-from autocast_explorer.core.experiment.capture import AutocastFailed, error_text, first_tensor
+from autocast_explorer.core.documents.model import (
+    Flag,
+    NullableNumber,
+    NullableNumbers,
+    Number,
+    Part,
+    Text,
+    TextMap,
+    Texts,
+    Whole,
+    WholeMap,
+    build,
+    dump,
+    nan_if_none,
+)
+from autocast_explorer.core.experiment.capture import AutocastFailed, first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.numerics.optrace import OpTracer
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.errors import error_text
 from autocast_explorer.core.runtime.progress import Reporter
 
 MODES: tuple[str, str] = ("plain", "autocast")
+
+
+# ---- the `train` object of a result (one typed definition: reading, writing, schema) ----------
+
+
+class DtypePair(Part):
+    in_: Text() = Field(alias="in")
+    out: Text()
+
+
+class GradPair(Part):
+    grad_out: Text()
+    grad_in: Text()
+
+
+class LayerTracePart(Part):
+    name: Text()
+    kind: Text()
+    forward: dict[str, DtypePair]
+    backward: dict[str, GradPair]
+
+
+class OpUsePart(Part):
+    op: Text()
+    in_dtypes: Texts() = Field(default=(), alias="in")
+    out_dtypes: Texts() = Field(default=(), alias="out")
+    count: Whole()
+
+
+class PhasesPart(Part):
+    forward_ms: Number(ge=0)
+    backward_ms: Number(ge=0)
+    optimizer_ms: Number(ge=0)
+
+
+class ScalerPart(Part):
+    used: Flag()
+    enabled: Flag()
+    init_scale: NullableNumber() = None
+    final_scale: NullableNumber() = None
+    skipped_steps: Whole()
+    underflowed_grads: Whole(
+        description="gradient elements zero under autocast but not in float32, first step"
+    )
+    grad_elements: Whole()
+
+
+class PerModeLoss(Part):
+    plain: NullableNumbers(description="the loss of every step (null: not finite)")
+    autocast: NullableNumbers(description="the loss of every step (null: not finite)")
+
+
+class PerModeAccuracy(Part):
+    plain: Number(ge=0)
+    autocast: Number(ge=0)
+
+
+class PerModeText(Part):
+    plain: Text()
+    autocast: Text()
+
+
+class PerModeCount(Part):
+    plain: Whole()
+    autocast: Whole()
+
+
+class TrainPart(Part):
+    """training mode: both copies' losses, dtypes, saved bytes and the scaler"""
+
+    steps: Whole(ge=1)
+    loss: PerModeLoss
+    accuracy: PerModeAccuracy
+    held_out_rows: Whole()
+    loss_dtype: PerModeText
+    output_dtype: PerModeText
+    grad_dtypes: TextMap(description="parameter → gradient dtype (autocast)")
+    grad_dtypes_plain: TextMap()
+    saved_bytes: PerModeCount = Field(description="bytes packed by saved_tensors_hooks")
+    saved_tensors: PerModeCount
+    layers: tuple[LayerTracePart, ...]
+    ops: dict[str, dict[str, tuple[OpUsePart, ...]]]
+    phases: dict[str, PhasesPart]
+    scaler: ScalerPart
+    nonfinite_steps: WholeMap() = Field(default_factory=dict)
+
+
 #: Distinct training batches the task holds; steps cycle through them (bounded memory).
 TRAIN_POOL_BATCHES = 8
 #: Held-out batches for the final accuracy (never trained on).
@@ -214,24 +317,24 @@ class LayerTrace:
     forward: dict[str, tuple[str, str]]  # mode -> (in dtype, out dtype)
     backward: dict[str, tuple[str, str]]  # mode -> (grad of output dtype, grad of input dtype)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "forward": {m: {"in": i, "out": o} for m, (i, o) in self.forward.items()},
-            "backward": {m: {"grad_out": o, "grad_in": i} for m, (o, i) in self.backward.items()},
-        }
+    def to_part(self) -> LayerTracePart:
+        return build(
+            LayerTracePart,
+            name=self.name,
+            kind=self.kind,
+            forward={m: build(DtypePair, in_=i, out=o) for m, (i, o) in self.forward.items()},
+            backward={
+                m: build(GradPair, grad_out=o, grad_in=i) for m, (o, i) in self.backward.items()
+            },
+        )
 
     @classmethod
-    def from_reader(cls, r: JsonReader) -> LayerTrace:
-        fwd, bwd = r.obj("forward"), r.obj("backward")
+    def from_part(cls, part: LayerTracePart) -> LayerTrace:
         return cls(
-            name=r.text("name"),
-            kind=r.text("kind"),
-            forward={m: (fwd.obj(m).text("in"), fwd.obj(m).text("out")) for m in fwd.data},
-            backward={
-                m: (bwd.obj(m).text("grad_out"), bwd.obj(m).text("grad_in")) for m in bwd.data
-            },
+            name=part.name,
+            kind=part.kind,
+            forward={m: (p.in_, p.out) for m, p in part.forward.items()},
+            backward={m: (p.grad_out, p.grad_in) for m, p in part.backward.items()},
         )
 
 
@@ -244,29 +347,18 @@ class OpUse:
     out_dtypes: tuple[str, ...]
     count: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "in": list(self.in_dtypes),
-            "out": list(self.out_dtypes),
-            "count": self.count,
-        }
-
-    @classmethod
-    def from_reader(cls, r: JsonReader) -> OpUse:
-        return cls(
-            op=r.text("op"),
-            in_dtypes=tuple(_texts(r, "in")),
-            out_dtypes=tuple(_texts(r, "out")),
-            count=integer(r, "count", minimum=0),
+    def to_part(self) -> OpUsePart:
+        return build(
+            OpUsePart,
+            op=self.op,
+            in_dtypes=self.in_dtypes,
+            out_dtypes=self.out_dtypes,
+            count=self.count,
         )
 
-
-def _texts(r: JsonReader, key: str) -> list[str]:
-    value = r.data.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise DocumentFormatError(f"{r.where(key)}: expected a list of text")
-    return list(value)
+    @classmethod
+    def from_part(cls, part: OpUsePart) -> OpUse:
+        return cls(part.op, part.in_dtypes, part.out_dtypes, part.count)
 
 
 @dataclass(frozen=True)
@@ -405,31 +497,12 @@ class ScalerReport:
     underflowed_grads: int
     grad_elements: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "used": self.used,
-            "enabled": self.enabled,
-            "init_scale": self.init_scale,
-            "final_scale": self.final_scale,
-            "skipped_steps": self.skipped_steps,
-            "underflowed_grads": self.underflowed_grads,
-            "grad_elements": self.grad_elements,
-        }
+    def to_part(self) -> ScalerPart:
+        return build(ScalerPart, **{name: getattr(self, name) for name in ScalerPart.model_fields})
 
     @classmethod
-    def from_reader(cls, r: JsonReader) -> ScalerReport:
-        def optional(key: str) -> float | None:
-            return None if r.data.get(key) is None else r.number(key)
-
-        return cls(
-            used=r.boolean("used"),
-            enabled=r.boolean("enabled"),
-            init_scale=optional("init_scale"),
-            final_scale=optional("final_scale"),
-            skipped_steps=integer(r, "skipped_steps", minimum=0),
-            underflowed_grads=integer(r, "underflowed_grads", minimum=0),
-            grad_elements=integer(r, "grad_elements", minimum=0),
-        )
+    def from_part(cls, part: ScalerPart) -> ScalerReport:
+        return cls(**{name: getattr(part, name) for name in ScalerPart.model_fields})
 
 
 @dataclass(frozen=True)
@@ -440,16 +513,13 @@ class PhaseTimes:
     backward_ms: float
     optimizer_ms: float
 
-    def to_dict(self) -> dict[str, float]:
-        return {
-            "forward_ms": self.forward_ms,
-            "backward_ms": self.backward_ms,
-            "optimizer_ms": self.optimizer_ms,
-        }
-
-    @classmethod
-    def from_reader(cls, r: JsonReader) -> PhaseTimes:
-        return cls(r.number("forward_ms"), r.number("backward_ms"), r.number("optimizer_ms"))
+    def to_part(self) -> PhasesPart:
+        return build(
+            PhasesPart,
+            forward_ms=self.forward_ms,
+            backward_ms=self.backward_ms,
+            optimizer_ms=self.optimizer_ms,
+        )
 
     @classmethod
     def of(cls, steps: list[StepTiming]) -> PhaseTimes:
@@ -488,63 +558,61 @@ class TrainReport:
         return self.saved_bytes.get("autocast", 0) / plain if plain else math.nan
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "steps": self.steps,
-            "loss": {m: list(v) for m, v in self.loss.items()},
-            "accuracy": dict(self.accuracy),
-            "held_out_rows": self.held_out_rows,
-            "loss_dtype": dict(self.loss_dtype),
-            "output_dtype": dict(self.output_dtype),
-            "grad_dtypes": dict(self.grad_dtypes),
-            "grad_dtypes_plain": dict(self.grad_dtypes_plain),
-            "saved_bytes": dict(self.saved_bytes),
-            "saved_tensors": dict(self.saved_tensors),
-            "layers": [layer.to_dict() for layer in self.layers],
-            "ops": {
-                m: {phase: [op.to_dict() for op in ops] for phase, ops in phases.items()}
+        return dump(self.to_part())
+
+    def to_part(self) -> TrainPart:
+        def per_mode(model: type[Part], values: dict[str, Any]) -> Part:
+            return build(model, **values)
+
+        return build(
+            TrainPart,
+            steps=self.steps,
+            loss=per_mode(PerModeLoss, {m: tuple(v) for m, v in self.loss.items()}),
+            accuracy=per_mode(PerModeAccuracy, self.accuracy),
+            held_out_rows=self.held_out_rows,
+            loss_dtype=per_mode(PerModeText, self.loss_dtype),
+            output_dtype=per_mode(PerModeText, self.output_dtype),
+            grad_dtypes=dict(self.grad_dtypes),
+            grad_dtypes_plain=dict(self.grad_dtypes_plain),
+            saved_bytes=per_mode(PerModeCount, self.saved_bytes),
+            saved_tensors=per_mode(PerModeCount, self.saved_tensors),
+            layers=tuple(layer.to_part() for layer in self.layers),
+            ops={
+                m: {phase: tuple(op.to_part() for op in ops) for phase, ops in phases.items()}
                 for m, phases in self.ops.items()
             },
-            "phases": {m: p.to_dict() for m, p in self.phases.items()},
-            "scaler": self.scaler.to_dict(),
-            "nonfinite_steps": dict(self.nonfinite_steps),
-        }
+            phases={m: p.to_part() for m, p in self.phases.items()},
+            scaler=self.scaler.to_part(),
+            nonfinite_steps=dict(self.nonfinite_steps),
+        )
 
     @classmethod
-    def from_reader(cls, r: JsonReader) -> TrainReport:
-        """Strict read of a `train` object (a bad field raises DocumentFormatError naming it)."""
-        loss, acc, ops = r.obj("loss"), r.obj("accuracy"), r.obj("ops")
-        phases = r.obj("phases")
-
-        def texts(key: str) -> dict[str, str]:
-            sub = r.obj(key)
-            return {k: sub.text(k) for k in sub.data}
-
-        def ints(key: str) -> dict[str, int]:
-            sub = r.obj(key)
-            return {k: integer(sub, k, minimum=0) for k in sub.data}
+    def from_part(cls, part: TrainPart) -> TrainReport:
+        def modes(per_mode: Part) -> dict[str, Any]:
+            return {m: getattr(per_mode, m) for m in MODES}
 
         return cls(
-            steps=integer(r, "steps", minimum=1),
-            loss={m: tuple(loss.numbers(m)) for m in MODES},
-            accuracy={m: acc.number(m) for m in MODES},
-            held_out_rows=integer(r, "held_out_rows", minimum=0),
-            loss_dtype=texts("loss_dtype"),
-            output_dtype=texts("output_dtype"),
-            grad_dtypes=texts("grad_dtypes"),
-            grad_dtypes_plain=texts("grad_dtypes_plain"),
-            saved_bytes=ints("saved_bytes"),
-            saved_tensors=ints("saved_tensors"),
-            layers=tuple(LayerTrace.from_reader(layer) for layer in r.objects("layers")),
+            steps=part.steps,
+            loss={m: tuple(nan_if_none(v) for v in getattr(part.loss, m)) for m in MODES},
+            accuracy=modes(part.accuracy),
+            held_out_rows=part.held_out_rows,
+            loss_dtype=modes(part.loss_dtype),
+            output_dtype=modes(part.output_dtype),
+            grad_dtypes=dict(part.grad_dtypes),
+            grad_dtypes_plain=dict(part.grad_dtypes_plain),
+            saved_bytes=modes(part.saved_bytes),
+            saved_tensors=modes(part.saved_tensors),
+            layers=tuple(LayerTrace.from_part(layer) for layer in part.layers),
             ops={
-                m: {
-                    phase: tuple(OpUse.from_reader(o) for o in ops.obj(m).objects(phase))
-                    for phase in ops.obj(m).data
-                }
-                for m in ops.data
+                m: {phase: tuple(OpUse.from_part(o) for o in ops) for phase, ops in phases.items()}
+                for m, phases in part.ops.items()
             },
-            phases={m: PhaseTimes.from_reader(phases.obj(m)) for m in phases.data},
-            scaler=ScalerReport.from_reader(r.obj("scaler")),
-            nonfinite_steps=ints("nonfinite_steps") if "nonfinite_steps" in r.data else {},
+            phases={
+                m: PhaseTimes(p.forward_ms, p.backward_ms, p.optimizer_ms)
+                for m, p in part.phases.items()
+            },
+            scaler=ScalerReport.from_part(part.scaler),
+            nonfinite_steps=dict(part.nonfinite_steps),
         )
 
 

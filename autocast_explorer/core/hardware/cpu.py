@@ -15,8 +15,21 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from pydantic import Field
 
-from autocast_explorer.core.documents.reader import JsonReader, clean_text, optional_bool
+from autocast_explorer.core.documents.model import (
+    AnyObject,
+    Flag,
+    NullableFlag,
+    Part,
+    Text,
+    Texts,
+    Whole,
+    build,
+    dump,
+    read,
+)
+from autocast_explorer.core.documents.reader import clean_text
 from autocast_explorer.core.hardware.capabilities import (
     CpuCapabilities,
     cpu_capabilities,
@@ -43,6 +56,25 @@ LOW_PRECISION_FLAGS: tuple[str, ...] = (
 )
 
 
+class EnvironmentPart(Part):
+    """The `environment` object of every document (older files lack some keys: defaults)."""
+
+    torch_version: Text() = "?"
+    python: Text() = "?"
+    os: Text() = "?"
+    cpu_model: Text() = "?"
+    cpu_capability: Text(description="torch.backends.cpu.get_cpu_capability()") = "?"
+    cpu_flags: Texts() = ()
+    native_bf16: Flag() = False
+    native_fp16: Flag() = False
+    torch_bf16_supported: NullableFlag() = None
+    torch_fp16_supported: NullableFlag() = None
+    mkldnn: Flag() = False
+    cores: Whole() = 0
+    threads: Whole() = 0
+    extra: AnyObject() = Field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Environment:
     """The facts a result depends on, recorded with every result so runs can be compared."""
@@ -63,34 +95,20 @@ class Environment:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["cpu_flags"] = list(self.cpu_flags)
-        return data
+        return dump(self.to_part())
+
+    def to_part(self) -> EnvironmentPart:
+        return build(EnvironmentPart, **asdict(self))
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "environment") -> Environment:
         """Strict about types (a list where the CPU model goes is refused), lenient about
         absent keys (older files lack some); text is stripped of control characters."""
-        r = JsonReader(data, path)
-        extra = r.data.get("extra", {})
-        if not isinstance(extra, dict):
-            raise r.fail("extra", "expected a JSON object")
-        return cls(
-            torch_version=r.text("torch_version", default="?"),
-            python=r.text("python", default="?"),
-            os=r.text("os", default="?"),
-            cpu_model=r.text("cpu_model", default="?"),
-            cpu_capability=r.text("cpu_capability", default="?"),
-            cpu_flags=tuple(r.texts("cpu_flags", required=False)),
-            native_bf16=r.boolean("native_bf16", default=False),
-            native_fp16=r.boolean("native_fp16", default=False),
-            torch_bf16_supported=optional_bool(r, "torch_bf16_supported"),
-            torch_fp16_supported=optional_bool(r, "torch_fp16_supported"),
-            mkldnn=r.boolean("mkldnn", default=False),
-            cores=r.whole("cores", minimum=0, default=0),
-            threads=r.whole("threads", minimum=0, default=0),
-            extra=dict(extra),
-        )
+        return cls.from_part(read(EnvironmentPart, data, at=path))
+
+    @classmethod
+    def from_part(cls, part: EnvironmentPart) -> Environment:
+        return cls(**{name: getattr(part, name) for name in EnvironmentPart.model_fields})
 
     def label(self) -> str:
         """Short text naming the machine, for legends comparing runs."""

@@ -22,9 +22,14 @@ from typing import Any
 
 import torch
 
-from autocast_explorer.core.documents.reader import (
-    JsonReader,
-    optional_text,
+from autocast_explorer.core.documents.model import (
+    Flag,
+    NullableText,
+    Part,
+    Text,
+    build,
+    dump,
+    read,
 )
 from autocast_explorer.core.runtime.autocast import autocast_context
 
@@ -32,6 +37,29 @@ _ISA_LINE: dict[str, str] = {}
 _GEMM_PRIMITIVES = frozenset({"matmul", "inner_product", "convolution"})
 #: oneDNN's data type names, in the spelling used everywhere else in the explorer.
 _DT_NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "s8": "int8", "u8": "uint8"}
+
+
+class OneDnnKernelPart(Part):
+    primitive: Text()
+    implementation: Text()
+    isa: Text() = ""
+    src_dtype: Text()
+    problem: Text()
+
+
+class OneDnnPart(Part):
+    """which oneDNN kernel ran (its verbose log of one forward)"""
+
+    dtype: Text()
+    available: Flag()
+    captured: Flag()
+    determined: Flag() = False
+    version: NullableText() = None
+    cpu_isa: NullableText() = None
+    autocast_kernels: tuple[OneDnnKernelPart, ...]
+    float32_kernels: tuple[OneDnnKernelPart, ...]
+    summary: Text()
+    error: NullableText() = None
 
 
 @dataclass(frozen=True)
@@ -48,14 +76,18 @@ class OneDnnKernel:
         """The ISA part of the implementation name ('avx512_core_bf16'), or '' if it has none."""
         return self.implementation.split(":", 1)[1] if ":" in self.implementation else ""
 
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "primitive": self.primitive,
-            "implementation": self.implementation,
-            "isa": self.isa,
-            "src_dtype": self.src_dtype,
-            "problem": self.problem,
-        }
+    def to_dict(self) -> dict[str, Any]:
+        return dump(self.to_part())
+
+    def to_part(self) -> OneDnnKernelPart:
+        return build(
+            OneDnnKernelPart,
+            primitive=self.primitive,
+            implementation=self.implementation,
+            isa=self.isa,
+            src_dtype=self.src_dtype,
+            problem=self.problem,
+        )
 
 
 @dataclass(frozen=True)
@@ -78,45 +110,45 @@ class OneDnnProbe:
         return any(k.isa for k in self.autocast_kernels)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "dtype": self.dtype,
-            "available": self.available,
-            "captured": self.captured,
-            "determined": self.determined,
-            "version": self.version,
-            "cpu_isa": self.cpu_isa,
-            "autocast_kernels": [k.to_dict() for k in self.autocast_kernels],
-            "float32_kernels": [k.to_dict() for k in self.float32_kernels],
-            "summary": self.summary,
-            "error": self.error,
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> OneDnnPart:
+        return build(
+            OneDnnPart,
+            dtype=self.dtype,
+            available=self.available,
+            captured=self.captured,
+            determined=self.determined,
+            version=self.version,
+            cpu_isa=self.cpu_isa,
+            autocast_kernels=tuple(k.to_part() for k in self.autocast_kernels),
+            float32_kernels=tuple(k.to_part() for k in self.float32_kernels),
+            summary=self.summary,
+            error=self.error,
+        )
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "onednn") -> OneDnnProbe:
         """Strict reading (DocumentFormatError naming the first bad field)."""
-        r = JsonReader(data, path)
+        return cls.from_part(read(OneDnnPart, data, at=path))
 
-        def kernels(key: str) -> tuple[OneDnnKernel, ...]:
+    @classmethod
+    def from_part(cls, part: OneDnnPart) -> OneDnnProbe:
+        def kernels(found: tuple[OneDnnKernelPart, ...]) -> tuple[OneDnnKernel, ...]:
             return tuple(
-                OneDnnKernel(
-                    primitive=k.text("primitive"),
-                    implementation=k.text("implementation"),
-                    src_dtype=k.text("src_dtype"),
-                    problem=k.text("problem"),
-                )
-                for k in r.objects(key)
+                OneDnnKernel(k.primitive, k.implementation, k.src_dtype, k.problem) for k in found
             )
 
         return cls(
-            dtype=r.text("dtype"),
-            available=r.boolean("available"),
-            captured=r.boolean("captured"),
-            version=optional_text(r, "version"),
-            cpu_isa=optional_text(r, "cpu_isa"),
-            autocast_kernels=kernels("autocast_kernels"),
-            float32_kernels=kernels("float32_kernels"),
-            summary=r.text("summary"),
-            error=optional_text(r, "error"),
+            dtype=part.dtype,
+            available=part.available,
+            captured=part.captured,
+            version=part.version,
+            cpu_isa=part.cpu_isa,
+            autocast_kernels=kernels(part.autocast_kernels),
+            float32_kernels=kernels(part.float32_kernels),
+            summary=part.summary,
+            error=part.error,
         )
 
 

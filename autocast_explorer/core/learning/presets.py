@@ -16,13 +16,25 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from autocast_explorer.core.documents.files import write_atomic
+from autocast_explorer.core.documents.model import (
+    Part,
+    build,
+    def_ref,
+    dump,
+    read,
+    refuse,
+    schema,
+)
 from autocast_explorer.core.documents.reader import DocumentFormatError, clean_text, parse_json
 from autocast_explorer.core.documents.resources import presets_dir
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
-from autocast_explorer.core.sweeps.spec import SweepSpec
+from autocast_explorer.core.experiment.config_schema import config_schema
+from autocast_explorer.core.sweeps.spec import PARAMS, SweepSpec
 
 SCHEMA = "autocast-explorer/preset/1"
 MAX_PRESET_BYTES = 64 * 1024
@@ -68,15 +80,18 @@ class Preset:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (schema tag first); `id`, `path` and `builtin` come from where it lives."""
-        data: dict[str, Any] = {
-            "schema": SCHEMA,
-            "name": self.name,
-            "description": self.description,
-            "config": self.config.to_dict(),
-        }
-        if self.sweep is not None:
-            data["sweep"] = self.sweep.to_dict()
-        return data
+        return dump(self.to_part())
+
+    def to_part(self) -> PresetPart:
+        sweep = {} if self.sweep is None else {"sweep": self.sweep.to_dict()}
+        return build(
+            PresetPart,
+            schema_=SCHEMA,
+            name=self.name,
+            description=self.description,
+            config=self.config.to_dict(),
+            **sweep,
+        )
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
@@ -86,13 +101,6 @@ def parse_preset(
     text: str | bytes, source: str = "preset", preset_id: str = "preset", builtin: bool = False
 ) -> Preset:
     """Validate a preset document; `source` (usually the path) prefixes every error message."""
-    if len(text) > MAX_PRESET_BYTES:
-        raise PresetError(source, f"file is larger than {MAX_PRESET_BYTES // 1024} KB")
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise PresetError(source, "not a text file (not UTF-8)") from None
     try:
         data = parse_json(text, MAX_PRESET_BYTES)
     except DocumentFormatError as exc:
@@ -103,34 +111,16 @@ def parse_preset(
 def preset_from_dict(
     data: Any, source: str = "preset", preset_id: str = "preset", builtin: bool = False
 ) -> Preset:
-    """Check the parsed JSON key by key and build the Preset (config through ExperimentConfig)."""
-    if not isinstance(data, dict):
-        raise PresetError(source, f"expected a JSON object, got {_json_type(data)}")
-    schema = data.get("schema")
-    if schema is None:
-        raise PresetError(source, f"not an Autocast Explorer preset (no 'schema': {SCHEMA!r})")
-    if schema != SCHEMA:
-        hint = " (this is a result file, not a preset)" if "result" in str(schema) else ""
-        raise PresetError(source, f"schema {schema!r} is not {SCHEMA!r}{hint}")
-    unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
-    if unknown:
-        raise PresetError(source, f"unknown key {unknown[0]!r} (allowed: {_keys(_TOP_LEVEL_KEYS)})")
-    name = _text(data, "name", MAX_NAME_CHARS, source)
-    if "\n" in name:
-        raise PresetError(source, "name: must be a single line")
-    description = _text(data, "description", MAX_DESCRIPTION_CHARS, source)
-    if "config" not in data:
-        raise PresetError(source, "config: missing")
-    config = _config(data["config"], source)
-    sweep = _sweep(data["sweep"], source) if data.get("sweep") is not None else None
-    if sweep is not None:
-        try:
-            sweep.plan(config)  # a sweep of a parameter the model has not is refused here
-        except ConfigError as exc:
-            raise PresetError(source, f"sweep.{exc.field}: {exc.rule}") from None
-    return Preset(preset_id, name, description, config, sweep, builtin=builtin)
+    """Check the parsed JSON (PresetPart: every key known, the config through ExperimentConfig)
+    and build the Preset."""
+    try:
+        part = read(PresetPart, data, "preset")
+    except DocumentFormatError as exc:
+        raise PresetError(source, exc.detail.removeprefix("document: ")) from None
+    return Preset(preset_id, part.name, part.description, part.config, part.sweep, builtin=builtin)
 
 
+# ---- the document, defined once: reading, writing and the published schema --------------------
 def _json_type(value: Any) -> str:
     names = {list: "a list", str: "a string", bool: "true/false", type(None): "null"}
     return names.get(type(value), "a number")
@@ -140,52 +130,155 @@ def _keys(keys: Iterable[str]) -> str:
     return ", ".join(sorted(keys))
 
 
-def _text(data: dict[str, Any], key: str, limit: int, source: str) -> str:
-    value = data.get(key)
-    if isinstance(value, str):
-        value = clean_text(value, multiline=key in ("description", "name"))
-    if not isinstance(value, str) or not value.strip():
-        raise PresetError(source, f"{key}: missing or not a non-empty string")
-    if len(value) > limit:
-        raise PresetError(source, f"{key}: longer than {limit} characters")
-    return value.strip()
+def _text(limit: int, single_line: bool) -> Any:
+    """A non-empty text of at most `limit` characters, stripped (the list shows it)."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str):
+            value = clean_text(value, multiline=True)
+        if not isinstance(value, str) or not value.strip():
+            raise refuse("missing or not a non-empty string")
+        if len(value) > limit:
+            raise refuse(f"longer than {limit} characters")
+        if single_line and "\n" in value:
+            raise refuse("must be a single line")
+        return value.strip()
+
+    return check
 
 
-def _config(value: Any, source: str) -> ExperimentConfig:
+def _config(value: Any) -> Any:
     if not isinstance(value, dict):
-        raise PresetError(source, f"config: expected a JSON object, got {_json_type(value)}")
+        raise refuse(f"expected a JSON object, got {_json_type(value)}")
     unknown = sorted(set(value) - _CONFIG_KEYS)
     if unknown:
-        raise PresetError(source, f"config: unknown field {unknown[0]!r}")
+        raise refuse(f"unknown field {unknown[0]!r}")
     try:
         return ExperimentConfig.from_dict(value)
     except ConfigError as exc:
-        raise PresetError(source, f"config.{exc.field}: {exc.rule}") from None
+        raise refuse(exc.rule, at=exc.field) from None
     except TypeError as exc:
-        raise PresetError(source, f"config: {exc}") from None
+        raise refuse(clean_text(str(exc))) from None
 
 
-def _sweep(value: Any, source: str) -> SweepSpec:
+def _sweep(value: Any) -> Any:
+    if value is None:
+        return None
     if not isinstance(value, dict):
-        raise PresetError(source, f"sweep: expected a JSON object, got {_json_type(value)}")
+        raise refuse(f"expected a JSON object, got {_json_type(value)}")
     unknown = sorted(set(value) - _SWEEP_KEYS)
     if unknown:
-        raise PresetError(
-            source, f"sweep: unknown key {unknown[0]!r} (allowed: param, values, width_values)"
-        )
+        raise refuse(f"unknown key {unknown[0]!r} (allowed: param, values, width_values)")
     values = value.get("values")
     width_values = value.get("width_values", [])
     for key, items in (("values", values), ("width_values", width_values)):
         if not isinstance(items, list):
-            raise PresetError(source, f"sweep.{key}: expected a list of whole numbers")
+            raise refuse("expected a list of whole numbers", at=key)
     if len(set(map(repr, values))) < MIN_SWEEP_POINTS:
-        raise PresetError(
-            source, f"sweep.values: needs at least {MIN_SWEEP_POINTS} distinct values"
-        )
+        raise refuse(f"needs at least {MIN_SWEEP_POINTS} distinct values", at="values")
     try:
         return SweepSpec(value.get("param"), tuple(values), tuple(width_values))
     except ConfigError as exc:
-        raise PresetError(source, f"sweep.{exc.field}: {exc.rule}") from None
+        raise refuse(exc.rule, at=exc.field) from None
+
+
+_WHOLE = {"type": "integer", "minimum": 1}
+_SWEEP_SCHEMA = {
+    "anyOf": [
+        {"type": "null"},
+        {
+            "type": "object",
+            "properties": {
+                "param": {"enum": list(PARAMS)},
+                "values": {
+                    "description": "at least 2 distinct values (repeats are dropped)",
+                    "type": "array",
+                    "items": _WHOLE,
+                    "minItems": 2,
+                },
+                "width_values": {
+                    "description": "a batch × width grid's widths",
+                    "type": "array",
+                    "items": _WHOLE,
+                },
+            },
+            "required": ["param", "values"],
+            "additionalProperties": False,
+        },
+    ]
+}
+
+
+class PresetPart(Part):
+    """A named, described experiment config and optional sweep (built-in presets, the window's
+    saved presets, `run --preset FILE`). Loading is strict: at most 64 KB, every key known, the
+    config validated like any other."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: str = Field(alias="schema")
+    name: Annotated[
+        str,
+        BeforeValidator(_text(MAX_NAME_CHARS, single_line=True)),
+        WithJsonSchema(
+            {
+                "type": "string",
+                "pattern": "^[^\\n]*\\S[^\\n]*$",
+                "maxLength": MAX_NAME_CHARS,
+                "description": "one line, what the preset list shows",
+            }
+        ),
+    ]
+    description: Annotated[
+        str,
+        BeforeValidator(_text(MAX_DESCRIPTION_CHARS, single_line=False)),
+        WithJsonSchema({"type": "string", "pattern": "\\S", "maxLength": MAX_DESCRIPTION_CHARS}),
+    ]
+    config: Annotated[Any, BeforeValidator(_config), def_ref("config")]
+    sweep: Annotated[Any, BeforeValidator(_sweep), WithJsonSchema(_SWEEP_SCHEMA)] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_preset(cls, data: Any) -> Any:
+        """What the file is before its fields: an object, tagged as a preset, every key known."""
+        if not isinstance(data, dict):
+            raise refuse(f"expected a JSON object, got {_json_type(data)}")
+        schema_tag = data.get("schema")
+        if schema_tag is None:
+            raise refuse(f"not an Autocast Explorer preset (no 'schema': {SCHEMA!r})")
+        if schema_tag != SCHEMA:
+            hint = " (this is a result file, not a preset)" if "result" in str(schema_tag) else ""
+            raise refuse(f"schema {clean_text(str(schema_tag))[:80]!r} is not {SCHEMA!r}{hint}")
+        unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
+        if unknown:
+            raise refuse(f"unknown key {unknown[0]!r} (allowed: {_keys(_TOP_LEVEL_KEYS)})")
+        for key in ("name", "description"):
+            if key not in data:
+                raise refuse("missing or not a non-empty string", at=key)
+        return data
+
+    @model_validator(mode="after")
+    def _sweep_fits_the_model(self) -> PresetPart:
+        """A sweep of a parameter the model has not is refused here."""
+        if self.sweep is not None:
+            try:
+                self.sweep.plan(self.config)
+            except ConfigError as exc:
+                raise refuse(exc.rule, at=f"sweep.{exc.field}") from None
+        return self
+
+
+def preset_schema() -> dict[str, Any]:
+    """The published schema of the preset document (tools/write_schemas.py writes it)."""
+    return schema(
+        PresetPart,
+        SCHEMA,
+        "Autocast Explorer preset",
+        "A named, described experiment config and optional sweep (built-in presets, the "
+        "window's saved presets, `run --preset FILE`). Loading is strict: at most 64 KB, every "
+        "key known, the config validated like any other.",
+        defs={"config": config_schema(closed=True)},
+    )
 
 
 def load_preset(path: str | os.PathLike[str], builtin: bool = False) -> Preset:

@@ -20,13 +20,57 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from pydantic import model_validator
 
-from autocast_explorer.core.documents.reader import JsonReader, optional_number
+from autocast_explorer.core.documents.model import (
+    NullableNumber,
+    Number,
+    Part,
+    Whole,
+    build,
+    dump,
+    read,
+    refuse,
+)
 
 #: At most this many flipped rows are listed (all are counted: rows − agree).
 MAX_FLIPS_LISTED = 1000
 #: The flip-rate chart has at most this many bins.
 MARGIN_BINS = 10
+
+
+class FlipPart(Part):
+    """One entry of `agreement.flips`."""
+
+    row: Whole()
+    plain: Whole(description="float32's predicted class")
+    autocast: Whole(description="autocast's predicted class")
+    margin: NullableNumber(ge=0, description="float32 top-1 − top-2 logit")
+
+
+class MarginBinPart(Part):
+    """One entry of `agreement.flip_rate_by_margin`."""
+
+    low: NullableNumber(ge=0)
+    high: NullableNumber(ge=0)
+    rows: Whole()
+    flips: Whole()
+    rate: Number(ge=0) = 0.0
+
+    @model_validator(mode="after")
+    def _flips_within_rows(self) -> MarginBinPart:
+        if self.flips > self.rows:
+            raise refuse("expected at most `rows`", at="flips")
+        return self
+
+
+class TopKPart(Part):
+    """`agreement.topk`: both measures are fractions of rows."""
+
+    k: Whole(ge=1)
+    contains: Whole()
+    fraction: Number(ge=0, le=1)
+    overlap: Number(ge=0, le=1)
 
 
 @dataclass(frozen=True)
@@ -39,23 +83,25 @@ class Flip:
     margin: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "row": self.row,
-            "plain": self.plain_class,
-            "autocast": self.autocast_class,
-            "margin": _finite_or_none(self.margin),
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> FlipPart:
+        return build(
+            FlipPart,
+            row=self.row,
+            plain=self.plain_class,
+            autocast=self.autocast_class,
+            margin=_finite_or_none(self.margin),
+        )
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "flip") -> Flip:
-        r = JsonReader(data, path)
-        margin = optional_number(r, "margin", minimum=0)
-        return cls(
-            row=r.whole("row", minimum=0),
-            plain_class=r.whole("plain", minimum=0),
-            autocast_class=r.whole("autocast", minimum=0),
-            margin=math.inf if margin is None else margin,
-        )
+        return cls.from_part(read(FlipPart, data, at=path))
+
+    @classmethod
+    def from_part(cls, part: FlipPart) -> Flip:
+        margin = math.inf if part.margin is None else part.margin
+        return cls(part.row, part.plain, part.autocast, margin)
 
 
 @dataclass(frozen=True)
@@ -72,27 +118,29 @@ class MarginBin:
         return self.flips / self.rows if self.rows else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "low": _finite_or_none(self.low),
-            "high": _finite_or_none(self.high),
-            "rows": self.rows,
-            "flips": self.flips,
-            "rate": self.rate,
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> MarginBinPart:
+        return build(
+            MarginBinPart,
+            low=_finite_or_none(self.low),
+            high=_finite_or_none(self.high),
+            rows=self.rows,
+            flips=self.flips,
+            rate=self.rate,
+        )
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "bin") -> MarginBin:
-        r = JsonReader(data, path)
-        low, high = optional_number(r, "low", 0), optional_number(r, "high", 0)
-        rows = r.whole("rows", minimum=0)
-        flips = r.whole("flips", minimum=0)
-        if flips > rows:
-            raise r.fail("flips", "expected at most `rows`")
+        return cls.from_part(read(MarginBinPart, data, at=path))
+
+    @classmethod
+    def from_part(cls, part: MarginBinPart) -> MarginBin:
         return cls(
-            low=math.inf if low is None else low,
-            high=math.inf if high is None else high,
-            rows=rows,
-            flips=flips,
+            low=math.inf if part.low is None else part.low,
+            high=math.inf if part.high is None else part.high,
+            rows=part.rows,
+            flips=part.flips,
         )
 
 
@@ -106,25 +154,20 @@ class TopK:
     overlap: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "k": self.k,
-            "contains": self.contains,
-            "fraction": self.fraction,
-            "overlap": self.overlap,
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> TopKPart:
+        return build(
+            TopKPart, k=self.k, contains=self.contains, fraction=self.fraction, overlap=self.overlap
+        )
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "topk") -> TopK:
-        r = JsonReader(data, path)
-        fraction, overlap = r.number("fraction", minimum=0), r.number("overlap", minimum=0)
-        if fraction > 1 or overlap > 1:
-            raise r.fail("fraction" if fraction > 1 else "overlap", "expected a number in 0 … 1")
-        return cls(
-            k=r.whole("k", minimum=1),
-            contains=r.whole("contains", minimum=0),
-            fraction=fraction,
-            overlap=overlap,
-        )
+        return cls.from_part(read(TopKPart, data, at=path))
+
+    @classmethod
+    def from_part(cls, part: TopKPart) -> TopK:
+        return cls(part.k, part.contains, part.fraction, part.overlap)
 
 
 def _finite_or_none(value: float) -> float | None:

@@ -29,6 +29,29 @@ from typing import Any
 
 import torch
 
+from autocast_explorer.core.documents.model import (
+    Flag,
+    NullableNumber,
+    Part,
+    Whole,
+    build,
+    dump,
+    read,
+)
+
+
+class LayerErrorPart(Part):
+    """A layer's `error` object: null where a value was not finite (older files lack keys)."""
+
+    max_abs: NullableNumber() = None
+    mean_abs: NullableNumber() = 0.0
+    mean_rel: NullableNumber(description="mean|ref−low| ÷ mean|ref|") = None
+    sqnr_db: NullableNumber(description="null when not finite (identical: +∞)") = None
+    cosine: NullableNumber() = None
+    identical: Flag() = False
+    numel: Whole() = 0
+    nonfinite: Whole() = 0
+
 
 @dataclass(frozen=True)
 class LayerError:
@@ -48,35 +71,41 @@ class LayerError:
     nonfinite: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "max_abs": _finite_or_none(self.max_abs),
-            "mean_abs": _finite_or_none(self.mean_abs),
-            "mean_rel": _finite_or_none(self.mean_rel),
-            "sqnr_db": _finite_or_none(self.sqnr_db),
-            "cosine": _finite_or_none(self.cosine),
-            "identical": self.identical,
-            "numel": self.numel,
-            "nonfinite": self.nonfinite,
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> LayerErrorPart:
+        return build(
+            LayerErrorPart,
+            max_abs=_finite_or_none(self.max_abs),
+            mean_abs=_finite_or_none(self.mean_abs),
+            mean_rel=_finite_or_none(self.mean_rel),
+            sqnr_db=_finite_or_none(self.sqnr_db),
+            cosine=_finite_or_none(self.cosine),
+            identical=self.identical,
+            numel=self.numel,
+            nonfinite=self.nonfinite,
+        )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LayerError:
-        """Inverse of to_dict: null becomes the non-finite value the other fields imply."""
-        identical = _bool(data.get("identical", False))
-        nonfinite = _count(data.get("nonfinite", 0))
-        nan = math.nan if nonfinite else None
+    def from_dict(cls, data: Any, path: str = "error") -> LayerError:
+        return cls.from_part(read(LayerErrorPart, data, at=path))
+
+    @classmethod
+    def from_part(cls, part: LayerErrorPart) -> LayerError:
+        """null becomes the non-finite value the other fields imply (module docstring)."""
+        nan = math.nan if part.nonfinite else None
         return cls(
-            max_abs=_none_to(data.get("max_abs"), math.inf),
-            mean_abs=_none_to(data.get("mean_abs", 0.0), math.inf),
-            mean_rel=_none_to(data.get("mean_rel"), nan if nan is not None else math.inf),
+            max_abs=_none_to(part.max_abs, math.inf),
+            mean_abs=_none_to(part.mean_abs, math.inf),
+            mean_rel=_none_to(part.mean_rel, nan if nan is not None else math.inf),
             sqnr_db=_none_to(
-                data.get("sqnr_db"),
-                math.inf if identical else (nan if nan is not None else -math.inf),
+                part.sqnr_db,
+                math.inf if part.identical else (nan if nan is not None else -math.inf),
             ),
-            cosine=_none_to(data.get("cosine"), math.nan),
-            identical=identical,
-            numel=_count(data.get("numel", 0)),
-            nonfinite=nonfinite,
+            cosine=_none_to(part.cosine, math.nan),
+            identical=part.identical,
+            numel=part.numel,
+            nonfinite=part.nonfinite,
         )
 
 
@@ -84,25 +113,8 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _bool(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"expected true or false, got {value!r}")
-    return value
-
-
-def _count(value: Any) -> int:
-    number = _none_to(value, 0.0)
-    if not number.is_integer() or number < 0:
-        raise TypeError(f"expected a whole number ≥ 0, got {str(value)[:40]!r}")
-    return int(number)
-
-
-def _none_to(value: Any, fallback: float) -> float:
-    if value is None:
-        return fallback
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise TypeError(f"expected a number or null, got {str(value)[:40]!r}")
-    return float(value)
+def _none_to(value: float | None, fallback: float) -> float:
+    return fallback if value is None else value
 
 
 _CHUNK = 1 << 20

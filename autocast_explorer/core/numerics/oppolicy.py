@@ -25,20 +25,34 @@ import json
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 import torch
+from pydantic import BeforeValidator, Field, WithJsonSchema
 from torch.utils._pytree import tree_leaves
 
+from autocast_explorer.core.documents.model import (
+    Flag,
+    NullableText,
+    OpenPart,
+    Part,
+    Text,
+    TextMap,
+    Texts,
+    Whole,
+    build,
+    dump,
+    read,
+    refuse,
+    schema,
+    schema_tag,
+)
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
-    JsonReader,
-    clean_text,
     document_kind,
     load_document,
-    optional_text,
 )
-from autocast_explorer.core.hardware.cpu import Environment, environment
+from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart, environment
 from autocast_explorer.core.numerics.documented import (
     DOCS_ORIGIN,
     TEST_LISTS_CLASS,
@@ -58,7 +72,7 @@ from autocast_explorer.core.numerics.opcatalog import (
 from autocast_explorer.core.numerics.optrace import OpRecord, OpTracer
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES
 from autocast_explorer.core.runtime.dtypes import DTYPES, dtype_name
-from autocast_explorer.core.runtime.errors import ConfigError
+from autocast_explorer.core.runtime.errors import ConfigError, error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads, validate_threads
 
@@ -100,6 +114,80 @@ POLICY_ORDER: tuple[str, ...] = ("lower", "fp32", "follows", "promote", "error",
 DISAGREEMENTS_GROUP = "disagreements"
 
 
+# ---- the document, defined once: reading, writing and the published schema --------------------
+def _one_of(allowed: tuple[str, ...]) -> Any:
+    """Text that must be one of `allowed` (the message lists them)."""
+
+    def check(value: Any) -> Any:
+        if not isinstance(value, str):
+            raise refuse("expected text")
+        if value not in allowed:
+            raise refuse(f"expected one of {', '.join(allowed)}")
+        return value
+
+    return Annotated[str, BeforeValidator(check), WithJsonSchema({"enum": list(allowed)})]
+
+
+class CasePart(Part):
+    in_dtypes: Texts(description="the input dtypes") = Field(alias="in")
+    out: NullableText(description="null when the op raised") = None
+    computed: NullableText(
+        description="the dtype the op computed in where its output does not say it (bool, "
+        "int64, complex results); null otherwise"
+    ) = None
+    error: NullableText() = None
+    casts: Whole() = 0
+    kernels: Texts(description="the aten ops dispatched, casts left out") = ()
+
+
+class DocumentedPart(Part):
+    """what PyTorch documents for the op (null or absent in files written before it was kept)"""
+
+    as_: Text(description="the aten name PyTorch's lists use") = Field(default="", alias="as")
+    policy: Text()
+    docs: NullableText(description="the AMP docs' CPU lists") = None
+    tests: NullableText(description="AutocastCPUTestLists") = None
+    lists: Texts(description="every list that holds the op") = ()
+
+
+class OpPart(Part):
+    name: Text()
+    category: NullableText(description="the catalog's category slug") = None
+    policy: Text()
+    why: Text() = ""
+    error: NullableText() = None
+    documented: DocumentedPart | None = None
+    disagrees: Flag(description="the measured policy contradicts the documented") = False
+    cases: dict[str, CasePart]
+
+
+class NotePart(Part):
+    op: Text()
+    source: Text()
+    claim: Text()
+    measured: Text()
+    verdict: Text()
+    contradicts: Flag()
+
+
+class ProbePart(OpenPart):
+    """The op-policy probe: which dtype autocast gave each op, beside what PyTorch documents."""
+
+    schema_: schema_tag(SCHEMA) = Field(alias="schema")
+    created: Text() = ""
+    dtype: _one_of(DTYPES) = Field(description="the autocast dtype")
+    environment: EnvironmentPart
+    sources: TextMap(description="where the documented policies come from (docs, tests)") = Field(
+        default_factory=dict
+    )
+    ops: tuple[OpPart, ...]
+    notes: tuple[NotePart, ...] = Field(
+        default=(),
+        description="disagreements with PyTorch's documentation (source starts 'documented "
+        "for CPU') and common beliefs, next to what was measured here",
+    )
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """One input case of one op: input dtypes, the output dtype (or the error), casts seen."""
@@ -128,26 +216,29 @@ class CaseResult:
         return self.computed or self.out_dtype
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "in": list(self.in_dtypes),
-            "out": self.out_dtype,
-            "computed": self.computed,
-            "error": self.error,
-            "casts": self.casts,
-            "kernels": list(self.kernels),
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> CasePart:
+        return build(
+            CasePart,
+            in_dtypes=self.in_dtypes,
+            out=self.out_dtype,
+            computed=self.computed,
+            error=self.error,
+            casts=self.casts,
+            kernels=self.kernels,
+        )
 
     @classmethod
-    def from_dict(cls, case: str, data: Any, path: str = "case") -> CaseResult:
-        r = JsonReader(data, path)
+    def from_part(cls, case: str, part: CasePart) -> CaseResult:
         return cls(
-            case=clean_text(case),
-            in_dtypes=tuple(r.texts("in")),
-            out_dtype=optional_text(r, "out"),
-            error=optional_text(r, "error"),
-            casts=r.whole("casts", minimum=0, default=0),
-            computed=optional_text(r, "computed"),
-            kernels=tuple(r.texts("kernels", required=False)),
+            case=case,
+            in_dtypes=part.in_dtypes,
+            out_dtype=part.out,
+            error=part.error,
+            casts=part.casts,
+            computed=part.computed,
+            kernels=part.kernels,
         )
 
 
@@ -177,31 +268,39 @@ class OpPolicy:
         return self.documented is not None and not self.documented.agrees_with(self.policy)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "category": self.category,
-            "policy": self.policy,
-            "why": self.why,
-            "error": self.error,
-            "documented": None if self.documented is None else self.documented.to_dict(),
-            "disagrees": self.disagrees,
-            "cases": {c.case: c.to_dict() for c in self.cases},
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> OpPart:
+        documented = None if self.documented is None else self.documented
+        return build(
+            OpPart,
+            name=self.name,
+            category=self.category,
+            policy=self.policy,
+            why=self.why,
+            error=self.error,
+            documented=None if documented is None else _documented_part(documented),
+            disagrees=self.disagrees,
+            cases={c.case: c.to_part() for c in self.cases},
+        )
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "op") -> OpPolicy:
-        r = JsonReader(data, path)
-        cases = r.obj("cases")
-        name = r.text("name")
-        category = optional_text(r, "category")
+        return cls.from_part(read(OpPart, data, at=path))
+
+    @classmethod
+    def from_part(cls, part: OpPart) -> OpPolicy:
+        d = part.documented
         return cls(
-            name=name,
-            policy=r.text("policy"),
-            why=r.text("why", default=""),
-            error=optional_text(r, "error"),
-            cases=tuple(CaseResult.from_dict(k, v, cases.where(k)) for k, v in cases.data.items()),
-            category=category or category_of(name),
-            documented=_documented(r),
+            name=part.name,
+            policy=part.policy,
+            why=part.why,
+            error=part.error,
+            cases=tuple(CaseResult.from_part(k, v) for k, v in part.cases.items()),
+            category=part.category or category_of(part.name),
+            documented=(
+                None if d is None else Documented(d.as_, d.policy, d.docs, d.tests, d.lists)
+            ),
         )
 
 
@@ -210,26 +309,10 @@ def category_of(name: str) -> str:
     return next((spec.category for spec in PROBED_OPS if spec.name == name), "")
 
 
-def _documented(r: JsonReader) -> Documented | None:
-    """An op's `documented` entry (null or absent in older files)."""
-    if r.data.get("documented") is None:
-        return None
-    d = r.obj("documented")
-    return Documented(
-        name=d.text("as", default=""),
-        policy=d.text("policy"),
-        docs=optional_text(d, "docs"),
-        tests=optional_text(d, "tests"),
-        lists=tuple(d.texts("lists", required=False)),
+def _documented_part(d: Documented) -> DocumentedPart:
+    return build(
+        DocumentedPart, as_=d.name, policy=d.policy, docs=d.docs, tests=d.tests, lists=d.lists
     )
-
-
-def _sources(r: JsonReader) -> dict[str, str]:
-    """The probe's `sources` (name → where its list came from): text values only."""
-    if "sources" not in r.data:
-        return {}
-    sources = r.obj("sources")
-    return {clean_text(k): sources.text(k) for k in sources.data}
 
 
 @dataclass(frozen=True)
@@ -244,26 +327,14 @@ class Note:
     contradicts: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "source": self.source,
-            "claim": self.claim,
-            "measured": self.measured,
-            "verdict": self.verdict,
-            "contradicts": self.contradicts,
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> NotePart:
+        return build(NotePart, **{name: getattr(self, name) for name in NotePart.model_fields})
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "note") -> Note:
-        r = JsonReader(data, path)
-        return cls(
-            op=r.text("op"),
-            source=r.text("source"),
-            claim=r.text("claim"),
-            measured=r.text("measured"),
-            verdict=r.text("verdict"),
-            contradicts=r.boolean("contradicts"),
-        )
+        return cls(**read(NotePart, data, at=path).model_dump())
 
 
 #: A document that is not a valid op-policy probe result (the one document error class).
@@ -273,6 +344,9 @@ ProbeFormatError = DocumentFormatError
 @dataclass(frozen=True)
 class ProbeResult:
     """The whole probe for one autocast dtype on this machine and torch."""
+
+    #: The document kind: it leads refusals and names fallback files ("probe-….json").
+    KIND: ClassVar[str] = "probe"
 
     dtype: str
     environment: Environment
@@ -315,15 +389,19 @@ class ProbeResult:
         return groups
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "created": self.created,
-            "dtype": self.dtype,
-            "environment": self.environment.to_dict(),
-            "sources": dict(self.sources),
-            "ops": [op.to_dict() for op in self.ops],
-            "notes": [note.to_dict() for note in self.notes],
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> ProbePart:
+        return build(
+            ProbePart,
+            schema_=SCHEMA,
+            created=self.created,
+            dtype=self.dtype,
+            environment=self.environment.to_part(),
+            sources=dict(self.sources),
+            ops=tuple(op.to_part() for op in self.ops),
+            notes=tuple(note.to_part() for note in self.notes),
+        )
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
@@ -331,29 +409,33 @@ class ProbeResult:
     @classmethod
     def from_dict(cls, data: Any) -> ProbeResult:
         """Strict: DocumentFormatError naming `probe` and the first bad field."""
-        with document_kind("probe"):
-            r = JsonReader(data, "")
-            schema = r.text("schema")
-            if schema != SCHEMA:
-                raise r.fail("schema", f"expected {SCHEMA!r}, got {schema!r}")
-            dtype = r.text("dtype")
-            if dtype not in DTYPES:
-                raise r.fail("dtype", f"expected one of {', '.join(DTYPES)}")
-            return cls(
-                dtype=dtype,
-                environment=Environment.from_dict(r.obj("environment").data),
-                ops=tuple(OpPolicy.from_dict(op.data, op.path) for op in r.objects("ops")),
-                notes=tuple(
-                    Note.from_dict(n.data, n.path) for n in r.objects("notes", required=False)
-                ),
-                created=r.text("created", default=""),
-                sources=_sources(r),
-            )
+        part = read(ProbePart, data, cls.KIND)
+        return cls(
+            dtype=part.dtype,
+            environment=Environment.from_part(part.environment),
+            ops=tuple(OpPolicy.from_part(op) for op in part.ops),
+            notes=tuple(Note(**n.model_dump()) for n in part.notes),
+            created=part.created,
+            sources=dict(part.sources),
+        )
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ProbeResult:
-        with document_kind("probe"):
+        with document_kind(cls.KIND):
             return cls.from_dict(load_document(text))
+
+
+def probe_schema() -> dict[str, Any]:
+    """The published schema of the probe document (tools/write_schemas.py writes it)."""
+    return schema(
+        ProbePart,
+        SCHEMA,
+        "Autocast Explorer op-policy probe",
+        "Which dtype torch.autocast('cpu') gave each op on PyTorch's CPU autocast lists (and "
+        "common unlisted ones), measured with float32, low-precision and mixed inputs, beside "
+        "what PyTorch documents: written by `autocast-explorer ops --json` and the window's "
+        "Ops tab.",
+    )
 
 
 _COMPLEX_REAL: dict[torch.dtype, str] = {
@@ -423,12 +505,6 @@ def case_dtypes(inputs: Sequence[torch.Tensor], case: str, low: torch.dtype) -> 
     return dtypes
 
 
-def _error_text(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    first = lines[0] if lines else ""
-    return f"{type(exc).__name__}: {first}"[:300]
-
-
 def run_case(spec: OpSpec, case: str, low: torch.dtype, seed: int = 0) -> CaseResult:
     """Run `spec` under autocast(low) with the inputs of `case`; errors are caught and kept."""
     inputs = spec.inputs(torch.Generator().manual_seed(seed))
@@ -448,7 +524,7 @@ def run_case(spec: OpSpec, case: str, low: torch.dtype, seed: int = 0) -> CaseRe
             case,
             in_dtypes,
             None,
-            _error_text(exc),
+            error_text(exc),
             tracer.casts().count,
             kernels=_kernel_names(tracer.records),
         )

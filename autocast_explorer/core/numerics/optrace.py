@@ -24,13 +24,26 @@ import contextlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import torch
+from pydantic import BeforeValidator, Field
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from autocast_explorer.core.documents.reader import clean_text, is_finite_number
+from autocast_explorer.core.documents.model import (
+    Flag,
+    Part,
+    Text,
+    Texts,
+    Whole,
+    WholeMap,
+    Wholes,
+    build,
+    dump,
+    read,
+    refuse,
+)
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 
@@ -50,6 +63,66 @@ CAST_OPS: frozenset[str] = frozenset(
 GRAD_MODES: tuple[str, ...] = ("no_grad", "inference_mode")
 
 
+def _mode(value: Any) -> Any:
+    if value not in ("plain", "autocast"):
+        raise refuse("expected 'plain' or 'autocast'")
+    return value
+
+
+class OpRecordPart(Part):
+    """One entry of the result's `ops`: an aten op of one forward."""
+
+    mode: Annotated[Literal["plain", "autocast"], BeforeValidator(_mode)]
+    op: Text(description="aten op, e.g. aten.addmm.default")
+    in_dtypes: Texts() = Field(alias="in")
+    out_dtypes: Texts() = Field(alias="out")
+    shape: Wholes()
+    in_shapes: tuple[Wholes(), ...] = ()
+    cast: Flag()
+    bytes: Whole() = 0
+    bytes_read: Whole() = 0
+    source: Text(description="for a cast of a model parameter: what it converted") = ""
+
+
+class CastSummaryPart(Part):
+    """The casts of one forward: how many, their bytes, by op and by what they converted."""
+
+    count: Whole()
+    bytes: Whole(description="bytes of the low-precision copies written")
+    bytes_read: Whole() = 0
+    by_op: WholeMap() = Field(default_factory=dict)
+    by_source: WholeMap(
+        description="casts of model parameters by what they convert, e.g. Conv2d.weight"
+    ) = Field(default_factory=dict)
+    grad_mode: Text() = "no_grad"
+
+
+class OpCountPart(Part):
+    """One entry of `ops_diff`: how often an op ran in each mode."""
+
+    op: Text()
+    plain: Whole()
+    autocast: Whole()
+    added: Whole(ge=None) = 0
+
+
+#: The four top-level sections of a result that hold an OpTrace (their types, written once).
+OpsSection = Annotated[
+    tuple[OpRecordPart, ...], Field(description="the aten ops of one forward per mode")
+]
+OpsDiffSection = tuple[OpCountPart, ...]
+CastsByGradMode = dict[str, CastSummaryPart]
+
+
+class OpTracePart(Part):
+    """An OpTrace's sections on their own (the result document holds the same keys)."""
+
+    ops: OpsSection
+    casts: CastSummaryPart
+    ops_diff: OpsDiffSection = ()
+    casts_by_grad_mode: CastsByGradMode = Field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class OpRecord:
     """One dispatched aten op: its dtypes and shapes, and whether it was a dtype cast."""
@@ -66,34 +139,27 @@ class OpRecord:
     source: str = ""  # for a cast of a model parameter: 'Conv2d.weight', 'LSTM.weight_hh_l0'
 
     def to_dict(self) -> dict[str, Any]:
+        return dump(self.to_part())
+
+    def to_part(self) -> OpRecordPart:
         extra = {"source": self.source} if self.source else {}
-        return {
-            "mode": self.mode,
-            "op": self.op,
-            "in": list(self.in_dtypes),
-            "out": list(self.out_dtypes),
-            "shape": list(self.shape),
-            "in_shapes": [list(s) for s in self.in_shapes],
-            "cast": self.cast,
-            "bytes": self.bytes,
-            "bytes_read": self.bytes_read,
+        return build(
+            OpRecordPart,
+            mode=self.mode,
+            op=self.op,
+            in_dtypes=self.in_dtypes,
+            out_dtypes=self.out_dtypes,
+            shape=self.shape,
+            in_shapes=self.in_shapes,
+            cast=self.cast,
+            bytes=self.bytes,
+            bytes_read=self.bytes_read,
             **extra,
-        }
+        )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> OpRecord:
-        return cls(
-            mode=_text(data["mode"]),
-            op=_text(data["op"]),
-            in_dtypes=tuple(_text(d) for d in data["in"]),
-            out_dtypes=tuple(_text(d) for d in data["out"]),
-            shape=tuple(_whole(v) for v in data["shape"]),
-            in_shapes=tuple(tuple(_whole(v) for v in s) for s in data.get("in_shapes", [])),
-            cast=_flag(data["cast"]),
-            bytes=_whole(data.get("bytes", 0)),
-            bytes_read=_whole(data.get("bytes_read", 0)),
-            source=_text(data.get("source", "")),
-        )
+    def from_part(cls, part: OpRecordPart) -> OpRecord:
+        return cls(**{name: getattr(part, name) for name in OpRecordPart.model_fields})
 
 
 @dataclass(frozen=True)
@@ -113,23 +179,22 @@ class CastSummary:
         return sum(self.by_source.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "count": self.count,
-            "bytes": self.bytes,
-            "bytes_read": self.bytes_read,
-            "by_op": dict(self.by_op),
-            "by_source": dict(self.by_source),
-        }
+        return dump(self.to_part())
+
+    def to_part(self, **grad_mode: str) -> CastSummaryPart:
+        return build(
+            CastSummaryPart,
+            count=self.count,
+            bytes=self.bytes,
+            bytes_read=self.bytes_read,
+            by_op=dict(self.by_op),
+            by_source=dict(self.by_source),
+            **grad_mode,
+        )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CastSummary:
-        return cls(
-            count=_whole(data["count"]),
-            bytes=_whole(data["bytes"]),
-            bytes_read=_whole(data.get("bytes_read", 0)),
-            by_op={_text(k): _whole(v) for k, v in dict(data.get("by_op", {})).items()},
-            by_source={_text(k): _whole(v) for k, v in dict(data.get("by_source", {})).items()},
-        )
+    def from_part(cls, part: CastSummaryPart) -> CastSummary:
+        return cls(part.count, part.bytes, part.bytes_read, part.by_op, part.by_source)
 
 
 @dataclass(frozen=True)
@@ -146,12 +211,11 @@ class OpCount:
         return self.autocast - self.plain
 
     def to_dict(self) -> dict[str, Any]:
-        return {"op": self.op, "plain": self.plain, "autocast": self.autocast, "added": self.added}
+        return dump(self.to_part())
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> OpCount:
-        return cls(
-            op=_text(data["op"]), plain=_whole(data["plain"]), autocast=_whole(data["autocast"])
+    def to_part(self) -> OpCountPart:
+        return build(
+            OpCountPart, op=self.op, plain=self.plain, autocast=self.autocast, added=self.added
         )
 
 
@@ -184,50 +248,39 @@ class OpTrace:
 
     def to_dict(self) -> dict[str, Any]:
         """The result JSON's sections: `ops`, `casts` (autocast forward), `ops_diff`, …"""
-        casts = self.casts.to_dict()
-        casts["grad_mode"] = self.grad_mode
+        return dump(self.to_part())
+
+    def to_part(self) -> OpTracePart:
+        return build(OpTracePart, **self.sections())
+
+    def sections(self) -> dict[str, Any]:
+        """The four sections as parts, by key (the result document holds them at its top)."""
         return {
-            "ops": [r.to_dict() for r in self.records],
-            "casts": casts,
-            "ops_diff": [c.to_dict() for c in self.counts],
-            "casts_by_grad_mode": {m: c.to_dict() for m, c in self.casts_by_grad_mode.items()},
+            "ops": tuple(r.to_part() for r in self.records),
+            "casts": self.casts.to_part(grad_mode=self.grad_mode),
+            "ops_diff": tuple(c.to_part() for c in self.counts),
+            "casts_by_grad_mode": {m: c.to_part() for m, c in self.casts_by_grad_mode.items()},
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> OpTrace:
-        """Inverse of to_dict (raises KeyError/TypeError/ValueError on a malformed document)."""
-        records = [OpRecord.from_dict(r) for r in data["ops"]]
-        casts = data["casts"]
+    def from_dict(cls, data: Any) -> OpTrace:
+        """Inverse of to_dict (DocumentFormatError naming the first bad field)."""
+        return cls.from_part(read(OpTracePart, data))
+
+    @classmethod
+    def from_part(cls, part: Any) -> OpTrace:
+        """From any part holding the four sections (OpTracePart, the result document)."""
+        records = [OpRecord.from_part(r) for r in part.ops]
         return cls(
-            grad_mode=_text(casts.get("grad_mode", "no_grad")),
+            grad_mode=part.casts.grad_mode,
             plain=tuple(r for r in records if r.mode == "plain"),
             autocast=tuple(r for r in records if r.mode == "autocast"),
-            casts=CastSummary.from_dict(casts),
-            counts=tuple(OpCount.from_dict(c) for c in data.get("ops_diff", [])),
+            casts=CastSummary.from_part(part.casts),
+            counts=tuple(OpCount(c.op, c.plain, c.autocast) for c in part.ops_diff),
             casts_by_grad_mode={
-                _text(m): CastSummary.from_dict(c)
-                for m, c in dict(data.get("casts_by_grad_mode", {})).items()
+                m: CastSummary.from_part(c) for m, c in part.casts_by_grad_mode.items()
             },
         )
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected text, got {str(value)[:40]!r}")
-    return clean_text(value)
-
-
-def _whole(value: Any) -> int:
-    """A count from a file: a whole number ≥ 0 (not 2.5, not "3", not true)."""
-    if not is_finite_number(value) or not float(value).is_integer() or value < 0:
-        raise TypeError(f"expected a whole number ≥ 0, got {str(value)[:40]!r}")
-    return int(value)
-
-
-def _flag(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"expected true or false, got {value!r}")
-    return value
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:

@@ -1,4 +1,5 @@
-"""ConfigError: one bad input value, named by its field (shown inline under that field)."""
+"""ConfigError: one bad input value, named by its field (shown inline under that field); and
+error_text: any exception torch raised as one readable line."""
 
 from __future__ import annotations
 
@@ -10,3 +11,10 @@ class ConfigError(ValueError):
         super().__init__(f"{field_name}: {message}")
         self.field = field_name
         self.rule = message
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception as one readable message: type and first lines, without a C++ backtrace."""
+    text = str(exc).strip().split("\nException raised from")[0].strip()
+    lines = [line for line in text.splitlines() if line.strip()][:4]
+    return f"{type(exc).__name__}: {' '.join(lines)}"[:600]

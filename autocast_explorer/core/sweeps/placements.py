@@ -22,23 +22,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.reader import (
-    DocumentFormatError,
-    JsonReader,
-    integer,
+from autocast_explorer.core.documents.model import (
+    Number,
+    Part,
+    Text,
+    Whole,
+    WholeMap,
+    dump,
+    read,
+    refuse,
 )
+from autocast_explorer.core.documents.model import build as build_part
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
-from autocast_explorer.core.experiment.result import (
-    ExperimentResult,
-    latency_from_reader,
-    latency_to_dict,
-)
-from autocast_explorer.core.experiment.timing import LatencyStats, measure_alternating
+from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats, measure_alternating
 from autocast_explorer.core.numerics.optrace import OpTracer, count_casts, parameter_sources
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
@@ -47,6 +50,36 @@ from autocast_explorer.core.runtime.threads import torch_threads
 PLACEMENTS: tuple[str, ...] = ("per_call", "hoisted", "pre_cast")
 LABELS: dict[str, str] = {"per_call": "per-call", "hoisted": "hoisted", "pre_cast": "pre-cast"}
 EXTRAS_KEY = "placements"
+
+
+class PlacementPart(Part):
+    median_ms: Number(ge=0, description="equals latency.median_ms")
+    casts_per_forward: Whole()
+    cast_bytes: Whole()
+    one_time_casts: Whole()
+    one_time_cast_bytes: Whole()
+    cast_ops: WholeMap()
+    cast_sources: WholeMap(description="per-forward casts of model parameters") = Field(
+        default_factory=dict
+    )
+    latency: LatencyPart
+
+    @model_validator(mode="after")
+    def _one_median(self) -> PlacementPart:
+        if self.median_ms != self.latency.median_ms:
+            raise refuse("differs from latency.median_ms", at="median_ms")
+        return self
+
+
+class PlacementsPart(Part):
+    """run --placements: where autocast is entered (the result's `placements`)."""
+
+    dtype: Text()
+    per_call: PlacementPart
+    hoisted: PlacementPart
+    pre_cast: PlacementPart
+    float32: LatencyPart
+    explanation: Text()
 
 
 @dataclass(frozen=True)
@@ -78,35 +111,32 @@ class PlacementStats:
         return self.latency.median_ms
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "median_ms": self.latency.median_ms,
-            "casts_per_forward": self.casts_per_forward,
-            "cast_bytes": self.cast_bytes,
-            "one_time_casts": self.one_time_casts,
-            "one_time_cast_bytes": self.one_time_cast_bytes,
-            "cast_ops": dict(self.cast_ops),
-            "cast_sources": dict(self.cast_sources),
-            "latency": latency_to_dict(self.latency),
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> PlacementPart:
+        return build_part(
+            PlacementPart,
+            median_ms=self.latency.median_ms,
+            casts_per_forward=self.casts_per_forward,
+            cast_bytes=self.cast_bytes,
+            one_time_casts=self.one_time_casts,
+            one_time_cast_bytes=self.one_time_cast_bytes,
+            cast_ops=dict(self.cast_ops),
+            cast_sources=dict(self.cast_sources),
+            latency=self.latency.to_part(),
+        )
 
     @classmethod
-    def from_reader(cls, name: str, r: JsonReader) -> PlacementStats:
-        latency = latency_from_reader(r.obj("latency"))
-        if r.number("median_ms") != latency.median_ms:
-            raise DocumentFormatError(f"{r.path}.median_ms: differs from latency.median_ms")
-        ops = r.obj("cast_ops")
-        sources = r.obj("cast_sources") if "cast_sources" in r.data else None
+    def from_part(cls, name: str, part: PlacementPart) -> PlacementStats:
         return cls(
             name=name,
-            latency=latency,
-            casts_per_forward=integer(r, "casts_per_forward", 0),
-            cast_bytes=integer(r, "cast_bytes", 0),
-            one_time_casts=integer(r, "one_time_casts", 0),
-            one_time_cast_bytes=integer(r, "one_time_cast_bytes", 0),
-            cast_ops={key: integer(ops, key, 0) for key in ops.data},
-            cast_sources=(
-                {key: integer(sources, key, 0) for key in sources.data} if sources else {}
-            ),
+            latency=LatencyStats.from_part(part.latency),
+            casts_per_forward=part.casts_per_forward,
+            cast_bytes=part.cast_bytes,
+            one_time_casts=part.one_time_casts,
+            one_time_cast_bytes=part.one_time_cast_bytes,
+            cast_ops=part.cast_ops,
+            cast_sources=part.cast_sources,
         )
 
 
@@ -126,23 +156,26 @@ class PlacementReport:
         return (self.per_call, self.hoisted, self.pre_cast)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"dtype": self.dtype}
-        for mode in self.modes:
-            data[mode.name] = mode.to_dict()
-        data["float32"] = {"median_ms": self.float32.median_ms, **latency_to_dict(self.float32)}
-        data["explanation"] = self.explanation
-        return data
+        return dump(self.to_part())
+
+    def to_part(self) -> PlacementsPart:
+        return build_part(
+            PlacementsPart,
+            dtype=self.dtype,
+            **{mode.name: mode.to_part() for mode in self.modes},
+            float32=self.float32.to_part(),
+            explanation=self.explanation,
+        )
 
     @classmethod
     def from_dict(cls, data: Any, path: str = EXTRAS_KEY) -> PlacementReport:
         """Strict: every placement must be present and well typed (DocumentFormatError)."""
-        r = JsonReader(data, path)
-        modes = {name: PlacementStats.from_reader(name, r.obj(name)) for name in PLACEMENTS}
+        part = read(PlacementsPart, data, at=path)
         return cls(
-            dtype=r.text("dtype"),
-            float32=latency_from_reader(r.obj("float32")),
-            explanation=r.text("explanation"),
-            **modes,
+            dtype=part.dtype,
+            float32=LatencyStats.from_part(part.float32),
+            explanation=part.explanation,
+            **{name: PlacementStats.from_part(name, getattr(part, name)) for name in PLACEMENTS},
         )
 
 

@@ -25,29 +25,50 @@ import io
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
+from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from autocast_explorer.core.documents.model import (
+    NullableNumber,
+    Number,
+    Numbers,
+    OpenPart,
+    Part,
+    Text,
+    Texts,
+    Whole,
+    Wholes,
+    build,
+    dump,
+    part_schema,
+    read,
+    refuse,
+    schema,
+    schema_tag,
+)
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
-    JsonReader,
+    clean_text,
     document_kind,
     finite_or_null,
-    integer,
+    is_finite_number,
     load_document,
     nan_to_none,
-    optional_number,
 )
-from autocast_explorer.core.experiment.certainty import SpeedCall, TimingEvidence, judge
+from autocast_explorer.core.experiment.certainty import (
+    EvidenceSection,
+    SpeedCall,
+    TimingEvidence,
+    judge,
+)
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import SpeedupInterval
-from autocast_explorer.core.experiment.result import (
-    latency_from_reader,
-    latency_to_dict,
-    read_header,
-)
-from autocast_explorer.core.experiment.timing import LatencyStats
-from autocast_explorer.core.hardware.cpu import Environment
+from autocast_explorer.core.experiment.result import ConfigField
+from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
+from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
 from autocast_explorer.core.sweeps.crossover import (
     CrossingInterval,
     crossing_intervals,
@@ -61,13 +82,14 @@ from autocast_explorer.core.sweeps.roofline import (
     FLOPS_FORMULA,
     PeakEstimate,
     Roofline,
+    RooflinePart,
     build_roofline_from_work,
     bytes_moved,
     family_bytes_moved,
     linear_flops,
 )
 from autocast_explorer.core.sweeps.spec import GRID, PARAMS, SweepSpec
-from autocast_explorer.core.sweeps.verdict import HardwareVerdict
+from autocast_explorer.core.sweeps.verdict import HardwareVerdict, VerdictPart
 
 SCHEMA = "autocast-explorer/sweep/1"
 CSV_FIELDS = (
@@ -91,6 +113,135 @@ CSV_FIELDS = (
     "speedup_low",
     "speedup_high",
 )
+
+
+# ---- the document, defined once: reading, writing and the published schema --------------------
+def _param(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise refuse("expected text")
+    if value not in (*PARAMS, GRID):
+        raise refuse(f"expected one of batch, width, {GRID} (got {clean_text(value)[:40]!r})")
+    return value
+
+
+def _values(value: Any) -> Any:
+    """Swept values: a list of whole numbers ≥ 1 (order and repeats are the spec's to judge)."""
+    if not isinstance(value, list) or not all(is_finite_number(v) for v in value):
+        raise refuse("expected a list of numbers")
+    if not all(float(v).is_integer() and v >= 1 for v in value):
+        raise refuse("expected whole numbers ≥ 1")
+    return tuple(int(v) for v in value)
+
+
+_VALUES_SCHEMA = {
+    "type": "array",
+    "items": {"type": "integer", "minimum": 1},
+    "minItems": 1,
+    "uniqueItems": True,
+}
+SweptValues = Annotated[tuple[int, ...], BeforeValidator(_values), WithJsonSchema(_VALUES_SCHEMA)]
+Param = Annotated[str, BeforeValidator(_param), WithJsonSchema({"enum": [*PARAMS, GRID]})]
+
+
+class CrossoverRowPart(Part):
+    """One width row of a grid's crossover: the batch values where its speedup crosses 1."""
+
+    width: Whole(ge=1)
+    values: Numbers() | None
+
+
+_CROSSOVER_SCHEMA = {
+    "description": "null when the speedup never crosses 1.0; else the interpolated values (a "
+    "grid: one entry per width)",
+    "anyOf": [
+        {"type": "null"},
+        {"type": "array", "items": {"type": "number"}},
+        {"type": "array", "items": part_schema(CrossoverRowPart)},
+    ],
+}
+#: Checked against the points after reading (`_check_crossover`), with its own messages.
+Crossover = Annotated[Any, WithJsonSchema(_CROSSOVER_SCHEMA)]
+
+
+class PointLatency(EvidenceSection):
+    plain: LatencyPart
+    autocast: LatencyPart
+    speedup: NullableNumber(ge=0)
+
+
+class PerModeRate(Part):
+    plain: Number(ge=0)
+    autocast: Number(ge=0)
+
+
+class PerModeBytes(Part):
+    plain: Whole() = 0
+    autocast: Whole() = 0
+
+
+class PointPart(Part):
+    index: Whole()
+    value: Whole(ge=1)
+    width: Whole(ge=1, description="grid only: the row's hidden width") = None
+    batch: Whole(ge=1)
+    widths: Wholes(ge=1, description="mlp points", min_items=2) = None
+    latency: PointLatency
+    gflops: PerModeRate
+    flops: Whole() = 0
+    bytes: PerModeBytes | None = None
+    intensity: PerModeRate | None = None
+
+
+class CrossingPart(Part):
+    value: Number()
+    low: NullableNumber(description="null: open to the start of the range swept") = None
+    high: NullableNumber(description="null: open to the end of the range swept") = None
+
+
+class SweepPart(OpenPart):
+    """float32 vs autocast over many batch sizes or hidden widths (or a batch × width grid)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"param": {"const": GRID}}},
+            "then": {
+                "required": ["width_values"],
+                "properties": {"points": {"items": {"required": ["width"]}}},
+            },
+        }
+    )
+
+    schema_: schema_tag(SCHEMA) = Field(alias="schema")
+    created: Text() = ""
+    config: ConfigField
+    environment: EnvironmentPart
+    param: Param
+    values: SweptValues
+    width_values: SweptValues = None
+    points: tuple[PointPart, ...]
+    crossover: Crossover
+    crossover_sentence: Text() = ""
+    crossover_interval: tuple[CrossingPart, ...] | None = Field(
+        default=None,
+        description="1-D sweeps whose points have intervals: each crossing with where the "
+        "points' 95% interval edges cross 1.0 (derived again from the points on reading)",
+    )
+    verdict: VerdictPart
+    roofline: RooflinePart
+    warnings: Texts(multiline=True) = ()
+
+
+def sweep_schema() -> dict[str, Any]:
+    """The published schema of the sweep document (tools/write_schemas.py writes it)."""
+    return schema(
+        SweepPart,
+        SCHEMA,
+        "Autocast Explorer sweep",
+        "float32 vs autocast over many batch sizes or hidden widths (or a batch × width grid): "
+        "written by `autocast-explorer sweep --json` and the window's Sweeps tab. `values` are "
+        "increasing; `points` hold one point per value (per width row in a grid), in order.",
+        defs={"config": config_schema(closed=False)},
+    )
 
 
 @dataclass(frozen=True)
@@ -164,26 +315,30 @@ class SweepPoint:
         return self.flops / self.bytes_autocast
 
     def to_dict(self, grid: bool) -> dict[str, Any]:
-        data: dict[str, Any] = {"index": self.index, "value": self.value}
-        if grid:
-            data["width"] = self.value2
-        data.update(
-            {
-                "batch": self.batch,
-                **({"widths": list(self.widths)} if self.widths else {}),
-                "latency": {
-                    "plain": latency_to_dict(self.plain),
-                    "autocast": latency_to_dict(self.autocast),
-                    "speedup": nan_to_none(self.speedup),
-                    **(self.evidence.to_dict() if self.evidence is not None else {}),
-                },
-                "gflops": {"plain": self.gflops_plain, "autocast": self.gflops_autocast},
-                "flops": self.flops,
-                "bytes": {"plain": self.bytes_plain, "autocast": self.bytes_autocast},
-                "intensity": {"plain": self.intensity_plain, "autocast": self.intensity_autocast},
-            }
+        return dump(self.to_part(grid))
+
+    def to_part(self, grid: bool) -> PointPart:
+        return build(
+            PointPart,
+            index=self.index,
+            value=self.value,
+            **({"width": self.value2} if grid else {}),
+            batch=self.batch,
+            **({"widths": self.widths} if self.widths else {}),
+            latency=build(
+                PointLatency,
+                plain=self.plain.to_part(),
+                autocast=self.autocast.to_part(),
+                speedup=nan_to_none(self.speedup),
+                **(self.evidence.to_fields() if self.evidence is not None else {}),
+            ),
+            gflops=build(PerModeRate, plain=self.gflops_plain, autocast=self.gflops_autocast),
+            flops=self.flops,
+            bytes=build(PerModeBytes, plain=self.bytes_plain, autocast=self.bytes_autocast),
+            intensity=build(
+                PerModeRate, plain=self.intensity_plain, autocast=self.intensity_autocast
+            ),
         )
-        return data
 
 
 @dataclass(frozen=True)
@@ -197,6 +352,9 @@ class GridRow:
 @dataclass(frozen=True)
 class SweepResult:
     """A whole sweep: base config, points in measuring order, verdict and roofline."""
+
+    #: The document kind: it leads refusals and names fallback files ("sweep-….json").
+    KIND: ClassVar[str] = "sweep"
 
     config: ExperimentConfig
     environment: Environment
@@ -261,18 +419,6 @@ class SweepResult:
         return matrix
 
     @property
-    def crossover_intervals(self) -> list[CrossingInterval]:
-        """1-D: each crossing with the band the points' intervals allow ([] for a grid)."""
-        if self.is_grid or not self.points:
-            return []
-        return crossing_intervals(
-            self.values[: len(self.points)],
-            self.speedups,
-            [p.interval.low if p.interval else math.nan for p in self.points],
-            [p.interval.high if p.interval else math.nan for p in self.points],
-        )
-
-    @property
     def crossover_sentence(self) -> str:
         """The crossover in words (1-D), or one clause per row (grid)."""
         if self.is_grid:
@@ -288,6 +434,28 @@ class SweepResult:
                 sentence += f" By the points' 95% intervals: {'; '.join(bands)}."
         return sentence
 
+    @property
+    def crossover_intervals(self) -> list[CrossingInterval]:
+        """1-D: each crossing with the band the points' intervals allow ([] for a grid)."""
+        if self.is_grid or not self.points:
+            return []
+        return crossing_intervals(
+            self.values[: len(self.points)],
+            self.speedups,
+            [p.interval.low if p.interval else math.nan for p in self.points],
+            [p.interval.high if p.interval else math.nan for p in self.points],
+        )
+
+    def _crossover_interval_fields(self) -> dict[str, Any]:
+        """`crossover_interval` (1-D with intervals only): [{value, low, high}] or null."""
+        if self.is_grid or not any(p.interval is not None for p in self.points):
+            return {}
+        found = tuple(
+            build(CrossingPart, value=c.value, low=c.low, high=c.high)
+            for c in self.crossover_intervals
+        )
+        return {"crossover_interval": found or None}
+
     # ---- JSON ---------------------------------------------------------------------------
     def _crossover_json(self) -> Any:
         if not self.is_grid:
@@ -298,40 +466,29 @@ class SweepResult:
             return None
         return [{"width": r.width, "values": list(r.crossovers) or None} for r in rows]
 
-    def _crossover_interval_json(self) -> dict[str, Any]:
-        """`crossover_interval` (1-D with intervals only): [{value, low, high}] or null."""
-        if self.is_grid or not any(p.interval is not None for p in self.points):
-            return {}
-        found = self.crossover_intervals
-        return {
-            "crossover_interval": [{"value": c.value, "low": c.low, "high": c.high} for c in found]
-            or None
-        }
-
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "schema": SCHEMA,
-            "created": self.created,
-            "config": self.config.to_dict(),
-            "environment": self.environment.to_dict(),
-            "param": self.param,
-            "values": list(self.spec.values),
-        }
-        if self.is_grid:
-            data["width_values"] = list(self.spec.width_values)
-        data.update(
-            {
-                "points": [p.to_dict(self.is_grid) for p in self.points],
-                "crossover": self._crossover_json(),
-                "crossover_sentence": self.crossover_sentence,
-                **self._crossover_interval_json(),
-                "verdict": self.verdict.to_dict(),
-                "roofline": self.roofline.to_dict(),
-                "warnings": list(self.warnings),
-            }
-        )
+        data = dump(self.to_part())
         data.update(self.extras)
         return data
+
+    def to_part(self) -> SweepPart:
+        return build(
+            SweepPart,
+            schema=SCHEMA,
+            created=self.created,
+            config=self.config.to_dict(),
+            environment=self.environment.to_part(),
+            param=self.param,
+            values=self.spec.values,
+            **({"width_values": self.spec.width_values} if self.is_grid else {}),
+            points=tuple(p.to_part(self.is_grid) for p in self.points),
+            crossover=self._crossover_json(),
+            crossover_sentence=self.crossover_sentence,
+            **self._crossover_interval_fields(),
+            verdict=self.verdict.to_part(),
+            roofline=self.roofline.to_part(),
+            warnings=self.warnings,
+        )
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(finite_or_null(self.to_dict()), indent=indent, allow_nan=False)
@@ -339,67 +496,61 @@ class SweepResult:
     @classmethod
     def from_dict(cls, data: Any) -> SweepResult:
         """Strict: raises DocumentFormatError naming `sweep` and the first bad field."""
-        with document_kind("sweep"):
-            return cls._read(JsonReader(data, ""))
+        part = read(SweepPart, data, cls.KIND)
+        with document_kind(cls.KIND):
+            return cls.from_part(part)
 
     @classmethod
-    def _read(cls, r: JsonReader) -> SweepResult:
-        config = read_header(r, SCHEMA)
-        param = r.text("param")
-        if param not in (*PARAMS, GRID):
-            raise DocumentFormatError(
-                f"param: expected one of batch, width, {GRID} (got {param!r})"
-            )
-        grid = param == GRID
-        values = _whole_numbers(r, "values")
-        width_values = _whole_numbers(r, "width_values") if grid else ()
+    def from_part(cls, part: SweepPart) -> SweepResult:
+        """The rules a schema cannot state: values increasing, one point per planned value in
+        order, and a crossover that matches the points (catches edited files)."""
+        config, grid = part.config, part.param == GRID
+        if grid and part.width_values is None:
+            raise DocumentFormatError("width_values: missing")
+        width_values = part.width_values or () if grid else ()
         try:
-            spec = SweepSpec("batch" if grid else param, values, width_values)
+            spec = SweepSpec("batch" if grid else part.param, part.values, width_values)
         except ConfigError as exc:
             raise DocumentFormatError(f"values: {exc.rule}") from None
-        if spec.values != values or spec.width_values != width_values:
+        if spec.values != part.values or spec.width_values != width_values:
             raise DocumentFormatError("values: must be increasing, without repeats")
         try:
             plan = spec.plan(config)
         except ConfigError as exc:
             raise DocumentFormatError(f"values: {exc}") from None
         planned = [(p.index, p.value, p.value2) for p in plan]
-        objects = r.objects("points")
-        configs = [p.config for p in plan] + [None] * max(0, len(objects) - len(plan))
+        configs = [p.config for p in plan] + [None] * max(0, len(part.points) - len(plan))
         points = tuple(
-            _point(p, grid, config.dtype, c) for p, c in zip(objects, configs, strict=False)
+            _point(p, i, grid, config.dtype, c)
+            for i, (p, c) in enumerate(zip(part.points, configs, strict=False))
         )
         if [(p.index, p.value, p.value2) for p in points] != planned:
             raise DocumentFormatError("points: do not match values (one point per value, in order)")
-        environment = Environment.from_dict(r.obj("environment").data)
-        roof = r.obj("roofline")
-        peaks = roof.obj("peaks")
+        environment = Environment.from_part(part.environment)
         roofline = build_roofline_from_work(
             config.dtype,
             environment.threads,
             roofline_work(points),
             flops_formula=FLOPS_FORMULA if config.model == "mlp" else FAMILY_FLOPS_FORMULA,
-            peaks=tuple(
-                PeakEstimate.from_dict(peaks.data[k], f"roofline.peaks.{k}") for k in peaks.data
-            ),
+            peaks=tuple(PeakEstimate.from_part(p) for p in part.roofline.peaks.values()),
         )
         result = cls(
             config=config,
             environment=environment,
             spec=spec,
             points=points,
-            verdict=HardwareVerdict.from_dict(r.obj("verdict").data, "verdict"),
+            verdict=HardwareVerdict.from_part(part.verdict),
             roofline=roofline,
-            warnings=tuple(r.texts("warnings", required=False, multiline=True)),
-            created=r.text("created", default=""),
-            extras={k: v for k, v in r.data.items() if k not in _KNOWN},
+            warnings=part.warnings,
+            created=part.created,
+            extras=dict(part.model_extra or {}),
         )
-        _check_crossover(r, result)
+        _check_crossover(part.crossover, result)
         return result
 
     @classmethod
     def from_json(cls, text: str | bytes) -> SweepResult:
-        with document_kind("sweep"):
+        with document_kind(cls.KIND):
             return cls.from_dict(load_document(text))
 
     # ---- CSV ----------------------------------------------------------------------------
@@ -433,26 +584,6 @@ class SweepResult:
                 }
             )
         return buffer.getvalue()
-
-
-_KNOWN = frozenset(
-    {
-        "schema",
-        "created",
-        "config",
-        "environment",
-        "param",
-        "values",
-        "width_values",
-        "points",
-        "crossover",
-        "crossover_sentence",
-        "crossover_interval",  # derived from the points on reading, like the sentence
-        "verdict",
-        "roofline",
-        "warnings",
-    }
-)
 
 
 def roofline_work(points: Any) -> list[tuple[int, int, int, int, float, float]]:
@@ -489,41 +620,33 @@ def crossover_sentence(param: str, values: Any, speedups: Any) -> str:
     return "Crossover (interpolated on a log scale): " + "; ".join(parts) + "."
 
 
-def _whole_numbers(r: JsonReader, key: str) -> tuple[int, ...]:
-    numbers = r.numbers(key)
-    if not all(n.is_integer() and n >= 1 for n in numbers):
-        raise DocumentFormatError(f"{key}: expected whole numbers ≥ 1")
-    return tuple(int(n) for n in numbers)
-
-
-def _point(r: JsonReader, grid: bool, dtype: str, config: ExperimentConfig | None) -> SweepPoint:
+def _point(
+    part: PointPart, i: int, grid: bool, dtype: str, config: ExperimentConfig | None
+) -> SweepPoint:
     """One point; `config` is the point's planned config (None: an MLP file, widths say all)."""
     config = config or ExperimentConfig()
-    latency = r.obj("latency")
-    widths = _whole_numbers(r, "widths") if "widths" in r.data or config.model == "mlp" else ()
+    widths = part.widths or ()
     if config.model == "mlp" and len(widths) < 2:
-        raise DocumentFormatError(f"{r.path}.widths: needs at least 2 entries")
-    point = SweepPoint(
-        index=integer(r, "index", 0),
-        value=integer(r, "value", 1),
-        value2=integer(r, "width", 1) if grid else None,
-        batch=integer(r, "batch", 1),
+        problem = "missing" if part.widths is None else "needs at least 2 entries"
+        raise DocumentFormatError(f"points[{i}].widths: {problem}")
+    if grid and part.width is None:
+        raise DocumentFormatError(f"points[{i}].width: missing")
+    return SweepPoint(
+        index=part.index,
+        value=part.value,
+        value2=part.width if grid else None,
+        batch=part.batch,
         widths=widths,
         dtype=dtype,
-        plain=latency_from_reader(latency.obj("plain")),
-        autocast=latency_from_reader(latency.obj("autocast")),
+        plain=LatencyStats.from_part(part.latency.plain),
+        autocast=LatencyStats.from_part(part.latency.autocast),
         config=config if config.model != "mlp" else None,
-        evidence=TimingEvidence.from_reader(latency),
+        evidence=TimingEvidence.from_section(part.latency),
     )
-    optional_number(latency, "speedup", minimum=0)
-    r.obj("gflops").number("plain", minimum=0)
-    r.obj("gflops").number("autocast", minimum=0)
-    return point
 
 
-def _check_crossover(r: JsonReader, result: SweepResult) -> None:
+def _check_crossover(stored: Any, result: SweepResult) -> None:
     """The document's crossover must be what its points give (catches edited files)."""
-    stored = r._get("crossover")
     expected = result._crossover_json()
     if (stored is None) != (expected is None):
         raise DocumentFormatError("crossover: does not match the points")
@@ -542,10 +665,10 @@ def _check_crossover(r: JsonReader, result: SweepResult) -> None:
     if not isinstance(stored, list) or len(stored) != len(expected):
         raise DocumentFormatError("crossover: expected one entry per width")
     for i, (got, want) in enumerate(zip(stored, expected, strict=True)):
-        row = JsonReader(got, f"crossover[{i}]")
-        if integer(row, "width", 1) != want["width"]:
+        row = read(CrossoverRowPart, got, at=f"crossover[{i}]")
+        if row.width != want["width"]:
             raise DocumentFormatError(f"crossover[{i}].width: does not match width_values")
-        values = None if row.data.get("values") is None else row.numbers("values")
+        values = row.values
         if (values is None) != (want["values"] is None) or (
             values is not None
             and (

@@ -16,11 +16,19 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from autocast_explorer.core.documents.reader import (
-    JsonReader,
-    integer,
+from pydantic import WithJsonSchema
+
+from autocast_explorer.core.documents.model import (
+    Flag,
+    Number,
+    Part,
+    Text,
+    Whole,
+    build,
+    dump,
+    read,
 )
 from autocast_explorer.core.experiment.config import (
     ExperimentConfig,
@@ -44,6 +52,51 @@ BYTES_FORMULA = (
 )
 PEAK_FORMULA = "peak = cores × GHz × SIMD lanes × FMA units × 2"
 ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+class PeakPart(Part):
+    """An estimated compute ceiling for one dtype and every input that went into it."""
+
+    dtype: Text()
+    gflops: Number(ge=0)
+    cores: Whole()
+    ghz: Number(ge=0)
+    lanes: Whole(ge=1)
+    fma_units: Whole(ge=1)
+    isa: Text()
+    ghz_source: Text()
+    native: Flag()
+    note: Text()
+    formula: Text() = ""
+    estimate: Flag() = True
+
+
+class RooflinePointPart(Part):
+    value: Whole(ge=1)
+    mode: Annotated[Literal["plain", "autocast"], WithJsonSchema({"enum": ["plain", "autocast"]})]
+    dtype: Text()
+    intensity: Number(ge=0) = 0.0
+    gflops: Number(ge=0)
+    flops: Whole()
+    bytes: Whole()
+
+
+class RooflinePart(Part):
+    """achieved GFLOP/s against estimated peaks (labelled as an estimate)"""
+
+    estimate: Flag() = True
+    flops_formula: Text() = ""
+    bytes_formula: Text() = ""
+    peak_formula: Text() = ""
+    peaks: dict[str, PeakPart]
+    points: tuple[RooflinePointPart, ...] = ()
+    note: Text() = ""
+
+
+#: The fields of a peak that are its inputs (formula and estimate are written for readers).
+_PEAK_INPUTS = frozenset(
+    ("dtype", "gflops", "cores", "ghz", "lanes", "fma_units", "isa", "ghz_source", "native", "note")
+)
 
 
 @dataclass(frozen=True)
@@ -71,37 +124,20 @@ class PeakEstimate:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "dtype": self.dtype,
-            "gflops": self.gflops,
-            "cores": self.cores,
-            "ghz": self.ghz,
-            "lanes": self.lanes,
-            "fma_units": self.fma_units,
-            "isa": self.isa,
-            "ghz_source": self.ghz_source,
-            "native": self.native,
-            "note": self.note,
-            "formula": self.formula,
-            "estimate": True,
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> PeakPart:
+        values = {name: getattr(self, name) for name in _PEAK_INPUTS}
+        return build(PeakPart, **values, formula=self.formula, estimate=True)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "peak") -> PeakEstimate:
         """Strict reading (DocumentFormatError naming the first bad field)."""
-        r = JsonReader(data, path)
-        return cls(
-            dtype=r.text("dtype"),
-            gflops=r.number("gflops"),
-            cores=integer(r, "cores", 0),
-            ghz=r.number("ghz"),
-            lanes=integer(r, "lanes", 1),
-            fma_units=integer(r, "fma_units", 1),
-            isa=r.text("isa"),
-            ghz_source=r.text("ghz_source"),
-            native=r.boolean("native"),
-            note=r.text("note"),
-        )
+        return cls.from_part(read(PeakPart, data, at=path))
+
+    @classmethod
+    def from_part(cls, part: PeakPart) -> PeakEstimate:
+        return cls(**{name: getattr(part, name) for name in _PEAK_INPUTS})
 
 
 @dataclass(frozen=True)
@@ -119,16 +155,9 @@ class RooflinePoint:
     def intensity(self) -> float:
         return self.flops / self.bytes if self.bytes else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "value": self.value,
-            "mode": self.mode,
-            "dtype": self.dtype,
-            "intensity": self.intensity,
-            "gflops": self.gflops,
-            "flops": self.flops,
-            "bytes": self.bytes,
-        }
+    def to_part(self) -> RooflinePointPart:
+        values = {name: getattr(self, name) for name in RooflinePointPart.model_fields}
+        return build(RooflinePointPart, **values)
 
 
 @dataclass(frozen=True)
@@ -173,15 +202,19 @@ class Roofline:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "estimate": True,
-            "flops_formula": self.flops_formula,
-            "bytes_formula": self.bytes_formula,
-            "peak_formula": self.peak_formula,
-            "peaks": {p.dtype: p.to_dict() for p in self.peaks},
-            "points": [p.to_dict() for p in self.points],
-            "note": self.note,
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> RooflinePart:
+        return build(
+            RooflinePart,
+            estimate=True,
+            flops_formula=self.flops_formula,
+            bytes_formula=self.bytes_formula,
+            peak_formula=self.peak_formula,
+            peaks={p.dtype: p.to_part() for p in self.peaks},
+            points=tuple(p.to_part() for p in self.points),
+            note=self.note,
+        )
 
 
 # ---- inputs read from the machine -------------------------------------------------------

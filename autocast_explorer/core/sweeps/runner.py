@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from autocast_explorer.core.experiment import guards
-from autocast_explorer.core.experiment.capture import AutocastFailed, error_text
+from autocast_explorer.core.experiment.capture import AutocastFailed
 from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
@@ -34,6 +34,7 @@ from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paire
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.hardware.load import LoadMeter
+from autocast_explorer.core.runtime.errors import error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
 from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult, roofline_work

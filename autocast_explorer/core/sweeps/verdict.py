@@ -14,16 +14,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autocast_explorer.core.documents.reader import (
-    JsonReader,
-    integer,
-    optional_bool,
-    optional_text,
+from autocast_explorer.core.documents.model import (
+    Flag,
+    FlagMap,
+    NullableFlag,
+    NullableText,
+    Part,
+    Text,
+    Whole,
+    build,
+    dump,
+    read,
 )
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.hardware.capabilities import NativeSupport, native_support
 from autocast_explorer.core.hardware.cpu import Environment
-from autocast_explorer.core.hardware.onednn import OneDnnProbe
+from autocast_explorer.core.hardware.onednn import OneDnnPart, OneDnnProbe
 from autocast_explorer.core.sweeps.crossover import find_crossings, format_value
 
 #: The flags the verdict panel lists, whether present or not.
@@ -31,6 +37,26 @@ VERDICT_FLAGS: tuple[str, ...] = ("avx512_bf16", "amx_bf16", "amx_tile", "avx512
 #: Speedups within this factor of 1.0 everywhere count as "about even" when they wander across
 #: (the same threshold as every other "about the same speed").
 NOISE_BAND = SAME_SPEED
+
+
+class VerdictPart(Part):
+    """The sweep's `verdict`: what the hardware verdict panel shows."""
+
+    sentence: Text()
+    hardware: Text()
+    measured: Text()
+    instead: NullableText() = None
+    cpu_model: Text()
+    cores: Whole()
+    threads: Whole()
+    cpu_capability: Text()
+    dtype: Text()
+    flags: FlagMap()
+    native: Flag()
+    torch_bf16_supported: NullableFlag() = None
+    torch_fp16_supported: NullableFlag() = None
+    mkldnn: Flag()
+    onednn: OneDnnPart | None = None
 
 
 @dataclass(frozen=True)
@@ -54,47 +80,24 @@ class HardwareVerdict:
     instead: str = ""  # what ran in place of native instructions ('' when native)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "sentence": self.sentence,
-            "hardware": self.hardware,
-            "measured": self.measured,
-            "instead": self.instead,
-            "cpu_model": self.cpu_model,
-            "cores": self.cores,
-            "threads": self.threads,
-            "cpu_capability": self.cpu_capability,
-            "dtype": self.dtype,
-            "flags": dict(self.flags),
-            "native": self.native,
-            "torch_bf16_supported": self.torch_bf16_supported,
-            "torch_fp16_supported": self.torch_fp16_supported,
-            "mkldnn": self.mkldnn,
-            "onednn": self.onednn.to_dict() if self.onednn is not None else None,
-        }
+        return dump(self.to_part())
+
+    def to_part(self) -> VerdictPart:
+        values = {name: getattr(self, name) for name in VerdictPart.model_fields}
+        values["onednn"] = None if self.onednn is None else self.onednn.to_part()
+        return build(VerdictPart, **values)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "verdict") -> HardwareVerdict:
         """Strict reading (DocumentFormatError naming the first bad field)."""
-        r = JsonReader(data, path)
-        flags = r.obj("flags")
-        onednn = r.data.get("onednn")
-        return cls(
-            cpu_model=r.text("cpu_model"),
-            cores=integer(r, "cores", 0),
-            threads=integer(r, "threads", 0),
-            cpu_capability=r.text("cpu_capability"),
-            dtype=r.text("dtype"),
-            flags={key: flags.boolean(key) for key in flags.data},
-            native=r.boolean("native"),
-            torch_bf16_supported=optional_bool(r, "torch_bf16_supported"),
-            torch_fp16_supported=optional_bool(r, "torch_fp16_supported"),
-            mkldnn=r.boolean("mkldnn"),
-            hardware=r.text("hardware"),
-            measured=r.text("measured"),
-            sentence=r.text("sentence"),
-            onednn=None if onednn is None else OneDnnProbe.from_dict(onednn, f"{path}.onednn"),
-            instead=optional_text(r, "instead") or "",
-        )
+        return cls.from_part(read(VerdictPart, data, at=path))
+
+    @classmethod
+    def from_part(cls, part: VerdictPart) -> HardwareVerdict:
+        values = {name: getattr(part, name) for name in VerdictPart.model_fields}
+        values["onednn"] = None if part.onednn is None else OneDnnProbe.from_part(part.onednn)
+        values["instead"] = part.instead or ""
+        return cls(**values)
 
 
 def hardware_clause(env: Environment, dtype: str) -> tuple[str, bool]:
