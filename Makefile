@@ -25,8 +25,10 @@ test: $(STAMP)
 
 # The suite as an AVX2-only host runs it, on a native-bf16 machine (docs/measurement.md,
 # "CPU capabilities and running as another CPU kind" says what this does and does not emulate).
+# Inductor keeps its own cache for the emulated host: kernels it built natively (AVX-512/AMX)
+# and reused under these switches gave wrong outputs.
 AVX2_HOST := ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2 \
-	AUTOCAST_EXPLORER_CPU_FLAGS=avx2,fma
+	AUTOCAST_EXPLORER_CPU_FLAGS=avx2,fma TORCHINDUCTOR_CACHE_DIR=/tmp/autocast-explorer-inductor-avx2
 test-as-avx2: $(STAMP)
 	$(AVX2_HOST) QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
@@ -54,7 +56,7 @@ XCB_LIBS := libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libx
 XVFB_RUN := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96"
 
 .PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training screenshots
+	screenshot-families screenshot-training screenshot-routes screenshots
 xvfb-deps:
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
@@ -90,5 +92,9 @@ screenshot-families: $(STAMP) xvfb-deps
 screenshot-training: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.training_screenshot docs/training.png
 
+# Eager, compiled and implicit routes of the tutorial's MLP → docs/routes.png.
+screenshot-routes: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m tools.routes_screenshot docs/routes.png
+
 screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training
+	screenshot-families screenshot-training screenshot-routes

@@ -27,6 +27,7 @@ from autocast_explorer.core.experiment.config import (
     HEADS,
     INPUT_DISTRIBUTIONS,
     MODELS,
+    ROUTES,
     ConfigError,
     ExperimentConfig,
     parse_widths,
@@ -75,6 +76,14 @@ def _int_list(field_name: str) -> Callable[[str], tuple[int, ...]]:
             raise argparse.ArgumentTypeError(exc.rule) from None
 
     return parse
+
+
+def _route_list(text: str) -> tuple[str, ...]:
+    """--routes eager,compiled,implicit: known names, eager among them (the config's rules)."""
+    try:
+        return ExperimentConfig(routes=text).routes
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(exc.rule) from None
 
 
 def _families_using(field_name: str) -> list[str]:
@@ -146,7 +155,17 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-slow",
         action="store_true",
         default=None,
-        help="run even if one forward is estimated to take over 10 s",
+        help="run even if one forward is estimated to take over 10 s (or, with --routes "
+        "compiled, a compile over 120 s)",
+    )
+    g.add_argument(
+        "--routes",
+        type=_route_list,
+        metavar="LIST",
+        help="ways to a lower precision, each timed float32 vs lower and compared "
+        f"with eager float32: {', '.join(ROUTES)} (default eager: float32 vs autocast; compiled: "
+        "torch.compile with autocast inside; implicit: float32 with oneDNN's "
+        "fp32_precision=bf16)",
     )
     fam = parser.add_argument_group(
         "model families", "flags of --model cnn, transformer and rnn (each family's own)"

@@ -24,6 +24,17 @@ MODES: tuple[str, ...] = ("infer", "train")
 #: The fields only training mode uses (sweeps and placements time forwards and ignore them).
 TRAINING_FIELDS: tuple[str, ...] = ("mode", "steps", "lr", "optimizer", "scaler")
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
+#: Ways to a lower precision, each measured plain vs lower and against eager float32
+#: (core/experiment/routes.py): eager autocast (the reference run), torch.compile with
+#: autocast inside, and oneDNN's implicit bf16 maths on float32 tensors.
+ROUTES: tuple[str, ...] = ("eager", "compiled", "implicit")
+DEFAULT_ROUTES: tuple[str, ...] = ("eager",)
+#: What each route's lower side computes, as the CLI, the report and the window name it.
+ROUTE_LOWER_LABELS: dict[str, str] = {
+    "eager": "autocast",
+    "compiled": "compiled autocast",
+    "implicit": "fp32_precision=bf16",
+}
 #: A learning rate that makes the synthetic task's loss fall within the default 50 steps
 #: (SGD with momentum wants a larger step than AdamW, which normalises its updates).
 DEFAULT_LR: dict[str, float] = {"sgd": 0.05, "adamw": 0.001}
@@ -136,6 +147,7 @@ class ExperimentConfig:
     max_time: float | None = None
     allow_slow: bool = False
     memory_budget_mb: float | None = None
+    routes: tuple[str, ...] = DEFAULT_ROUTES
     # ---- model family and its parameters (see core/experiment/families/) ----
     model: str = "mlp"
     channels: tuple[int, ...] = (3, 32, 64)
@@ -171,6 +183,13 @@ class ExperimentConfig:
         except TypeError:
             raise ConfigError("widths", "must be a list of layer widths") from None
         object.__setattr__(self, "widths", widths)
+        routes = self.routes
+        if isinstance(routes, str):
+            routes = tuple(r.strip() for r in routes.split(","))
+        if isinstance(routes, list | tuple):
+            # In ROUTES order (eager first, the reference), whatever order they were named in.
+            ranked = sorted(routes, key=lambda r: ROUTES.index(r) if r in ROUTES else len(ROUTES))
+            object.__setattr__(self, "routes", tuple(ranked))
         validate(self)
 
     def replace(self, **changes: Any) -> ExperimentConfig:
@@ -190,11 +209,15 @@ class ExperimentConfig:
                 continue
             if f.name == "widths" and self.model != "mlp":
                 continue
+            if f.name == "routes" and self.routes == DEFAULT_ROUTES:
+                continue  # today's run: files stay as they were before routes existed
             data[f.name] = getattr(self, f.name)
         if "widths" in data:
             data["widths"] = list(self.widths)
         if "channels" in data:
             data["channels"] = list(self.channels)
+        if "routes" in data:
+            data["routes"] = list(self.routes)
         return data
 
     @property
@@ -297,6 +320,25 @@ def validate(config: ExperimentConfig) -> None:
         raise ConfigError("model", f"must be one of {', '.join(MODELS)} (got {config.model!r})")
     family_rules().validate(config)
     validate_training(config)
+    validate_routes(config)
+
+
+def validate_routes(config: ExperimentConfig) -> None:
+    """Known, distinct names, eager among them (every route is compared with eager float32)."""
+    routes = config.routes
+    if not isinstance(routes, tuple) or not routes:
+        raise ConfigError("routes", f"must be a list of {', '.join(ROUTES)}")
+    for name in routes:
+        if name not in ROUTES:
+            raise ConfigError("routes", f"must be some of {', '.join(ROUTES)} (got {name!r})")
+    if len(set(routes)) != len(routes):
+        raise ConfigError("routes", f"each route at most once (got {', '.join(routes)})")
+    if "eager" not in routes:
+        raise ConfigError(
+            "routes", "must include eager: every route is compared with eager float32"
+        )
+    if config.mode == "train" and routes != DEFAULT_ROUTES:
+        raise ConfigError("routes", "training mode measures eager autocast only")
 
 
 def validate_training(config: ExperimentConfig) -> None:

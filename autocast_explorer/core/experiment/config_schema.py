@@ -23,6 +23,7 @@ from autocast_explorer.core.experiment.config import (
     MODELS,
     MODES,
     OPTIMIZERS,
+    ROUTES,
     ExperimentConfig,
 )
 from autocast_explorer.core.experiment.families.cnn import MAX_STAGES
@@ -107,6 +108,13 @@ CONFIG_RULES: dict[str, Schema] = {
     "lr": {"description": "learning rate", "exclusiveMinimum": 0, "maximum": MAX_LR},
     "optimizer": {"description": "sgd (momentum 0.9) or adamw", "enum": list(OPTIMIZERS)},
     "scaler": {"description": "float16 training: use torch.amp.GradScaler('cpu')"},
+    "routes": {
+        "description": "ways to a lower precision measured (eager among them); absent: eager",
+        "type": "array",
+        "items": {"enum": list(ROUTES)},
+        "minItems": 1,
+        "uniqueItems": True,
+    },
 }
 
 

@@ -32,6 +32,12 @@ from autocast_explorer.core.experiment.config import (
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.routes import (
+    Reference,
+    RouteResult,
+    eager_route,
+    measure_route,
+)
 from autocast_explorer.core.experiment.timing import (
     LatencyStats,
     cold_call_ms,
@@ -130,6 +136,8 @@ def run_experiment(
                 fast_path["autocast"] = bool(fast_path_ran(config, [c.name for c in auto.layers]))
         plain_dtype = dtype_name(plain.logits.dtype)
         auto_dtype = dtype_name(auto.logits.dtype) if auto.logits is not None else ""
+        auto_logits = None if autocast_error else auto.logits
+        reference = Reference(plain.logits, config.atol, config.rtol, config.topk, auto_logits)
         del plain, auto  # the kept outputs are no longer needed
         reporter.check()
 
@@ -139,12 +147,14 @@ def run_experiment(
             op_trace = trace_model(model, x, low)
             reporter.check()
 
+        # Eager's timing gets its share of the bar; every other route the same share after it.
+        share = 0.9 / len(config.routes)
         meter = LoadMeter()
         if autocast_error:
             timing = measure_paired(
                 [plain_fn],
                 config.min_time,
-                reporter.span(0.1, 1.0),
+                reporter.span(0.1, 0.1 + share),
                 cold_ms=[cold_plain],
                 labels=["float32"],
             )
@@ -153,7 +163,7 @@ def run_experiment(
             timing = measure_paired(
                 [plain_fn, auto_fn],
                 config.min_time,
-                reporter.span(0.1, 1.0),
+                reporter.span(0.1, 0.1 + share),
                 cold_ms=[cold_plain, cold_auto],
                 labels=["float32", config.dtype],
                 max_time=config.time_limit,
@@ -161,6 +171,28 @@ def run_experiment(
             )
             plain_stats, auto_stats = timing.stats
         evidence = TimingEvidence.from_timing(timing, meter.stop())
+        routes: tuple[RouteResult, ...] = ()
+        if config.routes != ("eager",):
+            eager = eager_route(
+                plain_stats, auto_stats, config.dtype, reference, auto_logits, autocast_error
+            )
+            routes = (
+                eager,
+                *(
+                    measure_route(
+                        name,
+                        model,
+                        x,
+                        low,
+                        reference,
+                        config.min_time,
+                        reporter.span(0.1 + share * i, 0.1 + share * (i + 1)),
+                        config.allow_slow,
+                    )
+                    for i, name in enumerate(config.routes)
+                    if name != "eager"
+                ),
+            )
     warnings += noise_warnings(config, plain_stats, auto_stats)
     reporter.report(1.0, "done")
     return ExperimentResult(
@@ -180,6 +212,7 @@ def run_experiment(
         autocast_error=autocast_error,
         fast_path=fast_path,
         evidence=None if autocast_error else evidence,
+        routes=routes,
     )
 
 

@@ -27,6 +27,10 @@ from autocast_explorer.core.hardware.cpu import available_memory_bytes
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
 
 MAX_FORWARD_SECONDS = 10.0
+#: A compile cannot be interrupted either; past this forecast the compiled route is refused.
+MAX_COMPILE_SECONDS = 120.0
+#: Seconds per leaf module of the fastest compile in this process (the forecast's basis).
+_COMPILE_RATE: list[float] = []
 #: Float32 copies of the parameters a training run holds at once: the initial model, two probe
 #: gradients, and per trained copy its weights, gradients and up to two optimizer states (AdamW).
 _TRAINING_PARAMETER_COPIES = {"sgd": 1 + 2 + 2 * 3, "adamw": 1 + 2 + 2 * 4}
@@ -299,3 +303,35 @@ def check_estimate(config: ExperimentConfig) -> ForwardEstimate:
     estimate = estimate_forward(config)
     check_time(config, estimate)
     return estimate
+
+
+def leaf_modules(model: torch.nn.Module) -> int:
+    """Modules without children: what a compiled graph grows with (at least 1)."""
+    return max(1, sum(1 for m in model.modules() if not any(True for _ in m.children())))
+
+
+def record_compile(seconds: float, leaves: int) -> None:
+    """Remember this compile's rate; the fastest one is kept (the first compile of a process
+    also imports inductor, and a stalled one must not refuse later models)."""
+    rate = seconds / max(leaves, 1)
+    _COMPILE_RATE[:] = [min([rate, *_COMPILE_RATE])]
+
+
+def estimate_compile(leaves: int) -> float | None:
+    """Forecast seconds to compile a model of `leaves` leaf modules (both precisions), from
+    this process's fastest compile; None before anything was compiled."""
+    return _COMPILE_RATE[0] * leaves if _COMPILE_RATE else None
+
+
+def check_compile(leaves: int, allow_slow: bool = False) -> float | None:
+    """Raise GuardError when the compile forecast exceeds MAX_COMPILE_SECONDS (unless
+    allowed); returns the forecast (None: no compile measured yet in this process)."""
+    seconds = estimate_compile(leaves)
+    if seconds is not None and seconds > MAX_COMPILE_SECONDS and not allow_slow:
+        raise GuardError(
+            "time",
+            f"compiling is estimated at {seconds:,.0f} s (limit {MAX_COMPILE_SECONDS:.0f} s, "
+            f"{leaves} modules at this session's fastest compile rate); allow slow runs "
+            "(--allow-slow) to compile anyway",
+        )
+    return seconds

@@ -51,6 +51,12 @@ from autocast_explorer.core.experiment.certainty import (
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
+from autocast_explorer.core.experiment.routes import (
+    RoutePart,
+    RouteResult,
+    routes_from_parts,
+    routes_to_parts,
+)
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.experiment.training import TrainPart, TrainReport
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
@@ -158,6 +164,10 @@ class ResultPart(OpenPart):
         default=None, description="the time guard's estimate, beside the measurement"
     )
     train: TrainPart | None = None
+    routes: tuple[RoutePart, ...] | None = Field(
+        default=None,
+        description="run --routes: each route float32 vs lower, compared with eager float32",
+    )
 
     @model_validator(mode="after")
     def _measured_unless_failed(self) -> ResultPart:
@@ -226,6 +236,7 @@ class ExperimentResult:
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
     #: The speedup's interval, stalled blocks and the machine's load (None: saved before them).
     evidence: TimingEvidence | None = None
+    routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
 
     @property
     def slower_ms(self) -> float:
@@ -278,6 +289,8 @@ class ExperimentResult:
             optional["guard"] = self.guard.to_part()
         if self.train is not None:
             optional["train"] = self.train.to_part()
+        if self.routes:
+            optional["routes"] = routes_to_parts(self.routes)
         autocast = self.autocast
         return build(
             ResultPart,
@@ -362,6 +375,7 @@ class ExperimentResult:
             fast_path=part.fast_path,
             train=None if part.train is None else TrainReport.from_part(part.train),
             evidence=None if failed else TimingEvidence.from_section(latency),
+            routes=routes_from_parts(part.routes),
         )
 
     @classmethod

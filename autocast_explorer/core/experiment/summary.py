@@ -9,6 +9,7 @@ from autocast_explorer.core.experiment.certainty import straddle_text
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.route_summary import route_lines
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import (
     CASE_LABELS,
@@ -249,6 +250,8 @@ def format_summary(result: ExperimentResult) -> str:
     headline, meaning = autocast_error_finding(result)
     if headline:
         lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
+    if result.routes:
+        lines += ["", *route_lines(result.routes)]
     lines += training_lines(result)
     lines += [
         "",

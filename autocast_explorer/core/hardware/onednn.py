@@ -211,6 +211,32 @@ def parse_verbose(text: str) -> tuple[list[OneDnnKernel], str | None]:
     return kernels, isa
 
 
+def fpmath_gemms(text: str, mode: str = "bf16") -> tuple[list[str], list[str]]:
+    """From a verbose log: every executed GEMM's implementation, and those that ran with
+    `attr-fpmath:<mode>` (float32 tensors, lower-precision maths: fp32_precision's effect)."""
+    gemms: list[str] = []
+    lowered: list[str] = []
+    for kernel, line in zip(*_exec_lines(text), strict=True):
+        if kernel.primitive not in _GEMM_PRIMITIVES:
+            continue
+        gemms.append(kernel.implementation)
+        if f"fpmath:{mode}" in line:
+            lowered.append(kernel.implementation)
+    return gemms, lowered
+
+
+def _exec_lines(text: str) -> tuple[list[OneDnnKernel], list[str]]:
+    """Executed primitives with the raw verbose line each came from."""
+    kernels: list[OneDnnKernel] = []
+    lines: list[str] = []
+    for line in text.splitlines():
+        found, _ = parse_verbose(line)
+        if found:
+            kernels.extend(found)
+            lines.extend([line] * len(found))
+    return kernels, lines
+
+
 def _forward_log(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) -> str:
     def forward() -> None:
         with (

@@ -37,7 +37,7 @@ from autocast_explorer.core.documents.files import (
     write_atomic,
 )
 from autocast_explorer.core.experiment import training
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.summary import (
@@ -303,6 +303,7 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
         else "Only float32 was timed: the autocast forward raised, so there is no autocast "
         "latency and no speedup.",
         "",
+        *routes_markdown(result),
         *training_markdown(result),
         "## Dtype per layer" if result.train is None else "## Dtype per layer (training forward)",
         "",
@@ -378,6 +379,60 @@ def model_rows(config: ExperimentConfig) -> list[tuple[str, object]]:
             value = ", ".join(map(str, value))
         rows.append((param.name.replace("_", " "), value))
     return rows
+
+
+def routes_markdown(result: ExperimentResult) -> list[str]:
+    """The routes table (run --routes): each route's two sides, compile time, error, finding."""
+    if not result.routes:
+        return []
+
+    def ms(stats: object) -> str:
+        median = getattr(stats, "median_ms", None)
+        return "—" if median is None else f"{median:.4g}"
+
+    rows = []
+    for route in result.routes:
+        error = route.error
+        sqnr = (
+            "—" if error is None else "identical" if error.identical else f"{error.sqnr_db:.1f} dB"
+        )
+        rows.append(
+            (
+                route.name,
+                ms(route.plain),
+                ms(route.lower),
+                f"{route.speedup:.3f}×" if route.speedup == route.speedup else "—",
+                f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
+                route.output_dtype.get("lower", "—"),
+                "—" if route.compile_s is None else f"{route.compile_s:.1f} s",
+                sqnr,
+                "—" if route.agreement is None else f"{route.agreement.fraction:.1%}",
+                route.finding or "",
+            )
+        )
+    out = [
+        "## Routes",
+        "",
+        "Each route timed float32 against its lower precision (median ms per forward); error "
+        "and argmax agreement compare its lower side with eager float32.",
+        "",
+    ]
+    out += _table(
+        (
+            "route",
+            "float32 ms",
+            "lower ms",
+            "speedup",
+            "lower computes",
+            "output",
+            "compile",
+            "SQNR",
+            "argmax agree",
+            "finding",
+        ),
+        rows,
+    )
+    return [*out, ""]
 
 
 def _finding_markdown(result: ExperimentResult) -> list[str]:

@@ -67,6 +67,12 @@ from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.result import ConfigField
+from autocast_explorer.core.experiment.routes import (
+    RoutePart,
+    RouteResult,
+    routes_from_parts,
+    routes_to_parts,
+)
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
 from autocast_explorer.core.sweeps.crossover import (
@@ -190,6 +196,9 @@ class PointPart(Part):
     flops: Whole() = 0
     bytes: PerModeBytes | None = None
     intensity: PerModeRate | None = None
+    routes: tuple[RoutePart, ...] | None = Field(
+        default=None, description="sweep --routes: the point's routes but eager"
+    )
 
 
 class CrossingPart(Part):
@@ -261,6 +270,8 @@ class SweepPoint:
     autocast: LatencyStats
     #: The point's full config: its family counts FLOPs and bytes (an MLP's follow from widths).
     config: ExperimentConfig | None = field(default=None, compare=False)
+    #: The config's routes beyond eager, measured at this point (`sweep --routes`).
+    routes: tuple[RouteResult, ...] = ()
     #: The speedup's interval, stalled blocks, load, why timing stopped (None: older files).
     evidence: TimingEvidence | None = None
 
@@ -338,6 +349,7 @@ class SweepPoint:
             intensity=build(
                 PerModeRate, plain=self.intensity_plain, autocast=self.intensity_autocast
             ),
+            **({"routes": routes_to_parts(self.routes)} if self.routes else {}),
         )
 
 
@@ -642,6 +654,7 @@ def _point(
         autocast=LatencyStats.from_part(part.latency.autocast),
         config=config if config.model != "mlp" else None,
         evidence=TimingEvidence.from_section(part.latency),
+        routes=routes_from_parts(part.routes),
     )
 
 

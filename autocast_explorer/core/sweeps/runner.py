@@ -30,6 +30,7 @@ from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGE
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
+from autocast_explorer.core.experiment.routes import Reference, RouteResult, measure_route
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paired
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import environment
@@ -99,6 +100,36 @@ def run_grid(
         tuple(width_values) if width_values is not None else default_values("width"),
     )
     return run_spec(config, spec, progress, cancel, on_point, probe_onednn, adaptive)
+
+
+def _point_routes(
+    config: ExperimentConfig,
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    low: torch.dtype,
+    plain_fn: Callable[[], torch.Tensor],
+    auto_fn: Callable[[], torch.Tensor],
+    report: ProgressFn,
+    cancel: CancelFn | None,
+) -> tuple[RouteResult, ...]:
+    """The point's routes beyond eager, compared with its eager float32 output."""
+    extra = [name for name in config.routes if name != "eager"]
+    if not extra:
+        return ()
+    reference = Reference(plain_fn(), config.atol, config.rtol, config.topk, auto_fn())
+    return tuple(
+        measure_route(
+            name,
+            model,
+            x,
+            low,
+            reference,
+            config.min_time / 2,
+            Reporter(report, cancel),
+            config.allow_slow,
+        )
+        for name in extra
+    )
 
 
 def check_points(planned: Sequence[PlannedPoint]) -> list[float]:
@@ -216,7 +247,11 @@ def run_spec(
     probe_onednn: bool = True,
     adaptive: bool = True,
 ) -> SweepResult:
-    """Measure every point of `spec` around the base `config` (see `run_sweep`)."""
+    """Measure every point of `spec` around the base `config` (see `run_sweep`).
+
+    The config's routes beyond eager (`sweep --routes`) are measured at every point after
+    eager, each with the same budget (a compiled route compiles once per point: new shapes).
+    """
     reporter = Reporter(progress, cancel)
     reporter.report(0.0, f"checking memory and time guards for {len(spec)} points")
     planned = spec.plan(config)
@@ -260,6 +295,8 @@ def run_spec(
                 target=SWEEP_TARGET if adaptive else None,
             )
             plain, auto = timing.stats
+            evidence = TimingEvidence.from_timing(timing, meter.stop())
+            routes = _point_routes(plan.config, model, x, low, plain_fn, auto_fn, report, cancel)
             point = SweepPoint(
                 index=plan.index,
                 value=plan.value,
@@ -270,7 +307,8 @@ def run_spec(
                 plain=plain,
                 autocast=auto,
                 config=plan.config if plan.config.model != "mlp" else None,
-                evidence=TimingEvidence.from_timing(timing, meter.stop()),
+                evidence=evidence,
+                routes=routes,
             )
             points.append(point)
             if plain.noisy or auto.noisy or point.call.too_noisy:

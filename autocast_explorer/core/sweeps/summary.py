@@ -53,10 +53,14 @@ def point_row(point: SweepPoint) -> str:
     extra = f"{point.value2:>7}" if point.value2 is not None else ""
     speedup = f"{point.speedup:6.2f}×" if math.isfinite(point.speedup) else "      ?"
     p, a = point.plain, point.autocast
+    routes = "".join(
+        f"  {r.name} {r.speedup:.2f}×" if math.isfinite(r.speedup) else f"  {r.name} —"
+        for r in point.routes
+    )
     return (
         f"{point.value:>7}{extra}  {p.median_ms:11.4f} {_range(p.p25_ms, p.p75_ms):>17}  "
         f"{a.median_ms:11.4f} {_range(a.p25_ms, a.p75_ms):>17}  {speedup} {_interval(point):>13}  "
-        f"{point.gflops_plain:11.1f} {point.gflops_autocast:12.1f}"
+        f"{point.gflops_plain:11.1f} {point.gflops_autocast:12.1f}{routes}"
     )
 
 

@@ -34,6 +34,8 @@ CROSSING = "#f2b705"
 _EMPTY = np.zeros(0)
 #: Labelled swept values on the x axis ("1024" and "2048" need room on a half-width chart).
 X_TICKS = 8
+#: Speedup curves of the other routes (`sweep --routes`), dashed beside eager's.
+ROUTE_COLORS = {"compiled": "#7b3fa0", "implicit": "#1b7f79"}
 
 
 def crossing_label(value: float, rising: bool) -> str:
@@ -96,6 +98,20 @@ class SpeedupChart(StaticChart):
         self._hint = pg.TextItem("Press Run sweep (F6)", color=style.MUTED, anchor=(0.5, 0.5))
         self._hint.setFont(style.chart_font())
         plot.addItem(self._hint)
+        self._route_curves: dict[str, pg.PlotDataItem] = {}
+        for name, color in ROUTE_COLORS.items():
+            curve = pg.PlotDataItem(
+                pen=pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine),
+                symbol="s",
+                symbolSize=7,
+                symbolBrush=pg.mkBrush(color),
+                symbolPen="w",
+            )
+            plot.addItem(curve)
+            self._route_curves[name] = curve
+        self._route_legend = pg.TextItem("", anchor=(1, 0), fill=(255, 255, 255, 200))
+        self._route_legend.setFont(style.chart_font(10, bold=True))
+        plot.addItem(self._route_legend)
         self._labels: list[pg.TextItem] = []
         self._guides: list[pg.InfiniteLine] = []
         self._param = "batch"
@@ -124,6 +140,30 @@ class SpeedupChart(StaticChart):
             [p.speedup for p in ordered],
             [(p.interval.low, p.interval.high) if p.interval else None for p in ordered],
         )
+        self._show_routes(ordered)
+
+    def _show_routes(self, ordered: Sequence[SweepPoint]) -> None:
+        """Each other route's speedup (its float32 ÷ its lower side) at the points measured."""
+        shown = []
+        speeds: list[float] = []
+        for name, curve in self._route_curves.items():
+            pairs = [
+                (p.value, r.speedup)
+                for p in ordered
+                for r in p.routes
+                if r.name == name and math.isfinite(r.speedup)
+            ]
+            curve.setData([v for v, _ in pairs], [s for _, s in pairs])
+            speeds += [s for _, s in pairs]
+            if pairs:
+                shown.append(f"<span style='color:{ROUTE_COLORS[name]}'>╌ {name}</span>")
+        plot = self.getPlotItem()
+        low, high = plot.viewRange()[1]
+        if speeds:  # the other routes' points stay inside the view
+            low, high = max(min(low, min(speeds) * 0.85), 0.0), max(high, max(speeds) * 1.12)
+            plot.setYRange(low, high, padding=0)
+        self._route_legend.setHtml("<br>".join(shown))
+        self._route_legend.setPos(self._x_range[1], high)
 
     def show_series(
         self,
@@ -242,6 +282,7 @@ class SpeedupChart(StaticChart):
         self._x_range = log_range(default_values(self._param))
         plot.setXRange(*self._x_range, padding=0)
         self.show_series(self._param, [], [])
+        self._show_routes([])
         self._hint.setText("Press Run sweep (F6)")
 
     # ---- read-back for tests ---------------------------------------------------------------
@@ -260,6 +301,14 @@ class SpeedupChart(StaticChart):
             "intervals": whisker_ends(self._whiskers, log_x=True),
             "title": self.getPlotItem().titleLabel.text,
             "summary": self._summary,
+            "routes": {
+                name: (
+                    [float(v) for v in curve.xData],
+                    [float(v) for v in curve.yData],
+                )
+                for name, curve in self._route_curves.items()
+                if curve.xData is not None and len(curve.xData)
+            },
         }
 
 

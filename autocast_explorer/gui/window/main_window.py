@@ -47,6 +47,7 @@ from autocast_explorer.gui.features import (
     presentation,
     presets,
     report,
+    routes,
     sweeps,
     training,
 )
@@ -85,6 +86,7 @@ FEATURES: tuple[Feature, ...] = (
     sweeps.install,  # Sweeps tab, sweep files
     placements.install,  # per-call vs hoisted vs pre-cast
     training.install,  # Training tab: loss curves, memory saved for backward, gradient dtypes
+    routes.install,  # Routes tab: eager, torch.compile and implicit bf16 side by side
     hardware.install,  # CPU facts, oneDNN kernel, roofline
     presentation.install,  # text scale, projector theme, full screen, hidden controls
     presets.install,  # the preset picker above the controls

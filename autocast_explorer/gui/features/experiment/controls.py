@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
     DEFAULT_LR,
+    DEFAULT_ROUTES,
     DTYPES,
     FAMILY_FIELDS,
     HEADS,
@@ -40,6 +41,7 @@ from autocast_explorer.core.experiment.config import (
     MAX_STEPS,
     MAX_TIME_FACTOR,
     OPTIMIZERS,
+    ROUTES,
     TRAINING_FIELDS,
     ConfigError,
     ExperimentConfig,
@@ -106,6 +108,14 @@ TIPS = {
     "scaler": "float16 only: scale the loss with torch.amp.GradScaler('cpu') so small gradients "
     "do not underflow. Untick to see what happens without it.",
     "run": "Measure this config: plain float32 vs autocast, on a worker thread (F5).",
+    "route_eager": "Always measured: float32 vs torch.autocast around the forward; every "
+    "other route is compared with its float32 output.",
+    "route_compiled": "Also measure torch.compile (inductor): the float32 forward vs one with "
+    "autocast inside. Compile time is measured apart and cannot be cancelled while inductor "
+    "builds (the first compile in a session takes longest). Needs a C++ compiler.",
+    "route_implicit": "Also measure float32 with oneDNN's fp32_precision='bf16' for matmul, "
+    "conv and rnn (tensors stay float32; GEMMs may use bf16 maths). The Routes tab says "
+    "whether oneDNN really did. Restored after the run.",
     "cancel": "Stop the run at the next timing block (Esc).",
     "progress": "Progress of the current run.",
 }
@@ -251,6 +261,26 @@ class ControlsPanel(QWidget):
         self.runFooter.setObjectName("runFooter")
         footer = QVBoxLayout(self.runFooter)
         footer.setContentsMargins(8, 6, 8, 6)
+        self.routeSelector = QWidget()
+        self.routeSelector.setObjectName("routeSelector")
+        self.routeSelector.setToolTip("Which ways to a lower precision the next run measures.")
+        routes_row = QHBoxLayout(self.routeSelector)
+        routes_row.setContentsMargins(0, 0, 0, 0)
+        routes_label = QLabel("Routes:")
+        routes_label.setToolTip(self.routeSelector.toolTip())
+        routes_row.addWidget(routes_label)
+        self.routeChecks: dict[str, QCheckBox] = {}
+        for name in ROUTES:
+            check = QCheckBox(name)
+            check.setObjectName(f"route{name.capitalize()}Check")
+            check.setToolTip(TIPS[f"route_{name}"])
+            check.toggled.connect(self._emit_changed)
+            routes_row.addWidget(check)
+            self.routeChecks[name] = check
+        self.routeChecks["eager"].setChecked(True)
+        self.routeChecks["eager"].setEnabled(False)
+        routes_row.addStretch(1)
+        footer.addWidget(self.routeSelector)
         buttons = QHBoxLayout()
         self.runButton = QPushButton("Run  (F5)")
         self.runButton.setObjectName("runButton")
@@ -393,6 +423,8 @@ class ControlsPanel(QWidget):
 
     def _show_training_fields(self) -> None:
         training = self.mode() == "train"
+        for name, check in self.routeChecks.items():
+            check.setEnabled(name != "eager" and not training)
         for field in (f for f in TRAINING_FIELDS if f != "mode"):  # the selector stays on
             for widget in self._field_widgets[field]:
                 widget.setEnabled(training)
@@ -444,11 +476,18 @@ class ControlsPanel(QWidget):
             allow_slow=self.allowSlowCheck.isChecked(),
             memory_budget_mb=budget,
             mode=self.mode(),
+            routes=self.routes(),
             steps=self.stepsSpin.value(),
             lr=self.lrSpin.value(),
             optimizer=self.optimizerCombo.currentText(),
             scaler=self.scalerCheck.isChecked(),
         )
+
+    def routes(self) -> tuple[str, ...]:
+        """The ticked routes (eager always; training measures eager alone)."""
+        if self.mode() == "train":
+            return DEFAULT_ROUTES
+        return tuple(name for name, check in self.routeChecks.items() if check.isChecked())
 
     def set_config(self, config: ExperimentConfig) -> None:
         """Show `config` in the inputs (one `changed` signal at the end)."""
@@ -474,6 +513,7 @@ class ControlsPanel(QWidget):
             self.lrSpin,
             self.optimizerCombo,
             self.scalerCheck,
+            *self.routeChecks.values(),
         ]
         blocked = [w.blockSignals(True) for w in widgets]
         try:
@@ -499,6 +539,8 @@ class ControlsPanel(QWidget):
             self.optimizerCombo.setCurrentText(config.optimizer)
             self.lrSpin.setValue(config.lr)
             self.scalerCheck.setChecked(config.scaler)
+            for name, check in self.routeChecks.items():
+                check.setChecked(name in config.routes)
         finally:
             for widget, was in zip(widgets, blocked, strict=True):
                 widget.blockSignals(was)

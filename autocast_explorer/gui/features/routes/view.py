@@ -1,0 +1,143 @@
+"""The Routes view: latency per route and side, compile time apart, error and agreement.
+
+Everything shown is the result's RouteResult list (core/experiment/routes.py); a result
+without routes (eager alone, or training) shows how to ask for them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS
+from autocast_explorer.gui.charts.routes_chart import RoutesCompileChart, RoutesLatencyChart
+from autocast_explorer.gui.shell import style
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.experiment.routes import RouteResult
+
+COLUMNS = (
+    "route",
+    "float32 ms",
+    "lower ms",
+    "speedup",
+    "lower side",
+    "output",
+    "compile",
+    "SQNR",
+    "agree",
+    "recompiles",
+)
+EMPTY_TEXT = (
+    "Only eager autocast was measured. Tick <b>compiled</b> (torch.compile with autocast "
+    "inside) or <b>implicit</b> (float32 with oneDNN's fp32_precision=bf16) beside Run to "
+    "measure them beside it."
+)
+
+
+def route_cells(route: RouteResult) -> list[str]:
+    """One table row: the route's numbers as text ('—' where a side was not measured)."""
+
+    def ms(stats: object) -> str:
+        median = getattr(stats, "median_ms", None)
+        return "—" if median is None else f"{median:.4g}"
+
+    error = route.error
+    if error is None:
+        sqnr = "—"
+    elif error.identical:
+        sqnr = "identical"
+    else:
+        sqnr = f"{error.sqnr_db:.1f} dB" if math.isfinite(error.sqnr_db) else str(error.sqnr_db)
+    return [
+        route.name,
+        ms(route.plain),
+        ms(route.lower),
+        f"{route.speedup:.2f}×" if math.isfinite(route.speedup) else "—",
+        f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
+        route.output_dtype.get("lower", "—"),
+        "—" if route.compile_s is None else f"{route.compile_s:.1f} s",
+        sqnr,
+        "—" if route.agreement is None else f"{route.agreement.fraction:.1%}",
+        "—" if route.recompiles is None else str(route.recompiles),
+    ]
+
+
+class RoutesView(QWidget):
+    """objectName `routesView`: the two charts, the table (`routesTable`) and the findings
+    (`routesFindings`)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("routesView")
+        layout = QVBoxLayout(self)
+        self.introLabel = QLabel(EMPTY_TEXT)
+        self.introLabel.setObjectName("routesIntro")
+        self.introLabel.setWordWrap(True)
+        self.introLabel.setToolTip("Which routes the run on screen measured.")
+        layout.addWidget(self.introLabel)
+        charts = QHBoxLayout()
+        self.latencyChart = RoutesLatencyChart()
+        self.compileChart = RoutesCompileChart()
+        charts.addWidget(self.latencyChart, 3)
+        charts.addWidget(self.compileChart, 1)
+        layout.addLayout(charts, 3)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("routesTable")
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setToolTip(
+            "Each route timed float32 against its lower side (median ms). SQNR and agree "
+            "(argmax agreement) compare the lower side's output with eager float32; output is "
+            "the dtype the lower side returned; compile is torch.compile's first calls."
+        )
+        layout.addWidget(self.table, 1)
+        self.findingsLabel = QLabel("")
+        self.findingsLabel.setObjectName("routesFindings")
+        self.findingsLabel.setWordWrap(True)
+        self.findingsLabel.setToolTip("What each route did, measured in this run.")
+        self.findingsLabel.setStyleSheet(f"color: {style.TEXT};")
+        layout.addWidget(self.findingsLabel)
+
+    def show_result(self, result: ExperimentResult) -> None:
+        routes = result.routes
+        self.latencyChart.show_routes(routes)
+        self.compileChart.show_routes(routes)
+        self.table.setRowCount(len(routes))
+        for row, route in enumerate(routes):
+            for column, text in enumerate(route_cells(route)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(route.finding or text)
+                self.table.setItem(row, column, item)
+        if routes:
+            names = ", ".join(r.name for r in routes)
+            self.introLabel.setText(f"Routes measured in this run: {names}.")
+        else:
+            self.introLabel.setText(EMPTY_TEXT)
+        lines = [f"<b>{r.name}</b>: {_escape(r.finding)}" for r in routes if r.finding]
+        self.findingsLabel.setText("<br>".join(lines))
+
+    def clear(self) -> None:
+        self.latencyChart.clear()
+        self.compileChart.clear()
+        self.table.setRowCount(0)
+        self.introLabel.setText(EMPTY_TEXT)
+        self.findingsLabel.setText("")
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
