@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 		{ echo "error: Python 3.11 or newer is needed (set PYTHON=...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,models]'
 	@touch $(STAMP)
 
 run: $(STAMP)

@@ -28,8 +28,15 @@ COMMANDS = (run, sweep, ops, compare)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    from autocast_explorer.gui.window.app import run_app
-
+    """The window; where Qt cannot be loaded (a headless install), one line saying so, exit 1."""
+    try:
+        from autocast_explorer.gui.window.app import run_app
+    except ImportError as exc:
+        return fail(
+            f"the window needs PySide6 and pyqtgraph, which could not be loaded ({exc}); "
+            "run, sweep, ops and compare work without them (docs/install.md, 'Headless')",
+            EXIT_FAILED,
+        )
     return run_app(sys.argv[:1])
 
 

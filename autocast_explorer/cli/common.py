@@ -26,13 +26,16 @@ from autocast_explorer.core.experiment.config import (
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
+    INPUT_KINDS,
     MODELS,
     ROUTES,
+    USER_MODEL_FIELDS,
     ConfigError,
     ExperimentConfig,
     parse_widths,
 )
 from autocast_explorer.core.experiment.families import FAMILIES, family_fields
+from autocast_explorer.core.experiment.families.user.spec import is_user_spec
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -111,8 +114,10 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--model",
-        choices=MODELS,
-        help="model family (default mlp, the tutorial's model); each has its own flags below",
+        metavar="FAMILY|SPEC",
+        help=f"a built-in family ({', '.join(MODELS)}; default mlp, the tutorial's model), each "
+        "with its own flags below, or your own model: hf:TYPE, torchvision:NAME, timm:NAME, "
+        "package.module:factory or path/to/file.py:factory (docs/models.md)",
     )
     g.add_argument(
         "--widths",
@@ -191,6 +196,44 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         else:
             kwargs["type"] = int
         fam.add_argument(param.flag, **kwargs)
+    add_user_model_arguments(parser)
+
+
+def add_user_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of `--model SPEC` (the user's own model; core/experiment/families/user/)."""
+    g = parser.add_argument_group(
+        "your own model", "flags of --model SPEC; --seq and --image apply too (docs/models.md)"
+    )
+    g.add_argument(
+        "--model-arg",
+        dest="model_args",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a keyword argument for the factory or config override (repeatable; VALUE reads "
+        "as int, float, true/false, else text), e.g. num_hidden_layers=2",
+    )
+    g.add_argument(
+        "--input-shape",
+        type=_int_list("input_shape"),
+        metavar="C,H,W",
+        help="one sample's shape (--batch adds the batch dimension); default: what the model "
+        "says (its example input, timm's pretrained_cfg, 3,224,224 for torchvision)",
+    )
+    g.add_argument(
+        "--input-kind",
+        choices=INPUT_KINDS,
+        help="float tensors or token ids (default auto: what the model says)",
+    )
+    g.add_argument(
+        "--vocab", type=int, help="token ids are drawn below this (default: the model's)"
+    )
+    g.add_argument(
+        "--layer-depth",
+        type=int,
+        metavar="N",
+        help="layer rows: modules at depth N of the module tree (default: the deepest with ≤ 40 "
+        "rows)",
+    )
 
 
 def _flag_name(field_name: str) -> str:
@@ -205,6 +248,23 @@ def check_family_flags(args: argparse.Namespace, model: str) -> None:
 
     One `error:` line, e.g. "--widths belongs to --model mlp, not cnn".
     """
+    if is_user_spec(model):
+        for field_name in ("widths", "activation", *family_fields()):
+            if getattr(args, field_name, None) is not None and field_name not in ("seq", "image"):
+                raise UsageError(
+                    f"{_flag_name(field_name)} belongs to --model "
+                    f"{', '.join(_families_using(field_name))}, not your own model"
+                )
+        return
+    for field_name in USER_MODEL_FIELDS:
+        if getattr(args, field_name, None) is not None:
+            flag = "--model-arg" if field_name == "model_args" else _flag_name(field_name)
+            raise UsageError(f"{flag} belongs to your own model (--model SPEC), not {model}")
+    if model not in FAMILIES:
+        raise UsageError(
+            f"--model {model!r}: not a family ({', '.join(MODELS)}) nor a spec such as hf:bert "
+            "or my_model.py:build"
+        )
     fam = FAMILIES[model]
     own = {p.name for p in fam.params}
     for field_name in ("widths", "activation", *family_fields()):
@@ -266,6 +326,8 @@ def config_from_args(
     check_family_flags(args, getattr(args, "model", None) or base.model)
     fields = (f.name for f in dataclasses.fields(ExperimentConfig))
     given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+    if is_user_spec(given.get("model", base.model)) and "image" in given:
+        given["input_image"] = given.pop("image")  # a user model's image side
     config = base.replace(**given)
     if "optimizer" in given and "lr" not in given:
         config = config.replace(lr=DEFAULT_LR[config.optimizer])

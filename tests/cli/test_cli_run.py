@@ -78,7 +78,10 @@ def test_json_and_csv_files(tmp_path, capsys):
         (["--atol", "-1"], "error: atol: must be a number in 0 … "),
         (["--widths", "100000,100000,10", "--batch", "100000"], "error: memory:"),
         (["--nonsense"], "error: unrecognized arguments: --nonsense"),
-        (["--model", "resnet"], "error: argument --model: invalid choice: 'resnet'"),
+        (
+            ["--model", "resnet"],
+            "error: --model 'resnet': not a family (mlp, cnn, transformer, rnn)",
+        ),
         (["--model", "transformer", "--heads", "5"], "error: heads: d_model 64 is not divisible"),
         (["--model", "cnn", "--widths", "8,4"], "error: --widths belongs to --model mlp, not cnn"),
         (["--model", "mlp", "--seq", "8"], "error: --seq belongs to --model transformer, rnn"),

@@ -13,6 +13,7 @@ from autocast_explorer.core.hardware.capabilities import (
     read_cpuinfo,
 )
 from autocast_explorer.core.hardware.cpu import LOW_PRECISION_FLAGS, environment
+from autocast_explorer.core.hardware.midr import midr_name
 
 
 def test_torch_names_are_spelled_as_cpuinfo_spells_them():
@@ -69,7 +70,43 @@ def test_the_native_rule_names_the_unit_and_what_runs_instead():
     assert amx.instead == ""
     avx2 = native_support({"avx2", "fma"}, "bfloat16")
     assert not avx2.native and avx2.present == () and avx2.unit == ""
-    assert avx2.instead.startswith("without amx_bf16 / avx512_bf16 / bf16 / svebf16 the CPU")
+    assert avx2.lacks == "bfloat16 multiply instructions: neither AMX tiles nor AVX-512 BF16"
+    assert avx2.instead.startswith("every bfloat16 matrix product converts its operands")
     arm = native_support({"asimd", "asimdhp"}, "float16")
     assert (arm.native, arm.unit) == (True, "Arm half-precision arithmetic")
     assert native_support(set(), "float32").native
+
+
+def test_what_a_cpu_lacks_is_said_in_words_for_its_architecture():
+    arm = native_support({"asimd", "asimdhp", "fphp"}, "bfloat16")
+    assert arm.lacks == (
+        "bfloat16 multiply instructions: not the Armv8.6 BF16 extension (BFDOT, BFMMLA)"
+    )
+    x86_fp16 = native_support({"avx512f", "avx2", "fma"}, "float16")
+    assert x86_fp16.lacks == "float16 arithmetic instructions: neither AMX-FP16 nor AVX-512 FP16"
+    unknown = native_support(set(), "bfloat16")
+    assert unknown.lacks.startswith("bfloat16 multiply instructions: neither x86's AMX")
+    for support in (arm, x86_fp16, unknown):
+        assert not any(flag in support.lacks for flag in ("amx_bf16", "svebf16", " / "))
+    assert native_support({"asimd", "bf16"}, "bfloat16").lacks == ""
+
+
+def test_arm_names_its_core_from_midr(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text(
+        "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm crc32 atomics\n"
+        "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x4\n"
+        "CPU part\t: 0xd0c\nCPU revision\t: 1\n"
+    )
+    name, flags = read_cpuinfo(info)
+    assert name == "Arm Neoverse-N1" and "asimd" in flags
+    # torch's "Unknown" gives way to the MIDR name; a name torch knows is kept where
+    # /proc/cpuinfo has none.
+    caps = capabilities_from({"neon": True, "cpu_name": "Unknown"}, (name, frozenset()), None)
+    assert caps.name == "Arm Neoverse-N1"
+    apple = capabilities_from({"neon": True, "cpu_name": "Apple M2"}, ("", frozenset()), None)
+    assert apple.name == "Apple M2"
+    assert midr_name("0x61", "0x048") == "Apple core, part 0x048"
+    assert midr_name("0x00", "0x051").startswith("Arm core (implementer 0: reserved")
+    assert midr_name("0x41", "0xd4f") == "Arm Neoverse-V2"
+    assert midr_name("?", "0xd0c") == ""

@@ -228,7 +228,11 @@ def test_transformer_attention_scores_grow_with_the_square_of_seq():
 @pytest.mark.parametrize(
     ("changes", "field", "text"),
     [
-        ({"model": "resnet"}, "model", "must be one of mlp, cnn, transformer, rnn"),
+        (
+            {"model": "resnet"},
+            "model",
+            "is not a built-in model (mlp, cnn, transformer, rnn) nor a spec",
+        ),
         ({"model": "transformer", "d_model": 64, "heads": 5}, "heads", "not divisible"),
         ({"model": "cnn", "channels": (3,)}, "channels", "at least one stage"),
         ({"model": "cnn", "channels": (3, 8, 8, 8), "image": 4}, "image", "3 pooling stages"),

@@ -3,6 +3,8 @@ and an autocast forward that raises shown as a finding, not a failed run."""
 
 from __future__ import annotations
 
+import threading
+
 import torch
 from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QWidget
 
@@ -24,7 +26,7 @@ def choose_model(window, qtbot, name: str) -> None:
 def test_model_combo_switches_the_inputs(window, qtbot):
     combo = window.findChild(QComboBox, "modelCombo")
     assert combo is not None and combo.currentData() == "mlp"
-    assert [combo.itemData(i) for i in range(combo.count())] == list(FAMILIES)
+    assert [combo.itemData(i) for i in range(combo.count())] == [*FAMILIES, "user"]
     widths = window.controls.widthsEdit
     assert widths.isVisible()
     choose_model(window, qtbot, "cnn")
@@ -148,3 +150,37 @@ def test_a_family_preset_sets_the_model_and_its_sweep(window, qtbot):
     choose_model(window, qtbot, "cnn")
     qtbot.waitUntil(lambda: bool(tab.sweepError.text()))
     assert "seq does not apply to --model cnn" in tab.sweepError.text()
+
+
+def test_a_layer_left_in_float32_without_a_word_is_shown_as_a_finding(qtbot):
+    """An LSTM off its listed op (oneDNN off, as on a CPU without a bf16 LSTM kernel)."""
+    from autocast_explorer.core.experiment.engine import run_experiment
+    from autocast_explorer.core.experiment.fallback import silent_fallbacks
+    from autocast_explorer.gui.features.experiment.overview import ResultHeader
+
+    config = ExperimentConfig(
+        model="rnn", features=8, hidden=8, seq=3, depth=1, batch=2, min_time=0.02, threads=1
+    )
+    results = []
+
+    def measure() -> None:  # off the GUI thread, as the window runs torch (DESIGN: OpenMP pools)
+        before = torch._C._get_mkldnn_enabled()
+        torch._C._set_mkldnn_enabled(False)
+        try:
+            results.append(run_experiment(config))
+        finally:
+            torch._C._set_mkldnn_enabled(before)
+
+    worker = threading.Thread(target=measure)
+    worker.start()
+    worker.join()
+    (result,) = results
+    (found,) = silent_fallbacks(result)
+    header = ResultHeader()
+    qtbot.addWidget(header)
+    header.show()
+    header.show_result(result)
+    assert header.finding.isVisible()
+    assert f"Finding: {found.headline}." in header.finding.text()
+    assert "mkldnn_rnn_layer never ran" in header.finding.text()
+    assert not header.headline.text().startswith("Bfloat16 autocast could not run")

@@ -18,10 +18,10 @@ from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
 from autocast_explorer.core.sweeps.roofline import build_roofline
 from autocast_explorer.core.sweeps.spec import SweepSpec
 from autocast_explorer.core.sweeps.verdict import (
-    VERDICT_FLAGS,
     flags_verdict,
     hardware_verdict,
     single_run_verdict,
+    verdict_flags,
 )
 from autocast_explorer.gui.charts.speedup_heatmap import NEUTRAL, speedup_color
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
@@ -313,7 +313,9 @@ def test_hardware_panel_shows_this_machines_flags_and_verdicts(window, qtbot):
     hardware = window.sweeps.hardware
     env = window.environment
     assert hardware.basis == "flags"
-    assert hardware.flags_shown() == {flag: flag in env.cpu_flags for flag in VERDICT_FLAGS}
+    assert hardware.flags_shown() == {
+        flag: flag in env.cpu_flags for flag in verdict_flags(env.cpu_flags)
+    }
     rows = dict(hardware.rows())
     assert rows["CPU"] == env.cpu_model
     assert rows["Cores / threads"] == f"{env.cores} / {env.threads}"

@@ -14,6 +14,7 @@ from autocast_explorer.core.documents.model import (
     Number,
     Numbers,
     Part,
+    Text,
     Whole,
     Wholes,
     build,
@@ -57,6 +58,10 @@ class AgreementPart(Part):
     topk: TopKPart | None = None
     flips: tuple[FlipPart, ...] = ()
     flip_rate_by_margin: tuple[MarginBinPart, ...] = ()
+    no_argmax_reason: Text(
+        multiline=True,
+        description="present when the output is not batch × classes logits: rows and agree are 0",
+    ) = ""
 
     @model_validator(mode="after")
     def _agree_within_rows(self) -> AgreementPart:
@@ -89,6 +94,9 @@ class Agreement:
     topk: TopK | None = None
     flips: tuple[Flip, ...] = ()
     margin_bins: tuple[MarginBin, ...] = ()
+    #: Why there is no argmax (the output is not batch × classes logits): then rows and agree
+    #: are 0 and only the closeness measures (cosine, differences, allclose) apply.
+    no_argmax_reason: str = ""
 
     def to_part(self) -> AgreementPart:
         deeper: dict[str, Any] = {}
@@ -113,6 +121,7 @@ class Agreement:
                 HistogramPart, edges=self.histogram.edges, counts=self.histogram.counts
             ),
             **deeper,
+            **({"no_argmax_reason": self.no_argmax_reason} if self.no_argmax_reason else {}),
         )
 
     @classmethod
@@ -131,6 +140,7 @@ class Agreement:
             topk=None if part.topk is None else TopK.from_part(part.topk),
             flips=tuple(Flip.from_part(f) for f in part.flips),
             margin_bins=tuple(MarginBin.from_part(b) for b in part.flip_rate_by_margin),
+            no_argmax_reason=part.no_argmax_reason,
         )
 
 
@@ -147,29 +157,41 @@ def abs_diff_histogram(diff: torch.Tensor, bins: int = HISTOGRAM_BINS) -> Histog
 
 
 def compare_logits(
-    plain: torch.Tensor, auto: torch.Tensor, atol: float, rtol: float, topk: int = 5
+    plain: torch.Tensor,
+    auto: torch.Tensor,
+    atol: float,
+    rtol: float,
+    topk: int = 5,
+    no_argmax_reason: str = "",
 ) -> Agreement:
-    """Argmax and top-k agreement per row, flipped rows, elementwise closeness (float32 copies)."""
+    """Argmax and top-k agreement per row, flipped rows, elementwise closeness (float32 copies).
+
+    With `no_argmax_reason` (an output that is not batch × classes logits) only the closeness."""
     reference = plain.float()
     low = auto.float()
     diff = (reference - low).abs()
-    rows = reference.shape[0]
-    agree = int((reference.argmax(dim=1) == low.argmax(dim=1)).sum())
     cosine = torch.nn.functional.cosine_similarity(
         reference.flatten().double(), low.flatten().double(), dim=0
     )
+    close = {
+        "max_abs_diff": float(diff.max()) if diff.numel() else 0.0,
+        "mean_abs_diff": float(diff.mean()) if diff.numel() else 0.0,
+        "allclose": bool(torch.allclose(reference, low, atol=atol, rtol=rtol)),
+        "atol": atol,
+        "rtol": rtol,
+        "cosine": float(cosine),
+        "histogram": abs_diff_histogram(diff),
+    }
+    if no_argmax_reason:
+        return Agreement(rows=0, agree=0, fraction=1.0, no_argmax_reason=no_argmax_reason, **close)
+    rows = reference.shape[0]
+    agree = int((reference.argmax(dim=1) == low.argmax(dim=1)).sum())
     return Agreement(
         rows=rows,
         agree=agree,
         fraction=agree / rows if rows else 1.0,
-        max_abs_diff=float(diff.max()) if diff.numel() else 0.0,
-        mean_abs_diff=float(diff.mean()) if diff.numel() else 0.0,
-        allclose=bool(torch.allclose(reference, low, atol=atol, rtol=rtol)),
-        atol=atol,
-        rtol=rtol,
-        cosine=float(cosine),
-        histogram=abs_diff_histogram(diff),
         topk=topk_agreement(reference, low, topk),
         flips=flipped_rows(reference, low),
         margin_bins=flip_rate_by_margin(reference, low),
+        **close,
     )

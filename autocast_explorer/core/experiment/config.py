@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -61,6 +62,23 @@ MAX_MEMORY_BUDGET_MB = float(1 << 30)
 
 #: Model families (core/experiment/families/); "mlp" is the tutorial's model.
 MODELS: tuple[str, ...] = ("mlp", "cnn", "transformer", "rnn")
+#: The fields of a user model (`model` holding a spec such as "hf:bert"; families/user/), in
+#: flag order; a built-in family's document leaves them out.
+USER_MODEL_FIELDS: tuple[str, ...] = (
+    "model_args",
+    "input_shape",
+    "input_kind",
+    "vocab",
+    "input_image",
+    "layer_depth",
+)
+INPUT_KINDS: tuple[str, ...] = ("auto", "float", "tokens")
+MAX_INPUT_DIMS = 6
+MAX_MODEL_ARGS = 64
+#: A `--model-arg` value: typed like Python literals (int, float, bool), a JSON list of those
+#: (`depths=[1,1]`, kept as a tuple), else a string.
+Scalar = bool | int | float | str
+ArgValue = Scalar | tuple[Scalar, ...]
 #: The config fields that belong to some family other than the MLP, in flag order.
 FAMILY_FIELDS: tuple[str, ...] = (
     "channels",
@@ -162,6 +180,13 @@ class ExperimentConfig:
     cell: str = "lstm"
     features: int = 32
     hidden: int = 64
+    # ---- a user model (model = a spec, families/user/): its keyword arguments and input ----
+    model_args: tuple[tuple[str, Any], ...] = ()
+    input_shape: tuple[int, ...] | None = None  # per sample; None: what the model says
+    input_kind: str = "auto"  # "float" tensor, "tokens" (ids < vocab), or what the model says
+    vocab: int | None = None  # token ids are drawn below this; None: the model's vocab_size
+    input_image: int | None = None  # square side replacing the input's last two dimensions
+    layer_depth: int | None = None  # rows grouped at this module depth; None: ≤ 40 rows
     # Training mode (kept together, last).
     mode: str = "infer"
     steps: int = 50
@@ -183,6 +208,12 @@ class ExperimentConfig:
         except TypeError:
             raise ConfigError("widths", "must be a list of layer widths") from None
         object.__setattr__(self, "widths", widths)
+        object.__setattr__(self, "model_args", normalise_model_args(self.model_args))
+        shape = self.input_shape
+        if isinstance(shape, str):
+            shape = parse_widths(shape, "input_shape") if shape.strip() else None
+        if isinstance(shape, list | tuple):
+            object.__setattr__(self, "input_shape", tuple(shape))
         routes = self.routes
         if isinstance(routes, str):
             routes = tuple(r.strip() for r in routes.split(","))
@@ -203,9 +234,12 @@ class ExperimentConfig:
         parameters instead of `widths`, so a file says only what defined its model.
         """
         own = family_rules().own_fields(self)
+        user = self.is_user_model
         data: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name in FAMILY_FIELDS and f.name not in own:
+                continue
+            if f.name in USER_MODEL_FIELDS and not user:
                 continue
             if f.name == "widths" and self.model != "mlp":
                 continue
@@ -216,6 +250,12 @@ class ExperimentConfig:
             data["widths"] = list(self.widths)
         if "channels" in data:
             data["channels"] = list(self.channels)
+        if user:
+            data["seq"] = self.seq  # a token model's length
+            data["model_args"] = {
+                k: list(v) if isinstance(v, tuple) else v for k, v in self.model_args
+            }
+            data["input_shape"] = list(self.input_shape) if self.input_shape else None
         if "routes" in data:
             data["routes"] = list(self.routes)
         return data
@@ -224,6 +264,11 @@ class ExperimentConfig:
     def time_limit(self) -> float:
         """Seconds per mode a run may take while narrowing its interval (`max_time` or default)."""
         return self.max_time if self.max_time is not None else MAX_TIME_FACTOR * self.min_time
+
+    @property
+    def is_user_model(self) -> bool:
+        """Whether `model` is a spec of the user's own model rather than a built-in family."""
+        return self.model not in MODELS
 
     @property
     def title(self) -> str:
@@ -316,8 +361,14 @@ def validate(config: ExperimentConfig) -> None:
             "memory_budget_mb",
             f"must be a number > 0 and ≤ {MAX_MEMORY_BUDGET_MB:g} (got {budget!r})",
         )
-    if config.model not in MODELS:
-        raise ConfigError("model", f"must be one of {', '.join(MODELS)} (got {config.model!r})")
+    if config.model not in MODELS and not (isinstance(config.model, str) and ":" in config.model):
+        raise ConfigError(
+            "model",
+            f"{config.model!r} is not a built-in model ({', '.join(MODELS)}) nor a spec: use "
+            "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or "
+            "path/to/file.py:factory",
+        )
+    validate_user_input(config)
     family_rules().validate(config)
     validate_training(config)
     validate_routes(config)
@@ -339,6 +390,100 @@ def validate_routes(config: ExperimentConfig) -> None:
         )
     if config.mode == "train" and routes != DEFAULT_ROUTES:
         raise ConfigError("routes", "training mode measures eager autocast only")
+
+
+def validate_user_input(config: ExperimentConfig) -> None:
+    """The user-model fields' rules (an unset field is None: the model says)."""
+    shape = config.input_shape
+    if shape is not None:
+        if not isinstance(shape, tuple) or not 1 <= len(shape) <= MAX_INPUT_DIMS:
+            raise ConfigError(
+                "input_shape", f"must be 1 … {MAX_INPUT_DIMS} sizes per sample, e.g. 3,224,224"
+            )
+        for size in shape:
+            if not _is_int(size) or not 1 <= size <= MAX_WIDTH:
+                raise ConfigError(
+                    "input_shape", f"{size!r} must be a whole number in 1 … {MAX_WIDTH}"
+                )
+    if config.input_kind not in INPUT_KINDS:
+        raise ConfigError(
+            "input_kind", f"must be one of {', '.join(INPUT_KINDS)} (got {config.input_kind!r})"
+        )
+    for name, low in (("vocab", 2), ("input_image", 1), ("layer_depth", 1)):
+        value = getattr(config, name)
+        if value is not None and (not _is_int(value) or not low <= value <= MAX_WIDTH):
+            raise ConfigError(
+                name, f"must be a whole number in {low} … {MAX_WIDTH} (got {value!r})"
+            )
+
+
+def parse_value(text: str) -> ArgValue:
+    """'2' → 2, '0.5' → 0.5, 'true'/'false' → bool, '[1,2]' → (1, 2), else the string."""
+    if text.strip().startswith("["):
+        try:
+            items = json.loads(text)
+        except ValueError:
+            raise ConfigError("model_args", f"{text!r} is not a JSON list") from None
+        if not isinstance(items, list):
+            raise ConfigError("model_args", f"{text!r} is not a JSON list")
+        return tuple(_scalar("list item", item) for item in items)
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        if kind is float and (value != value or abs(value) == float("inf")):
+            break
+        return value
+    return text
+
+
+def _scalar(key: str, value: Any) -> Scalar:
+    if not isinstance(value, bool | int | float | str) or (
+        isinstance(value, float) and (value != value or abs(value) == float("inf"))
+    ):
+        raise ConfigError(
+            "model_args", f"{key}: {value!r} must be a number, true/false, a string or a list"
+        )
+    return value
+
+
+def parse_model_arg(text: str) -> tuple[str, ArgValue]:
+    """'num_hidden_layers=2' → ('num_hidden_layers', 2); ConfigError for anything else."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key.isidentifier():
+        raise ConfigError("model_args", f"{text!r} is not KEY=VALUE with KEY a Python name")
+    return key, parse_value(value.strip())
+
+
+def normalise_model_args(value: Any) -> tuple[tuple[str, ArgValue], ...]:
+    """A dict, a list of pairs or of 'KEY=VALUE' strings → sorted (key, value) pairs."""
+    if value is None:
+        return ()
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list | tuple):
+        items = [parse_model_arg(v) if isinstance(v, str) else tuple(v) for v in value]
+    else:
+        raise ConfigError("model_args", "must be an object of keyword arguments")
+    if len(items) > MAX_MODEL_ARGS:
+        raise ConfigError("model_args", f"at most {MAX_MODEL_ARGS} arguments")
+    out: dict[str, ArgValue] = {}
+    for item in items:
+        if len(item) != 2:
+            raise ConfigError("model_args", f"{item!r} is not a (key, value) pair")
+        key, val = item
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ConfigError("model_args", f"{key!r} is not a Python name")
+        if isinstance(val, list | tuple):
+            out[key] = tuple(_scalar(key, v) for v in val)
+        else:
+            out[key] = _scalar(key, val)
+    return tuple(sorted(out.items()))
 
 
 def validate_training(config: ExperimentConfig) -> None:

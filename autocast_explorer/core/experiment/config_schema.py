@@ -16,6 +16,8 @@ from autocast_explorer.core.experiment.config import (
     DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
+    INPUT_KINDS,
+    MAX_INPUT_DIMS,
     MAX_LAYERS,
     MAX_LR,
     MAX_STEPS,
@@ -28,6 +30,7 @@ from autocast_explorer.core.experiment.config import (
 )
 from autocast_explorer.core.experiment.families.cnn import MAX_STAGES
 from autocast_explorer.core.experiment.families.rnn import CELLS
+from autocast_explorer.core.experiment.families.user.spec import MAX_SPEC_LENGTH
 
 Schema = dict[str, Any]
 
@@ -80,8 +83,43 @@ CONFIG_RULES: dict[str, Schema] = {
         "exclusiveMinimum": 0,
     },
     "model": {
-        "description": "model family; absent in files written before families: mlp",
-        "enum": list(MODELS),
+        "description": "a model family, or your own model's spec (hf:TYPE, torchvision:NAME, "
+        "timm:NAME, package.module:factory, path/to/file.py:factory); absent in files written "
+        "before families: mlp",
+        "anyOf": [
+            {"enum": list(MODELS)},
+            {"type": "string", "pattern": ":", "maxLength": MAX_SPEC_LENGTH},
+        ],
+    },
+    "model_args": {
+        "description": "your own model: keyword arguments of its factory or config overrides",
+        "type": "object",
+        "additionalProperties": {
+            "anyOf": [
+                {"type": ["number", "boolean", "string"]},
+                {"type": "array", "items": {"type": ["number", "boolean", "string"]}},
+            ]
+        },
+    },
+    "input_shape": {
+        "description": "your own model: one sample's shape (null: what the model says)",
+        "type": ["array", "null"],
+        "items": {"type": "integer", "minimum": 1, "maximum": MAX_WIDTH},
+        "minItems": 1,
+        "maxItems": MAX_INPUT_DIMS,
+    },
+    "input_kind": {
+        "description": "your own model: float tensors or token ids (auto: what the model says)",
+        "enum": list(INPUT_KINDS),
+    },
+    "vocab": {"description": "your own model: token ids are drawn below this", "minimum": 2},
+    "input_image": {
+        "description": "your own model: square side replacing the input's last two sizes",
+        "minimum": 1,
+    },
+    "layer_depth": {
+        "description": "your own model: layer rows at this module depth (null: ≤ 40 rows)",
+        "minimum": 1,
     },
     "channels": {
         "description": "cnn: input channels, then each stage's",
@@ -93,7 +131,7 @@ CONFIG_RULES: dict[str, Schema] = {
     "classes": {"description": "cnn, transformer, rnn: outputs of the classifier", "minimum": 1},
     "d_model": {"description": "transformer: token width (divisible by heads)", "minimum": 1},
     "heads": {"description": "transformer: attention heads", "minimum": 1},
-    "seq": {"description": "transformer, rnn: tokens / time steps", "minimum": 1},
+    "seq": {"description": "transformer, rnn, your token model: tokens / time steps", "minimum": 1},
     "depth": {"description": "transformer, rnn: stacked layers", "minimum": 1},
     "ff": {"description": "transformer: feed-forward width", "minimum": 1},
     "fast_path": {"description": "transformer: allow the fused encoder kernel"},

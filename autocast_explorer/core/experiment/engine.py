@@ -30,6 +30,7 @@ from autocast_explorer.core.experiment.config import (
     flops_per_training_step,
 )
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.families.user.record import no_argmax_reason, user_rows
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.routes import (
@@ -125,9 +126,17 @@ def run_experiment(
         agreement = None
         if not autocast_error and auto.logits is not None:
             agreement = compare_logits(
-                plain.logits, auto.logits, config.atol, config.rtol, config.topk
+                plain.logits,
+                auto.logits,
+                config.atol,
+                config.rtol,
+                config.topk,
+                no_argmax_reason(config),
             )
         layers = tuple(pair_layers(plain.layers, auto.layers))
+        model_info = None
+        if config.is_user_model:
+            layers, model_info = user_rows(config, layers)
         fast_path = None
         ran_plain = fast_path_ran(config, [c.name for c in plain.layers])
         if ran_plain is not None:
@@ -212,6 +221,7 @@ def run_experiment(
         autocast_error=autocast_error,
         fast_path=fast_path,
         evidence=None if autocast_error else evidence,
+        model_info=model_info,
         routes=routes,
     )
 

@@ -238,7 +238,11 @@ def estimate_work(items: Sequence[OpWork], dtype: str, threads: int) -> ForwardE
 
 
 def estimate_forward(config: ExperimentConfig) -> ForwardEstimate:
-    """One forward of `config`, calibrated on its own layers' ops (see estimate_work)."""
+    """One forward of `config`, calibrated on its own layers' ops (see estimate_work); a user
+    model's from its own timed forwards (families/user/probe.py)."""
+    measured = getattr(family(config), "measured_forward", None)
+    if measured is not None:
+        return ForwardEstimate(*measured(config))
     threads = config.threads or torch.get_num_threads()
     return estimate_work(work_items(config), config.dtype, threads)
 
@@ -269,6 +273,13 @@ def check_memory(config: ExperimentConfig) -> int:
             f"{budget / 2**20:,.0f} MB; use a smaller model or batch",
         )
     return peak
+
+
+def check_memory_before_running(config: ExperimentConfig) -> int | None:
+    """The memory guard where it is arithmetic, for input validation on the GUI thread: a
+    user model's size is measured by running its code, which the run's own guards do on the
+    worker after the trust question, so here it is skipped (None)."""
+    return None if config.is_user_model else check_memory(config)
 
 
 def check_time(config: ExperimentConfig, estimate: ForwardEstimate | None = None) -> float:

@@ -50,6 +50,7 @@ from autocast_explorer.core.experiment.certainty import (
 )
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
+from autocast_explorer.core.experiment.families.user.info import ModelInfo, ModelInfoPart
 from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
 from autocast_explorer.core.experiment.routes import (
     RoutePart,
@@ -164,6 +165,9 @@ class ResultPart(OpenPart):
         default=None, description="the time guard's estimate, beside the measurement"
     )
     train: TrainPart | None = None
+    model_info: ModelInfoPart | None = Field(
+        default=None, description="your own model (--model SPEC): what ran"
+    )
     routes: tuple[RoutePart, ...] | None = Field(
         default=None,
         description="run --routes: each route float32 vs lower, compared with eager float32",
@@ -236,6 +240,7 @@ class ExperimentResult:
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
     #: The speedup's interval, stalled blocks and the machine's load (None: saved before them).
     evidence: TimingEvidence | None = None
+    model_info: ModelInfo | None = None  # a user model: its class, size, file hash, input
     routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
 
     @property
@@ -289,6 +294,8 @@ class ExperimentResult:
             optional["guard"] = self.guard.to_part()
         if self.train is not None:
             optional["train"] = self.train.to_part()
+        if self.model_info is not None:
+            optional["model_info"] = self.model_info.to_part()
         if self.routes:
             optional["routes"] = routes_to_parts(self.routes)
         autocast = self.autocast
@@ -375,6 +382,7 @@ class ExperimentResult:
             fast_path=part.fast_path,
             train=None if part.train is None else TrainReport.from_part(part.train),
             evidence=None if failed else TimingEvidence.from_section(latency),
+            model_info=None if part.model_info is None else ModelInfo.from_part(part.model_info),
             routes=routes_from_parts(part.routes),
         )
 

@@ -6,7 +6,8 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 from __future__ import annotations
 
 from autocast_explorer.core.experiment.certainty import straddle_text
-from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
+from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
+from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
@@ -26,7 +27,7 @@ def hardware_clause(result: ExperimentResult) -> str:
     support = native_support(result.environment.cpu_flags, result.config.dtype)
     if support.native:
         return f"this CPU has native {support.dtype} ({support.present_text})"
-    return f"this CPU has no native {support.dtype} (no {' / '.join(support.wanted)})"
+    return f"this CPU has no native {support.dtype} (it lacks {support.lacks})"
 
 
 def guard_line(result: ExperimentResult) -> str:
@@ -208,7 +209,18 @@ def verdict(result: ExperimentResult) -> str:
     said = speed_clause(result)
     agree = result.agreement
     agreed = f"; predictions agreed on {agree.agree}/{agree.rows} rows" if agree else ""
+    if agree and agree.no_argmax_reason:
+        agreed = f"; outputs' cosine similarity {agree.cosine:.6f} (no predicted class)"
     return f"{said}; {hardware_clause(result)}{agreed}."
+
+
+def model_options(cfg: ExperimentConfig) -> str:
+    """' · relu · head none': the shared options the config's model uses (none for your own)."""
+    from autocast_explorer.core.experiment.families import family
+
+    uses = family(cfg).uses
+    activation = f" · {cfg.activation}" if "activation" in uses else ""
+    return activation + (f" · head {cfg.head}" if "head" in uses else "")
 
 
 def format_summary(result: ExperimentResult) -> str:
@@ -216,10 +228,9 @@ def format_summary(result: ExperimentResult) -> str:
     cfg = result.config
     env = result.environment
     model = f"widths {','.join(map(str, cfg.widths))}" if cfg.model == "mlp" else cfg.title
-    activation = f"{cfg.activation} · " if cfg.model != "rnn" else ""
     lines = [
-        f"Autocast Explorer · {model} · batch {cfg.batch} · "
-        f"{activation}head {cfg.head} · autocast dtype {cfg.dtype} · seed {cfg.seed}",
+        f"Autocast Explorer · {model} · batch {cfg.batch}{model_options(cfg)} · "
+        f"autocast dtype {cfg.dtype} · seed {cfg.seed}",
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
         f"{env.threads} threads",
         "",
@@ -250,6 +261,8 @@ def format_summary(result: ExperimentResult) -> str:
     headline, meaning = autocast_error_finding(result)
     if headline:
         lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
+    for fallback in silent_fallbacks(result):
+        lines += ["", f"Finding: {fallback.headline}.", f"  {fallback.meaning}"]
     if result.routes:
         lines += ["", *route_lines(result.routes)]
     lines += training_lines(result)
@@ -285,8 +298,12 @@ def format_summary(result: ExperimentResult) -> str:
             "Agreement:"
             if result.train is None
             else "Agreement of the trained models (held-out set):",
-            f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
-            f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
+            (
+                f"  no argmax: {a.no_argmax_reason}; "
+                if a.no_argmax_reason
+                else f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
+            )
+            + f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
             f"  max |diff| {a.max_abs_diff:.3g} · mean |diff| {a.mean_abs_diff:.3g} · "
             f"cosine {a.cosine:.6f}",
         ]

@@ -50,7 +50,7 @@ from autocast_explorer.core.experiment.model import build_input, build_model, lo
 from autocast_explorer.core.numerics.optrace import OpTracer
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
-from autocast_explorer.core.runtime.errors import error_text
+from autocast_explorer.core.runtime.errors import ConfigError, error_text
 from autocast_explorer.core.runtime.progress import Reporter
 
 MODES: tuple[str, str] = ("plain", "autocast")
@@ -168,7 +168,20 @@ class ModelSource:
 
 
 def _classes(config: ExperimentConfig) -> int:
-    """The classifier's outputs: an MLP's last width, another family's `classes`."""
+    """The classifier's outputs: an MLP's last width, another family's `classes`, a user
+    model's measured logits (its batch-1 probe); a user model without logits cannot train yet."""
+    if config.is_user_model:
+        from autocast_explorer.core.experiment.families.user.probe import probe
+
+        measured = probe(config)
+        if not measured.classes:
+            shape = "×".join(map(str, ("batch", *measured.output_shape[1:])))
+            raise ConfigError(
+                "mode",
+                f"training needs classifier logits (batch × classes) for its cross-entropy "
+                f"task; {config.model} outputs {shape}",
+            )
+        return measured.classes
     return config.widths[-1] if config.model == "mlp" else config.classes
 
 

@@ -3,6 +3,8 @@
 torch.cpu.get_capabilities() answers on Linux, macOS, Windows and Arm alike; /proc/cpuinfo is
 read only when this torch lacks that function (it exists from torch 2.8). Flags are kept in
 /proc/cpuinfo's spelling (avx512f, fma, asimdhp) so results written by older versions compare.
+The CPU's name comes from /proc/cpuinfo's model line, else torch's, else (Arm, where neither
+has one) the core named by the MIDR fields /proc/cpuinfo lists (core/hardware/midr.py).
 
 AUTOCAST_EXPLORER_CPU_FLAGS="avx2,fma" replaces the flags the program reports (not what the
 CPU does): with oneDNN's and ATen's own ISA caps it lets a native-bf16 machine be run as an
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autocast_explorer.core.hardware.midr import midr_name
+
 FLAGS_ENV = "AUTOCAST_EXPLORER_CPU_FLAGS"
 
 #: torch's capability names that differ from /proc/cpuinfo's (x86 and Arm).
@@ -33,6 +37,25 @@ TORCH_TO_CPUINFO: dict[str, tuple[str, ...]] = {
     "fp16_arith": ("fphp", "asimdhp"),
     "sve_bf16": ("svebf16",),
 }
+
+#: The instructions each dtype's native flags stand for, in words, per architecture: what a
+#: CPU without them lacks ('x86', 'arm', or '' when the flags say neither).
+LACKS: dict[str, dict[str, str]] = {
+    "bfloat16": {
+        "x86": "bfloat16 multiply instructions: neither AMX tiles nor AVX-512 BF16",
+        "arm": "bfloat16 multiply instructions: not the Armv8.6 BF16 extension (BFDOT, BFMMLA)",
+        "": "bfloat16 multiply instructions: neither x86's AMX or AVX-512 BF16 nor Arm's BF16",
+    },
+    "float16": {
+        "x86": "float16 arithmetic instructions: neither AMX-FP16 nor AVX-512 FP16",
+        "arm": "float16 arithmetic instructions: not the Armv8.2 half-precision extension",
+        "": "float16 arithmetic instructions: neither x86's AMX-FP16 or AVX-512 FP16 nor Arm's "
+        "half-precision extension",
+    },
+}
+#: Flags that only one architecture reports: enough to tell which one a flag set is from.
+ARM_MARKERS = frozenset({"asimd", "neon", "fp", "sve", "bf16", "svebf16", "asimdhp", "fphp"})
+X86_MARKERS = frozenset({"sse", "sse2", "avx", "avx2", "fma", "avx512f", "amx_tile", "x86_64"})
 
 #: The flags that make a low-precision dtype native, strongest unit first.
 NATIVE_UNITS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -78,20 +101,32 @@ class NativeSupport:
         """'amx_bf16, avx512_bf16': the flags that provide the dtype, as listed everywhere."""
         return ", ".join(self.present)
 
+    lacks: str = ""
+
     @property
     def instead(self) -> str:
         """What runs when the dtype is not native ('' when it is)."""
         if self.native:
             return ""
         return (
-            f"without {' / '.join(self.wanted)} the CPU has no {self.dtype} multiply: every "
-            f"{self.dtype} GEMM converts its operands and runs in torch's own (or oneDNN's "
-            "emulated) kernels"
+            f"every {self.dtype} matrix product converts its operands and runs in kernels that "
+            "compute in float32 inside (torch's own, oneDNN's emulation or the BLAS library's)"
         )
 
 
+def architecture_of(flags: Iterable[str]) -> str:
+    """'x86', 'arm' or '' (neither, or both: an override mixing them) from the flag names."""
+    present = set(flags)
+    arm, x86 = bool(present & ARM_MARKERS), bool(present & X86_MARKERS)
+    return "arm" if arm and not x86 else "x86" if x86 and not arm else ""
+
+
 def native_support(flags: Iterable[str], dtype: str) -> NativeSupport:
-    """The one rule: does a CPU with `flags` run `dtype` natively, and with which unit."""
+    """The one rule: does a CPU with `flags` run `dtype` natively, and with which unit.
+
+    `lacks` says in words what a CPU without native support is missing (for the CPU's
+    architecture, read from its flags), for sentences users read.
+    """
     present_flags = set(flags)
     units = NATIVE_UNITS.get(dtype)
     if units is None:  # float32: every CPU multiplies it natively
@@ -99,7 +134,8 @@ def native_support(flags: Iterable[str], dtype: str) -> NativeSupport:
     wanted = tuple(dict.fromkeys(flag for flag, _ in units))
     present = tuple(sorted(flag for flag in wanted if flag in present_flags))
     unit = next((label for flag, label in units if flag in present_flags), "")
-    return NativeSupport(dtype, bool(present), present, unit, tuple(sorted(wanted)))
+    lacks = "" if present else LACKS[dtype][architecture_of(present_flags)]
+    return NativeSupport(dtype, bool(present), present, unit, tuple(sorted(wanted)), lacks)
 
 
 def normalize(capabilities: Mapping[str, Any]) -> frozenset[str]:
@@ -118,9 +154,14 @@ def parse_flags(text: str) -> frozenset[str]:
 
 
 def read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> tuple[str, frozenset[str]]:
-    """CPU model name and flags from /proc/cpuinfo (Linux only); empty where it is missing."""
+    """CPU model name and flags from /proc/cpuinfo (Linux only); empty where it is missing.
+
+    Arm's /proc/cpuinfo has no model line: the name is then the core its first MIDR fields
+    ('CPU implementer', 'CPU part') name, e.g. 'Arm Neoverse-N1'.
+    """
     model = ""
     flags: frozenset[str] = frozenset()
+    midr: dict[str, str] = {}
     try:
         text = path.read_text(errors="replace")
     except OSError:
@@ -132,6 +173,10 @@ def read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> tuple[str, frozenset[str
             model = value.strip()
         elif key in ("flags", "features") and not flags:
             flags = frozenset(value.split())
+        elif key in ("cpu implementer", "cpu part") and key not in midr:
+            midr[key] = value.strip()
+    if not model and len(midr) == 2:
+        model = midr_name(midr["cpu implementer"], midr["cpu part"])
     return model, flags
 
 
@@ -157,8 +202,12 @@ def capabilities_from(
     model, info_flags = cpuinfo
     fallback_name = platform.processor() or platform.machine() or "unknown CPU"
     if torch_caps is not None:
-        # /proc/cpuinfo's brand string, where there is one, is the one users know from lscpu.
-        name = model or str(torch_caps.get("cpu_name") or "") or fallback_name
+        # /proc/cpuinfo's brand string (or MIDR core), where there is one, is the one users
+        # know from lscpu; torch says "Unknown" where its cpuinfo library knows no name.
+        torch_name = str(torch_caps.get("cpu_name") or "")
+        if torch_name.strip().lower() == "unknown":
+            torch_name = ""
+        name = model or torch_name or fallback_name
         flags = normalize(torch_caps)
         source = "torch.cpu.get_capabilities()"
         arch = str(torch_caps.get("architecture", platform.machine()))

@@ -159,10 +159,11 @@ class Comparison:
         ignored = {"min_time", "max_time", "allow_slow", "memory_budget_mb"}
         if all(run.result.config.mode != "train" for run in self.runs):
             ignored |= {"steps", "lr", "optimizer", "scaler"}  # unused when nothing trained
+        keys = list(dict.fromkeys(key for d in dicts for key in d))  # families differ in keys
         return [
             key
-            for key in dicts[0]
-            if key not in ignored and any(d[key] != dicts[0][key] for d in dicts)
+            for key in keys
+            if key not in ignored and any(d.get(key) != dicts[0].get(key) for d in dicts)
         ]
 
 
@@ -205,6 +206,8 @@ def _config_text(result: ExperimentResult) -> str:
     c = result.config
     fam = family(c)
     model = ",".join(map(str, c.widths)) if c.model == "mlp" else fam.title
+    if c.is_user_model:
+        model = c.title  # the spec and its arguments
     return (
         f"{model} · batch {c.batch}"
         + (f" · {c.activation}" if "activation" in fam.uses else "")

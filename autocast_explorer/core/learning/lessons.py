@@ -191,7 +191,9 @@ def _check_plain(result: ExperimentResult, probe: Probe | None) -> LessonOutcome
             + "."
         )
     sentences = [
-        f"The model's output (the logits for {result.agreement.rows} rows) was {output}.",
+        f"The model's output (the logits for {result.agreement.rows} rows) was {output}."
+        if not result.agreement.no_argmax_reason
+        else f"The model's output ({result.config.batch} rows) was {output}.",
         f"A plain forward took {_ms(result.plain.median_ms)} (median of "
         f"{result.plain.samples} timed blocks) for {result.flops / 1e6:,.1f} MFLOP.",
     ]
@@ -312,7 +314,9 @@ def _check_float32_ops(result: ExperimentResult, probe: Probe | None) -> LessonO
 
 def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
     a = result.agreement
-    if a.agree == a.rows:
+    if a.no_argmax_reason:
+        headline = f"No predicted class to compare: {a.no_argmax_reason}."
+    elif a.agree == a.rows:
         headline = f"The predicted class was the same on all {a.rows} rows."
     else:
         headline = (
@@ -386,7 +390,8 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     if not support.native:
         sentences.append(
             f"So nothing here multiplies {low} natively: each {low} matrix product converted "
-            "its operands and ran in torch's own kernels (or oneDNN's emulation), at "
+            "its operands and ran in kernels that compute in float32 inside (torch's own, "
+            "oneDNN's emulation or the BLAS library's), at "
             f"{result.gflops('autocast'):,.1f} GFLOP/s against {result.gflops('plain'):,.1f} "
             "GFLOP/s in float32."
         )

@@ -38,6 +38,7 @@ from autocast_explorer.core.documents.files import (
 )
 from autocast_explorer.core.experiment import training
 from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS, ExperimentConfig
+from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.summary import (
@@ -342,7 +343,9 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
         ]
     else:
         out += [
-            f"- predictions (argmax) agree on {a.agree}/{a.rows} rows ({a.fraction:.1%})",
+            f"- no argmax: {a.no_argmax_reason}"
+            if a.no_argmax_reason
+            else f"- predictions (argmax) agree on {a.agree}/{a.rows} rows ({a.fraction:.1%})",
             f"- allclose(atol={a.atol:g}, rtol={a.rtol:g}): {a.allclose}",
             f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
             f"cosine similarity {a.cosine:.6f}",
@@ -436,10 +439,15 @@ def routes_markdown(result: ExperimentResult) -> list[str]:
 
 
 def _finding_markdown(result: ExperimentResult) -> list[str]:
-    """A run whose autocast forward raised leads with that: it is the finding."""
+    """A run whose autocast forward raised leads with that: it is the finding; so does a
+    layer autocast silently left in float32."""
     headline, meaning = autocast_error_finding(result)
     if not headline:
-        return []
+        return [
+            line
+            for fallback in silent_fallbacks(result)
+            for line in (f"## Finding: {_cell(fallback.headline)}", "", _cell(fallback.meaning), "")
+        ]
     return [
         f"## Finding: {_cell(headline)}",
         "",
@@ -569,10 +577,22 @@ def reproduce_script(result: ExperimentResult) -> str:
         "__HELD_OUT_BATCHES__": repr(training.HELD_OUT_BATCHES),
         "__CENTROID_NORM__": repr(training.CENTROID_NORM),
         "__INIT_SCALE__": repr(training.INIT_SCALE),
+        "__USER_MODEL_BUILD__": USER_MODEL_BUILD if result.config.is_user_model else "",
     }
     # One pass, so text inside an inserted value is never itself substituted.
     return re.sub(r"__[A-Z_]+__", lambda m: values.get(m.group(0), m.group(0)), _TEMPLATE)
 
+
+#: A user model's build() (a spec such as hf:bert or my_model.py:build): the explorer's own
+#: loader builds it from the same spec, so that script needs autocast-explorer installed (and
+#: the model's file where the spec says); a family's script needs torch alone.
+USER_MODEL_BUILD = """\
+    # Your own model: built from the same spec by the explorer's own loader (so this script
+    # needs autocast-explorer installed, and the model's file where the spec says).
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.experiment.model import build as build_config
+
+    return build_config(ExperimentConfig.from_dict(CONFIG))"""
 
 _TEMPLATE = '''\
 #!/usr/bin/env python3
@@ -704,6 +724,8 @@ def class_count():
 
 
 def model_line():
+    if ":" in MODEL:
+        return MODEL
     if MODEL == "mlp":
         return "MLP widths %s" % ",".join(map(str, CONFIG["widths"]))
     if MODEL == "cnn":
@@ -722,6 +744,7 @@ def build():
     """Seed, the family's layers in order, optional head, the measured mode; then the input.
 
     A transformer with its fast path off is measured in train mode (dropout is 0)."""
+__USER_MODEL_BUILD__
     torch.manual_seed(CONFIG["seed"])
     layers = collections.OrderedDict()
     FAMILY_LAYERS[MODEL](layers)
@@ -1013,13 +1036,18 @@ def main():
         "agreement": None,
         "autocast_error": error,
     }
+    if ":" in MODEL:  # your own model: the rows the explorer grouped by module depth
+        kept = [layer["name"] for layer in ORIGINAL["layers"]]
+        found["layers"] = [layer for layer in found["layers"] if layer["name"] in kept]
     if auto is not None:
         reference, lowered = plain.float(), auto.float()
-        agree = int((reference.argmax(dim=1) == lowered.argmax(dim=1)).sum())
+        logits = reference.dim() == 2 and reference.shape[1] >= 2  # batch × classes
+        rows = reference.shape[0] if logits else 0  # no argmax without logits
+        agree = int((reference.argmax(dim=1) == lowered.argmax(dim=1)).sum()) if rows else 0
         diff = (reference - lowered).abs()
         allclose = bool(torch.allclose(reference, lowered, atol=CONFIG["atol"],
                                        rtol=CONFIG["rtol"]))
-        found["agreement"] = {"agree": agree, "rows": reference.shape[0], "allclose": allclose,
+        found["agreement"] = {"agree": agree, "rows": rows, "allclose": allclose,
                               "max_abs_diff": float(diff.max())}
         plain_ms, auto_ms = timings(model, x, low, args.min_time)
     else:
@@ -1054,7 +1082,10 @@ def main():
             "%s -> %s" % (a["in"], a["out"]) if a else "did not run"))
     a = found["agreement"]
     if a is not None:
-        print("predictions agree: %d/%d" % (a["agree"], a["rows"]))
+        if a["rows"]:
+            print("predictions agree: %d/%d" % (a["agree"], a["rows"]))
+        else:
+            print("no argmax: the output is not batch x classes logits")
         print("allclose(atol=%g, rtol=%g): %s" % (CONFIG["atol"], CONFIG["rtol"],
                                                   a["allclose"]))
         print("max abs diff: %.6g" % a["max_abs_diff"])

@@ -84,14 +84,13 @@ from autocast_explorer.core.sweeps.crossover import (
     interval_words,
 )
 from autocast_explorer.core.sweeps.roofline import (
-    FAMILY_FLOPS_FORMULA,
-    FLOPS_FORMULA,
     PeakEstimate,
     Roofline,
     RooflinePart,
     build_roofline_from_work,
     bytes_moved,
     family_bytes_moved,
+    flops_formula,
     linear_flops,
 )
 from autocast_explorer.core.sweeps.spec import GRID, PARAMS, SweepSpec
@@ -543,7 +542,7 @@ class SweepResult:
             config.dtype,
             environment.threads,
             roofline_work(points),
-            flops_formula=FLOPS_FORMULA if config.model == "mlp" else FAMILY_FLOPS_FORMULA,
+            flops_formula=flops_formula(config),
             peaks=tuple(PeakEstimate.from_part(p) for p in part.roofline.peaks.values()),
         )
         result = cls(

@@ -40,6 +40,11 @@ from autocast_explorer.core.hardware.cpu import cpu_identity
 
 FLOPS_FORMULA = "FLOPs = Σ over Linear layers of 2·B·in·out (bias adds and activations not counted)"
 #: What a CNN's, transformer's or RNN's FLOP count covers (core/experiment/families/).
+#: What a user model's FLOP count is (core/experiment/families/user/probe.py).
+USER_FLOPS_FORMULA = (
+    "FLOPs = torch.utils.flop_counter.FlopCounterMode's count of the model's batch-1 forward "
+    "× batch (matrix products and convolutions; elementwise ops not counted)"
+)
 FAMILY_FLOPS_FORMULA = (
     "FLOPs = 2 per multiply-add of the model's matrix products (convolutions as implicit "
     "GEMMs, attention projections and score products, recurrent projections at every step; "
@@ -270,8 +275,58 @@ def _vendor(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     return ""
 
 
-def float32_simd(flags: Iterable[str], vendor: str = "") -> tuple[int, int, str, str]:
-    """(lanes, FMA units, ISA, note) for float32 FMAs, from the CPU flags."""
+#: Known Arm cores' float32 FMA lanes per cycle (all pipes together), from the vendors'
+#: optimization guides: (core name as midr.py spells it, lanes, what that is).
+ARM_FMA_LANES: tuple[tuple[str, int, str], ...] = (
+    ("Neoverse-N1", 8, "2×128-bit FMA pipes"),
+    ("Neoverse-N2", 8, "2×128-bit FMA pipes"),
+    ("Neoverse-N3", 8, "2×128-bit FMA pipes"),
+    ("Neoverse-V1", 16, "2×256-bit SVE (4×128-bit NEON) FMA pipes"),
+    ("Neoverse-V2", 16, "4×128-bit FMA pipes"),
+    ("Neoverse-V3", 16, "4×128-bit FMA pipes"),
+    ("Apple M", 16, "4×128-bit FMA pipes (performance cores)"),
+    ("A64FX", 32, "2×512-bit SVE FMA pipes"),
+)
+
+
+def sve_vector_bits() -> int:
+    """This process's SVE vector length in bits (prctl PR_SVE_GET_VL); 0 without SVE/Linux."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        length = int(libc.prctl(51, 0, 0, 0, 0))  # PR_SVE_GET_VL: bytes in the low 16 bits
+    except (OSError, AttributeError):
+        return 0
+    return (length & 0xFFFF) * 8 if length > 0 else 0
+
+
+def _arm_simd(flags: set[str], core: str, vector_bits: int) -> tuple[int, int, str, str]:
+    """(lanes, FMA units, ISA, note) for float32 FMAs on an Arm core."""
+    sve = "sve" in flags and vector_bits >= 128
+    bits = vector_bits if sve else 128
+    lanes = bits // 32
+    isa = f"sve{bits}" if sve else "neon"
+    width = f"{bits}-bit SVE" if sve else "128-bit NEON"
+    known = next(((name, total, what) for name, total, what in ARM_FMA_LANES if name in core), None)
+    if known is None:
+        return lanes, 2, isa, f"{width}, 2 FMA units assumed (core not in the table)"
+    name, total, what = known
+    units = max(1, total // lanes)
+    return lanes, units, isa, f"{width}; {name}: {what}, so {units} unit(s) of this width"
+
+
+def float32_simd(
+    flags: Iterable[str], vendor: str = "", core: str = "", vector_bits: int = 0
+) -> tuple[int, int, str, str]:
+    """(lanes, FMA units, ISA, note) for float32 FMAs, from the CPU flags.
+
+    x86: the vendor (vendor_id) decides AVX-512's unit count. Arm: the SVE vector length
+    (`vector_bits`, 0 = unknown or none) and the core's name (`core`, from MIDR) decide.
+    """
     flags = set(flags)
     if "avx512f" in flags:
         if "AMD" in vendor.upper():
@@ -282,7 +337,7 @@ def float32_simd(flags: Iterable[str], vendor: str = "") -> tuple[int, int, str,
     if "avx" in flags:
         return 8, 1, "avx", "no FMA instructions: separate multiply and add assumed"
     if "asimd" in flags or "neon" in flags:
-        return 4, 2, "neon", "128-bit NEON, 2 FMA units assumed"
+        return _arm_simd(flags, core, vector_bits)
     return 4, 1, "sse", "128-bit SIMD, 1 unit assumed"
 
 
@@ -293,16 +348,24 @@ def estimate_peak(
     ghz: tuple[float, str] | None = None,
     vendor: str | None = None,
     cores: int | None = None,
+    core: str | None = None,
+    vector_bits: int | None = None,
 ) -> PeakEstimate:
     """The estimated GFLOP/s ceiling for `dtype` with `threads` threads on this CPU.
 
     Without native instructions for a low-precision dtype, oneDNN/torch convert to float32
-    and compute there, so the float32 peak is used as the (generous) ceiling.
+    and compute there, so the float32 peak is used as the (generous) ceiling. `core` (the
+    CPU's name) and `vector_bits` (SVE length) matter on Arm only; default: this machine's.
     """
     flags = set(cpu_identity()[1] if flags is None else flags)
     clock, source = ghz if ghz is not None else cpu_ghz()
     used = max(1, min(threads, cores if cores is not None else physical_cores()))
-    lanes, units, isa, note = float32_simd(flags, _vendor() if vendor is None else vendor)
+    lanes, units, isa, note = float32_simd(
+        flags,
+        _vendor() if vendor is None else vendor,
+        cpu_identity()[0] if core is None else core,
+        sve_vector_bits() if vector_bits is None else vector_bits,
+    )
     support = native_support(flags, dtype)
     native = support.native
     if dtype != "float32" and native:
@@ -314,7 +377,14 @@ def estimate_peak(
             lanes, isa = 32, f"avx512_{short}"
             what = "vdpbf16ps: 32 bf16 products" if short == "bf16" else "32 fp16 lanes"
             note = f"{what} per 512-bit op; {note}"
-        else:  # Arm: BFDOT/BFMMLA or FP16 arithmetic on the same vectors, twice the lanes
+        elif short == "bf16":  # Arm: BFDOT, a 2-element dot product in each float32 lane
+            sve = isa.startswith("sve") and "svebf16" in flags
+            lanes, isa = lanes * 2, "svebf16" if sve else "bf16"
+            note = (
+                f"{support.unit}: BFDOT makes two bf16 products per float32 lane (BFMMLA "
+                f"may do more); {note}"
+            )
+        else:  # Arm FP16 arithmetic: twice the lanes of the same vectors
             lanes, isa = lanes * 2, support.present[0]
             note = f"{support.unit}: twice float32's lanes per vector op; {note}"
     if not native:
@@ -411,3 +481,10 @@ def build_roofline_from_work(
         points.append(RooflinePoint(value, "plain", "float32", flops, bytes_plain, plain))
         points.append(RooflinePoint(value, "autocast", dtype, flops, bytes_auto, auto))
     return Roofline(peaks=peaks, points=tuple(points), flops_formula=flops_formula)
+
+
+def flops_formula(config: ExperimentConfig) -> str:
+    """What `config`'s FLOP count covers, in words."""
+    if config.model == "mlp":
+        return FLOPS_FORMULA
+    return USER_FLOPS_FORMULA if config.is_user_model else FAMILY_FLOPS_FORMULA

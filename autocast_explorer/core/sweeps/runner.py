@@ -40,9 +40,8 @@ from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Report
 from autocast_explorer.core.runtime.threads import torch_threads
 from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult, roofline_work
 from autocast_explorer.core.sweeps.roofline import (
-    FAMILY_FLOPS_FORMULA,
-    FLOPS_FORMULA,
     build_roofline_from_work,
+    flops_formula,
 )
 from autocast_explorer.core.sweeps.spec import PlannedPoint, SweepSpec, default_values
 from autocast_explorer.core.sweeps.verdict import hardware_verdict
@@ -223,11 +222,6 @@ class _Models:
             self.key = key
         torch.set_rng_state(self.rng)
         return self.model, build_input(config)
-
-
-def flops_formula(config: ExperimentConfig) -> str:
-    """The roofline's words for what the FLOP count covers, for this config's model."""
-    return FLOPS_FORMULA if config.model == "mlp" else FAMILY_FLOPS_FORMULA
 
 
 def _largest_rates(points: Sequence[SweepPoint]) -> tuple[float, float] | None:

@@ -27,13 +27,28 @@ from autocast_explorer.core.documents.model import (
     read,
 )
 from autocast_explorer.core.experiment.pace import SAME_SPEED
-from autocast_explorer.core.hardware.capabilities import NativeSupport, native_support
+from autocast_explorer.core.hardware.capabilities import (
+    NativeSupport,
+    architecture_of,
+    native_support,
+)
 from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.hardware.onednn import OneDnnPart, OneDnnProbe
 from autocast_explorer.core.sweeps.crossover import find_crossings, format_value
 
-#: The flags the verdict panel lists, whether present or not.
+#: The flags the verdict panel lists, whether present or not: x86's, and Arm's on Arm.
 VERDICT_FLAGS: tuple[str, ...] = ("avx512_bf16", "amx_bf16", "amx_tile", "avx512_fp16", "amx_fp16")
+ARM_VERDICT_FLAGS: tuple[str, ...] = ("bf16", "svebf16", "sve", "asimdhp")
+
+
+def verdict_flags(flags: Sequence[str]) -> tuple[str, ...]:
+    """The flags worth listing for a CPU with `flags`: its architecture's (both if unknown)."""
+    arch = architecture_of(flags)
+    if arch == "arm":
+        return ARM_VERDICT_FLAGS
+    return VERDICT_FLAGS if arch == "x86" else VERDICT_FLAGS + ARM_VERDICT_FLAGS
+
+
 #: Speedups within this factor of 1.0 everywhere count as "about even" when they wander across
 #: (the same threshold as every other "about the same speed").
 NOISE_BAND = SAME_SPEED
@@ -129,8 +144,8 @@ def instead_clause(
             ran = f"oneDNN emulated the {low} GEMMs ({names}), converting to float32 inside"
         else:
             ran = (
-                f"each {low} GEMM was a conversion plus torch's own kernels (oneDNN ran no "
-                "GEMM: it has no native path on this CPU)"
+                f"each {low} GEMM was a conversion plus a kernel outside oneDNN (torch's own "
+                "or the BLAS library's; oneDNN ran no GEMM: it has no native path on this CPU)"
             )
     else:
         ran = f"each {low} GEMM converted its operands and ran without native instructions"
@@ -239,7 +254,7 @@ def hardware_verdict(
         threads=env.threads,
         cpu_capability=env.cpu_capability,
         dtype=dtype,
-        flags={flag: flag in present for flag in VERDICT_FLAGS},
+        flags={flag: flag in present for flag in verdict_flags(env.cpu_flags)},
         native=native,
         torch_bf16_supported=env.torch_bf16_supported,
         torch_fp16_supported=env.torch_fp16_supported,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,8 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.families.user.errors import UserModelError
+from autocast_explorer.core.experiment.families.user.spec import model_file
 from autocast_explorer.gui.features import (
     compare,
     experiment,
@@ -162,6 +165,9 @@ class MainWindow(QMainWindow):
         self._engine_ready = False
         self._engine_error = ""
         self._errors: dict[str, str] = {}
+        self._user_error: tuple[ExperimentConfig, dict[str, str]] | None = None
+        #: Asks whether to import a model file not run before (tests replace it).
+        self.confirm_model_file: Callable[[str], bool] = self._ask_model_file
         self._guard_blocked: tuple[ExperimentConfig, dict[str, str]] | None = None
         self._run_config: ExperimentConfig | None = None
         self._run_started = 0.0
@@ -187,6 +193,9 @@ class MainWindow(QMainWindow):
         # Last: every menu entry's tooltip names its key; then the saved state is restored.
         audit_shortcuts(self)
         install_settings(self)
+        from autocast_explorer.gui.window.settings import recent_specs
+
+        self.controls.family.userPage.set_recent(recent_specs())
 
     def _install(self, install: Feature) -> None:
         handles = install(self.context) or {}
@@ -505,13 +514,16 @@ class MainWindow(QMainWindow):
                 from autocast_explorer.core.experiment import guards
 
                 try:
-                    guards.check_memory(config)  # cheap: arithmetic and /proc/meminfo
+                    guards.check_memory_before_running(config)  # arithmetic, /proc/meminfo
                 except ConfigError as exc:
                     errors = error_fields(exc)
             if not errors and self._guard_blocked and self._guard_blocked[0] == config:
                 errors = dict(self._guard_blocked[1])
         self._errors = errors
-        self.controls.show_errors(errors)
+        shown = dict(errors)
+        if not errors and self._user_error is not None and self._user_error[0] == config:
+            shown = dict(self._user_error[1])  # shown, not blocking
+        self.controls.show_errors(shown)
         self._update_actions()
 
     def input_errors(self) -> dict[str, str]:
@@ -558,6 +570,8 @@ class MainWindow(QMainWindow):
         if self._errors:
             return False
         config = self.current_config()
+        if not self._trusted(config):
+            return False
         self._run_config = config
         if not self._experiment.start(functools.partial(experiment_task, config)):
             self._run_config = None
@@ -570,6 +584,39 @@ class MainWindow(QMainWindow):
         self.experimentStarted.emit()
         self.context.experimentStarted.emit(config)
         return True
+
+    def _trusted(self, config: ExperimentConfig) -> bool:
+        """A user model: its file asked about once (importing runs its code); its spec
+        remembered for completion."""
+        if not config.is_user_model:
+            return True
+        from autocast_explorer.gui.window.settings import (
+            is_trusted_file,
+            recent_specs,
+            remember_spec,
+            trust_file,
+        )
+
+        path = model_file(config.model)
+        if path is not None and not is_trusted_file(path):
+            if not self.confirm_model_file(path):
+                return False
+            trust_file(path)
+        remember_spec(config.model)
+        self.controls.family.userPage.set_recent(recent_specs())
+        self._user_error = None
+        return True
+
+    def _ask_model_file(self, path: str) -> bool:
+        from PySide6.QtWidgets import QMessageBox
+
+        answer = QMessageBox.question(
+            self,
+            "Run code from this file?",
+            f"Measuring {path} imports it, which runs its Python code with your rights. "
+            "Run it only if you trust it. Import and run it?",
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     @Slot()
     def cancel_experiment(self) -> None:
@@ -635,7 +682,11 @@ class MainWindow(QMainWindow):
         self.verdictLabel.setText(f"Run failed: {message}")
         self.show_banner(f"Run failed: {message}")
         error = self.runner.last_error
-        if own is not None and isinstance(error, ConfigError):
+        if own is not None and isinstance(error, UserModelError):
+            # The user's code failed: say so under the model field, but let Run try again
+            # (the file may be fixed without the config changing).
+            self._user_error = (own, error_fields(error))
+        elif own is not None and isinstance(error, ConfigError):
             # A guard refused this config (too big or too slow): keep Run off until it changes.
             self._guard_blocked = (own, error_fields(error))
         self._validate()

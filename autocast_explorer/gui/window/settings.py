@@ -305,3 +305,39 @@ def install_settings(window: RememberedWindow) -> SettingsKeeper:
     except Exception as exc:  # the last net: a window that cannot start helps nobody
         keeper._report([f"the saved settings could not be used ({type(exc).__name__})"])
     return keeper
+
+
+# ---- your own model: the specs run before and the files agreed to ------------------------------
+RECENT_SPECS_KEY = "models/recent_specs"
+TRUSTED_FILES_KEY = "models/trusted_files"
+MAX_RECENT_SPECS = 20
+MAX_TRUSTED_FILES = 200
+
+
+def _stored_texts(key: str) -> list[str]:
+    """A JSON list of texts kept under `key` ([] for anything else: settings are untrusted)."""
+    try:
+        data = json.loads(str(open_settings().value(key, "[]")))
+    except ValueError:
+        return []
+    return [t for t in data if isinstance(t, str)] if isinstance(data, list) else []
+
+
+def recent_specs() -> list[str]:
+    """The model specs run before, newest first."""
+    return [s for s in _stored_texts(RECENT_SPECS_KEY) if ":" in s][:MAX_RECENT_SPECS]
+
+
+def remember_spec(spec: str) -> None:
+    specs = [spec, *(s for s in recent_specs() if s != spec)][:MAX_RECENT_SPECS]
+    open_settings().setValue(RECENT_SPECS_KEY, json.dumps(specs))
+
+
+def is_trusted_file(path: str) -> bool:
+    """Whether the user already agreed to import the model file `path` (asked once per file)."""
+    return path in _stored_texts(TRUSTED_FILES_KEY)
+
+
+def trust_file(path: str) -> None:
+    paths = [*_stored_texts(TRUSTED_FILES_KEY), path][-MAX_TRUSTED_FILES:]
+    open_settings().setValue(TRUSTED_FILES_KEY, json.dumps(paths))

@@ -12,10 +12,13 @@ from autocast_explorer.core.experiment.families.cnn import CnnFamily
 from autocast_explorer.core.experiment.families.mlp import MlpFamily
 from autocast_explorer.core.experiment.families.rnn import RnnFamily
 from autocast_explorer.core.experiment.families.transformer import TransformerFamily
+from autocast_explorer.core.experiment.families.user.family import UserFamily
 
 FAMILIES: dict[str, Family] = {
     f.name: f for f in (MlpFamily(), CnnFamily(), TransformerFamily(), RnnFamily())
 }
+#: The user's own model: every `model` that is a spec (hf:bert, my_model.py:build).
+USER = UserFamily()
 
 
 def get_family(name: str) -> Family:
@@ -24,8 +27,8 @@ def get_family(name: str) -> Family:
 
 
 def family(config: ExperimentConfig) -> Family:
-    """The family of `config`."""
-    return FAMILIES[config.model]
+    """The family of `config` (USER for a spec of the user's own model)."""
+    return FAMILIES.get(config.model, USER)
 
 
 def family_fields() -> dict[str, FamilyParam]:
@@ -52,4 +55,13 @@ class _ConfigRules:
 
 install_family_rules(_ConfigRules())
 
-__all__ = ["FAMILIES", "Family", "FamilyParam", "Gemm", "family", "family_fields", "get_family"]
+__all__ = [
+    "FAMILIES",
+    "USER",
+    "Family",
+    "FamilyParam",
+    "Gemm",
+    "family",
+    "family_fields",
+    "get_family",
+]

@@ -47,7 +47,7 @@ from autocast_explorer.core.experiment.config import (
     ExperimentConfig,
     parse_widths,
 )
-from autocast_explorer.core.experiment.families import FAMILIES
+from autocast_explorer.core.experiment.families import FAMILIES, USER
 from autocast_explorer.gui.features.experiment.family_controls import MODEL_TIP, FamilyControls
 from autocast_explorer.gui.shell import style
 
@@ -400,7 +400,7 @@ class ControlsPanel(QWidget):
     @Slot()
     def _on_family_changed(self) -> None:
         """Show the shared inputs the chosen family uses (widths: MLP; activation: not RNN)."""
-        uses = FAMILIES[self.family.model()].uses
+        uses = FAMILIES.get(self.family.model(), USER).uses
         self._model_form.setRowVisible(self._widths_row, "widths" in uses)
         self._model_form.setRowVisible(self.activationCombo, "activation" in uses)
         self._model_form.setRowVisible(self.headCombo, "head" in uses)
@@ -448,7 +448,7 @@ class ControlsPanel(QWidget):
     def config(self) -> ExperimentConfig:
         """The config the inputs describe; raises ConfigError naming the first bad field."""
         family = self.family.fields()
-        uses = FAMILIES[family["model"]].uses
+        uses = FAMILIES.get(family["model"], USER).uses
         # Inputs a family does not use keep their values for when the MLP comes back, but
         # do not take part: another family's config keeps the defaults there.
         widths = (
@@ -466,7 +466,7 @@ class ControlsPanel(QWidget):
             dtype=self.dtypeCombo.currentText(),
             threads=threads,
             activation=activation,
-            head=self.headCombo.currentText(),
+            head=self.headCombo.currentText() if "head" in uses else "none",
             atol=self.atolSpin.value(),
             rtol=self.rtolSpin.value(),
             topk=self.topkSpin.value(),

@@ -25,10 +25,15 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.core.experiment.config import ExperimentConfig, parse_widths
 from autocast_explorer.core.experiment.families import FAMILIES, FamilyParam
+from autocast_explorer.gui.features.experiment.user_model_page import UserModelPage
+
+#: modelCombo's data for "Your model…" (the config's `model` is then the typed spec).
+USER_ITEM = "user"
 
 MODEL_TIP = (
     "Which model to measure. mlp is the tutorial's model; cnn, transformer and rnn show how "
-    "autocast treats convolutions, attention and recurrent layers on this CPU."
+    "autocast treats convolutions, attention and recurrent layers on this CPU. Your model… "
+    "runs a Hugging Face, torchvision or timm architecture, or your own factory."
 )
 LABELS = {
     "channels": "C&hannels",
@@ -68,6 +73,7 @@ class FamilyControls(QObject):
         self.modelCombo.setObjectName("modelCombo")
         for name, fam in FAMILIES.items():
             self.modelCombo.addItem(f"{fam.title} ({name})", name)
+        self.modelCombo.addItem("Your model…", USER_ITEM)
         self.modelCombo.setToolTip(MODEL_TIP)
         self.modelCombo.currentIndexChanged.connect(self._on_model_changed)
         self.pages = QStackedWidget()
@@ -94,6 +100,9 @@ class FamilyControls(QObject):
                 form.addRow(label, widget)
                 self._labels[name][param.name] = label
             self.pages.addWidget(page)
+        self.userPage = UserModelPage()
+        self.userPage.changed.connect(self._emit_changed)
+        self.pages.addWidget(self.userPage)
         self._on_model_changed(0)
 
     def _input(self, family: str, param: FamilyParam) -> QWidget:
@@ -139,11 +148,13 @@ class FamilyControls(QObject):
             current = i == self.pages.currentIndex()
             policy = QSizePolicy.Policy.Preferred if current else QSizePolicy.Policy.Ignored
             self.pages.widget(i).setSizePolicy(policy, policy)
-        self.pages.setVisible(bool(FAMILIES[self.model()].params))
+        user = self.modelCombo.currentData() == USER_ITEM
+        self.pages.setVisible(user or bool(FAMILIES[self.model()].params))
         self.pages.adjustSize()
 
     # ---- config ---------------------------------------------------------------------------
     def model(self) -> str:
+        """The family chosen ('user' for Your model…)."""
         return self.modelCombo.currentData() or "mlp"
 
     def input(self, field: str, family: str | None = None) -> QWidget:
@@ -154,6 +165,8 @@ class FamilyControls(QObject):
         """`model` and the current family's parameters, as config fields (may raise
         ConfigError from parsing channels)."""
         model = self.model()
+        if model == USER_ITEM:
+            return self.userPage.fields()
         values: dict[str, Any] = {"model": model}
         for field, widget in self._inputs[model].items():
             if isinstance(widget, QLineEdit):
@@ -171,7 +184,9 @@ class FamilyControls(QObject):
         widgets = [self.modelCombo, *(w for page in self._inputs.values() for w in page.values())]
         blocked = [w.blockSignals(True) for w in widgets]
         try:
-            self.modelCombo.setCurrentIndex(self.modelCombo.findData(config.model))
+            key = USER_ITEM if config.is_user_model else config.model
+            self.modelCombo.setCurrentIndex(self.modelCombo.findData(key))
+            self.userPage.set_config(config)
             for page in self._inputs.values():
                 for field, widget in page.items():
                     value = getattr(config, field)
@@ -190,4 +205,6 @@ class FamilyControls(QObject):
 
     def field_widgets(self) -> dict[str, list[QWidget]]:
         """Inputs per field on the current page (for inline error highlighting)."""
+        if self.model() == USER_ITEM:
+            return {"model": [self.userPage.modelSpecEdit]}
         return {field: [w] for field, w in self._inputs[self.model()].items()}

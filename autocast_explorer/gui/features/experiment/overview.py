@@ -80,10 +80,12 @@ class ResultHeader(QWidget):
     def show_result(self, result: ExperimentResult) -> None:
         from html import escape
 
+        from autocast_explorer.core.experiment.fallback import silent_fallbacks
         from autocast_explorer.core.experiment.summary import (
             autocast_error_finding,
             fast_path_sentence,
             guard_line,
+            model_options,
             verdict,
         )
 
@@ -93,21 +95,23 @@ class ResultHeader(QWidget):
         sentence = headline or verdict(result)
         self.headline.setText(sentence[:1].upper() + sentence[1:])
         self.headline.setStyleSheet(f"color: {style.BAD};" if headline else "")
-        activation = f" · {cfg.activation}" if cfg.model != "rnn" else ""
         path = fast_path_sentence(result)
         self.details.setText(
-            f"{cfg.title} · batch {cfg.batch}{activation} · head {cfg.head} · autocast "
+            f"{cfg.title} · batch {cfg.batch}{model_options(cfg)} · autocast "
             f"{cfg.dtype}   |   {env.cpu_model} · torch {env.torch_version} · "
             f"{env.cpu_capability} · {env.threads} threads"
             + (f"\nTransformer: {path}" if path else "")
         )
+        silent = silent_fallbacks(result)
         self.finding.setText(
             f"<b>torch said:</b> <code>{escape(result.autocast_error)}</code><br>"
             f"<b>What it means:</b> {escape(meaning)}"
             if headline
-            else ""
+            else "<br>".join(
+                f"<b>Finding: {escape(f.headline)}.</b><br>{escape(f.meaning)}" for f in silent
+            )
         )
-        self.finding.setVisible(bool(headline))
+        self.finding.setVisible(bool(headline or silent))
         guard = guard_line(result)
         self.guard.setText(guard[:1].upper() + guard[1:])
         self.guard.setToolTip(

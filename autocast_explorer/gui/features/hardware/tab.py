@@ -445,9 +445,10 @@ class HardwareTab(QWidget):
 
     def flags_shown(self) -> dict[str, bool]:
         """The flag rows as shown: name → present."""
-        from autocast_explorer.core.sweeps.verdict import VERDICT_FLAGS
+        from autocast_explorer.core.sweeps.verdict import ARM_VERDICT_FLAGS, VERDICT_FLAGS
 
-        return {name: value == PRESENT for name, value in self.rows() if name in VERDICT_FLAGS}
+        names = VERDICT_FLAGS + ARM_VERDICT_FLAGS
+        return {name: value == PRESENT for name, value in self.rows() if name in names}
 
 
 def _when(created: str) -> str:

@@ -29,6 +29,7 @@ from autocast_explorer.gui.charts.flip_chart import FlipRateChart
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.agreement import Agreement
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.numerics.flips import Flip
 
@@ -155,6 +156,22 @@ class AgreementView(QWidget):
             self.flipChart.show_result(result)
             return
         flipped = a.rows - a.agree
+        if a.no_argmax_reason:
+            self.top1Card.set("no argmax", a.no_argmax_reason, style.MUTED)
+            self.topkCard.set("—", "no predicted class, so no top-k", style.MUTED)
+        else:
+            self._show_classes(a, flipped)
+        self.allcloseCard.set(
+            "yes" if a.allclose else "no",
+            f"atol {a.atol:g}, rtol {a.rtol:g} · max |diff| {formats.g3(a.max_abs_diff)} · "
+            f"cosine {a.cosine:.6f}",
+            style.OK if a.allclose else style.BAD,
+        )
+        self.flipChart.show_result(result)
+        self._fill_flips(list(a.flips), flipped, a.topk is not None)
+
+    def _show_classes(self, a: Agreement, flipped: int) -> None:
+        """The top-1 and top-k cards of a classifier's logits."""
         self.top1Card.set(
             f"{a.agree}/{a.rows} rows",
             f"{formats.percent(a.fraction)} predict the same class"
@@ -171,14 +188,6 @@ class AgreementView(QWidget):
                 f"{formats.percent(t.overlap)}",
                 style.OK if t.contains == a.rows else style.BAD,
             )
-        self.allcloseCard.set(
-            "yes" if a.allclose else "no",
-            f"atol {a.atol:g}, rtol {a.rtol:g} · max |diff| {formats.g3(a.max_abs_diff)} · "
-            f"cosine {a.cosine:.6f}",
-            style.OK if a.allclose else style.BAD,
-        )
-        self.flipChart.show_result(result)
-        self._fill_flips(list(a.flips), flipped, a.topk is not None)
 
     def clear(self) -> None:
         idle = "Press Run (F5)"

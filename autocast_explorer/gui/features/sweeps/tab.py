@@ -439,7 +439,7 @@ class SweepsTab(QWidget):
 
         for point in planned:  # memory only: cheap arithmetic; time is checked by core
             try:
-                guards.check_memory(point.config)
+                guards.check_memory_before_running(point.config)
             except guards.GuardError as exc:
                 return {"sweep": f"Too much memory at {point.name}: {exc.rule}."}
         return {}

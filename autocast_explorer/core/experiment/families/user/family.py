@@ -1,0 +1,95 @@
+"""The user's own model as a family: `config.model` holds a spec (spec.py here).
+
+The built-in families answer from formulas without torch; this one answers from a batch-1 probe
+of the model itself (probe.py here), scaled by the batch: FLOPs, parameters, activations
+and a forward's seconds. So the guards, sweeps, training, reports and compare run it unchanged.
+Only `describe` and `validate` stay torch-free (the window validates while torch loads).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families.base import Family, Gemm
+
+if TYPE_CHECKING:
+    import torch
+
+    from autocast_explorer.core.experiment.families.user.probe import ModelProbe
+
+
+class UserFamily(Family):
+    name = "user"
+    title = "Your model"
+    #: None of the families' own: `seq` (a token model's length) is written beside the
+    #: user-model fields instead, since it means nothing to an image model.
+    params = ()
+    uses = frozenset()
+    sweep_params = ("image", "seq")
+
+    def validate(self, config: ExperimentConfig) -> None:
+        super().validate(config)
+        from autocast_explorer.core.experiment.families.user.spec import parse_spec
+        from autocast_explorer.core.runtime.errors import ConfigError
+
+        seq = config.seq
+        if not isinstance(seq, int) or isinstance(seq, bool) or not 1 <= seq <= 1 << 20:
+            raise ConfigError("seq", f"must be a whole number in 1 … {1 << 20} (got {seq!r})")
+        parse_spec(config.model)
+
+    def describe(self, config: ExperimentConfig) -> str:
+        from autocast_explorer.core.experiment.families.user.spec import parse_spec
+
+        args = " ".join(f"{k}={v}" for k, v in config.model_args)
+        return parse_spec(config.model).short + (f" ({args})" if args else "")
+
+    def probe(self, config: ExperimentConfig) -> ModelProbe:
+        from autocast_explorer.core.experiment.families.user.probe import probe
+
+        return probe(config)
+
+    def gemms(self, config: ExperimentConfig) -> tuple[Gemm, ...]:
+        """None listed: the FLOPs and the time estimate come from the probe instead."""
+        return ()
+
+    def flops(self, config: ExperimentConfig) -> int:
+        return self.probe(config).flops * config.batch
+
+    def parameter_count(self, config: ExperimentConfig) -> int:
+        return self.probe(config).parameters
+
+    def activation_elements(self, config: ExperimentConfig) -> int:
+        return self.probe(config).activation_elements * config.batch
+
+    def input_elements(self, config: ExperimentConfig) -> int:
+        p = self.probe(config).plan
+        count = config.batch
+        for size in p.shape:
+            count *= size
+        return count
+
+    def measured_forward(self, config: ExperimentConfig) -> tuple[float, str]:
+        """Seconds of one forward at `config.batch` from the model's own timed forwards."""
+        from autocast_explorer.core.experiment.families.user.probe import forward_seconds
+
+        return forward_seconds(config)
+
+    def classes(self, config: ExperimentConfig) -> int:
+        return self.probe(config).classes
+
+    def sweep_config(self, config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
+        if param == "image":
+            return config.replace(input_image=value)
+        return super().sweep_config(config, param, value)
+
+    def sweep_label(self, param: str) -> str:
+        return {"image": "image side", "seq": "sequence length"}.get(param, param)
+
+    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
+        from autocast_explorer.core.experiment.families.user.probe import build
+
+        return build(config)[0]
+
+    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
+        return self.probe(config).plan.draw(config, config.batch)

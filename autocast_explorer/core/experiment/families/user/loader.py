@@ -1,0 +1,311 @@
+"""Build the module a spec names, with random weights and without the network.
+
+Importing a user's module runs its code (docs/models.md, "Trust"): that is the point of a
+factory, and the reason the window asks before a new file. Nothing here downloads: Hugging Face
+architectures are built from their default config (`AutoConfig.for_model` → `from_config`),
+torchvision with `weights=None`, timm with `pretrained=False`, and a weights argument is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from autocast_explorer.core.experiment.families.user.errors import (
+    UserModelError,
+    error_line,
+    from_exception,
+)
+from autocast_explorer.core.experiment.families.user.spec import ModelSpec, parse_spec
+
+#: Set before transformers is imported: it then never reaches for the hub.
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+#: Arguments that would fetch weights; refused with one line.
+_DOWNLOADING_ARGS = {"torchvision": ("weights", "weights_backbone"), "timm": ("pretrained",)}
+#: What torchvision classifiers take (the default input when the library does not say).
+TORCHVISION_INPUT = (3, 224, 224)
+
+
+@dataclass
+class Loaded:
+    """A built module and what came with it: the factory's example input, the input size the
+    library states, a file's sha256, the paths that count as the user's code for tracebacks."""
+
+    module: torch.nn.Module
+    example: torch.Tensor | None = None
+    stated_input: tuple[int, ...] | None = None
+    vocab: int | None = None
+    sha256: str | None = None
+    user_paths: tuple[str, ...] = field(default_factory=tuple)
+
+
+def library_missing(library: str, exc: BaseException) -> str:
+    """One line: what failed importing `library` and what to install instead."""
+    cpu = "--index-url https://download.pytorch.org/whl/cpu"
+    fixes = {
+        "transformers": "pip install 'autocast-explorer[models]'",
+        "torchvision": f"pip install torchvision matching torch {torch.__version__} ({cpu})",
+        "timm": f"pip install timm, and a torchvision matching torch {torch.__version__} ({cpu})",
+    }
+    return f"import {library} failed ({error_line(exc)}); {fixes[library]}"
+
+
+def _import_library(spec: ModelSpec, name: str) -> Any:
+    if name == "transformers":
+        for key, value in OFFLINE_ENV.items():
+            os.environ.setdefault(key, value)
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:  # a CUDA torchvision raises RuntimeError, a missing one ImportError
+        raise UserModelError(spec.text, library_missing(name, exc)) from None
+
+
+def _refuse_downloads(spec: ModelSpec, kwargs: Mapping[str, Any]) -> None:
+    for key in _DOWNLOADING_ARGS.get(spec.kind, ()):
+        if kwargs.get(key) not in (None, False, "None", ""):
+            raise UserModelError(
+                spec.text, f"--model-arg {key}=… would download weights; nothing is downloaded"
+            )
+
+
+def _hf(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
+    transformers = _import_library(spec, "transformers")
+    known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
+    if spec.target not in known:
+        raise UserModelError(
+            spec.text,
+            f"transformers {transformers.__version__} knows no model type {spec.target!r} "
+            f"({len(list(known.keys()))} types, e.g. bert, gpt2, vit, resnet, mobilenet_v2)",
+        )
+    try:
+        config = transformers.AutoConfig.for_model(spec.target, **kwargs)
+    except Exception as exc:
+        raise UserModelError(
+            spec.text,
+            f"{error_line(exc)} (hf: takes a model type such as bert, gpt2, vit, resnet; "
+            "built from its default config, nothing is downloaded)",
+        ) from None
+    # Vision classifiers get their classification head (logits); others their base model.
+    image_classes = transformers.models.auto.modeling_auto.MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING
+    auto = (
+        transformers.AutoModelForImageClassification
+        if type(config) in image_classes
+        else transformers.AutoModel
+    )
+    try:
+        module = auto.from_config(config)
+    except Exception as exc:
+        raise from_exception(spec.text, exc, what="building it") from None
+    stated: tuple[int, ...] | None = None
+    vocab = getattr(config, "vocab_size", None)
+    channels = getattr(config, "num_channels", None)
+    if isinstance(channels, int):
+        side = getattr(config, "image_size", 224)
+        side = side if isinstance(side, int) else 224
+        stated = (channels, side, side)
+        vocab = None
+    return Loaded(module, stated_input=stated, vocab=vocab if isinstance(vocab, int) else None)
+
+
+def _torchvision(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
+    _refuse_downloads(spec, kwargs)
+    torchvision = _import_library(spec, "torchvision")
+    try:
+        module = torchvision.models.get_model(spec.target, weights=None, **kwargs)
+    except Exception as exc:
+        raise from_exception(spec.text, exc, what="building it") from None
+    return Loaded(module, stated_input=TORCHVISION_INPUT)
+
+
+def _timm(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
+    _refuse_downloads(spec, kwargs)
+    timm = _import_library(spec, "timm")
+    try:
+        module = timm.create_model(spec.target, pretrained=False, **kwargs)
+    except Exception as exc:
+        raise from_exception(spec.text, exc, what="building it") from None
+    cfg = getattr(module, "pretrained_cfg", None) or {}
+    size = cfg.get("input_size") if isinstance(cfg, Mapping) else None
+    stated = tuple(int(s) for s in size) if isinstance(size, list | tuple) else None
+    return Loaded(module, stated_input=stated)
+
+
+@contextlib.contextmanager
+def _on_path(folder: str) -> Iterator[None]:
+    """`folder` first on sys.path while the user's code imports (its sibling modules resolve)."""
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(folder)
+
+
+def file_sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _import_user(spec: ModelSpec) -> tuple[Any, tuple[str, ...], str | None]:
+    """The module holding the factory, the paths of the user's code, a file's sha256."""
+    if spec.kind == "file":
+        path = os.path.abspath(os.path.expanduser(spec.target))
+        if not os.path.isfile(path):
+            raise UserModelError(spec.text, f"no such file: {path}")
+        digest = file_sha256(path)
+        name = f"autocast_explorer_user_{digest[:16]}"
+        if name in sys.modules:
+            return sys.modules[name], (path,), digest
+        loader_spec = importlib.util.spec_from_file_location(name, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise UserModelError(spec.text, f"{path} cannot be imported as Python")
+        module = importlib.util.module_from_spec(loader_spec)
+        try:
+            with _on_path(os.path.dirname(path)):
+                sys.modules[name] = module
+                loader_spec.loader.exec_module(module)
+        except BaseException as exc:
+            sys.modules.pop(name, None)
+            if not isinstance(exc, Exception):
+                raise
+            raise from_exception(spec.text, exc, (path,), "importing it") from None
+        return module, (path,), digest
+    try:
+        with _on_path(os.getcwd()):
+            module = importlib.import_module(spec.target)
+    except Exception as exc:
+        raise from_exception(spec.text, exc, (os.getcwd(),), "importing it") from None
+    origin = getattr(module, "__file__", None)
+    paths = (os.path.dirname(origin),) if origin else ()
+    return module, paths, None
+
+
+def _factory(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
+    holder, paths, digest = _import_user(spec)
+    factory = getattr(holder, spec.factory, None)
+    if not callable(factory):
+        raise UserModelError(spec.text, f"{spec.factory!r} is not a callable in {spec.target}")
+    try:
+        made = factory(**kwargs)
+    except Exception as exc:
+        raise from_exception(spec.text, exc, paths, f"calling {spec.factory}") from None
+    example = None
+    if isinstance(made, tuple) and len(made) == 2:
+        made, example = made
+        if not isinstance(example, torch.Tensor):
+            raise UserModelError(
+                spec.text,
+                f"{spec.factory} returned (module, {type(example).__name__}): the example input "
+                "must be a tensor with the batch dimension first",
+            )
+    if not isinstance(made, torch.nn.Module):
+        raise UserModelError(
+            spec.text,
+            f"{spec.factory} returned {type(made).__name__}, not an nn.Module or "
+            "(nn.Module, example_input)",
+        )
+    vocab = None
+    if example is not None and not example.is_floating_point():
+        vocab = int(example.max()) + 1 if example.numel() else None
+    return Loaded(made, example=example, vocab=vocab, sha256=digest, user_paths=paths)
+
+
+_BUILDERS = {"hf": _hf, "torchvision": _torchvision, "timm": _timm}
+
+
+def load(text: str, model_args: Mapping[str, Any] | tuple = ()) -> Loaded:
+    """Build the module `text` names (seed torch first: the weights come from its RNG)."""
+    spec = parse_spec(text)
+    kwargs = {k: list(v) if isinstance(v, tuple) else v for k, v in dict(model_args).items()}
+    loaded = _BUILDERS.get(spec.kind, _factory)(spec, kwargs)
+    if spec.kind in _BUILDERS:
+        loaded.user_paths = ()
+    adapt_output(loaded.module)
+    return loaded
+
+
+def main_tensor(output: Any) -> Any:
+    """The tensor a model's output stands for: itself, `logits` or `last_hidden_state` of a
+    Hugging Face output, else the first tensor inside a mapping, tuple or list."""
+    if isinstance(output, torch.Tensor):
+        return output
+    if isinstance(output, Mapping):
+        for key in ("logits", "last_hidden_state"):
+            value = output.get(key)
+            if isinstance(value, torch.Tensor):
+                return value
+        output = tuple(output.values())
+    if isinstance(output, tuple | list):
+        for item in output:
+            found = main_tensor(item)
+            if isinstance(found, torch.Tensor):
+                return found
+    return output
+
+
+_ADAPTED: dict[type, type] = {}
+
+
+def adapt_output(module: torch.nn.Module) -> torch.nn.Module:
+    """Make `module(x)` return one tensor (main_tensor of its output) so every path that reads
+    logits reads this model. A subclass with that forward, not a wrapper module: layer names
+    stay the model's own (no 'model.' prefix) and copies (training) stay adapted."""
+    cls = type(module)
+    if cls in _ADAPTED.values():
+        return module
+    adapted = _ADAPTED.get(cls)
+    if adapted is None:
+
+        def forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+            return main_tensor(cls.forward(self, *args, **kwargs))
+
+        adapted = type(
+            cls.__name__,
+            (cls,),
+            {"forward": forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__},
+        )
+        _ADAPTED[cls] = adapted
+    module.__class__ = adapted
+    return module
+
+
+def module_class_name(module: torch.nn.Module) -> str:
+    """The model's own class (not the output adapter)."""
+    cls = type(module)
+    return cls.__mro__[1].__name__ if cls in _ADAPTED.values() else cls.__name__
+
+
+#: Specs shown as completions before anything was run (all build offline here).
+EXAMPLE_SPECS: tuple[str, ...] = (
+    "hf:bert",
+    "hf:gpt2",
+    "hf:vit",
+    "hf:resnet",
+    "hf:mobilenet_v2",
+    "autocast_explorer.examples.my_model:build",
+)
+
+
+def library_model_names(limit: int = 5000) -> list[str]:
+    """`torchvision:NAME` and `timm:NAME` for the libraries that import here (completion);
+    a library that is missing or fails to import contributes nothing."""
+    names: list[str] = []
+    if importlib.util.find_spec("torchvision") is not None:
+        with contextlib.suppress(Exception):
+            names += [
+                f"torchvision:{n}"
+                for n in importlib.import_module("torchvision").models.list_models()
+            ]
+    if importlib.util.find_spec("timm") is not None:
+        with contextlib.suppress(Exception):
+            names += [f"timm:{n}" for n in importlib.import_module("timm").list_models()]
+    return names[:limit]

@@ -1,0 +1,258 @@
+"""Measure a user model at batch 1 before the full run: what the guards and the input need.
+
+FLOPs from `torch.utils.flop_counter.FlopCounterMode`, parameter bytes, the elements every module
+outputs (forward hooks), the seconds of one timed forward per mode, and the output's shape (a
+2-D float output of batch × classes is a classifier: argmax agreement, cross-entropy training).
+The forward runs the user's code, so a model that rejects the input fails here, as one line.
+Cached per model, arguments, input, seed, dtype and threads: a sweep probes once.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+
+import torch
+
+from autocast_explorer.core.experiment.capture import first_tensor
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families.user.errors import UserModelError, from_exception
+from autocast_explorer.core.experiment.families.user.loader import Loaded, load, module_class_name
+from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
+from autocast_explorer.core.runtime.dtypes import dtype_name
+
+#: Sequence length and vocabulary when neither the user nor the model says.
+DEFAULT_VOCAB = 1000
+
+
+@dataclass(frozen=True)
+class InputPlan:
+    """What one input sample is: its shape (no batch dimension) and kind; `vocab` for tokens."""
+
+    shape: tuple[int, ...]
+    kind: str  # "float" or "tokens"
+    vocab: int | None = None
+
+    def draw(self, config: ExperimentConfig, batch: int) -> torch.Tensor:
+        """A batch from torch's RNG: token ids below `vocab`, or the config's distribution."""
+        if self.kind == "tokens":
+            return torch.randint(0, self.vocab or DEFAULT_VOCAB, (batch, *self.shape))
+        from autocast_explorer.core.experiment.families.base import draw_input
+
+        return draw_input(config, (batch, *self.shape))
+
+
+@dataclass(frozen=True)
+class ModelProbe:
+    """Batch-1 measurements of a user model."""
+
+    class_name: str
+    parameters: int
+    parameter_bytes: int
+    flops: int  # one forward at batch 1
+    activation_elements: int  # every module's output at batch 1, plus the input
+    output_shape: tuple[int, ...]  # at batch 1
+    output_dtype: str
+    plan: InputPlan
+    sha256: str | None
+
+    @property
+    def classes(self) -> int:
+        """The classifier's classes (0: the output is not batch × classes logits)."""
+        if len(self.output_shape) == 2 and self.output_shape[1] >= 2:
+            return self.output_shape[1] if self.output_dtype.startswith(("float", "bfloat")) else 0
+        return 0
+
+    @property
+    def no_argmax_reason(self) -> str:
+        """Why agreement has no argmax ('' for a classifier)."""
+        if self.classes:
+            return ""
+        shape = "×".join(map(str, ("batch", *self.output_shape[1:])))
+        return (
+            f"the output is {shape} {self.output_dtype}, not batch × classes logits, so there "
+            "is no predicted class: agreement is cosine similarity and the largest difference"
+        )
+
+
+def input_plan(config: ExperimentConfig, loaded: Loaded) -> InputPlan:
+    """The input: --input-shape / --input-kind / --vocab / --seq / --image over what the model
+    says (the factory's example, timm's pretrained_cfg, an HF config, torchvision's 3×224×224)."""
+    spec = config.model
+    kind = config.input_kind
+    example = loaded.example
+    if kind == "auto":
+        if example is not None:
+            kind = "float" if example.is_floating_point() else "tokens"
+        elif loaded.stated_input is not None:
+            kind = "float"
+        else:
+            kind = "tokens" if loaded.vocab else "float"
+    if config.input_shape is not None:
+        shape = config.input_shape
+    elif example is not None:
+        shape = tuple(example.shape[1:])
+    elif kind == "tokens":
+        shape = (config.seq,)
+    elif loaded.stated_input is not None:
+        shape = loaded.stated_input
+    else:
+        raise UserModelError(
+            spec, "the model states no input size: give --input-shape (per sample, e.g. 3,64,64)"
+        )
+    if kind == "tokens" and config.input_shape is None and example is None:
+        shape = (config.seq,)
+    if config.input_image is not None:
+        if len(shape) < 2:
+            raise UserModelError(spec, f"--image needs an input of ≥ 2 dimensions (it is {shape})")
+        shape = (*shape[:-2], config.input_image, config.input_image)
+    vocab = config.vocab or loaded.vocab or DEFAULT_VOCAB if kind == "tokens" else None
+    return InputPlan(tuple(int(s) for s in shape), kind, vocab)
+
+
+def build(config: ExperimentConfig) -> tuple[torch.nn.Module, Loaded, InputPlan]:
+    """Seeded build in eval mode, and the input plan (the engine draws its input after this)."""
+    torch.manual_seed(config.seed)
+    loaded = load(config.model, config.model_args)
+    loaded.module.eval()
+    return loaded.module, loaded, input_plan(config, loaded)
+
+
+def run_user_forward(
+    config: ExperimentConfig, loaded: Loaded, x: torch.Tensor, dtype: torch.dtype | None
+) -> torch.Tensor:
+    """One forward; the user's error as one line, a non-tensor output refused."""
+    try:
+        with torch.no_grad(), autocast_context(dtype):
+            y = loaded.module(x)
+    except Exception as exc:
+        what = f"the forward (input {'×'.join(map(str, x.shape))} {dtype_name(x.dtype)})"
+        raise from_exception(config.model, exc, loaded.user_paths, what) from None
+    if not isinstance(y, torch.Tensor):
+        raise UserModelError(
+            config.model, f"the forward returned {type(y).__name__}, which holds no tensor"
+        )
+    return y
+
+
+def _numel(output: object) -> int:
+    t = first_tensor(output)
+    return t.numel() if t is not None else 0
+
+
+def _timed(fn: object) -> float:
+    start = time.perf_counter()
+    fn()  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+def _key(config: ExperimentConfig) -> ExperimentConfig:
+    """The config with what does not change the probe set to one value (a cache key)."""
+    return config.replace(batch=1, mode="infer", min_time=0.5, allow_slow=False, steps=50)
+
+
+def probe(config: ExperimentConfig) -> ModelProbe:
+    """The batch-1 probe of `config`'s model (cached; a file's edit is a new entry)."""
+    return _probe(_key(config), source_digest(config.model))
+
+
+def source_digest(text: str) -> str:
+    """A file spec's sha256 ('' for other specs, or a file that is not there yet)."""
+    import os
+
+    from autocast_explorer.core.experiment.families.user.loader import file_sha256
+    from autocast_explorer.core.experiment.families.user.spec import parse_spec
+
+    spec = parse_spec(text)
+    path = os.path.abspath(os.path.expanduser(spec.target))
+    return file_sha256(path) if spec.kind == "file" and os.path.isfile(path) else ""
+
+
+@functools.lru_cache(maxsize=2)
+def _built(config: ExperimentConfig, digest: str) -> tuple[torch.nn.Module, Loaded, InputPlan]:
+    """The probes' own copy of the model (`digest` only keys the cache)."""
+    return build(config)
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(config: ExperimentConfig, digest: str) -> ModelProbe:
+    """`digest` only keys the cache."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model, loaded, plan = _built(config, digest)
+    x = plan.draw(config, 1)
+    elements = [x.numel()]
+    handles = [
+        m.register_forward_hook(lambda _m, _i, out: elements.append(_numel(out)))
+        for m in model.modules()
+        if m is not model
+    ]
+    try:
+        counter = FlopCounterMode(display=False)
+        with counter:
+            y = run_user_forward(config, loaded, x, None)
+    finally:
+        for h in handles:
+            h.remove()
+    params = list(model.parameters())
+    return ModelProbe(
+        class_name=module_class_name(model),
+        parameters=sum(p.numel() for p in params),
+        parameter_bytes=sum(p.numel() * p.element_size() for p in params),
+        flops=int(counter.get_total_flops()),
+        activation_elements=sum(elements),
+        output_shape=tuple(y.shape),
+        output_dtype=dtype_name(y.dtype),
+        plan=plan,
+        sha256=loaded.sha256,
+    )
+
+
+#: The second batch size timed for the time estimate (larger batches are extrapolated).
+TIMED_BATCH = 8
+
+
+def forward_seconds(config: ExperimentConfig) -> tuple[float, str]:
+    """One forward at `config.batch` in the slower mode, from the model's own timed forwards:
+    batch 1 and batch min(batch, 8), extrapolated linearly beyond (a fixed cost per call plus
+    a cost per row); and the sentence saying so."""
+    key, digest = _key(config), source_digest(config.model)
+    batch = config.batch
+    k = min(batch, TIMED_BATCH)
+    one, slower = _time_at(key, 1, digest)
+    at_k, slower_k = _time_at(key, k, digest) if k > 1 else (one, slower)
+    per_row = max(at_k - one, 0.0) / (k - 1) if k > 1 else 0.0
+    seconds = max(at_k, one + per_row * (batch - 1))
+    threads = config.threads or torch.get_num_threads()
+    sizes = "batch 1" if k == 1 else f"batches 1 and {k}"
+    beyond = f", extrapolated linearly to {batch}" if batch > k else ""
+    basis = (
+        f"the model's own forward timed at {sizes} in float32 and under {config.dtype} "
+        f"autocast, {threads} thread{'s' if threads != 1 else ''}{beyond}; slower mode "
+        f"{slower_k}"
+    )
+    return seconds, basis
+
+
+@functools.lru_cache(maxsize=16)
+def _time_at(config: ExperimentConfig, batch: int, digest: str) -> tuple[float, str]:
+    """The slower mode's fastest of two forwards at `batch` (after a cold one), and its name."""
+    _model, loaded, plan = _built(config, digest)
+    with torch.random.fork_rng(devices=[]):
+        x = plan.draw(config, batch)
+    low = TORCH_DTYPES[config.dtype]
+    threads = config.threads or torch.get_num_threads()
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        run_user_forward(config, loaded, x, None)
+        plain_s = min(_timed(lambda: run_user_forward(config, loaded, x, None)) for _ in range(2))
+        try:
+            run_user_forward(config, loaded, x, low)
+            auto_s = min(_timed(lambda: run_user_forward(config, loaded, x, low)) for _ in range(2))
+        except UserModelError:
+            auto_s = 0.0  # the run records the autocast failure as a finding
+    finally:
+        torch.set_num_threads(previous)
+    return max(plain_s, auto_s), ("float32" if plain_s >= auto_s else config.dtype)

@@ -1,0 +1,90 @@
+"""`--model SPEC` on the command line: run, sweep, train, report and compare with a user model,
+and its code failing as one `error:` line with exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autocast_explorer.cli import main
+from tests.core.test_report import reproduced
+
+FAST = ["--min-time", "0.02"]
+MODEL = """\
+import torch
+
+
+def build(width=12):
+    net = torch.nn.Sequential(torch.nn.Linear(6, width), torch.nn.ReLU(), torch.nn.Linear(width, 3))
+    return net, torch.randn(1, 6)
+
+
+def broken():
+    raise RuntimeError("factory broke")
+"""
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> str:
+    path = tmp_path / "my_model.py"
+    path.write_text(MODEL)
+    return f"{path}:build"
+
+
+def test_run_writes_the_spec_and_the_model_record(spec, capsys):
+    args = ["run", "--model", spec, "--model-arg", "width=10", "--batch", "4", "--json", "-"]
+    assert main([*args, *FAST]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["config"]["model"] == spec
+    assert data["config"]["model_args"] == {"width": 10}
+    assert data["config"]["input_shape"] is None
+    info = data["model_info"]
+    assert info["class_name"] == "Sequential" and info["parameters"] == 6 * 10 + 10 + 10 * 3 + 3
+    assert len(info["sha256"]) == 64 and info["input_shape"] == [6]
+    assert [layer["autocast"]["out"] for layer in data["layers"]] == ["bfloat16"] * 3
+    assert data["agreement"]["rows"] == 4
+
+
+def test_user_code_failing_is_one_error_line_and_exit_2(spec, capsys):
+    broken = spec.replace(":build", ":broken")
+    line = MODEL.splitlines().index('    raise RuntimeError("factory broke")') + 1
+    assert main(["run", "--model", broken, *FAST]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err == (
+        f"error: model: {broken}: calling broken: my_model.py:{line}: RuntimeError: factory broke\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--model", "cnn", "--model-arg", "a=1"], "--model-arg belongs to your own model"),
+        (["--model", "hf:bert", "--widths", "4,2"], "--widths belongs to --model mlp"),
+        (["--model", "resnet50"], "not a family"),
+        (["--model", "weights.pt2:load"], "pickled code"),
+    ],
+)
+def test_misplaced_flags_and_bad_specs_are_refused(args, says, capsys):
+    assert main(["run", *args, *FAST]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_sweep_train_report_and_compare_with_a_user_model(spec, tmp_path, capsys):
+    sweep = tmp_path / "sweep.json"
+    assert main(["sweep", "--model", spec, "--values", "1,4", "--json", str(sweep), *FAST]) == 0
+    points = json.loads(sweep.read_text())["points"]
+    assert [p["batch"] for p in points] == [1, 4]
+    trained = tmp_path / "train.json"
+    args = ["run", "--model", spec, "--mode", "train", "--steps", "2", "--batch", "4"]
+    assert main([*args, "--json", str(trained), *FAST]) == 0
+    assert json.loads(trained.read_text())["train"]["loss_dtype"]["autocast"] == "float32"
+    report = tmp_path / "report"
+    assert main(["run", "--model", spec, "--batch", "3", "--report", str(report), *FAST]) == 0
+    found = reproduced(report)
+    assert found["same"] == {"output_dtype": True, "layers": True, "agreement": True}
+    capsys.readouterr()
+    assert main(["compare", str(report / "result.json"), str(trained)]) == 0
+    assert "my_model.py:build" in capsys.readouterr().out
