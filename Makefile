@@ -54,9 +54,12 @@ XCB_LIBS := libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libx
 	libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xkb1 libegl1 libfontconfig1 xauth \
 	fonts-dejavu-core
 XVFB_RUN := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96"
+# A screen large enough for the layout sweep's biggest window (1920×1080).
+XVFB_RUN_LARGE := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1920x1080x24 -dpi 96"
 
 .PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training screenshot-routes screenshots
+	screenshot-families screenshot-training screenshot-routes screenshot-accuracy \
+	screenshot-layout screenshots
 xvfb-deps:
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
@@ -88,6 +91,10 @@ screenshot-sweeps: $(STAMP) xvfb-deps
 screenshot-families: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.families_screenshot docs
 
+# Real data: the CNN trained on the bundled digits, its flipped digits → docs/accuracy.png.
+screenshot-accuracy: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m tools.accuracy_screenshot docs/accuracy.png
+
 # Training mode: the large MLP trained 60 steps in both modes → docs/training.png.
 screenshot-training: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.training_screenshot docs/training.png
@@ -96,5 +103,12 @@ screenshot-training: $(STAMP) xvfb-deps
 screenshot-routes: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.routes_screenshot docs/routes.png
 
+# Layout check: every tab at 1024×640, 1280×800 and 1920×1080, with and without the Lessons
+# panel, at 100% and 150% text, and every lesson step → out/screens (ignored by git: look at
+# them; only the few pictures the docs show are committed, under docs/).
+screenshot-layout: $(STAMP) xvfb-deps
+	$(XVFB_RUN_LARGE) $(BIN)/python -m tools.layout_sweep out/screens
+
 screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
-	screenshot-families screenshot-training screenshot-routes
+	screenshot-families screenshot-training screenshot-routes screenshot-accuracy \
+	screenshot-layout

@@ -274,6 +274,31 @@ def check_family_flags(args: argparse.Namespace, model: str) -> None:
         raise UsageError(f"{_flag_name(field_name)} belongs to --model {owners}, not {model}")
 
 
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """`run`'s real-data flags (defaults None: not given); files are checked when read."""
+    d = ExperimentConfig()
+    g = parser.add_argument_group(
+        "real data", "train on real rows, then compare held-out answers in float32 and autocast"
+    )
+    g.add_argument(
+        "--data",
+        metavar="synthetic|digits|FILE",
+        help="digits: the bundled 8×8 handwritten digits; FILE: a .npz, .safetensors or "
+        "weights-only .pt with arrays x (rows, features… or images) and y (labels 0…classes−1) "
+        "(default synthetic: random inputs, untrained model)",
+    )
+    g.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="a state_dict (.safetensors or weights-only .pt) to evaluate instead of training",
+    )
+    g.add_argument(
+        "--epochs",
+        type=_number(int),
+        help=f"float32 training epochs on the data's training rows (default {d.epochs})",
+    )
+
+
 def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     """`run`'s training flags (defaults None, like every config flag); the config checks them."""
     d = ExperimentConfig()

@@ -10,6 +10,7 @@ from autocast_explorer.cli.common import (
     StderrProgress,
     UsageError,
     add_config_arguments,
+    add_data_arguments,
     add_training_arguments,
     cannot_write,
     check_outputs,
@@ -40,6 +41,9 @@ examples:
   autocast-explorer run --json result.json --csv latency.csv
   autocast-explorer run --json - | jq .latency.speedup
   autocast-explorer run --report out/ && python out/reproduce.py
+  autocast-explorer run --data digits                  # trained MLP: do the answers change?
+  autocast-explorer run --data digits --model cnn --dtype float16
+  autocast-explorer run --data mine.npz --checkpoint weights.safetensors --widths 64,128,10
   autocast-explorer run --mode train --steps 100 --optimizer adamw
   autocast-explorer run --mode train --dtype float16 --no-scaler
 """
@@ -56,6 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_config_arguments(run)
+    add_data_arguments(run)
     add_training_arguments(run)
     out = run.add_argument_group("output")
     out.add_argument("--json", metavar="PATH|-", help="write the result JSON ('-': stdout only)")

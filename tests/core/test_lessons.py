@@ -72,8 +72,8 @@ def with_autocast_out(result, dtypes):
 
 
 def test_lessons_are_complete_data():
-    assert [x.number for x in LESSONS] == [1, 2, 3, 4, 5, 6, 7]
-    assert len({x.id for x in LESSONS}) == 7
+    assert [x.number for x in LESSONS] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert len({x.id for x in LESSONS}) == 8
     for item in LESSONS:
         assert item.chart in CHARTS
         assert item.title and len(item.explanation) > 150 and item.tutorial_claim
@@ -86,6 +86,7 @@ def test_lessons_are_complete_data():
         "latency",
         "loss",
         "dtype",
+        "accuracy",
     ]
     assert lesson("float32-ops").config == ExperimentConfig(head="softmax")
     assert lesson("timing").config == ExperimentConfig()

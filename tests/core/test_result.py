@@ -42,8 +42,20 @@ def test_json_uses_the_documented_names(result):
         "name": "fc1",
         "kind": "Linear",
         "out_shape": [8, 16],
-        "plain": {"in": "float32", "out": "float32"},
-        "autocast": {"in": "float32", "out": "bfloat16"},
+        # What the layer computed in: its one addmm, and autocast's three casts (the float32
+        # input, the weight and the bias) dispatched inside it.
+        "plain": {
+            "in": "float32",
+            "out": "float32",
+            "compute_dtypes": {"aten.addmm.default": {"float32": 1}},
+            "casts": 0,
+        },
+        "autocast": {
+            "in": "float32",
+            "out": "bfloat16",
+            "compute_dtypes": {"aten.addmm.default": {"bfloat16": 1}},
+            "casts": 3,
+        },
     }
     assert set(data["agreement"]) >= {
         "rows",

@@ -184,3 +184,38 @@ def test_a_layer_left_in_float32_without_a_word_is_shown_as_a_finding(qtbot):
     assert f"Finding: {found.headline}." in header.finding.text()
     assert "mkldnn_rnn_layer never ran" in header.finding.text()
     assert not header.headline.text().startswith("Bfloat16 autocast could not run")
+
+
+def test_a_gru_is_drawn_as_a_mixed_cell_with_what_it_computed_in(window, qtbot):
+    """The GRU returns float32 under autocast while its matrix products run in bfloat16: the
+    cell keeps the output's color, gains a stripe in bfloat16's, and says both."""
+    from autocast_explorer.core.experiment.summary import compute_sentence
+    from autocast_explorer.gui.charts.dtype_chart import MODE_ROW
+    from autocast_explorer.gui.features.experiment.layer_table import COLUMNS
+    from autocast_explorer.gui.shell import style
+
+    window.set_config(
+        ExperimentConfig(
+            model="rnn", cell="gru", features=8, hidden=16, seq=6, depth=1, batch=4,
+            min_time=0.02,
+        )
+    )  # fmt: skip
+    result = run_to_end(qtbot, window)
+    gru = next(la for la in result.layers if la.name == "gru")
+    assert gru.autocast.out_dtype == "float32" and gru.autocast.compute.mixed("float32")
+    cell = next(c for c in window.dtypePlot.cells() if (c.layer, c.mode) == ("gru", "autocast"))
+    assert cell.color == style.dtype_color("float32")
+    assert cell.compute_dtype == "bfloat16"
+    assert cell.label == "fp32→fp32\nbf16 inside"
+    assert cell.compute == gru.autocast.compute.summary("float32")
+    assert cell.tooltip.endswith(f"computed in: {cell.compute}")
+    # The one stripe drawn sits on that cell, in bfloat16's color; no other cell is mixed.
+    assert [(round(x), c) for x, _y, c in window.dtypePlot.drawn_stripes()] == [
+        (0, style.dtype_color("bfloat16"))
+    ]
+    assert window.dtypePlot.drawn_stripes()[0][1] < MODE_ROW["autocast"]
+    assert "bfloat16" in window.dtypePlot.legend_entries()
+    col = COLUMNS.index("Autocast computed in")
+    rows = window.layerTable.rows()
+    assert rows[0][col] == compute_sentence(result, gru)
+    assert rows[0][col].startswith(f"{gru.autocast.compute.count('addmm', 'bfloat16')} addmm")

@@ -19,6 +19,7 @@ CHART_WIDGETS = {
     "layers": "layerTable",
     "ops": "dtypePlot",  # no op-trace view in this window: the dtype chart answers instead
     "loss": "lossPlot",
+    "accuracy": "flipBox",  # the Accuracy tab's flipped rows
 }
 
 

@@ -101,9 +101,10 @@ def test_run_draws_the_results_own_numbers(window, qtbot):
     ]
     assert window.dtypePlot.drawn_colors() == measured
     assert window.dtypePlot.legend_entries() == ["float32", "bfloat16"]
+    fc1 = result.layers[0].autocast
     assert window.dtypePlot.cell_at(0, 0).tooltip == (
-        f"fc1 (Linear), autocast: {result.layers[0].autocast.in_dtype} → "
-        f"{result.layers[0].autocast.out_dtype}"
+        f"fc1 (Linear), autocast: {fc1.in_dtype} → {fc1.out_dtype}\n"
+        f"computed in: {fc1.compute.summary(fc1.out_dtype)}"
     )
     # Hovering that cell shows its tooltip on the widget; off the cells, the chart's own.
     view = window.dtypePlot.getPlotItem().getViewBox()
@@ -163,8 +164,10 @@ def test_hovering_a_dtype_cell_gives_in_and_out(window, qtbot):
     qtbot.mouseMove(plot.viewport(), point)
     qtbot.waitUntil(lambda: plot.toolTip().startswith("fc1"), timeout=5000)
     layer = result.layers[0]
+    a = layer.autocast
     assert plot.toolTip() == (
-        f"fc1 (Linear), autocast: {layer.autocast.in_dtype} → {layer.autocast.out_dtype}"
+        f"fc1 (Linear), autocast: {a.in_dtype} → {a.out_dtype}\n"
+        f"computed in: {a.compute.summary(a.out_dtype)}"
     )
 
 

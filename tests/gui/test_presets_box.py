@@ -114,3 +114,36 @@ def test_saving_an_invalid_config_explains_and_writes_nothing(window, monkeypatc
     assert asked == []
     assert "fix widths first" in window.findChild(QLabel, "presetMessage").text()
     assert not user_presets_dir().exists()
+
+
+def test_the_time_per_mode_does_not_change_the_preset_shown(window):
+    """The tutorial at 0.2 s is still the tutorial (not the batch sweep, whose config it is)."""
+    window.presets.choose("tutorial")
+    window.set_config(window.current_config().replace(min_time=0.2))
+    assert window.presets.chosen().id == "tutorial"
+    window.set_config(ExperimentConfig(min_time=0.3))
+    assert window.presets.chosen().id == "tutorial"
+    window.presets.choose("batch-sweep")
+    window.set_config(window.current_config().replace(min_time=0.5))
+    assert window.presets.chosen().id == "batch-sweep"
+
+
+def test_a_presets_claims_are_checked_against_its_run(window, qtbot):
+    """The GRU preset's sentences, each marked with what the run on screen measured."""
+    from autocast_explorer.core.learning.claims import check_claims, preset_claims
+    from tests.gui.helpers import run_to_end
+
+    claims = window.findChild(QLabel, "presetClaims")
+    window.presets.choose("gru")
+    assert not claims.isVisible() and window.presets.claim_checks() == []
+    window.set_config(window.current_config().replace(min_time=0.02, threads=1))
+    result = run_to_end(qtbot, window)
+    expected = [c.line for c in check_claims(preset_claims("gru"), result)]
+    assert window.presets.claim_checks() == expected and claims.isVisible()
+    gru = next(la for la in result.layers if la.kind == "GRU")
+    assert expected[0].startswith("✓ The GRU returns float32")  # a fact of torch, any CPU
+    assert expected[1].startswith("✓ Inside it the matrix products run in bfloat16")
+    assert f"{gru.autocast.compute.count('addmm', 'bfloat16')} addmm" in expected[1]
+    # Another preset: nothing checked until its own run.
+    window.presets.choose("tutorial")
+    assert window.presets.claim_checks() == [] and not claims.isVisible()

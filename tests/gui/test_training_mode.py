@@ -76,6 +76,10 @@ def test_training_run_draws_both_curves_live_and_the_measured_figures(window, qt
     assert layers.item(0, 3).text() == "float32 → bfloat16"
     summary = window.findChild(QWidget, "trainingSummary").text()
     assert "gradient dtypes under autocast: float32" in summary
+    # The Overview's latency chart times training steps here, and says so.
+    latency = window.latencyPlot
+    assert latency.drawn()["title"].startswith("<b>Latency per training step</b>")
+    assert latency.getPlotItem().getAxis("left").labelText == "ms per training step"
 
 
 def test_an_inference_run_clears_the_training_view(window, qtbot):
@@ -85,6 +89,7 @@ def test_an_inference_run_clears_the_training_view(window, qtbot):
     window.set_config(TINY)
     run_to_end(qtbot, window)
     assert not window.lossPlot.has_data()
+    assert window.latencyPlot.drawn()["title"].startswith("<b>Latency per forward</b>")
     assert window.savedBytesPlot.drawn()["bytes"] == []
 
 
@@ -136,3 +141,14 @@ def test_a_long_stream_of_steps_is_drawn_whole_with_few_redraws(qtbot, monkeypat
     assert list(held) == [1.0]
     chart.flush()
     assert list(chart._plain.getData()[0]) == [1.0, 2.0]
+
+
+def test_a_far_slower_autocast_never_reads_speedup_zero(window, qtbot):
+    """A ratio below 0.01 keeps two significant digits instead of printing 0.00×."""
+    import dataclasses
+
+    result = run_to_end(qtbot, window)
+    slow = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms * 400)
+    window.show_result(dataclasses.replace(result, autocast=slow))
+    text = window.latencyPlot.drawn()["speedup_text"]
+    assert text == "autocast 400.00× slower (speedup 0.0025×)"

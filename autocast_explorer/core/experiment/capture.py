@@ -11,37 +11,60 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from pydantic import Field
 
-from autocast_explorer.core.documents.model import Part, Text, build, dump
+from autocast_explorer.core.documents.model import Part, Text, Whole, WholeMap, build, dump
 from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.errors import error_text
+from autocast_explorer.core.runtime.wrapping import wrapped_forwards
 
 
 class LayerDtypesPart(Part):
     in_dtype: Text() = Field(alias="in")
     out_dtype: Text() = Field(alias="out")
+    compute_dtypes: dict[str, WholeMap()] | None = Field(
+        default=None,
+        description="what the layer computed in, from the op trace: op → dtype → count of its "
+        "ops that did maths (casts, views and shape ops left out), the ops of the layers nested "
+        "inside it included; absent when not traced",
+    )
+    casts: Whole(description="dtype casts dispatched inside the layer (with compute_dtypes)") = 0
 
 
 @dataclass(frozen=True)
 class LayerDtypes:
-    """Input and output dtype of one layer in one mode."""
+    """Input and output dtype of one layer in one mode, and (when the op trace ran) the dtypes
+    of the ops it computed with: a GRU returns float32 under autocast yet multiplies in
+    bfloat16."""
 
     in_dtype: str
     out_dtype: str
+    compute: ComputeDtypes | None = None
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         return dump(self.to_part())
 
     def to_part(self) -> LayerDtypesPart:
-        return build(LayerDtypesPart, in_dtype=self.in_dtype, out_dtype=self.out_dtype)
+        extra = self.compute.to_json() if self.compute is not None else {}
+        return build(LayerDtypesPart, in_dtype=self.in_dtype, out_dtype=self.out_dtype, **extra)
+
+    @classmethod
+    def from_part(cls, part: LayerDtypesPart) -> LayerDtypes:
+        compute = None
+        if part.compute_dtypes is not None:
+            compute = ComputeDtypes(
+                {op: dict(d) for op, d in part.compute_dtypes.items()}, part.casts
+            )
+        return cls(part.in_dtype, part.out_dtype, compute)
 
 
 @dataclass(frozen=True)
@@ -83,43 +106,38 @@ def first_tensor(value: object) -> torch.Tensor | None:
 
 @contextlib.contextmanager
 def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> Iterator[None]:
-    """Wrap the forward of every module below `model` to record its input and output."""
-    wrapped: list[torch.nn.Module] = []
+    """Record every module's input and output dtype (and output) during the block."""
     calls = itertools.count()
 
-    def wrap(name: str, module: torch.nn.Module) -> None:
-        original = module.forward
-
-        def forward(*args: object, **kwargs: object) -> object:
-            order = next(calls)
-            output = original(*args, **kwargs)
-            x = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
-            y = first_tensor(output)
-            if x is not None and y is not None:
-                sink.append(
-                    LayerCapture(
-                        name=name,
-                        kind=type(module).__name__,
-                        in_dtype=dtype_name(x.dtype),
-                        out_dtype=dtype_name(y.dtype),
-                        out_shape=tuple(y.shape),
-                        output=y.detach().clone() if keep else None,
-                        order=order,
-                    )
+    def around(
+        name: str,
+        module: torch.nn.Module,
+        run: Callable[[], object],
+        args: tuple[object, ...],
+        kwargs: dict[str, object],
+    ) -> object:
+        order = next(calls)
+        output = run()
+        x = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
+        y = first_tensor(output)
+        if x is not None and y is not None:
+            sink.append(
+                LayerCapture(
+                    name=name,
+                    kind=type(module).__name__,
+                    in_dtype=dtype_name(x.dtype),
+                    out_dtype=dtype_name(y.dtype),
+                    out_shape=tuple(y.shape),
+                    output=y.detach().clone() if keep else None,
+                    order=order,
                 )
-            return output
+            )
+        return output
 
-        module.forward = forward  # type: ignore[method-assign]
-        wrapped.append(module)
-
-    for name, module in model.named_modules():
-        if module is not model:
-            wrap(name, module)
     try:
-        yield
+        with wrapped_forwards(model, around):
+            yield
     finally:
-        for module in wrapped:
-            module.__dict__.pop("forward", None)
         sink.sort(key=lambda c: c.order)
 
 

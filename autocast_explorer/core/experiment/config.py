@@ -11,6 +11,7 @@ import dataclasses
 import itertools
 import json
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -22,6 +23,15 @@ ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "tanh", "sigmoid", "none")
 HEADS: tuple[str, ...] = ("none", "softmax", "log_softmax")
 INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform")
 MODES: tuple[str, ...] = ("infer", "train")
+#: Where rows come from: random numbers, the bundled digits, or a file (.npz, .safetensors, .pt).
+DATA_SOURCES: tuple[str, ...] = ("synthetic", "digits")
+DATA_SUFFIXES: tuple[str, ...] = (".npz", ".safetensors", ".pt")
+CHECKPOINT_SUFFIXES: tuple[str, ...] = (".safetensors", ".pt")
+#: The fields of real data (written to JSON only when `data` is not synthetic).
+DATA_FIELDS: tuple[str, ...] = ("data", "checkpoint", "epochs")
+#: Epochs of float32 training on real data: the digits reach ≥ 95% held out well before this.
+DEFAULT_EPOCHS = 20
+MAX_EPOCHS = 10_000
 #: The fields only training mode uses (sweeps and placements time forwards and ignore them).
 TRAINING_FIELDS: tuple[str, ...] = ("mode", "steps", "lr", "optimizer", "scaler")
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
@@ -180,6 +190,10 @@ class ExperimentConfig:
     cell: str = "lstm"
     features: int = 32
     hidden: int = 64
+    # Real data (core/data/): "synthetic", "digits" or a file; the user's weights; epochs.
+    data: str = "synthetic"
+    checkpoint: str = ""
+    epochs: int = DEFAULT_EPOCHS
     # ---- a user model (model = a spec, families/user/): its keyword arguments and input ----
     model_args: tuple[tuple[str, Any], ...] = ()
     input_shape: tuple[int, ...] | None = None  # per sample; None: what the model says
@@ -242,6 +256,8 @@ class ExperimentConfig:
             if f.name in USER_MODEL_FIELDS and not user:
                 continue
             if f.name == "widths" and self.model != "mlp":
+                continue
+            if f.name in DATA_FIELDS and self.data == "synthetic":
                 continue
             if f.name == "routes" and self.routes == DEFAULT_ROUTES:
                 continue  # today's run: files stay as they were before routes existed
@@ -370,6 +386,7 @@ def validate(config: ExperimentConfig) -> None:
         )
     validate_user_input(config)
     family_rules().validate(config)
+    validate_data(config)
     validate_training(config)
     validate_routes(config)
 
@@ -390,6 +407,39 @@ def validate_routes(config: ExperimentConfig) -> None:
         )
     if config.mode == "train" and routes != DEFAULT_ROUTES:
         raise ConfigError("routes", "training mode measures eager autocast only")
+
+
+def _suffix(path: str) -> str:
+    return os.path.splitext(path)[1].lower()
+
+
+def validate_data(config: ExperimentConfig) -> None:
+    """The data fields' rules that need no file read (the files are checked when read)."""
+    data, checkpoint = config.data, config.checkpoint
+    if not isinstance(data, str) or (
+        data not in DATA_SOURCES and _suffix(data) not in DATA_SUFFIXES
+    ):
+        raise ConfigError(
+            "data",
+            f"must be synthetic, digits or a {', '.join(DATA_SUFFIXES)} file (got {data!r})",
+        )
+    if data != "synthetic" and config.model not in ("mlp", "cnn"):
+        raise ConfigError(
+            "data", f"real data needs model mlp or cnn (the {config.model} family takes no rows)"
+        )
+    if not isinstance(checkpoint, str) or (
+        checkpoint and _suffix(checkpoint) not in CHECKPOINT_SUFFIXES
+    ):
+        raise ConfigError(
+            "checkpoint",
+            f"must be a {' or '.join(CHECKPOINT_SUFFIXES)} file of weights (got {checkpoint!r})",
+        )
+    if checkpoint and data == "synthetic":
+        raise ConfigError("checkpoint", "needs real data to evaluate on (digits or a file)")
+    if not _is_int(config.epochs) or not 1 <= config.epochs <= MAX_EPOCHS:
+        raise ConfigError(
+            "epochs", f"must be a whole number in 1 … {MAX_EPOCHS:,} (got {config.epochs!r})"
+        )
 
 
 def validate_user_input(config: ExperimentConfig) -> None:

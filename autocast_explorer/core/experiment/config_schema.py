@@ -17,6 +17,7 @@ from autocast_explorer.core.experiment.config import (
     HEADS,
     INPUT_DISTRIBUTIONS,
     INPUT_KINDS,
+    MAX_EPOCHS,
     MAX_INPUT_DIMS,
     MAX_LAYERS,
     MAX_LR,
@@ -138,6 +139,20 @@ CONFIG_RULES: dict[str, Schema] = {
     "cell": {"description": "rnn: recurrent cell", "enum": list(CELLS)},
     "features": {"description": "rnn: input features per step", "minimum": 1},
     "hidden": {"description": "rnn: hidden state width", "minimum": 1},
+    "data": {
+        "description": "where rows come from: synthetic (random), digits (bundled), or a "
+        ".npz / .safetensors / .pt file of arrays x and y; absent: synthetic",
+        "type": "string",
+    },
+    "checkpoint": {
+        "description": "real data: a state_dict file evaluated instead of training ('' none)",
+        "type": "string",
+    },
+    "epochs": {
+        "description": "real data: float32 training epochs",
+        "minimum": 1,
+        "maximum": MAX_EPOCHS,
+    },
     "mode": {
         "description": "infer: time forwards; train: train a float32 and an autocast copy",
         "enum": list(MODES),

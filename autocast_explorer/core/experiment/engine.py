@@ -10,11 +10,13 @@ for the duration of the run, in the calling thread, and restored afterwards.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from collections.abc import Callable
 
 import torch
 
+from autocast_explorer.core.data.dataset import Dataset
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.agreement import compare_logits
 from autocast_explorer.core.experiment.capture import (
@@ -25,10 +27,13 @@ from autocast_explorer.core.experiment.capture import (
 )
 from autocast_explorer.core.experiment.certainty import RUN_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import (
+    MAX_STEPS,
     TRAINING_STEP_FORWARDS,
     ExperimentConfig,
     flops_per_training_step,
 )
+from autocast_explorer.core.experiment.data_run import fitted, prepare, train_data_info
+from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.record import no_argmax_reason, user_rows
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
@@ -47,7 +52,8 @@ from autocast_explorer.core.experiment.timing import (
 from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.hardware.load import LoadMeter
-from autocast_explorer.core.numerics.optrace import trace_model
+from autocast_explorer.core.numerics.compute import ComputeDtypes, compute_by_layer
+from autocast_explorer.core.numerics.optrace import OpTrace, trace_model
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.errors import error_text
@@ -95,21 +101,32 @@ def run_experiment(
     the result carries `autocast_error` (the message) with no autocast latency or agreement.
     """
     reporter = Reporter(progress, cancel)
+    dataset = None
+    if config.data != "synthetic":
+        reporter.report(0.0, f"reading the data ({config.data})")
+        config, dataset = fitted(config)
     reporter.report(0.0, "checking memory and time guards")
     estimate = guards.check_estimate(config)
     reporter.check()
     if config.mode == "train":
-        return run_training(config, reporter, partial, estimate)
+        return run_training(config, reporter, partial, estimate, dataset)
     warnings: list[str] = []
+    prepared = None
     with torch_threads(config.threads) as threads, torch.no_grad():
-        reporter.report(0.02, "building model")
-        model, x = build(config)
+        if dataset is not None:
+            prepared = prepare(config, dataset, reporter.span(0.01, 0.5))
+            model, x = prepared.model, prepared.x
+            reporter = reporter.span(0.5, 1.0)
+        else:
+            reporter.report(0.02, "building model")
+            model, x = build(config)
         low = low_precision_dtype(config)
         plain_fn, auto_fn = forward_fns(model, x, low)
         reporter.check()
 
         reporter.report(0.04, "first (cold) calls")
         cold_plain = cold_call_ms(plain_fn)
+        reporter.check()
         autocast_error = ""
         try:
             cold_auto = cold_call_ms(auto_fn)
@@ -121,6 +138,7 @@ def run_experiment(
         plain = record_forward(model, x, None, keep_outputs=True)
         if plain.error or plain.logits is None:
             raise RuntimeError(f"the float32 forward failed: {plain.error}")
+        reporter.check()
         auto = record_forward(model, x, low, keep_outputs=True)
         autocast_error = autocast_error or auto.error
         agreement = None
@@ -153,7 +171,8 @@ def run_experiment(
         op_trace = None
         if not autocast_error:
             reporter.report(0.08, "tracing the aten ops of one forward per mode")
-            op_trace = trace_model(model, x, low)
+            op_trace = trace_model(model, x, low, check=reporter.check)
+            layers = with_compute_dtypes(layers, op_trace)
             reporter.check()
 
         # Eager's timing gets its share of the bar; every other route the same share after it.
@@ -221,8 +240,38 @@ def run_experiment(
         autocast_error=autocast_error,
         fast_path=fast_path,
         evidence=None if autocast_error else evidence,
+        data=prepared.info if prepared is not None else None,
+        accuracy=prepared.accuracy if prepared is not None else None,
         model_info=model_info,
         routes=routes,
+    )
+
+
+def with_compute_dtypes(
+    layers: tuple[LayerRecord, ...], op_trace: OpTrace
+) -> tuple[LayerRecord, ...]:
+    """The layers with what each computed in, per mode, from the op trace's attributed ops.
+
+    A layer whose traced output dtype differs from the untraced one (a fused kernel the tracer
+    changes) gets none: its traced ops would not be what it computed in.
+    """
+    found = {
+        "plain": compute_by_layer(op_trace.plain),
+        "autocast": compute_by_layer(op_trace.autocast),
+    }
+
+    def side(mode: str, layer: LayerRecord) -> LayerDtypes | None:
+        dtypes = layer.plain if mode == "plain" else layer.autocast
+        if dtypes is None:
+            return None
+        traced = op_trace.layer_outputs.get(mode, {}).get(layer.name)
+        if traced is None or traced != dtypes.out_dtype:
+            return dtypes
+        return dataclasses.replace(dtypes, compute=found[mode].get(layer.name, ComputeDtypes()))
+
+    return tuple(
+        dataclasses.replace(layer, plain=side("plain", layer), autocast=side("autocast", layer))
+        for layer in layers
     )
 
 
@@ -245,6 +294,7 @@ def run_training(
     reporter: Reporter,
     partial: PartialFn | None = None,
     estimate: guards.ForwardEstimate | None = None,
+    dataset: Dataset | None = None,
 ) -> ExperimentResult:
     """Train a float32 and an autocast copy side by side, then time training steps.
 
@@ -252,8 +302,16 @@ def run_training(
     optimizer step) measured with the same ABAB protocol as forwards, on the trained copies
     continuing on the task's batches; `extras["train"]` holds everything else.
     """
+    task, epoch_steps, info = None, 0, None
+    if dataset is not None:  # real rows: `epochs` epochs of the training rows, scored each epoch
+        task = data_task(config, dataset)
+        epoch_steps = task.steps_per_epoch
+        config = config.replace(steps=min(MAX_STEPS, config.epochs * epoch_steps))
+        info = train_data_info(dataset, task, config.epochs)
     with torch_threads(config.threads) as threads:
-        run = train_side_by_side(config, reporter.span(0.02, 0.7), partial)
+        run = train_side_by_side(
+            config, reporter.span(0.02, 0.7), partial, task=task, epoch_steps=epoch_steps
+        )
         agreement = compare_logits(
             run.held_out_logits["plain"],
             run.held_out_logits["autocast"],
@@ -308,6 +366,7 @@ def run_training(
         guard=estimate,
         train=report,
         evidence=evidence,
+        data=info,
     )
 
 

@@ -15,6 +15,8 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, create_model, model_validator
 
+from autocast_explorer.core.data.answers import AccuracyPart, AccuracyReport
+from autocast_explorer.core.data.records import DataInfo, DataPart
 from autocast_explorer.core.documents.model import (
     FlagMap,
     NullableNumber,
@@ -165,6 +167,8 @@ class ResultPart(OpenPart):
         default=None, description="the time guard's estimate, beside the measurement"
     )
     train: TrainPart | None = None
+    data: DataPart | None = None
+    accuracy: AccuracyPart | None = None
     model_info: ModelInfoPart | None = Field(
         default=None, description="your own model (--model SPEC): what ran"
     )
@@ -240,6 +244,8 @@ class ExperimentResult:
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
     #: The speedup's interval, stalled blocks and the machine's load (None: saved before them).
     evidence: TimingEvidence | None = None
+    data: DataInfo | None = None  # real data: what the model was fitted to (core/data/)
+    accuracy: AccuracyReport | None = None  # real data: held-out answers both ways
     model_info: ModelInfo | None = None  # a user model: its class, size, file hash, input
     routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
 
@@ -294,6 +300,10 @@ class ExperimentResult:
             optional["guard"] = self.guard.to_part()
         if self.train is not None:
             optional["train"] = self.train.to_part()
+        if self.data is not None:
+            optional["data"] = self.data.to_part()
+        if self.accuracy is not None:
+            optional["accuracy"] = self.accuracy.to_part()
         if self.model_info is not None:
             optional["model_info"] = self.model_info.to_part()
         if self.routes:
@@ -382,6 +392,8 @@ class ExperimentResult:
             fast_path=part.fast_path,
             train=None if part.train is None else TrainReport.from_part(part.train),
             evidence=None if failed else TimingEvidence.from_section(latency),
+            data=None if part.data is None else DataInfo.from_part(part.data),
+            accuracy=None if part.accuracy is None else AccuracyReport.from_part(part.accuracy),
             model_info=None if part.model_info is None else ModelInfo.from_part(part.model_info),
             routes=routes_from_parts(part.routes),
         )
@@ -436,4 +448,4 @@ def _interval_cells(evidence: TimingEvidence | None) -> dict[str, str]:
 
 
 def _dtypes(part: LayerDtypesPart) -> LayerDtypes:
-    return LayerDtypes(in_dtype=part.in_dtype, out_dtype=part.out_dtype)
+    return LayerDtypes.from_part(part)

@@ -5,12 +5,16 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 
 from __future__ import annotations
 
+from autocast_explorer.core.data.records import DataInfo
+from autocast_explorer.core.data.summary import accuracy_lines
+from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.certainty import straddle_text
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
+from autocast_explorer.core.experiment.training import EpochScore
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import (
     CASE_LABELS,
@@ -64,9 +68,26 @@ def autocast_error_finding(result: ExperimentResult) -> tuple[str, str]:
         f"or agreement to show. This is what torch {result.environment.torch_version} does on "
         f"this CPU ({hardware_clause(result)}): a model like this cannot use {dtype} "
         "autocast here as it is. Keep this layer in float32 (run it outside the autocast "
-        "region), try the other autocast dtype, or another CPU."
+        "region) or use another CPU. The other autocast dtype is no way out by itself: it "
+        "can raise the same error, and only a run of it shows whether it does here."
     )
     return headline, meaning
+
+
+def compute_sentence(result: ExperimentResult, layer: LayerRecord) -> str:
+    """What the layer's ops ran in under autocast ('' when there is nothing to say): core's
+    summary, or why a traced run has none for it."""
+    if layer.autocast is None:
+        return ""
+    compute = layer.autocast.compute
+    if compute is not None:
+        if compute.ops or compute.casts:
+            return compute.summary(layer.autocast.out_dtype)
+        return "no maths of its own (shape ops only)"
+    traced = any(la.autocast is not None and la.autocast.compute for la in result.layers)
+    if traced:  # this run attributed ops, yet not this layer's: its traced output differed
+        return "not seen: this layer's kernel runs differently under the op tracer"
+    return ""
 
 
 def _kind(result: ExperimentResult, name: str) -> str:
@@ -266,6 +287,11 @@ def format_summary(result: ExperimentResult) -> str:
     if result.routes:
         lines += ["", *route_lines(result.routes)]
     lines += training_lines(result)
+    epochs = result.train.epochs if result.train is not None else ()
+    if result.data is not None and epochs:
+        lines += epoch_lines(result.data, epochs, cfg.dtype)
+    else:
+        lines += accuracy_lines(result.data, result.accuracy)
     lines += [
         "",
         "Dtype per layer (in → out):"
@@ -284,6 +310,9 @@ def format_summary(result: ExperimentResult) -> str:
             f"  {layer.name:<{width}}  {layer.kind:<{kind_width}} plain {layer.plain.in_dtype}→"
             f"{layer.plain.out_dtype:<9}  autocast {auto}"
         )
+        seen = compute_sentence(result, layer)
+        if seen:
+            lines.append(f"  {' ' * (width + kind_width + 3)}computed in: {seen}")
     lines.append(
         f"  output: plain {result.output_dtype_plain}, "
         f"autocast {result.output_dtype_autocast or 'none (the forward raised)'}"
@@ -295,7 +324,7 @@ def format_summary(result: ExperimentResult) -> str:
     if a is not None:
         lines += [
             "",
-            "Agreement:"
+            ("Agreement (the timed batch of held-out rows):" if result.data else "Agreement:")
             if result.train is None
             else "Agreement of the trained models (held-out set):",
             (
@@ -512,3 +541,27 @@ def format_probe(probe: ProbeResult) -> str:
         for (source, verdict), names in groups.items():
             lines += [f"  {source}", f"    {', '.join(names)} — {verdict}"]
     return "\n".join(line.rstrip() for line in lines)
+
+
+#: Epochs listed in full up to this many (then the first and last three).
+LISTED_EPOCHS = 12
+
+
+def epoch_lines(info: DataInfo, epochs: tuple[EpochScore, ...], dtype: str) -> list[str]:
+    """Training mode on real data: both copies' loss and held-out accuracy after each epoch."""
+    lines = [
+        "",
+        f"{info.name}: both copies trained {info.epochs} epochs on {info.n_train:,} rows, "
+        f"scored on {info.n_test:,} held-out rows after each:",
+        f"  epoch  loss float32  loss {dtype:<9} held-out float32  held-out {dtype}",
+    ]
+    shown = epochs if len(epochs) <= LISTED_EPOCHS else (*epochs[:3], None, *epochs[-3:])
+    for e in shown:
+        if e is None:
+            lines.append("  …")
+            continue
+        lines.append(
+            f"  {e.epoch:>5}  {e.loss['plain']:12.4f}  {e.loss['autocast']:13.4f}  "
+            f"{e.accuracy['plain']:16.1%}  {e.accuracy['autocast']:>{9 + len(dtype)}.1%}"
+        )
+    return lines

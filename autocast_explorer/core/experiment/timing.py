@@ -188,17 +188,22 @@ def _time_block(fn: Callable[[], object], calls: int, clock: Clock | None = None
 
 
 def _warm_up(
-    time_one_call: Callable[[], float], min_time: float, clock: Clock | None = None
+    time_one_call: Callable[[], float],
+    min_time: float,
+    clock: Clock | None = None,
+    check: Callable[[], None] = lambda: None,
 ) -> list[float]:
     """Time single calls, at least WARMUP_CALLS and for ~5% of the budget; seconds per call.
 
     Their median, not the first or the fastest, sizes the blocks: on a shared CPU one early
-    call can be far off in either direction.
+    call can be far off in either direction. `check` runs before every call (it raises to
+    cancel), so a cancel waits for one forward at most.
     """
     budget = min(0.05 * min_time, 0.25)
     times: list[float] = []
     start = _now(clock)
     while len(times) < WARMUP_CALLS or (_now(clock) - start < budget and len(times) < 1000):
+        check()
         times.append(time_one_call())
     return times
 
@@ -246,8 +251,10 @@ def measure_paired(
 ) -> PairedTiming:
     """Time each callable for at least `min_time` seconds, alternating blocks A B A B …
 
-    Cancellation is checked between blocks. `cold_ms` carries first-call times taken earlier
-    (before hooks or warm-up touched the model); otherwise the first warm-up call is used.
+    Cancellation is checked before every warm-up call and between blocks (a block lasts at
+    most MAX_BLOCK_SECONDS, or one call when a call is longer). `cold_ms` carries first-call
+    times taken earlier (before hooks or warm-up touched the model); otherwise the first
+    warm-up call is used.
     The cold call counts toward each mode's `min_time`, and when one call is already a whole
     block (slow forwards) the warm-up calls are kept as samples, so slow forwards do not spend
     several untimed calls outside the budget (fast ones warm up for at most 5% of it).
@@ -282,7 +289,9 @@ def measure_paired(
         reporter.check()
         if cold_ms is None:
             colds.append(block(index, 1) * 1e3)
-        warm_times.append(_warm_up(functools.partial(block, index, 1), min_time, clock))
+        warm_times.append(
+            _warm_up(functools.partial(block, index, 1), min_time, clock, reporter.check)
+        )
         per_call.append(max(float(np.median(warm_times[-1])), 1e-7))
         reporter.report(0.05 * (index + 1) / len(modes), f"warming up {labels[index]}")
 

@@ -22,7 +22,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -121,6 +121,18 @@ class PerModeCount(Part):
     autocast: Whole()
 
 
+class PerModeNullableNumber(Part):
+    plain: NullableNumber()
+    autocast: NullableNumber()
+
+
+class EpochScorePart(Part):
+    epoch: Whole(ge=1)
+    step: Whole(ge=1)
+    loss: PerModeNullableNumber = Field(description="mean training loss of the epoch")
+    accuracy: PerModeAccuracy = Field(description="held-out accuracy after the epoch")
+
+
 class TrainPart(Part):
     """training mode: both copies' losses, dtypes, saved bytes and the scaler"""
 
@@ -139,6 +151,10 @@ class TrainPart(Part):
     phases: dict[str, PhasesPart]
     scaler: ScalerPart
     nonfinite_steps: WholeMap() = Field(default_factory=dict)
+    epochs: tuple[EpochScorePart, ...] = Field(
+        default=(),
+        description="real data: both copies scored on the held-out rows after every epoch",
+    )
 
 
 #: Distinct training batches the task holds; steps cycle through them (bounded memory).
@@ -198,6 +214,15 @@ class SyntheticTask:
 
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         return self.batches[step % len(self.batches)]
+
+
+class Task(Protocol):
+    """What training draws from: the synthetic task, or real rows (experiment/data_task.py)."""
+
+    @property
+    def held_out(self) -> tuple[tuple[torch.Tensor, torch.Tensor], ...]: ...
+
+    def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]: ...
 
 
 def make_task(config: ExperimentConfig, source: ModelSource = MLP_SOURCE) -> SyntheticTask:
@@ -308,7 +333,7 @@ class Trainer:
             skipped=skipped,
         )
 
-    def timed_step(self, task: SyntheticTask) -> Callable[[], object]:
+    def timed_step(self, task: Task) -> Callable[[], object]:
         """A callable for the timing protocol: one step on the next batch of the task."""
         counter = itertools.count()
 
@@ -545,6 +570,34 @@ class PhaseTimes:
 
 
 @dataclass(frozen=True)
+class EpochScore:
+    """Training on real data: one epoch's mean loss and held-out accuracy, per copy."""
+
+    epoch: int
+    step: int
+    loss: dict[str, float]
+    accuracy: dict[str, float]
+
+    def to_part(self) -> EpochScorePart:
+        return build(
+            EpochScorePart,
+            epoch=self.epoch,
+            step=self.step,
+            loss=build(PerModeNullableNumber, **self.loss),
+            accuracy=build(PerModeAccuracy, **self.accuracy),
+        )
+
+    @classmethod
+    def from_part(cls, part: EpochScorePart) -> EpochScore:
+        return cls(
+            epoch=part.epoch,
+            step=part.step,
+            loss={m: nan_if_none(getattr(part.loss, m)) for m in MODES},
+            accuracy={m: getattr(part.accuracy, m) for m in MODES},
+        )
+
+
+@dataclass(frozen=True)
 class TrainReport:
     """Everything measured by training both copies; the result JSON's `train` object."""
 
@@ -563,6 +616,7 @@ class TrainReport:
     phases: dict[str, PhaseTimes]
     scaler: ScalerReport
     nonfinite_steps: dict[str, int] = field(default_factory=dict)
+    epochs: tuple[EpochScore, ...] = ()  # real data only: loss and held-out accuracy per epoch
 
     @property
     def saved_ratio(self) -> float:
@@ -597,6 +651,7 @@ class TrainReport:
             phases={m: p.to_part() for m, p in self.phases.items()},
             scaler=self.scaler.to_part(),
             nonfinite_steps=dict(self.nonfinite_steps),
+            epochs=tuple(e.to_part() for e in self.epochs),
         )
 
     @classmethod
@@ -626,6 +681,7 @@ class TrainReport:
             },
             scaler=ScalerReport.from_part(part.scaler),
             nonfinite_steps=dict(part.nonfinite_steps),
+            epochs=tuple(EpochScore.from_part(e) for e in part.epochs),
         )
 
 
@@ -637,6 +693,10 @@ class StepProgress:
     steps: int
     loss_plain: float
     loss_autocast: float
+    #: Real data, at the end of an epoch: its number and both copies' held-out accuracy.
+    epoch: int = 0
+    accuracy_plain: float | None = None
+    accuracy_autocast: float | None = None
 
 
 PartialFn = Callable[[StepProgress], None]
@@ -648,13 +708,13 @@ class TrainingRun:
 
     report: TrainReport
     trainers: dict[str, Trainer]
-    task: SyntheticTask
+    task: Task
     cold_ms: list[float]
     held_out_logits: dict[str, torch.Tensor]
 
 
 def _accuracy(
-    model: torch.nn.Module, task: SyntheticTask, dtype: torch.dtype | None
+    model: torch.nn.Module, task: Task, dtype: torch.dtype | None
 ) -> tuple[float, torch.Tensor]:
     """Held-out accuracy of a model in the precision it trained in, and its logits."""
     model.eval()
@@ -670,14 +730,19 @@ def train_side_by_side(
     reporter: Reporter,
     partial: PartialFn | None = None,
     source: ModelSource = MLP_SOURCE,
+    task: Task | None = None,
+    epoch_steps: int = 0,
 ) -> TrainingRun:
     """Probe one step per mode, then train both copies `config.steps` steps, interleaved.
 
-    Cancellation is checked between steps (a step itself cannot be interrupted).
+    With a `task` of real rows and `epoch_steps` (steps per epoch), both copies are scored on
+    the held-out rows after every epoch. Cancellation is checked between steps (a step itself
+    cannot be interrupted).
     """
     low = low_precision_dtype(config)
     initial = source.build_model(config)
-    task = make_task(config, source)
+    if task is None:
+        task = make_task(config, source)
     x0, y0 = task.batch(0)
 
     reporter.report(0.0, "probing one training step per mode (dtypes, ops, saved bytes)")
@@ -697,10 +762,15 @@ def train_side_by_side(
         "autocast": Trainer(config, copy.deepcopy(initial), low),
     }
     timings: dict[str, list[StepTiming]] = {m: [] for m in MODES}
+    epochs: list[EpochScore] = []
     for step in range(config.steps):
         x, y = task.batch(step)
         for mode in MODES:
             timings[mode].append(trainers[mode].step(x, y))
+        score = None
+        if epoch_steps and (step + 1) % epoch_steps == 0:
+            score = _epoch_score(trainers, task, low, timings, step + 1, epoch_steps)
+            epochs.append(score)
         if partial is not None:
             partial(
                 StepProgress(
@@ -708,6 +778,9 @@ def train_side_by_side(
                     steps=config.steps,
                     loss_plain=timings["plain"][-1].loss,
                     loss_autocast=timings["autocast"][-1].loss,
+                    epoch=score.epoch if score else 0,
+                    accuracy_plain=score.accuracy["plain"] if score else None,
+                    accuracy_autocast=score.accuracy["autocast"] if score else None,
                 )
             )
         reporter.report(0.1 + 0.9 * (step + 1) / config.steps, f"training step {step + 1}")
@@ -746,6 +819,7 @@ def train_side_by_side(
             grad_elements=sum(g.numel() for g in grads_plain.values()),
         ),
         nonfinite_steps={m: sum(not math.isfinite(s.loss) for s in timings[m]) for m in MODES},
+        epochs=tuple(epochs),
     )
     return TrainingRun(
         report=report,
@@ -753,6 +827,27 @@ def train_side_by_side(
         task=task,
         cold_ms=[timings[m][0].total_s * 1e3 for m in MODES],
         held_out_logits=logits,
+    )
+
+
+def _epoch_score(
+    trainers: dict[str, Trainer],
+    task: Task,
+    low: torch.dtype,
+    timings: dict[str, list[StepTiming]],
+    step: int,
+    epoch_steps: int,
+) -> EpochScore:
+    """Both copies at the end of an epoch: mean training loss, held-out accuracy (each in the
+    precision it trains in)."""
+    return EpochScore(
+        epoch=step // epoch_steps,
+        step=step,
+        loss={m: float(np.mean([t.loss for t in timings[m][-epoch_steps:]])) for m in MODES},
+        accuracy={
+            m: _accuracy(trainers[m].model, task, dtype)[0]
+            for m, dtype in (("plain", None), ("autocast", low))
+        },
     )
 
 

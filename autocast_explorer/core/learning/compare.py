@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autocast_explorer.core.data.answers import AccuracyReport
+from autocast_explorer.core.data.summary import interval_text
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
@@ -334,6 +336,30 @@ def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         ("allclose", timed([str(r.allclose) for r in rows])),
         ("max |diff|", timed([f"{r.max_abs_diff:.3g}" for r in rows])),
         *training_table(comparison),
+        *accuracy_table(comparison),
+    ]
+
+
+def accuracy_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
+    """Held-out accuracy on real data, one value per run ('—' for a synthetic run)."""
+    runs = [run.result for run in comparison.runs]
+    if all(r.data is None for r in runs):
+        return []
+    accs = [r.accuracy for r in runs]
+
+    def each(text: Callable[[AccuracyReport], str]) -> list[str]:
+        return [text(a) if a is not None else "—" for a in accs]
+
+    return [
+        ("data", [r.data.name if r.data is not None else "synthetic" for r in runs]),
+        ("accuracy float32", each(lambda a: f"{a.plain:.2%}")),
+        ("accuracy autocast", each(lambda a: f"{a.autocast:.2%} ({a.dtype})")),
+        ("accuracy difference", each(lambda a: interval_text(a).split(" (")[0])),
+        (
+            "95% interval",
+            each(lambda a: f"{a.interval[0] * 100:+.1f} … {a.interval[1] * 100:+.1f} points"),
+        ),
+        ("rows flipped", each(lambda a: f"{a.flipped_total}/{a.rows}")),
     ]
 
 

@@ -32,6 +32,7 @@ CHARTS: dict[str, str] = {
     "layers": "Per-layer table",
     "ops": "Op trace",
     "loss": "Training",
+    "accuracy": "Accuracy",
 }
 
 #: Ops the probe calls directly, as in the tutorial's third snippet.
@@ -124,6 +125,9 @@ class Lesson:
     uses_probe: bool = False
     try_next: str = ""
     checker: CheckFn | None = field(default=None, repr=False, compare=False)
+    #: Whose claim `tutorial_claim` is: "tutorial", or "assumption" for a common belief the
+    #: tutorial does not state (the window words its checkmark accordingly).
+    claim_by: str = "tutorial"
 
     def check(self, result: ExperimentResult, probe: Probe | None = None) -> LessonOutcome:
         """Sentences about `result` (and `probe`, for lessons that use one)."""
@@ -345,6 +349,8 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     call = result.speed_call
     kind = call.kind
     verdict = ""
+    support = native_support(result.environment.cpu_flags, low)
+    native = support.native
     if kind == "untimed":
         headline = "Autocast could not be timed in this run."
     elif kind == "faster":
@@ -361,6 +367,10 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
         verdict = (
             f"Here the time saved by the {low} maths did not make up for converting the "
             "weights and activations on every call."
+            if native
+            else f"Without native {low} arithmetic the {low} maths saved nothing: autocast "
+            "paid for converting the weights and activations on every call and then for "
+            "maths that ran emulated."
         )
     elif kind == "same":
         within = f", {call.interval.text()}" if call.interval is not None else ""
@@ -368,6 +378,9 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
         verdict = (
             f"At this size the time saved by the {low} maths and the cost of the conversions "
             "roughly cancelled out."
+            if native
+            else f"Without native {low} arithmetic nothing was saved by the maths; the "
+            "conversions and the emulated maths together took about as long as float32."
         )
     else:  # "unclear" or "noisy": no finding, no grade
         said = speed_clause(result)
@@ -386,8 +399,7 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
     if verdict:
         sentences.append(verdict)
     sentences.append(f"For the record, {hardware_clause(result)}.")
-    support = native_support(result.environment.cpu_flags, low)
-    if not support.native:
+    if not native:
         sentences.append(
             f"So nothing here multiplies {low} natively: each {low} matrix product converted "
             "its operands and ran in kernels that compute in float32 inside (torch's own, "
@@ -468,6 +480,44 @@ def _check_training(result: ExperimentResult, probe: Probe | None) -> LessonOutc
     )
 
 
+def _check_answers(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    """Graded from the run's held-out answers: both accuracies, the interval, the flips."""
+    from autocast_explorer.core.data.summary import answers_verdict, interval_text
+
+    acc, info = result.accuracy, result.data
+    if acc is None or info is None:
+        reason = (
+            "the autocast forward raised"
+            if result.autocast_error
+            else "this run used no real data (choose Data: Handwritten digits)"
+        )
+        return LessonOutcome(
+            "answers", f"No held-out answers to compare: {reason}.", (), False, "accuracy"
+        )
+    sentences = [
+        f"Trained in float32 on {info.n_train:,} rows of {info.name}, the model answered "
+        f"{acc.plain:.1%} of {acc.rows:,} held-out rows correctly in float32 and "
+        f"{acc.autocast:.1%} under {acc.dtype} autocast: {interval_text(acc)}.",
+    ]
+    if acc.flipped:
+        widest = max(f.plain_margin for f in acc.flipped)
+        right = sum(f.autocast == f.label for f in acc.flipped)
+        sentences.append(
+            f"The rows that flipped were near-ties: float32's top two scores were at most "
+            f"{widest:.3g} apart there, and autocast's rounding tipped the balance. "
+            f"{right} of the {len(acc.flipped)} flips became right, "
+            f"{sum(f.plain == f.label for f in acc.flipped)} became wrong."
+        )
+    elif result.agreement is not None:
+        sentences.append(
+            f"No row flipped: the scores moved by at most {result.agreement.max_abs_diff:.3g} "
+            "on the timed batch, less than the gap between the top two classes of any row."
+        )
+    low, high = acc.interval
+    matches = low <= 0 <= high
+    return LessonOutcome("answers", answers_verdict(acc), tuple(sentences), matches, "accuracy")
+
+
 def _check_transformer_paths(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
     """Graded against the live measurement: the run's encoder dtype and the other path's."""
     dtype = result.config.dtype
@@ -485,7 +535,7 @@ def _check_transformer_paths(result: ExperimentResult, probe: Probe | None) -> L
     this = encoders[0].autocast.out_dtype
     path_name = "the fused fast path" if ran_fused else "the ordinary (train-mode) path"
     sentences = [
-        f"This run took {path_name}: under {dtype} autocast each encoder layer returned "
+        f"This run took {path_name}: under {dtype} autocast "
         f"{_describe_groups(encoders, lambda la: la.autocast.out_dtype, 'returned')}."
     ]
     other = probe.path(not result.config.fast_path) if probe is not None else None
@@ -566,7 +616,7 @@ LESSONS: tuple[Lesson, ...] = (
             "Autocast's policy also has a list of ops it forces to float32 for accuracy (losses "
             "such as mse_loss and cross_entropy, prod, cdist…). The tutorial puts softmax and "
             "mean on that list, because it called them on a float32 tensor. Whether an op "
-            "*keeps* float32 or merely *follows* its input only shows when the input is "
+            "keeps float32 or merely follows its input only shows when the input is "
             "bfloat16 – as it is for a softmax placed after a Linear layer. This lesson adds a "
             "softmax head to the model and also calls softmax, log_softmax and mean directly "
             "on float32 and on bfloat16 tensors."
@@ -631,7 +681,10 @@ LESSONS: tuple[Lesson, ...] = (
         ),
         config=TUTORIAL_CONFIG.replace(mode="train"),
         chart="loss",
-        try_next="Try float16 as the dtype, then again without the GradScaler.",
+        try_next=(
+            "Try float16 as the dtype, with and without the GradScaler: the outcome counts the "
+            "gradient elements that underflowed to zero (the curves only part when some do)."
+        ),
         checker=_check_training,
     ),
     Lesson(
@@ -647,14 +700,38 @@ LESSONS: tuple[Lesson, ...] = (
             "turned off and compares the two."
         ),
         tutorial_claim=(
-            "(Not in the tutorial.) A layer's output dtype under autocast depends only on the "
-            "layer, not on how torch chooses to run it."
+            "A layer's output dtype under autocast depends only on the layer, not on how torch "
+            "chooses to run it."
         ),
+        claim_by="assumption",
         config=TRANSFORMER_CONFIG,
         chart="dtype",
         uses_probe=True,
         try_next="Load the 'Transformer: fast path off' preset and compare the dtype chart.",
         checker=_check_transformer_paths,
+    ),
+    Lesson(
+        id="answers",
+        number=8,
+        title="Does autocast change the answers?",
+        explanation=(
+            "Agreement on random inputs says little about a model people use. This step "
+            "trains the tutorial's MLP (with 64 inputs, one per pixel) in float32 on real "
+            "data, the bundled handwritten digits (8×8 images), then asks the held-out digits "
+            "twice: in float32 and under autocast. "
+            "The Accuracy view shows both accuracies, an interval for their difference from a "
+            "paired bootstrap over the held-out rows, and every digit whose predicted class "
+            "changed, drawn with its true label and both answers."
+        ),
+        tutorial_claim=(
+            "(Not in the tutorial.) A trained model gives the same answers under autocast as "
+            "in float32."
+        ),
+        # The tutorial's MLP with 64 inputs, one per pixel: the config the run fits to the data.
+        config=TUTORIAL_CONFIG.replace(data="digits", widths=(64, 256, 256, 10)),
+        chart="accuracy",
+        try_next="Try the CNN, or float16, and see which digits flip.",
+        checker=_check_answers,
     ),
 )
 

@@ -46,6 +46,7 @@ from autocast_explorer.core.documents.model import (
 )
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.wrapping import wrapped_forwards
 
 #: Op packets that convert a tensor's dtype when input and output dtypes differ.
 CAST_OPS: frozenset[str] = frozenset(
@@ -82,6 +83,9 @@ class OpRecordPart(Part):
     bytes: Whole() = 0
     bytes_read: Whole() = 0
     source: Text(description="for a cast of a model parameter: what it converted") = ""
+    module: Text(
+        description="the innermost layer whose forward dispatched it (absent: the model)"
+    ) = ""
 
 
 class CastSummaryPart(Part):
@@ -137,12 +141,15 @@ class OpRecord:
     bytes: int = 0
     bytes_read: int = 0
     source: str = ""  # for a cast of a model parameter: 'Conv2d.weight', 'LSTM.weight_hh_l0'
+    module: str = ""  # the innermost layer running when it was dispatched ('' for the model)
 
     def to_dict(self) -> dict[str, Any]:
         return dump(self.to_part())
 
     def to_part(self) -> OpRecordPart:
-        extra = {"source": self.source} if self.source else {}
+        extra: dict[str, Any] = {"source": self.source} if self.source else {}
+        if self.module:
+            extra["module"] = self.module
         return build(
             OpRecordPart,
             mode=self.mode,
@@ -233,6 +240,9 @@ class OpTrace:
     casts: CastSummary
     counts: tuple[OpCount, ...]
     casts_by_grad_mode: dict[str, CastSummary] = field(default_factory=dict)
+    #: Mode → layer name → the dtype the layer returned in the traced forward (not saved: a
+    #: fused kernel can run differently under the tracer, see `trace_forward`).
+    layer_outputs: dict[str, dict[str, str]] = field(default_factory=dict, compare=False)
 
     @property
     def added(self) -> tuple[OpCount, ...]:
@@ -310,6 +320,7 @@ def make_record(
     inputs: list[torch.Tensor],
     outputs: list[torch.Tensor],
     sources: dict[int, str] | None = None,
+    module: str = "",
 ) -> OpRecord:
     """An OpRecord for one dispatched op (shared by the tracer and tests)."""
     out = outputs[0] if outputs else None
@@ -334,16 +345,27 @@ def make_record(
         bytes=written,
         bytes_read=read,
         source=label,
+        module=module,
     )
 
 
 class OpTracer(TorchDispatchMode):
-    """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`)."""
+    """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`).
 
-    def __init__(self, mode: str = "", sources: dict[int, str] | None = None) -> None:
+    `stack`, when given, is the list of layer names whose forwards are running (innermost
+    last, kept by `trace_forward`): each op is attributed to its last entry.
+    """
+
+    def __init__(
+        self,
+        mode: str = "",
+        sources: dict[int, str] | None = None,
+        stack: list[str] | None = None,
+    ) -> None:
         super().__init__()
         self.mode = mode
         self.sources = sources
+        self.stack = stack if stack is not None else []
         self.records: list[OpRecord] = []
 
     @classmethod
@@ -357,7 +379,14 @@ class OpTracer(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         self.records.append(
-            make_record(self.mode, str(func), _tensors((args, kwargs)), _tensors(out), self.sources)
+            make_record(
+                self.mode,
+                str(func),
+                _tensors((args, kwargs)),
+                _tensors(out),
+                self.sources,
+                self.stack[-1] if self.stack else "",
+            )
         )
         return out
 
@@ -404,14 +433,36 @@ def trace_forward(
     x: torch.Tensor,
     autocast_dtype: torch.dtype | None,
     grad_mode: str = "no_grad",
+    outputs: dict[str, str] | None = None,
 ) -> tuple[OpRecord, ...]:
-    """The ops of one forward entering `grad_mode` and (with a dtype) one autocast region."""
+    """The ops of one forward entering `grad_mode` and (with a dtype) one autocast region,
+    each attributed to the layer whose forward dispatched it.
+
+    `outputs`, when given, receives each layer's output dtype in this traced forward. It can
+    differ from the untraced forward's: torch's fused encoder kernel, called from the tracer,
+    runs its inner products without autocast (measured with torch 2.13: float32 traced,
+    bfloat16 untraced), so that layer's traced ops do not show what it computed in.
+    """
     label = "plain" if autocast_dtype is None else "autocast"
     sources = parameter_sources(model)
+    stack: list[str] = []
+
+    def around(name: str, _module: object, run: Callable[[], object], *_call: object) -> object:
+        stack.append(name)
+        try:
+            output = run()
+        finally:
+            stack.pop()
+        first = next(iter(_tensors(output)), None)
+        if outputs is not None and first is not None:
+            outputs[name] = dtype_name(first.dtype)
+        return output
+
     with (
         _grad_context(grad_mode),
         autocast_context(autocast_dtype),
-        OpTracer(label, sources) as tracer,
+        wrapped_forwards(model, around),
+        OpTracer(label, sources, stack) as tracer,
     ):
         model(x)
     return tuple(tracer.records)
@@ -423,15 +474,24 @@ def trace_model(
     autocast_dtype: torch.dtype,
     grad_mode: str = "no_grad",
     check_grad_modes: bool = True,
+    check: Callable[[], None] = lambda: None,
 ) -> OpTrace:
-    """Trace one plain and one autocast forward; optionally the autocast casts in every mode."""
-    plain = trace_forward(model, x, None, grad_mode)
-    auto = trace_forward(model, x, autocast_dtype, grad_mode)
+    """Trace one plain and one autocast forward; optionally the autocast casts in every mode.
+
+    `check` runs before each traced forward (it raises to cancel): a traced forward is slow,
+    every op passing through Python, so a cancel waits for one of them at most.
+    """
+    outputs: dict[str, dict[str, str]] = {"plain": {}, "autocast": {}}
+    check()
+    plain = trace_forward(model, x, None, grad_mode, outputs["plain"])
+    check()
+    auto = trace_forward(model, x, autocast_dtype, grad_mode, outputs["autocast"])
     casts = cast_summary(auto)
     by_mode = {grad_mode: casts}
     if check_grad_modes:
         for other in GRAD_MODES:
             if other not in by_mode:
+                check()
                 by_mode[other] = cast_summary(trace_forward(model, x, autocast_dtype, other))
     return OpTrace(
         grad_mode=grad_mode,
@@ -440,4 +500,5 @@ def trace_model(
         casts=casts,
         counts=op_counts(plain, auto),
         casts_by_grad_mode=by_mode,
+        layer_outputs=outputs,
     )

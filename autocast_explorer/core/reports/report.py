@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autocast_explorer import __version__
+from autocast_explorer.core.data.summary import accuracy_markdown
 from autocast_explorer.core.documents.files import (
     TEMP_SUFFIX,
     UnwritablePath,
@@ -350,6 +351,8 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
             f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
             f"cosine similarity {a.cosine:.6f}",
         ]
+    if result.data is not None:
+        out += ["", *accuracy_markdown(result.data, result.accuracy)]
     if charts:
         out += ["", "## Charts", ""]
         for title, filename in charts:

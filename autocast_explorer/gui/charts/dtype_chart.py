@@ -1,7 +1,10 @@
 """Dtype per layer: a grid with the layers along x and one row per mode.
 
 Each cell is colored by the dtype the layer's output really had in that mode (measured by
-core's forward hooks) and labelled in → out; hovering a cell gives the full names.
+core's wrapped forwards) and labelled in → out. A layer whose ops computed in another dtype
+than it returned (a GRU under autocast: bfloat16 matrix products, float32 output) is drawn as
+a mixed cell: a stripe along its bottom in the color of the dtype most of its ops ran in, and
+a second label line. Hovering a cell gives core's full sentence.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ MAX_LABELLED_LAYERS = 14
 LABEL_MIN_SLOT_PX = 90
 CELL_WIDTH = 0.92
 CELL_HEIGHT = 0.8
+#: The share of a mixed cell's height its compute-dtype stripe takes (at the bottom).
+STRIPE_HEIGHT = 0.3
 MODES = ("plain", "autocast")
 #: Row of each mode on the y axis: plain on top.
 MODE_ROW = {"plain": 1, "autocast": 0}
@@ -41,6 +46,21 @@ class Cell:
     in_dtype: str
     out_dtype: str
     color: str
+    compute: str = ""  # core's sentence of what the ops ran in ('' when not traced)
+    compute_dtype: str = ""  # a mixed cell: the dtype most of its ops ran in ('' otherwise)
+
+    @property
+    def mixed(self) -> bool:
+        return bool(self.compute_dtype)
+
+    @property
+    def label(self) -> str:
+        if self.out_dtype == NOT_RUN:
+            return "—"
+        text = f"{style.dtype_short(self.in_dtype)}→{style.dtype_short(self.out_dtype)}"
+        if self.mixed:
+            text += f"\n{style.dtype_short(self.compute_dtype)} inside"
+        return text
 
     @property
     def tooltip(self) -> str:
@@ -49,7 +69,10 @@ class Cell:
                 f"{self.layer} ({self.kind}), {self.mode}: did not run, the autocast forward "
                 "raised before this layer"
             )
-        return f"{self.layer} ({self.kind}), {self.mode}: {self.in_dtype} → {self.out_dtype}"
+        text = f"{self.layer} ({self.kind}), {self.mode}: {self.in_dtype} → {self.out_dtype}"
+        if self.compute:
+            text += f"\ncomputed in: {self.compute}"
+        return text
 
 
 class DtypeChart(StaticChart):
@@ -57,8 +80,10 @@ class DtypeChart(StaticChart):
 
     def __init__(self, parent: Any = None) -> None:
         base_tooltip = (
-            "The dtype each layer produced, measured with forward hooks: top row without "
-            "autocast, bottom row under torch.autocast('cpu'). Hover a cell for in → out."
+            "The dtype each layer produced, measured by wrapping each layer's forward: top row "
+            "without autocast, bottom row under torch.autocast('cpu'). A stripe along a cell's "
+            "bottom marks a layer whose ops ran in another dtype than it returned (its color). "
+            "Hover a cell for in → out and the ops."
         )
         super().__init__(
             parent,
@@ -70,13 +95,19 @@ class DtypeChart(StaticChart):
             hover=True,
         )
         plot = self.getPlotItem()
-        style.set_title(plot, "Dtype per layer · color: output dtype · text: in → out")
+        style.set_title(
+            plot, "Dtype per layer · color: output · stripe: maths inside · text: in → out"
+        )
         self._legend = plot.addLegend(offset=(-4, 4), labelTextSize="10pt", colCount=4)
         self._legend_samples: dict[str, pg.BarGraphItem] = {}
         self._cells_item = pg.BarGraphItem(
             x0=[], y0=[], width=[], height=[], brushes=[], pen=pg.mkPen("w", width=2)
         )
         plot.addItem(self._cells_item)
+        self._stripes_item = pg.BarGraphItem(
+            x0=[], y0=[], width=[], height=[], brushes=[], pen=pg.mkPen(None)
+        )
+        plot.addItem(self._stripes_item)
         self._labels: list[pg.TextItem] = []
         self._cells: list[Cell] = []
         self._layer_count = 0
@@ -94,6 +125,8 @@ class DtypeChart(StaticChart):
                         Cell(layer.name, layer.kind, mode, "", NOT_RUN, style.UNKNOWN_DTYPE_COLOR)
                     )
                     continue
+                compute = d.compute
+                mixed = compute is not None and compute.mixed(d.out_dtype)
                 cells.append(
                     Cell(
                         layer=layer.name,
@@ -102,6 +135,8 @@ class DtypeChart(StaticChart):
                         in_dtype=d.in_dtype,
                         out_dtype=d.out_dtype,
                         color=style.dtype_color(d.out_dtype),
+                        compute=compute.summary(d.out_dtype) if compute is not None else "",
+                        compute_dtype=compute.dtypes[0] if mixed else "",
                     )
                 )
         self._draw(cells, [layer.name for layer in result.layers], result.config.dtype)
@@ -121,6 +156,15 @@ class DtypeChart(StaticChart):
             height=[CELL_HEIGHT] * len(cells),
             brushes=[pg.mkBrush(c.color) for c in cells],
         )
+        stripes = [c for c in cells if c.mixed]
+        inset = 0.04
+        self._stripes_item.setOpts(
+            x0=[index[c.layer] - CELL_WIDTH / 2 + inset for c in stripes],
+            y0=[MODE_ROW[c.mode] - CELL_HEIGHT / 2 + inset for c in stripes],
+            width=[CELL_WIDTH - 2 * inset] * len(stripes),
+            height=[CELL_HEIGHT * STRIPE_HEIGHT] * len(stripes),
+            brushes=[pg.mkBrush(style.dtype_color(c.compute_dtype)) for c in stripes],
+        )
         labelled = 0 < len(layer_names) <= MAX_LABELLED_LAYERS
         while len(self._labels) < (len(cells) if labelled else 0):
             item = pg.TextItem("", color="w", anchor=(0.5, 0.5))
@@ -130,12 +174,8 @@ class DtypeChart(StaticChart):
         for i, item in enumerate(self._labels):
             if labelled and i < len(cells):
                 c = cells[i]
-                item.setText(
-                    "—"
-                    if c.out_dtype == NOT_RUN
-                    else f"{style.dtype_short(c.in_dtype)}→{style.dtype_short(c.out_dtype)}"
-                )
-                item.setPos(index[c.layer], MODE_ROW[c.mode])
+                item.setText(c.label)
+                item.setPos(index[c.layer], MODE_ROW[c.mode] + (0.08 if c.mixed else 0.0))
                 item.setVisible(True)
             else:
                 item.setText("")
@@ -168,7 +208,10 @@ class DtypeChart(StaticChart):
 
     def _update_legend(self, cells: list[Cell]) -> None:
         self._legend.clear()
-        present = sorted({c.out_dtype for c in cells}, key=_dtype_order)
+        present = sorted(
+            {c.out_dtype for c in cells} | {c.compute_dtype for c in cells if c.mixed},
+            key=_dtype_order,
+        )
         for name in present:
             sample = self._legend_samples.get(name)
             if sample is None:
@@ -207,6 +250,15 @@ class DtypeChart(StaticChart):
         """The brush color of every cell, read from the plot item itself."""
         brushes = self._cells_item.opts.get("brushes") or []
         return [pg.mkBrush(b).color().name() for b in brushes]
+
+    def drawn_stripes(self) -> list[tuple[float, float, str]]:
+        """(x, y, color) of every mixed cell's stripe, read from the plot item itself."""
+        opts = self._stripes_item.opts
+        brushes = opts.get("brushes") or []
+        return [
+            (x + (CELL_WIDTH / 2 - 0.04), y, pg.mkBrush(b).color().name())
+            for x, y, b in zip(opts.get("x0") or [], opts.get("y0") or [], brushes, strict=True)
+        ]
 
     def cell_labels(self) -> list[str]:
         """The in → out texts visible on the cells (none when the cells are too narrow)."""

@@ -50,6 +50,7 @@ class LatencyChart(StaticChart):
             grid=(False, True),
             grid_behind=True,
         )
+        self._unit = "forward"  # what one timed call is: a training run times whole steps
         plot = self.getPlotItem()
         # Two-line tick labels (mode · dtype, cold call) plus the axis caption.
         plot.getAxis("bottom").setHeight(66)
@@ -126,6 +127,8 @@ class LatencyChart(StaticChart):
 
         self._speedup_text, tone = speed_title(result)
         color = {"ok": style.OK, "bad": style.BAD, "warn": style.WARN}.get(tone, style.MUTED)
+        self._unit = "training step" if result.train is not None else "forward"
+        self.getPlotItem().setLabel("left", f"ms per {self._unit}")
         self._set_title(f"<span style='color:{color}'><b>{self._speedup_text}</b></span>")
         self._hint.setText("")
         axis = self.getPlotItem().getAxis("bottom")
@@ -153,13 +156,16 @@ class LatencyChart(StaticChart):
         for item in self._value_labels:
             item.setText("")
         self._speedup_text = ""
+        self._unit = "forward"
+        self.getPlotItem().setLabel("left", "ms per forward")
         self._set_title("plain vs autocast")
         self._hint.setText("Press Run (F5) to measure")
         self.getPlotItem().getAxis("bottom").setTicks([[(0.0, "plain"), (1.0, "autocast")]])
         self.getPlotItem().setYRange(0, 1, padding=0)
 
     def _set_title(self, second_line: str) -> None:
-        style.set_title(self.getPlotItem(), "Latency per forward", second_line)
+        # A training run times whole steps (forward, loss, backward, optimizer), not forwards.
+        style.set_title(self.getPlotItem(), f"Latency per {self._unit}", second_line)
 
     # ---- read-back for tests -------------------------------------------------------------
     def drawn(self) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from autocast_explorer.core.experiment.config import ConfigError, ExperimentConf
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
 from autocast_explorer.core.experiment.families.user.spec import model_file
 from autocast_explorer.gui.features import (
+    accuracy,
     compare,
     experiment,
     hardware,
@@ -89,6 +90,7 @@ FEATURES: tuple[Feature, ...] = (
     sweeps.install,  # Sweeps tab, sweep files
     placements.install,  # per-call vs hoisted vs pre-cast
     training.install,  # Training tab: loss curves, memory saved for backward, gradient dtypes
+    accuracy.install,  # Accuracy tab: held-out answers on real data, the flipped rows
     routes.install,  # Routes tab: eager, torch.compile and implicit bf16 side by side
     hardware.install,  # CPU facts, oneDNN kernel, roofline
     presentation.install,  # text scale, projector theme, full screen, hidden controls

@@ -8,6 +8,7 @@ construction; the text fields (widths) are where people type something invalid.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
+    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -37,6 +39,7 @@ from autocast_explorer.core.experiment.config import (
     FAMILY_FIELDS,
     HEADS,
     INPUT_DISTRIBUTIONS,
+    MAX_EPOCHS,
     MAX_LR,
     MAX_STEPS,
     MAX_TIME_FACTOR,
@@ -57,13 +60,20 @@ ADVANCED_FIELDS = frozenset({"topk", "input_scale", "input_distribution", "memor
 PROGRESS_STEPS = 1000
 #: The mode selector's items: (shown text, config.mode).
 MODE_ITEMS = (("Inference", "infer"), ("Training", "train"))
+#: The data selector's fixed items: (shown text, config.data); files are added as chosen.
+DATA_ITEMS = (("Synthetic (random inputs)", "synthetic"), ("Handwritten digits", "digits"))
+DATA_FILE_ITEM = ("File…", "")
+DATA_FILTER = "Arrays x and y (*.npz *.safetensors *.pt)"
+CHECKPOINT_FILTER = "State dict (*.safetensors *.pt)"
 
 READING_GUIDE = (
     "<b>How to read the charts</b><br>"
-    "<b>Latency</b>: bar = median time per forward pass, whiskers = 25th–75th percentile, "
+    "<b>Latency</b>: bar = median time per forward pass (per training step in training "
+    "mode), whiskers = 25th–75th percentile, "
     "▼ = the first (cold) call.<br>"
-    "<b>Dtype per layer</b>: the dtype each layer's output really had, measured with forward "
-    "hooks, without and with autocast.<br>"
+    "<b>Dtype per layer</b>: the dtype each layer's output really had, measured by wrapping "
+    "each layer's forward, without and with autocast; a stripe marks a layer whose ops ran in "
+    "another dtype than it returned.<br>"
     "<b>Agreement</b>: do both runs predict the same class per row, are the logits allclose, "
     "and how far apart are they."
 )
@@ -107,6 +117,14 @@ TIPS = {
     "optimizer": "sgd: SGD with momentum 0.9; adamw: AdamW.",
     "scaler": "float16 only: scale the loss with torch.amp.GradScaler('cpu') so small gradients "
     "do not underflow. Untick to see what happens without it.",
+    "data": "What the model sees. Synthetic: random inputs and an untrained model (timing and "
+    "dtypes). Handwritten digits: the bundled UCI digits (8×8 images); the model is trained in "
+    "float32 first, then its held-out answers are compared in float32 and under autocast. "
+    "File…: your own .npz, .safetensors or .pt with arrays x (rows) and y (labels).",
+    "epochs": "Epochs of float32 training on the data's training rows (seeded), before the "
+    "held-out rows are evaluated both ways.",
+    "checkpoint": "Optional: your trained weights (a state_dict as .safetensors or a "
+    "weights-only .pt) to evaluate instead of training. Its keys and shapes must match the model.",
     "run": "Measure this config: plain float32 vs autocast, on a worker thread (F5).",
     "route_eager": "Always measured: float32 vs torch.autocast around the forward; every "
     "other route is compared with its float32 output.",
@@ -201,6 +219,7 @@ class ControlsPanel(QWidget):
         self.headCombo = self._combo("headCombo", HEADS)
         self._add_row(model_form, "head", "&Head", self.headCombo)
         layout.addWidget(model)
+        layout.addWidget(self._build_data())
 
         auto = QGroupBox("Autocast and comparison")
         auto_form = self._form(auto)
@@ -318,6 +337,95 @@ class ControlsPanel(QWidget):
         layout.addWidget(guide)
 
         self.widthsEdit.textChanged.connect(self._emit_changed)
+
+    def _build_data(self) -> QGroupBox:
+        """Data: synthetic, the bundled digits or a file; epochs; optional trained weights."""
+        box = QGroupBox("Data")
+        form = self._form(box)
+        self._data_form = form
+        self.dataCombo = QComboBox()
+        self.dataCombo.setObjectName("dataCombo")
+        for text, value in (*DATA_ITEMS, DATA_FILE_ITEM):
+            self.dataCombo.addItem(text, value)
+        self.dataCombo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._data_index = 0
+        self.dataCombo.activated.connect(self._on_data_activated)
+        self.dataCombo.currentIndexChanged.connect(self._on_data_changed)
+        self._add_row(form, "data", "D&ata", self.dataCombo)
+        self.dataNote = QLabel(
+            "The model's input (MLP: first width; CNN: channels[0] and image side) and its "
+            "classes are taken from the data when the run starts."
+        )
+        self.dataNote.setObjectName("dataNote")
+        self.dataNote.setWordWrap(True)
+        self.dataNote.setStyleSheet(f"color: {style.MUTED};")
+        self.dataNote.setToolTip(TIPS["data"])
+        form.addRow(self.dataNote)
+        self.epochsSpin = self._spin("epochsSpin", 1, MAX_EPOCHS)
+        self._add_row(form, "epochs", "&Epochs", self.epochsSpin)
+        self.checkpointEdit = QLineEdit()
+        self.checkpointEdit.setObjectName("checkpointEdit")
+        self.checkpointEdit.setPlaceholderText("none: train here")
+        self.checkpointEdit.setClearButtonEnabled(True)
+        self.checkpointEdit.textChanged.connect(self._emit_changed)
+        self.checkpointButton = QToolButton()
+        self.checkpointButton.setObjectName("checkpointButton")
+        self.checkpointButton.setText("…")
+        self.checkpointButton.setToolTip("Choose a weights file (.safetensors or .pt).")
+        self.checkpointButton.clicked.connect(self._choose_checkpoint)
+        row_widget = QWidget()
+        row = QHBoxLayout(row_widget)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.checkpointEdit, 1)
+        row.addWidget(self.checkpointButton)
+        self._checkpoint_row = row_widget
+        self._add_row(form, "checkpoint", "&Weights", row_widget, targets=[self.checkpointEdit])
+        return box
+
+    def data(self) -> str:
+        """config.data as the selector shows it: synthetic, digits or a file's path."""
+        return str(self.dataCombo.currentData() or "synthetic")
+
+    def set_data(self, data: str) -> None:
+        """Select `data`, adding a file's item (its name, the path as data) when it is new."""
+        index = self.dataCombo.findData(data)
+        if index < 0:
+            index = self.dataCombo.count() - 1  # before "File…"
+            self.dataCombo.insertItem(index, Path(data).name, data)
+            self.dataCombo.setItemData(index, data, Qt.ItemDataRole.ToolTipRole)
+        self.dataCombo.setCurrentIndex(index)
+        self._data_index = index
+
+    @Slot(int)
+    def _on_data_activated(self, index: int) -> None:
+        """ "File…" opens a dialog; cancelling it keeps the data that was selected."""
+        if self.dataCombo.itemData(index) != DATA_FILE_ITEM[1]:
+            self._data_index = index
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open data", str(Path.cwd()), DATA_FILTER)
+        if path:
+            self.set_data(path)
+        else:
+            self.dataCombo.setCurrentIndex(self._data_index)
+
+    @Slot(int)
+    def _on_data_changed(self, _index: int) -> None:
+        self._show_data_fields()
+        self.changed.emit()
+
+    @Slot()
+    def _choose_checkpoint(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open trained weights", str(Path.cwd()), CHECKPOINT_FILTER
+        )
+        if path:
+            self.checkpointEdit.setText(path)
+
+    def _show_data_fields(self) -> None:
+        real = self.data() != "synthetic"
+        self._data_form.setRowVisible(self.dataNote, real)
+        self._data_form.setRowVisible(self.epochsSpin, real)
+        self._data_form.setRowVisible(self._checkpoint_row, real)
 
     def _form(self, box: QGroupBox) -> QFormLayout:
         form = QFormLayout(box)
@@ -475,6 +583,9 @@ class ControlsPanel(QWidget):
             min_time=self.minTimeSpin.value(),
             allow_slow=self.allowSlowCheck.isChecked(),
             memory_budget_mb=budget,
+            data=self.data(),
+            checkpoint=self.checkpointEdit.text().strip() if self.data() != "synthetic" else "",
+            epochs=self.epochsSpin.value(),
             mode=self.mode(),
             routes=self.routes(),
             steps=self.stepsSpin.value(),
@@ -513,6 +624,9 @@ class ControlsPanel(QWidget):
             self.lrSpin,
             self.optimizerCombo,
             self.scalerCheck,
+            self.dataCombo,
+            self.epochsSpin,
+            self.checkpointEdit,
             *self.routeChecks.values(),
         ]
         blocked = [w.blockSignals(True) for w in widgets]
@@ -539,12 +653,16 @@ class ControlsPanel(QWidget):
             self.optimizerCombo.setCurrentText(config.optimizer)
             self.lrSpin.setValue(config.lr)
             self.scalerCheck.setChecked(config.scaler)
+            self.set_data(config.data)
+            self.epochsSpin.setValue(min(config.epochs, self.epochsSpin.maximum()))
+            self.checkpointEdit.setText(config.checkpoint)
             for name, check in self.routeChecks.items():
                 check.setChecked(name in config.routes)
         finally:
             for widget, was in zip(widgets, blocked, strict=True):
                 widget.blockSignals(was)
         self._show_training_fields()
+        self._show_data_fields()
         self._on_family_changed()
 
     # ---- inline errors --------------------------------------------------------------------

@@ -25,7 +25,22 @@ if TYPE_CHECKING:
 
 #: The autocast cell of a layer the autocast forward never reached (it raised first).
 NOT_RUN = "did not run (raised)"
-COLUMNS = ("Layer", "Kind", "Output shape", "Plain (in → out)", "Autocast (in → out)")
+COLUMNS = (
+    "Layer",
+    "Kind",
+    "Output shape",
+    "Plain (in → out)",
+    "Autocast (in → out)",
+    "Autocast computed in",
+)
+#: The compute cell of a result with no attributed ops (a training run, an older file).
+NO_TRACE = "not traced"
+COMPUTE_TIP = (
+    "What the layer's ops ran in under autocast, from the op trace: per dtype its matrix "
+    "product (else its most frequent op), the casts inside it, and the dtype it returned. A GRU "
+    "can return float32 while its matrix products run in bfloat16. 'not traced': the result "
+    "has no op trace per layer (a training run, an older file)."
+)
 #: Error of the autocast output against the float32 output, per layer.
 ERROR_COLUMNS = ("Max |err|", "Mean rel err", "SQNR (dB)", "Cosine")
 ERROR_TIPS = (
@@ -44,9 +59,11 @@ class LayerTable(QTableWidget):
         self.setObjectName("layerTable")
         self.setToolTip(
             "Every layer of the model with the dtypes its input and output had, measured with "
-            "forward hooks in a plain run and under autocast."
+            "wrapped forwards in a plain run and under autocast, and what each layer's ops "
+            "computed in."
         )
         self.setHorizontalHeaderLabels(COLUMNS + ERROR_COLUMNS)
+        self.horizontalHeaderItem(COLUMNS.index("Autocast computed in")).setToolTip(COMPUTE_TIP)
         for offset, tip in enumerate(ERROR_TIPS):
             self.horizontalHeaderItem(len(COLUMNS) + offset).setToolTip(tip)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -61,6 +78,8 @@ class LayerTable(QTableWidget):
         header.setStretchLastSection(True)
 
     def show_result(self, result: ExperimentResult) -> None:
+        from autocast_explorer.core.experiment.summary import compute_sentence
+
         self.setRowCount(len(result.layers))
         for row, layer in enumerate(result.layers):
             shape = "×".join(str(n) for n in layer.out_shape) if layer.out_shape else "?"
@@ -74,6 +93,7 @@ class LayerTable(QTableWidget):
                     if layer.autocast is not None
                     else NOT_RUN
                 ),
+                compute_sentence(result, layer) or (NO_TRACE if layer.autocast else NOT_RUN),
             )
             for col, text in enumerate(values):
                 item = QTableWidgetItem(text)
@@ -81,6 +101,8 @@ class LayerTable(QTableWidget):
                 if col >= 3:
                     auto = layer.autocast.out_dtype if layer.autocast is not None else ""
                     out = layer.plain.out_dtype if col == 3 else auto
+                    if col == 5 and layer.autocast is not None and layer.autocast.compute:
+                        out = next(iter(layer.autocast.compute.dtypes), out)
                     tint = QColor(style.dtype_color(out))
                     tint.setAlpha(70)
                     item.setBackground(tint)

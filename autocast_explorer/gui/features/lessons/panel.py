@@ -249,7 +249,8 @@ class LessonsPanel(QWidget):
         self.exerciseBox.setObjectName("exerciseBox")
         ex = QVBoxLayout(self.exerciseBox)
         ex.setContentsMargins(0, 0, 0, 0)
-        self.questionLabel = QLabel(html.escape(EXERCISE.question))
+        self.questionLabel = QLabel(EXERCISE.question)
+        self.questionLabel.setTextFormat(Qt.TextFormat.PlainText)  # its quotes shown as typed
         self.questionLabel.setObjectName("exerciseQuestion")
         self.questionLabel.setWordWrap(True)
         qfont = self.questionLabel.font()
@@ -376,7 +377,8 @@ class LessonsPanel(QWidget):
         self.stepLabel.setText(f"Lesson {lesson.number} of {total}")
         self.titleLabel.setText(html.escape(lesson.title))
         self.explanationLabel.setText(html.escape(lesson.explanation))
-        self.claimLabel.setText(f"<i>The tutorial says:</i> {html.escape(lesson.tutorial_claim)}")
+        who = "The tutorial says:" if lesson.claim_by == "tutorial" else "A common assumption:"
+        self.claimLabel.setText(f"<i>{who}</i> {html.escape(lesson.tutorial_claim)}")
         self.chartLabel.setText(f"Answered by: <b>{html.escape(self._chart_title(lesson))}</b>")
         self.tryNextLabel.setText(
             f"<i>Try next:</i> {html.escape(lesson.try_next)}" if lesson.try_next else ""
@@ -413,6 +415,10 @@ class LessonsPanel(QWidget):
             chart_id = "dtype"
         if chart_id == "layers":
             return "layers", "layers", ctx.view("layers")
+        view = ctx.view("accuracy")
+        if chart_id == "accuracy" and view is not None:
+            flips = view.findChild(QWidget, "flipBox")  # the flipped rows answer the question
+            return "accuracy", "accuracy", flips if flips is not None else view
         if chart_id == "loss" and ctx.view("training") is not None:
             loss = ctx.chart("loss")
             if loss is not None:
@@ -518,6 +524,7 @@ class LessonsPanel(QWidget):
         if taken is None:
             return
         run_result = run.result  # a core.lessons.LessonRun
+        self._ctx.show_message(f"Lesson {run.lesson.number} measured.", 4000)
         self._ctx.show_result(run_result)
         self._finish(StepRun(run.lesson, run_result, run.probe, run.outcome))
 
@@ -563,6 +570,7 @@ class LessonsPanel(QWidget):
     @Slot(str)
     def _on_task_failed(self, message: str) -> None:
         if self._take("task") is not None:
+            self._ctx.show_message("The lesson's run failed.", 4000)
             self._refuse(f"The run failed: {message}")
 
     @Slot()
@@ -574,6 +582,7 @@ class LessonsPanel(QWidget):
     @Slot()
     def _on_task_cancelled(self) -> None:
         if self._take("task") is not None:
+            self._ctx.show_message("Lesson cancelled.", 4000)
             self._refuse("Cancelled: press Run this step to measure again.")
 
     def _show_outcome(self, outcome: LessonOutcome | None) -> None:
@@ -584,14 +593,22 @@ class LessonsPanel(QWidget):
         self.outcomeBox.show()
         self.outcomeHeadline.setText(outcome.headline)
         self.outcomeSentences.setText("\n".join(f"• {s}" for s in outcome.sentences))
+        lesson = self.current_lesson()
+        tutorial = lesson is None or lesson.claim_by == "tutorial"
         if not outcome.graded:
             self.matchLabel.setText("– Not graded: this measurement cannot tell (see above).")
             self.matchLabel.setStyleSheet(f"color: {style.MUTED}; font-weight: bold;")
         elif outcome.matches_tutorial:
-            self.matchLabel.setText("✓ Here the tutorial's claim holds.")
+            self.matchLabel.setText(
+                "✓ Here the tutorial's claim holds." if tutorial else "✓ Here the assumption holds."
+            )
             self.matchLabel.setStyleSheet(f"color: {style.OK}; font-weight: bold;")
         else:
-            self.matchLabel.setText("≠ On this machine the measurement differs from the tutorial.")
+            self.matchLabel.setText(
+                "≠ On this machine the measurement differs from the tutorial."
+                if tutorial
+                else "≠ On this machine the measurement contradicts the assumption."
+            )
             self.matchLabel.setStyleSheet(f"color: {style.WARN}; font-weight: bold;")
 
     def outcome(self, lesson_id: str) -> LessonOutcome | None:

@@ -66,6 +66,14 @@ def placements_task(config: ExperimentConfig, state: TaskState) -> PlacementRepo
     )
 
 
+def vs_float32(ratio: float) -> str:
+    """float32 median ÷ this placement's, in words: '1.80× faster', '2.50× slower' (the
+    slower figure is how many times longer it took, never a ratio below 1)."""
+    if ratio != ratio or ratio <= 0:
+        return "?"
+    return f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
+
+
 class PlacementsTab(QWidget):
     """objectName `placementsTab`. A result view (shows a loaded result's placements too)."""
 
@@ -235,9 +243,7 @@ class PlacementsTab(QWidget):
                     (format_bytes(mode.cast_bytes), mode.cast_bytes),
                     (once, mode.one_time_casts),
                     (
-                        f"{ratio:.2f}× {'faster' if ratio >= 1 else 'slower'}"
-                        if ratio == ratio
-                        else "?",
+                        vs_float32(ratio),
                         ratio,
                     ),
                 ]

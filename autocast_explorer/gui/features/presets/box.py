@@ -33,7 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.learning.claims import check_claims, preset_claims
 from autocast_explorer.core.learning.presets import (
     MAX_DESCRIPTION_CHARS,
     MAX_NAME_CHARS,
@@ -65,6 +66,14 @@ class PresetDetails:
     name: str
     description: str
     include_sweep: bool = False
+
+
+def same_experiment(a: ExperimentConfig | None, b: ExperimentConfig | None) -> bool:
+    """The same experiment whatever the time per mode and threads: how the timing is run does
+    not change which preset the controls show."""
+    if a is None or b is None:
+        return False
+    return a.replace(min_time=b.min_time, threads=b.threads) == b
 
 
 def describe_sweep(sweep: SweepSpec) -> str:
@@ -143,6 +152,7 @@ class PresetBox(QGroupBox):
         self._ctx = ctx
         self._presets: list[Preset] = []
         self._chosen: Preset | None = None
+        self._checked_for: Preset | None = None  # the preset whose claims are shown checked
         self._syncing = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
@@ -173,6 +183,16 @@ class PresetBox(QGroupBox):
         self.description.setStyleSheet(f"color: {style.MUTED};")
         self.description.setToolTip("What this preset shows.")
         layout.addWidget(self.description)
+        self.claims = QLabel("")
+        self.claims.setObjectName("presetClaims")
+        self.claims.setWordWrap(True)
+        self.claims.setTextFormat(Qt.TextFormat.PlainText)
+        self.claims.setToolTip(
+            "The preset's statements checked against the run on screen: ✓ holds here, ✗ does "
+            "not hold on this CPU and torch, ? this run cannot tell."
+        )
+        self.claims.hide()
+        layout.addWidget(self.claims)
         self.message = QLabel("")
         self.message.setObjectName("presetMessage")
         self.message.setWordWrap(True)
@@ -206,6 +226,7 @@ class PresetBox(QGroupBox):
 
         self.combo.currentIndexChanged.connect(self._on_index_changed)
         ctx.configChanged.connect(self._sync)
+        ctx.resultShown.connect(self._check_claims)
         self.reload()
 
     # ---- loading --------------------------------------------------------------------------
@@ -297,6 +318,9 @@ class PresetBox(QGroupBox):
         self.presetChosen.emit(preset)
 
     def _show_description(self, preset: Preset | None) -> None:
+        if preset is None or preset is not self._checked_for:
+            self.claims.hide()
+            self._checked_for = None
         if preset is None:
             self.description.setText("")
             return
@@ -318,6 +342,26 @@ class PresetBox(QGroupBox):
             f"<code>autocast-explorer sweep --param {sweep.param} --values {values}</code>."
         )
 
+    def claim_checks(self) -> list[str]:
+        """The checked claims shown under the description, one line each ([] when hidden)."""
+        return self.claims.text().splitlines() if self._checked_for is not None else []
+
+    @Slot(object)
+    def _check_claims(self, result: object) -> None:
+        """A result of the chosen built-in preset's config: its claims checked against it."""
+        preset = self._chosen
+        claims = preset_claims(preset.id) if preset is not None and preset.builtin else ()
+        if not claims or not same_experiment(preset.config, result.config):
+            self.claims.hide()
+            self._checked_for = None
+            return
+        checks = check_claims(claims, result)
+        self.claims.setText("\n".join(c.line for c in checks))
+        wrong = any(c.holds is False for c in checks)
+        self.claims.setStyleSheet(f"color: {style.WARN if wrong else style.OK};")
+        self._checked_for = preset
+        self.claims.show()
+
     @Slot()
     def _sync(self) -> None:
         """Point the combo at the preset the controls match, or at 'Custom settings'."""
@@ -328,8 +372,8 @@ class PresetBox(QGroupBox):
         except ConfigError:
             config = None
         chosen = self._chosen
-        if chosen is None or chosen.config != config:
-            chosen = next((p for p in self._presets if p.config == config), None)
+        if chosen is None or not same_experiment(chosen.config, config):
+            chosen = next((p for p in self._presets if same_experiment(p.config, config)), None)
         self._chosen = chosen
         self._syncing = True
         try:

@@ -1,0 +1,166 @@
+"""Fitting a model to the data: the config's input and classes set from the data set, float32
+training for a fixed, seeded number of epochs, or the user's trained weights loaded instead.
+
+Training takes any `nn.Module` and the per-row input shape it wants (flat features for an MLP,
+(C, H, W) for a CNN), so a user's own classifier trains and evaluates through the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from autocast_explorer.core.data.dataset import Dataset
+from autocast_explorer.core.data.errors import DataError
+from autocast_explorer.core.data.records import EpochRecord
+from autocast_explorer.core.experiment.config import ExperimentConfig
+
+if TYPE_CHECKING:
+    import torch
+
+    from autocast_explorer.core.runtime.progress import Reporter
+
+#: The RNG stream of the epochs' shuffles (the model's own seed draws its weights).
+SHUFFLE_SEED_OFFSET = 3571
+#: A checkpoint's mismatching keys named in one line before "… and N more".
+LISTED_KEYS = 4
+
+
+def fit_config(config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
+    """`config` with its input and class count taken from the data (DataError if it cannot).
+
+    MLP: the first width is the features of a row, the last the classes. CNN: the input
+    channels and image side are the rows' (C, H, W), which must be square images.
+    """
+    if config.model == "mlp":
+        widths = (dataset.features, *config.widths[1:-1], dataset.classes)
+        return config.replace(widths=widths)
+    if config.model == "cnn":
+        shape = dataset.row_shape
+        if not dataset.image:
+            raise DataError(
+                f"x: rows of shape {shape} are not images; the CNN takes x of shape "
+                "(rows, C, H, W) or (rows, H, W)"
+            )
+        channels, height, width = shape
+        if height != width:
+            raise DataError(f"x: the CNN takes square images, got {height}×{width}")
+        stages = len(config.channels) - 1
+        if height < 2**stages:
+            raise DataError(
+                f"x: {height}×{width} images are too small for {stages} pooling stages "
+                f"(each halves the side); use --channels with at most "
+                f"{max(1, int(np.log2(height)))} stages"
+            )
+        return config.replace(
+            channels=(channels, *config.channels[1:]), image=height, classes=dataset.classes
+        )
+    raise DataError(
+        f"--data needs --model mlp or cnn (the {config.model} family takes no rows of features)"
+    )
+
+
+def input_shape(config: ExperimentConfig, dataset: Dataset) -> tuple[int, ...]:
+    """The shape one row takes on its way into the config's model."""
+    return dataset.row_shape if config.model == "cnn" else (dataset.features,)
+
+
+EpochFn = Callable[[EpochRecord], None]
+
+
+def epoch_batches(rows: int, batch: int, seed: int, epoch: int) -> list[np.ndarray]:
+    """The row order of one epoch in batches: a fresh seeded shuffle per epoch."""
+    order = np.random.default_rng((seed + SHUFFLE_SEED_OFFSET, epoch)).permutation(rows)
+    return [order[i : i + batch] for i in range(0, rows, batch)]
+
+
+def train_float32(
+    model: torch.nn.Module,
+    shape: tuple[int, ...],
+    x: np.ndarray,
+    y: np.ndarray,
+    held_out: tuple[np.ndarray, np.ndarray],
+    *,
+    config: ExperimentConfig,
+    reporter: Reporter,
+    on_epoch: EpochFn | None = None,
+) -> tuple[EpochRecord, ...]:
+    """Train `model` in float32 for `config.epochs` epochs of `config.batch` rows.
+
+    The optimizer, learning rate and loss are the config's (training mode's); cancellation is
+    checked between batches. Returns one record per epoch.
+    """
+    import torch
+
+    from autocast_explorer.core.data.answers import predict
+    from autocast_explorer.core.experiment.training import loss_function, make_optimizer
+
+    loss_fn = loss_function(config)
+    optimizer = make_optimizer(config, model)
+    inputs = torch.from_numpy(np.ascontiguousarray(x)).reshape(-1, *shape)
+    labels = torch.from_numpy(y)
+    records = []
+    for epoch in range(config.epochs):
+        model.train()
+        losses = []
+        for rows in epoch_batches(len(y), config.batch, config.seed, epoch):
+            picked = torch.from_numpy(rows)
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_fn(model(inputs[picked]), labels[picked])
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.detach()))
+            reporter.check()
+        logits = predict(model, shape, held_out[0], None)
+        record = EpochRecord(
+            epoch=epoch + 1,
+            loss=float(np.mean(losses)),
+            accuracy=float((logits.argmax(axis=1) == held_out[1]).mean()),
+        )
+        records.append(record)
+        if on_epoch is not None:
+            on_epoch(record)
+        reporter.report(
+            (epoch + 1) / config.epochs,
+            f"training in float32: epoch {epoch + 1}/{config.epochs}, "
+            f"held-out accuracy {record.accuracy:.1%}",
+        )
+    model.eval()
+    return tuple(records)
+
+
+def load_checkpoint(model: torch.nn.Module, state: dict[str, torch.Tensor], title: str) -> None:
+    """Load the user's weights into `model`; DataError listing the first mismatching keys."""
+    own = model.state_dict()
+    missing = [k for k in own if k not in state]
+    unexpected = [k for k in state if k not in own]
+    if missing or unexpected:
+        parts = []
+        if missing:
+            parts.append(f"missing {_listed(missing)}")
+        if unexpected:
+            parts.append(f"unexpected {_listed(unexpected)}")
+        raise DataError(f"keys do not match the {title}: {'; '.join(parts)}", "checkpoint")
+    wrong = [
+        f"{k} is {tuple(state[k].shape)} in the file but {tuple(v.shape)} in the model"
+        for k, v in own.items()
+        if tuple(state[k].shape) != tuple(v.shape)
+    ]
+    if wrong:
+        more = f" … and {len(wrong) - LISTED_KEYS} more" if len(wrong) > LISTED_KEYS else ""
+        raise DataError(
+            f"shapes do not match the {title}: {'; '.join(wrong[:LISTED_KEYS])}{more}",
+            "checkpoint",
+        )
+    bad = [k for k, v in state.items() if v.is_floating_point() and not bool(v.isfinite().all())]
+    if bad:
+        raise DataError(f"{_listed(bad)} hold NaN or inf", "checkpoint")
+    model.load_state_dict(state)
+    model.eval()
+
+
+def _listed(keys: list[str]) -> str:
+    more = f" … and {len(keys) - LISTED_KEYS} more" if len(keys) > LISTED_KEYS else ""
+    return ", ".join(keys[:LISTED_KEYS]) + more

@@ -1,0 +1,137 @@
+"""The data half of a run: load and fit the data, train (or load the user's weights), evaluate.
+
+The engine calls `fitted` before its guards (the data decide the model's input width) and
+`prepare` in place of building a random model and input: the trained model is then measured
+like any other, on a batch of held-out rows instead of random numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from autocast_explorer.core.data.answers import AccuracyReport, compare_answers, predict
+from autocast_explorer.core.data.dataset import Dataset, load_dataset, split
+from autocast_explorer.core.data.records import DataInfo, EpochRecord
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.data_fit import (
+    EpochFn,
+    fit_config,
+    input_shape,
+    load_checkpoint,
+    train_float32,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+    from autocast_explorer.core.experiment.data_task import DataTask
+    from autocast_explorer.core.runtime.progress import Reporter
+
+
+@dataclass
+class PreparedData:
+    """A fitted model ready to be measured, the held-out batch it is timed on, the answers."""
+
+    model: torch.nn.Module
+    x: torch.Tensor
+    info: DataInfo
+    accuracy: AccuracyReport | None  # None when the autocast forward raised (a finding)
+
+
+def fitted(config: ExperimentConfig) -> tuple[ExperimentConfig, Dataset]:
+    """The data set of `config.data` and the config fitted to it (DataError if they clash)."""
+    dataset = load_dataset(config.data)
+    return fit_config(config, dataset), dataset
+
+
+def prepare(
+    config: ExperimentConfig,
+    dataset: Dataset,
+    reporter: Reporter,
+    on_epoch: EpochFn | None = None,
+) -> PreparedData:
+    """Build the seeded model, train it in float32 (or load the checkpoint), evaluate both ways.
+
+    `config` must already be fitted to `dataset` (see `fitted`).
+    """
+    import torch
+
+    from autocast_explorer.core.data.files import read_state_dict
+    from autocast_explorer.core.experiment.model import build_model, low_precision_dtype
+
+    shape = input_shape(config, dataset)
+    x = dataset.x / np.float32(dataset.scale) if dataset.scale != 1.0 else dataset.x
+    model = build_model(config)
+    history: tuple[EpochRecord, ...] = ()
+    if config.checkpoint:
+        reporter.report(0.0, f"loading the weights of {Path(config.checkpoint).name}")
+        load_checkpoint(model, read_state_dict(config.checkpoint), config.title)
+        train_rows, test_rows = np.arange(0), np.arange(dataset.rows)
+    else:
+        parts = split(dataset, config.seed)
+        train_rows, test_rows = parts.train, parts.test
+        with torch.enable_grad():
+            history = train_float32(
+                model,
+                shape,
+                x[train_rows],
+                dataset.y[train_rows],
+                (x[test_rows], dataset.y[test_rows]),
+                config=config,
+                reporter=reporter.span(0.0, 0.9),
+                on_epoch=on_epoch,
+            )
+    reporter.report(0.9, "evaluating the held-out rows in float32 and under autocast")
+    test_x, test_y = x[test_rows], dataset.y[test_rows]
+    plain = predict(model, shape, test_x, None)
+    accuracy = None
+    try:
+        auto = predict(model, shape, test_x, low_precision_dtype(config))
+    except Exception:  # the engine's own autocast forward records the error as the finding
+        pass
+    else:
+        accuracy = compare_answers(
+            test_y,
+            plain,
+            auto,
+            config.dtype,
+            config.seed,
+            rows=dataset.x[test_rows],
+            index=test_rows,
+        )
+    reporter.check()
+    timed = test_x[np.arange(config.batch) % len(test_rows)]
+    info = DataInfo(
+        name=dataset.name,
+        n_train=len(train_rows),
+        n_test=len(test_rows),
+        classes=dataset.classes,
+        shape=dataset.row_shape,
+        image=dataset.image,
+        epochs=0 if config.checkpoint else config.epochs,
+        checkpoint=Path(config.checkpoint).name if config.checkpoint else "",
+        history=history,
+    )
+    return PreparedData(
+        model=model,
+        x=torch.from_numpy(np.ascontiguousarray(timed)).reshape(-1, *shape),
+        info=info,
+        accuracy=accuracy,
+    )
+
+
+def train_data_info(dataset: Dataset, task: DataTask, epochs: int) -> DataInfo:
+    """The `data` object of a training-mode run (its per-epoch scores live in `train.epochs`)."""
+    return DataInfo(
+        name=dataset.name,
+        n_train=int(task.y.shape[0]),
+        n_test=sum(int(y.shape[0]) for _, y in task.held_out),
+        classes=dataset.classes,
+        shape=dataset.row_shape,
+        image=dataset.image,
+        epochs=epochs,
+    )

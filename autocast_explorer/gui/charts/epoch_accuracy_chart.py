@@ -1,0 +1,105 @@
+"""Held-out accuracy after each epoch of training on real data.
+
+In inference mode the model is trained once, in float32, so one curve (core's DataInfo
+history); in training mode both copies are scored after every epoch, drawn live as the
+epochs complete. `drawn()` reads the curves back from the plot items for tests.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.shell import style
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.result import ExperimentResult
+
+TITLE = "Held-out accuracy per epoch"
+
+
+class EpochAccuracyChart(StaticChart):
+    """objectName `epochAccuracyPlot`: `add_epoch`, `show_result`, `clear`, `drawn`."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(
+            parent,
+            name="epochAccuracyPlot",
+            tooltip=(
+                "Accuracy on the held-out rows after each training epoch. Inference mode trains "
+                "one float32 model (one curve); Training mode trains a float32 and an autocast "
+                "copy side by side and scores both after every epoch."
+            ),
+            minimum=(300, 200),
+            left="held-out accuracy (%)",
+            bottom="epoch",
+            grid=(True, True),
+            grid_behind=True,
+        )
+        plot = self.getPlotItem()
+        self._legend = plot.addLegend(offset=(-10, -10), labelTextSize="10pt")
+        self._plain = plot.plot(
+            [], [], pen=pg.mkPen(style.dtype_color("float32"), width=3), name="float32"
+        )
+        self._auto = plot.plot(
+            [],
+            [],
+            pen=pg.mkPen(style.dtype_color("bfloat16"), width=2, style=Qt.PenStyle.DashLine),
+            name="autocast",
+        )
+        self._points: dict[str, list[tuple[int, float]]] = {"plain": [], "autocast": []}
+        self.clear()
+
+    def add_epoch(self, epoch: int, plain: float, autocast: float | None, dtype: str) -> None:
+        """One more epoch's scores (autocast None: only a float32 model is trained)."""
+        self._points["plain"].append((epoch, plain * 100))
+        if autocast is not None:
+            self._points["autocast"].append((epoch, autocast * 100))
+        self._redraw(dtype)
+
+    def show_result(self, result: ExperimentResult) -> None:
+        self.clear()
+        if result.train is not None and result.train.epochs:
+            for e in result.train.epochs:
+                self._points["plain"].append((e.epoch, e.accuracy["plain"] * 100))
+                self._points["autocast"].append((e.epoch, e.accuracy["autocast"] * 100))
+        elif result.data is not None:
+            self._points["plain"] = [(h.epoch, h.accuracy * 100) for h in result.data.history]
+        self._redraw(result.config.dtype)
+
+    def clear(self) -> None:
+        self._points = {"plain": [], "autocast": []}
+        self._redraw("bfloat16")
+
+    def drawn(self) -> dict[str, list[tuple[float, float]]]:
+        """The curves as drawn: mode → [(epoch, accuracy %)]."""
+        out = {}
+        for mode, item in (("plain", self._plain), ("autocast", self._auto)):
+            xs, ys = item.getData()
+            out[mode] = [] if xs is None else list(zip(xs.tolist(), ys.tolist(), strict=True))
+        return out
+
+    def _redraw(self, dtype: str) -> None:
+        for mode, item in (("plain", self._plain), ("autocast", self._auto)):
+            points = self._points[mode]
+            item.setData([p[0] for p in points], [p[1] for p in points])
+        self._auto.setPen(pg.mkPen(style.dtype_color(dtype), width=2, style=Qt.PenStyle.DashLine))
+        for sample, label in self._legend.items:
+            if sample.item is self._auto:
+                label.setText(f"autocast ({dtype})")
+        self._legend.setVisible(bool(self._points["autocast"]))
+        values = [p[1] for ps in self._points.values() for p in ps]
+        epochs = [p[0] for ps in self._points.values() for p in ps]
+        plot = self.getPlotItem()
+        plot.setXRange(1, max(max(epochs, default=1), 2), padding=0.02)
+        plot.setYRange(min(values, default=0.0), 100, padding=0.05)
+        last = self._points["plain"][-1][1] if self._points["plain"] else None
+        second = (
+            "no real data: choose Data: Handwritten digits"
+            if last is None
+            else (f"float32 {last:.1f}% after epoch {self._points['plain'][-1][0]}")
+        )
+        style.set_title(plot, TITLE, second)
