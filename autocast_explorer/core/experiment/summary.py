@@ -153,7 +153,9 @@ def speed_title(result: ExperimentResult) -> tuple[str, str]:
     if call.kind == "untimed":
         return "speedup could not be measured", "muted"
     within = f", {call.interval.text()}" if call.interval is not None else ""
-    figure = f"(speedup {speedup:.2f}×{within})"
+    # Two decimals, unless that would print a far slower autocast as "speedup 0.00×".
+    ratio = f"{speedup:.2f}" if speedup >= 0.01 else f"{speedup:.2g}"
+    figure = f"(speedup {ratio}×{within})"
     if call.kind == "noisy":
         return f"too noisy to tell {figure}", "warn"
     if call.kind == "unclear":
