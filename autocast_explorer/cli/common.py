@@ -152,6 +152,13 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"measurement budget: seconds of timed forwards per mode (default {d.min_time})",
     )
     g.add_argument(
+        "--max-time",
+        type=float,
+        help="seconds per mode a run may go on past --min-time while the speedup's 95%% "
+        "interval is wider than ±5%% (default 4 × --min-time); a sweep point's budget is "
+        "--min-time",
+    )
+    g.add_argument(
         "--allow-slow",
         action="store_true",
         default=None,

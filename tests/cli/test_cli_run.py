@@ -19,7 +19,13 @@ def test_run_prints_a_readable_summary(capsys):
     assert "autocast bfloat16" in out
     assert "fc1    Linear      plain float32→float32    autocast float32→bfloat16" in out
     assert "predictions agree on" in out
-    assert "Verdict: autocast" in out
+    # A busy machine may not be able to tell: then the verdict says so, with no figure.
+    assert (
+        "Verdict: autocast" in out
+        or "Verdict: too noisy to tell" in out
+        or ("Verdict: can't tell" in out)
+    )
+    assert "  interval " in out or "no interval" in out or "Verdict: too noisy" in out
     # The time guard's forecast is printed beside the measurement, with what it timed.
     assert "  time guard estimated " in out and "ms (" in out
     assert "    (basis: nn.Linear at 8×32→16, 8×16→16 timed in float32 and under bfloat16" in out
@@ -146,7 +152,13 @@ def test_every_family_runs_from_the_command_line(args, line, capsys):
     assert main(["run", *args, "--batch", "2", *FAST]) == 0
     out = capsys.readouterr().out
     assert line in out
-    assert "Verdict: autocast" in out
+    # A busy machine may not be able to tell: then the verdict says so, with no figure.
+    assert (
+        "Verdict: autocast" in out
+        or "Verdict: too noisy to tell" in out
+        or ("Verdict: can't tell" in out)
+    )
+    assert "  interval " in out or "no interval" in out or "Verdict: too noisy" in out
 
 
 def test_family_json_names_the_model_and_its_parameters(capsys):

@@ -135,7 +135,10 @@ def test_a_failed_autocast_forward_is_compared_not_refused(result, tmp_path, mon
     assert table["autocast median"][0] == f"{result.autocast.median_ms:.3f} ms"
     for name in ("speedup", "autocast p25–p75", "predictions agree", "allclose", "max |diff|"):
         assert table[name][1] == "—", name
-    assert table["speedup"][0] == f"{result.speedup:.2f}×"
+    interval = result.evidence.interval if result.evidence else None
+    band = f" ({interval.text()})" if interval is not None else ""
+    assert table["speedup"][0] == f"{result.speedup:.2f}×{band}"
+    assert table["speed call"][1] == "—"
     assert table["plain median"][1] == f"{failed.plain.median_ms:.3f} ms"
     overlay = comparison.overlay()
     assert overlay[1].modes == ("float32",)

@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from autocast_explorer.core.experiment.certainty import TimingEvidence
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.summary import format_summary, hardware_clause, verdict
 from autocast_explorer.core.hardware.capabilities import (
     capabilities_from,
@@ -245,6 +247,10 @@ def simulated_result(live, kind: Kind):
         environment=simulated_env(kind),
         plain=dataclasses.replace(live.plain, median_ms=plain_ms),
         autocast=dataclasses.replace(live.autocast, median_ms=plain_ms / kind.speedup),
+        # A quiet machine's interval: ±1% around the speedup.
+        evidence=TimingEvidence(
+            SpeedupInterval(kind.speedup / 1.01, kind.speedup * 1.01, 0.95, 30), stopped="precise"
+        ),
     )
 
 
@@ -335,10 +341,15 @@ def test_summary_and_lesson_text(live, kind):
         assert clause == f"this CPU has no native bfloat16 (it lacks {lacks})"
     sentence = verdict(result)
     pace = "faster" if kind.speedup > 1.05 else "slower" if kind.speedup < 1 / 1.05 else "same"
+    interval = result.evidence.interval
     if pace == "faster":
-        assert sentence.startswith(f"autocast was {kind.speedup:.2f}× faster here; {clause}")
+        assert sentence.startswith(
+            f"autocast was {kind.speedup:.2f}× faster here ({interval.text()}); {clause}"
+        )
     elif pace == "slower":
-        assert sentence.startswith(f"autocast was {1 / kind.speedup:.2f}× slower here; {clause}")
+        assert sentence.startswith(
+            f"autocast was {1 / kind.speedup:.2f}× slower here ({interval.slower_text()}); {clause}"
+        )
     outcome = lesson("timing").check(result)
     assert f"For the record, {clause}." in outcome.text
     instead = "So nothing here multiplies bfloat16 natively"

@@ -8,7 +8,7 @@ from autocast_explorer.core.documents.reader import DocumentFormatError
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.experiment.timing import measure_alternating
+from autocast_explorer.core.experiment.timing import measure_paired
 from autocast_explorer.core.sweeps.placements import (
     PlacementReport,
     attach,
@@ -113,11 +113,19 @@ def test_block_contexts_wrap_each_block_outside_the_timer():
             inside.pop()
 
     calls = []
-    stats = measure_alternating(
-        [lambda: calls.append(bool(inside)), lambda: None],
-        0.005,
-        block_contexts=[Region, None],
-    )
+    now = [0.0]  # a fake clock: no stalls from a busy machine can change the block count
+
+    def first():
+        calls.append(bool(inside))
+        now[0] += 1e-5
+
+    def second():
+        now[0] += 1e-5
+
+    stats = measure_paired(
+        [first, second], 0.005, block_contexts=[Region, None], clock=lambda: now[0]
+    ).stats
+    assert stats[0].samples >= 3
     assert all(calls)  # every call of mode 0 ran inside its context
     # One context per block: the cold call, each (≥ 3) single-call warm-up and each timed block.
     warm_ups = len(entered) - 1 - stats[0].samples

@@ -55,6 +55,9 @@ MAX_LR = 100.0
 #: A training step costs about three forwards: the forward, then the backward's two GEMMs per
 #: layer (gradient of the input and of the weight), each the size of the forward's.
 TRAINING_STEP_FORWARDS = 3
+#: Without a `max_time`, a run may go on to this many times its `min_time` per mode while its
+#: speedup's interval is wider than the target.
+MAX_TIME_FACTOR = 4.0
 
 #: The tutorial's closing example: Linear 256→256, ReLU, Linear 256→256, ReLU, Linear 256→10.
 TUTORIAL_WIDTHS: tuple[int, ...] = (256, 256, 256, 10)
@@ -148,7 +151,9 @@ def parse_widths(text: str, field_name: str = "widths") -> tuple[int, ...]:
 class ExperimentConfig:
     """Everything that defines one plain-vs-autocast measurement.
 
-    `min_time` is the measurement budget: seconds of timed forwards per mode.
+    `min_time` is the measurement budget: seconds of timed forwards per mode. A run goes on
+    past it until its speedup's interval is within ±5%, for at most `max_time` seconds per
+    mode (None: MAX_TIME_FACTOR × `min_time`).
     `memory_budget_mb` of None means half of the RAM available when the run starts.
     `mode` "train" trains a float32 copy and an autocast copy side by side for `steps` steps
     (`optimizer`, `lr`; `scaler`: a GradScaler for float16) instead of timing forwards.
@@ -167,6 +172,7 @@ class ExperimentConfig:
     input_scale: float = 1.0
     input_distribution: str = "normal"
     min_time: float = 0.5
+    max_time: float | None = None
     allow_slow: bool = False
     memory_budget_mb: float | None = None
     routes: tuple[str, ...] = DEFAULT_ROUTES
@@ -271,6 +277,11 @@ class ExperimentConfig:
         return data
 
     @property
+    def time_limit(self) -> float:
+        """Seconds per mode a run may take while narrowing its interval (`max_time` or default)."""
+        return self.max_time if self.max_time is not None else MAX_TIME_FACTOR * self.min_time
+
+    @property
     def is_user_model(self) -> bool:
         """Whether `model` is a spec of the user's own model rather than a built-in family."""
         return self.model not in MODELS
@@ -352,6 +363,13 @@ def validate(config: ExperimentConfig) -> None:
     if not _is_number(config.min_time) or not 0.001 <= config.min_time <= 600:
         raise ConfigError(
             "min_time", f"must be a number of seconds in 0.001 … 600 (got {config.min_time!r})"
+        )
+    most = config.max_time
+    if most is not None and (not _is_number(most) or not config.min_time <= most <= 3600):
+        raise ConfigError(
+            "max_time",
+            f"must be a number of seconds in min_time ({config.min_time:g}) … 3600, or empty "
+            f"(got {most!r})",
         )
     if not isinstance(config.allow_slow, bool):
         raise ConfigError("allow_slow", "must be true or false")

@@ -73,6 +73,12 @@ CONFIG_RULES: dict[str, Schema] = {
         "minimum": 0.001,
         "maximum": 600,
     },
+    "max_time": {
+        "description": "seconds per mode a run may go on past min_time while the speedup's "
+        "interval is wider than ±5% (at least min_time); null: 4 × min_time",
+        "type": ["number", "null"],
+        "maximum": 3600,
+    },
     "memory_budget_mb": {
         "description": "null: half the RAM available when the run starts",
         "exclusiveMinimum": 0,

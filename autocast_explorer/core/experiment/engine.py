@@ -2,7 +2,9 @@
 
 Order of work: guards (nothing allocated yet) → build model and input as the tutorial does →
 cold first calls → one hooked forward per mode (dtypes, logits, per-layer error) → one traced
-forward per mode (aten ops, casts) → ABAB timing. Threads are set
+forward per mode (aten ops, casts) → ABAB timing, paired, until the speedup's interval is
+within ±5% or the config's time limit is spent (the machine's load measured meanwhile). Threads
+are set
 for the duration of the run, in the calling thread, and restored afterwards.
 """
 
@@ -23,6 +25,7 @@ from autocast_explorer.core.experiment.capture import (
     pair_layers,
     record_forward,
 )
+from autocast_explorer.core.experiment.certainty import RUN_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import (
     MAX_STEPS,
     TRAINING_STEP_FORWARDS,
@@ -45,10 +48,11 @@ from autocast_explorer.core.experiment.routes import (
 from autocast_explorer.core.experiment.timing import (
     LatencyStats,
     cold_call_ms,
-    measure_alternating,
+    measure_paired,
 )
 from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.numerics.compute import ComputeDtypes, compute_by_layer
 from autocast_explorer.core.numerics.optrace import OpTrace, trace_model
 from autocast_explorer.core.runtime.autocast import autocast_context
@@ -183,23 +187,28 @@ def _run_experiment(
 
         # Eager's timing gets its share of the bar; every other route the same share after it.
         share = 0.9 / len(config.routes)
+        meter = LoadMeter()
         if autocast_error:
-            (plain_stats,) = measure_alternating(
+            timing = measure_paired(
                 [plain_fn],
                 config.min_time,
                 reporter.span(0.1, 0.1 + share),
                 cold_ms=[cold_plain],
                 labels=["float32"],
             )
-            auto_stats = None
+            (plain_stats,), auto_stats = timing.stats, None
         else:
-            plain_stats, auto_stats = measure_alternating(
+            timing = measure_paired(
                 [plain_fn, auto_fn],
                 config.min_time,
                 reporter.span(0.1, 0.1 + share),
                 cold_ms=[cold_plain, cold_auto],
                 labels=["float32", config.dtype],
+                max_time=config.time_limit,
+                target=RUN_TARGET,
             )
+            plain_stats, auto_stats = timing.stats
+        evidence = TimingEvidence.from_timing(timing, meter.stop())
         routes: tuple[RouteResult, ...] = ()
         if config.routes != ("eager",):
             eager = eager_route(
@@ -240,6 +249,7 @@ def _run_experiment(
         guard=estimate,
         autocast_error=autocast_error,
         fast_path=fast_path,
+        evidence=None if autocast_error else evidence,
         data=prepared.info if prepared is not None else None,
         accuracy=prepared.accuracy if prepared is not None else None,
         model_info=model_info,
@@ -320,7 +330,8 @@ def run_training(
             config.topk,
         )
         reporter.check()
-        plain_stats, auto_stats = measure_alternating(
+        meter = LoadMeter()
+        timing = measure_paired(
             [
                 run.trainers["plain"].timed_step(run.task),
                 run.trainers["autocast"].timed_step(run.task),
@@ -329,7 +340,11 @@ def run_training(
             reporter.span(0.7, 1.0),
             cold_ms=run.cold_ms,
             labels=["float32 training step", f"{config.dtype} training step"],
+            max_time=config.time_limit,
+            target=RUN_TARGET,
         )
+        plain_stats, auto_stats = timing.stats
+        evidence = TimingEvidence.from_timing(timing, meter.stop())
     report = run.report
     layers = tuple(
         LayerRecord(
@@ -360,6 +375,7 @@ def run_training(
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         guard=estimate,
         train=report,
+        evidence=evidence,
         data=info,
     )
 

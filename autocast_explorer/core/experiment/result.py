@@ -45,6 +45,12 @@ from autocast_explorer.core.documents.reader import (
 )
 from autocast_explorer.core.experiment.agreement import Agreement, AgreementPart
 from autocast_explorer.core.experiment.capture import LayerDtypes, LayerDtypesPart, LayerRecord
+from autocast_explorer.core.experiment.certainty import (
+    EvidenceSection,
+    SpeedCall,
+    TimingEvidence,
+    judge,
+)
 from autocast_explorer.core.experiment.config import MODELS, ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
@@ -81,6 +87,8 @@ CSV_FIELDS = (
     "cold_ms",
     "gflops",
     "speedup",
+    "speedup_low",
+    "speedup_high",
 )
 
 
@@ -108,7 +116,9 @@ def _config(value: Any) -> Any:
 ConfigField = Annotated[Any, BeforeValidator(_config), def_ref("config")]
 
 
-class LatencySection(Part):
+class LatencySection(EvidenceSection):
+    """Both modes' latency, the speedup, and (since intervals) the paired timing's evidence."""
+
     plain: LatencyPart
     autocast: LatencyPart | None = Field(
         description="null when the autocast forward raised (autocast_error)"
@@ -241,6 +251,8 @@ class ExperimentResult:
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
     train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+    #: The speedup's interval, stalled blocks and the machine's load (None: saved before them).
+    evidence: TimingEvidence | None = None
     data: DataInfo | None = None  # real data: what the model was fitted to (core/data/)
     accuracy: AccuracyReport | None = None  # real data: held-out answers both ways
     model_info: ModelInfo | None = None  # a user model: its class, size, file hash, input
@@ -258,6 +270,14 @@ class ExperimentResult:
         if self.autocast is None or self.autocast.median_ms <= 0:
             return float("nan")
         return self.plain.median_ms / self.autocast.median_ms
+
+    @property
+    def speed_call(self) -> SpeedCall:
+        """What the speedup supports: faster, slower, same, can't tell or too noisy to tell."""
+        iqrs = tuple(
+            s.iqr_ms / s.median_ms for s in (self.plain, self.autocast) if s and s.median_ms > 0
+        )
+        return judge(self.speedup, self.evidence, self.environment.threads, iqrs)
 
     def gflops(self, mode: str) -> float:
         stats = self._stats(mode)
@@ -309,6 +329,7 @@ class ExperimentResult:
                 plain=self.plain.to_part(self.flops),
                 autocast=None if autocast is None else autocast.to_part(self.flops),
                 speedup=self.speedup,
+                **(self.evidence.to_fields() if self.evidence is not None else {}),
             ),
             flops_per_forward=self.flops,
             output_dtype=build(
@@ -379,6 +400,7 @@ class ExperimentResult:
             autocast_error=part.autocast_error,
             fast_path=part.fast_path,
             train=None if part.train is None else TrainReport.from_part(part.train),
+            evidence=None if failed else TimingEvidence.from_section(latency),
             data=None if part.data is None else DataInfo.from_part(part.data),
             accuracy=None if part.accuracy is None else AccuracyReport.from_part(part.accuracy),
             model_info=None if part.model_info is None else ModelInfo.from_part(part.model_info),
@@ -413,6 +435,7 @@ class ExperimentResult:
                     "cold_ms": f"{stats.cold_ms:.6f}",
                     "gflops": f"{stats.gflops(self.flops):.3f}",
                     "speedup": f"{self.speedup:.4f}" if mode == "autocast" else "1.0000",
+                    **_interval_cells(self.evidence if mode == "autocast" else None),
                 }
             )
         return rows
@@ -423,6 +446,14 @@ class ExperimentResult:
         writer.writeheader()
         writer.writerows(self.csv_rows())
         return buffer.getvalue()
+
+
+def _interval_cells(evidence: TimingEvidence | None) -> dict[str, str]:
+    """speedup_low / speedup_high for a CSV row ('' where no interval was measured)."""
+    interval = evidence.interval if evidence is not None else None
+    if interval is None:
+        return {"speedup_low": "", "speedup_high": ""}
+    return {"speedup_low": f"{interval.low:.4f}", "speedup_high": f"{interval.high:.4f}"}
 
 
 def _dtypes(part: LayerDtypesPart) -> LayerDtypes:

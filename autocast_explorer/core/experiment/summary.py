@@ -8,9 +8,10 @@ from __future__ import annotations
 from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.data.summary import accuracy_lines
 from autocast_explorer.core.experiment.capture import LayerRecord
+from autocast_explorer.core.experiment.certainty import straddle_text
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
-from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
+from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
 from autocast_explorer.core.experiment.training import EpochScore
@@ -113,6 +114,114 @@ def fast_path_sentence(result: ExperimentResult) -> str:
     )
 
 
+def speed_clause(result: ExperimentResult) -> str:
+    """The speed half of the verdict: the call its interval supports, with the interval.
+
+    A "too noisy" run names no speedup here (the headline and the status bar show this); its
+    figure stays in the details (`format_summary`, the latency chart).
+    """
+    call = result.speed_call
+    speedup = call.speedup
+    if call.kind == "untimed":
+        return "autocast could not be timed"
+    if call.kind == "faster":
+        return f"autocast was {speedup:.2f}× faster here{call.interval_text()}"
+    if call.kind == "slower":
+        return f"autocast was {1 / speedup:.2f}× slower here{call.interval_text(slower=True)}"
+    if call.kind == "same":
+        within = f", {call.interval.text()}" if call.interval is not None else ""
+        return f"autocast ran at about the same speed here ({speedup:.2f}×{within})"
+    if call.kind == "unclear":
+        return (
+            f"can't tell whether autocast was faster: {speedup:.2f}×{call.interval_text()} "
+            f"spans {straddle_text(call)} (about the same = within {SAME_SPEED - 1:.0%})"
+        )
+    helps = f"; what helps: {', '.join(call.advice)}" if call.advice else ""
+    return f"too noisy to tell whether autocast was faster: {'; '.join(call.reasons)}{helps}"
+
+
+def speed_title(result: ExperimentResult) -> tuple[str, str]:
+    """(words, tone) for the latency chart's title; tone is "ok", "bad", "warn" or "muted".
+
+    Always names the figure with its interval: the chart is where a "too noisy" run's figure
+    is still shown, marked as such.
+    """
+    call = result.speed_call
+    speedup = call.speedup
+    if result.autocast_error:
+        return "autocast raised an error: not timed", "bad"
+    if call.kind == "untimed":
+        return "speedup could not be measured", "muted"
+    within = f", {call.interval.text()}" if call.interval is not None else ""
+    # Two decimals, unless that would print a far slower autocast as "speedup 0.00×".
+    ratio = f"{speedup:.2f}" if speedup >= 0.01 else f"{speedup:.2g}"
+    figure = f"(speedup {ratio}×{within})"
+    if call.kind == "noisy":
+        return f"too noisy to tell {figure}", "warn"
+    if call.kind == "unclear":
+        return f"can't tell {figure}", "muted"
+    if call.kind == "same":
+        return f"about the same speed {figure}", "muted"
+    if speedup >= 1:
+        return f"autocast {speedup:.2f}× faster {figure}", "ok"
+    return f"autocast {1 / speedup:.2f}× slower {figure}", "bad"
+
+
+def speed_interval_words(result: ExperimentResult) -> str:
+    """' (95%: 1.66–1.79 over 24 paired blocks)', plus ': too noisy to tell' or ': can't
+    tell' when the call is not a finding; '' for results saved before intervals."""
+    call = result.speed_call
+    if call.interval is None and result.evidence is None:
+        return ""
+    interval = call.interval
+    words = (
+        f"{interval.text()} over {interval.pairs} paired blocks"
+        if interval is not None
+        else "no interval: too few paired blocks"
+    )
+    tell = {"noisy": ": too noisy to tell", "unclear": ": can't tell"}.get(call.kind, "")
+    return f" ({words}){tell}"
+
+
+def measurement_lines(result: ExperimentResult) -> list[str]:
+    """The interval, stalls, the machine's load and why timing stopped ([] for old results)."""
+    evidence = result.evidence
+    if evidence is None:
+        return []
+    lines = []
+    interval = evidence.interval
+    if interval is not None:
+        lines.append(
+            f"  interval {interval.low:.3f}–{interval.high:.3f}× ({interval.level:.0%}, median "
+            f"of {interval.pairs} paired blocks' float32 ÷ autocast ratios)"
+        )
+    stopped = {
+        "precise": f"timing stopped when the interval was within ±{evidence.target or 0:.0%}",
+        "max_time": f"the interval did not reach ±{evidence.target or 0:.0%} within the "
+        f"{result.config.time_limit:g} s per mode allowed",
+        "budget": "timing stopped at the budget",
+    }[evidence.stopped]
+    stalls = len(evidence.stalls)
+    lines.append(
+        f"  {stopped}; {stalls} stalled block{'s' if stalls != 1 else ''} left out and "
+        "re-measured"
+        + (
+            f" ({', '.join(f'{s.mode} {s.ms:.3g} ms' for s in evidence.stalls[:3])}"
+            + (", …)" if stalls > 3 else ")")
+            if stalls
+            else ""
+        )
+    )
+    load = evidence.load
+    if load is not None:
+        busy = load.busy_text() or "other programs' CPU time: not readable here"
+        freq = load.freq_text()
+        lines.append(
+            f"  during timing ({load.wall_s:.2f} s): {busy}" + (f"; {freq}" if freq else "")
+        )
+    return lines
+
+
 def verdict(result: ExperimentResult) -> str:
     """One sentence: faster or slower, by how much, and what the hardware offers."""
     if result.autocast_error:
@@ -120,16 +229,7 @@ def verdict(result: ExperimentResult) -> str:
             f"{result.config.dtype} autocast raised an error on this model, so only float32 "
             f"was measured; {hardware_clause(result)}."
         )
-    speedup = result.speedup
-    kind = pace(speedup)
-    if kind == "untimed":
-        return "autocast could not be timed"
-    if kind == "faster":
-        said = f"autocast was {speedup:.2f}× faster here"
-    elif kind == "slower":
-        said = f"autocast was {1 / speedup:.2f}× slower here"
-    else:
-        said = f"autocast ran at about the same speed here ({speedup:.2f}×)"
+    said = speed_clause(result)
     agree = result.agreement
     agreed = f"; predictions agreed on {agree.agree}/{agree.rows} rows" if agree else ""
     if agree and agree.no_argmax_reason:
@@ -177,6 +277,7 @@ def format_summary(result: ExperimentResult) -> str:
         )
     if result.autocast is not None:
         lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
+        lines += measurement_lines(result)
     if result.guard is not None:
         lines.append(f"  {guard_line(result)}")
         lines.append(f"    (basis: {result.guard.basis})")

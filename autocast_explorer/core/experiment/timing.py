@@ -2,7 +2,10 @@
 
 Modelled on torch.utils.benchmark's blocked_autorange (warm-up, blocks long enough that the
 timer's own cost is negligible, median and IQR), with one change that matters here: the two
-modes' blocks are interleaved, so drift on a shared, noisy CPU hits both modes alike.
+modes' blocks are interleaved, so drift on a shared, noisy CPU hits both modes alike. Each
+round's two neighbouring blocks are a pair whose ratio is one speedup observation (interval.py);
+blocks stalled by another program are flagged, kept on record and re-measured, and a run with a
+target goes on until its interval is narrow enough (see docs/measurement.md).
 """
 
 from __future__ import annotations
@@ -13,10 +16,17 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from autocast_explorer.core.documents.model import Number, Numbers, Part, Whole, build
+from autocast_explorer.core.experiment.interval import (
+    LEVEL,
+    MIN_PAIRS_95,
+    SpeedupInterval,
+    median_interval,
+)
 from autocast_explorer.core.runtime.progress import Reporter
 
 #: Share of a block that timer overhead may take: perf_counter costs ~100 ns, blocks ≥ 1 ms.
@@ -26,6 +36,12 @@ TARGET_BLOCKS = 20
 MIN_BLOCKS = 5
 WARMUP_CALLS = 3
 NOISY_IQR_RATIO = 0.10
+#: A block over STALL_FACTOR × its mode's running median (of STALL_AFTER kept blocks or more)
+#: was stalled by something else on the machine; steady blocks vary by a few percent.
+STALL_FACTOR = 2.0
+STALL_AFTER = 3
+#: A block over OVERSHOOT × its intended length resizes the mode's later blocks.
+OVERSHOOT = 4.0
 
 #: A factory for the context a mode's blocks run in (see `measure_alternating`).
 BlockContext = Callable[[], contextlib.AbstractContextManager[object]]
@@ -112,16 +128,70 @@ class LatencyStats:
         )
 
 
-def _time_block(fn: Callable[[], object], calls: int) -> float:
+@dataclass(frozen=True)
+class Stall:
+    """A block far slower than its mode's running median: recorded, left out, re-measured.
+
+    `round` is the protocol's round (0-based), `ms` the block's time per call and `median_ms`
+    the mode's median of the blocks kept before it.
+    """
+
+    mode: str
+    round: int
+    ms: float
+    median_ms: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "round": self.round, "ms": self.ms, "median_ms": self.median_ms}
+
+    @classmethod
+    def from_reader(cls, r: Any) -> Stall:
+        """Strict reading of one `latency.stalls` entry (a JsonReader)."""
+        return cls(
+            mode=r.text("mode"),
+            round=r.whole("round", minimum=0),
+            ms=r.number("ms", minimum=0),
+            median_ms=r.number("median_ms", minimum=0),
+        )
+
+
+@dataclass(frozen=True)
+class PairedTiming:
+    """What `measure_paired` found: per-mode statistics, the interval, the stalls, why it stopped.
+
+    `stopped` is "budget" (fixed protocol: the budget was spent), "precise" (the interval
+    reached the target half-width) or "max_time" (the target was not reached in time).
+    """
+
+    stats: tuple[LatencyStats, ...]
+    interval: SpeedupInterval | None
+    stalls: tuple[Stall, ...]
+    rounds: int
+    stopped: str
+    target: float | None = None
+
+
+Clock = Callable[[], float]
+
+
+def _now(clock: Clock | None) -> float:
+    # Looked up at call time, so a test's patched time.perf_counter is honoured too.
+    return clock() if clock is not None else time.perf_counter()
+
+
+def _time_block(fn: Callable[[], object], calls: int, clock: Clock | None = None) -> float:
     """Seconds per call over one block of `calls` back-to-back calls."""
-    start = time.perf_counter()
+    start = _now(clock)
     for _ in range(calls):
         fn()
-    return (time.perf_counter() - start) / calls
+    return (_now(clock) - start) / calls
 
 
 def _warm_up(
-    time_one_call: Callable[[], float], min_time: float, check: Callable[[], None] = lambda: None
+    time_one_call: Callable[[], float],
+    min_time: float,
+    clock: Clock | None = None,
+    check: Callable[[], None] = lambda: None,
 ) -> list[float]:
     """Time single calls, at least WARMUP_CALLS and for ~5% of the budget; seconds per call.
 
@@ -131,18 +201,25 @@ def _warm_up(
     """
     budget = min(0.05 * min_time, 0.25)
     times: list[float] = []
-    start = time.perf_counter()
-    while len(times) < WARMUP_CALLS or (time.perf_counter() - start < budget and len(times) < 1000):
+    start = _now(clock)
+    while len(times) < WARMUP_CALLS or (_now(clock) - start < budget and len(times) < 1000):
         check()
         times.append(time_one_call())
     return times
 
 
-def cold_call_ms(fn: Callable[[], object]) -> float:
+def cold_call_ms(fn: Callable[[], object], clock: Clock | None = None) -> float:
     """The first call's time: includes one-time costs (kernel selection, allocation)."""
-    start = time.perf_counter()
+    start = _now(clock)
     fn()
-    return (time.perf_counter() - start) * 1e3
+    return (_now(clock) - start) * 1e3
+
+
+def is_stall(block_ms: float, kept_ms: Sequence[float]) -> bool:
+    """A block over STALL_FACTOR × the median of the blocks kept so far (needs STALL_AFTER)."""
+    if len(kept_ms) < STALL_AFTER:
+        return False
+    return block_ms > STALL_FACTOR * float(np.median(kept_ms))
 
 
 def measure_alternating(
@@ -153,6 +230,25 @@ def measure_alternating(
     labels: Sequence[str] | None = None,
     block_contexts: Sequence[BlockContext | None] | None = None,
 ) -> list[LatencyStats]:
+    """Each mode's statistics from `measure_paired` with its fixed budget: no target and no
+    time limit (placements, benches: every mode gets `min_time` of kept blocks)."""
+    timing = measure_paired(
+        modes, min_time, reporter, cold_ms, labels, block_contexts, max_time=math.inf
+    )
+    return list(timing.stats)
+
+
+def measure_paired(
+    modes: Sequence[Callable[[], object]],
+    min_time: float,
+    reporter: Reporter | None = None,
+    cold_ms: Sequence[float] | None = None,
+    labels: Sequence[str] | None = None,
+    block_contexts: Sequence[BlockContext | None] | None = None,
+    max_time: float | None = None,
+    target: float | None = None,
+    clock: Clock | None = None,
+) -> PairedTiming:
     """Time each callable for at least `min_time` seconds, alternating blocks A B A B …
 
     Cancellation is checked before every warm-up call and between blocks (a block lasts at
@@ -165,14 +261,25 @@ def measure_alternating(
     `block_contexts[i]`, when given, is entered around every block of mode i, outside the
     timer: it lets a mode keep state across the calls of a block (one autocast region around
     a loop of forwards, with its weight casts cached) while the other modes run outside it.
+
+    A block over STALL_FACTOR × its mode's running median is a stall: recorded in `stalls`,
+    left out of the statistics and of the pairs, and re-measured (it does not count toward
+    `min_time`). With two modes, each round whose two blocks were both kept is a pair, and the
+    interval of the median pair ratio comes back. With a `target` (relative half-width, 0.05
+    for ±5%) the run goes on past `min_time` until the interval is that narrow at 95%. With or
+    without one it stops once the modes together have used `max_time` seconds each (stalls
+    included; default 2 × `min_time`; `math.inf`: no limit), even short of `min_time`: forwards
+    that slowed 70× after their blocks were sized must not hold the run for minutes.
+    `clock` (seconds; default time.perf_counter) lets tests run the protocol on a fake clock.
     """
     reporter = reporter or Reporter()
     contexts = list(block_contexts or [None] * len(modes))
+    max_time = max(max_time if max_time is not None else 2 * min_time, min_time)
 
     def block(i: int, calls: int) -> float:
         factory = contexts[i]
         with factory() if factory is not None else contextlib.nullcontext():
-            return _time_block(modes[i], calls)
+            return _time_block(modes[i], calls, clock)
 
     labels = list(labels or [f"mode {i + 1}" for i in range(len(modes))])
     colds: list[float] = list(cold_ms) if cold_ms is not None else []
@@ -182,7 +289,9 @@ def measure_alternating(
         reporter.check()
         if cold_ms is None:
             colds.append(block(index, 1) * 1e3)
-        warm_times.append(_warm_up(functools.partial(block, index, 1), min_time, reporter.check))
+        warm_times.append(
+            _warm_up(functools.partial(block, index, 1), min_time, clock, reporter.check)
+        )
         per_call.append(max(float(np.median(warm_times[-1])), 1e-7))
         reporter.report(0.05 * (index + 1) / len(modes), f"warming up {labels[index]}")
 
@@ -199,23 +308,90 @@ def measure_alternating(
         [t * 1e3 for t in warm_times[i]] if block_sizes[i] == 1 else [] for i in range(len(modes))
     ]
     spent = [colds[i] / 1e3 + sum(samples[i]) / 1e3 for i in range(len(modes))]
+    used = list(spent)  # spent, plus stalled blocks: what `max_time` bounds
+    stalls: list[Stall] = []
+    ratios: list[float] = []
+    interval: SpeedupInterval | None = None
+    paired = len(modes) == 2
 
-    def done(i: int) -> bool:
+    def enough(i: int) -> bool:
         return spent[i] >= min_time and len(samples[i]) >= min_blocks[i]
 
-    while not all(done(i) for i in range(len(modes))):
+    def precise() -> bool:
+        if target is None:
+            return True
+        return interval is not None and interval.level >= LEVEL and interval.half_width <= target
+
+    rounds = 0
+    shown = 0.0  # progress reported so far (with a target)
+    stopped = "budget"
+    while True:
+        if all(enough(i) for i in range(len(modes))) and precise():
+            stopped = "budget" if target is None else "precise"
+            break
+        if sum(used) >= len(modes) * max_time and all(
+            len(samples[i]) >= min(min_blocks[i], STALL_AFTER) for i in range(len(modes))
+        ):
+            # The whole allowance, all modes together (each with 3 blocks at least): one mode
+            # whose forwards slowed 70× after its blocks were sized must not keep the other
+            # running for minutes. A mode's first STALL_AFTER blocks are never stalls, and a
+            # block far over its intended length shrinks the next ones, so this ends soon.
+            stopped = "max_time"
+            break
+        all_enough = all(enough(i) for i in range(len(modes)))
+        kept: list[float | None] = [None] * len(modes)
         for i in range(len(modes)):
             # Modes alternate while they run; one that has its budget and blocks sits out the
-            # last rounds (blocks are balanced above, so that tail is short), rather than a slow
-            # mode running far past its budget while a fast one fills its own.
-            if done(i):
+            # last rounds of the fixed budget (blocks are balanced above, so that tail is
+            # short), rather than a slow mode running far past its budget while a fast one
+            # fills its own. Past the budget (narrowing the interval) every mode runs.
+            if enough(i) and not all_enough:
                 continue
             reporter.check()
             seconds = block(i, block_sizes[i])
-            samples[i].append(seconds * 1e3)
+            ms = seconds * 1e3
+            used[i] += seconds * block_sizes[i]
+            overshot = seconds * block_sizes[i] > OVERSHOOT * block_target
+            if overshot and block_sizes[i] > 1 and math.isfinite(max_time):
+                # Forwards got far slower than when the blocks were sized (another program
+                # took the cores): shorter blocks keep the run's length and Cancel bounded.
+                block_sizes[i] = max(1, math.ceil(block_target / seconds))
+            if is_stall(ms, samples[i]):
+                stalls.append(Stall(labels[i], rounds, ms, float(np.median(samples[i]))))
+                continue
+            samples[i].append(ms)
             spent[i] += seconds * block_sizes[i]
+            kept[i] = ms
+        if paired and kept[0] is not None and kept[1] is not None:
+            ratios.append(kept[0] / kept[1])
+            if all_enough or len(ratios) >= MIN_PAIRS_95:
+                interval = median_interval(ratios)
+        rounds += 1
         fraction = min(min(s / min_time for s in spent), 1.0)
-        reporter.report(0.05 + 0.95 * fraction, f"timing {' vs '.join(labels)}")
-    return [
-        LatencyStats.from_times(samples[i], colds[i], block_sizes[i]) for i in range(len(modes))
-    ]
+        if target is not None:
+            # Progress over the whole allowance, never backwards: the minimum budget first,
+            # then the time spent narrowing the interval.
+            fraction = max(
+                shown, fraction * min_time / max_time, min(sum(used) / (len(modes) * max_time), 1)
+            )
+            shown = fraction
+        if all_enough and target is not None:
+            width = f" (±{interval.half_width:.0%})" if interval is not None else ""
+            reporter.report(
+                0.05 + 0.95 * fraction,
+                f"timing {' vs '.join(labels)}: narrowing the interval{width}",
+            )
+        else:
+            reporter.report(0.05 + 0.95 * fraction, f"timing {' vs '.join(labels)}")
+    if paired:
+        interval = median_interval(ratios)
+    return PairedTiming(
+        stats=tuple(
+            LatencyStats.from_times(samples[i], colds[i], block_sizes[i]) for i in range(len(modes))
+        ),
+        interval=interval,
+        stalls=tuple(stalls),
+        rounds=rounds,
+        stopped=stopped,
+        target=target,
+    )

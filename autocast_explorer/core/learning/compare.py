@@ -10,10 +10,12 @@ that autocast could not run on that machine is itself the finding.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from autocast_explorer.core.data.answers import AccuracyReport
 from autocast_explorer.core.data.summary import interval_text
@@ -98,6 +100,10 @@ class CompareRow:
     allclose: bool | None
     max_abs_diff: float
     autocast_error: str = ""
+    speedup_low: float = math.nan  # the speedup's interval (NaN: saved before intervals)
+    speedup_high: float = math.nan
+    speedup_level: float = math.nan
+    call: str = ""  # faster, slower, same, unclear, noisy, untimed (certainty.judge)
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,9 @@ class OverlaySeries:
     p75_ms: tuple[float, ...]
     speedup: float
     autocast_error: str = ""
+    speedup_low: float = math.nan  # the speedup's interval (NaN: none recorded)
+    speedup_high: float = math.nan
+    call: str = ""
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,7 @@ class Comparison:
                     p75_ms=tuple(stats.p75_ms for _, stats in timed),
                     speedup=r.speedup,
                     autocast_error=r.autocast_error,
+                    **_interval_fields(r, level=False),
                 )
             )
         return series
@@ -148,7 +158,7 @@ class Comparison:
         if len(self.runs) < 2:
             return []
         dicts = [run.result.config.to_dict() for run in self.runs]
-        ignored = {"min_time", "allow_slow", "memory_budget_mb"}
+        ignored = {"min_time", "max_time", "allow_slow", "memory_budget_mb"}
         if all(run.result.config.mode != "train" for run in self.runs):
             ignored |= {"steps", "lr", "optimizer", "scaler"}  # unused when nothing trained
         keys = list(dict.fromkeys(key for d in dicts for key in d))  # families differ in keys
@@ -264,7 +274,22 @@ def _row(run: ComparedRun) -> CompareRow:
         allclose=a.allclose if a is not None else None,
         max_abs_diff=a.max_abs_diff if a is not None else nan,
         autocast_error=r.autocast_error,
+        **_interval_fields(r, level=True),
     )
+
+
+def _interval_fields(r: ExperimentResult, level: bool) -> dict[str, Any]:
+    """speedup_low/high (and _level), and the call, for a row or a chart series."""
+    call = r.speed_call
+    interval = call.interval
+    fields: dict[str, Any] = {
+        "speedup_low": interval.low if interval is not None else math.nan,
+        "speedup_high": interval.high if interval is not None else math.nan,
+        "call": call.kind,
+    }
+    if level:
+        fields["speedup_level"] = interval.level if interval is not None else math.nan
+    return fields
 
 
 def _fit(text: str, width: int) -> str:
@@ -306,7 +331,8 @@ def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
             "autocast p25–p75",
             timed([f"{r.autocast_p25_ms:.3f}–{r.autocast_p75_ms:.3f} ms" for r in rows]),
         ),
-        ("speedup", timed([_speedup_text(r.speedup) for r in rows])),
+        ("speedup", timed([_speedup_text(r) for r in rows])),
+        ("speed call", timed([CALL_WORDS.get(r.call, r.call) for r in rows])),
         ("predictions agree", timed([f"{r.agree}/{r.rows}" for r in rows])),
         ("allclose", timed([str(r.allclose) for r in rows])),
         ("max |diff|", timed([f"{r.max_abs_diff:.3g}" for r in rows])),
@@ -413,11 +439,29 @@ def format_comparison(comparison: Comparison) -> str:
     out.append("")
     if differences:
         out.append("Note: the configs differ in " + ", ".join(differences) + ".")
-    out.append("speedup = plain median / autocast median; above 1.00× autocast was faster.")
+    out.append(
+        "speedup = plain median / autocast median; above 1.00× autocast was faster; "
+        "(95%: …) the interval of the median of paired blocks' ratios."
+    )
     return "\n".join(out)
 
 
-def _speedup_text(speedup: float) -> str:
+#: The compare table's words for each call of certainty.judge.
+CALL_WORDS: dict[str, str] = {
+    "faster": "autocast faster",
+    "slower": "autocast slower",
+    "same": "about the same",
+    "unclear": "can't tell",
+    "noisy": "too noisy to tell",
+    "untimed": "not timed",
+}
+
+
+def _speedup_text(row: CompareRow) -> str:
+    """'1.72× (95%: 1.66–1.79)'; the figure alone for results saved before intervals."""
+    speedup = row.speedup
     if speedup != speedup:
         return "n/a"
-    return f"{speedup:.2f}×"
+    if row.speedup_low != row.speedup_low:
+        return f"{speedup:.2f}×"
+    return f"{speedup:.2f}× ({row.speedup_level:.0%}: {row.speedup_low:.2f}–{row.speedup_high:.2f})"

@@ -92,7 +92,9 @@ class LessonOutcome:
     """What the live measurement showed for one lesson.
 
     `headline` is one sentence; `sentences` the details, each built from the result's numbers
-    and dtypes; `matches_tutorial` whether the tutorial's claim held here.
+    and dtypes; `matches_tutorial` whether the tutorial's claim held here. `graded` is False
+    when the measurement cannot tell (a speedup too noisy, or straddling "about the same"):
+    then neither ✓ nor ≠ is shown.
     """
 
     lesson_id: str
@@ -100,6 +102,7 @@ class LessonOutcome:
     sentences: tuple[str, ...]
     matches_tutorial: bool
     chart: str
+    graded: bool = True
 
     @property
     def text(self) -> str:
@@ -353,28 +356,31 @@ def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOut
 
 
 def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
-    from autocast_explorer.core.experiment.pace import pace
-    from autocast_explorer.core.experiment.summary import hardware_clause
+    from autocast_explorer.core.experiment.summary import hardware_clause, speed_clause
     from autocast_explorer.core.hardware.capabilities import native_support
 
     speedup = result.speedup
     low = result.config.dtype
     p, q = result.plain, result.autocast
     params = parameter_count(result.config.widths)
-    kind = pace(speedup)
+    call = result.speed_call
+    kind = call.kind
+    verdict = ""
     support = native_support(result.environment.cpu_flags, low)
     native = support.native
     if kind == "untimed":
         headline = "Autocast could not be timed in this run."
-        verdict = ""
     elif kind == "faster":
-        headline = f"Here autocast was {speedup:.2f}× faster than float32."
+        headline = f"Here autocast was {speedup:.2f}× faster than float32{call.interval_text()}."
         verdict = (
             f"On this CPU the time saved by the {low} maths more than paid for the "
             "conversions, even for this small model."
         )
     elif kind == "slower":
-        headline = f"Here autocast was {1 / speedup:.2f}× slower than float32."
+        headline = (
+            f"Here autocast was {1 / speedup:.2f}× slower than float32"
+            f"{call.interval_text(slower=True)}."
+        )
         verdict = (
             f"Here the time saved by the {low} maths did not make up for converting the "
             "weights and activations on every call."
@@ -383,14 +389,22 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
             "paid for converting the weights and activations on every call and then for "
             "maths that ran emulated."
         )
-    else:
-        headline = f"Here autocast ran at about the same speed as float32 ({speedup:.2f}×)."
+    elif kind == "same":
+        within = f", {call.interval.text()}" if call.interval is not None else ""
+        headline = f"Here autocast ran at about the same speed as float32 ({speedup:.2f}×{within})."
         verdict = (
             f"At this size the time saved by the {low} maths and the cost of the conversions "
             "roughly cancelled out."
             if native
             else f"Without native {low} arithmetic nothing was saved by the maths; the "
             "conversions and the emulated maths together took about as long as float32."
+        )
+    else:  # "unclear" or "noisy": no finding, no grade
+        said = speed_clause(result)
+        headline = f"{said[:1].upper()}{said[1:]}: this run is not graded."
+        verdict = (
+            f"The medians alone gave {speedup:.2f}×{call.interval_text()}; run it again on a "
+            "quieter machine (or with fewer threads) to see which way it goes."
         )
     sentences = [
         f"Median per forward: {_ms(p.median_ms)} in float32, {_ms(q.median_ms)} under autocast "
@@ -412,7 +426,9 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
         )
     sentences += [f"Note: {w}." for w in result.warnings]
     matches = kind == "slower"
-    return LessonOutcome("timing", headline, tuple(sentences), matches, "latency")
+    return LessonOutcome(
+        "timing", headline, tuple(sentences), matches, "latency", graded=call.graded
+    )
 
 
 def _mb(count: int) -> str:

@@ -48,6 +48,7 @@ from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.summary import (
     autocast_error_finding,
     hardware_clause,
+    speed_interval_words,
     verdict,
 )
 
@@ -335,8 +336,8 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
     )
     out += [
         "",
-        f"Speedup (plain median / autocast median): **{result.speedup:.3f}×**. Both modes were "
-        "timed in alternating blocks in one run."
+        f"Speedup (plain median / autocast median): **{result.speedup:.3f}×**"
+        f"{speed_interval_words(result)}. Both modes were timed in alternating blocks in one run."
         if result.autocast is not None
         else "Only float32 was timed: the autocast forward raised, so there is no autocast "
         "latency and no speedup.",

@@ -84,3 +84,60 @@ def crossovers(
 def format_value(value: float) -> str:
     """A crossover for a sentence: whole numbers above 10, two significant digits below."""
     return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
+
+
+@dataclass(frozen=True)
+class CrossingInterval:
+    """A crossing of 1.0 with the range the points' speedup intervals allow for it.
+
+    `low`/`high` are None where that side is open: the band stays across 1.0 to the end of the
+    values swept. Built from pointwise intervals, so it is a band, not a joint 95% interval.
+    """
+
+    value: float
+    direction: str
+    low: float | None
+    high: float | None
+
+
+def crossing_intervals(
+    values: Sequence[float],
+    speedups: Sequence[float],
+    lows: Sequence[float],
+    highs: Sequence[float],
+    level: float = BREAK_EVEN,
+) -> list[CrossingInterval]:
+    """Each crossing of the speedups with where the lower and upper band edges cross 1.0.
+
+    A rising crossing (autocast wins above it) can lie no lower than where the band's upper
+    edge rises through 1.0, and no higher than where its lower edge does; a falling one the
+    other way round. `lows`/`highs` hold each point's interval (NaN: none, the speedup is used).
+    """
+    lows = [lo if math.isfinite(lo) else s for lo, s in zip(lows, speedups, strict=True)]
+    highs = [hi if math.isfinite(hi) else s for hi, s in zip(highs, speedups, strict=True)]
+    out = []
+    upper = find_crossings(values, highs, level)
+    lower = find_crossings(values, lows, level)
+    for c in find_crossings(values, speedups, level):
+        early, late = (upper, lower) if c.rising else (lower, upper)
+        before = [x.value for x in early if x.direction == c.direction and x.value <= c.value]
+        after = [x.value for x in late if x.direction == c.direction and x.value >= c.value]
+        out.append(
+            CrossingInterval(
+                c.value, c.direction, max(before) if before else None, min(after) if after else None
+            )
+        )
+    return out
+
+
+def interval_words(found: CrossingInterval, param: str) -> str:
+    """'between batch 120 and 210', 'at or below batch 210', or 'anywhere in the range swept'."""
+    low = format_value(found.low) if found.low is not None else None
+    high = format_value(found.high) if found.high is not None else None
+    if low is not None and high is not None:
+        return f"between {param} {low} and {high}" if low != high else f"at {param} {low}"
+    if high is not None:
+        return f"at or below {param} {high}"
+    if low is not None:
+        return f"at or above {param} {low}"
+    return "anywhere in the range swept"

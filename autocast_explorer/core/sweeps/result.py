@@ -56,9 +56,16 @@ from autocast_explorer.core.documents.reader import (
     load_document,
     nan_to_none,
 )
+from autocast_explorer.core.experiment.certainty import (
+    EvidenceSection,
+    SpeedCall,
+    TimingEvidence,
+    judge,
+)
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.result import ConfigField
 from autocast_explorer.core.experiment.routes import (
     RoutePart,
@@ -68,7 +75,14 @@ from autocast_explorer.core.experiment.routes import (
 )
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
-from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
+from autocast_explorer.core.sweeps.crossover import (
+    CrossingInterval,
+    crossing_intervals,
+    crossovers,
+    find_crossings,
+    format_value,
+    interval_words,
+)
 from autocast_explorer.core.sweeps.roofline import (
     PeakEstimate,
     Roofline,
@@ -101,6 +115,8 @@ CSV_FIELDS = (
     "autocast_gflops",
     "plain_intensity",
     "autocast_intensity",
+    "speedup_low",
+    "speedup_high",
 )
 
 
@@ -152,7 +168,7 @@ _CROSSOVER_SCHEMA = {
 Crossover = Annotated[Any, WithJsonSchema(_CROSSOVER_SCHEMA)]
 
 
-class PointLatency(Part):
+class PointLatency(EvidenceSection):
     plain: LatencyPart
     autocast: LatencyPart
     speedup: NullableNumber(ge=0)
@@ -184,6 +200,12 @@ class PointPart(Part):
     )
 
 
+class CrossingPart(Part):
+    value: Number()
+    low: NullableNumber(description="null: open to the start of the range swept") = None
+    high: NullableNumber(description="null: open to the end of the range swept") = None
+
+
 class SweepPart(OpenPart):
     """float32 vs autocast over many batch sizes or hidden widths (or a batch × width grid)."""
 
@@ -207,6 +229,11 @@ class SweepPart(OpenPart):
     points: tuple[PointPart, ...]
     crossover: Crossover
     crossover_sentence: Text() = ""
+    crossover_interval: tuple[CrossingPart, ...] | None = Field(
+        default=None,
+        description="1-D sweeps whose points have intervals: each crossing with where the "
+        "points' 95% interval edges cross 1.0 (derived again from the points on reading)",
+    )
     verdict: VerdictPart
     roofline: RooflinePart
     warnings: Texts(multiline=True) = ()
@@ -244,6 +271,17 @@ class SweepPoint:
     config: ExperimentConfig | None = field(default=None, compare=False)
     #: The config's routes beyond eager, measured at this point (`sweep --routes`).
     routes: tuple[RouteResult, ...] = ()
+    #: The speedup's interval, stalled blocks, load, why timing stopped (None: older files).
+    evidence: TimingEvidence | None = None
+
+    @property
+    def interval(self) -> SpeedupInterval | None:
+        return self.evidence.interval if self.evidence is not None else None
+
+    @property
+    def call(self) -> SpeedCall:
+        """faster / slower / same / unclear / noisy for this point (certainty.judge)."""
+        return judge(self.speedup, self.evidence)
 
     @property
     def flops(self) -> int:
@@ -302,6 +340,7 @@ class SweepPoint:
                 plain=self.plain.to_part(),
                 autocast=self.autocast.to_part(),
                 speedup=nan_to_none(self.speedup),
+                **(self.evidence.to_fields() if self.evidence is not None else {}),
             ),
             gflops=build(PerModeRate, plain=self.gflops_plain, autocast=self.gflops_autocast),
             flops=self.flops,
@@ -399,7 +438,34 @@ class SweepResult:
                 where = ", ".join(format_value(v) for v in r.crossovers) or "never"
                 parts.append(f"width {r.width}: {where}")
             return "Speedup crosses 1.0 at batch — " + "; ".join(parts) + "."
-        return crossover_sentence(self.spec.param, self.values, self.speedups)
+        sentence = crossover_sentence(self.spec.param, self.values, self.speedups)
+        if any(p.interval is not None for p in self.points):
+            bands = [interval_words(c, self.spec.param) for c in self.crossover_intervals]
+            if bands:
+                sentence += f" By the points' 95% intervals: {'; '.join(bands)}."
+        return sentence
+
+    @property
+    def crossover_intervals(self) -> list[CrossingInterval]:
+        """1-D: each crossing with the band the points' intervals allow ([] for a grid)."""
+        if self.is_grid or not self.points:
+            return []
+        return crossing_intervals(
+            self.values[: len(self.points)],
+            self.speedups,
+            [p.interval.low if p.interval else math.nan for p in self.points],
+            [p.interval.high if p.interval else math.nan for p in self.points],
+        )
+
+    def _crossover_interval_fields(self) -> dict[str, Any]:
+        """`crossover_interval` (1-D with intervals only): [{value, low, high}] or null."""
+        if self.is_grid or not any(p.interval is not None for p in self.points):
+            return {}
+        found = tuple(
+            build(CrossingPart, value=c.value, low=c.low, high=c.high)
+            for c in self.crossover_intervals
+        )
+        return {"crossover_interval": found or None}
 
     # ---- JSON ---------------------------------------------------------------------------
     def _crossover_json(self) -> Any:
@@ -429,6 +495,7 @@ class SweepResult:
             points=tuple(p.to_part(self.is_grid) for p in self.points),
             crossover=self._crossover_json(),
             crossover_sentence=self.crossover_sentence,
+            **self._crossover_interval_fields(),
             verdict=self.verdict.to_part(),
             roofline=self.roofline.to_part(),
             warnings=self.warnings,
@@ -523,6 +590,8 @@ class SweepResult:
                     "autocast_gflops": f"{p.gflops_autocast:.3f}",
                     "plain_intensity": f"{p.intensity_plain:.4f}",
                     "autocast_intensity": f"{p.intensity_autocast:.4f}",
+                    "speedup_low": f"{p.interval.low:.4f}" if p.interval else "",
+                    "speedup_high": f"{p.interval.high:.4f}" if p.interval else "",
                 }
             )
         return buffer.getvalue()
@@ -583,6 +652,7 @@ def _point(
         plain=LatencyStats.from_part(part.latency.plain),
         autocast=LatencyStats.from_part(part.latency.autocast),
         config=config if config.model != "mlp" else None,
+        evidence=TimingEvidence.from_section(part.latency),
         routes=routes_from_parts(part.routes),
     )
 

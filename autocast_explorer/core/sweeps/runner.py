@@ -5,7 +5,10 @@ Order of work: plan every point (bad values refused) → memory and time guards 
 with the same ABAB protocol as a single run → a oneDNN probe → verdict and roofline.
 
 Each point's measurement budget is `config.min_time` seconds in total, split equally between
-the two modes; cold calls count toward it and a slow mode's warm-ups are kept as samples, so
+the two modes. Adaptive (the default): a point times each mode for ADAPTIVE_MIN_SHARE of its
+half, then stops as soon as its speedup's interval is within ±3% (SWEEP_TARGET), or when the
+budget is spent; `adaptive=False` spends the whole budget on every point. Cold calls count
+toward it and a slow mode's warm-ups are kept as samples, so
 an N-point sweep costs about N × min_time even where one mode's forwards are slow (a mode still
 needs a cold call and 3 timed calls). Points that share
 widths share one model (built once, input drawn from the RNG state right after the model, so
@@ -15,6 +18,7 @@ every point is what a single run of its config would build).
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -22,14 +26,16 @@ import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.capture import AutocastFailed
+from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.routes import Reference, RouteResult, measure_route
-from autocast_explorer.core.experiment.timing import cold_call_ms, measure_alternating
+from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paired
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.runtime.errors import error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
@@ -49,6 +55,9 @@ _POINT_OVERHEAD_S = 0.005
 STALL_FACTOR = 20.0
 STALL_FLOOR_S = 2e-4
 STALL_BANDWIDTH = 5e9
+#: An adaptive point times each mode for at least this share of its half of the budget, then
+#: stops as soon as its speedup's interval is within ±SWEEP_TARGET (or the budget is spent).
+ADAPTIVE_MIN_SHARE = 0.2
 #: Share of the progress bar for the points; the rest is the oneDNN probe and the verdict.
 _POINTS_SHARE = 0.98
 
@@ -61,6 +70,7 @@ def run_sweep(
     cancel: CancelFn | None = None,
     on_point: PointFn | None = None,
     probe_onednn: bool = True,
+    adaptive: bool = True,
 ) -> SweepResult:
     """Sweep `param` ('batch' or 'width': every hidden width) over `values`.
 
@@ -70,7 +80,7 @@ def run_sweep(
     timing blocks.
     """
     spec = SweepSpec(param, tuple(values) if values is not None else default_values(param))
-    return run_spec(config, spec, progress, cancel, on_point, probe_onednn)
+    return run_spec(config, spec, progress, cancel, on_point, probe_onednn, adaptive)
 
 
 def run_grid(
@@ -81,6 +91,7 @@ def run_grid(
     cancel: CancelFn | None = None,
     on_point: PointFn | None = None,
     probe_onednn: bool = True,
+    adaptive: bool = True,
 ) -> SweepResult:
     """A batch × width grid, one width row at a time (see `run_sweep`)."""
     spec = SweepSpec(
@@ -88,7 +99,7 @@ def run_grid(
         tuple(batch_values) if batch_values is not None else default_values("batch"),
         tuple(width_values) if width_values is not None else default_values("width"),
     )
-    return run_spec(config, spec, progress, cancel, on_point, probe_onednn)
+    return run_spec(config, spec, progress, cancel, on_point, probe_onednn, adaptive)
 
 
 def _point_routes(
@@ -159,6 +170,12 @@ def stalled_points(
     return out
 
 
+def told_speedups(points: Sequence[SweepPoint]) -> list[float]:
+    """Each point's speedup, NaN where its interval was too noisy to tell: a verdict states
+    nothing from such a point."""
+    return [math.nan if p.call.too_noisy else p.speedup for p in points]
+
+
 def _format_eta(seconds: float) -> str:
     if seconds < 1.5:
         return "about 1 s left"
@@ -223,6 +240,7 @@ def run_spec(
     cancel: CancelFn | None = None,
     on_point: PointFn | None = None,
     probe_onednn: bool = True,
+    adaptive: bool = True,
 ) -> SweepResult:
     """Measure every point of `spec` around the base `config` (see `run_sweep`).
 
@@ -264,13 +282,18 @@ def run_spec(
                         f"{plan.name}: the {config.dtype} autocast forward raised, so a sweep has "
                         f"nothing to compare ({error_text(exc)}); `run` shows this finding",
                     ) from None
-                plain, auto = measure_alternating(
+                meter = LoadMeter()
+                timing = measure_paired(
                     [plain_fn, auto_fn],
-                    config.min_time / 2,
+                    config.min_time / 2 * (ADAPTIVE_MIN_SHARE if adaptive else 1.0),
                     Reporter(report, cancel),
                     cold_ms=cold,
                     labels=["float32", config.dtype],
+                    max_time=config.min_time / 2,
+                    target=SWEEP_TARGET if adaptive else None,
                 )
+                plain, auto = timing.stats
+                evidence = TimingEvidence.from_timing(timing, meter.stop())
                 routes = _point_routes(
                     plan.config, model, x, low, plain_fn, auto_fn, report, cancel
                 )
@@ -284,10 +307,11 @@ def run_spec(
                     plain=plain,
                     autocast=auto,
                     config=plan.config if plan.config.model != "mlp" else None,
+                    evidence=evidence,
                     routes=routes,
                 )
                 points.append(point)
-                if plain.noisy or auto.noisy:
+                if plain.noisy or auto.noisy or point.call.too_noisy:
                     noisy.append(plan.name)
                 if on_point is not None:
                     on_point(point)
@@ -314,7 +338,8 @@ def run_spec(
     if noisy:
         warnings.append(
             f"{len(noisy)} of {len(points)} points had noisy timings (IQR ≥ 10% of the "
-            f"median): {', '.join(noisy)}; close other programs or raise the measurement time"
+            f"median, or a speedup interval wider than {NOISY_WIDTH:g}×): {', '.join(noisy)}; "
+            "close other programs or raise the measurement time"
         )
     doubtful = len(set(stalled) | set(noisy))
     caveat = (
@@ -332,8 +357,9 @@ def run_spec(
             config.dtype,
             "batch",
             [p.value for p in row],
-            [p.speedup for p in row],
+            told_speedups(row),
             probe,
+            noisy=sum(p.call.too_noisy for p in row),
             context=f"at width {widest} (the widest row)",
             caveat=caveat,
             rates=_largest_rates(row),
@@ -344,8 +370,9 @@ def run_spec(
             config.dtype,
             spec.param,
             spec.values,
-            [p.speedup for p in points],
+            told_speedups(points),
             probe,
+            noisy=sum(p.call.too_noisy for p in points),
             caveat=caveat,
             rates=_largest_rates(points),
         )

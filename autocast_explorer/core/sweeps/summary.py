@@ -44,8 +44,8 @@ def table_header(spec: SweepSpec) -> str:
     extra = f"{'width':>7}" if spec.is_grid else ""
     return (
         f"{first:>7}{extra}  {'float32 ms':>11} {'p25–p75':>17}  "
-        f"{'autocast ms':>11} {'p25–p75':>17}  {'speedup':>7}  {'GFLOP/s f32':>11} "
-        f"{'GFLOP/s auto':>12}"
+        f"{'autocast ms':>11} {'p25–p75':>17}  {'speedup':>7} {'95% interval':>13}  "
+        f"{'GFLOP/s f32':>11} {'GFLOP/s auto':>12}"
     )
 
 
@@ -59,9 +59,18 @@ def point_row(point: SweepPoint) -> str:
     )
     return (
         f"{point.value:>7}{extra}  {p.median_ms:11.4f} {_range(p.p25_ms, p.p75_ms):>17}  "
-        f"{a.median_ms:11.4f} {_range(a.p25_ms, a.p75_ms):>17}  {speedup}  "
+        f"{a.median_ms:11.4f} {_range(a.p25_ms, a.p75_ms):>17}  {speedup} {_interval(point):>13}  "
         f"{point.gflops_plain:11.1f} {point.gflops_autocast:12.1f}{routes}"
     )
+
+
+def _interval(point: SweepPoint) -> str:
+    """'[1.66–1.79]' ('noisy' marks one too wide to tell; '' for points saved without one)."""
+    interval = point.interval
+    if interval is None:
+        return "noisy" if point.evidence is not None else ""
+    mark = "!" if point.call.too_noisy else ""
+    return f"{mark}[{interval.low:.2f}–{interval.high:.2f}]"
 
 
 def _range(low: float, high: float) -> str:
@@ -78,9 +87,29 @@ def speedup_grid_table(result: SweepResult) -> list[str]:
     return lines
 
 
+def interval_note(result: SweepResult) -> list[str]:
+    """What the interval column means and how the points stopped ([] for older files)."""
+    measured = [p.evidence for p in result.points if p.evidence is not None]
+    if not measured:
+        return []
+    precise = sum(e.stopped == "precise" for e in measured)
+    target = next((e.target for e in measured if e.target is not None), None)
+    stalls = sum(len(e.stalls) for e in measured)
+    how = (
+        f"{precise} of {len(measured)} points reached ±{target:.0%} and stopped early, the "
+        "rest spent their budget"
+        if target is not None
+        else "every point spent its whole budget"
+    )
+    return [
+        "[low–high]: the 95% interval of the point's speedup (median of paired blocks' "
+        f"ratios); ! : too noisy to tell. {how}; {stalls} stalled blocks re-measured."
+    ]
+
+
 def format_conclusion(result: SweepResult) -> str:
     """What follows the table: crossover, verdict, kernels, roofline, warnings."""
-    lines: list[str] = ["", f"Measured on {result.environment.label()}"]
+    lines: list[str] = ["", *interval_note(result), f"Measured on {result.environment.label()}"]
     if result.is_grid:
         lines += speedup_grid_table(result)
         lines.append("")

@@ -166,10 +166,17 @@ def _factor(low: float, high: float) -> str:
     return f"{a}×" if a == b else f"{a}–{b}×"
 
 
-def measured_clause(param: str, values: Sequence[float], speedups: Sequence[float]) -> str:
-    """What the sweep showed, in words (no hardware); `param` is 'batch' or 'width'."""
+def measured_clause(
+    param: str, values: Sequence[float], speedups: Sequence[float], noisy: int = 0
+) -> str:
+    """What the sweep showed, in words (no hardware); `param` is 'batch' or 'width'.
+
+    `noisy` counts the points whose speedup is NaN because it was too noisy to tell.
+    """
     pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s) and s > 0]
     if not pairs:
+        if noisy:
+            return "too noisy to tell" if len(values) == 1 else "every point was too noisy to tell"
         return "nothing was measured"
     xs = [v for v, _ in pairs]
     ss = [s for _, s in pairs]
@@ -178,6 +185,8 @@ def measured_clause(param: str, values: Sequence[float], speedups: Sequence[floa
     at_hi = pairs[ss.index(hi)][0]
     crossings = find_crossings(xs, ss)
     where = "at every size tried" if len(pairs) > 1 else f"at {param} {format_value(xs[0])}"
+    if noisy and len(pairs) > 1:
+        where = f"at the {len(pairs)} of {len(pairs) + noisy} sizes it could tell"
     if not crossings:
         if lo >= 1:
             return f"autocast ran {_factor(lo, hi)} faster {where}"
@@ -216,16 +225,18 @@ def hardware_verdict(
     context: str = "",
     caveat: str = "",
     rates: tuple[float, float] | None = None,
+    noisy: int = 0,
 ) -> HardwareVerdict:
     """The verdict panel's data for a sweep of `param` with the given speedups.
 
     `context` qualifies the measurement, e.g. "at width 4096 (the widest row)" for a grid;
     `caveat` is appended when the measurements themselves are in doubt (noisy machine);
-    `rates` (float32 and autocast GFLOP/s of the largest point) say what a slow mode reached.
+    `rates` (float32 and autocast GFLOP/s of the largest point) say what a slow mode reached;
+    `noisy` counts points left out (NaN) because they were too noisy to tell.
     """
     hardware, native = hardware_clause(env, dtype)
     instead = instead_clause(native_support(env.cpu_flags, dtype), onednn, rates)
-    measured = measured_clause(param, values, speedups)
+    measured = measured_clause(param, values, speedups, noisy)
     if context:
         measured = f"{context}, {measured}"
     finite = [s for s in speedups if math.isfinite(s)]
@@ -277,16 +288,21 @@ def single_run_verdict(
     speedup: float,
     rates: tuple[float, float] | None = None,
     onednn: OneDnnProbe | None = None,
+    too_noisy: bool = False,
 ) -> HardwareVerdict:
-    """One run, no sweep yet: the flags and the one speedup measured (one size only)."""
+    """One run, no sweep yet: the flags and the one speedup measured (one size only).
+
+    `too_noisy`: the run could not tell (certainty.judge); no speedup is stated from it.
+    """
     return hardware_verdict(
         env,
         dtype,
         "batch",
         [batch],
-        [speedup],
+        [math.nan if too_noisy else speedup],
         onednn,
         context="in a single run",
         caveat="one size only; a sweep shows where the speedup crosses 1.0",
         rates=rates,
+        noisy=int(too_noisy),
     )

@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.charts.whiskers import whisker_ends
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
@@ -189,6 +190,12 @@ class CompareSpeedupChart(StaticChart):
             pen=pg.mkPen(style.TEXT, width=2, style=Qt.PenStyle.DashLine),
         )
         plot.addItem(self._line)
+        #: Each run's speedup interval (core's certainty): where it has one, a whisker.
+        empty = np.array([])
+        self._whiskers = pg.ErrorBarItem(
+            x=empty, y=empty, top=empty, bottom=empty, pen=pg.mkPen(style.TEXT)
+        )
+        plot.addItem(self._whiskers)
         self._labels: list[pg.TextItem] = []
         self.clear()
 
@@ -200,6 +207,14 @@ class CompareSpeedupChart(StaticChart):
         self._bars.setOpts(
             x=list(range(len(series))), height=shown, brushes=[pg.mkBrush(c) for c in colors]
         )
+        with_interval = [i for i, r in enumerate(series) if r.speedup_low == r.speedup_low]
+        self._whiskers.setData(
+            x=np.array(with_interval, dtype=float),
+            y=np.array([shown[i] for i in with_interval], dtype=float),
+            top=np.array([series[i].speedup_high - shown[i] for i in with_interval]),
+            bottom=np.array([shown[i] - series[i].speedup_low for i in with_interval]),
+            beam=0.2,
+        )
         plot = self.getPlotItem()
         while len(self._labels) < len(series):
             item = pg.TextItem("", color=style.TEXT, anchor=(0.5, 1.0))
@@ -209,21 +224,34 @@ class CompareSpeedupChart(StaticChart):
         for i, item in enumerate(self._labels):
             if i < len(series):
                 s = speedups[i]
+                noisy = " (too noisy)" if series[i].call == "noisy" else ""
                 item.setText(
-                    f"{s:.2f}×" if s == s else "raised" if series[i].autocast_error else "n/a"
+                    f"{s:.2f}×{noisy}"
+                    if s == s
+                    else "raised"
+                    if series[i].autocast_error
+                    else "n/a"
                 )
-                item.setPos(i, shown[i])
+                high = series[i].speedup_high
+                item.setPos(i, max(shown[i], high if high == high else 0.0))
                 item.setVisible(True)
             else:
                 item.setVisible(False)
         plot.getAxis("bottom").setTicks([[(i, run_tick(r.label)) for i, r in enumerate(series)]])
-        top = max([*shown, 1.0]) * HEADROOM
+        highs = [r.speedup_high for r in series if r.speedup_high == r.speedup_high]
+        top = max([*shown, *highs, 1.0]) * HEADROOM
         plot.setXRange(-0.6, max(len(series), 1) - 0.4, padding=0)
         plot.setYRange(0, top, padding=0)
-        style.set_title(plot, "Speedup, by run", "above the dashed line: autocast faster")
+        style.set_title(
+            plot,
+            "Speedup, by run",
+            "above the dashed line: autocast faster; whiskers: 95% interval",
+        )
 
     def clear(self) -> None:
         self._bars.setOpts(x=[], height=[], brushes=[])
+        empty = np.array([])
+        self._whiskers.setData(x=empty, y=empty, top=empty, bottom=empty)
         for item in self._labels:
             item.setVisible(False)
         plot = self.getPlotItem()
@@ -239,4 +267,5 @@ class CompareSpeedupChart(StaticChart):
             "colors": [pg.mkBrush(b).color().name() for b in opts.get("brushes") or []],
             "labels": _ticks(self.getPlotItem()),
             "value_labels": [i.toPlainText() for i in self._labels if i.isVisible()],
+            "intervals": whisker_ends(self._whiskers),
         }

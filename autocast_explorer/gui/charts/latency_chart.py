@@ -123,18 +123,10 @@ class LatencyChart(StaticChart):
         for xi, s, label in zip(x, stats, self._value_labels, strict=False):
             label.setText(_ms(s.median_ms))
             label.setPos(xi - 0.04, s.p75_ms + ymax * 0.01)
-        speedup = result.speedup
-        if result.autocast_error:
-            words, color = "autocast raised an error: not timed", style.BAD
-        elif speedup != speedup:
-            words, color = "speedup could not be measured", style.MUTED
-        elif speedup >= 1:
-            words, color = f"autocast {speedup:.2f}× faster", style.OK
-        else:
-            words, color = f"autocast {1 / speedup:.2f}× slower", style.BAD
-        # Two decimals, unless that would print a far slower autocast as "speedup 0.00×".
-        ratio = f"{speedup:.2f}" if speedup >= 0.01 else f"{speedup:.2g}"
-        self._speedup_text = words if result.autocast_error else f"{words} (speedup {ratio}×)"
+        from autocast_explorer.core.experiment.summary import speed_title
+
+        self._speedup_text, tone = speed_title(result)
+        color = {"ok": style.OK, "bad": style.BAD, "warn": style.WARN}.get(tone, style.MUTED)
         self._unit = "training step" if result.train is not None else "forward"
         self.getPlotItem().setLabel("left", f"ms per {self._unit}")
         self._set_title(f"<span style='color:{color}'><b>{self._speedup_text}</b></span>")

@@ -21,6 +21,7 @@ from autocast_explorer.core.sweeps.spec import default_values
 from autocast_explorer.gui.charts.log_ticks import log_range, value_ticks
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.charts.sweep_latency_chart import param_axis_label
+from autocast_explorer.gui.charts.whiskers import whisker_ends
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
@@ -51,9 +52,9 @@ class SpeedupChart(StaticChart):
             name="speedupPlot",
             tooltip=(
                 "Speedup = float32 median ÷ autocast median at each swept value. Above the dashed "
-                "line at 1.0 autocast was faster (blue points), below it slower (red). ◆ marks "
-                "where the curve crosses 1.0, interpolated on a log scale between measured "
-                "points."
+                "line at 1.0 autocast was faster (blue points), below it slower (red); whiskers "
+                "span each point's 95% interval. ◆ marks where the curve crosses 1.0, "
+                "interpolated on a log scale between measured points."
             ),
             minimum=(320, 260),
             left="speedup (float32 ÷ autocast), ×",
@@ -71,6 +72,11 @@ class SpeedupChart(StaticChart):
             pen=pg.mkPen(style.TEXT, width=2), symbol="o", symbolSize=9, symbolPen="w"
         )
         plot.addItem(self._curve)
+        # Each point's 95% interval (core's certainty); x in log10, as the log axis draws it.
+        self._whiskers = pg.ErrorBarItem(
+            x=_EMPTY, y=_EMPTY, pen=pg.mkPen(style.TEXT, width=1.5), beam=0.04
+        )
+        plot.addItem(self._whiskers)
         self._markers = pg.PlotDataItem(
             pen=None,
             symbol="d",
@@ -128,7 +134,12 @@ class SpeedupChart(StaticChart):
 
     def show_points(self, points: Sequence[SweepPoint]) -> None:
         ordered = sorted(points, key=lambda p: p.value)
-        self.show_series(self._param, [p.value for p in ordered], [p.speedup for p in ordered])
+        self.show_series(
+            self._param,
+            [p.value for p in ordered],
+            [p.speedup for p in ordered],
+            [(p.interval.low, p.interval.high) if p.interval else None for p in ordered],
+        )
         self._show_routes(ordered)
 
     def _show_routes(self, ordered: Sequence[SweepPoint]) -> None:
@@ -154,12 +165,30 @@ class SpeedupChart(StaticChart):
         self._route_legend.setHtml("<br>".join(shown))
         self._route_legend.setPos(self._x_range[1], high)
 
-    def show_series(self, param: str, values: Sequence[float], speedups: Sequence[float]) -> None:
-        """Draw a speedup series (values increasing) and every crossing core finds in it."""
+    def show_series(
+        self,
+        param: str,
+        values: Sequence[float],
+        speedups: Sequence[float],
+        intervals: Sequence[tuple[float, float] | None] = (),
+    ) -> None:
+        """Draw a speedup series (values increasing), each point's interval where it has one,
+        and every crossing core finds in it."""
         self._param = param
         x = np.asarray(values, dtype=float)
         y = np.asarray(speedups, dtype=float)
         finite = np.isfinite(y)
+        whiskers = [
+            (float(v), float(s), band)
+            for v, s, band in zip(x, y, intervals, strict=False)
+            if band is not None and math.isfinite(s)
+        ]
+        self._whiskers.setData(
+            x=np.log10([v for v, _, _ in whiskers]) if whiskers else _EMPTY,
+            y=np.asarray([s for _, s, _ in whiskers], dtype=float),
+            top=np.asarray([b[1] - s for _, s, b in whiskers], dtype=float),
+            bottom=np.asarray([s - b[0] for _, s, b in whiskers], dtype=float),
+        )
         brushes = [pg.mkBrush(FASTER if s >= BREAK_EVEN else SLOWER) for s in y[finite]]
         self._curve.setData(x[finite], y[finite], symbolBrush=brushes or pg.mkBrush(FASTER))
         crossings = find_crossings(list(x), list(y)) if len(x) else []
@@ -170,8 +199,9 @@ class SpeedupChart(StaticChart):
         )
         self._place_crossing_labels()
         shown = [float(s) for s in y[finite]]
-        low = min([*shown, BREAK_EVEN]) * 0.85
-        high = max([*shown, BREAK_EVEN]) * 1.12
+        ends = [e for _, _, band in whiskers for e in band]
+        low = min([*shown, *ends, BREAK_EVEN]) * 0.85
+        high = max([*shown, *ends, BREAK_EVEN]) * 1.12
         low = max(low, 0.0)
         plot = self.getPlotItem()
         plot.setYRange(low, high, padding=0)
@@ -189,7 +219,8 @@ class SpeedupChart(StaticChart):
         style.set_title(
             plot,
             f"Speedup vs {'batch' if param == 'batch' else 'hidden width'}",
-            "dashed: 1.0, break-even · ◆ crossover",
+            "dashed: 1.0, break-even · ◆ crossover"
+            + (" · whiskers: 95% interval" if whiskers else ""),
         )
 
     def _place_region_labels(
@@ -267,6 +298,7 @@ class SpeedupChart(StaticChart):
             "labels": [label.toPlainText() for label in self._labels if label.isVisible()],
             "guides": [10 ** g.value() for g in self._guides if g.isVisible()],
             "point_colors": [pg.mkBrush(b).color().name() for b in _brushes(curve)],
+            "intervals": whisker_ends(self._whiskers, log_x=True),
             "title": self.getPlotItem().titleLabel.text,
             "summary": self._summary,
             "routes": {

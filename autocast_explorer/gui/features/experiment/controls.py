@@ -42,6 +42,7 @@ from autocast_explorer.core.experiment.config import (
     MAX_EPOCHS,
     MAX_LR,
     MAX_STEPS,
+    MAX_TIME_FACTOR,
     OPTIMIZERS,
     ROUTES,
     TRAINING_FIELDS,
@@ -93,6 +94,9 @@ TIPS = {
     "threads": "torch.set_num_threads for the run; auto keeps torch's default for this machine.",
     "min_time": "Measurement budget: seconds of timed forward passes per mode. "
     "Longer gives steadier medians.",
+    "max_time": "How long a run may go on past the time per mode while the speedup's 95% "
+    "interval is wider than ±5% (a busy machine): seconds per mode; auto is "
+    f"{MAX_TIME_FACTOR:g} × the time per mode. Sweeps ignore it (a point's budget is its time).",
     "allow_slow": "Run even if one forward pass is estimated to take longer than 10 s "
     "(Cancel only takes effect between forward passes).",
     "topk": "k for top-k agreement (Agreement tab): is the float32 class among autocast's k "
@@ -263,6 +267,10 @@ class ControlsPanel(QWidget):
         self._add_row(
             measure_form, "memory_budget_mb", "&Memory budget", self.memoryBudgetSpin, True
         )
+        self.maxTimeSpin = self._double("maxTimeSpin", 0.0, 3600.0, 3, 0.5)
+        self.maxTimeSpin.setSuffix(" s")
+        self.maxTimeSpin.setSpecialValueText(f"auto ({MAX_TIME_FACTOR:g} × time per mode)")
+        self._add_row(measure_form, "max_time", "Ma&x time per mode", self.maxTimeSpin, True)
         layout.addWidget(measure)
         self._toggle_advanced(False)
 
@@ -558,6 +566,7 @@ class ControlsPanel(QWidget):
         threads = self.threadsSpin.value() or None
         budget = self.memoryBudgetSpin.value() or None
         return ExperimentConfig(
+            max_time=self.maxTimeSpin.value() or None,
             **family,
             widths=widths,
             batch=self.batchSpin.value(),
@@ -609,6 +618,7 @@ class ControlsPanel(QWidget):
             self.minTimeSpin,
             self.allowSlowCheck,
             self.memoryBudgetSpin,
+            self.maxTimeSpin,
             self.modeCombo,
             self.stepsSpin,
             self.lrSpin,
@@ -636,6 +646,7 @@ class ControlsPanel(QWidget):
             self.minTimeSpin.setValue(config.min_time)
             self.allowSlowCheck.setChecked(config.allow_slow)
             self.memoryBudgetSpin.setValue(config.memory_budget_mb or 0)
+            self.maxTimeSpin.setValue(config.max_time or 0)
             self.family.set_config(config)
             self.modeCombo.setCurrentIndex(max(self.modeCombo.findData(config.mode), 0))
             self.stepsSpin.setValue(min(config.steps, self.stepsSpin.maximum()))

@@ -259,6 +259,7 @@ class HardwareTab(QWidget):
                 run.speedup,
                 rates=(run.gflops("plain"), run.gflops("autocast")),
                 onednn=probe,
+                too_noisy=run.speed_call.too_noisy,
             )
             roofline = build_roofline_from_work(
                 cfg.dtype,

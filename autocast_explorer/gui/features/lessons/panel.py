@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from autocast_explorer.gui.tasks.runner import TaskState
 
 #: Fields a step takes from the controls instead of the lesson: how to measure, not what.
-MEASUREMENT_FIELDS = ("min_time", "threads", "allow_slow", "memory_budget_mb")
+MEASUREMENT_FIELDS = ("min_time", "max_time", "threads", "allow_slow", "memory_budget_mb")
 #: The view that answers a lesson about ops: the op trace of the run on screen.
 OPS_VIEW_ID = "optrace"
 HIGHLIGHT = "#c2185b"
@@ -595,7 +595,10 @@ class LessonsPanel(QWidget):
         self.outcomeSentences.setText("\n".join(f"• {s}" for s in outcome.sentences))
         lesson = self.current_lesson()
         tutorial = lesson is None or lesson.claim_by == "tutorial"
-        if outcome.matches_tutorial:
+        if not outcome.graded:
+            self.matchLabel.setText("– Not graded: this measurement cannot tell (see above).")
+            self.matchLabel.setStyleSheet(f"color: {style.MUTED}; font-weight: bold;")
+        elif outcome.matches_tutorial:
             self.matchLabel.setText(
                 "✓ Here the tutorial's claim holds." if tutorial else "✓ Here the assumption holds."
             )

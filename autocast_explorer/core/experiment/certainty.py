@@ -1,0 +1,310 @@
+"""Whether a measured speedup is real: the timing evidence of a run, and the call it supports.
+
+The call is made from the speedup's interval (interval.py), not from the point estimate alone:
+faster / slower / about the same only when the whole interval says so; "can't tell" when it
+straddles the edge of "about the same" (pace.SAME_SPEED); "too noisy to tell" when it is wider
+than NOISY_WIDTH, with the measured reasons (other programs' CPU time, stalled blocks, clock
+changes) and what helps. A "too noisy" run states no speedup in a headline, the status bar or
+a lesson grade: the figure stays in the details only. Results saved before intervals existed
+carry no evidence and are called from their speedup as before.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from autocast_explorer.core.documents.model import (
+    NullableNumber,
+    Number,
+    Numbers,
+    Part,
+    Text,
+    Whole,
+    build,
+    refuse,
+)
+from autocast_explorer.core.experiment.interval import SpeedupInterval
+from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
+from autocast_explorer.core.experiment.timing import STALL_FACTOR, PairedTiming, Stall
+from autocast_explorer.core.hardware.load import MachineLoad
+
+#: An interval whose high ÷ low exceeds this cannot tell the modes apart: "too noisy to tell".
+NOISY_WIDTH = 1.25
+#: A run goes on until its interval is within ±RUN_TARGET (or its maximum time is spent).
+RUN_TARGET = 0.05
+#: A sweep point stops as soon as its interval is within ±SWEEP_TARGET (or its budget is spent).
+SWEEP_TARGET = 0.03
+#: Other programs using this many cores or more are named as a reason.
+BUSY_CORES = 0.25
+#: The calls that grade and headline a speedup; "unclear", "noisy" and "untimed" do not.
+GRADED = ("faster", "slower", "same")
+
+
+class IntervalPart(Part):
+    """`latency.speedup_interval`: the interval of the median paired speedup."""
+
+    low: Number(ge=0)
+    high: Number(ge=0)
+    level: Number(ge=0, le=1, description="coverage: 0.95, less with under 6 pairs")
+    pairs: Whole(description="paired rounds the interval is built from") = 0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> IntervalPart:
+        if self.high < self.low:
+            raise refuse("expected a number ≥ low", at="high")
+        return self
+
+
+class StallPart(Part):
+    """One block far over its mode's running median: left out of the statistics, re-measured."""
+
+    mode: Text()
+    round: Whole()
+    ms: Number(ge=0, description="the stalled block's per-call time")
+    median_ms: Number(ge=0, description="its mode's median of the blocks kept before it")
+
+
+class LoadPart(Part):
+    """The machine during timing; null: not readable on this OS."""
+
+    wall_s: Number(ge=0)
+    cores: Whole(ge=1)
+    other_cpu_s: NullableNumber(description="CPU seconds other processes used") = None
+    freq_start_mhz: Numbers(ge=0, description="[lowest, highest] core clock") | None = None
+    freq_end_mhz: Numbers(ge=0, description="[lowest, highest] core clock") | None = None
+
+    @model_validator(mode="after")
+    def _pairs(self) -> LoadPart:
+        for key in ("freq_start_mhz", "freq_end_mhz"):
+            value = getattr(self, key)
+            if value is not None and len(value) != 2:
+                raise refuse("expected [lowest, highest]", at=key)
+        return self
+
+
+class EvidenceSection(Part):
+    """The keys paired timing adds to a `latency` object (result and sweep point); all optional:
+    files written before intervals lack them."""
+
+    speedup_interval: IntervalPart | None = Field(
+        default=None, description="null: fewer than 2 pairs (see docs/measurement.md)"
+    )
+    stalls: tuple[StallPart, ...] = ()
+    load: LoadPart | None = None
+    stopped: Literal["budget", "precise", "max_time"] = "budget"
+    target: NullableNumber(ge=0, description="the half-width aimed at (null: none)") = None
+    blocks: Whole(description="timed blocks kept, all modes") = 0
+
+
+@dataclass(frozen=True)
+class TimingEvidence:
+    """What the protocol saw besides the medians: the interval, the stalls, the machine's load.
+
+    `stopped`: "precise" (the interval reached `target`), "max_time" (it did not, in time) or
+    "budget" (a fixed budget, no target).
+    """
+
+    interval: SpeedupInterval | None
+    stalls: tuple[Stall, ...] = ()
+    load: MachineLoad | None = None
+    stopped: str = "budget"
+    target: float | None = None
+    blocks: int = 0  # blocks kept, all modes (stalls come on top)
+
+    @classmethod
+    def from_timing(cls, timing: PairedTiming, load: MachineLoad | None = None) -> TimingEvidence:
+        return cls(
+            interval=timing.interval,
+            stalls=timing.stalls,
+            load=load,
+            stopped=timing.stopped,
+            target=timing.target,
+            blocks=sum(s.samples for s in timing.stats),
+        )
+
+    def to_fields(self) -> dict[str, Any]:
+        """The keys this adds to a document's `latency` part (EvidenceSection), for build()."""
+        load = self.load
+        return {
+            "speedup_interval": None
+            if self.interval is None
+            else build(
+                IntervalPart,
+                low=self.interval.low,
+                high=self.interval.high,
+                level=self.interval.level,
+                pairs=self.interval.pairs,
+            ),
+            "stalls": tuple(
+                build(StallPart, mode=s.mode, round=s.round, ms=s.ms, median_ms=s.median_ms)
+                for s in self.stalls
+            ),
+            "load": None
+            if load is None
+            else build(
+                LoadPart,
+                wall_s=load.wall_s,
+                cores=load.cores,
+                other_cpu_s=load.other_cpu_s,
+                freq_start_mhz=load.freq_start_mhz,
+                freq_end_mhz=load.freq_end_mhz,
+            ),
+            "stopped": self.stopped,
+            "target": self.target,
+            "blocks": self.blocks,
+        }
+
+    @classmethod
+    def from_section(cls, section: EvidenceSection) -> TimingEvidence | None:
+        """From a read `latency` part; None for documents written before intervals."""
+        if "speedup_interval" not in section.model_fields_set:
+            return None
+        band, load = section.speedup_interval, section.load
+        return cls(
+            interval=None
+            if band is None
+            else SpeedupInterval(band.low, band.high, band.level, band.pairs),
+            stalls=tuple(Stall(s.mode, s.round, s.ms, s.median_ms) for s in section.stalls),
+            load=None
+            if load is None
+            else MachineLoad(
+                wall_s=load.wall_s,
+                cores=load.cores,
+                other_cpu_s=load.other_cpu_s,
+                freq_start_mhz=_pair(load.freq_start_mhz),
+                freq_end_mhz=_pair(load.freq_end_mhz),
+            ),
+            stopped=section.stopped,
+            target=section.target,
+            blocks=section.blocks,
+        )
+
+
+def _pair(values: tuple[float, ...] | None) -> tuple[float, float] | None:
+    return None if values is None else (values[0], values[1])
+
+
+@dataclass(frozen=True)
+class SpeedCall:
+    """The call a speedup supports: `kind` is "faster", "slower", "same", "unclear" (the
+    interval straddles the edge of "about the same"), "noisy" (too wide to tell) or "untimed".
+
+    `reasons` are the measured causes of a "noisy" call, `advice` what would help.
+    """
+
+    kind: str
+    speedup: float
+    interval: SpeedupInterval | None
+    reasons: tuple[str, ...] = ()
+    advice: tuple[str, ...] = ()
+
+    @property
+    def graded(self) -> bool:
+        """True when the speedup may be stated as a finding (headline, status bar, grades)."""
+        return self.kind in GRADED
+
+    @property
+    def too_noisy(self) -> bool:
+        return self.kind == "noisy"
+
+    def interval_text(self, slower: bool = False) -> str:
+        """' (95%: 1.66–1.79)', as slowdown factors when `slower`; '' without an interval."""
+        if self.interval is None:
+            return ""
+        return f" ({self.interval.slower_text() if slower else self.interval.text()})"
+
+
+def _edge_words(interval: SpeedupInterval) -> str:
+    """Which two calls an interval that straddles an edge of "about the same" spans."""
+    if interval.high > SAME_SPEED and interval.low < 1 / SAME_SPEED:
+        return "slower, about the same and faster"
+    if interval.high > SAME_SPEED:
+        return "about the same and faster"
+    return "slower and about the same"
+
+
+def straddle_text(call: SpeedCall) -> str:
+    """For an "unclear" call: 'about the same and faster'."""
+    return _edge_words(call.interval) if call.interval is not None else ""
+
+
+def judge(
+    speedup: float,
+    evidence: TimingEvidence | None,
+    threads: int | None = None,
+    iqr_ratios: tuple[float, ...] = (),
+) -> SpeedCall:
+    """The call for `speedup` given the run's evidence (None: an old result, called by pace).
+
+    `threads` (the run's thread count) and `iqr_ratios` (IQR ÷ median per mode) only feed the
+    reasons and advice of a "noisy" call.
+    """
+    if speedup != speedup:
+        return SpeedCall("untimed", speedup, None)
+    if evidence is None:
+        return SpeedCall(pace(speedup), speedup, None)
+    interval = evidence.interval
+    off = interval is not None and not (
+        interval.low / SAME_SPEED <= speedup <= interval.high * SAME_SPEED
+    )
+    if interval is None or interval.width > NOISY_WIDTH or off:
+        reasons, advice = _noise_reasons(speedup, evidence, threads, iqr_ratios, off)
+        return SpeedCall("noisy", speedup, interval, reasons, advice)
+    if interval.low >= SAME_SPEED:
+        kind = "faster"
+    elif interval.high <= 1 / SAME_SPEED:
+        kind = "slower"
+    elif interval.low >= 1 / SAME_SPEED and interval.high <= SAME_SPEED:
+        kind = "same"
+    else:
+        kind = "unclear"
+    return SpeedCall(kind, speedup, interval)
+
+
+def _noise_reasons(
+    speedup: float,
+    evidence: TimingEvidence,
+    threads: int | None,
+    iqr_ratios: tuple[float, ...],
+    off: bool,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    interval = evidence.interval
+    reasons: list[str] = []
+    if interval is None:
+        reasons.append("too few paired blocks survived to give an interval")
+    elif interval.width > NOISY_WIDTH:
+        reasons.append(
+            f"the speedup's {interval.level:.0%} interval spans a factor of "
+            f"{interval.width:.2f} (over {NOISY_WIDTH:g})"
+        )
+    if off:
+        reasons.append("the ratio of the medians lies outside the paired blocks' interval")
+    load = evidence.load
+    busy = load.other_cores if load is not None else None
+    if load is not None and busy is not None and busy >= BUSY_CORES:
+        reasons.append(load.busy_text())
+    if evidence.stalls:
+        total = evidence.blocks + len(evidence.stalls)
+        reasons.append(
+            f"{len(evidence.stalls)} of {total} timed blocks stalled (over {STALL_FACTOR:g}× "
+            "their mode's running median) and were re-measured"
+        )
+    if load is not None and load.freq_changed:
+        reasons.append(load.freq_text())
+    worst = max((r for r in iqr_ratios if math.isfinite(r)), default=0.0)
+    if worst >= 0.10:
+        reasons.append(f"blocks of one mode varied by an IQR of {worst:.0%} of its median")
+    advice: list[str] = []
+    cores = load.cores if load is not None else None
+    if threads is not None and cores is not None and (threads >= cores or busy):
+        free = max(1, math.floor((load.free_cores if load else cores) or 1))
+        if threads > free or threads >= cores:
+            advice.append(f"fewer threads than cores ({min(free, max(threads - 1, 1))} here)")
+    advice.append("closing other programs")
+    if evidence.stopped == "max_time":
+        advice.append("a longer maximum time")
+    return tuple(reasons), tuple(advice)

@@ -1,0 +1,83 @@
+"""The window never states a speedup from a "too noisy" run: headline, status bar, lessons; the
+interval is drawn wherever the speedup is (latency title, sweep chart, compare chart)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pyqtgraph as pg
+import pytest
+from PySide6.QtWidgets import QLabel
+
+from autocast_explorer.core.experiment.certainty import TimingEvidence
+from autocast_explorer.core.experiment.interval import SpeedupInterval
+from autocast_explorer.testing import run_and_wait
+
+
+def with_interval(result, speedup: float, low: float, high: float):
+    auto = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms / speedup)
+    evidence = TimingEvidence(SpeedupInterval(low, high, 0.95, 24), stopped="max_time")
+    return dataclasses.replace(result, autocast=auto, evidence=evidence)
+
+
+@pytest.fixture
+def measured(window, tiny_config):
+    return run_and_wait(window, tiny_config)
+
+
+def test_a_too_noisy_result_has_no_figure_in_the_headline_or_status_bar(window, measured):
+    noisy = with_interval(measured, 146.92, 0.4, 160.0)
+    window.show_result(noisy)
+    status = window.verdictLabel.text()
+    assert status.startswith("too noisy to tell whether autocast was faster")
+    assert "146.92" not in status
+    headline = window.findChild(QLabel, "headlineLabel").text()
+    assert headline.startswith("Too noisy to tell whether autocast was faster")
+    assert "146.92" not in headline
+    drawn = window.latencyPlot.drawn()
+    assert drawn["speedup_text"] == "too noisy to tell (speedup 146.92×, 95%: 0.40–160.00)"
+
+
+def test_a_clear_result_states_its_interval(window, measured):
+    faster = with_interval(measured, 1.72, 1.66, 1.79)
+    window.show_result(faster)
+    assert window.verdictLabel.text().startswith("autocast was 1.72× faster here (95%: 1.66–1.79)")
+    assert window.latencyPlot.drawn()["speedup_text"] == (
+        "autocast 1.72× faster (speedup 1.72×, 95%: 1.66–1.79)"
+    )
+
+
+def test_the_sweep_chart_draws_each_point_s_interval(window):
+    chart = window.findChild(pg.PlotWidget, "speedupPlot")
+    chart.begin("batch", [1, 8, 64])
+    chart.show_series("batch", [1, 8, 64], [0.8, 1.1, 1.6], [(0.7, 0.9), None, (1.5, 1.7)])
+    drawn = chart.drawn()
+    assert [(round(v), lo, hi) for v, lo, hi in drawn["intervals"]] == [
+        (1, pytest.approx(0.7), pytest.approx(0.9)),
+        (64, pytest.approx(1.5), pytest.approx(1.7)),
+    ]
+    assert "whiskers: 95% interval" in drawn["title"]
+
+
+def test_the_compare_chart_draws_each_run_s_interval_and_clears(qtbot, measured):
+    from autocast_explorer.core.learning.compare import ComparedRun, Comparison
+    from autocast_explorer.gui.charts.compare_charts import CompareSpeedupChart
+
+    chart = CompareSpeedupChart()
+    qtbot.addWidget(chart)
+    chart.show()
+    runs = (
+        ComparedRun("a", "a.json", with_interval(measured, 1.72, 1.66, 1.79)),
+        ComparedRun("b", "b.json", dataclasses.replace(measured, evidence=None)),
+        ComparedRun("c", "c.json", with_interval(measured, 1.7, 0.5, 3.1)),
+    )
+    chart.show_comparison(Comparison(runs))
+    drawn = chart.drawn()
+    assert [(x, round(lo, 2), round(hi, 2)) for x, lo, hi in drawn["intervals"]] == [
+        (0.0, 1.66, 1.79),
+        (2.0, 0.5, 3.1),
+    ]
+    assert drawn["value_labels"][2] == "1.70× (too noisy)"
+    chart.clear()
+    chart.repaint()  # the emptied whiskers must paint (no stale ends of another length)
+    assert chart.drawn()["intervals"] == []
