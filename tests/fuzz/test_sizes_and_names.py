@@ -13,10 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autocast_explorer.cli import main
+from autocast_explorer.core.documents.model import (
+    NullableNumbers,
+    Numbers,
+    Part,
+    nan_if_none,
+    read,
+)
 from autocast_explorer.core.documents.reader import (
     MAX_SHOWN_CHARS,
     DocumentFormatError,
-    JsonReader,
     cap_text,
 )
 from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -126,25 +132,37 @@ def test_saving_presets_in_other_scripts_keeps_each(tmp_path, name):
 
 
 # ---- numbers that are not finite -------------------------------------------------------------
+class Losses(Part):
+    """A list where null stands for a loss that was not finite (as `train.loss.*`)."""
+
+    loss: NullableNumbers()
+
+
+class Times(Part):
+    """A list of finite numbers (as `latency.*.times_ms`)."""
+
+    times_ms: Numbers()
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False))))
 def test_a_nullable_number_list_reads_null_as_nan(values):
-    read = JsonReader({"loss": values}, "train").numbers("loss", nullable=True)
-    assert len(read) == len(values)
-    for got, given_value in zip(read, values, strict=True):
+    loaded = [nan_if_none(v) for v in read(Losses, {"loss": values}, "train").loss]
+    assert len(loaded) == len(values)
+    for got, given_value in zip(loaded, values, strict=True):
         assert math.isnan(got) if given_value is None else got == given_value
 
 
 @pytest.mark.parametrize("bad", ["nan", "inf", True, [1.0], {"a": 1}, "1.5"])
 def test_a_nullable_number_list_refuses_other_forms(bad):
-    with pytest.raises(DocumentFormatError, match="expected a list of numbers or nulls"):
-        JsonReader({"loss": [1.0, bad]}, "train").numbers("loss", nullable=True)
+    with pytest.raises(DocumentFormatError, match=r"train: loss: expected a list of numbers"):
+        read(Losses, {"loss": [1.0, bad]}, "train")
 
 
 @pytest.mark.parametrize("bad", [None, "nan"])
 def test_a_plain_number_list_still_refuses_null(bad):
-    with pytest.raises(DocumentFormatError, match="expected a list of numbers"):
-        JsonReader({"times_ms": [1.0, bad]}, "latency").numbers("times_ms")
+    with pytest.raises(DocumentFormatError, match=r"latency: times_ms: expected a list of numbers"):
+        read(Times, {"times_ms": [1.0, bad]}, "latency")
 
 
 @pytest.mark.parametrize("form", ["NaN", "Infinity", "-Infinity"])

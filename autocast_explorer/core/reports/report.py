@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from autocast_explorer import __version__
 from autocast_explorer.core.data.summary import accuracy_markdown
@@ -41,6 +42,7 @@ from autocast_explorer.core.documents.files import (
     write_atomic,
 )
 from autocast_explorer.core.experiment import training
+from autocast_explorer.core.experiment.capture import LayerDtypes
 from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS, ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
@@ -557,6 +559,16 @@ def training_markdown(result: ExperimentResult) -> list[str]:
 
 
 # ---- reproduce.py ---------------------------------------------------------------------------
+
+
+def _hooked_dtypes(dtypes: LayerDtypes | None) -> dict[str, Any] | None:
+    """What reproduce.py's forward hooks see of a layer (its input and output dtypes): the op
+    trace's compute dtypes and casts are not rebuilt by the script, so they are not compared."""
+    if dtypes is None:
+        return None
+    return {k: v for k, v in dtypes.to_dict().items() if k not in ("compute_dtypes", "casts")}
+
+
 def _original(result: ExperimentResult) -> dict[str, object]:
     a = result.agreement
     train = result.train
@@ -583,8 +595,8 @@ def _original(result: ExperimentResult) -> dict[str, object]:
         "layers": [
             {
                 "name": layer.name,
-                "plain": layer.plain.to_dict(),
-                "autocast": layer.autocast.to_dict() if layer.autocast is not None else None,
+                "plain": _hooked_dtypes(layer.plain),
+                "autocast": _hooked_dtypes(layer.autocast),
             }
             for layer in result.layers
         ],
