@@ -13,6 +13,7 @@ from autocast_explorer.core.experiment import timing
 from autocast_explorer.core.experiment.certainty import (
     NOISY_WIDTH,
     RUN_TARGET,
+    STALL_SHARE,
     TimingEvidence,
     judge,
 )
@@ -114,6 +115,39 @@ def test_too_noisy_names_its_measured_reasons_and_what_helps():
         "closing other programs",
         "a longer maximum time",
     )
+
+
+@pytest.mark.parametrize(
+    ("stalled", "kept", "kind"),
+    [(0, 40, "faster"), (10, 40, "faster"), (11, 40, "noisy"), (121, 60, "noisy")],
+)
+def test_a_run_whose_blocks_stalled_throughout_is_too_noisy(stalled, kept, kind):
+    """A tight interval between disturbances is no evidence (measured: 121 stalls, 1.21–1.37
+    where the quiet run is 0.65×): over STALL_SHARE of the blocks stalled means noisy."""
+    stalls = tuple(timing.Stall("float32", k, 40.0, 1.0) for k in range(stalled))
+    call = judge(1.3, evidence(1.21, 1.37, stalls=stalls, blocks=kept), threads=1)
+    assert stalled / (stalled + kept) > STALL_SHARE or kind == "faster"
+    assert call.kind == kind
+    if kind == "noisy":
+        assert f"{stalled} of {stalled + kept} timed blocks stalled" in " | ".join(call.reasons)
+
+
+@pytest.mark.parametrize(
+    ("threads", "other_cores", "kind"),
+    [
+        (2, 0.1, "faster"),  # a quiet machine
+        (2, 0.5, "noisy"),  # other programs took half a core the run's 2 threads needed
+        (1, 0.5, "faster"),  # the second core was free for them
+        (1, 1.3, "noisy"),  # more than the free core
+        (None, 0.3, "noisy"),  # torch's default: every core
+    ],
+)
+def test_other_programs_on_the_runs_cores_make_it_too_noisy(threads, other_cores, kind):
+    load = MachineLoad(wall_s=2.0, cores=2, other_cpu_s=2.0 * other_cores)
+    call = judge(1.72, evidence(1.66, 1.79, load=load, blocks=40), threads=threads)
+    assert call.kind == kind
+    if kind == "noisy":
+        assert f"other programs used {other_cores:.1f} of 2 cores" in " | ".join(call.reasons)
 
 
 def test_no_interval_at_all_is_too_noisy_and_old_results_keep_their_pace():

@@ -40,6 +40,11 @@ RUN_TARGET = 0.05
 SWEEP_TARGET = 0.03
 #: Other programs using this many cores or more are named as a reason.
 BUSY_CORES = 0.25
+#: A run in which more than this share of the timed blocks stalled was disturbed throughout:
+#: its interval is built from the blocks between disturbances and cannot be trusted
+#: (measured: with one busy loop beside 2 threads on 2 cores, a run whose quiet call is 0.65×
+#: read 1.36× faster, 1.21–1.37, after 121 stalls).
+STALL_SHARE = 0.2
 #: The calls that grade and headline a speedup; "unclear", "noisy" and "untimed" do not.
 GRADED = ("faster", "slower", "same")
 
@@ -251,7 +256,7 @@ def judge(
     off = interval is not None and not (
         interval.low / SAME_SPEED <= speedup <= interval.high * SAME_SPEED
     )
-    if interval is None or interval.width > NOISY_WIDTH or off:
+    if interval is None or interval.width > NOISY_WIDTH or off or disturbed(evidence, threads):
         reasons, advice = _noise_reasons(speedup, evidence, threads, iqr_ratios, off)
         return SpeedCall("noisy", speedup, interval, reasons, advice)
     if interval.low >= SAME_SPEED:
@@ -263,6 +268,21 @@ def judge(
     else:
         kind = "unclear"
     return SpeedCall(kind, speedup, interval)
+
+
+def disturbed(evidence: TimingEvidence, threads: int | None = None) -> bool:
+    """Whether the run was disturbed beyond what an interval can show: more than STALL_SHARE of
+    its blocks stalled, or other programs took cores its threads needed (more than the cores
+    left over by `threads`, plus BUSY_CORES; None: the run used every core)."""
+    total = evidence.blocks + len(evidence.stalls)
+    if total and len(evidence.stalls) / total > STALL_SHARE:
+        return True
+    load = evidence.load
+    busy = load.other_cores if load is not None else None
+    if load is None or busy is None:
+        return False
+    spare = max(load.cores - (threads or load.cores), 0)
+    return busy >= spare + BUSY_CORES
 
 
 def _noise_reasons(
