@@ -88,3 +88,46 @@ def test_sweep_train_report_and_compare_with_a_user_model(spec, tmp_path, capsys
     capsys.readouterr()
     assert main(["compare", str(report / "result.json"), str(trained)]) == 0
     assert "my_model.py:build" in capsys.readouterr().out
+
+
+DIGIT_MODEL = """\
+import torch
+
+
+def flat(classes=10):
+    return torch.nn.Sequential(
+        torch.nn.Flatten(), torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, classes)
+    )
+
+
+def rows():
+    return torch.nn.Sequential(torch.nn.Linear(64, 10))
+"""
+
+
+@pytest.mark.parametrize(("factory", "shape"), [("flat", [1, 8, 8]), ("rows", [64])])
+def test_your_own_model_trains_on_the_digits_and_is_compared_on_held_out_rows(
+    tmp_path, capsys, factory, shape
+):
+    """The rows go in as they are (1×8×8) when the model takes them, else flattened (64)."""
+    path = tmp_path / "digit_model.py"
+    path.write_text(DIGIT_MODEL)
+    args = ["run", "--model", f"{path}:{factory}", "--data", "digits", "--epochs", "10"]
+    assert main([*args, "--threads", "1", "--json", "-", *FAST]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["config"]["input_shape"] == shape
+    assert data["data"]["name"] == "digits" and data["data"]["n_test"] == 449
+    accuracy = data["accuracy"]
+    assert accuracy["plain"] > 0.85  # ten epochs of a small net on the easy digits
+    assert abs(accuracy["autocast"] - accuracy["plain"]) <= 0.05
+
+
+def test_your_own_model_whose_logits_miss_the_classes_is_one_line(tmp_path, capsys):
+    path = tmp_path / "digit_model.py"
+    path.write_text(DIGIT_MODEL)
+    args = ["run", "--model", f"{path}:flat", "--model-arg", "classes=5", "--data", "digits"]
+    assert main([*args, *FAST]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert err.startswith("error: data: y: the data has 10 classes, but ")
+    assert "outputs batch×5" in err

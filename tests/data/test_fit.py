@@ -67,7 +67,7 @@ def test_data_fields_are_checked_without_reading_files():
         ExperimentConfig(data="mine.csv")
     with pytest.raises(ConfigError, match="checkpoint: needs real data"):
         ExperimentConfig(checkpoint="w.pt")
-    with pytest.raises(ConfigError, match="data: real data needs model mlp or cnn"):
+    with pytest.raises(ConfigError, match="data: real data needs model mlp, cnn or your own"):
         ExperimentConfig(model="rnn", data="digits")
     with pytest.raises(ConfigError, match="epochs: must be a whole number"):
         ExperimentConfig(data="digits", epochs=0)

@@ -425,9 +425,10 @@ def validate_data(config: ExperimentConfig) -> None:
             "data",
             f"must be synthetic, digits or a {', '.join(DATA_SUFFIXES)} file (got {data!r})",
         )
-    if data != "synthetic" and config.model not in ("mlp", "cnn"):
+    if data != "synthetic" and config.model not in ("mlp", "cnn") and not config.is_user_model:
         raise ConfigError(
-            "data", f"real data needs model mlp or cnn (the {config.model} family takes no rows)"
+            "data",
+            f"real data needs model mlp, cnn or your own (the {config.model} family takes no rows)",
         )
     if not isinstance(checkpoint, str) or (
         checkpoint and _suffix(checkpoint) not in CHECKPOINT_SUFFIXES

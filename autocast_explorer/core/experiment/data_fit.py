@@ -15,7 +15,7 @@ import numpy as np
 from autocast_explorer.core.data.dataset import Dataset
 from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.data.records import EpochRecord
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 
 if TYPE_CHECKING:
     import torch
@@ -57,13 +57,43 @@ def fit_config(config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
         return config.replace(
             channels=(channels, *config.channels[1:]), image=height, classes=dataset.classes
         )
+    if config.is_user_model:
+        return _fit_user_model(config, dataset)
     raise DataError(
-        f"--data needs --model mlp or cnn (the {config.model} family takes no rows of features)"
+        f"--data needs --model mlp, cnn or your own (the {config.model} family takes no rows of "
+        "features)"
     )
+
+
+def _fit_user_model(config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
+    """Your own model takes the rows as they are (C, H, W), else flattened; its logits must
+    number the data's classes. Its batch-1 probe decides (its own error when it rejects both)."""
+    from autocast_explorer.core.experiment.families.user.probe import probe
+
+    shapes = list(dict.fromkeys([dataset.row_shape, (dataset.features,)]))
+    first_error: ConfigError | None = None
+    for shape in shapes:
+        fitted = config.replace(input_shape=shape, input_kind="float")
+        try:
+            measured = probe(fitted)
+        except ConfigError as exc:
+            first_error = first_error or exc
+            continue
+        if measured.classes != dataset.classes:
+            out = "×".join(map(str, ("batch", *measured.output_shape[1:])))
+            raise DataError(
+                f"y: the data has {dataset.classes} classes, but {config.model} outputs {out} "
+                f"for rows of shape {shape} (its logits must be batch × {dataset.classes})"
+            )
+        return fitted
+    assert first_error is not None
+    raise first_error
 
 
 def input_shape(config: ExperimentConfig, dataset: Dataset) -> tuple[int, ...]:
     """The shape one row takes on its way into the config's model."""
+    if config.is_user_model and config.input_shape:
+        return tuple(config.input_shape)
     return dataset.row_shape if config.model == "cnn" else (dataset.features,)
 
 
