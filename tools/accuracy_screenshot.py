@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from tools.screenshot import SETTLE_MS, first_start_window, measured, pause, save_png
+from tools.screenshot import shoot_view
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", default="docs/accuracy.png")
     parser.add_argument("--model", default="cnn", choices=("mlp", "cnn"))
     parser.add_argument("--dtype", default="bfloat16")
@@ -34,22 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         threads=1,
         min_time=0.2,
     )
-    out = Path(args.path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    app, window = first_start_window()
-    window.show()
-    try:
-        if not measured(window, config):
-            return 1
-        window.context.show_view("accuracy")
-        pause(SETTLE_MS)
-        save_png(window, out)
-        print(window.accuracyView.accuracySummary.text(), flush=True)
-        return 0
-    finally:
-        window.close()
-        window.shutdown()
-        app.processEvents()
+    return shoot_view(
+        config, "accuracy", Path(args.path), lambda w: w.accuracyView.accuracySummary.text()
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -158,6 +159,28 @@ def measured(window: MainWindow, config: ExperimentConfig) -> bool:
         print(f"error: the run failed: {got}", file=sys.stderr)
         return False
     return True
+
+
+def shoot_view(
+    config: ExperimentConfig, view_id: str, out: Path, caption: Callable[[MainWindow], str]
+) -> int:
+    """Run `config` in a first-start window, bring view `view_id` to the front, save the window
+    to `out` and print `caption(window)`; 1 when the run did not finish."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    app, window = first_start_window()
+    window.show()
+    try:
+        if not measured(window, config):
+            return 1
+        window.context.show_view(view_id)
+        pause(SETTLE_MS)
+        save_png(window, out)
+        print(caption(window), flush=True)
+        return 0
+    finally:
+        window.close()
+        window.shutdown()
+        app.processEvents()
 
 
 def show_tab(window: MainWindow, title: str) -> None:

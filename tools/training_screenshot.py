@@ -13,13 +13,7 @@ import sys
 from pathlib import Path
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from tools.screenshot import (
-    SETTLE_MS,
-    first_start_window,
-    measured,
-    pause,
-    save_png,
-)
+from tools.screenshot import shoot_view
 
 CONFIG = ExperimentConfig(
     widths=(256, 1024, 1024, 10), batch=256, mode="train", steps=60, threads=1, min_time=0.3
@@ -30,22 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", default="docs/training.png")
     args = parser.parse_args(argv)
-    out = Path(args.path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    app, window = first_start_window()
-    window.show()
-    try:
-        if not measured(window, CONFIG):
-            return 1
-        window.context.show_view("training")
-        pause(SETTLE_MS)
-        save_png(window, out)
-        print(window.trainingView.summary.text(), flush=True)
-        return 0
-    finally:
-        window.close()
-        window.shutdown()
-        app.processEvents()
+    return shoot_view(CONFIG, "training", Path(args.path), lambda w: w.trainingView.summary.text())
 
 
 if __name__ == "__main__":

@@ -26,8 +26,15 @@ class NoQt(importlib.abc.MetaPathFinder):
 QT = ('PySide6', 'shiboken6', 'pyqtgraph')
 sys.meta_path.insert(0, NoQt())
 sys.argv = ['autocast-explorer', *json.loads(sys.argv[1])]
+import os
+def leave(code):  # a command leaves through os._exit once its outputs are out: report first
+    raise SystemExit(code)
+os._exit = leave
 from autocast_explorer.__main__ import entry
-code = entry()
+try:
+    code = entry()
+except SystemExit as done:
+    code = done.code
 loaded = sorted(n for n in sys.modules if n.split('.')[0] in QT)
 print(json.dumps({'code': code, 'asked': asked, 'loaded': loaded}), file=sys.stderr)
 """

@@ -29,6 +29,9 @@ def as_other_machine(text: str) -> str:
     data["latency"]["speedup"] = 4.0
     # A quiet server's interval around its 4.0× (the laptop's own is whatever it measured).
     data["latency"]["speedup_interval"] = {"low": 3.9, "high": 4.1, "level": 0.95, "pairs": 20}
+    # ... on a machine of its own: none of this run's stalls or other programs' load.
+    data["latency"]["stalls"] = []
+    data["latency"]["load"] = None
     return json.dumps(data)
 
 

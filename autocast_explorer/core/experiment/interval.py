@@ -41,14 +41,15 @@ class SpeedupInterval:
         return math.sqrt(self.width) - 1
 
     def text(self) -> str:
-        """'95%: 1.66–1.79' (the level as measured: fewer pairs give a lower one)."""
-        return f"{self.level:.0%}: {self.low:.2f}–{self.high:.2f}"
+        """'95%: 1.66–1.79' (the level as measured: fewer pairs give a lower one); bounds below
+        0.1 keep two significant digits ('0.0024–0.0026', never '0.00–0.00')."""
+        return f"{self.level:.0%}: {_bound(self.low)}–{_bound(self.high)}"
 
     def slower_text(self) -> str:
         """The same interval as slowdown factors (1 ÷ speedup): '95%: 1.35–1.46'."""
         low = 1 / self.high if self.high > 0 else math.inf
         high = 1 / self.low if self.low > 0 else math.inf
-        return f"{self.level:.0%}: {low:.2f}–{high:.2f}"
+        return f"{self.level:.0%}: {_bound(low)}–{_bound(high)}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"low": self.low, "high": self.high, "level": self.level, "pairs": self.pairs}
@@ -102,3 +103,10 @@ def median_interval(ratios: Sequence[float], level: float = LEVEL) -> SpeedupInt
     j, coverage = _order_statistic_rank(n, level)
     level = min(level, coverage)  # below MIN_PAIRS_95 pairs even [min, max] covers less
     return SpeedupInterval(low=values[j - 1], high=values[n - j], level=level, pairs=n)
+
+
+def _bound(value: float) -> str:
+    """Two decimals, or two significant digits below 0.1 (a ratio of 0.0025 is not 0.00)."""
+    return (
+        f"{value:.2f}" if value >= 0.1 or value == 0 or not math.isfinite(value) else f"{value:.2g}"
+    )
