@@ -59,7 +59,7 @@ XVFB_RUN_LARGE := QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1920x1080x24 -dp
 
 .PHONY: xvfb-deps screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
 	screenshot-families screenshot-training screenshot-routes screenshot-accuracy \
-	screenshot-layout screenshots
+	screenshot-user-model screenshot-layout screenshots
 xvfb-deps:
 	@command -v Xvfb >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y xvfb; }
 	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y $(XCB_LIBS); }
@@ -103,6 +103,11 @@ screenshot-training: $(STAMP) xvfb-deps
 screenshot-routes: $(STAMP) xvfb-deps
 	$(XVFB_RUN) $(BIN)/python -m tools.routes_screenshot docs/routes.png
 
+# Your own model: hf:resnet (a ResNet-50 at 64×64, random weights) → docs/user-model.png and
+# docs/user-model-layers.png.
+screenshot-user-model: $(STAMP) xvfb-deps
+	$(XVFB_RUN) $(BIN)/python -m tools.user_model_screenshot docs
+
 # Layout check: every tab at 1024×640, 1280×800 and 1920×1080, with and without the Lessons
 # panel, at 100% and 150% text, and every lesson step → out/screens (ignored by git: look at
 # them; only the few pictures the docs show are committed, under docs/).
@@ -111,4 +116,4 @@ screenshot-layout: $(STAMP) xvfb-deps
 
 screenshots: screenshot screenshot-numerics screenshots-learn screenshot-sweeps \
 	screenshot-families screenshot-training screenshot-routes screenshot-accuracy \
-	screenshot-layout
+	screenshot-user-model screenshot-layout
