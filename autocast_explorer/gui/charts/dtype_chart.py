@@ -89,7 +89,7 @@ class DtypeChart(StaticChart):
             parent,
             name="dtypePlot",
             tooltip=base_tooltip,
-            minimum=(400, 170),
+            minimum=(300, 170),
             label_pt=None,
             tick_length=0,
             hover=True,

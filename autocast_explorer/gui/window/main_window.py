@@ -21,17 +21,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QPaintEvent
 from PySide6.QtWidgets import (
     QApplication,
+    QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
     QMenu,
     QScrollArea,
     QSplitter,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -64,7 +64,9 @@ from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import ActionRegistry, audit_shortcuts
 from autocast_explorer.gui.shell.banner import BannerLabel
 from autocast_explorer.gui.shell.context import AppContext, Feature
+from autocast_explorer.gui.shell.elided import ElidedLabel
 from autocast_explorer.gui.shell.keys import StandardKey
+from autocast_explorer.gui.shell.reflow import ScrollingTabs
 from autocast_explorer.gui.tasks.client import TaskRouter
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
 from autocast_explorer.gui.window.help_window import HelpWindow, show_help
@@ -222,7 +224,7 @@ class MainWindow(QMainWindow):
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.controlsScroll = scroll
 
-        self.resultTabs = QTabWidget()
+        self.resultTabs = ScrollingTabs()
         self.resultTabs.setObjectName("resultTabs")
         self.resultTabs.setDocumentMode(True)
 
@@ -262,11 +264,24 @@ class MainWindow(QMainWindow):
         splitter.setSizes([340, 940])
         splitter.setChildrenCollapsible(False)
         self.setCentralWidget(splitter)
+        self.mainSplitter = splitter
+        splitter.installEventFilter(self)  # resized (window, docks): give the results room
 
-        self.verdictLabel = QLabel("")
+        # Both permanent: QStatusBar.showMessage hides (and paints over) normal widgets, so the
+        # verdict would vanish under "Text at 150%". Transient messages show in their own label
+        # to the right of the verdict (fed by messageChanged), and vanish when they expire.
+        self.verdictLabel = ElidedLabel(
+            "", "The verdict of the last run (from core.summary.verdict)."
+        )
         self.verdictLabel.setObjectName("verdictLabel")
-        self.verdictLabel.setToolTip("The verdict of the last run (from core.summary.verdict).")
-        self.statusBar().addWidget(self.verdictLabel, 1)
+        self.statusBar().addPermanentWidget(self.verdictLabel, 1)
+        self.statusMessageLabel = QLabel("")
+        self.statusMessageLabel.setObjectName("statusMessageLabel")
+        self.statusMessageLabel.setToolTip("A passing message (a saved file, the text scale).")
+        self.statusMessageLabel.setStyleSheet(f"color: {style.MUTED};")
+        self.statusMessageLabel.hide()
+        self.statusBar().addPermanentWidget(self.statusMessageLabel)
+        self.statusBar().messageChanged.connect(self._show_status_message)
 
         # Convenient handles (the same objects findChild returns by objectName).
         self.widthsEdit = self.controls.widthsEdit
@@ -274,6 +289,59 @@ class MainWindow(QMainWindow):
         self.runButton = self.controls.runButton
         self.cancelButton = self.controls.cancelButton
         self.progressBar = self.controls.progressBar
+
+    #: The width a result tab needs before the controls column keeps more than its minimum.
+    RESULTS_MIN_WIDTH = 420
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            watched is getattr(self, "mainSplitter", None)
+            and event.type() == QEvent.Type.Resize
+            and not getattr(self, "_balance_pending", False)
+        ):
+            # After the splitter has handled its resize (its sizes() are stale before).
+            self._balance_pending = True
+            QTimer.singleShot(0, self, self.balance_splitter)
+        return super().eventFilter(watched, event)
+
+    def balance_splitter(self) -> None:
+        """In a narrow window (1024 px with the Lessons panel) the controls column and the side
+        docks give the result tabs what they have beyond their own minimum, until the tabs have
+        RESULTS_MIN_WIDTH."""
+        self._balance_pending = False
+        if getattr(self, "_balancing", False):
+            return
+        self._balancing = True
+        try:
+            left, right = self.mainSplitter.sizes()
+            wanted = self.RESULTS_MIN_WIDTH - right
+            column = self.controlsColumn
+            floor = max(column.minimumWidth(), column.minimumSizeHint().width())
+            give = min(wanted, left - floor)
+            if give > 0:
+                self.mainSplitter.setSizes([left - give, right + give])
+                wanted -= give
+            if wanted > 0:
+                self._shrink_docks(wanted)
+        finally:
+            self._balancing = False
+
+    def _shrink_docks(self, wanted: int) -> None:
+        for dock in self.findChildren(QDockWidget):
+            if wanted <= 0:
+                break
+            if dock.isFloating() or not dock.isVisible():
+                continue
+            floor = max(dock.minimumWidth(), dock.minimumSizeHint().width())
+            shrink = min(dock.width() - floor, wanted)
+            if shrink > 0:
+                self.resizeDocks([dock], [dock.width() - shrink], Qt.Orientation.Horizontal)
+                wanted -= shrink
+
+    @Slot(str)
+    def _show_status_message(self, text: str) -> None:
+        self.statusMessageLabel.setText(text)
+        self.statusMessageLabel.setVisible(bool(text))
 
     def _create_menus(self) -> None:
         """The shell's own entries; features add theirs through the context."""

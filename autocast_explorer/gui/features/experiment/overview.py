@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from autocast_explorer.gui.charts.agreement_chart import AgreementChart
 from autocast_explorer.gui.charts.dtype_chart import DtypeChart
 from autocast_explorer.gui.charts.latency_chart import LatencyChart
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.reflow import ReflowRow, scroll_page
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -135,7 +136,11 @@ class ResultHeader(QWidget):
 
 
 class OverviewTab(QWidget):
-    """Header on top; latency and agreement side by side; the dtype grid across the bottom."""
+    """Header on top; latency and agreement side by side (stacked when narrow); the dtype grid
+    across the bottom; all in a scroll page so a narrow window scrolls instead of cutting."""
+
+    #: Below this width per chart, latency and agreement stack (their titles and axes need it).
+    CHART_WIDTH = 330
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -144,17 +149,19 @@ class OverviewTab(QWidget):
         self.latency = LatencyChart()
         self.agreement = AgreementChart()
         self.dtypes = DtypeChart()
-        grid = QGridLayout(self)
-        grid.setContentsMargins(6, 6, 6, 6)
-        grid.setSpacing(8)
-        grid.addWidget(self.header, 0, 0, 1, 2)
-        grid.addWidget(self.latency, 1, 0)
-        grid.addWidget(self.agreement, 1, 1)
-        grid.addWidget(self.dtypes, 2, 0, 1, 2)
-        grid.setRowStretch(1, 5)
-        grid.setRowStretch(2, 3)
-        grid.setColumnStretch(0, 1)
-        grid.setColumnStretch(1, 1)
+        self.chartsRow = ReflowRow([(self.latency, 1), (self.agreement, 1)], self.CHART_WIDTH)
+        self.chartsRow.setObjectName("overviewChartsRow")
+        content = QWidget()
+        box = QVBoxLayout(content)
+        box.setContentsMargins(6, 6, 6, 6)
+        box.setSpacing(8)
+        box.addWidget(self.header)
+        box.addWidget(self.chartsRow, 5)
+        box.addWidget(self.dtypes, 3)
+        self.scroll = scroll_page(content, "overviewScroll")
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
 
     def views(self) -> list[QWidget]:
         return [self.header, self.latency, self.agreement, self.dtypes]

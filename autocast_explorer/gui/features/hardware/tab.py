@@ -18,7 +18,6 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.charts.roofline_chart import RooflineChart
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.reflow import ReflowRow, scroll_page
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -176,15 +176,21 @@ class HardwareTab(QWidget):
         right_layout.addWidget(self.rooflinePlot, 1)
         right_layout.addWidget(self.formulaLabel)
 
-        middle = QHBoxLayout()
-        middle.addWidget(left)
-        middle.addWidget(right, 1)
-        layout = QVBoxLayout(self)
+        # The roofline keeps the height its axes need; the formula sits below it, never over it.
+        self.rooflinePlot.setMinimumHeight(260)
+        # Facts and roofline side by side when both fit, else stacked; the page scrolls.
+        self.middleRow = ReflowRow([(left, 0), (right, 1)], 360)
+        self.middleRow.setObjectName("hardwareRow")
+        content = QWidget()
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
         layout.addWidget(self.verdictHeadline)
         layout.addWidget(self.basisLabel)
-        layout.addLayout(middle, 1)
+        layout.addWidget(self.middleRow, 1)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll_page(content, "hardwareScroll"))
 
     # ---- inputs ------------------------------------------------------------------------------
     def _dtype(self) -> str:

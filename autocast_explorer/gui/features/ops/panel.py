@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QColor, QFont, QKeySequence, QShortcut
+from PySide6.QtGui import QColor, QFont, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.experiment.config import DTYPES
 from autocast_explorer.core.numerics.opcategories import CATEGORIES
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.reflow import ReflowRow
 
 if TYPE_CHECKING:
     from autocast_explorer.core.numerics.oppolicy import Note, OpPolicy, ProbeResult
@@ -175,15 +176,22 @@ class OpsPanel(QWidget):
         self.statusLabel.setObjectName("probeStatus")
         self.statusLabel.setWordWrap(True)
         self.statusLabel.setTextFormat(Qt.TextFormat.RichText)
-        bar = QHBoxLayout()
-        bar.addWidget(self.probeButton)
         dtype_label = QLabel("autocast &dtype:")
         dtype_label.setBuddy(self.probeDtypeCombo)
         dtype_label.setToolTip(self.probeDtypeCombo.toolTip())
-        bar.addWidget(dtype_label)
-        bar.addWidget(self.probeDtypeCombo)
-        bar.addWidget(self.saveProbeButton)
-        bar.addWidget(self.statusLabel, 1)
+        # Two groups that sit side by side when there is room, else one above the other; the
+        # status gets its own line so it wraps instead of squeezing the buttons.
+        buttons, choice = QWidget(), QWidget()
+        buttons_row, choice_row = QHBoxLayout(buttons), QHBoxLayout(choice)
+        for row in (buttons_row, choice_row):
+            row.setContentsMargins(0, 0, 0, 0)
+        buttons_row.addWidget(self.probeButton)
+        buttons_row.addWidget(self.saveProbeButton)
+        buttons_row.addStretch(1)
+        choice_row.addWidget(dtype_label)
+        choice_row.addWidget(self.probeDtypeCombo)
+        choice_row.addStretch(1)
+        bar = ReflowRow([(buttons, 0), (choice, 1)], 280)
 
         self.legend = QLabel("")
         self.legend.setObjectName("policyLegend")
@@ -236,12 +244,13 @@ class OpsPanel(QWidget):
             "takes one floating input; bool[float32]: the dtype it computed in). ⚠ marks an "
             "op whose measurement contradicts its documentation; hover a row for why."
         )
+        # Every column as wide as its header and cells (a narrow tab scrolls sideways instead
+        # of eliding every case to "…"); the op column keeps a fixed, draggable width.
         header = self.policyTable.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(OP_COL, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(OP_COL, OP_COLUMN_WIDTH)
-        header.setSectionResizeMode(POLICY_COL, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(DOCUMENTED_COL, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
         self.policyTable.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.policyTable.horizontalHeaderItem(DOCUMENTED_COL).setToolTip(
             "What PyTorch documents for the op: the AMP docs' CPU lists and torch's own "
@@ -266,10 +275,12 @@ class OpsPanel(QWidget):
         splitter.setStretchFactor(1, 1)
         splitter.setChildrenCollapsible(False)
         splitter.setSizes([680, 250])
+        self.splitter = splitter
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addLayout(bar)
+        layout.addWidget(bar)
+        layout.addWidget(self.statusLabel)
         layout.addWidget(self.legend)
         layout.addLayout(tools)
         layout.addWidget(splitter, 1)
@@ -287,6 +298,18 @@ class OpsPanel(QWidget):
         self._update_actions()
 
     # ---- state ----------------------------------------------------------------------------
+    #: Below this width the notes go under the table (beside it they squeeze it to "…").
+    SIDE_BY_SIDE_WIDTH = 760
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        vertical = event.size().width() < self.SIDE_BY_SIDE_WIDTH
+        wanted = Qt.Orientation.Vertical if vertical else Qt.Orientation.Horizontal
+        if self.splitter.orientation() != wanted:
+            self.splitter.setOrientation(wanted)
+            total = self.splitter.height() if vertical else self.splitter.width()
+            self.splitter.setSizes([total * 3 // 4, total - total * 3 // 4])
+        super().resizeEvent(event)
+
     @Slot()
     def _update_actions(self) -> None:
         busy = self.client.busy()

@@ -488,8 +488,12 @@ class Presentation(QObject):
             if isinstance(view, pg.GraphicsView):
                 scale_chart(view, scale, projector, projector)
         if root is self._window and self._controls is not None:
-            grow = min(scale, 1.4)
-            self._controls.setMinimumWidth(round(CONTROLS_MIN_WIDTH * grow))
+            # As wide as its content needs at this text size, no wider: at 1024 px with the
+            # Lessons panel every pixel more here is one less for the result tabs.
+            self._controls.setMinimumWidth(0)
+            self._controls.setMinimumWidth(
+                max(CONTROLS_MIN_WIDTH, self._controls.minimumSizeHint().width())
+            )
             self._controls.setMaximumWidth(round(CONTROLS_MAX_WIDTH * scale))
 
     @Slot(object)

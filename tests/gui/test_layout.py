@@ -1,0 +1,137 @@
+"""The window at 1024×640 with the Lessons panel open, at 100% and 150% text: nothing cut, nothing
+drawn over something else, and the status bar's verdict never covered by a passing message.
+
+Geometry is read from the laid-out widgets (offscreen platform): a chart narrower than its page,
+a label shorter than the height its wrapped text needs, or two widgets whose rectangles overlap
+is the bug the layout sweep's screenshots showed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
+
+from tests.gui.helpers import run_to_end
+
+SMALL = (1024, 640)
+
+
+def settle() -> None:
+    for _ in range(3):
+        QApplication.processEvents()
+
+
+def rect_in(widget: QWidget, ancestor: QWidget) -> QRect:
+    """`widget`'s rectangle in `ancestor`'s coordinates."""
+    return QRect(widget.mapTo(ancestor, QPoint(0, 0)), widget.size())
+
+
+def open_small(window, scale: float) -> None:
+    if not window.lessonsDock.isVisible():
+        window.lessonsAction.trigger()
+    window.presentation.set_font_scale(scale)
+    window.resize(*SMALL)
+    settle()
+    assert window.lessonsDock.isVisible()
+
+
+def show_tab(window, widget: QWidget) -> None:
+    window.resultTabs.setCurrentWidget(widget)
+    settle()
+
+
+def assert_label_whole(label: QLabel) -> None:
+    """A word-wrapped label got the height its text needs at its width (nothing cut below)."""
+    assert label.isVisible()
+    needed = label.heightForWidth(label.width())
+    assert label.height() >= needed, (label.objectName(), label.height(), needed, label.text())
+
+
+@pytest.fixture
+def shown_run(window, qtbot):
+    result = run_to_end(qtbot, window)
+    yield window, result
+    window.presentation.set_font_scale(1.0)
+    qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_overview_at_1024x640_with_lessons_stacks_charts_inside_the_page(shown_run, scale):
+    window, _result = shown_run
+    open_small(window, scale)
+    overview = window.overview
+    show_tab(window, overview)
+    viewport = overview.scroll.viewport()
+    # About 380 px is left between the controls and the Lessons panel: the charts stack.
+    assert viewport.width() < 2 * overview.CHART_WIDTH
+    assert overview.chartsRow.stacked()
+    page = overview.scroll.widget()
+    for chart in (overview.latency, overview.agreement, overview.dtypes):
+        box = rect_in(chart, page)
+        assert box.left() >= 0 and box.right() <= viewport.width(), chart.objectName()
+        assert box.height() >= chart.minimumHeight() > 0
+    latency, agreement = (rect_in(c, page) for c in (overview.latency, overview.agreement))
+    assert not latency.intersects(agreement)
+    # The headline and details wrap whole: the page scrolls rather than cutting them.
+    for label in (overview.header.headline, overview.header.details):
+        assert_label_whole(label)
+        assert rect_in(label, page).right() <= viewport.width()
+
+
+def test_overview_side_by_side_when_wide(shown_run):
+    window, _result = shown_run
+    if window.lessonsDock.isVisible():
+        window.lessonsAction.trigger()
+    window.resize(1920, 1080)
+    show_tab(window, window.overview)
+    overview = window.overview
+    assert not overview.chartsRow.stacked()
+    latency, agreement = overview.latency.geometry(), overview.agreement.geometry()
+    assert latency.top() == agreement.top() and latency.right() < agreement.left()
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_hardware_roofline_never_overlaps_its_formula(shown_run, scale):
+    window, _result = shown_run
+    open_small(window, scale)
+    tab = window.findChild(QWidget, "hardwareTab")
+    show_tab(window, tab)
+    assert tab.formulaLabel.text()
+    page = tab.findChild(QWidget, "hardwareScroll").widget()
+    plot, formula = rect_in(tab.rooflinePlot, page), rect_in(tab.formulaLabel, page)
+    table = rect_in(tab.table, page)
+    assert not plot.intersects(formula)
+    assert not plot.intersects(table) and not formula.intersects(table)
+    assert plot.height() >= tab.rooflinePlot.minimumHeight() == 260
+    assert_label_whole(tab.formulaLabel)
+    assert_label_whole(tab.verdictHeadline)
+
+
+def test_status_message_never_covers_the_verdict(shown_run, qtbot):
+    window, result = shown_run
+    verdict = window.verdictLabel.text()
+    assert verdict and window.verdictLabel.isVisible()
+    window.presentation.set_font_scale(1.5)  # shows "Text at 150%" for 3 s
+    settle()
+    message = window.statusMessageLabel
+    assert message.isVisible() and message.text() == "Text at 150%"
+    assert window.statusBar().currentMessage() == "Text at 150%"
+    # The verdict is still shown, unchanged, beside the message, not under it.
+    assert window.verdictLabel.isVisible() and window.verdictLabel.text() == verdict
+    assert not window.verdictLabel.geometry().intersects(message.geometry())
+    assert window.verdictLabel.width() > 0
+    qtbot.waitUntil(lambda: not message.isVisible(), timeout=5000)
+    assert window.verdictLabel.text() == verdict and window.verdictLabel.isVisible()
+
+
+def test_long_verdict_elides_and_keeps_the_whole_sentence(shown_run):
+    window, _result = shown_run
+    open_small(window, 1.5)
+    label = window.verdictLabel
+    sentence = "autocast was slower here " * 20
+    label.setText(sentence)
+    settle()
+    assert label.text() == sentence and label.is_elided()
+    assert label.toolTip().startswith(sentence)
+    assert 0 < label.geometry().right() <= window.statusBar().width()
