@@ -109,7 +109,7 @@ def test_hardware_roofline_never_overlaps_its_formula(shown_run, scale):
 
 
 def test_status_message_never_covers_the_verdict(shown_run, qtbot):
-    window, result = shown_run
+    window, _result = shown_run
     verdict = window.verdictLabel.text()
     assert verdict and window.verdictLabel.isVisible()
     window.presentation.set_font_scale(1.5)  # shows "Text at 150%" for 3 s
@@ -135,3 +135,34 @@ def test_long_verdict_elides_and_keeps_the_whole_sentence(shown_run):
     assert label.text() == sentence and label.is_elided()
     assert label.toolTip().startswith(sentence)
     assert 0 < label.geometry().right() <= window.statusBar().width()
+
+
+def test_stale_mark_names_the_shown_config_and_clears(window, qtbot):
+    from dataclasses import replace
+
+    from autocast_explorer.core.experiment.summary import config_line
+
+    stale = window.staleLabel
+    assert not stale.isVisible()
+    result = run_to_end(qtbot, window)
+    assert window.current_config() == result.config
+    assert not stale.isVisible() and stale.text() == ""
+    # Another batch size: the result on screen is no longer what the controls describe.
+    window.set_config(replace(result.config, batch=result.config.batch + 1))
+    settle()
+    assert stale.isVisible()
+    assert stale.text() == (
+        f"Result is for {config_line(result.config)} — press Run (F5) to measure this one."
+    )
+    assert f"batch {result.config.batch} " in stale.text()
+    # Back to the shown config: the mark goes.
+    window.set_config(result.config)
+    settle()
+    assert not stale.isVisible() and stale.text() == ""
+    # Another dtype, then a new run of it: the new result matches the controls.
+    window.set_config(replace(result.config, dtype="float16"))
+    settle()
+    assert stale.isVisible() and "autocast bfloat16" in stale.text()
+    again = run_to_end(qtbot, window)
+    assert again.config.dtype == "float16"
+    assert not stale.isVisible()

@@ -246,6 +246,13 @@ def model_options(cfg: ExperimentConfig) -> str:
     return activation + (f" · head {cfg.head}" if "head" in uses else "")
 
 
+def config_line(cfg: ExperimentConfig) -> str:
+    """'GRU 32→64 · … · batch 16 · relu · autocast bfloat16 · training 50 steps': what a result
+    was measured with, in one line (the window's "result is for …" mark names it)."""
+    mode = f" · training {cfg.steps} steps" if cfg.mode == "train" else ""
+    return f"{cfg.title} · batch {cfg.batch}{model_options(cfg)} · autocast {cfg.dtype}{mode}"
+
+
 def format_summary(result: ExperimentResult) -> str:
     """The multi-line report `autocast-explorer run` prints."""
     cfg = result.config

@@ -243,6 +243,19 @@ class MainWindow(QMainWindow):
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 4, 4, 0)
         right_layout.addWidget(self.messageBanner)
+        self.staleLabel = QLabel("")
+        self.staleLabel.setObjectName("staleLabel")
+        self.staleLabel.setWordWrap(True)
+        self.staleLabel.setStyleSheet(
+            f"color: {style.WARN}; border: 1px solid {style.WARN}; border-radius: 4px; "
+            "padding: 4px;"
+        )
+        self.staleLabel.setToolTip(
+            "The controls no longer describe the result shown: its numbers are for the config "
+            "named here. Run (F5) measures the controls' config; setting them back clears this."
+        )
+        self.staleLabel.hide()
+        right_layout.addWidget(self.staleLabel)
         right_layout.addWidget(self.resultTabs, 1)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -301,10 +314,10 @@ class MainWindow(QMainWindow):
         ):
             # After the splitter has handled its resize (its sizes() are stale before).
             self._balance_pending = True
-            QTimer.singleShot(0, self, self.balance_splitter)
+            QTimer.singleShot(0, self, self._balance_splitter)
         return super().eventFilter(watched, event)
 
-    def balance_splitter(self) -> None:
+    def _balance_splitter(self) -> None:
         """In a narrow window (1024 px with the Lessons panel) the controls column and the side
         docks give the result tabs what they have beyond their own minimum, until the tabs have
         RESULTS_MIN_WIDTH."""
@@ -454,6 +467,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.controls.changed.connect(self._validate)
+        self.controls.changed.connect(self._mark_stale)
         self.controls.changed.connect(self.context.configChanged)
         self.controls.layersRequested.connect(self._edit_layers)
         self.controls.runButton.clicked.connect(self._on_run_clicked)
@@ -498,6 +512,7 @@ class MainWindow(QMainWindow):
         for view in self._views:
             self._show_in(view, result)
         self.verdictLabel.setText(verdict(result))
+        self._mark_stale()
         self._state_changed()
         self.resultShown.emit(result)
         self.context.resultShown.emit(result)
@@ -507,7 +522,28 @@ class MainWindow(QMainWindow):
         for view in self._views:
             view.clear()
         self.verdictLabel.setText("")
+        self._mark_stale()
         self._state_changed()
+
+    @Slot()
+    def _mark_stale(self) -> None:
+        """Say so while the controls describe another config than the result shown."""
+        from autocast_explorer.core.experiment.summary import config_line
+
+        result = self.last_result
+        if result is None:
+            stale = False
+        else:
+            try:
+                stale = self.current_config() != result.config
+            except ConfigError:
+                stale = True  # the controls describe no valid config: not this result's
+        self.staleLabel.setText(
+            f"Result is for {config_line(result.config)} — press Run (F5) to measure this one."
+            if stale and result is not None
+            else ""
+        )
+        self.staleLabel.setVisible(stale)
 
     def _show_in(self, view: QWidget, result: ExperimentResult) -> None:
         try:

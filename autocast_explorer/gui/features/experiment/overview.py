@@ -141,6 +141,7 @@ class OverviewTab(QWidget):
 
     #: Below this width per chart, latency and agreement stack (their titles and axes need it).
     CHART_WIDTH = 330
+    CHART_MIN_WIDTH = 250
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -149,11 +150,15 @@ class OverviewTab(QWidget):
         self.latency = LatencyChart()
         self.agreement = AgreementChart()
         self.dtypes = DtypeChart()
+        # Narrower than the charts' own minimum (300 px): at 150% text between the controls
+        # and the Lessons panel a stacked chart gets about 290 px.
+        for chart in (self.latency, self.agreement, self.dtypes):
+            chart.setMinimumWidth(self.CHART_MIN_WIDTH)
         self.chartsRow = ReflowRow([(self.latency, 1), (self.agreement, 1)], self.CHART_WIDTH)
         self.chartsRow.setObjectName("overviewChartsRow")
         content = QWidget()
         box = QVBoxLayout(content)
-        box.setContentsMargins(6, 6, 6, 6)
+        box.setContentsMargins(4, 4, 4, 4)
         box.setSpacing(8)
         box.addWidget(self.header)
         box.addWidget(self.chartsRow, 5)

@@ -490,9 +490,8 @@ class Presentation(QObject):
         if root is self._window and self._controls is not None:
             # As wide as its content needs at this text size, no wider: at 1024 px with the
             # Lessons panel every pixel more here is one less for the result tabs.
-            self._controls.setMinimumWidth(0)
             self._controls.setMinimumWidth(
-                max(CONTROLS_MIN_WIDTH, self._controls.minimumSizeHint().width())
+                max(CONTROLS_MIN_WIDTH, controls_content_width(self._controls))
             )
             self._controls.setMaximumWidth(round(CONTROLS_MAX_WIDTH * scale))
 
@@ -502,6 +501,20 @@ class Presentation(QObject):
         self._watch_charts(self._window)
         if self._applied:
             self._apply_to(self._window)
+
+
+def controls_content_width(column: QWidget) -> int:
+    """The width the controls column needs to show its inputs whole: its scrolling inputs'
+    minimum (the scroll area never scrolls sideways) plus the vertical bar, or the footer's."""
+    from PySide6.QtWidgets import QScrollArea
+
+    need = column.minimumSizeHint().width()
+    scroll = column.findChild(QScrollArea)
+    if scroll is not None and scroll.widget() is not None:
+        bar = scroll.verticalScrollBar().sizeHint().width()
+        frame = 2 * scroll.frameWidth()
+        need = max(need, scroll.widget().minimumSizeHint().width() + bar + frame)
+    return need
 
 
 def install(ctx: AppContext) -> dict[str, Presentation]:
