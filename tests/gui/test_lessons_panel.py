@@ -175,3 +175,33 @@ def test_a_step_before_torch_is_loaded_says_so(qtbot):
         assert not panel.run_step()
     assert "still loading" in blocker.args[0]
     assert panel.outcomeHeadline.text() == blocker.args[0]
+
+
+def test_the_loss_chart_frame_is_no_pane_of_the_training_splitter(window, qtbot):
+    """Lesson 6 frames the loss chart, which sits in a QSplitter: a frame parented there became
+    an empty third pane and squeezed the loss chart."""
+    import pyqtgraph as pg
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtWidgets import QSplitter
+
+    from tests.gui.helpers import TINY
+
+    window.set_config(TINY.replace(mode="train", steps=4, threads=1))
+    run_to_end(qtbot, window)
+    loss = window.findChild(pg.PlotWidget, "lossPlot")
+    splitter = loss.parentWidget()
+    assert isinstance(splitter, QSplitter) and splitter.count() == 2
+    before = splitter.sizes()
+    panel = window.lessonsPanel
+    assert panel.show_chart("loss") == "loss"
+    qtbot.wait(50)
+    assert panel.highlighted_chart() == "lossPlot"
+    frame = panel.highlight
+    assert splitter.count() == 2 and splitter.indexOf(frame) < 0
+    assert not isinstance(frame.parentWidget(), QSplitter)
+    assert splitter.sizes() == before  # the loss chart keeps its share
+    assert frame.isVisible()
+    # The frame surrounds the loss chart (in the frame's parent's coordinates).
+    box = QRect(loss.mapTo(frame.parentWidget(), QPoint(0, 0)), loss.size())
+    assert frame.geometry().contains(box)
+    assert frame.geometry().width() - box.width() == 2 * frame.MARGIN

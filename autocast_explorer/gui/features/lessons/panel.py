@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QScrollArea,
     QSizePolicy,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -80,6 +81,16 @@ class StepRun:
     outcome: LessonOutcome
 
 
+def frame_parent(target: QWidget) -> QWidget:
+    """Where the frame around `target` lives: its nearest ancestor that is no QSplitter (a
+    splitter makes every child widget a pane: the frame would be an empty third pane beside the
+    loss chart), else `target` itself."""
+    parent = target.parentWidget()
+    while isinstance(parent, QSplitter):
+        parent = parent.parentWidget()
+    return parent if parent is not None else target
+
+
 class ChartHighlight(QFrame):
     """A frame around the chart a lesson points at; lets every click through.
 
@@ -99,19 +110,28 @@ class ChartHighlight(QFrame):
         )
         self.target: QWidget | None = None
         self.chart_id: str | None = None
+        self._watched: list[QWidget] = []
         self.hide()
 
     def attach(self, target: QWidget | None, chart_id: str | None) -> None:
-        if self.target is not None and shiboken6.isValid(self.target):
-            self.target.removeEventFilter(self)
+        for watched in self._watched:
+            if shiboken6.isValid(watched):
+                watched.removeEventFilter(self)
+        self._watched = []
         self.target = target
         self.chart_id = chart_id
         if target is None:
             self.hide()
             return
-        self.setParent(target.parentWidget() or target)
+        parent = frame_parent(target)
+        self.setParent(parent)
         self._follow()
-        target.installEventFilter(self)
+        # The target, and the splitters between it and the frame's parent, move it.
+        widget: QWidget | None = target
+        while widget is not None and widget is not parent:
+            widget.installEventFilter(self)
+            self._watched.append(widget)
+            widget = widget.parentWidget()
         self.raise_()
         self.show()
 
@@ -123,10 +143,11 @@ class ChartHighlight(QFrame):
             self.setGeometry(target.rect())
             return
         m = self.MARGIN
-        self.setGeometry(target.geometry().adjusted(-m, -m, m, m))
+        box = QRect(target.mapTo(self.parentWidget(), QPoint(0, 0)), target.size())
+        self.setGeometry(box.adjusted(-m, -m, m, m))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.target and event.type() in (QEvent.Type.Resize, QEvent.Type.Move):
+        if watched in self._watched and event.type() in (QEvent.Type.Resize, QEvent.Type.Move):
             self._follow()
         return False
 
