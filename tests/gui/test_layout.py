@@ -166,3 +166,58 @@ def test_stale_mark_names_the_shown_config_and_clears(window, qtbot):
     again = run_to_end(qtbot, window)
     assert again.config.dtype == "float16"
     assert not stale.isVisible()
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_lstm_finding_reads_whole_at_1024x640(window, qtbot, scale):
+    """The LSTM's finding (torch raised, or silently kept float32) wraps inside the Overview's
+    page: every line within the viewport's width, the label as tall as its text."""
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+
+    window.set_config(
+        ExperimentConfig(
+            model="rnn", cell="lstm", features=8, hidden=16, seq=5, depth=2, batch=3,
+            min_time=0.02,
+        )
+    )  # fmt: skip
+    run_to_end(qtbot, window)
+    open_small(window, scale)
+    overview = window.overview
+    show_tab(window, overview)
+    finding = overview.header.finding
+    if not finding.isVisible():
+        # Neither an error nor a silent float32 here: the LSTM ran its listed op as listed.
+        assert "Finding" not in finding.text() and "torch said" not in finding.text()
+    else:
+        assert_label_whole(finding)
+        page, viewport = overview.scroll.widget(), overview.scroll.viewport()
+        assert rect_in(finding, page).right() <= viewport.width()
+        assert page.width() <= viewport.width()  # no sideways scrolling needed to read it
+    window.presentation.set_font_scale(1.0)
+    qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_autocast_error_finding_wraps_whole_on_every_cpu(window, qtbot, monkeypatch, scale):
+    """The same finding on every CPU kind: a layer that raises under autocast (as oneDNN's LSTM
+    does on AVX2), shown at 1024×640 with the Lessons panel."""
+    from tests.autocast_failure import MESSAGE, failing_result
+
+    result = failing_result(monkeypatch)
+    window.show_result(result)
+    open_small(window, scale)
+    overview = window.overview
+    show_tab(window, overview)
+    finding = overview.header.finding
+    assert MESSAGE in finding.text() and "What it means" in finding.text()
+    assert_label_whole(finding)
+    page, viewport = overview.scroll.widget(), overview.scroll.viewport()
+    assert rect_in(finding, page).right() <= viewport.width()
+    assert page.width() <= viewport.width()
+    # The page scrolls to the finding's last line.
+    overview.scroll.ensureWidgetVisible(finding, 0, 0)
+    settle()
+    bottom = finding.mapTo(overview.scroll.viewport(), QPoint(0, finding.height()))
+    assert bottom.y() <= viewport.height() or finding.height() > viewport.height()
+    window.presentation.set_font_scale(1.0)
+    qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)
