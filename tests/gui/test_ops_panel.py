@@ -162,3 +162,38 @@ def test_probe_dtype_follows_the_config_and_can_differ(window):
     assert panel.probeDtypeCombo.currentText() == "float16"
     panel.probeDtypeCombo.setCurrentText("bfloat16")
     assert window.current_config().dtype == "float16"  # the experiment is left alone
+
+
+def test_columns_read_whole_at_1024x640_with_lessons(window, qtbot):
+    """The case columns took what the stretched layout left them and read '…'; now each is as
+    wide as its header and cells (the table scrolls sideways), and the notes go under it."""
+    from PySide6.QtWidgets import QApplication
+
+    from autocast_explorer.core.numerics.oppolicy import probe_ops
+
+    specs = [s for s in PROBED_OPS if s.name in ("linear", "relu", "cat", "eq", "mse_loss")]
+    panel = window.opsPanel
+    panel.show_probe(probe_ops("bfloat16", specs=specs))
+    window.lessonsAction.trigger()
+    window.resize(1024, 640)
+    window.resultTabs.setCurrentWidget(panel)
+    for _ in range(3):
+        QApplication.processEvents()
+    table = panel.policyTable
+    assert table.rowCount() >= len(specs)
+    assert panel.width() < panel.SIDE_BY_SIDE_WIDTH
+    assert panel.splitter.orientation() == Qt.Orientation.Vertical
+    header = table.horizontalHeader()
+    metrics = table.fontMetrics()
+
+    def widest(fm, text: str) -> int:
+        return max(fm.horizontalAdvance(line) for line in text.split("\n"))
+
+    for column in range(1, table.columnCount()):
+        title = table.horizontalHeaderItem(column).text()
+        width = header.sectionSize(column)
+        assert widest(header.fontMetrics(), title) < width, title
+        for row in range(table.rowCount()):
+            item = table.item(row, column)
+            if item is not None and item.text() and table.columnSpan(row, 0) == 1:
+                assert widest(metrics, item.text()) < width, (title, item.text())

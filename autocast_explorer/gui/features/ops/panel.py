@@ -250,7 +250,7 @@ class OpsPanel(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(OP_COL, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(OP_COL, OP_COLUMN_WIDTH)
-        header.setStretchLastSection(True)
+        header.setStretchLastSection(False)
         self.policyTable.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.policyTable.horizontalHeaderItem(DOCUMENTED_COL).setToolTip(
             "What PyTorch documents for the op: the AMP docs' CPU lists and torch's own "
