@@ -109,3 +109,54 @@ def test_without_an_op_trace_the_finding_rests_on_the_lists(lstm_without_onednn)
     (found,) = silent_fallbacks(bare)
     assert not found.traced and "op trace" not in found.meaning
     assert "lists its op, mkldnn_rnn_layer" in found.meaning
+    # No cause is claimed without the trace that would show it.
+    assert "other path" not in found.meaning and "not known here" in found.meaning
+
+
+def test_every_sentence_of_the_finding_is_read_from_the_run(lstm_without_onednn):
+    """Each clause naming a dtype or a cause matches this run: the trace says the listed op did
+    not run, so the cause is the other path; no warning is claimed (none is recorded)."""
+    from collections import Counter
+
+    from autocast_explorer.core.numerics.documented import documented
+
+    result = lstm_without_onednn
+    (found,) = silent_fallbacks(result)
+    meaning = found.meaning
+    assert "warning" not in meaning and "warning" not in found.headline
+    assert not result.autocast_error  # "no error raised", "without raising an error"
+    assert found.headline.endswith("no error raised")
+    # The lists: read from the installed torch, not written down.
+    assert documented(found.op).policy == "lower"
+    assert f"lists its op, {found.op}, among the ops that run in {found.dtype}" in meaning
+    # The cause: the listed op never ran in the trace, so "did not run here".
+    calls = Counter(r.op for r in result.op_trace.autocast if f".{found.op}." in r.op)
+    assert not calls
+    assert f"{found.op}, the op the lists give {found.dtype}, did not run here" in meaning
+    assert "ran in bfloat16 here, as the lists say" not in meaning
+    # oneDNN's answer: said only when torch reports no support.
+    supported = result.environment.torch_bf16_supported
+    assert ("reports no bfloat16 support" in meaning) == (supported is False)
+    # The products' dtypes are the trace's, counted.
+    for dtype, n in found.products.items():
+        assert f"{n}× in {dtype}" in meaning
+
+
+def test_the_cause_follows_what_the_trace_says():
+    """The three traces a fallback can have, and none: each gets its own cause, never another."""
+    from autocast_explorer.core.experiment.fallback import SilentFallback
+
+    base = SilentFallback(
+        layer="lstm", kind="LSTM", op="mkldnn_rnn_layer", lists=("lower",), dtype="bfloat16",
+        traced=True, op_calls={}, products={"bfloat16": 3},
+    )  # fmt: skip
+    assert "did not run here" in base.meaning
+    ran_low = dataclasses.replace(base, op_calls={"bfloat16": 2})
+    assert "mkldnn_rnn_layer itself ran in bfloat16 here, as the lists say" in ran_low.meaning
+    assert "did not run" not in ran_low.meaning and "other path" not in ran_low.meaning
+    ran_fp32 = dataclasses.replace(base, op_calls={"float32": 2})
+    assert "mkldnn_rnn_layer ran 2× in float32 here" in ran_fp32.meaning
+    assert "did not hold for it" in ran_fp32.meaning and "as the lists say" not in ran_fp32.meaning
+    untraced = dataclasses.replace(base, traced=False, op_calls={}, products={})
+    assert "is not known here" in untraced.meaning
+    assert "other path" not in untraced.meaning and "did not run" not in untraced.meaning

@@ -48,27 +48,53 @@ class SilentFallback:
 
     @property
     def headline(self) -> str:
+        # "silently": the run recorded no error (silent_fallbacks is empty when one was raised);
+        # warnings are not recorded, so none is claimed.
         return (
             f"{self.dtype} autocast silently kept {self.layer} ({self.kind}) in float32: "
-            "no error, no warning"
+            "no error raised"
         )
 
     @property
     def meaning(self) -> str:
-        """What happened, from the lists and the op trace, and what it means for the user."""
+        """What happened, from the lists and the op trace, and what it means for the user.
+
+        Every clause that names a dtype or a cause is read from this run: the lists from the
+        installed torch, the op's calls and the products from the op trace; without a trace the
+        cause is left open rather than guessed."""
         text = (
-            f"Autocast asked for {self.dtype}, and {self.layer} returned float32 without an "
-            f"error or a warning, although PyTorch's CPU autocast lists its op, {self.op}, "
-            f"among the ops that run in {self.dtype}."
+            f"Autocast asked for {self.dtype}, and {self.layer} returned float32 without raising "
+            f"an error, although PyTorch's CPU autocast lists its op, {self.op}, among the ops "
+            f"that run in {self.dtype}."
         )
         if self.traced:
             text += " " + self._evidence()
         if self.onednn_low is False:
             text += f" torch's oneDNN reports no {self.dtype} support on this CPU."
-        return text + (
-            " The float32 in the dtype table is where torch's other path left this layer's "
-            f"output, not an op on the float32 list; where torch does run {self.op}, autocast "
-            f"gives it {self.dtype}, as the lists say."
+        return text + " " + self._cause()
+
+    def _cause(self) -> str:
+        """Why the table shows float32, as far as this run's op trace tells."""
+        if not self.traced:
+            return (
+                "Which path torch took for this layer, and in which dtype its maths ran, is not "
+                "recorded in this result, so it is not known here."
+            )
+        ran = {dtype: n for dtype, n in self.op_calls.items() if n}
+        if not ran:
+            return (
+                "The float32 in the dtype table is where torch's other path left this layer's "
+                f"output, not an op on the float32 list: {self.op}, the op the lists give "
+                f"{self.dtype}, did not run here."
+            )
+        if set(ran) == {self.dtype}:
+            return (
+                f"{self.op} itself ran in {self.dtype} here, as the lists say; the float32 is "
+                "what the layer returned after it."
+            )
+        return (
+            f"{self.op} ran {_counted(ran)} here: on this run the lists' {self.dtype} did not "
+            "hold for it."
         )
 
     def _evidence(self) -> str:
