@@ -221,3 +221,49 @@ def test_autocast_error_finding_wraps_whole_on_every_cpu(window, qtbot, monkeypa
     assert bottom.y() <= viewport.height() or finding.height() > viewport.height()
     window.presentation.set_font_scale(1.0)
     qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)
+
+
+def test_marked_rows_stack_when_the_tab_is_narrow_and_return_when_wide(shown_run):
+    """Agreement's and Op trace's splitters, Routes' charts: stacked at 1024×640 with the
+    Lessons panel (no page wider than its tab), side by side again at 1920×1080."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QSplitter
+
+    window, _result = shown_run
+    agreement = window.findChild(QSplitter, "agreementSplitter")
+    optrace = window.findChild(QSplitter, "opTraceSplitter")
+    routes = window.findChild(QWidget, "routesView")
+    open_small(window, 1.0)
+    for page, splitter in ((window.agreementView, agreement), (window.opTraceView, optrace)):
+        show_tab(window, page)
+        area = page.parentWidget().parentWidget()
+        assert splitter.orientation() == Qt.Orientation.Vertical
+        assert page.width() <= area.viewport().width()  # nothing off to the right
+    show_tab(window, routes)
+    latency, compile_ = routes.latencyChart.geometry(), routes.compileChart.geometry()
+    assert latency.bottom() < compile_.top()  # one above the other
+    if window.lessonsDock.isVisible():
+        window.lessonsAction.trigger()
+    window.resize(1920, 1080)
+    settle()
+    show_tab(window, routes)
+    latency, compile_ = routes.latencyChart.geometry(), routes.compileChart.geometry()
+    assert latency.right() < compile_.left() and latency.top() == compile_.top()
+    show_tab(window, window.agreementView)
+    assert agreement.orientation() == Qt.Orientation.Horizontal
+
+
+def test_every_tab_fits_its_width_at_1024x640_with_lessons(shown_run):
+    """At 100% text no tab needs sideways scrolling: rows stack, columns wrap."""
+    window, _result = shown_run
+    open_small(window, 1.0)
+    tabs = window.resultTabs
+    wide = []
+    for i in range(tabs.count()):
+        page = tabs.widget(i)
+        tabs.setCurrentIndex(i)
+        settle()
+        area = page.parentWidget().parentWidget()
+        if page.width() > area.viewport().width():
+            wide.append((tabs.tabText(i), page.width(), area.viewport().width()))
+    assert wide == []

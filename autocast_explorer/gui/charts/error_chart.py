@@ -272,6 +272,7 @@ class ErrorView(QWidget):
         super().__init__(parent)
         self.setObjectName("errorView")
         self.chart = ErrorChart()
+        self.chart.setMinimumWidth(300)  # a tab between the controls and the Lessons panel
         self.explanation = QLabel(EXPLANATION)
         self.explanation.setObjectName("errorExplanation")
         self.explanation.setWordWrap(True)

@@ -8,9 +8,9 @@ panes the height they need (minimum heights) and scrolls instead of squashing or
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QBoxLayout, QFrame, QScrollArea, QTabWidget, QWidget
+from PySide6.QtWidgets import QBoxLayout, QFrame, QScrollArea, QSplitter, QTabWidget, QWidget
 
 
 class ReflowRow(QWidget):
@@ -51,14 +51,94 @@ class ReflowRow(QWidget):
         super().resizeEvent(event)
 
 
+#: Property on a QBoxLayout or QSplitter of a tab page: the viewport width (px) below which it
+#: stacks its panes (top to bottom) instead of laying them side by side.
+REFLOW_WIDTH = "reflowWidth"
+
+
+def reflow_below(item: QBoxLayout | QSplitter, width: int) -> None:
+    """Mark a row of panes in a tab page to stack when the tab is narrower than `width`."""
+    item.setProperty(REFLOW_WIDTH, width)
+
+
+def apply_reflow(page: QWidget, width: int) -> None:
+    """Set every marked row in `page` side by side or stacked for a viewport `width` wide."""
+    for splitter in page.findChildren(QSplitter):
+        need = splitter.property(REFLOW_WIDTH)
+        if not need:
+            continue
+        wanted = Qt.Orientation.Horizontal if width >= need else Qt.Orientation.Vertical
+        if splitter.orientation() != wanted:
+            splitter.setOrientation(wanted)
+            count = splitter.count()
+            splitter.setSizes([10_000 // count] * count)  # shares, rescaled by the splitter
+    for layout in page.findChildren(QBoxLayout):
+        need = layout.property(REFLOW_WIDTH)
+        if not need:
+            continue
+        wanted = (
+            QBoxLayout.Direction.LeftToRight if width >= need else QBoxLayout.Direction.TopToBottom
+        )
+        if layout.direction() != wanted:
+            layout.setDirection(wanted)
+
+
+class FitScrollArea(QScrollArea):
+    """A scroll area that gives its widget the viewport's size, and more only where the widget's
+    minimum needs it: its charts' minimum heights and its wrapped labels' lines at that width.
+
+    QScrollArea's widgetResizable sizes a widget whose layout wraps text at its *preferred*
+    height for the width (every chart at its size hint), so a page that fits scrolled anyway;
+    here the page fills the viewport and scrolls only when it cannot fit.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.viewport().installEventFilter(self)
+
+    def needed_size(self, width: int) -> tuple[int, int]:
+        """(width, height) the widget needs at least for a viewport `width` wide."""
+        page = self.widget()
+        width = max(width, page.minimumSizeHint().width(), page.minimumWidth())
+        layout = page.layout()
+        if layout is not None and layout.hasHeightForWidth():
+            height = layout.minimumHeightForWidth(width)
+        else:
+            height = page.minimumSizeHint().height()
+        return width, max(height, page.minimumHeight())
+
+    def fit(self) -> None:
+        page = self.widget()
+        if page is None:
+            return
+        view = self.viewport().size()
+        width, height = self.needed_size(view.width())
+        page.resize(width, max(height, view.height()))
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.fit()
+        return handled
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.viewport() and event.type() == QEvent.Type.Resize:
+            self.fit()
+        return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit()
+
+
 def scroll_page(content: QWidget, name: str) -> QScrollArea:
     """`content` in a frameless scroll area named `name`: vertical bar when taller, and a
     horizontal one only if `content` cannot be as narrow as the viewport (never clipped)."""
-    area = QScrollArea()
+    area = FitScrollArea()
     area.setObjectName(name)
     area.setWidget(content)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
     area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
     return area
 
@@ -79,11 +159,17 @@ class ScrollingTabs(QTabWidget):
         return area if isinstance(area, QScrollArea) and area.widget() is page else None
 
     def _wrap(self, page: QWidget) -> QScrollArea:
-        area = QScrollArea()
-        area.setWidgetResizable(True)
-        area.setFrameShape(QFrame.Shape.NoFrame)
+        area = FitScrollArea()
         area.setWidget(page)
+        area.viewport().installEventFilter(self)
         return area
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and isinstance(watched, QWidget):
+            area = watched.parentWidget()
+            if isinstance(area, QScrollArea) and area.widget() is not None:
+                apply_reflow(area.widget(), watched.width())
+        return super().eventFilter(watched, event)
 
     def addTab(self, page: QWidget, *args: object) -> int:
         return super().addTab(self._wrap(page), *args)

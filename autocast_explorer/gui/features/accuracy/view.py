@@ -32,6 +32,7 @@ from autocast_explorer.gui.features.accuracy.gallery import (
     flip_table,
 )
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -114,6 +115,7 @@ class AccuracyView(QWidget):
         body = QHBoxLayout()
         body.addWidget(flips, 3)
         body.addLayout(side, 2)
+        reflow_below(body, 640)
         layout.addLayout(body, 1)
         self.clear()
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.gui.charts import formats
 from autocast_explorer.gui.charts.flip_chart import FlipRateChart
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.agreement import Agreement
@@ -102,8 +103,10 @@ class AgreementView(QWidget):
         cards.setSpacing(8)
         for card in (self.top1Card, self.topkCard, self.allcloseCard):
             cards.addWidget(card, 1)
+        reflow_below(cards, 560)
 
         self.flipChart = FlipRateChart()
+        self.flipChart.setMinimumWidth(300)  # stacked over the table in a narrow tab
         self.flipsLabel = QLabel("Flipped rows")
         self.flipsLabel.setObjectName("flipsLabel")
         self.flipsLabel.setWordWrap(True)
@@ -135,11 +138,13 @@ class AgreementView(QWidget):
         splitter.setStretchFactor(1, 2)
         splitter.setChildrenCollapsible(False)
         splitter.setSizes([600, 320])
+        reflow_below(splitter, 660)
 
         self.note = QLabel(
             "The histogram of |plain − autocast| over every logit is in the Overview tab."
         )
         self.note.setStyleSheet(f"color: {style.MUTED};")
+        self.note.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(cards)

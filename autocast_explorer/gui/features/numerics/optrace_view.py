@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.gui.charts import formats
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -130,6 +131,7 @@ class OpTraceView(QWidget):
         figures.addWidget(QLabel("bytes written:"))
         figures.addWidget(self.castBytesLabel)
         figures.addStretch(1)
+        reflow_below(figures, 520)
         filters = QHBoxLayout()
         filters.addWidget(self.modeCombo)
         filters.addWidget(self.castsOnlyCheck)
@@ -155,6 +157,7 @@ class OpTraceView(QWidget):
         splitter.setStretchFactor(1, 2)
         splitter.setChildrenCollapsible(False)
         splitter.setSizes([590, 330])
+        reflow_below(splitter, 640)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)

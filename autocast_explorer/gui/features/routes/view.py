@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS
 from autocast_explorer.gui.charts.routes_chart import RoutesCompileChart, RoutesLatencyChart
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -93,6 +94,7 @@ class RoutesView(QWidget):
         self.compileChart = RoutesCompileChart()
         charts.addWidget(self.latencyChart, 3)
         charts.addWidget(self.compileChart, 1)
+        reflow_below(charts, 560)
         layout.addLayout(charts, 3)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("routesTable")

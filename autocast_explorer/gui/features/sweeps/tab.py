@@ -36,6 +36,7 @@ from autocast_explorer.gui.charts.speedup_chart import SpeedupChart
 from autocast_explorer.gui.charts.speedup_heatmap import SpeedupHeatmap
 from autocast_explorer.gui.charts.sweep_latency_chart import SweepLatencyChart
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -161,6 +162,11 @@ class SweepsTab(QWidget):
     # ---- construction ----------------------------------------------------------------------
     def _build(self) -> None:
         self.paramCombo = QComboBox()
+        # As wide as ~12 characters, not its longest entry: the popup shows them whole.
+        self.paramCombo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.paramCombo.setMinimumContentsLength(12)
         self.paramCombo.setObjectName("sweepParamCombo")
         for data, text in PARAM_CHOICES:
             self.paramCombo.addItem(text, data)
@@ -221,15 +227,25 @@ class SweepsTab(QWidget):
         controls.addWidget(self.paramCombo, 0, 1)
         controls.addWidget(self.valuesLabel, 0, 2)
         controls.addWidget(self.valuesEdit, 0, 3)
-        controls.addWidget(self.defaultsButton, 0, 4)
-        controls.addWidget(self.runSweepButton, 0, 5)
-        controls.addWidget(self.cancelSweepButton, 0, 6)
-        controls.addWidget(self.valuesError, 1, 3, 1, 4)
+        controls.addWidget(self.valuesError, 1, 3)
         controls.addWidget(self.widthsLabel, 2, 2)
         controls.addWidget(self.widthValuesEdit, 2, 3)
-        controls.addWidget(self.widthValuesError, 3, 3, 1, 4)
-        controls.addWidget(self.sweepError, 4, 0, 1, 7)
+        controls.addWidget(self.widthValuesError, 3, 3)
+        controls.addWidget(self.sweepError, 4, 0, 1, 4)
         controls.setColumnStretch(3, 1)
+        # The buttons beside the inputs, or under them in a narrow tab.
+        buttons = QHBoxLayout()
+        buttons.setSpacing(8)
+        for button in (self.defaultsButton, self.runSweepButton, self.cancelSweepButton):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        reflow_below(buttons, 400)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addLayout(controls, 1)
+        top.addLayout(buttons)
+        top.setAlignment(buttons, Qt.AlignmentFlag.AlignTop)
+        reflow_below(top, 760)
 
         self.planLabel = TextLabel()
         self.planLabel.setObjectName("sweepPlanLabel")
@@ -264,6 +280,7 @@ class SweepsTab(QWidget):
         self.latencyPlot = SweepLatencyChart()
         self.speedupPlot = SpeedupChart()
         self.heatmap = SpeedupHeatmap()
+        self.heatmap.setMinimumWidth(300)  # stacked under the latency chart in a narrow tab
         self.rowCombo = QComboBox()
         self.rowCombo.setObjectName("sweepRowCombo")
         self.rowCombo.setToolTip("Grid: the row (hidden width) whose latency the left chart shows.")
@@ -290,11 +307,12 @@ class SweepsTab(QWidget):
         charts.setSpacing(8)
         charts.addWidget(left, 1)
         charts.addWidget(self.rightStack, 1)
+        reflow_below(charts, 720)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
-        layout.addLayout(controls)
+        layout.addLayout(top)
         layout.addWidget(self.planLabel)
         layout.addWidget(self.statusLabel)
         layout.addWidget(self.crossoverLabel)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.gui.charts.loss_chart import LossChart
 from autocast_explorer.gui.charts.saved_bytes_chart import SavedBytesChart
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -104,11 +105,13 @@ class TrainingView(QWidget):
         summary_scroll = QScrollArea()
         summary_scroll.setWidget(self.summary)
         summary_scroll.setWidgetResizable(True)
+        self.lossPlot.setMinimumWidth(300)  # stacked over the memory chart in a narrow tab
         charts = QSplitter(Qt.Orientation.Horizontal)
         charts.addWidget(self.lossPlot)
         charts.addWidget(self.savedBytesPlot)
         charts.setStretchFactor(0, 3)
         charts.setStretchFactor(1, 1)
+        reflow_below(charts, 640)
         tables = QSplitter(Qt.Orientation.Vertical)
         tables.addWidget(self.gradTable)
         tables.addWidget(self.layerTable)
@@ -118,6 +121,7 @@ class TrainingView(QWidget):
         bottom.setStretchFactor(0, 1)
         bottom.setStretchFactor(1, 1)
         bottom.setSizes([460, 460])  # the summary scrolls sideways rather than crowd the tables
+        reflow_below(bottom, 640)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(charts)
         split.addWidget(bottom)
