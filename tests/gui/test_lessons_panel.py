@@ -205,3 +205,26 @@ def test_the_loss_chart_frame_is_no_pane_of_the_training_splitter(window, qtbot)
     box = QRect(loss.mapTo(frame.parentWidget(), QPoint(0, 0)), loss.size())
     assert frame.geometry().contains(box)
     assert frame.geometry().width() - box.width() == 2 * frame.MARGIN
+
+
+def test_the_exercise_question_wraps_inside_the_panel_at_150_percent(window, qtbot):
+    """Its long code word wraps (zero-width spaces after '.' and '('): nothing cut at the
+    panel's right edge at 150% text, the words themselves unchanged."""
+    from PySide6.QtWidgets import QApplication
+
+    window.lessonsAction.trigger()
+    window.resize(1280, 800)
+    window.presentation.set_font_scale(1.5)
+    panel = window.lessonsPanel
+    panel.go_to(len(LESSONS))  # the exercise
+    for _ in range(3):
+        QApplication.processEvents()
+    label = panel.questionLabel
+    assert label.isVisible()
+    assert label.text().replace("\u200b", "") == EXERCISE.question
+    scroll = panel.findChild(QWidget, "lessonsScroll")
+    right = label.mapTo(scroll.viewport(), label.rect().topRight()).x()
+    assert right <= scroll.viewport().width()
+    assert label.height() >= label.heightForWidth(label.width())
+    window.presentation.set_font_scale(1.0)
+    qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)

@@ -81,6 +81,14 @@ class StepRun:
     outcome: LessonOutcome
 
 
+def breakable(text: str) -> str:
+    """`text` with a zero-width space after each '.' and '(' inside a word, so a long code
+    word (torch.autocast("cpu"),) can wrap in a narrow panel at large text sizes."""
+    import re
+
+    return re.sub(r"(?<=\w)([.(])(?=\S)", "\\1\u200b", text)
+
+
 def frame_parent(target: QWidget) -> QWidget:
     """Where the frame around `target` lives: its nearest ancestor that is no QSplitter (a
     splitter makes every child widget a pane: the frame would be an empty third pane beside the
@@ -191,7 +199,8 @@ class LessonsPanel(QWidget):
         scroll = self._scroll = QScrollArea()
         scroll.setObjectName("lessonsScroll")
         scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # A word wider than the panel (large text) scrolls sideways rather than being cut.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         body = QWidget()
         body.setObjectName("lessonsBody")
@@ -270,7 +279,7 @@ class LessonsPanel(QWidget):
         self.exerciseBox.setObjectName("exerciseBox")
         ex = QVBoxLayout(self.exerciseBox)
         ex.setContentsMargins(0, 0, 0, 0)
-        self.questionLabel = QLabel(EXERCISE.question)
+        self.questionLabel = QLabel(breakable(EXERCISE.question))
         self.questionLabel.setTextFormat(Qt.TextFormat.PlainText)  # its quotes shown as typed
         self.questionLabel.setObjectName("exerciseQuestion")
         self.questionLabel.setWordWrap(True)
