@@ -140,7 +140,7 @@ class OverviewTab(QWidget):
     across the bottom; all in a scroll page so a narrow window scrolls instead of cutting."""
 
     #: Below this width per chart, latency and agreement stack (their titles and axes need it).
-    CHART_WIDTH = 290
+    CHART_WIDTH = 270
     CHART_MIN_WIDTH = 250
 
     def __init__(self, parent: QWidget | None = None) -> None:

@@ -101,6 +101,7 @@ class OpTraceView(QWidget):
         self.shownLabel = QLabel("")
         self.shownLabel.setObjectName("opsShownLabel")
         self.shownLabel.setStyleSheet(f"color: {style.MUTED};")
+        self.shownLabel.setWordWrap(True)  # a narrow tab wraps it rather than widen the page
 
         self.opsTable = self._table("opsTable", OP_COLUMNS)
         self.opsTable.setToolTip(
