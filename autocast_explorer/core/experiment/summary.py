@@ -255,7 +255,7 @@ def format_summary(result: ExperimentResult) -> str:
         f"Autocast Explorer · {model} · batch {cfg.batch}{model_options(cfg)} · "
         f"autocast dtype {cfg.dtype} · seed {cfg.seed}",
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
-        f"{env.threads} threads",
+        f"{env.threads_text}",
         "",
         "Latency per forward (median, p25–p75, cold first call):"
         if result.train is None

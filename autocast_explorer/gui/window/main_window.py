@@ -542,7 +542,7 @@ class MainWindow(QMainWindow):
         self.controls.progressBar.setRange(0, PROGRESS_STEPS)
         self.controls.progressBar.setValue(0)
         self.controls.progressLabel.setText(
-            f"PyTorch {env.torch_version} ready · {env.cpu_model} · {env.threads} threads"
+            f"PyTorch {env.torch_version} ready · {env.cpu_model} · {env.threads_text}"
         )
         if self.last_result is None:
             self.verdictLabel.setText("Ready: press Run (F5).")
