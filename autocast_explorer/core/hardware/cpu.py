@@ -112,7 +112,7 @@ class Environment:
 
     @property
     def threads_text(self) -> str:
-        """"1 thread", "2 threads": how many torch threads the run used, in words."""
+        """How many torch threads the run used, in words: "1 thread", "2 threads"."""
         return f"{self.threads} thread{'' if self.threads == 1 else 's'}"
 
     def label(self) -> str:
