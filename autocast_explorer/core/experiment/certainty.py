@@ -59,6 +59,9 @@ class IntervalPart(Part):
     #: The median paired ratio, the run's speedup figure (None: files written before it).
     median: Number(ge=0) | None = None
 
+    def interval(self) -> SpeedupInterval:
+        return SpeedupInterval(self.low, self.high, self.level, self.pairs, self.median)
+
     @model_validator(mode="after")
     def _ordered(self) -> IntervalPart:
         if self.high < self.low:
@@ -168,9 +171,7 @@ class TimingEvidence:
             return None
         band, load = section.speedup_interval, section.load
         return cls(
-            interval=None
-            if band is None
-            else SpeedupInterval(band.low, band.high, band.level, band.pairs, band.median),
+            interval=None if band is None else band.interval(),
             stalls=tuple(Stall(s.mode, s.round, s.ms, s.median_ms) for s in section.stalls),
             load=None
             if load is None
@@ -233,6 +234,17 @@ def _edge_words(interval: SpeedupInterval) -> str:
 def straddle_text(call: SpeedCall) -> str:
     """For an "unclear" call: 'about the same and faster'."""
     return _edge_words(call.interval) if call.interval is not None else ""
+
+
+#: Each call of `judge` in a few words (tables, route rows).
+SPEED_CALL_WORDS: dict[str, str] = {
+    "faster": "faster",
+    "slower": "slower",
+    "same": "about the same",
+    "unclear": "can't tell",
+    "noisy": "too noisy to tell",
+    "untimed": "not timed",
+}
 
 
 def speedup_figure(

@@ -20,6 +20,7 @@ from typing import Any
 from autocast_explorer.core.data.answers import AccuracyReport
 from autocast_explorer.core.data.summary import interval_text
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
+from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
@@ -450,12 +451,8 @@ def format_comparison(comparison: Comparison) -> str:
 
 #: The compare table's words for each call of certainty.judge.
 CALL_WORDS: dict[str, str] = {
-    "faster": "autocast faster",
-    "slower": "autocast slower",
-    "same": "about the same",
-    "unclear": "can't tell",
-    "noisy": "too noisy to tell",
-    "untimed": "not timed",
+    kind: f"autocast {words}" if kind in ("faster", "slower") else words
+    for kind, words in SPEED_CALL_WORDS.items()
 }
 
 
