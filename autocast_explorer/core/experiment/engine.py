@@ -328,6 +328,7 @@ def run_training(
             config.atol,
             config.rtol,
             config.topk,
+            no_argmax_reason(config),
         )
         reporter.check()
         meter = LoadMeter()

@@ -14,7 +14,7 @@ from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
-from autocast_explorer.core.experiment.training import EpochScore
+from autocast_explorer.core.experiment.training import EpochScore, TrainReport
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import (
     CASE_LABELS,
@@ -371,12 +371,11 @@ def training_lines(result: ExperimentResult) -> list[str]:
     grads = sorted(set(train.grad_dtypes.values()))
     lines += [
         "",
-        f"Training ({train.steps} steps, {cfg.optimizer}, lr {cfg.lr:g}, same initialisation "
-        "and batches):",
+        f"Training ({train.steps} steps, {cfg.optimizer}, lr {cfg.lr:g}, {train.loss_name} "
+        "loss, same initialisation and batches):",
         f"  loss     float32 {loss_p[0]:.4f} → {loss_p[-1]:.4f}   "
         f"autocast {loss_a[0]:.4f} → {loss_a[-1]:.4f}",
-        f"  held-out accuracy ({train.held_out_rows} rows): float32 "
-        f"{train.accuracy['plain']:.1%}   autocast {train.accuracy['autocast']:.1%}",
+        *held_out_lines(train),
         f"  loss dtype: float32 run {train.loss_dtype['plain']}, autocast run "
         f"{train.loss_dtype['autocast']} (model output {train.output_dtype['autocast']})",
         f"  gradient dtypes under autocast: {', '.join(grads) or 'none'} "
@@ -403,6 +402,23 @@ def training_lines(result: ExperimentResult) -> list[str]:
         f"{sc.underflowed_grads:,} of {sc.grad_elements:,}"
     )
     return lines
+
+
+def held_out_lines(train: TrainReport) -> list[str]:
+    """Held-out accuracy (cross-entropy) or held-out MSE and why there is no accuracy."""
+    rows = f"({train.held_out_rows} rows)"
+    if train.has_accuracy:
+        return [
+            f"  held-out accuracy {rows}: float32 {train.accuracy['plain']:.1%}   "
+            f"autocast {train.accuracy['autocast']:.1%}"
+        ]
+    lines = []
+    if train.held_out_loss:
+        lines.append(
+            f"  held-out MSE {rows}: float32 {train.held_out_loss['plain']:.4g}   "
+            f"autocast {train.held_out_loss['autocast']:.4g}"
+        )
+    return [*lines, f"  no accuracy: {train.no_accuracy_reason()}"]
 
 
 def _sqnr_text(db: float) -> str:

@@ -512,12 +512,15 @@ def training_markdown(result: ExperimentResult) -> list[str]:
     for mode, dtype in (("plain", "float32"), ("autocast", low)):
         loss = train.loss[mode]
         phases = train.phases.get(mode)
+        held_out = train.held_out_loss.get(mode)
         rows.append(
             (
                 mode,
                 dtype,
                 f"{loss[0]:.4f} → {loss[-1]:.4f}",
-                f"{train.accuracy[mode]:.1%}",
+                f"{train.accuracy[mode]:.1%}"
+                if train.has_accuracy
+                else (f"MSE {held_out:.4g}" if held_out is not None else "—"),
                 train.loss_dtype.get(mode, "?"),
                 f"{train.saved_bytes.get(mode, 0):,} ({train.saved_tensors.get(mode, 0)} tensors)",
                 f"{phases.forward_ms:.3f} / {phases.backward_ms:.3f} / {phases.optimizer_ms:.3f}"
@@ -529,8 +532,8 @@ def training_markdown(result: ExperimentResult) -> list[str]:
         (
             "mode",
             "dtype",
-            "loss first → last",
-            "held-out accuracy",
+            f"{train.loss_name} loss first → last",
+            "held-out accuracy" if train.has_accuracy else "held-out loss",
             "loss dtype",
             "bytes saved for backward",
             "forward / backward / optimizer ms",
@@ -553,6 +556,8 @@ def training_markdown(result: ExperimentResult) -> list[str]:
         f"{sc.grad_elements:,}. Held-out set: {train.held_out_rows} rows.",
         "",
     ]
+    if not train.has_accuracy:
+        out += [f"No accuracy: {train.no_accuracy_reason()}.", ""]
     if train.divergence():
         out += [f"**{train.divergence()}**", ""]
     return out

@@ -35,12 +35,26 @@ from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.experiment.training import TrainReport
 
 IDLE_TEXT = (
     "Does autocast change a trained model's answers? Choose Data: Handwritten digits (or your "
     "own file) and press Run (F5): the model is trained in float32, then the held-out rows are "
     "answered in float32 and under autocast, and every row whose answer changed is shown here."
 )
+
+
+def no_accuracy_text(train: TrainReport, dtype: str) -> str:
+    """Why an MSE training run has no accuracy, and its held-out MSE (core's figures)."""
+    text = f"There is no accuracy to show: {train.no_accuracy_reason()}."
+    if train.held_out_loss:
+        text += (
+            f" Held-out MSE ({train.held_out_rows} rows) after {train.steps} steps: float32 "
+            f"{train.held_out_loss['plain']:.4g} · {dtype} autocast "
+            f"{train.held_out_loss['autocast']:.4g}. The chart shows both copies' training MSE "
+            "per step."
+        )
+    return text
 
 
 def _label(name: str, tip: str, rich: bool = True) -> QLabel:
@@ -125,6 +139,11 @@ class AccuracyView(QWidget):
         self.flipConfusionTable.clear()
         self.flipConfusionTable.setRowCount(0)
         self.flipConfusionTable.setColumnCount(0)
+        train = result.train
+        if info is None and train is not None and not train.has_accuracy:
+            self._idle(html.escape(no_accuracy_text(train, result.config.dtype)))
+            self.accuracyHeadline.setText("No accuracy: this model trained with MSE")
+            return
         if info is None:
             self._idle(IDLE_TEXT)
             return
