@@ -4,6 +4,7 @@ depth, one-line errors naming the user's frame, and full runs at tiny sizes."""
 from __future__ import annotations
 
 import hashlib
+import math
 import sys
 import textwrap
 from pathlib import Path
@@ -23,7 +24,8 @@ from autocast_explorer.core.experiment.families.user.errors import UserModelErro
 from autocast_explorer.core.experiment.families.user.probe import probe
 from autocast_explorer.core.experiment.families.user.spec import parse_spec
 from autocast_explorer.core.experiment.guards import estimate_forward
-from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
+from autocast_explorer.core.experiment.summary import format_summary
 
 FAST = {"min_time": 0.01}
 #: A tiny Hugging Face ResNet (random weights, built from its config): two stages, 16/32 wide.
@@ -67,6 +69,22 @@ class Picky(torch.nn.Module):
 
 def picky():
     return Picky(), torch.randn(1, 8)
+
+
+class Regress(torch.nn.Module):
+    # No logits: a regression output of shape batch × 3 × 5.
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(8, 16)
+        self.head = torch.nn.Linear(16, 15)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.body(x))).reshape(-1, 3, 5)
+
+
+def regress():
+    return Regress(), torch.randn(1, 8)
 """
 
 
@@ -228,6 +246,59 @@ def test_training_a_classifier_file_model(model_file: Path) -> None:
     assert result.train is not None
     assert result.train.loss_dtype == {"plain": "float32", "autocast": "float32"}
     assert len(result.train.loss["autocast"]) == 2
+    assert result.train.loss_kind == "cross_entropy" and result.train.has_accuracy
+    assert set(result.train.accuracy) == {"plain", "autocast"}
+    data = result.to_dict()["train"]
+    assert data["loss_kind"] == "cross_entropy" and "target_shape" not in data
+    assert all(math.isfinite(v) and v > 0 for v in data["held_out_loss"].values())
+
+
+def _falls(losses: tuple[float, ...]) -> bool:
+    """The mean of the last three steps is below half the first step's loss."""
+    return sum(losses[-3:]) / 3 < 0.5 * losses[0]
+
+
+def test_training_a_model_without_logits_uses_mse_to_a_fixed_target(model_file: Path) -> None:
+    config = ExperimentConfig(
+        model=f"{model_file}:regress", batch=4, mode="train", steps=20, threads=1, **FAST
+    )
+    result = run_experiment(config)
+    train = result.train
+    assert train is not None
+    assert (train.loss_kind, train.target_shape, train.accuracy) == ("mse", (3, 5), {})
+    assert not train.has_accuracy and "batch×3×5" in train.no_accuracy_reason()
+    assert _falls(train.loss["plain"]) and _falls(train.loss["autocast"])
+    # mse_loss is on CPU autocast's float32 list; the Linear output is the autocast dtype.
+    assert train.loss_dtype == {"plain": "float32", "autocast": "float32"}
+    assert train.output_dtype == {"plain": "float32", "autocast": "bfloat16"}
+    assert set(train.grad_dtypes.values()) == {"float32"} and len(train.grad_dtypes) == 4
+    held = train.held_out_loss
+    assert set(held) == {"plain", "autocast"} and all(
+        0 < v < train.loss["plain"][0] for v in held.values()
+    )
+    assert result.agreement is not None and result.agreement.rows == 0
+    assert "not batch × classes logits" in result.agreement.no_argmax_reason
+    data = result.to_dict()["train"]
+    assert data["loss_kind"] == "mse" and data["target_shape"] == [3, 5]
+    assert "accuracy" not in data and data["held_out_loss"]["plain"] == held["plain"]
+    assert ExperimentResult.from_json(result.to_json()).train == train
+    text = format_summary(result)
+    assert "MSE loss" in text and "held-out MSE (16 rows)" in text
+    assert "no accuracy: the output is batch×3×5, not batch × classes logits" in text
+
+
+def test_old_training_results_read_as_cross_entropy(model_file: Path) -> None:
+    config = ExperimentConfig(model=f"{model_file}:build", batch=2, mode="train", steps=1, **FAST)
+    data = run_experiment(config).to_dict()
+    for key in ("loss_kind", "held_out_loss"):
+        del data["train"][key]
+    old = ExperimentResult.from_dict(data).train
+    assert old is not None and old.loss_kind == "cross_entropy" and old.held_out_loss == {}
+    del data["train"]["accuracy"]
+    with pytest.raises(ResultFormatError, match=r"train\.accuracy: missing"):
+        ExperimentResult.from_dict(data)
+    data["train"]["loss_kind"] = "mse"
+    assert ExperimentResult.from_dict(data).train.accuracy == {}
 
 
 # ---- Hugging Face architectures, built offline from their configs ---------------------------
@@ -262,8 +333,29 @@ def test_hf_bert_takes_tokens_and_has_no_argmax() -> None:
     norm = by_name["encoder.layer.0.output.LayerNorm"]
     assert norm.autocast.out_dtype == "float32"  # layer_norm's float32 input: the residual add
     assert result.output_dtype_autocast == "float32"
-    with pytest.raises(ConfigError, match="training needs classifier logits"):
-        run_experiment(config.replace(mode="train", steps=1))
+
+
+def test_hf_bert_trains_its_last_hidden_state_with_mse() -> None:
+    config = ExperimentConfig(
+        model="hf:bert",
+        model_args=TINY_BERT,
+        seq=8,
+        batch=2,
+        mode="train",
+        steps=12,
+        threads=1,
+        **FAST,
+    )
+    train = run_experiment(config).train
+    assert train is not None
+    # the output is the model's last_hidden_state (the rule every run path reads): 8 × 32
+    assert (train.loss_kind, train.target_shape) == ("mse", (8, 32))
+    assert _falls(train.loss["plain"]) and _falls(train.loss["autocast"])
+    assert train.loss_dtype["autocast"] == "float32"
+    assert set(train.grad_dtypes.values()) == {"float32"}
+    assert "encoder.layer.0.attention.self.query.weight" in train.grad_dtypes
+    encoder = next(layer for layer in train.layers if layer.name == "encoder")
+    assert encoder.backward["autocast"] == ("unseen", "unseen")  # it returns an output object
 
 
 def test_layer_depth_groups_rows() -> None:

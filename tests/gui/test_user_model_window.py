@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit
+import pyqtgraph as pg
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QWidget
 
 from autocast_explorer.gui.window.settings import recent_specs
 from tests.gui.helpers import run_to_end
@@ -22,6 +23,12 @@ def build():
 
 def broken():
     raise RuntimeError("the factory broke")
+
+
+def regress():
+    # no logits: batch × 3 × 5 from a Linear layer
+    net = torch.nn.Sequential(torch.nn.Linear(6, 15), torch.nn.Unflatten(1, (3, 5)))
+    return net, torch.randn(1, 6)
 """
 
 
@@ -85,3 +92,38 @@ def test_a_bad_spec_is_refused_inline(window, qtbot):
     qtbot.waitUntil(error.isVisible, timeout=2000)
     assert "pickled code" in error.text()
     assert not window.runButton.isEnabled()
+
+
+def test_an_mse_training_run_shows_its_loss_and_says_why_there_is_no_accuracy(
+    window, qtbot, tmp_path: Path
+):
+    path = tmp_path / "my_model.py"
+    path.write_text(MODEL)
+    window.confirm_model_file = lambda _p: True
+    _choose_user(window, qtbot).setText(f"{path}:regress")
+    window.set_config(window.current_config().replace(mode="train", steps=6, batch=4, threads=1))
+    steps = []
+    window.experimentStep.connect(steps.append)
+    result = run_to_end(qtbot, window)
+    train = result.train
+    assert train.loss_kind == "mse" and {s.loss_kind for s in steps} == {"mse"}
+    drawn = window.findChild(pg.PlotWidget, "lossPlot").drawn()
+    assert drawn["left"] == "loss (MSE to the target)"
+    assert drawn["plain"][1] == list(train.loss["plain"])
+    held = train.held_out_loss
+    assert drawn["accuracy_text"] == (
+        f"no accuracy (not logits) · held-out MSE: float32 {held['plain']:.4g} · "
+        f"bfloat16 {held['autocast']:.4g}"
+    )
+    summary = window.findChild(QWidget, "trainingSummary").text()
+    assert "held-out MSE (16 rows)" in summary and "no accuracy: the output is batch×3×5" in summary
+    # The Accuracy tab: no accuracy, and why; its chart draws the training MSE, never blank.
+    assert window.findChild(QLabel, "accuracyHeadline").text() == (
+        "No accuracy: this model trained with MSE"
+    )
+    text = window.findChild(QLabel, "accuracySummary").text()
+    assert "not batch × classes logits" in text and f"{held['autocast']:.4g}" in text
+    chart = window.findChild(pg.PlotWidget, "epochAccuracyPlot")
+    assert chart.shows_mse()
+    assert chart.drawn()["plain"] == [(float(i), v) for i, v in enumerate(train.loss["plain"], 1)]
+    assert chart.getPlotItem().getAxis("left").labelText == "training MSE"
