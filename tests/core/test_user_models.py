@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -26,6 +27,8 @@ from autocast_explorer.core.experiment.families.user.spec import parse_spec
 from autocast_explorer.core.experiment.guards import estimate_forward
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.summary import format_summary
+from autocast_explorer.core.reports.report import write_report
+from tests.core.test_report import reproduced
 
 FAST = {"min_time": 0.01}
 #: A tiny Hugging Face ResNet (random weights, built from its config): two stages, 16/32 wide.
@@ -287,6 +290,42 @@ def test_training_a_model_without_logits_uses_mse_to_a_fixed_target(model_file: 
     assert "no accuracy: the output is batch×3×5, not batch × classes logits" in text
 
 
+@pytest.mark.parametrize(("factory", "kind"), [("regress", "mse"), ("build", "cross_entropy")])
+def test_reproduce_py_retrains_a_user_model_with_the_same_loss(
+    model_file: Path, tmp_path: Path, factory: str, kind: str
+) -> None:
+    config = ExperimentConfig(
+        model=f"{model_file}:{factory}", batch=4, mode="train", steps=4, threads=1, **FAST
+    )
+    result = run_experiment(config)
+    train = result.train
+    assert train is not None and train.loss_kind == kind
+    write_report(result, tmp_path / "report")
+    doc = reproduced(tmp_path / "report")
+    found = doc["found"]
+    assert doc["same"] == dict.fromkeys(
+        ("loss_kind", "loss_dtype", "grad_dtypes", "saved_bytes", "first loss"), True
+    )
+    assert found["loss_kind"] == kind
+    for mode in ("plain", "autocast"):
+        assert found["loss"][mode] == pytest.approx(list(train.loss[mode]), rel=1e-5)
+        assert found["held_out_loss"][mode] == pytest.approx(train.held_out_loss[mode], rel=1e-5)
+    assert found["accuracy"] == pytest.approx(train.accuracy)  # {} for MSE
+    script = [sys.executable, str(tmp_path / "report" / "reproduce.py"), "--min-time", "0.01"]
+    text = subprocess.run(script, capture_output=True, text=True, timeout=120, check=True).stdout
+    name = {"mse": "MSE", "cross_entropy": "cross-entropy"}[kind]
+    assert text.startswith(
+        f"Training: {model_file}:{factory}, batch 4, 4 steps, sgd lr 0.05, {name}"
+    )
+    score = (
+        f"held-out MSE {train.held_out_loss['plain']:.4g}"
+        if kind == "mse"
+        else f"accuracy {100 * train.accuracy['plain']:.1f}%"
+    )
+    assert score in text and "same loss kind as the explorer's run: yes" in text
+    assert ("no accuracy: the output is not batch x classes logits" in text) == (kind == "mse")
+
+
 def test_old_training_results_read_as_cross_entropy(model_file: Path) -> None:
     config = ExperimentConfig(model=f"{model_file}:build", batch=2, mode="train", steps=1, **FAST)
     data = run_experiment(config).to_dict()
@@ -335,7 +374,7 @@ def test_hf_bert_takes_tokens_and_has_no_argmax() -> None:
     assert result.output_dtype_autocast == "float32"
 
 
-def test_hf_bert_trains_its_last_hidden_state_with_mse() -> None:
+def test_hf_bert_trains_its_last_hidden_state_with_mse(tmp_path: Path) -> None:
     config = ExperimentConfig(
         model="hf:bert",
         model_args=TINY_BERT,
@@ -346,7 +385,8 @@ def test_hf_bert_trains_its_last_hidden_state_with_mse() -> None:
         threads=1,
         **FAST,
     )
-    train = run_experiment(config).train
+    result = run_experiment(config)
+    train = result.train
     assert train is not None
     # the output is the model's last_hidden_state (the rule every run path reads): 8 × 32
     assert (train.loss_kind, train.target_shape) == ("mse", (8, 32))
@@ -356,6 +396,15 @@ def test_hf_bert_trains_its_last_hidden_state_with_mse() -> None:
     assert "encoder.layer.0.attention.self.query.weight" in train.grad_dtypes
     encoder = next(layer for layer in train.layers if layer.name == "encoder")
     assert encoder.backward["autocast"] == ("unseen", "unseen")  # it returns an output object
+    # reproduce.py rebuilds hf:bert from its spec and retrains it with the same loss (the
+    # pooler, which the last hidden state does not reach, gets no gradient in either).
+    write_report(result, tmp_path)
+    doc = reproduced(tmp_path)
+    assert doc["same"] == dict.fromkeys(
+        ("loss_kind", "loss_dtype", "grad_dtypes", "saved_bytes", "first loss"), True
+    )
+    assert doc["found"]["loss"]["autocast"] == pytest.approx(list(train.loss["autocast"]), rel=1e-5)
+    assert "pooler.dense.weight" not in train.grad_dtypes
 
 
 def test_layer_depth_groups_rows() -> None:
