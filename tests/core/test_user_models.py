@@ -188,7 +188,9 @@ def test_a_file_model_runs_with_every_view(model_file: Path) -> None:
     assert result.agreement is not None and result.agreement.rows == 3
     assert result.flops == 3 * 2 * (8 * 16 + 16 * 4)  # FlopCounterMode: the two Linear layers
     assert result.op_trace is not None
-    assert set(result.op_trace.casts.by_source) == {"Linear.weight", "Linear.bias"}
+    casts = result.op_trace.casts
+    assert casts.by_source == {"0.weight": 1, "0.bias": 1, "2.weight": 1, "2.bias": 1}
+    assert casts.by_kind == {"Linear.weight": 2, "Linear.bias": 2}
     loaded = ExperimentResult.from_json(result.to_json())
     assert loaded.model_info == info
     assert loaded.config.model == f"{model_file}:build"
@@ -369,6 +371,12 @@ def test_hf_bert_takes_tokens_and_has_no_argmax() -> None:
     by_name = {layer.name: layer for layer in result.layers}
     query = by_name["encoder.layer.0.attention.self.query"]
     assert (query.plain.out_dtype, query.autocast.out_dtype) == ("float32", "bfloat16")
+    casts = result.op_trace.casts
+    assert casts.by_source["encoder.layer.0.attention.self.query.weight"] == 1
+    # query, key, value, attention out, feed-forward in and out, and the pooler
+    assert casts.by_kind["Linear.weight"] == 7
+    assert casts.by_source["pooler.dense.weight"] == 1
+    assert "encoder.layer.0.attention.self.query.weight 1×" in format_summary(result)
     norm = by_name["encoder.layer.0.output.LayerNorm"]
     assert norm.autocast.out_dtype == "float32"  # layer_norm's float32 input: the residual add
     assert result.output_dtype_autocast == "float32"

@@ -404,6 +404,18 @@ def training_lines(result: ExperimentResult) -> list[str]:
     return lines
 
 
+#: Parameters named one by one in the summary's cast line; the JSON has them all.
+NAMED_PARAMETERS = 12
+
+
+def parameter_cast_text(by_source: dict[str, int], limit: int = NAMED_PARAMETERS) -> str:
+    """'fc1.weight 1×, fc1.bias 1×, … and 30 more (casts.by_source has them all)'."""
+    items = [f"{name} {n}×" for name, n in by_source.items()]
+    more = len(items) - limit
+    text = ", ".join(items[:limit])
+    return text + (f", … and {more} more (casts.by_source has them all)" if more > 0 else "")
+
+
 def held_out_lines(train: TrainReport) -> list[str]:
     """Held-out accuracy (cross-entropy) or held-out MSE and why there is no accuracy."""
     rows = f"({train.held_out_rows} rows)"
@@ -469,11 +481,14 @@ def numerics_lines(result: ExperimentResult) -> list[str]:
             f"({ops}), {c.bytes:,} bytes written, {c.bytes_read:,} read",
         ]
         if c.by_source:
-            sources = ", ".join(f"{n}× {name}" for name, n in c.by_source.items())
+            kinds = c.by_kind or c.by_source  # older results: by_source held the classes
+            sources = ", ".join(f"{n}× {name}" for name, n in kinds.items())
             lines.append(
                 f"  of which model parameters: {sources}; "
                 f"{c.count - c.parameter_casts} of activations"
             )
+            if c.by_kind:
+                lines.append(f"    by parameter: {parameter_cast_text(c.by_source)}")
         for mode, other in trace.casts_by_grad_mode.items():
             if mode != trace.grad_mode:
                 seen = ", ".join(f"{n}× {op}" for op, n in other.by_op.items()) or "none"
