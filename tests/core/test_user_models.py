@@ -404,6 +404,9 @@ def test_hf_bert_trains_its_last_hidden_state_with_mse(tmp_path: Path) -> None:
     assert "encoder.layer.0.attention.self.query.weight" in train.grad_dtypes
     encoder = next(layer for layer in train.layers if layer.name == "encoder")
     assert encoder.backward["autocast"] == ("unseen", "unseen")  # it returns an output object
+    assert encoder.forward["autocast"] == ("float32", "float32")  # its last_hidden_state
+    embeddings = next(layer for layer in train.layers if layer.name == "embeddings")
+    assert embeddings.forward["plain"] == ("int64", "float32")  # token ids, given by keyword
     # reproduce.py rebuilds hf:bert from its spec and retrains it with the same loss (the
     # pooler, which the last hidden state does not reach, gets no gradient in either).
     write_report(result, tmp_path)

@@ -487,9 +487,18 @@ class StepProbe:
     backward_ops: tuple[OpUse, ...]
 
 
-#: A layer's backward dtypes when torch called no backward hook for it (its output is not a
-#: tensor or a tuple of tensors, e.g. a Hugging Face output object).
+#: A layer's backward dtypes when torch called no backward hook for it: its output is not a
+#: tensor or a tuple of tensors (a Hugging Face output object), or no gradient reached it (the
+#: loss does not use its output, as BERT's pooler beside the last hidden state).
 NOT_SEEN = "unseen"
+
+
+def _output_tensor(output: object) -> torch.Tensor | None:
+    """The tensor a layer's output stands for (families.user.loader.main_tensor's rule)."""
+    from autocast_explorer.core.experiment.families.user.loader import main_tensor
+
+    found = main_tensor(output)
+    return found if isinstance(found, torch.Tensor) else None
 
 
 def _name(t: torch.Tensor | None) -> str:
@@ -523,13 +532,18 @@ def probe_step(
     for name, module in model.named_children():
         entry = layers.setdefault(name, {"kind": type(module).__name__})
 
-        def forward_hook(mod: torch.nn.Module, inputs: tuple, output: object, e=entry) -> None:
-            e["forward"] = (_name(first_tensor(inputs)), _name(first_tensor(output)))
+        def forward_hook(
+            mod: torch.nn.Module, args: tuple, kwargs: dict, output: object, e=entry
+        ) -> None:
+            # Inputs may come as keywords (a Hugging Face model calls its parts so); an output
+            # object is read by the rule every run path uses (its logits or last hidden state).
+            x_in = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
+            e["forward"] = (_name(x_in), _name(_output_tensor(output)))
 
         def backward_hook(mod: torch.nn.Module, grad_in: tuple, grad_out: tuple, e=entry) -> None:
             e["backward"] = (_name(first_tensor(grad_out)), _name(first_tensor(grad_in)))
 
-        handles.append(module.register_forward_hook(forward_hook))
+        handles.append(module.register_forward_hook(forward_hook, with_kwargs=True))
         handles.append(module.register_full_backward_hook(backward_hook))
     saved = [0, 0]
 
