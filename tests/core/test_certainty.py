@@ -52,9 +52,34 @@ def test_order_statistic_interval_uses_the_binomial_ranks():
     interval = median_interval(list(reversed(ratios)))
     assert (interval.low, interval.high) == (pytest.approx(1.05), pytest.approx(1.14))
     assert interval.level == LEVEL and interval.pairs == 20
+    assert interval.median == pytest.approx(1.095)  # between x(10) and x(11)
     # n = 10: [x(2), x(9)].
     interval = median_interval([float(k) for k in range(1, 11)])
     assert (interval.low, interval.high) == (2.0, 9.0)
+    assert median_interval([3.0, 1.0, 2.0]).median == 2.0
+
+
+def test_the_stated_speedup_is_the_median_paired_ratio_inside_its_interval():
+    # The GRU preset once read "2.27× slower (95%: 2.03–2.23)": the ratio of the two modes'
+    # medians fell outside the interval of the paired ratios. The figure is now that median.
+    from autocast_explorer.core.experiment.certainty import speedup_basis, speedup_figure
+
+    # The machine slowed 3× between round 5's plain and autocast blocks: each mode's median
+    # comes from a different regime, while every round but that one still says 0.5.
+    plain = [10.0, 10.0, 10.0, 10.0, 10.0, 30.0, 30.0, 30.0, 30.0]
+    auto = [20.0, 20.0, 20.0, 20.0, 60.0, 60.0, 60.0, 60.0, 60.0]
+    ratios = paired_ratios(plain, auto)
+    ev = TimingEvidence(median_interval(ratios), stopped="precise", target=0.05)
+    ratio_of_medians = 10.0 / 60.0
+    assert (ev.interval.low, ev.interval.high) == (0.5, 0.5)
+    figure = speedup_figure(10.0, 60.0, ev)
+    assert figure == 0.5
+    assert speedup_basis(ev) == "median of 9 paired rounds' float32 ÷ autocast"
+    # A file written before the median was kept: the ratio of medians, said so.
+    old = TimingEvidence(SpeedupInterval(0.5, 0.5, 0.96, 9), stopped="precise")
+    assert speedup_figure(10.0, 60.0, old) == ratio_of_medians
+    assert speedup_basis(old) == speedup_basis(None) == "plain median ÷ autocast median"
+    assert math.isnan(speedup_figure(30.0, None, ev))
 
 
 def test_few_pairs_give_min_to_max_at_the_coverage_they_have():

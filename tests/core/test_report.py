@@ -413,7 +413,7 @@ def test_a_report_leads_with_a_failed_autocast_forward(monkeypatch, tmp_path):
     assert f"torch said: `RuntimeError: {MESSAGE}`" in text
     assert "only float32 was timed" in text
     assert "| plain | float32 |" in text and "| autocast | bfloat16 |" not in text
-    assert "Speedup (plain median / autocast median)" not in text
+    assert "Speedup (" not in text
     assert "no autocast latency and no speedup" in text
     assert "| refuses | RaisesUnderAutocast | 4×8 | float32 → float32 | did not run" in text
     assert "| fc1 | Linear | 4×8 | float32 → float32 | float32 → bfloat16 |" in text

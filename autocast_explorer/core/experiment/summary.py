@@ -8,7 +8,7 @@ from __future__ import annotations
 from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.data.summary import accuracy_lines
 from autocast_explorer.core.experiment.capture import LayerRecord
-from autocast_explorer.core.experiment.certainty import straddle_text
+from autocast_explorer.core.experiment.certainty import speedup_basis, straddle_text
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED
@@ -255,7 +255,7 @@ def format_summary(result: ExperimentResult) -> str:
         f"Autocast Explorer · {model} · batch {cfg.batch}{model_options(cfg)} · "
         f"autocast dtype {cfg.dtype} · seed {cfg.seed}",
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
-        f"{env.threads} threads",
+        f"{env.threads_text}",
         "",
         "Latency per forward (median, p25–p75, cold first call):"
         if result.train is None
@@ -276,7 +276,7 @@ def format_summary(result: ExperimentResult) -> str:
             f"({stats.samples}×{stats.block_size} calls)"
         )
     if result.autocast is not None:
-        lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
+        lines.append(f"  speedup  {result.speedup:.3f}× ({speedup_basis(result.evidence)})")
         lines += measurement_lines(result)
     if result.guard is not None:
         lines.append(f"  {guard_line(result)}")

@@ -21,6 +21,7 @@ from autocast_explorer.core.data.answers import AccuracyReport
 from autocast_explorer.core.data.summary import interval_text
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.training import TrainReport
 
@@ -446,8 +447,9 @@ def format_comparison(comparison: Comparison) -> str:
     if differences:
         out.append("Note: the configs differ in " + ", ".join(differences) + ".")
     out.append(
-        "speedup = plain median / autocast median; above 1.00× autocast was faster; "
-        "(95%: …) the interval of the median of paired blocks' ratios."
+        "speedup = the median of paired blocks' float32 ÷ autocast ratios (plain median ÷ "
+        "autocast median in files from before it was kept); above 1.00× autocast was faster; "
+        "(95%: …) its interval."
     )
     return "\n".join(out)
 
@@ -469,5 +471,6 @@ def _speedup_text(row: CompareRow) -> str:
     if speedup != speedup:
         return "n/a"
     if row.speedup_low != row.speedup_low:
-        return f"{speedup:.2f}×"
-    return f"{speedup:.2f}× ({row.speedup_level:.0%}: {row.speedup_low:.2f}–{row.speedup_high:.2f})"
+        return f"{ratio_text(speedup)}×"
+    band = f"{ratio_text(row.speedup_low)}–{ratio_text(row.speedup_high)}"
+    return f"{ratio_text(speedup)}× ({row.speedup_level:.0%}: {band})"

@@ -43,6 +43,7 @@ from autocast_explorer.core.documents.files import (
 )
 from autocast_explorer.core.experiment import training
 from autocast_explorer.core.experiment.capture import LayerDtypes
+from autocast_explorer.core.experiment.certainty import speedup_basis
 from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS, ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
@@ -338,7 +339,7 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
     )
     out += [
         "",
-        f"Speedup (plain median / autocast median): **{result.speedup:.3f}×**"
+        f"Speedup ({speedup_basis(result.evidence)}): **{result.speedup:.3f}×**"
         f"{speed_interval_words(result)}. Both modes were timed in alternating blocks in one run."
         if result.autocast is not None
         else "Only float32 was timed: the autocast forward raised, so there is no autocast "

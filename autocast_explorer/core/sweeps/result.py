@@ -61,6 +61,7 @@ from autocast_explorer.core.experiment.certainty import (
     SpeedCall,
     TimingEvidence,
     judge,
+    speedup_figure,
 )
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
@@ -291,10 +292,9 @@ class SweepPoint:
 
     @property
     def speedup(self) -> float:
-        """plain median / autocast median: above 1 means autocast was faster."""
-        if self.autocast.median_ms <= 0:
-            return float("nan")
-        return self.plain.median_ms / self.autocast.median_ms
+        """The median paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
+        autocast was faster."""
+        return speedup_figure(self.plain.median_ms, self.autocast.median_ms, self.evidence)
 
     @property
     def gflops_plain(self) -> float:

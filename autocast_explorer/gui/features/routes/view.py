@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS
+from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.gui.charts.routes_chart import RoutesCompileChart, RoutesLatencyChart
 from autocast_explorer.gui.shell import style
 
@@ -65,7 +66,7 @@ def route_cells(route: RouteResult) -> list[str]:
         route.name,
         ms(route.plain),
         ms(route.lower),
-        f"{route.speedup:.2f}×" if math.isfinite(route.speedup) else "—",
+        f"{ratio_text(route.speedup)}×" if math.isfinite(route.speedup) else "—",
         f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
         route.output_dtype.get("lower", "—"),
         "—" if route.compile_s is None else f"{route.compile_s:.1f} s",
