@@ -130,6 +130,8 @@ def test_an_mse_training_run_shows_its_loss_and_says_why_there_is_no_accuracy(
     assert chart.shows_mse()
     assert chart.drawn()["plain"] == [(float(i), v) for i, v in enumerate(train.loss["plain"], 1)]
     assert chart.getPlotItem().getAxis("left").labelText == "training MSE"
+    view = window.findChild(QWidget, "accuracyView")
+    assert not view.findChild(QWidget, "flipBox").isVisibleTo(view)  # no answers to flip
 
 
 # ---- completion of torchvision/timm names, through stand-in packages -------------------------

@@ -135,10 +135,12 @@ class EpochAccuracyChart(StaticChart):
         epochs = [p[0] for ps in self._points.values() for p in ps]
         plot = self.getPlotItem()
         plot.setXRange(1, max(max(epochs, default=1), 2), padding=0.02)
-        if self._mse_line:
+        if self._mse_line:  # losses fall to the lower right: the legend goes top right
+            self._legend.anchor((1, 0), (1, 0), offset=(-10, 10))
             plot.setYRange(0, max(values, default=1.0) * 1.08 or 1.0, padding=0)
             style.set_title(plot, MSE_TITLE, self._mse_line)
             return
+        self._legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # accuracy rises to the top
         plot.setYRange(min(values, default=0.0), 100, padding=0.05)
         last = self._points["plain"][-1][1] if self._points["plain"] else None
         second = (

@@ -87,6 +87,7 @@ class AccuracyView(QWidget):
         layout.addWidget(self.accuracySummary)
 
         flips = QGroupBox("Rows whose answer changed")
+        self._flipParts: list[QWidget] = [flips]
         flips.setObjectName("flipBox")
         flips_layout = QVBoxLayout(flips)
         self.flipGallery = FlipGallery()
@@ -121,6 +122,7 @@ class AccuracyView(QWidget):
         self.epochAccuracyPlot = EpochAccuracyChart()
         confusion_title = QLabel("Flips: float32's answer (rows) → autocast's (columns)")
         confusion_title.setToolTip(self.flipConfusionTable.toolTip())
+        self._flipParts += [confusion_title, self.flipConfusionTable]
         side.addWidget(confusion_title)
         side.addWidget(self.flipConfusionTable, 1)
         side.addWidget(self.epochAccuracyPlot, 2)
@@ -140,7 +142,10 @@ class AccuracyView(QWidget):
         self.flipConfusionTable.setRowCount(0)
         self.flipConfusionTable.setColumnCount(0)
         train = result.train
-        if info is None and train is not None and not train.has_accuracy:
+        no_accuracy = info is None and train is not None and not train.has_accuracy
+        for part in self._flipParts:  # an MSE run has no answers to flip: only its losses
+            part.setVisible(not no_accuracy)
+        if no_accuracy:
             self._idle(html.escape(no_accuracy_text(train, result.config.dtype)))
             self.accuracyHeadline.setText("No accuracy: this model trained with MSE")
             return
@@ -204,6 +209,8 @@ class AccuracyView(QWidget):
         self.flipTable.setVisible(False)
 
     def clear(self) -> None:
+        for part in self._flipParts:
+            part.setVisible(True)
         self.epochAccuracyPlot.clear()
         self.flipGallery.clear()
         self.flipTable.setRowCount(0)
