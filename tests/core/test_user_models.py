@@ -27,6 +27,7 @@ from autocast_explorer.core.experiment.families.user.spec import parse_spec
 from autocast_explorer.core.experiment.guards import estimate_forward
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.summary import format_summary
+from autocast_explorer.core.learning.compare import compare_results, training_table
 from autocast_explorer.core.reports.report import report_markdown, write_report
 from tests.core.test_report import reproduced
 
@@ -290,6 +291,10 @@ def test_training_a_model_without_logits_uses_mse_to_a_fixed_target(model_file: 
     text = format_summary(result)
     assert "MSE loss" in text and "held-out MSE (16 rows)" in text
     assert "no accuracy: the output is batch×3×5, not batch × classes logits" in text
+    rows = dict(training_table(compare_results([result])))
+    assert rows["held-out accuracy"] == [
+        f"none; held-out MSE {held['plain']:.4g} / {held['autocast']:.4g}"
+    ]
     report = report_markdown(result)
     assert "| MSE loss first → last | held-out loss |" in report
     assert (
