@@ -409,6 +409,46 @@ def test_a_crossing_gets_the_band_its_points_intervals_allow():
     assert interval_words(open_low, "batch").startswith("at or below batch ")
 
 
+def test_each_grid_row_states_its_crossing_with_the_band_its_intervals_allow():
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.sweeps.crossover import (
+        crossing_intervals,
+        format_value,
+        interval_words,
+    )
+    from autocast_explorer.core.sweeps.runner import run_grid
+
+    config = ExperimentConfig(widths=(32, 16, 4), batch=4, min_time=0.02)
+    grid = run_grid(config, [1, 8], [16, 32], probe_onednn=False)
+    bands = {  # (width, batch): (low, median, high); the median is the point's speedup
+        (16, 1): (0.45, 0.5, 0.55),
+        (16, 8): (1.8, 2.0, 2.2),
+        (32, 1): (1.8, 2.0, 2.2),
+        (32, 8): (1.8, 2.0, 2.2),
+    }
+    points = tuple(
+        dataclasses.replace(
+            p,
+            evidence=TimingEvidence(
+                SpeedupInterval(low, high, LEVEL, 24, median), stopped="precise", target=0.03
+            ),
+        )
+        for p in grid.points
+        for low, median, high in [bands[(p.value2, p.value)]]
+    )
+    grid = dataclasses.replace(grid, points=points)
+    (found,) = grid.row_crossover_intervals(16)
+    assert found == crossing_intervals([1, 8], [0.5, 2.0], [0.45, 1.8], [0.55, 2.2])[0]
+    assert grid.row_crossover_intervals(32) == []
+    words = interval_words(found, "batch")
+    assert words.startswith("between batch ")
+    at = format_value(grid.grid_rows[0].crossovers[0])
+    assert grid.crossover_sentence == (
+        f"Speedup crosses 1.0 at batch — width 16: {at} (by the 95% intervals: {words}); "
+        "width 32: never."
+    )
+
+
 def test_adaptive_sweep_points_carry_their_evidence_through_json():
     from autocast_explorer.core.experiment.certainty import SWEEP_TARGET
     from autocast_explorer.core.experiment.config import ExperimentConfig

@@ -24,6 +24,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
@@ -360,6 +361,16 @@ class GridRow:
     crossovers: tuple[float, ...]
 
 
+def _crossing_bands(points: Sequence[SweepPoint]) -> list[CrossingInterval]:
+    """Where points (in value order) cross 1.0, each with the band their intervals allow."""
+    return crossing_intervals(
+        [p.value for p in points],
+        [p.speedup for p in points],
+        [p.interval.low if p.interval else math.nan for p in points],
+        [p.interval.high if p.interval else math.nan for p in points],
+    )
+
+
 @dataclass(frozen=True)
 class SweepResult:
     """A whole sweep: base config, points in measuring order, verdict and roofline."""
@@ -436,7 +447,9 @@ class SweepResult:
             parts = []
             for r in self.grid_rows:
                 where = ", ".join(format_value(v) for v in r.crossovers) or "never"
-                parts.append(f"width {r.width}: {where}")
+                bands = [interval_words(c, "batch") for c in self.row_crossover_intervals(r.width)]
+                band = f" (by the 95% intervals: {'; '.join(bands)})" if bands else ""
+                parts.append(f"width {r.width}: {where}{band}")
             return "Speedup crosses 1.0 at batch — " + "; ".join(parts) + "."
         sentence = crossover_sentence(self.spec.param, self.values, self.speedups)
         if any(p.interval is not None for p in self.points):
@@ -445,17 +458,17 @@ class SweepResult:
                 sentence += f" By the points' 95% intervals: {'; '.join(bands)}."
         return sentence
 
+    def row_crossover_intervals(self, width: int) -> list[CrossingInterval]:
+        """Grid: one row's crossings with their bands ([] when its points have no interval)."""
+        pts = self.row(width)
+        return _crossing_bands(pts) if any(p.interval is not None for p in pts) else []
+
     @property
     def crossover_intervals(self) -> list[CrossingInterval]:
         """1-D: each crossing with the band the points' intervals allow ([] for a grid)."""
         if self.is_grid or not self.points:
             return []
-        return crossing_intervals(
-            self.values[: len(self.points)],
-            self.speedups,
-            [p.interval.low if p.interval else math.nan for p in self.points],
-            [p.interval.high if p.interval else math.nan for p in self.points],
-        )
+        return _crossing_bands(self.points)
 
     def _crossover_interval_fields(self) -> dict[str, Any]:
         """`crossover_interval` (1-D with intervals only): [{value, low, high}] or null."""
