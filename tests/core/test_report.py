@@ -294,6 +294,7 @@ def test_reproduce_py_retrains_both_copies(trained, tmp_path):
     doc = reproduced(tmp_path)
     found, train = doc["found"], trained.train
     assert doc["same"] == {
+        "loss_kind": True,
         "loss_dtype": True,
         "grad_dtypes": True,
         "saved_bytes": True,
@@ -467,6 +468,7 @@ def test_reproduce_py_retrains_every_model_family(model, tmp_path):
         ).stdout
     )
     assert doc["same"] == {
+        "loss_kind": True,
         "loss_dtype": True,
         "grad_dtypes": True,
         "saved_bytes": True,

@@ -334,6 +334,7 @@ def run_training(
             config.atol,
             config.rtol,
             config.topk,
+            no_argmax_reason(config),
         )
         reporter.check()
         meter = LoadMeter()

@@ -390,7 +390,13 @@ def training_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         ),
         (
             "held-out accuracy",
-            each(lambda t: f"{t.accuracy['plain']:.1%} / {t.accuracy['autocast']:.1%}"),
+            each(
+                lambda t: (
+                    f"{t.accuracy['plain']:.1%} / {t.accuracy['autocast']:.1%}"
+                    if t.has_accuracy
+                    else f"none; held-out MSE {t.held_out_loss_text()}"
+                )
+            ),
         ),
         (
             "diverged at step",
