@@ -5,6 +5,8 @@ emulation everything is 300–3000× slower and bf16 looks slower than float32. 
 Pythons of ../shared/arm/recipe.sh (both torch versions):
 
     bash ../shared/arm/recipe.sh && TORCH=2.10.0 bash ../shared/arm/recipe.sh
+    (the core's other dependencies, pydantic and its three companions, are installed into
+    those venvs by this script on first use, from aarch64 wheels at constraints.txt's pins)
     nice -n 19 .venv/bin/python bench/arm_matrix.py            # ~1 h on a quiet 2-core machine
     .venv/bin/python bench/arm_matrix.py --models neoverse-n1 --torch 2.13.0 --families lstm
 
@@ -49,12 +51,23 @@ from autocast_explorer.core.hardware.capabilities import normalize  # noqa: E402
 from autocast_explorer.core.hardware.cpu import LOW_PRECISION_FLAGS  # noqa: E402
 from autocast_explorer.core.hardware.midr import midr_name  # noqa: E402
 
-MODELS = ("neoverse-n1", "max,sve-max-vq=2", "max,sve=off", "max")
+MODELS = (
+    "neoverse-n1",
+    "max,sve-max-vq=2",
+    "max,sve=off",
+    "max",
+    "max,sve-max-vq=2,sme=off",
+    "max,sme=off",
+)
 ABOUT = {
     "neoverse-n1": "no bf16 (Graviton2-like)",
-    "max,sve-max-vq=2": "bf16 + 256-bit SVE (V1-like)",
+    "max,sve-max-vq=2": "bf16 + 256-bit SVE, and SME (V1-like, but a V1 has no SME)",
     "max,sve=off": "bf16 + i8mm, no SVE (M2-like)",
     "max": "bf16, SVE 512, SVE2, SME",
+    # qemu 7.2 kills the LSTM under bf16 autocast with SIGILL on every model that advertises
+    # SME; the same models without SME show what torch does there (a V1 has no SME).
+    "max,sve-max-vq=2,sme=off": "bf16 + 256-bit SVE, no SME (closest to a V1 / Graviton3)",
+    "max,sme=off": "bf16, SVE 512, SVE2, no SME",
 }
 TORCH = ("2.13.0", "2.10.0")
 FAMILIES = ("mlp", "cnn", "transformer", "lstm", "gru")
@@ -82,6 +95,40 @@ def model_prefix(arm: Path, model: str) -> Path:
         env={**os.environ, "QEMU_CPU": model}, check=True, capture_output=True,
     )  # fmt: skip
     return prefix
+
+
+#: What the explorer's core needs beyond torch and numpy (the recipe installs only those):
+#: pure-Python wheels plus pydantic-core's aarch64 one, at the versions constraints.txt pins.
+CORE_DEPENDENCIES = ("pydantic", "pydantic-core", "annotated-types", "typing-inspection")
+
+
+def ensure_dependencies(arm: Path, torch_version: str) -> None:
+    """Install CORE_DEPENDENCIES into the emulated venv when they are missing: aarch64 wheels
+    downloaded by this machine's pip, installed by the venv's own (emulated) pip, offline."""
+    venv = arm / "rootfs" / "opt" / f"venv-{torch_version}"
+    if any(venv.glob("lib/python3*/site-packages/pydantic_core")):
+        return
+    pins = re.findall(r"^(?:pydantic|pydantic-core|annotated-types|typing-inspection)==\S+",
+                      (ROOT / "constraints.txt").read_text(), re.MULTILINE)  # fmt: skip
+    if len(pins) != len(CORE_DEPENDENCIES):
+        raise SystemExit(f"constraints.txt pins {pins}, expected {CORE_DEPENDENCIES}")
+    wheels = Path(tempfile.mkdtemp(prefix="arm-wheels-"))
+    print(f"installing {', '.join(pins)} into {venv}", file=sys.stderr, flush=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+         "--python-version", "3.11", "--implementation", "cp", "--platform",
+         "manylinux2014_aarch64", "--platform", "manylinux_2_17_aarch64", "--dest", str(wheels),
+         *pins],
+        check=True,
+    )  # fmt: skip
+    pip = next((arm / "rootfs" / "usr" / "share" / "python-wheels").glob("pip-*.whl"))
+    subprocess.run(
+        ["qemu-aarch64-static", "-L", str(arm / "rootfs"), str(venv / "bin" / "python"),
+         f"{pip}/pip", "install", "--quiet", "--no-index", "--no-deps", "--no-compile",
+         "--force-reinstall",
+         *map(str, sorted(wheels.glob("*.whl")))],
+        check=True,
+    )  # fmt: skip
 
 
 def run_cell(
@@ -384,6 +431,7 @@ def main() -> int:
             if not (args.arm / "rootfs" / "opt" / f"venv-{version}").is_dir():
                 print(f"skip torch {version}: no venv (run the recipe)", file=sys.stderr)
                 continue
+            ensure_dependencies(args.arm, version)
             out = args.raw / f"{version}-{model.replace(',', '_').replace('=', '')}.json"
             print(f"== {version} {model}", file=sys.stderr, flush=True)
             if args.reuse and out.is_file():

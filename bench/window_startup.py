@@ -24,8 +24,8 @@ from PySide6.QtCore import Slot
 import autocast_explorer.gui.window.main_window as mw
 
 class Probe(mw.MainWindow):
-    def __init__(self):
-        super().__init__()
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self.firstPainted.connect(self._probe_paint)
         self.engineReady.connect(self._probe_ready)
 

@@ -7,6 +7,7 @@ import pytest
 
 from autocast_explorer.cli import main
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES as MAX_RESULT_BYTES
+from autocast_explorer.core.experiment.interval import ratio_text
 
 FAST = ["--min-time", "0.02"]
 
@@ -23,6 +24,9 @@ def test_compare_prints_both_machines(result_file, tmp_path, capsys):
     data["environment"]["cpu_model"] = "Apple M3 Pro"
     data["environment"]["threads"] = 11
     data["latency"]["autocast"]["median_ms"] = data["latency"]["plain"]["median_ms"] * 4
+    # Written before intervals: its speedup is the ratio of its two medians.
+    for key in ("speedup_interval", "stalls", "load", "stopped", "target", "blocks"):
+        data["latency"].pop(key, None)
     other = tmp_path / "colleague.json"
     other.write_text(json.dumps(data))
     capsys.readouterr()
@@ -36,7 +40,7 @@ def test_compare_prints_both_machines(result_file, tmp_path, capsys):
     # Each speedup is followed by its run's interval where the file has one (the interval
     # words are checked in tests/core/test_certainty.py).
     cells = lines["speedup"].split()
-    assert cells[1] == f"{original['latency']['speedup']:.2f}×" and "0.25×" in cells[2:]
+    assert cells[1] == f"{ratio_text(original['latency']['speedup'])}×" and "0.25×" in cells[2:]
     assert "laptop.json" in lines["file"] and "colleague.json" in lines["file"]
 
 
@@ -115,7 +119,7 @@ def test_compare_shows_a_run_whose_autocast_forward_raised(result_file, tmp_path
     lines = {line.split("  ")[0]: line for line in captured.out.splitlines() if line}
     original = json.loads(result_file.read_text())
     cells = lines["speedup"].split()
-    assert cells[1] == f"{original['latency']['speedup']:.2f}×" and cells[-1] == "—"
+    assert cells[1] == f"{ratio_text(original['latency']['speedup'])}×" and cells[-1] == "—"
     assert lines["predictions agree"].split()[-1] == "—"
     assert f"raised: RuntimeError: {MESSAGE}"[:43] in lines["autocast median"]
     assert lines["plain median"].split()[-2:] == [f"{failed.plain.median_ms:.3f}", "ms"]

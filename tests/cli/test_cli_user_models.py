@@ -47,6 +47,28 @@ def test_run_writes_the_spec_and_the_model_record(spec, capsys):
     assert data["agreement"]["rows"] == 4
 
 
+def test_hf_bert_trains_with_mse_and_the_summary_says_why_there_is_no_accuracy(tmp_path, capsys):
+    out = tmp_path / "bert.json"
+    tiny = ["hidden_size=32", "num_attention_heads=2", "intermediate_size=64", "vocab_size=100"]
+    args = ["run", "--model", "hf:bert", "--model-arg", "num_hidden_layers=2", "--input-kind"]
+    args += ["tokens", "--seq", "8", "--batch", "2", "--mode", "train", "--steps", "8"]
+    args += [a for arg in tiny for a in ("--model-arg", arg)]
+    assert main([*args, "--threads", "1", "--json", str(out), *FAST]) == 0
+    text = capsys.readouterr().out
+    train = json.loads(out.read_text())["train"]
+    assert train["loss_kind"] == "mse" and train["target_shape"] == [8, 32]
+    assert "accuracy" not in train
+    plain, auto = train["loss"]["plain"], train["loss"]["autocast"]
+    assert plain[-1] < plain[0] and auto[-1] < auto[0]
+    held = train["held_out_loss"]
+    assert "sgd, lr 0.05, MSE loss, same initialisation and batches" in text
+    assert (
+        f"held-out MSE (8 rows): float32 {held['plain']:.4g}   autocast {held['autocast']:.4g}"
+    ) in text
+    assert "no accuracy: the output is batch×8×32, not batch × classes logits" in text
+    assert "no argmax: the output is batch×8×32 float32" in text  # the held-out agreement
+
+
 def test_user_code_failing_is_one_error_line_and_exit_2(spec, capsys):
     broken = spec.replace(":build", ":broken")
     line = MODEL.splitlines().index('    raise RuntimeError("factory broke")') + 1

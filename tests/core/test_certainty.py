@@ -52,9 +52,34 @@ def test_order_statistic_interval_uses_the_binomial_ranks():
     interval = median_interval(list(reversed(ratios)))
     assert (interval.low, interval.high) == (pytest.approx(1.05), pytest.approx(1.14))
     assert interval.level == LEVEL and interval.pairs == 20
+    assert interval.median == pytest.approx(1.095)  # between x(10) and x(11)
     # n = 10: [x(2), x(9)].
     interval = median_interval([float(k) for k in range(1, 11)])
     assert (interval.low, interval.high) == (2.0, 9.0)
+    assert median_interval([3.0, 1.0, 2.0]).median == 2.0
+
+
+def test_the_stated_speedup_is_the_median_paired_ratio_inside_its_interval():
+    # The GRU preset once read "2.27× slower (95%: 2.03–2.23)": the ratio of the two modes'
+    # medians fell outside the interval of the paired ratios. The figure is now that median.
+    from autocast_explorer.core.experiment.certainty import speedup_basis, speedup_figure
+
+    # The machine slowed 3× between round 5's plain and autocast blocks: each mode's median
+    # comes from a different regime, while every round but that one still says 0.5.
+    plain = [10.0, 10.0, 10.0, 10.0, 10.0, 30.0, 30.0, 30.0, 30.0]
+    auto = [20.0, 20.0, 20.0, 20.0, 60.0, 60.0, 60.0, 60.0, 60.0]
+    ratios = paired_ratios(plain, auto)
+    ev = TimingEvidence(median_interval(ratios), stopped="precise", target=0.05)
+    ratio_of_medians = 10.0 / 60.0
+    assert (ev.interval.low, ev.interval.high) == (0.5, 0.5)
+    figure = speedup_figure(10.0, 60.0, ev)
+    assert figure == 0.5
+    assert speedup_basis(ev) == "median of 9 paired rounds' float32 ÷ autocast"
+    # A file written before the median was kept: the ratio of medians, said so.
+    old = TimingEvidence(SpeedupInterval(0.5, 0.5, 0.96, 9), stopped="precise")
+    assert speedup_figure(10.0, 60.0, old) == ratio_of_medians
+    assert speedup_basis(old) == speedup_basis(None) == "plain median ÷ autocast median"
+    assert math.isnan(speedup_figure(30.0, None, ev))
 
 
 def test_few_pairs_give_min_to_max_at_the_coverage_they_have():
@@ -382,6 +407,46 @@ def test_a_crossing_gets_the_band_its_points_intervals_allow():
     (open_low,) = crossing_intervals(values, speedups, lows, [1.1, 1.2, 1.8, 2.2])
     assert open_low.low is None and open_low.high == pytest.approx(found.high)
     assert interval_words(open_low, "batch").startswith("at or below batch ")
+
+
+def test_each_grid_row_states_its_crossing_with_the_band_its_intervals_allow():
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.sweeps.crossover import (
+        crossing_intervals,
+        format_value,
+        interval_words,
+    )
+    from autocast_explorer.core.sweeps.runner import run_grid
+
+    config = ExperimentConfig(widths=(32, 16, 4), batch=4, min_time=0.02)
+    grid = run_grid(config, [1, 8], [16, 32], probe_onednn=False)
+    bands = {  # (width, batch): (low, median, high); the median is the point's speedup
+        (16, 1): (0.45, 0.5, 0.55),
+        (16, 8): (1.8, 2.0, 2.2),
+        (32, 1): (1.8, 2.0, 2.2),
+        (32, 8): (1.8, 2.0, 2.2),
+    }
+    points = tuple(
+        dataclasses.replace(
+            p,
+            evidence=TimingEvidence(
+                SpeedupInterval(low, high, LEVEL, 24, median), stopped="precise", target=0.03
+            ),
+        )
+        for p in grid.points
+        for low, median, high in [bands[(p.value2, p.value)]]
+    )
+    grid = dataclasses.replace(grid, points=points)
+    (found,) = grid.row_crossover_intervals(16)
+    assert found == crossing_intervals([1, 8], [0.5, 2.0], [0.45, 1.8], [0.55, 2.2])[0]
+    assert grid.row_crossover_intervals(32) == []
+    words = interval_words(found, "batch")
+    assert words.startswith("between batch ")
+    at = format_value(grid.grid_rows[0].crossovers[0])
+    assert grid.crossover_sentence == (
+        f"Speedup crosses 1.0 at batch — width 16: {at} (by the 95% intervals: {words}); "
+        "width 32: never."
+    )
 
 
 def test_adaptive_sweep_points_carry_their_evidence_through_json():

@@ -6,6 +6,7 @@ import pytest
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.learning.compare import (
     ResultFileError,
     compare_results,
@@ -30,6 +31,14 @@ def other_machine(result, path):
         cpu_flags=["amx_bf16", "amx_tile", "avx512_bf16"],
     )
     data["latency"]["autocast"]["median_ms"] = data["latency"]["plain"]["median_ms"] / 3
+    # Its paired rounds said 3× too: the median paired ratio is the figure compare shows.
+    data["latency"]["speedup_interval"] = {
+        "low": 2.9,
+        "high": 3.1,
+        "level": 0.95,
+        "pairs": 24,
+        "median": 3.0,
+    }
     data["config"]["batch"] = 64
     path.write_text(json.dumps(data))
     return path
@@ -56,7 +65,7 @@ def test_two_machines_side_by_side(result, tmp_path):
     assert comparison.config_differences() == ["batch"]
     table = format_comparison(comparison)
     assert "laptop.json" in table and "server.json" in table
-    assert f"{result.speedup:.2f}×" in table and "3.00×" in table
+    assert f"{ratio_text(result.speedup)}×" in table and "3.00×" in table
     assert "Note: the configs differ in batch." in table
 
 
@@ -137,7 +146,7 @@ def test_a_failed_autocast_forward_is_compared_not_refused(result, tmp_path, mon
         assert table[name][1] == "—", name
     interval = result.evidence.interval if result.evidence else None
     band = f" ({interval.text()})" if interval is not None else ""
-    assert table["speedup"][0] == f"{result.speedup:.2f}×{band}"
+    assert table["speedup"][0] == f"{ratio_text(result.speedup)}×{band}"
     assert table["speed call"][1] == "—"
     assert table["plain median"][1] == f"{failed.plain.median_ms:.3f} ms"
     overlay = comparison.overlay()

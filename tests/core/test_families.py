@@ -68,8 +68,14 @@ def test_cnn_flops_count_the_convolutions_as_implicit_gemms(cnn_result):
 def test_cnn_casts_name_the_convolution_weights(cnn_result):
     trace = cnn_result.op_trace
     assert trace is not None
-    assert trace.casts.by_source["Conv2d.weight"] == 2
-    assert trace.casts.by_source["Linear.weight"] == 1
+    assert trace.casts.by_kind["Conv2d.weight"] == 2
+    assert trace.casts.by_kind["Linear.weight"] == 1
+    # each cast names its parameter by its path in the model
+    assert {k: trace.casts.by_source[k] for k in ("conv1.weight", "conv2.weight", "fc.weight")} == {
+        "conv1.weight": 1,
+        "conv2.weight": 1,
+        "fc.weight": 1,
+    }
     assert trace.casts.count == trace.casts.parameter_casts + 1  # and the input
 
 
@@ -100,9 +106,12 @@ def test_transformer_without_fast_path_returns_float32_from_each_layer():
     assert kinds["Linear"] == {"bfloat16"}
     names = [la.name for la in r.layers]
     assert names.index("encoder1") < names.index("encoder1.self_attn")  # outer layer first
+    kinds = r.op_trace.casts.by_kind
+    assert kinds["MultiheadAttention.in_proj_weight"] == 2  # one per encoder layer
+    assert kinds["NonDynamicallyQuantizableLinear.weight"] == 2  # the out-projections
     sources = r.op_trace.casts.by_source
-    assert sources["MultiheadAttention.in_proj_weight"] == 2  # one per encoder layer
-    assert sources["NonDynamicallyQuantizableLinear.weight"] == 2  # the out-projections
+    assert sources["encoder1.self_attn.in_proj_weight"] == 1
+    assert sources["encoder2.self_attn.out_proj.weight"] == 1
     data = json.loads(r.to_json())
     assert data["config"]["fast_path"] is False
     assert data["fast_path"] == {"plain": False, "autocast": False}
@@ -114,7 +123,8 @@ def test_gru_stays_float32_and_its_recurrent_weights_are_cast():
     assert kinds["GRU"] == {"float32"}
     assert kinds["Linear"] == {"bfloat16"}
     assert [la.name for la in r.layers] == ["gru", "last", "fc"]
-    assert r.op_trace.casts.by_source["GRU.weight_hh_l0"] == 1
+    assert r.op_trace.casts.by_kind["GRU.weight_hh_l0"] == 1
+    assert r.op_trace.casts.by_source["gru.weight_hh_l0"] == 1
 
 
 def test_lstm_outcome_follows_this_cpu():
@@ -139,7 +149,7 @@ def test_lstm_outcome_follows_this_cpu():
     else:
         assert not r.autocast_error
         assert by_kind(r)["LSTM"] == {str(direct).removeprefix("torch.")}
-        assert r.op_trace.casts.by_source["LSTM.weight_hh_l0"] == 1
+        assert r.op_trace.casts.by_source["lstm.weight_hh_l0"] == 1
 
 
 @pytest.fixture
@@ -267,13 +277,15 @@ def test_an_mlp_result_written_before_families_still_loads():
     r = run_experiment(ExperimentConfig(widths=(8, 4), batch=2, **FAST))
     data = json.loads(r.to_json())
     del data["config"]["model"]
-    del data["casts"]["by_source"]
+    del data["casts"]["by_source"], data["casts"]["by_kind"]
     for mode in data["casts_by_grad_mode"].values():
         mode.pop("by_source", None)
+        mode.pop("by_kind", None)
     old = ExperimentResult.from_dict(data)
     assert old.config.model == "mlp" and old.config.widths == (8, 4)
     assert old.autocast_error == "" and old.fast_path is None
     assert old.op_trace is not None and old.op_trace.casts.by_source == {}
+    assert old.op_trace.casts.by_kind == {}
     assert [la.autocast.out_dtype for la in old.layers] == ["bfloat16"]
 
 

@@ -120,9 +120,17 @@ def test_json_round_trip_and_bad_grad_mode():
         "bytes": 140,
         "bytes_read": 280,
         "by_op": {"aten._to_copy.default": 5},
-        "by_source": {"Linear.weight": 2, "Linear.bias": 2},
+        "by_source": {"fc1.weight": 1, "fc1.bias": 1, "fc2.weight": 1, "fc2.bias": 1},
+        "by_kind": {"Linear.weight": 2, "Linear.bias": 2},
         "grad_mode": "no_grad",
     }
+    casts = [op for op in data["ops"] if op["cast"] and "source" in op]
+    assert sorted((op["source"], op["source_kind"]) for op in casts) == [
+        ("fc1.bias", "Linear.bias"),
+        ("fc1.weight", "Linear.weight"),
+        ("fc2.bias", "Linear.bias"),
+        ("fc2.weight", "Linear.weight"),
+    ]
     assert OpTrace.from_dict(data) == trace
     with pytest.raises(ValueError, match="grad_mode must be one of"):
         trace_forward(model, x, None, "enable_grad")

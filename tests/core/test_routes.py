@@ -9,6 +9,7 @@ import torch
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.routes import (
     IMPLICIT_BACKENDS,
@@ -103,6 +104,40 @@ def test_eager_route_is_the_engine_s_own_measurement(implicit_result):
     assert eager.agreement.agree == implicit_result.agreement.agree
     assert eager.error.max_abs == pytest.approx(implicit_result.agreement.max_abs_diff)
     assert eager.compile_s is None and eager.graphs is None
+    # Its interval is the run's own, so its figure is the run's speedup.
+    assert eager.interval == implicit_result.evidence.interval
+    assert eager.speedup == implicit_result.speedup
+
+
+def test_every_timed_route_states_its_speedup_with_its_interval(implicit_result):
+    implicit = implicit_result.routes[1]
+    interval = implicit.interval
+    assert interval is not None and interval.pairs >= 2 and interval.median is not None
+    assert implicit.speedup == interval.median
+    assert interval.low <= implicit.speedup <= interval.high
+    assert implicit.speedup_text().startswith(
+        f"{ratio_text(implicit.speedup)}× ({interval.text()})"
+    )
+    assert implicit.speedup_text().endswith("too noisy to tell") == implicit.call.too_noisy
+    line = next(x for x in format_summary(implicit_result).splitlines() if "implicit: speedup" in x)
+    assert line.startswith(
+        f"    implicit: speedup {ratio_text(implicit.speedup)}× ({interval.text()}): "
+    )
+    assert line.endswith(
+        {
+            "faster": "the lower side ran faster",
+            "slower": "the lower side ran slower",
+            "same": "about the same",
+            "unclear": "can't tell",
+            "noisy": "too noisy to tell",
+        }[implicit.call.kind]
+    )
+    # A route written before routes had intervals: the ratio of its medians, no interval.
+    data = json.loads(implicit_result.to_json())
+    del data["routes"][1]["speedup_interval"]
+    old = ExperimentResult.from_dict(data).routes[1]
+    assert old.interval is None and old.speedup_text() == f"{ratio_text(old.speedup)}×"
+    assert old.speedup == old.plain.median_ms / old.lower.median_ms
 
 
 def test_routes_round_trip_through_json_and_match_the_schema(implicit_result):
@@ -115,6 +150,7 @@ def test_routes_round_trip_through_json_and_match_the_schema(implicit_result):
     assert again.routes[1].kernels == implicit_result.routes[1].kernels
     assert again.routes[1].plain.median_ms == implicit_result.routes[1].plain.median_ms
     assert again.routes[1].finding == implicit_result.routes[1].finding
+    assert again.routes[1].interval == implicit_result.routes[1].interval
     # A result written before routes existed loads with none.
     del data["routes"], data["config"]["routes"]
     old = ExperimentResult.from_dict(data)

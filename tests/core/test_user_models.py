@@ -4,6 +4,8 @@ depth, one-line errors naming the user's frame, and full runs at tiny sizes."""
 from __future__ import annotations
 
 import hashlib
+import math
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -23,7 +25,11 @@ from autocast_explorer.core.experiment.families.user.errors import UserModelErro
 from autocast_explorer.core.experiment.families.user.probe import probe
 from autocast_explorer.core.experiment.families.user.spec import parse_spec
 from autocast_explorer.core.experiment.guards import estimate_forward
-from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
+from autocast_explorer.core.experiment.summary import format_summary
+from autocast_explorer.core.learning.compare import compare_results, training_table
+from autocast_explorer.core.reports.report import report_markdown, write_report
+from tests.core.test_report import reproduced
 
 FAST = {"min_time": 0.01}
 #: A tiny Hugging Face ResNet (random weights, built from its config): two stages, 16/32 wide.
@@ -67,6 +73,22 @@ class Picky(torch.nn.Module):
 
 def picky():
     return Picky(), torch.randn(1, 8)
+
+
+class Regress(torch.nn.Module):
+    # No logits: a regression output of shape batch × 3 × 5.
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(8, 16)
+        self.head = torch.nn.Linear(16, 15)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.body(x))).reshape(-1, 3, 5)
+
+
+def regress():
+    return Regress(), torch.randn(1, 8)
 """
 
 
@@ -167,7 +189,9 @@ def test_a_file_model_runs_with_every_view(model_file: Path) -> None:
     assert result.agreement is not None and result.agreement.rows == 3
     assert result.flops == 3 * 2 * (8 * 16 + 16 * 4)  # FlopCounterMode: the two Linear layers
     assert result.op_trace is not None
-    assert set(result.op_trace.casts.by_source) == {"Linear.weight", "Linear.bias"}
+    casts = result.op_trace.casts
+    assert casts.by_source == {"0.weight": 1, "0.bias": 1, "2.weight": 1, "2.bias": 1}
+    assert casts.by_kind == {"Linear.weight": 2, "Linear.bias": 2}
     loaded = ExperimentResult.from_json(result.to_json())
     assert loaded.model_info == info
     assert loaded.config.model == f"{model_file}:build"
@@ -228,6 +252,104 @@ def test_training_a_classifier_file_model(model_file: Path) -> None:
     assert result.train is not None
     assert result.train.loss_dtype == {"plain": "float32", "autocast": "float32"}
     assert len(result.train.loss["autocast"]) == 2
+    assert result.train.loss_kind == "cross_entropy" and result.train.has_accuracy
+    assert set(result.train.accuracy) == {"plain", "autocast"}
+    data = result.to_dict()["train"]
+    assert data["loss_kind"] == "cross_entropy" and "target_shape" not in data
+    assert all(math.isfinite(v) and v > 0 for v in data["held_out_loss"].values())
+
+
+def _falls(losses: tuple[float, ...]) -> bool:
+    """The mean of the last three steps is below half the first step's loss."""
+    return sum(losses[-3:]) / 3 < 0.5 * losses[0]
+
+
+def test_training_a_model_without_logits_uses_mse_to_a_fixed_target(model_file: Path) -> None:
+    config = ExperimentConfig(
+        model=f"{model_file}:regress", batch=4, mode="train", steps=20, threads=1, **FAST
+    )
+    result = run_experiment(config)
+    train = result.train
+    assert train is not None
+    assert (train.loss_kind, train.target_shape, train.accuracy) == ("mse", (3, 5), {})
+    assert not train.has_accuracy and "batch×3×5" in train.no_accuracy_reason()
+    assert _falls(train.loss["plain"]) and _falls(train.loss["autocast"])
+    # mse_loss is on CPU autocast's float32 list; the Linear output is the autocast dtype.
+    assert train.loss_dtype == {"plain": "float32", "autocast": "float32"}
+    assert train.output_dtype == {"plain": "float32", "autocast": "bfloat16"}
+    assert set(train.grad_dtypes.values()) == {"float32"} and len(train.grad_dtypes) == 4
+    held = train.held_out_loss
+    assert set(held) == {"plain", "autocast"} and all(
+        0 < v < train.loss["plain"][0] for v in held.values()
+    )
+    assert result.agreement is not None and result.agreement.rows == 0
+    assert "not batch × classes logits" in result.agreement.no_argmax_reason
+    data = result.to_dict()["train"]
+    assert data["loss_kind"] == "mse" and data["target_shape"] == [3, 5]
+    assert "accuracy" not in data and data["held_out_loss"]["plain"] == held["plain"]
+    assert ExperimentResult.from_json(result.to_json()).train == train
+    text = format_summary(result)
+    assert "MSE loss" in text and "held-out MSE (16 rows)" in text
+    assert "no accuracy: the output is batch×3×5, not batch × classes logits" in text
+    rows = dict(training_table(compare_results([result])))
+    assert rows["held-out accuracy"] == [
+        f"none; held-out MSE {held['plain']:.4g} / {held['autocast']:.4g}"
+    ]
+    report = report_markdown(result)
+    assert "| MSE loss first → last | held-out loss |" in report
+    assert (
+        f"MSE {held['autocast']:.4g}" in report and "No accuracy: the output is batch×3×5" in report
+    )
+
+
+@pytest.mark.parametrize(("factory", "kind"), [("regress", "mse"), ("build", "cross_entropy")])
+def test_reproduce_py_retrains_a_user_model_with_the_same_loss(
+    model_file: Path, tmp_path: Path, factory: str, kind: str
+) -> None:
+    config = ExperimentConfig(
+        model=f"{model_file}:{factory}", batch=4, mode="train", steps=4, threads=1, **FAST
+    )
+    result = run_experiment(config)
+    train = result.train
+    assert train is not None and train.loss_kind == kind
+    write_report(result, tmp_path / "report")
+    doc = reproduced(tmp_path / "report")
+    found = doc["found"]
+    assert doc["same"] == dict.fromkeys(
+        ("loss_kind", "loss_dtype", "grad_dtypes", "saved_bytes", "first loss"), True
+    )
+    assert found["loss_kind"] == kind
+    for mode in ("plain", "autocast"):
+        assert found["loss"][mode] == pytest.approx(list(train.loss[mode]), rel=1e-5)
+        assert found["held_out_loss"][mode] == pytest.approx(train.held_out_loss[mode], rel=1e-5)
+    assert found["accuracy"] == pytest.approx(train.accuracy)  # {} for MSE
+    script = [sys.executable, str(tmp_path / "report" / "reproduce.py"), "--min-time", "0.01"]
+    text = subprocess.run(script, capture_output=True, text=True, timeout=120, check=True).stdout
+    name = {"mse": "MSE", "cross_entropy": "cross-entropy"}[kind]
+    assert text.startswith(
+        f"Training: {model_file}:{factory}, batch 4, 4 steps, sgd lr 0.05, {name}"
+    )
+    score = (
+        f"held-out MSE {train.held_out_loss['plain']:.4g}"
+        if kind == "mse"
+        else f"accuracy {100 * train.accuracy['plain']:.1f}%"
+    )
+    assert score in text and "same loss kind as the explorer's run: yes" in text
+    assert ("no accuracy: the output is not batch x classes logits" in text) == (kind == "mse")
+
+
+def test_old_training_results_read_as_cross_entropy(model_file: Path) -> None:
+    config = ExperimentConfig(model=f"{model_file}:build", batch=2, mode="train", steps=1, **FAST)
+    data = run_experiment(config).to_dict()
+    for key in ("loss_kind", "held_out_loss"):
+        del data["train"][key]
+    old = ExperimentResult.from_dict(data).train
+    assert old is not None and old.loss_kind == "cross_entropy" and old.held_out_loss == {}
+    del data["train"]["accuracy"]
+    with pytest.raises(ResultFormatError, match=r"train\.accuracy: missing"):
+        ExperimentResult.from_dict(data)
+    data["train"]["loss_kind"] = "mse"
+    assert ExperimentResult.from_dict(data).train.accuracy == {}
 
 
 # ---- Hugging Face architectures, built offline from their configs ---------------------------
@@ -259,11 +381,51 @@ def test_hf_bert_takes_tokens_and_has_no_argmax() -> None:
     by_name = {layer.name: layer for layer in result.layers}
     query = by_name["encoder.layer.0.attention.self.query"]
     assert (query.plain.out_dtype, query.autocast.out_dtype) == ("float32", "bfloat16")
+    casts = result.op_trace.casts
+    assert casts.by_source["encoder.layer.0.attention.self.query.weight"] == 1
+    # query, key, value, attention out, feed-forward in and out, and the pooler
+    assert casts.by_kind["Linear.weight"] == 7
+    assert casts.by_source["pooler.dense.weight"] == 1
+    assert "encoder.layer.0.attention.self.query.weight 1×" in format_summary(result)
     norm = by_name["encoder.layer.0.output.LayerNorm"]
     assert norm.autocast.out_dtype == "float32"  # layer_norm's float32 input: the residual add
     assert result.output_dtype_autocast == "float32"
-    with pytest.raises(ConfigError, match="training needs classifier logits"):
-        run_experiment(config.replace(mode="train", steps=1))
+
+
+def test_hf_bert_trains_its_last_hidden_state_with_mse(tmp_path: Path) -> None:
+    config = ExperimentConfig(
+        model="hf:bert",
+        model_args=TINY_BERT,
+        seq=8,
+        batch=2,
+        mode="train",
+        steps=12,
+        threads=1,
+        **FAST,
+    )
+    result = run_experiment(config)
+    train = result.train
+    assert train is not None
+    # the output is the model's last_hidden_state (the rule every run path reads): 8 × 32
+    assert (train.loss_kind, train.target_shape) == ("mse", (8, 32))
+    assert _falls(train.loss["plain"]) and _falls(train.loss["autocast"])
+    assert train.loss_dtype["autocast"] == "float32"
+    assert set(train.grad_dtypes.values()) == {"float32"}
+    assert "encoder.layer.0.attention.self.query.weight" in train.grad_dtypes
+    encoder = next(layer for layer in train.layers if layer.name == "encoder")
+    assert encoder.backward["autocast"] == ("unseen", "unseen")  # it returns an output object
+    assert encoder.forward["autocast"] == ("float32", "float32")  # its last_hidden_state
+    embeddings = next(layer for layer in train.layers if layer.name == "embeddings")
+    assert embeddings.forward["plain"] == ("int64", "float32")  # token ids, given by keyword
+    # reproduce.py rebuilds hf:bert from its spec and retrains it with the same loss (the
+    # pooler, which the last hidden state does not reach, gets no gradient in either).
+    write_report(result, tmp_path)
+    doc = reproduced(tmp_path)
+    assert doc["same"] == dict.fromkeys(
+        ("loss_kind", "loss_dtype", "grad_dtypes", "saved_bytes", "first loss"), True
+    )
+    assert doc["found"]["loss"]["autocast"] == pytest.approx(list(train.loss["autocast"]), rel=1e-5)
+    assert "pooler.dense.weight" not in train.grad_dtypes
 
 
 def test_layer_depth_groups_rows() -> None:

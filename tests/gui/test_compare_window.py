@@ -7,6 +7,7 @@ import json
 import pytest
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow
 
+from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.learning.compare import ResultFileError
 from autocast_explorer.gui.features.compare.window import CompareWindow
 from autocast_explorer.gui.shell import style
@@ -37,7 +38,9 @@ def as_other_machine(text: str) -> str:
 
 def speed_label(result) -> str:
     """The compare chart's label: the figure, marked when the run was too noisy to tell."""
-    return f"{result.speedup:.2f}×" + (" (too noisy)" if result.speed_call.too_noisy else "")
+    return f"{ratio_text(result.speedup)}×" + (
+        " (too noisy)" if result.speed_call.too_noisy else ""
+    )
 
 
 @pytest.fixture
@@ -223,7 +226,9 @@ def test_a_run_whose_autocast_forward_raised_is_shown_float32_only(
     assert speed["value_labels"] == [speed_label(result), "raised"]
     rows = dict((row[0], row[1:]) for row in compare.table_rows())
     assert rows["autocast median"][1] == f"raised: RuntimeError: {MESSAGE}"[:43] + "…"
-    assert rows["speedup"][0].startswith(f"{result.speedup:.2f}×")  # then its interval, if any
+    assert rows["speedup"][0].startswith(
+        f"{ratio_text(result.speedup)}×"
+    )  # then its interval, if any
     assert rows["speedup"][1] == "—"
     assert rows["predictions agree"][1] == "—"
     assert rows["plain median"][1] == f"{failed.plain.median_ms:.3f} ms"

@@ -175,6 +175,10 @@ def test_op_trace_highlights_exactly_the_casts(window, qtbot):
     assert [r[5] for r in rows] == [f"{rec.bytes:,}" if rec.cast else "" for rec in records]
     cast_row = rows[[rec.cast for rec in records].index(True)]
     assert cast_row[3] == "fp32 → bf16"
+    # a parameter's cast names it by its path in the model, and its class
+    index = next(i for i, rec in enumerate(records) if rec.source == "fc1.weight")
+    tip = view.opsTable.item(index, 2).toolTip()
+    assert tip.endswith(", of the parameter fc1.weight (Linear.weight)")
 
     assert view.castCountLabel.text() == str(trace.casts.count)
     assert view.castBytesLabel.text().startswith(f"{trace.casts.bytes:,} B")

@@ -41,6 +41,8 @@ def test_routes_view_draws_each_route_of_the_run(window, implicit_run):
     implicit = implicit_run.routes[1]
     assert table.item(1, 1).text() == f"{implicit.plain.median_ms:.4g}"
     assert table.item(1, 5).text() == "float32"  # tensors stay float32 on this route
+    speedup = table.item(1, 3).text()  # the figure with its 95% interval
+    assert speedup == implicit.speedup_text() and f"({implicit.interval.text()})" in speedup
     drawn = view.latencyChart.drawn()
     medians = [s.median_ms for r in implicit_run.routes for s in (r.plain, r.lower)]
     assert drawn["heights"] == pytest.approx(medians)

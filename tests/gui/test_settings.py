@@ -133,3 +133,15 @@ def test_reset_to_defaults_forgets_everything(qtbot):
     assert not win.lessonsDock.isVisible()
     assert win.findChild(QScrollArea, "controlsScroll").isVisible()
     assert open_settings().allKeys() == []
+
+
+def test_a_restored_lesson_step_names_a_chart_built_after_the_settings(qtbot):
+    # Lesson 6 is answered by the Training tab's loss chart, a tab installed after the saved
+    # state is restored (and, in the app's progressive window, after the first paint).
+    store = open_settings()
+    store.setValue("lessons/step", "5")
+    store.sync()
+    win = new_window(qtbot)
+    panel = win.lessonsPanel
+    assert panel.step_index() == 5 and panel.current_lesson().chart == "loss"
+    assert panel.chartLabel.text() == "Answered by: <b>Training chart</b>"

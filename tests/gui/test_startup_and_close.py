@@ -81,6 +81,61 @@ def test_the_window_paints_loading_first_then_enables_run():
     ]
 
 
+def test_the_progressive_window_paints_before_it_builds_the_rest_and_ends_the_same():
+    # The app's window (run_app) paints with the controls, Overview and Layers, then imports
+    # and builds the other tabs; once built it has what MainWindow() has, menus included.
+    out = run_python(
+        """
+        import sys
+        from PySide6.QtCore import QObject, Slot
+        from autocast_explorer.gui.window.app import create_application
+        from autocast_explorer.gui import MainWindow
+
+        app = create_application(sys.argv)
+
+        def shape(w):
+            tabs = [w.resultTabs.tabText(i) for i in range(w.resultTabs.count())]
+            menus = {a.text(): [x.text() for x in a.menu().actions()]
+                     for a in w.menuBar().actions()}
+            return tabs, menus
+
+        w = MainWindow(progressive=True)
+        print("built:", w.features_installed, w.resultTabs.count(), flush=True)
+
+        class Probe(QObject):
+            @Slot()
+            def painted(self):
+                print("painted:", w.resultTabs.count(), w.presets.shown_text(),
+                      "pydantic" in sys.modules, "torch" in sys.modules, flush=True)
+
+            @Slot()
+            def installed(self):
+                eager = MainWindow(autoload=False)  # built at once, after w's first paint
+                print("installed:", shape(w) == shape(eager), w.presets.shown_text(),
+                      len(w.presets.presets()) > 3, flush=True)
+
+            @Slot()
+            def ready(self):
+                print("ready:", w.runButton.isEnabled(), flush=True)
+                w.close()
+
+        probe = Probe()
+        w.firstPainted.connect(probe.painted)
+        w.featuresInstalled.connect(probe.installed)
+        w.engineReady.connect(probe.ready)
+        w.show()
+        sys.exit(app.exec())
+        """
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "built: False 2",
+        "painted: 2 Loading presets… False False",
+        "installed: True tutorial example True",
+        "ready: True",
+    ]
+
+
 def test_closing_during_a_run_cancels_waits_and_exits_0():
     # Drives the real entry point (run_app) with a window that starts a long run and is
     # closed once the timing loop is under way.
@@ -92,8 +147,8 @@ def test_closing_during_a_run_cancels_waits_and_exits_0():
         from autocast_explorer.core.experiment.config import ExperimentConfig
 
         class Driven(mw.MainWindow):
-            def __init__(self):
-                super().__init__()
+            def __init__(self, **options):
+                super().__init__(**options)
                 self.engineReady.connect(self.go)
                 self.runner.progress.connect(self.maybe_close)
                 self.experimentFinished.connect(self.finished_)

@@ -207,6 +207,31 @@ def test_crossover_markers_are_cores_crossovers(window, speedups, count):
     assert tab.crossoverLabel.text() == result.crossover_sentence
 
 
+def test_heatmap_cells_say_each_points_interval_and_noise(window, qtbot):
+    import dataclasses
+
+    from autocast_explorer.core.experiment.certainty import TimingEvidence
+    from autocast_explorer.core.experiment.interval import SpeedupInterval
+
+    result = synthetic((1, 8), (0.5, 2.0, 0.25, 4.0), width_values=(128, 512))
+    tight = TimingEvidence(SpeedupInterval(1.94, 2.06, 0.95, 30, 2.0), stopped="precise")
+    wide = TimingEvidence(SpeedupInterval(0.15, 0.40, 0.95, 30, 0.25), stopped="max_time")
+    points = list(result.points)
+    points[1] = dataclasses.replace(points[1], evidence=tight)
+    points[2] = dataclasses.replace(points[2], evidence=wide)
+    tab = window.sweeps.sweeps
+    tab.show_sweep(dataclasses.replace(result, points=tuple(points)))
+    cells = {(c.width, c.batch): c for c in tab.heatmap.cells()}
+    assert cells[(128, 8)].tooltip.startswith(
+        "batch 8 × width 128: speedup 2.00× (95%: 1.94–2.06) (autocast 2.00× faster;"
+    )
+    assert cells[(512, 1)].too_noisy  # 0.15–0.40 is far wider than 1.25×
+    assert "speedup 0.25× (95%: 0.15–0.40) — too noisy to tell (autocast 4.00× slower" in (
+        cells[(512, 1)].tooltip
+    )
+    assert cells[(128, 1)].interval == "" and not cells[(128, 1)].too_noisy  # no evidence
+
+
 def test_heatmap_colors_diverge_around_one(window, qtbot):
     tab = window.sweeps.sweeps
     speedups = (0.5, 1.0, 2.0, 0.25, 1.0, 4.0)

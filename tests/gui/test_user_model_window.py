@@ -4,9 +4,13 @@ the remembered specs."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit
+import pyqtgraph as pg
+import pytest
+import torch
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QWidget
 
 from autocast_explorer.gui.window.settings import recent_specs
 from tests.gui.helpers import run_to_end
@@ -22,6 +26,12 @@ def build():
 
 def broken():
     raise RuntimeError("the factory broke")
+
+
+def regress():
+    # no logits: batch × 3 × 5 from a Linear layer
+    net = torch.nn.Sequential(torch.nn.Linear(6, 15), torch.nn.Unflatten(1, (3, 5)))
+    return net, torch.randn(1, 6)
 """
 
 
@@ -85,3 +95,102 @@ def test_a_bad_spec_is_refused_inline(window, qtbot):
     qtbot.waitUntil(error.isVisible, timeout=2000)
     assert "pickled code" in error.text()
     assert not window.runButton.isEnabled()
+
+
+def test_an_mse_training_run_shows_its_loss_and_says_why_there_is_no_accuracy(
+    window, qtbot, tmp_path: Path
+):
+    path = tmp_path / "my_model.py"
+    path.write_text(MODEL)
+    window.confirm_model_file = lambda _p: True
+    _choose_user(window, qtbot).setText(f"{path}:regress")
+    window.set_config(window.current_config().replace(mode="train", steps=6, batch=4, threads=1))
+    steps = []
+    window.experimentStep.connect(steps.append)
+    result = run_to_end(qtbot, window)
+    train = result.train
+    assert train.loss_kind == "mse" and {s.loss_kind for s in steps} == {"mse"}
+    drawn = window.findChild(pg.PlotWidget, "lossPlot").drawn()
+    assert drawn["left"] == "loss (MSE to the target)"
+    assert drawn["plain"][1] == list(train.loss["plain"])
+    held = train.held_out_loss
+    assert drawn["accuracy_text"] == (
+        f"no accuracy (not logits) · held-out MSE: float32 {held['plain']:.4g} · "
+        f"bfloat16 {held['autocast']:.4g}"
+    )
+    summary = window.findChild(QWidget, "trainingSummary").text()
+    assert "held-out MSE (16 rows)" in summary and "no accuracy: the output is batch×3×5" in summary
+    # The Accuracy tab: no accuracy, and why; its chart draws the training MSE, never blank.
+    assert window.findChild(QLabel, "accuracyHeadline").text() == (
+        "No accuracy: this model trained with MSE"
+    )
+    text = window.findChild(QLabel, "accuracySummary").text()
+    assert "not batch × classes logits" in text and f"{held['autocast']:.4g}" in text
+    chart = window.findChild(pg.PlotWidget, "epochAccuracyPlot")
+    assert chart.shows_mse()
+    assert chart.drawn()["plain"] == [(float(i), v) for i, v in enumerate(train.loss["plain"], 1)]
+    assert chart.getPlotItem().getAxis("left").labelText == "training MSE"
+    view = window.findChild(QWidget, "accuracyView")
+    assert not view.findChild(QWidget, "flipBox").isVisibleTo(view)  # no answers to flip
+
+
+# ---- completion of torchvision/timm names, through stand-in packages -------------------------
+
+TORCHVISION_STAND_IN = """
+import types
+
+models = types.SimpleNamespace(list_models=lambda: ["resnet18", "mobilenet_v3_small"])
+"""
+TIMM_STAND_IN = """
+def list_models():
+    return ["vit_tiny_patch16_224", "resnet18"]
+"""
+BROKEN = 'raise RuntimeError("operator torchvision::nms does not exist")\n'
+
+
+@pytest.fixture
+def stand_ins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Write `torchvision` and `timm` packages (their bodies given) ahead of the real ones."""
+    for name in ("torchvision", "timm"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def write(torchvision: str, timm: str) -> None:
+        for name, body in (("torchvision", torchvision), ("timm", timm)):
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "__init__.py").write_text(body)
+
+    return write
+
+
+def _completions(window, prefix: str) -> list[str]:
+    completer = window.findChild(QLineEdit, "modelSpecEdit").completer()
+    completer.setCompletionPrefix(prefix)
+    model = completer.completionModel()
+    return [model.index(row, 0).data() for row in range(model.rowCount())]
+
+
+def test_torchvision_and_timm_names_are_completed_when_they_import(window, qtbot, stand_ins):
+    stand_ins(TORCHVISION_STAND_IN, TIMM_STAND_IN)
+    _choose_user(window, qtbot)
+    assert _completions(window, "resnet18") == ["torchvision:resnet18", "timm:resnet18"]
+    assert _completions(window, "vit_") == ["timm:vit_tiny_patch16_224"]
+    assert "hf:bert" in _completions(window, "hf:")
+    hint = window.findChild(QLabel, "modelCompletionHint")
+    assert hint.text() == "" and not hint.isVisible()
+
+
+def test_no_names_and_a_one_line_hint_when_they_do_not_import(window, qtbot, stand_ins):
+    stand_ins(BROKEN, "import torchvision\n")  # timm imports torchvision, as the real one does
+    _choose_user(window, qtbot)
+    assert _completions(window, "torchvision:") == [] and _completions(window, "timm:") == []
+    assert "hf:resnet" in _completions(window, "hf:")  # the offline examples stay
+    hint = window.findChild(QLabel, "modelCompletionHint")
+    qtbot.waitUntil(hint.isVisible, timeout=2000)
+    text = hint.text()
+    assert "\n" not in text and text.startswith("No torchvision:/timm: names to complete: ")
+    assert (
+        "import torchvision failed (RuntimeError: operator torchvision::nms does not exist); "
+        f"pip install torchvision matching torch {torch.__version__}"
+    ) in text
+    assert "import timm failed (RuntimeError: operator torchvision::nms does not exist)" in text

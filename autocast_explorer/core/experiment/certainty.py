@@ -56,11 +56,18 @@ class IntervalPart(Part):
     high: Number(ge=0)
     level: Number(ge=0, le=1, description="coverage: 0.95, less with under 6 pairs")
     pairs: Whole(description="paired rounds the interval is built from") = 0
+    #: The median paired ratio, the run's speedup figure (None: files written before it).
+    median: Number(ge=0) | None = None
+
+    def interval(self) -> SpeedupInterval:
+        return SpeedupInterval(self.low, self.high, self.level, self.pairs, self.median)
 
     @model_validator(mode="after")
     def _ordered(self) -> IntervalPart:
         if self.high < self.low:
             raise refuse("expected a number ≥ low", at="high")
+        if self.median is not None and not self.low <= self.median <= self.high:
+            raise refuse("expected a number from low to high", at="median")
         return self
 
 
@@ -137,13 +144,7 @@ class TimingEvidence:
         return {
             "speedup_interval": None
             if self.interval is None
-            else build(
-                IntervalPart,
-                low=self.interval.low,
-                high=self.interval.high,
-                level=self.interval.level,
-                pairs=self.interval.pairs,
-            ),
+            else build(IntervalPart, **self.interval.to_dict()),
             "stalls": tuple(
                 build(StallPart, mode=s.mode, round=s.round, ms=s.ms, median_ms=s.median_ms)
                 for s in self.stalls
@@ -170,9 +171,7 @@ class TimingEvidence:
             return None
         band, load = section.speedup_interval, section.load
         return cls(
-            interval=None
-            if band is None
-            else SpeedupInterval(band.low, band.high, band.level, band.pairs),
+            interval=None if band is None else band.interval(),
             stalls=tuple(Stall(s.mode, s.round, s.ms, s.median_ms) for s in section.stalls),
             load=None
             if load is None
@@ -235,6 +234,39 @@ def _edge_words(interval: SpeedupInterval) -> str:
 def straddle_text(call: SpeedCall) -> str:
     """For an "unclear" call: 'about the same and faster'."""
     return _edge_words(call.interval) if call.interval is not None else ""
+
+
+#: Each call of `judge` in a few words (tables, route rows).
+SPEED_CALL_WORDS: dict[str, str] = {
+    "faster": "faster",
+    "slower": "slower",
+    "same": "about the same",
+    "unclear": "can't tell",
+    "noisy": "too noisy to tell",
+    "untimed": "not timed",
+}
+
+
+def speedup_figure(
+    plain_ms: float, autocast_ms: float | None, evidence: TimingEvidence | None
+) -> float:
+    """The speedup a run states: the median of its paired blocks' float32 ÷ autocast ratios
+    when it has them (always inside its interval); else plain median ÷ autocast median (files
+    written before the median was kept). Above 1: autocast was faster; NaN: not timed."""
+    if autocast_ms is None or autocast_ms <= 0:
+        return float("nan")
+    interval = evidence.interval if evidence is not None else None
+    if interval is not None and interval.median is not None:
+        return interval.median
+    return plain_ms / autocast_ms
+
+
+def speedup_basis(evidence: TimingEvidence | None) -> str:
+    """How `speedup_figure` got the figure, in words (for summaries and reports)."""
+    interval = evidence.interval if evidence is not None else None
+    if interval is not None and interval.median is not None:
+        return f"median of {interval.pairs} paired rounds' float32 ÷ autocast"
+    return "plain median ÷ autocast median"
 
 
 def judge(

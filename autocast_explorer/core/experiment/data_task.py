@@ -22,6 +22,7 @@ class DataTask:
     held_out: tuple[tuple[torch.Tensor, torch.Tensor], ...]
     batch_rows: int
     seed: int
+    loss_kind: str = "cross_entropy"  # real rows have classes
 
     @property
     def steps_per_epoch(self) -> int:

@@ -212,7 +212,13 @@ def _run_experiment(
         routes: tuple[RouteResult, ...] = ()
         if config.routes != ("eager",):
             eager = eager_route(
-                plain_stats, auto_stats, config.dtype, reference, auto_logits, autocast_error
+                plain_stats,
+                auto_stats,
+                config.dtype,
+                reference,
+                auto_logits,
+                autocast_error,
+                evidence.interval,
             )
             routes = (
                 eager,
@@ -328,6 +334,7 @@ def run_training(
             config.atol,
             config.rtol,
             config.topk,
+            no_argmax_reason(config),
         )
         reporter.check()
         meter = LoadMeter()

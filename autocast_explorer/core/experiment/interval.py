@@ -23,12 +23,17 @@ MIN_PAIRS_95 = 6
 
 @dataclass(frozen=True)
 class SpeedupInterval:
-    """`level` interval of the median paired speedup (float32 ÷ autocast); `pairs` ratios."""
+    """`level` interval of the median paired speedup (float32 ÷ autocast); `pairs` ratios.
+
+    `median` is that median itself, the run's speedup figure: it always lies inside the
+    interval (the ratio of the two modes' medians need not). None in files written before it.
+    """
 
     low: float
     high: float
     level: float
     pairs: int
+    median: float | None = None
 
     @property
     def width(self) -> float:
@@ -43,28 +48,19 @@ class SpeedupInterval:
     def text(self) -> str:
         """'95%: 1.66–1.79' (the level as measured: fewer pairs give a lower one); bounds below
         0.1 keep two significant digits ('0.0024–0.0026', never '0.00–0.00')."""
-        return f"{self.level:.0%}: {_bound(self.low)}–{_bound(self.high)}"
+        return f"{self.level:.0%}: {ratio_text(self.low)}–{ratio_text(self.high)}"
 
     def slower_text(self) -> str:
         """The same interval as slowdown factors (1 ÷ speedup): '95%: 1.35–1.46'."""
         low = 1 / self.high if self.high > 0 else math.inf
         high = 1 / self.low if self.low > 0 else math.inf
-        return f"{self.level:.0%}: {_bound(low)}–{_bound(high)}"
+        return f"{self.level:.0%}: {ratio_text(low)}–{ratio_text(high)}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"low": self.low, "high": self.high, "level": self.level, "pairs": self.pairs}
-
-    @classmethod
-    def from_reader(cls, r: Any) -> SpeedupInterval:
-        """Strict reading of `latency.speedup_interval` (a JsonReader)."""
-        low = r.number("low", minimum=0)
-        high = r.number("high", minimum=0)
-        if high < low:
-            raise r.fail("high", "expected a number ≥ low")
-        level = r.number("level", minimum=0)
-        if level > 1:
-            raise r.fail("level", "expected a number in 0 … 1")
-        return cls(low=low, high=high, level=level, pairs=r.whole("pairs", minimum=0, default=0))
+        data = {"low": self.low, "high": self.high, "level": self.level, "pairs": self.pairs}
+        if self.median is not None:
+            data["median"] = self.median
+        return data
 
 
 def paired_ratios(plain_ms: Sequence[float], autocast_ms: Sequence[float]) -> list[float]:
@@ -102,10 +98,14 @@ def median_interval(ratios: Sequence[float], level: float = LEVEL) -> SpeedupInt
         return None
     j, coverage = _order_statistic_rank(n, level)
     level = min(level, coverage)  # below MIN_PAIRS_95 pairs even [min, max] covers less
-    return SpeedupInterval(low=values[j - 1], high=values[n - j], level=level, pairs=n)
+    middle = n // 2
+    median = values[middle] if n % 2 else (values[middle - 1] + values[middle]) / 2
+    return SpeedupInterval(
+        low=values[j - 1], high=values[n - j], level=level, pairs=n, median=median
+    )
 
 
-def _bound(value: float) -> str:
+def ratio_text(value: float) -> str:
     """Two decimals, or two significant digits below 0.1 (a ratio of 0.0025 is not 0.00)."""
     return (
         f"{value:.2f}" if value >= 0.1 or value == 0 or not math.isfinite(value) else f"{value:.2g}"

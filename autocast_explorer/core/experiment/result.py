@@ -50,6 +50,7 @@ from autocast_explorer.core.experiment.certainty import (
     SpeedCall,
     TimingEvidence,
     judge,
+    speedup_figure,
 )
 from autocast_explorer.core.experiment.config import MODELS, ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
@@ -123,7 +124,10 @@ class LatencySection(EvidenceSection):
     autocast: LatencyPart | None = Field(
         description="null when the autocast forward raised (autocast_error)"
     )
-    speedup: NullableNumber(description="plain median ÷ autocast median") = None
+    speedup: NullableNumber(
+        description="the median paired float32 ÷ autocast ratio (speedup_interval.median); "
+        "plain median ÷ autocast median without one"
+    ) = None
 
 
 class OutputDtypes(Part):
@@ -266,10 +270,10 @@ class ExperimentResult:
 
     @property
     def speedup(self) -> float:
-        """plain median / autocast median: above 1 means autocast was faster (NaN: not timed)."""
-        if self.autocast is None or self.autocast.median_ms <= 0:
-            return float("nan")
-        return self.plain.median_ms / self.autocast.median_ms
+        """The median paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
+        autocast was faster (NaN: not timed)."""
+        auto = self.autocast.median_ms if self.autocast is not None else None
+        return speedup_figure(self.plain.median_ms, auto, self.evidence)
 
     @property
     def speed_call(self) -> SpeedCall:

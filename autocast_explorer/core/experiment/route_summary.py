@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
+from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS
+from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.experiment.routes import RouteResult
 
 
@@ -41,6 +43,14 @@ def route_lines(routes: tuple[RouteResult, ...]) -> list[str]:
             f"  {route.name:<9}{_ms(route.plain)}{_ms(route.lower)}{speedup}  {computes:<31}"
             f"{route.output_dtype.get('lower', '—'):<10}{compile_s}{_sqnr(route)} {agree}"
         )
+        if route.interval is not None:
+            call = SPEED_CALL_WORDS[route.call.kind]
+            if route.call.kind in ("faster", "slower"):
+                call = f"the lower side ran {call}"
+            lines.append(
+                f"    {route.name}: speedup {ratio_text(route.speedup)}× "
+                f"({route.interval.text()}): {call}"
+            )
         if route.finding:
             lines.append(f"    {route.name}: {route.finding}")
         if route.graph_ops:

@@ -42,11 +42,19 @@ from autocast_explorer.core.documents.model import (
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.agreement import Agreement, compare_logits
 from autocast_explorer.core.experiment.capture import error_text, first_tensor
+from autocast_explorer.core.experiment.certainty import (
+    IntervalPart,
+    SpeedCall,
+    TimingEvidence,
+    judge,
+    speedup_figure,
+)
+from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_text
 from autocast_explorer.core.experiment.timing import (
     LatencyPart,
     LatencyStats,
     cold_call_ms,
-    measure_alternating,
+    measure_paired,
 )
 from autocast_explorer.core.hardware.onednn import capture_fd1, fpmath_gemms
 from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart, layer_error
@@ -126,13 +134,34 @@ class RouteResult:
     graph_ops: dict[str, int] = field(default_factory=dict)
     kernels: tuple[str, ...] = ()
     finding: str = ""
+    #: The 95% interval of the median paired float32 ÷ lower ratio (None: not timed, or a
+    #: file written before routes had one).
+    interval: SpeedupInterval | None = None
 
     @property
     def speedup(self) -> float:
-        """plain median / lower median (NaN when a side was not timed)."""
-        if self.plain is None or self.lower is None or self.lower.median_ms <= 0:
+        """The median paired float32 ÷ lower ratio, as a run's speedup (certainty.
+        speedup_figure); NaN when a side was not timed."""
+        if self.plain is None or self.lower is None:
             return float("nan")
-        return self.plain.median_ms / self.lower.median_ms
+        return speedup_figure(self.plain.median_ms, self.lower.median_ms, self._evidence())
+
+    @property
+    def call(self) -> SpeedCall:
+        """faster / slower / same / can't tell / too noisy, from the interval as for a run."""
+        return judge(self.speedup, self._evidence())
+
+    def speedup_text(self) -> str:
+        """'1.72× (95%: 1.66–1.79)', '… · too noisy to tell', or '—' when not timed."""
+        if not math.isfinite(self.speedup):
+            return "—"
+        text = f"{ratio_text(self.speedup)}×"
+        if self.interval is not None:
+            text += f" ({self.interval.text()})"
+        return text + (" · too noisy to tell" if self.call.too_noisy else "")
+
+    def _evidence(self) -> TimingEvidence | None:
+        return None if self.interval is None else TimingEvidence(self.interval)
 
     def to_part(self) -> RoutePart:
         def part(value: Any) -> Any:
@@ -156,6 +185,9 @@ class RouteResult:
             graph_ops=dict(self.graph_ops),
             kernels=tuple(self.kernels),
             finding=self.finding,
+            speedup_interval=None
+            if self.interval is None
+            else build(IntervalPart, **self.interval.to_dict()),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,6 +215,7 @@ class RouteResult:
             graph_ops=dict(part.graph_ops or {}),
             kernels=tuple(part.kernels or ()),
             finding=part.finding,
+            interval=None if part.speedup_interval is None else part.speedup_interval.interval(),
         )
 
 
@@ -210,7 +243,9 @@ class RoutePart(Part):
     lower_dtype: Text(description="what the lower side computes in")
     plain: LatencyPart | None = Field(default=None, description="null: not timed")
     lower: LatencyPart | None = Field(default=None, description="null: not timed (finding)")
-    speedup: NullableNumber(ge=0, description="plain median / lower median") = None
+    speedup: NullableNumber(
+        ge=0, description="median paired float32 ÷ lower ratio (speedup_interval.median)"
+    ) = None
     output_dtype: TextMap(description="dtype each side returned (plain, lower)") = None
     error: LayerErrorPart | None = Field(
         default=None, description="the lower output against eager float32"
@@ -226,6 +261,9 @@ class RoutePart(Part):
     graph_ops: WholeMap(description="compiled: torch ops Dynamo captured") = None
     kernels: Texts(description="implicit: oneDNN GEMMs in fpmath mode bf16") = None
     finding: Text(multiline=True, description="what happened, in words") = ""
+    speedup_interval: IntervalPart | None = Field(
+        default=None, description="null: not timed, or written before routes had intervals"
+    )
 
 
 def routes_to_parts(routes: tuple[RouteResult, ...]) -> tuple[RoutePart, ...]:
@@ -266,8 +304,10 @@ def eager_route(
     reference: Reference,
     lower_output: torch.Tensor | None,
     autocast_error: str,
+    interval: SpeedupInterval | None = None,
 ) -> RouteResult:
-    """The engine's own eager measurement as a route (no extra forwards or timing)."""
+    """The engine's own eager measurement as a route (no extra forwards or timing); `interval`
+    is the run's own."""
     error, agreement = (None, None) if lower_output is None else reference.compare(lower_output)
     output_dtype = {"plain": dtype_name(reference.logits.dtype)}
     if lower_output is not None:
@@ -282,6 +322,7 @@ def eager_route(
         plain_error=layer_error(reference.logits, reference.logits),
         agreement=agreement,
         finding=f"autocast raised: {autocast_error}" if autocast_error else "",
+        interval=interval,
     )
 
 
@@ -383,13 +424,15 @@ def compiled_route(
     graphs = compiled_graphs() - start_graphs
     guards.record_compile(compile_s, leaves)
     after_first = compiled_graphs()
-    plain_stats, lower_stats = measure_alternating(
+    timing = measure_paired(
         [lambda: compiled[0](x), lambda: compiled[1](x)],
         min_time,
         reporter.span(0.25, 1.0),
         cold_ms=[c * 1e3 for c in colds],
         labels=["compiled float32", f"compiled {dtype}"],
+        max_time=math.inf,  # every side gets `min_time` of kept blocks, as the eager run's
     )
+    plain_stats, lower_stats = timing.stats
     recompiles = compiled_graphs() - after_first
     plain_error, _ = reference.compare(outputs[0])
     error, agreement = reference.compare(outputs[1])
@@ -424,6 +467,7 @@ def compiled_route(
         recompiles=recompiles,
         graph_ops=ops,
         finding="; ".join(notes),
+        interval=timing.interval,
     )
 
 
@@ -560,14 +604,16 @@ def implicit_route(
         lower_output = model(x)
     plain_output = model(x)
     reporter.check()
-    plain_stats, lower_stats = measure_alternating(
+    timing = measure_paired(
         [plain, plain],
         min_time,
         reporter.span(0.1, 1.0),
         cold_ms=[cold_plain, cold_lower],
         labels=["float32", "float32 with bf16 maths"],
         block_contexts=[None, implicit_precision],
+        max_time=math.inf,
     )
+    plain_stats, lower_stats = timing.stats
     error, agreement = reference.compare(lower_output)
     plain_error, _ = reference.compare(plain_output)
     identical = None if error is None else error.identical
@@ -582,4 +628,5 @@ def implicit_route(
         agreement=agreement,
         kernels=tuple(lowered),
         finding=implicit_finding(gemms, lowered, identical, log_error),
+        interval=timing.interval,
     )

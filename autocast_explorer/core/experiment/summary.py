@@ -8,13 +8,13 @@ from __future__ import annotations
 from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.data.summary import accuracy_lines
 from autocast_explorer.core.experiment.capture import LayerRecord
-from autocast_explorer.core.experiment.certainty import straddle_text
+from autocast_explorer.core.experiment.certainty import speedup_basis, straddle_text
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
-from autocast_explorer.core.experiment.training import EpochScore
+from autocast_explorer.core.experiment.training import EpochScore, TrainReport
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.oppolicy import (
     CASE_LABELS,
@@ -262,7 +262,7 @@ def format_summary(result: ExperimentResult) -> str:
         f"Autocast Explorer · {model} · batch {cfg.batch}{model_options(cfg)} · "
         f"autocast dtype {cfg.dtype} · seed {cfg.seed}",
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
-        f"{env.threads} threads",
+        f"{env.threads_text}",
         "",
         "Latency per forward (median, p25–p75, cold first call):"
         if result.train is None
@@ -283,7 +283,7 @@ def format_summary(result: ExperimentResult) -> str:
             f"({stats.samples}×{stats.block_size} calls)"
         )
     if result.autocast is not None:
-        lines.append(f"  speedup  {result.speedup:.3f}× (plain median / autocast median)")
+        lines.append(f"  speedup  {result.speedup:.3f}× ({speedup_basis(result.evidence)})")
         lines += measurement_lines(result)
     if result.guard is not None:
         lines.append(f"  {guard_line(result)}")
@@ -378,12 +378,11 @@ def training_lines(result: ExperimentResult) -> list[str]:
     grads = sorted(set(train.grad_dtypes.values()))
     lines += [
         "",
-        f"Training ({train.steps} steps, {cfg.optimizer}, lr {cfg.lr:g}, same initialisation "
-        "and batches):",
+        f"Training ({train.steps} steps, {cfg.optimizer}, lr {cfg.lr:g}, {train.loss_name} "
+        "loss, same initialisation and batches):",
         f"  loss     float32 {loss_p[0]:.4f} → {loss_p[-1]:.4f}   "
         f"autocast {loss_a[0]:.4f} → {loss_a[-1]:.4f}",
-        f"  held-out accuracy ({train.held_out_rows} rows): float32 "
-        f"{train.accuracy['plain']:.1%}   autocast {train.accuracy['autocast']:.1%}",
+        *held_out_lines(train),
         f"  loss dtype: float32 run {train.loss_dtype['plain']}, autocast run "
         f"{train.loss_dtype['autocast']} (model output {train.output_dtype['autocast']})",
         f"  gradient dtypes under autocast: {', '.join(grads) or 'none'} "
@@ -410,6 +409,35 @@ def training_lines(result: ExperimentResult) -> list[str]:
         f"{sc.underflowed_grads:,} of {sc.grad_elements:,}"
     )
     return lines
+
+
+#: Parameters named one by one in the summary's cast line; the JSON has them all.
+NAMED_PARAMETERS = 12
+
+
+def parameter_cast_text(by_source: dict[str, int], limit: int = NAMED_PARAMETERS) -> str:
+    """'fc1.weight 1×, fc1.bias 1×, … and 30 more (casts.by_source has them all)'."""
+    items = [f"{name} {n}×" for name, n in by_source.items()]
+    more = len(items) - limit
+    text = ", ".join(items[:limit])
+    return text + (f", … and {more} more (casts.by_source has them all)" if more > 0 else "")
+
+
+def held_out_lines(train: TrainReport) -> list[str]:
+    """Held-out accuracy (cross-entropy) or held-out MSE and why there is no accuracy."""
+    rows = f"({train.held_out_rows} rows)"
+    if train.has_accuracy:
+        return [
+            f"  held-out accuracy {rows}: float32 {train.accuracy['plain']:.1%}   "
+            f"autocast {train.accuracy['autocast']:.1%}"
+        ]
+    lines = []
+    if train.held_out_loss:
+        lines.append(
+            f"  held-out MSE {rows}: float32 {train.held_out_loss['plain']:.4g}   "
+            f"autocast {train.held_out_loss['autocast']:.4g}"
+        )
+    return [*lines, f"  no accuracy: {train.no_accuracy_reason()}"]
 
 
 def _sqnr_text(db: float) -> str:
@@ -460,11 +488,14 @@ def numerics_lines(result: ExperimentResult) -> list[str]:
             f"({ops}), {c.bytes:,} bytes written, {c.bytes_read:,} read",
         ]
         if c.by_source:
-            sources = ", ".join(f"{n}× {name}" for name, n in c.by_source.items())
+            kinds = c.by_kind or c.by_source  # older results: by_source held the classes
+            sources = ", ".join(f"{n}× {name}" for name, n in kinds.items())
             lines.append(
                 f"  of which model parameters: {sources}; "
                 f"{c.count - c.parameter_casts} of activations"
             )
+            if c.by_kind:
+                lines.append(f"    by parameter: {parameter_cast_text(c.by_source)}")
         for mode, other in trace.casts_by_grad_mode.items():
             if mode != trace.grad_mode:
                 seen = ", ".join(f"{n}× {op}" for op, n in other.by_op.items()) or "none"

@@ -144,16 +144,6 @@ class Stall:
     def to_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "round": self.round, "ms": self.ms, "median_ms": self.median_ms}
 
-    @classmethod
-    def from_reader(cls, r: Any) -> Stall:
-        """Strict reading of one `latency.stalls` entry (a JsonReader)."""
-        return cls(
-            mode=r.text("mode"),
-            round=r.whole("round", minimum=0),
-            ms=r.number("ms", minimum=0),
-            median_ms=r.number("median_ms", minimum=0),
-        )
-
 
 @dataclass(frozen=True)
 class PairedTiming:

@@ -22,12 +22,12 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from autocast_explorer.core.documents.model import (
     Flag,
@@ -40,9 +40,11 @@ from autocast_explorer.core.documents.model import (
     Texts,
     Whole,
     WholeMap,
+    Wholes,
     build,
     dump,
     nan_if_none,
+    refuse,
 )
 from autocast_explorer.core.experiment.capture import AutocastFailed, first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -138,8 +140,24 @@ class TrainPart(Part):
     """training mode: both copies' losses, dtypes, saved bytes and the scaler"""
 
     steps: Whole(ge=1)
+    loss_kind: Literal["cross_entropy", "mse"] = Field(
+        default="cross_entropy",
+        description="the loss trained on: cross_entropy against seeded labels (classifier "
+        "logits), or mse to a fixed seeded random target of the output's shape (any other "
+        "output); absent in older files, which all trained with cross-entropy",
+    )
     loss: PerModeLoss
-    accuracy: PerModeAccuracy
+    accuracy: PerModeAccuracy | None = Field(
+        default=None,
+        description="held-out accuracy after training (cross_entropy only: an mse task has no "
+        "classes)",
+    )
+    held_out_loss: PerModeNullableNumber | None = Field(
+        default=None,
+        description="the loss on the held-out batches after training, in float32 from each "
+        "copy's output (absent in older files)",
+    )
+    target_shape: Wholes(description="mse: one sample's target (the output's shape)") = ()
     held_out_rows: Whole()
     loss_dtype: PerModeText
     output_dtype: PerModeText
@@ -157,6 +175,12 @@ class TrainPart(Part):
         description="real data: both copies scored on the held-out rows after every epoch",
     )
 
+    @model_validator(mode="after")
+    def _accuracy_with_cross_entropy(self) -> TrainPart:
+        if self.loss_kind == "cross_entropy" and self.accuracy is None:
+            raise refuse("missing (cross-entropy training has an accuracy)", at="accuracy")
+        return self
+
 
 #: Distinct training batches the task holds; steps cycle through them (bounded memory).
 TRAIN_POOL_BATCHES = 8
@@ -171,9 +195,48 @@ TASK_SEED_OFFSET = 7919
 INIT_SCALE = 2.0**16
 
 
+#: The two losses a run can train on (the result's `train.loss_kind`).
+CROSS_ENTROPY = "cross_entropy"
+MSE = "mse"
+LOSS_NAMES = {CROSS_ENTROPY: "cross-entropy", MSE: "MSE"}
+
+
+@dataclass(frozen=True)
+class LossPlan:
+    """What a model trains against: classifier logits (`classes` > 0) take cross-entropy against
+    seeded labels; any other output takes MSE to one fixed seeded random target of one sample's
+    output shape (`target_shape`), the same for every row, which every model can learn."""
+
+    kind: str
+    classes: int = 0
+    target_shape: tuple[int, ...] = ()
+
+
+def loss_plan(config: ExperimentConfig) -> LossPlan:
+    """The built-in families are classifiers (an MLP's last width, another family's `classes`);
+    a user model is one when its batch-1 probe measured batch × classes float logits, else
+    it trains with MSE. The probe reads the same tensor every run path reads (the output
+    adapter's rule: a Hugging Face output's `logits`, else its `last_hidden_state`)."""
+    if not config.is_user_model:
+        classes = config.widths[-1] if config.model == "mlp" else config.classes
+        return LossPlan(CROSS_ENTROPY, classes)
+    from autocast_explorer.core.experiment.families.user.probe import probe
+
+    measured = probe(config)
+    if measured.classes:
+        return LossPlan(CROSS_ENTROPY, measured.classes)
+    if not measured.output_dtype.startswith(("float", "bfloat")):
+        raise ConfigError(
+            "mode",
+            f"training needs a floating-point output to take a loss of; {config.model} "
+            f"outputs {measured.output_dtype}",
+        )
+    return LossPlan(MSE, target_shape=tuple(measured.output_shape[1:]))
+
+
 @dataclass(frozen=True)
 class ModelSource:
-    """What training needs from a model family: the model, one input batch, the class count.
+    """What training needs from a model family: the model, one input batch, the loss plan.
 
     `make_input` draws one batch of `config.batch` rows from torch's global RNG (the task seeds
     it), so any family's own input maker fits.
@@ -181,37 +244,21 @@ class ModelSource:
 
     build_model: Callable[[ExperimentConfig], torch.nn.Module]
     make_input: Callable[[ExperimentConfig], torch.Tensor]
-    classes: Callable[[ExperimentConfig], int]
-
-
-def _classes(config: ExperimentConfig) -> int:
-    """The classifier's outputs: an MLP's last width, another family's `classes`, a user
-    model's measured logits (its batch-1 probe); a user model without logits cannot train yet."""
-    if config.is_user_model:
-        from autocast_explorer.core.experiment.families.user.probe import probe
-
-        measured = probe(config)
-        if not measured.classes:
-            shape = "×".join(map(str, ("batch", *measured.output_shape[1:])))
-            raise ConfigError(
-                "mode",
-                f"training needs classifier logits (batch × classes) for its cross-entropy "
-                f"task; {config.model} outputs {shape}",
-            )
-        return measured.classes
-    return config.widths[-1] if config.model == "mlp" else config.classes
+    loss: Callable[[ExperimentConfig], LossPlan]
 
 
 #: The config's own model family (model.build_model / build_input dispatch to it).
-MLP_SOURCE = ModelSource(build_model=build_model, make_input=build_input, classes=_classes)
+MLP_SOURCE = ModelSource(build_model=build_model, make_input=build_input, loss=loss_plan)
 
 
 @dataclass(frozen=True)
 class SyntheticTask:
-    """A fixed, learnable classification problem: each class is a centre plus the input noise."""
+    """A fixed, learnable problem: each class is a centre plus the input noise (cross-entropy),
+    or one fixed random target for every row (MSE)."""
 
     batches: tuple[tuple[torch.Tensor, torch.Tensor], ...]
     held_out: tuple[tuple[torch.Tensor, torch.Tensor], ...]
+    loss_kind: str = CROSS_ENTROPY
 
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         return self.batches[step % len(self.batches)]
@@ -223,6 +270,9 @@ class Task(Protocol):
     @property
     def held_out(self) -> tuple[tuple[torch.Tensor, torch.Tensor], ...]: ...
 
+    @property
+    def loss_kind(self) -> str: ...
+
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]: ...
 
 
@@ -230,10 +280,22 @@ def make_task(config: ExperimentConfig, source: ModelSource = MLP_SOURCE) -> Syn
     """Seeded batches: labels uniform, x = the family's input noise + its class's centre.
 
     Integer inputs (token ids) cannot take a centre; their label is the first token modulo the
-    class count, which a sequence model can learn.
+    class count, which a sequence model can learn. An MSE task draws its inputs as they come
+    and one standard-normal target of the output's per-sample shape, repeated for every row.
     """
+    plan = source.loss(config)
     torch.manual_seed(config.seed + TASK_SEED_OFFSET)
-    classes = source.classes(config)
+    if plan.kind == MSE:
+        target = torch.randn(plan.target_shape)
+
+        def draw_mse() -> tuple[torch.Tensor, torch.Tensor]:
+            x = source.make_input(config)
+            return x, target.expand(x.shape[0], *plan.target_shape).contiguous()
+
+        batches = tuple(draw_mse() for _ in range(TRAIN_POOL_BATCHES))
+        held_out = tuple(draw_mse() for _ in range(HELD_OUT_BATCHES))
+        return SyntheticTask(batches=batches, held_out=held_out, loss_kind=MSE)
+    classes = plan.classes
     probe = source.make_input(config)
     centres: torch.Tensor | None = None
     if probe.is_floating_point():
@@ -254,8 +316,14 @@ def make_task(config: ExperimentConfig, source: ModelSource = MLP_SOURCE) -> Syn
     return SyntheticTask(batches=batches, held_out=held_out)
 
 
-def loss_function(config: ExperimentConfig) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    """Cross-entropy on logits; after a probability head, the negative log-likelihood."""
+def loss_function(
+    config: ExperimentConfig, kind: str = CROSS_ENTROPY
+) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """Cross-entropy on logits; after a probability head, the negative log-likelihood; MSE to
+    the target (mse_loss is on autocast's float32 list, so a bfloat16 output is compared in
+    float32 with the float32 target)."""
+    if kind == MSE:
+        return F.mse_loss
     if config.head == "log_softmax":
         return F.nll_loss
     if config.head == "softmax":
@@ -294,12 +362,16 @@ class Trainer:
     """One model, its optimizer and (for float16 autocast) its GradScaler; `step` trains once."""
 
     def __init__(
-        self, config: ExperimentConfig, model: torch.nn.Module, dtype: torch.dtype | None
+        self,
+        config: ExperimentConfig,
+        model: torch.nn.Module,
+        dtype: torch.dtype | None,
+        loss_kind: str = CROSS_ENTROPY,
     ) -> None:
         self.model = model
         self.model.train()
         self.dtype = dtype
-        self.loss_fn = loss_function(config)
+        self.loss_fn = loss_function(config, loss_kind)
         self.optimizer = make_optimizer(config, model)
         self.scaler: torch.amp.GradScaler | None = None
         if dtype is not None and uses_scaler(config):
@@ -415,6 +487,20 @@ class StepProbe:
     backward_ops: tuple[OpUse, ...]
 
 
+#: A layer's backward dtypes when torch called no backward hook for it: its output is not a
+#: tensor or a tuple of tensors (a Hugging Face output object), or no gradient reached it (the
+#: loss does not use its output, as BERT's pooler beside the last hidden state).
+NOT_SEEN = "unseen"
+
+
+def _output_tensor(output: object) -> torch.Tensor | None:
+    """The tensor a layer's output stands for (families.user.loader.main_tensor's rule)."""
+    from autocast_explorer.core.experiment.families.user.loader import main_tensor
+
+    found = main_tensor(output)
+    return found if isinstance(found, torch.Tensor) else None
+
+
 def _name(t: torch.Tensor | None) -> str:
     return dtype_name(t.dtype) if t is not None else "none"
 
@@ -430,6 +516,7 @@ def probe_step(
     x: torch.Tensor,
     y: torch.Tensor,
     dtype: torch.dtype | None,
+    loss_kind: str = CROSS_ENTROPY,
 ) -> StepProbe:
     """Forward + loss + backward once, observed four ways, without an optimizer step.
 
@@ -445,13 +532,18 @@ def probe_step(
     for name, module in model.named_children():
         entry = layers.setdefault(name, {"kind": type(module).__name__})
 
-        def forward_hook(mod: torch.nn.Module, inputs: tuple, output: object, e=entry) -> None:
-            e["forward"] = (_name(first_tensor(inputs)), _name(first_tensor(output)))
+        def forward_hook(
+            mod: torch.nn.Module, args: tuple, kwargs: dict, output: object, e=entry
+        ) -> None:
+            # Inputs may come as keywords (a Hugging Face model calls its parts so); an output
+            # object is read by the rule every run path uses (its logits or last hidden state).
+            x_in = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
+            e["forward"] = (_name(x_in), _name(_output_tensor(output)))
 
         def backward_hook(mod: torch.nn.Module, grad_in: tuple, grad_out: tuple, e=entry) -> None:
             e["backward"] = (_name(first_tensor(grad_out)), _name(first_tensor(grad_in)))
 
-        handles.append(module.register_forward_hook(forward_hook))
+        handles.append(module.register_forward_hook(forward_hook, with_kwargs=True))
         handles.append(module.register_full_backward_hook(backward_hook))
     saved = [0, 0]
 
@@ -465,12 +557,16 @@ def probe_step(
     label = "plain" if dtype is None else "autocast"
     try:
         with (
+            warnings.catch_warnings(),
             torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t),
             OpTracer(label) as forward_tracer,
             autocast_context(dtype),
         ):
+            # A layer returning an object (a Hugging Face ModelOutput) gets no backward hook
+            # call; torch warns so, and the layer's backward reads NOT_SEEN.
+            warnings.filterwarnings("ignore", message="For backward hooks to be called")
             output = model(x)
-            loss = loss_function(config)(output, y)
+            loss = loss_function(config, loss_kind)(output, y)
         with warnings.catch_warnings(), OpTracer(label) as backward_tracer:
             # The input needs no gradient, so the first layer's hook reports grad_in as None;
             # torch warns about exactly that, which is what we want to record.
@@ -501,7 +597,7 @@ def probe_step(
                 name,
                 e["kind"],
                 e.get("forward", ("none", "none")),
-                e.get("backward", ("none", "none")),
+                e.get("backward", (NOT_SEEN, NOT_SEEN)),
             )
             for name, e in layers.items()
             if "forward" in e
@@ -618,6 +714,37 @@ class TrainReport:
     scaler: ScalerReport
     nonfinite_steps: dict[str, int] = field(default_factory=dict)
     epochs: tuple[EpochScore, ...] = ()  # real data only: loss and held-out accuracy per epoch
+    #: cross_entropy (classifier logits; `accuracy` filled) or mse (no classes: `accuracy`
+    #: empty, `target_shape` one sample's target). Older results: cross_entropy.
+    loss_kind: str = CROSS_ENTROPY
+    held_out_loss: dict[str, float] = field(default_factory=dict)  # empty in older results
+    target_shape: tuple[int, ...] = ()
+
+    @property
+    def has_accuracy(self) -> bool:
+        """Cross-entropy training scores classes; an MSE task has none to be right about."""
+        return self.loss_kind == CROSS_ENTROPY
+
+    @property
+    def loss_name(self) -> str:
+        """'cross-entropy' or 'MSE', for axis captions and sentences."""
+        return LOSS_NAMES.get(self.loss_kind, self.loss_kind)
+
+    def no_accuracy_reason(self) -> str:
+        """Why an MSE run has no accuracy ('' for cross-entropy)."""
+        if self.has_accuracy:
+            return ""
+        shape = "×".join(map(str, ("batch", *self.target_shape)))
+        return (
+            f"the output is {shape}, not batch × classes logits, so it trained with MSE to a "
+            "fixed random target of that shape and there is no class to be right about"
+        )
+
+    def held_out_loss_text(self) -> str:
+        """'0.0646 / 0.0648' (float32 / autocast held-out loss); '—' in older results."""
+        if not self.held_out_loss:
+            return "—"
+        return " / ".join(f"{self.held_out_loss[m]:.4g}" for m in MODES)
 
     @property
     def saved_ratio(self) -> float:
@@ -658,11 +785,19 @@ class TrainReport:
         def per_mode(model: type[Part], values: dict[str, Any]) -> Part:
             return build(model, **values)
 
+        scores: dict[str, Any] = {}
+        if self.accuracy:
+            scores["accuracy"] = per_mode(PerModeAccuracy, self.accuracy)
+        if self.held_out_loss:
+            scores["held_out_loss"] = per_mode(PerModeNullableNumber, self.held_out_loss)
+        if self.target_shape:
+            scores["target_shape"] = self.target_shape
         return build(
             TrainPart,
             steps=self.steps,
+            loss_kind=self.loss_kind,
             loss=per_mode(PerModeLoss, {m: tuple(v) for m, v in self.loss.items()}),
-            accuracy=per_mode(PerModeAccuracy, self.accuracy),
+            **scores,
             held_out_rows=self.held_out_rows,
             loss_dtype=per_mode(PerModeText, self.loss_dtype),
             output_dtype=per_mode(PerModeText, self.output_dtype),
@@ -689,7 +824,7 @@ class TrainReport:
         return cls(
             steps=part.steps,
             loss={m: tuple(nan_if_none(v) for v in getattr(part.loss, m)) for m in MODES},
-            accuracy=modes(part.accuracy),
+            accuracy=modes(part.accuracy) if part.accuracy is not None else {},
             held_out_rows=part.held_out_rows,
             loss_dtype=modes(part.loss_dtype),
             output_dtype=modes(part.output_dtype),
@@ -709,6 +844,13 @@ class TrainReport:
             scaler=ScalerReport.from_part(part.scaler),
             nonfinite_steps=dict(part.nonfinite_steps),
             epochs=tuple(EpochScore.from_part(e) for e in part.epochs),
+            loss_kind=part.loss_kind,
+            held_out_loss=(
+                {m: nan_if_none(getattr(part.held_out_loss, m)) for m in MODES}
+                if part.held_out_loss is not None
+                else {}
+            ),
+            target_shape=tuple(part.target_shape),
         )
 
 
@@ -724,6 +866,8 @@ class StepProgress:
     epoch: int = 0
     accuracy_plain: float | None = None
     accuracy_autocast: float | None = None
+    #: The loss trained on (cross_entropy or mse): the live chart's caption.
+    loss_kind: str = CROSS_ENTROPY
 
 
 PartialFn = Callable[[StepProgress], None]
@@ -740,16 +884,31 @@ class TrainingRun:
     held_out_logits: dict[str, torch.Tensor]
 
 
-def _accuracy(
-    model: torch.nn.Module, task: Task, dtype: torch.dtype | None
-) -> tuple[float, torch.Tensor]:
-    """Held-out accuracy of a model in the precision it trained in, and its logits."""
+@dataclass(frozen=True)
+class HeldOut:
+    """A trained copy on the held-out batches: its outputs (float32 copies), its loss and, for
+    a classifier, its accuracy (None for MSE)."""
+
+    outputs: torch.Tensor
+    loss: float
+    accuracy: float | None
+
+
+def _held_out(
+    config: ExperimentConfig, model: torch.nn.Module, task: Task, dtype: torch.dtype | None
+) -> HeldOut:
+    """Score a model on the held-out batches in the precision it trained in (eval mode)."""
     model.eval()
     with torch.no_grad(), autocast_context(dtype):
-        logits = torch.cat([model(x).float() for x, _ in task.held_out])
-    labels = torch.cat([y for _, y in task.held_out])
+        outputs = torch.cat([model(x).float() for x, _ in task.held_out])
+    targets = torch.cat([y for _, y in task.held_out])
     model.train()
-    return float((logits.argmax(dim=1) == labels).float().mean()), logits
+    with torch.no_grad():
+        loss = float(loss_function(config, task.loss_kind)(outputs, targets))
+    accuracy = None
+    if task.loss_kind == CROSS_ENTROPY:
+        accuracy = float((outputs.argmax(dim=1) == targets).float().mean())
+    return HeldOut(outputs, loss, accuracy)
 
 
 def train_side_by_side(
@@ -771,11 +930,12 @@ def train_side_by_side(
     if task is None:
         task = make_task(config, source)
     x0, y0 = task.batch(0)
+    kind = task.loss_kind
 
     reporter.report(0.0, "probing one training step per mode (dtypes, ops, saved bytes)")
-    probes = {"plain": probe_step(config, copy.deepcopy(initial), x0, y0, None)}
+    probes = {"plain": probe_step(config, copy.deepcopy(initial), x0, y0, None, kind)}
     try:
-        probes["autocast"] = probe_step(config, copy.deepcopy(initial), x0, y0, low)
+        probes["autocast"] = probe_step(config, copy.deepcopy(initial), x0, y0, low, kind)
     except Exception as exc:  # torch raises RuntimeError, oneDNN sometimes others
         if is_out_of_memory(exc):
             raise
@@ -787,8 +947,8 @@ def train_side_by_side(
         ) from None
     reporter.check()
     trainers = {
-        "plain": Trainer(config, copy.deepcopy(initial), None),
-        "autocast": Trainer(config, copy.deepcopy(initial), low),
+        "plain": Trainer(config, copy.deepcopy(initial), None, kind),
+        "autocast": Trainer(config, copy.deepcopy(initial), low, kind),
     }
     timings: dict[str, list[StepTiming]] = {m: [] for m in MODES}
     epochs: list[EpochScore] = []
@@ -798,7 +958,7 @@ def train_side_by_side(
             timings[mode].append(trainers[mode].step(x, y))
         score = None
         if epoch_steps and (step + 1) % epoch_steps == 0:
-            score = _epoch_score(trainers, task, low, timings, step + 1, epoch_steps)
+            score = _epoch_score(config, trainers, task, low, timings, step + 1, epoch_steps)
             epochs.append(score)
         if partial is not None:
             partial(
@@ -810,15 +970,17 @@ def train_side_by_side(
                     epoch=score.epoch if score else 0,
                     accuracy_plain=score.accuracy["plain"] if score else None,
                     accuracy_autocast=score.accuracy["autocast"] if score else None,
+                    loss_kind=kind,
                 )
             )
         reporter.report(0.1 + 0.9 * (step + 1) / config.steps, f"training step {step + 1}")
         reporter.check()
 
-    accuracy: dict[str, float] = {}
-    logits: dict[str, torch.Tensor] = {}
-    for mode, dtype in (("plain", None), ("autocast", low)):
-        accuracy[mode], logits[mode] = _accuracy(trainers[mode].model, task, dtype)
+    held = {
+        mode: _held_out(config, trainers[mode].model, task, dtype)
+        for mode, dtype in (("plain", None), ("autocast", low))
+    }
+    accuracy = {m: h.accuracy for m, h in held.items() if h.accuracy is not None}
 
     scaler = trainers["autocast"].scaler
     grads_plain, grads_auto = probes["plain"].grads, probes["autocast"].grads
@@ -849,17 +1011,21 @@ def train_side_by_side(
         ),
         nonfinite_steps={m: sum(not math.isfinite(s.loss) for s in timings[m]) for m in MODES},
         epochs=tuple(epochs),
+        loss_kind=kind,
+        held_out_loss={m: h.loss for m, h in held.items()},
+        target_shape=tuple(y0.shape[1:]) if kind == MSE else (),
     )
     return TrainingRun(
         report=report,
         trainers=trainers,
         task=task,
         cold_ms=[timings[m][0].total_s * 1e3 for m in MODES],
-        held_out_logits=logits,
+        held_out_logits={m: h.outputs for m, h in held.items()},
     )
 
 
 def _epoch_score(
+    config: ExperimentConfig,
     trainers: dict[str, Trainer],
     task: Task,
     low: torch.dtype,
@@ -874,10 +1040,20 @@ def _epoch_score(
         step=step,
         loss={m: float(np.mean([t.loss for t in timings[m][-epoch_steps:]])) for m in MODES},
         accuracy={
-            m: _accuracy(trainers[m].model, task, dtype)[0]
+            m: _epoch_accuracy(config, trainers[m].model, task, dtype)
             for m, dtype in (("plain", None), ("autocast", low))
         },
     )
+
+
+def _epoch_accuracy(
+    config: ExperimentConfig, model: torch.nn.Module, task: Task, dtype: torch.dtype | None
+) -> float:
+    """Epochs are scored on real rows, which always have classes."""
+    accuracy = _held_out(config, model, task, dtype).accuracy
+    if accuracy is None:
+        raise ValueError("epochs are scored only for a task with classes")
+    return accuracy
 
 
 def _layer_traces(probes: dict[str, StepProbe]) -> Iterator[LayerTrace]:

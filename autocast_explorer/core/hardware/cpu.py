@@ -110,6 +110,11 @@ class Environment:
     def from_part(cls, part: EnvironmentPart) -> Environment:
         return cls(**{name: getattr(part, name) for name in EnvironmentPart.model_fields})
 
+    @property
+    def threads_text(self) -> str:
+        """How many torch threads the run used, in words: "1 thread", "2 threads"."""
+        return f"{self.threads} thread{'' if self.threads == 1 else 's'}"
+
     def label(self) -> str:
         """Short text naming the machine, for legends comparing runs."""
         return f"{self.cpu_model} · torch {self.torch_version} · {self.threads} thr"

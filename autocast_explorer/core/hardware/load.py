@@ -143,27 +143,6 @@ class MachineLoad:
             "freq_end_mhz": pair(self.freq_end_mhz),
         }
 
-    @classmethod
-    def from_reader(cls, r: Any) -> MachineLoad:
-        """Strict reading of `latency.load` (a JsonReader); null fields stay unknown."""
-
-        def pair(key: str) -> tuple[float, float] | None:
-            if r.data.get(key) is None:
-                return None
-            values = r.numbers(key, minimum=0)
-            if len(values) != 2:
-                raise r.fail(key, "expected [lowest, highest]")
-            return values[0], values[1]
-
-        other = r.data.get("other_cpu_s")
-        return cls(
-            wall_s=r.number("wall_s", minimum=0),
-            cores=r.whole("cores", minimum=1),
-            other_cpu_s=None if other is None else r.number("other_cpu_s"),
-            freq_start_mhz=pair("freq_start_mhz"),
-            freq_end_mhz=pair("freq_end_mhz"),
-        )
-
 
 @dataclass
 class LoadMeter:

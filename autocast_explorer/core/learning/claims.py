@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from autocast_explorer.core.experiment.interval import ratio_text
+
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.capture import LayerRecord
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -105,7 +107,7 @@ def _slower(result: ExperimentResult) -> tuple[bool | None, str]:
     if kind == "slower":
         return True, f"autocast took {1 / result.speedup:.2f}× the float32 time"
     pace_text = "faster than" if kind == "faster" else "at about the speed of"
-    return False, f"autocast ran {pace_text} float32 (speedup {result.speedup:.2f}×)"
+    return False, f"autocast ran {pace_text} float32 (speedup {ratio_text(result.speedup)}×)"
 
 
 def _lstm_by_cpu(result: ExperimentResult) -> tuple[bool | None, str]:

@@ -20,7 +20,9 @@ from typing import Any
 from autocast_explorer.core.data.answers import AccuracyReport
 from autocast_explorer.core.data.summary import interval_text
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
+from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.training import TrainReport
 
@@ -388,7 +390,13 @@ def training_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         ),
         (
             "held-out accuracy",
-            each(lambda t: f"{t.accuracy['plain']:.1%} / {t.accuracy['autocast']:.1%}"),
+            each(
+                lambda t: (
+                    f"{t.accuracy['plain']:.1%} / {t.accuracy['autocast']:.1%}"
+                    if t.has_accuracy
+                    else f"none; held-out MSE {t.held_out_loss_text()}"
+                )
+            ),
         ),
         (
             "diverged at step",
@@ -440,20 +448,17 @@ def format_comparison(comparison: Comparison) -> str:
     if differences:
         out.append("Note: the configs differ in " + ", ".join(differences) + ".")
     out.append(
-        "speedup = plain median / autocast median; above 1.00× autocast was faster; "
-        "(95%: …) the interval of the median of paired blocks' ratios."
+        "speedup = the median of paired blocks' float32 ÷ autocast ratios (plain median ÷ "
+        "autocast median in files from before it was kept); above 1.00× autocast was faster; "
+        "(95%: …) its interval."
     )
     return "\n".join(out)
 
 
 #: The compare table's words for each call of certainty.judge.
 CALL_WORDS: dict[str, str] = {
-    "faster": "autocast faster",
-    "slower": "autocast slower",
-    "same": "about the same",
-    "unclear": "can't tell",
-    "noisy": "too noisy to tell",
-    "untimed": "not timed",
+    kind: f"autocast {words}" if kind in ("faster", "slower") else words
+    for kind, words in SPEED_CALL_WORDS.items()
 }
 
 
@@ -463,5 +468,6 @@ def _speedup_text(row: CompareRow) -> str:
     if speedup != speedup:
         return "n/a"
     if row.speedup_low != row.speedup_low:
-        return f"{speedup:.2f}×"
-    return f"{speedup:.2f}× ({row.speedup_level:.0%}: {row.speedup_low:.2f}–{row.speedup_high:.2f})"
+        return f"{ratio_text(speedup)}×"
+    band = f"{ratio_text(row.speedup_low)}–{ratio_text(row.speedup_high)}"
+    return f"{ratio_text(speedup)}× ({row.speedup_level:.0%}: {band})"

@@ -468,14 +468,19 @@ def _check_training(result: ExperimentResult, probe: Probe | None) -> LessonOutc
     loss_p, loss_a = train.loss["plain"], train.loss["autocast"]
     sentences = [
         f"The model's output was {train.output_dtype.get('autocast', '?')}: the layers ran in "
-        f"{low}, but cross-entropy is on autocast's float32 list, so the number you call "
-        "backward() on is float32.",
+        f"{low}, but {train.loss_name} is on autocast's float32 list, so the number you call "
+        f"backward() on is {train.loss_dtype.get('autocast', '?')}.",
         f"The parameters are float32, so their gradients are too ({grad_text}); the backward's "
         f"matrix products still ran in {low} on the saved {low} tensors.",
         f"Both copies started from the same weights (first loss {loss_p[0]:.4f} and "
         f"{loss_a[0]:.4f}) and after {train.steps} steps reached {loss_p[-1]:.4f} in float32 "
-        f"and {loss_a[-1]:.4f} under autocast; held-out accuracy "
-        f"{train.accuracy['plain']:.1%} and {train.accuracy['autocast']:.1%}.",
+        f"and {loss_a[-1]:.4f} under autocast; "
+        + (
+            f"held-out accuracy {train.accuracy['plain']:.1%} and {train.accuracy['autocast']:.1%}."
+            if train.has_accuracy
+            else f"held-out MSE {train.held_out_loss_text()} (no accuracy: "
+            f"{train.no_accuracy_reason()})."
+        ),
     ]
     if saved_p:
         sentences.append(

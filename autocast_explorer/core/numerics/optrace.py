@@ -24,7 +24,7 @@ import contextlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 import torch
 from pydantic import BeforeValidator, Field
@@ -82,7 +82,15 @@ class OpRecordPart(Part):
     cast: Flag()
     bytes: Whole() = 0
     bytes_read: Whole() = 0
-    source: Text(description="for a cast of a model parameter: what it converted") = ""
+    source: Text(
+        description="for a cast of a model parameter: the parameter it converted, by its path "
+        "in the model (fc1.weight, encoder.layer.0.attention.self.query.weight); older files "
+        "held its class here (Linear.weight)"
+    ) = ""
+    source_kind: Text(
+        description="that parameter by its module's class, e.g. Linear.weight (absent in older "
+        "files)"
+    ) = ""
     module: Text(
         description="the innermost layer whose forward dispatched it (absent: the model)"
     ) = ""
@@ -96,7 +104,12 @@ class CastSummaryPart(Part):
     bytes_read: Whole() = 0
     by_op: WholeMap() = Field(default_factory=dict)
     by_source: WholeMap(
-        description="casts of model parameters by what they convert, e.g. Conv2d.weight"
+        description="casts of model parameters by the parameter's path in the model, e.g. "
+        "conv1.weight (older files: by its class, e.g. Conv2d.weight)"
+    ) = Field(default_factory=dict)
+    by_kind: WholeMap(
+        description="the same casts by the module's class and parameter, e.g. Conv2d.weight "
+        "(absent in older files)"
     ) = Field(default_factory=dict)
     grad_mode: Text() = "no_grad"
 
@@ -140,14 +153,17 @@ class OpRecord:
     cast: bool = False
     bytes: int = 0
     bytes_read: int = 0
-    source: str = ""  # for a cast of a model parameter: 'Conv2d.weight', 'LSTM.weight_hh_l0'
+    source: str = ""  # a cast of a model parameter: its path, 'conv1.weight', 'gru.weight_hh_l0'
     module: str = ""  # the innermost layer running when it was dispatched ('' for the model)
+    source_kind: str = ""  # that parameter by its module's class: 'Conv2d.weight'
 
     def to_dict(self) -> dict[str, Any]:
         return dump(self.to_part())
 
     def to_part(self) -> OpRecordPart:
         extra: dict[str, Any] = {"source": self.source} if self.source else {}
+        if self.source_kind:
+            extra["source_kind"] = self.source_kind
         if self.module:
             extra["module"] = self.module
         return build(
@@ -177,9 +193,12 @@ class CastSummary:
     bytes: int
     bytes_read: int
     by_op: dict[str, int] = field(default_factory=dict)
-    #: Casts of model parameters by what was cast ('Conv2d.weight': 2, …); the rest of
+    #: Casts of model parameters by the parameter's path ('conv1.weight': 1, …); the rest of
     #: `count` cast activations (the input, or a tensor between layers).
     by_source: dict[str, int] = field(default_factory=dict)
+    #: The same casts by module class and parameter ('Conv2d.weight': 2, …); empty in older
+    #: results, whose `by_source` held these labels.
+    by_kind: dict[str, int] = field(default_factory=dict)
 
     @property
     def parameter_casts(self) -> int:
@@ -196,12 +215,15 @@ class CastSummary:
             bytes_read=self.bytes_read,
             by_op=dict(self.by_op),
             by_source=dict(self.by_source),
+            **({"by_kind": dict(self.by_kind)} if self.by_kind else {}),
             **grad_mode,
         )
 
     @classmethod
     def from_part(cls, part: CastSummaryPart) -> CastSummary:
-        return cls(part.count, part.bytes, part.bytes_read, part.by_op, part.by_source)
+        return cls(
+            part.count, part.bytes, part.bytes_read, part.by_op, part.by_source, part.by_kind
+        )
 
 
 @dataclass(frozen=True)
@@ -301,16 +323,25 @@ def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
 
-def parameter_sources(model: torch.nn.Module) -> dict[int, str]:
-    """Storage address → 'ModuleKind.parameter' for every parameter of `model`.
+class ParamSource(NamedTuple):
+    """A parameter as a cast's source: its path in the model and its module's class."""
 
-    Lets a cast be attributed to what it converted: a convolution's weight, an attention
-    projection, a recurrent weight.
+    path: str  # 'encoder.layer.0.attention.self.query.weight'
+    kind: str  # 'Linear.weight'
+
+
+def parameter_sources(model: torch.nn.Module) -> dict[int, ParamSource]:
+    """Storage address → the parameter's path and 'ModuleKind.parameter', for every parameter.
+
+    Lets a cast be attributed to what it converted: which convolution's weight, which
+    attention projection, which recurrent weight. A shared parameter keeps its first path.
     """
-    sources: dict[int, str] = {}
-    for module in model.modules():
+    sources: dict[int, ParamSource] = {}
+    for module_path, module in model.named_modules():
         for name, param in module.named_parameters(recurse=False):
-            sources.setdefault(param.data_ptr(), f"{type(module).__name__}.{name}")
+            path = f"{module_path}.{name}" if module_path else name
+            kind = f"{type(module).__name__}.{name}"
+            sources.setdefault(param.data_ptr(), ParamSource(path, kind))
     return sources
 
 
@@ -319,21 +350,21 @@ def make_record(
     op: str,
     inputs: list[torch.Tensor],
     outputs: list[torch.Tensor],
-    sources: dict[int, str] | None = None,
+    sources: dict[int, ParamSource] | None = None,
     module: str = "",
 ) -> OpRecord:
     """An OpRecord for one dispatched op (shared by the tracer and tests)."""
     out = outputs[0] if outputs else None
     cast = False
     written = read = 0
-    label = ""
+    label = ParamSource("", "")
     if out is not None and op.rsplit(".", 1)[0] in CAST_OPS:
         source = next((t for t in inputs if t.dtype != out.dtype), None)
         if source is not None:
             cast = True
             written, read = _nbytes(out), _nbytes(source)
             if sources:
-                label = sources.get(source.data_ptr(), "")
+                label = sources.get(source.data_ptr(), label)
     return OpRecord(
         mode=mode,
         op=op,
@@ -344,8 +375,9 @@ def make_record(
         cast=cast,
         bytes=written,
         bytes_read=read,
-        source=label,
+        source=label.path,
         module=module,
+        source_kind=label.kind,
     )
 
 
@@ -359,7 +391,7 @@ class OpTracer(TorchDispatchMode):
     def __init__(
         self,
         mode: str = "",
-        sources: dict[int, str] | None = None,
+        sources: dict[int, ParamSource] | None = None,
         stack: list[str] | None = None,
     ) -> None:
         super().__init__()
@@ -402,10 +434,13 @@ def cast_summary(records: tuple[OpRecord, ...] | list[OpRecord]) -> CastSummary:
         bytes_read=sum(r.bytes_read for r in casts),
         by_op=dict(Counter(r.op for r in casts)),
         by_source=dict(Counter(r.source for r in casts if r.source)),
+        by_kind=dict(Counter(r.source_kind for r in casts if r.source_kind)),
     )
 
 
-def count_casts(fn: Callable[[], object], sources: dict[int, str] | None = None) -> CastSummary:
+def count_casts(
+    fn: Callable[[], object], sources: dict[int, ParamSource] | None = None
+) -> CastSummary:
     """Call `fn()` once under an OpTracer and summarise the casts it dispatched."""
     with OpTracer(sources=sources) as tracer:
         fn()

@@ -43,6 +43,7 @@ from autocast_explorer.core.documents.files import (
 )
 from autocast_explorer.core.experiment import training
 from autocast_explorer.core.experiment.capture import LayerDtypes
+from autocast_explorer.core.experiment.certainty import speedup_basis
 from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS, ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
@@ -338,7 +339,7 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
     )
     out += [
         "",
-        f"Speedup (plain median / autocast median): **{result.speedup:.3f}×**"
+        f"Speedup ({speedup_basis(result.evidence)}): **{result.speedup:.3f}×**"
         f"{speed_interval_words(result)}. Both modes were timed in alternating blocks in one run."
         if result.autocast is not None
         else "Only float32 was timed: the autocast forward raised, so there is no autocast "
@@ -446,7 +447,7 @@ def routes_markdown(result: ExperimentResult) -> list[str]:
                 route.name,
                 ms(route.plain),
                 ms(route.lower),
-                f"{route.speedup:.3f}×" if route.speedup == route.speedup else "—",
+                route.speedup_text(),
                 f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
                 route.output_dtype.get("lower", "—"),
                 "—" if route.compile_s is None else f"{route.compile_s:.1f} s",
@@ -512,12 +513,15 @@ def training_markdown(result: ExperimentResult) -> list[str]:
     for mode, dtype in (("plain", "float32"), ("autocast", low)):
         loss = train.loss[mode]
         phases = train.phases.get(mode)
+        held_out = train.held_out_loss.get(mode)
         rows.append(
             (
                 mode,
                 dtype,
                 f"{loss[0]:.4f} → {loss[-1]:.4f}",
-                f"{train.accuracy[mode]:.1%}",
+                f"{train.accuracy[mode]:.1%}"
+                if train.has_accuracy
+                else (f"MSE {held_out:.4g}" if held_out is not None else "—"),
                 train.loss_dtype.get(mode, "?"),
                 f"{train.saved_bytes.get(mode, 0):,} ({train.saved_tensors.get(mode, 0)} tensors)",
                 f"{phases.forward_ms:.3f} / {phases.backward_ms:.3f} / {phases.optimizer_ms:.3f}"
@@ -529,8 +533,8 @@ def training_markdown(result: ExperimentResult) -> list[str]:
         (
             "mode",
             "dtype",
-            "loss first → last",
-            "held-out accuracy",
+            f"{train.loss_name} loss first → last",
+            "held-out accuracy" if train.has_accuracy else "held-out loss",
             "loss dtype",
             "bytes saved for backward",
             "forward / backward / optimizer ms",
@@ -553,6 +557,8 @@ def training_markdown(result: ExperimentResult) -> list[str]:
         f"{sc.grad_elements:,}. Held-out set: {train.held_out_rows} rows.",
         "",
     ]
+    if not train.has_accuracy:
+        out += [f"No accuracy: {train.no_accuracy_reason()}.", ""]
     if train.divergence():
         out += [f"**{train.divergence()}**", ""]
     return out
@@ -577,8 +583,10 @@ def _original(result: ExperimentResult) -> dict[str, object]:
             "machine": result.environment.label(),
             "created": result.created,
             "train": {
+                "loss_kind": train.loss_kind,
                 "loss": {m: list(v) for m, v in train.loss.items()},
                 "accuracy": dict(train.accuracy),
+                "held_out_loss": dict(train.held_out_loss),
                 "loss_dtype": dict(train.loss_dtype),
                 "grad_dtypes": dict(train.grad_dtypes),
                 "saved_bytes": dict(train.saved_bytes),
@@ -632,6 +640,7 @@ def reproduce_script(result: ExperimentResult) -> str:
         "__CENTROID_NORM__": repr(training.CENTROID_NORM),
         "__INIT_SCALE__": repr(training.INIT_SCALE),
         "__USER_MODEL_BUILD__": USER_MODEL_BUILD if result.config.is_user_model else "",
+        "__USER_MODEL_TASK__": USER_MODEL_TASK if result.config.is_user_model else "",
     }
     # One pass, so text inside an inserted value is never itself substituted.
     return re.sub(r"__[A-Z_]+__", lambda m: values.get(m.group(0), m.group(0)), _TEMPLATE)
@@ -647,6 +656,18 @@ USER_MODEL_BUILD = """\
     from autocast_explorer.core.experiment.model import build as build_config
 
     return build_config(ExperimentConfig.from_dict(CONFIG))"""
+
+#: A user model's training task, from the explorer's own code: its loss plan probes the model
+#: (batch × classes logits: seeded labels for cross-entropy; anything else: one fixed seeded
+#: target of the output's shape for MSE), so the script trains with the same loss.
+USER_MODEL_TASK = """\
+    # Your own model: the explorer's own task and loss kind (classifier logits: cross-entropy
+    # against seeded labels; any other output: MSE to one fixed seeded target of its shape).
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.experiment.training import make_task as explorer_task
+
+    task = explorer_task(ExperimentConfig.from_dict(CONFIG))
+    return list(task.batches), list(task.held_out), task.loss_kind"""
 
 _TEMPLATE = '''\
 #!/usr/bin/env python3
@@ -930,7 +951,9 @@ def draw_input():
 
 
 def make_task():
-    """The explorer's synthetic task: seeded class centres plus the input noise."""
+    """The explorer's synthetic task: seeded class centres plus the input noise; returns the
+    training batches, the held-out batches and the loss kind (cross_entropy or mse)."""
+__USER_MODEL_TASK__
     torch.manual_seed(CONFIG["seed"] + TASK_SEED_OFFSET)
     classes = class_count()
     probe = draw_input()
@@ -945,10 +968,12 @@ def make_task():
 
     batches = [draw() for _ in range(TRAIN_POOL_BATCHES)]
     held_out = [draw() for _ in range(HELD_OUT_BATCHES)]
-    return batches, held_out
+    return batches, held_out, "cross_entropy"
 
 
-def loss_fn(output, y):
+def loss_fn(output, y, kind):
+    if kind == "mse":  # a model without classifier logits: MSE to the fixed target
+        return torch.nn.functional.mse_loss(output, y)
     if CONFIG["head"] == "log_softmax":
         return torch.nn.functional.nll_loss(output, y)
     if CONFIG["head"] == "softmax":
@@ -960,8 +985,8 @@ def train(min_time):
     """Train a float32 and an autocast copy side by side, as the explorer did."""
     low = LOW_DTYPES[CONFIG["dtype"]]
     initial, _ = build()
-    batches, held_out = make_task()
-    found = {"loss_dtype": {}, "grad_dtypes": {}, "saved_bytes": {}}
+    batches, held_out, kind = make_task()
+    found = {"loss_kind": kind, "loss_dtype": {}, "grad_dtypes": {}, "saved_bytes": {}}
     x0, y0 = batches[0]
     for mode, dtype in (("plain", None), ("autocast", low)):
         model = copy.deepcopy(initial).train()
@@ -973,13 +998,15 @@ def train(min_time):
 
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             with torch.autocast("cpu", dtype=low, enabled=dtype is not None):
-                loss = loss_fn(model(x0), y0)
+                loss = loss_fn(model(x0), y0, kind)
         loss.backward()
         found["loss_dtype"][mode] = dtype_name(loss.dtype)
         found["saved_bytes"][mode] = saved[0]
         if dtype is not None:
-            found["grad_dtypes"] = {
-                n: dtype_name(p.grad.dtype) for n, p in model.named_parameters()
+            found["grad_dtypes"] = {  # a parameter the loss does not reach has no gradient
+                n: dtype_name(p.grad.dtype)
+                for n, p in model.named_parameters()
+                if p.grad is not None
             }
     models, optimizers, scalers = {}, {}, {}
     for mode in ("plain", "autocast"):
@@ -997,7 +1024,7 @@ def train(min_time):
         x, y = batches[index % len(batches)]
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cpu", dtype=low, enabled=mode == "autocast"):
-            loss = loss_fn(model(x), y)
+            loss = loss_fn(model(x), y, kind)
         if scaler is not None:
             scaler.scale(loss).backward()
             scaler.step(opt)
@@ -1011,12 +1038,17 @@ def train(min_time):
     for index in range(CONFIG["steps"]):
         for mode in ("plain", "autocast"):
             losses[mode].append(step(mode, index))
-    accuracy = {}
+    accuracy, held_out_loss = {}, {}
     for mode in ("plain", "autocast"):
         model = models[mode].eval()
         with torch.no_grad(), torch.autocast("cpu", dtype=low, enabled=mode == "autocast"):
-            right = sum(int((model(x).float().argmax(1) == y).sum()) for x, y in held_out)
-        accuracy[mode] = right / sum(int(y.shape[0]) for _, y in held_out)
+            outputs = torch.cat([model(x).float() for x, _ in held_out])
+        targets = torch.cat([y for _, y in held_out])
+        with torch.no_grad():
+            held_out_loss[mode] = float(loss_fn(outputs, targets, kind))
+        if kind == "cross_entropy":  # an MSE task has no classes to be right about
+            right = int((outputs.argmax(1) == targets).sum())
+            accuracy[mode] = right / int(targets.shape[0])
         model.train()
     medians = {"plain": [], "autocast": []}
     counter = [CONFIG["steps"]]
@@ -1030,6 +1062,7 @@ def train(min_time):
         counter[0] += 1
     found["loss"] = losses
     found["accuracy"] = accuracy
+    found["held_out_loss"] = held_out_loss
     found["median_ms"] = {m: statistics.median(v) for m, v in medians.items()}
     return found
 
@@ -1038,7 +1071,8 @@ def main_train(args):
     found = train(args.min_time)
     original = ORIGINAL["train"]
     same = {
-        key: found[key] == original[key] for key in ("loss_dtype", "grad_dtypes", "saved_bytes")
+        key: found[key] == original[key]
+        for key in ("loss_kind", "loss_dtype", "grad_dtypes", "saved_bytes")
     }
     same["first loss"] = all(
         abs(found["loss"][m][0] - original["loss"][m][0]) <= 1e-4 * abs(original["loss"][m][0])
@@ -1048,14 +1082,22 @@ def main_train(args):
         print(json.dumps({"config": CONFIG, "found": found, "original": ORIGINAL,
                           "same": same}, indent=2))
         return
-    print("Training: %s, batch %d, %d steps, %s lr %g; autocast dtype %s" % (
+    kind = found["loss_kind"]
+    print("Training: %s, batch %d, %d steps, %s lr %g, %s loss; autocast dtype %s" % (
         model_line(), CONFIG["batch"], CONFIG["steps"], CONFIG["optimizer"], CONFIG["lr"],
-        CONFIG["dtype"]))
+        {"mse": "MSE"}.get(kind, "cross-entropy"), CONFIG["dtype"]))
     for mode in ("plain", "autocast"):
         loss = found["loss"][mode]
-        print("  %-9s loss %.4f -> %.4f  accuracy %.1f%%  loss dtype %s  saved %d bytes" % (
-            mode, loss[0], loss[-1], 100 * found["accuracy"][mode], found["loss_dtype"][mode],
+        if kind == "cross_entropy":
+            score = "accuracy %.1f%%" % (100 * found["accuracy"][mode])
+        else:
+            score = "held-out MSE %.4g" % found["held_out_loss"][mode]
+        print("  %-9s loss %.4f -> %.4f  %s  loss dtype %s  saved %d bytes" % (
+            mode, loss[0], loss[-1], score, found["loss_dtype"][mode],
             found["saved_bytes"][mode]))
+    if kind == "mse":
+        print("no accuracy: the output is not batch x classes logits, so both copies trained "
+              "with MSE to one fixed random target")
     print("gradient dtypes under autocast: %s" % ", ".join(sorted(set(
         found["grad_dtypes"].values()))))
     print("median per training step: plain %.4f ms, autocast %.4f ms" % (

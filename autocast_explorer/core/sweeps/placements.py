@@ -59,9 +59,10 @@ class PlacementPart(Part):
     one_time_casts: Whole()
     one_time_cast_bytes: Whole()
     cast_ops: WholeMap()
-    cast_sources: WholeMap(description="per-forward casts of model parameters") = Field(
-        default_factory=dict
-    )
+    cast_sources: WholeMap(
+        description="per-forward casts of model parameters, by module class and parameter "
+        "(Linear.weight)"
+    ) = Field(default_factory=dict)
     latency: LatencyPart
 
     @model_validator(mode="after")
@@ -309,7 +310,7 @@ def measure_placements(
             0,
             0,
             per_call_log.by_op,
-            per_call_log.by_source,
+            per_call_log.by_kind,
         ),
         "hoisted": PlacementStats(
             "hoisted",
@@ -319,7 +320,7 @@ def measure_placements(
             hoisted_first.count - hoisted_steady.count,
             hoisted_first.bytes - hoisted_steady.bytes,
             hoisted_steady.by_op,
-            hoisted_steady.by_source,
+            hoisted_steady.by_kind,
         ),
         "pre_cast": PlacementStats(
             "pre_cast",
@@ -329,7 +330,7 @@ def measure_placements(
             pre_cast_log.count,
             pre_cast_log.bytes,
             pre_cast_steady.by_op,
-            pre_cast_steady.by_source,
+            pre_cast_steady.by_kind,
         ),
     }
     reporter.report(1.0, "done")

@@ -24,6 +24,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
@@ -61,6 +62,7 @@ from autocast_explorer.core.experiment.certainty import (
     SpeedCall,
     TimingEvidence,
     judge,
+    speedup_figure,
 )
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
@@ -291,10 +293,9 @@ class SweepPoint:
 
     @property
     def speedup(self) -> float:
-        """plain median / autocast median: above 1 means autocast was faster."""
-        if self.autocast.median_ms <= 0:
-            return float("nan")
-        return self.plain.median_ms / self.autocast.median_ms
+        """The median paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
+        autocast was faster."""
+        return speedup_figure(self.plain.median_ms, self.autocast.median_ms, self.evidence)
 
     @property
     def gflops_plain(self) -> float:
@@ -358,6 +359,16 @@ class GridRow:
 
     width: int
     crossovers: tuple[float, ...]
+
+
+def _crossing_bands(points: Sequence[SweepPoint]) -> list[CrossingInterval]:
+    """Where points (in value order) cross 1.0, each with the band their intervals allow."""
+    return crossing_intervals(
+        [p.value for p in points],
+        [p.speedup for p in points],
+        [p.interval.low if p.interval else math.nan for p in points],
+        [p.interval.high if p.interval else math.nan for p in points],
+    )
 
 
 @dataclass(frozen=True)
@@ -436,7 +447,9 @@ class SweepResult:
             parts = []
             for r in self.grid_rows:
                 where = ", ".join(format_value(v) for v in r.crossovers) or "never"
-                parts.append(f"width {r.width}: {where}")
+                bands = [interval_words(c, "batch") for c in self.row_crossover_intervals(r.width)]
+                band = f" (by the 95% intervals: {'; '.join(bands)})" if bands else ""
+                parts.append(f"width {r.width}: {where}{band}")
             return "Speedup crosses 1.0 at batch — " + "; ".join(parts) + "."
         sentence = crossover_sentence(self.spec.param, self.values, self.speedups)
         if any(p.interval is not None for p in self.points):
@@ -445,17 +458,17 @@ class SweepResult:
                 sentence += f" By the points' 95% intervals: {'; '.join(bands)}."
         return sentence
 
+    def row_crossover_intervals(self, width: int) -> list[CrossingInterval]:
+        """Grid: one row's crossings with their bands ([] when its points have no interval)."""
+        pts = self.row(width)
+        return _crossing_bands(pts) if any(p.interval is not None for p in pts) else []
+
     @property
     def crossover_intervals(self) -> list[CrossingInterval]:
         """1-D: each crossing with the band the points' intervals allow ([] for a grid)."""
         if self.is_grid or not self.points:
             return []
-        return crossing_intervals(
-            self.values[: len(self.points)],
-            self.speedups,
-            [p.interval.low if p.interval else math.nan for p in self.points],
-            [p.interval.high if p.interval else math.nan for p in self.points],
-        )
+        return _crossing_bands(self.points)
 
     def _crossover_interval_fields(self) -> dict[str, Any]:
         """`crossover_interval` (1-D with intervals only): [{value, low, high}] or null."""

@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.charts.whiskers import whisker_ends
 from autocast_explorer.gui.shell import style
@@ -162,15 +163,16 @@ class CompareLatencyChart(StaticChart):
 
 
 class CompareSpeedupChart(StaticChart):
-    """Speedup (plain median ÷ autocast median) of each run, with the break-even line at 1."""
+    """Speedup (the median paired ratio) of each run, with the break-even line at 1."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(
             parent,
             name="compareSpeedupPlot",
             tooltip=(
-                "Speedup of each run: plain median ÷ autocast median. Above the dashed line at "
-                "1.0 autocast was faster on that machine; below it, slower."
+                "Speedup of each run: the median of its paired blocks' float32 ÷ autocast. "
+                "Above the dashed line at 1.0 autocast was faster on that machine; below it, "
+                "slower."
             ),
             minimum=(300, 260),
             left="speedup (plain ÷ autocast)",
@@ -226,7 +228,7 @@ class CompareSpeedupChart(StaticChart):
                 s = speedups[i]
                 noisy = " (too noisy)" if series[i].call == "noisy" else ""
                 item.setText(
-                    f"{s:.2f}×{noisy}"
+                    f"{ratio_text(s)}×{noisy}"
                     if s == s
                     else "raised"
                     if series[i].autocast_error

@@ -2,11 +2,15 @@
 
 In inference mode the model is trained once, in float32, so one curve (core's DataInfo
 history); in training mode both copies are scored after every epoch, drawn live as the
-epochs complete. `drawn()` reads the curves back from the plot items for tests.
+epochs complete. A run that trained with MSE (a model without classifier logits) has no
+accuracy to score: the chart then draws both copies' training MSE per step and names the
+held-out MSE, rather than stay blank. `drawn()` reads the curves back from the plot items for
+tests.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
 
 TITLE = "Held-out accuracy per epoch"
+MSE_TITLE = "No accuracy: training MSE per step"
 
 
 class EpochAccuracyChart(StaticChart):
@@ -51,6 +56,7 @@ class EpochAccuracyChart(StaticChart):
             name="autocast",
         )
         self._points: dict[str, list[tuple[int, float]]] = {"plain": [], "autocast": []}
+        self._mse_line = ""  # set while the chart shows an MSE run's losses
         self.clear()
 
     def add_epoch(self, epoch: int, plain: float, autocast: float | None, dtype: str) -> None:
@@ -62,6 +68,10 @@ class EpochAccuracyChart(StaticChart):
 
     def show_result(self, result: ExperimentResult) -> None:
         self.clear()
+        train = result.train
+        if train is not None and not train.has_accuracy:
+            self._show_mse(result)
+            return
         if result.train is not None and result.train.epochs:
             for e in result.train.epochs:
                 self._points["plain"].append((e.epoch, e.accuracy["plain"] * 100))
@@ -72,10 +82,40 @@ class EpochAccuracyChart(StaticChart):
 
     def clear(self) -> None:
         self._points = {"plain": [], "autocast": []}
+        self._mse_line = ""
+        plot = self.getPlotItem()
+        plot.setLabel("left", "held-out accuracy (%)")
+        plot.setLabel("bottom", "epoch")
         self._redraw("bfloat16")
 
+    def _show_mse(self, result: ExperimentResult) -> None:
+        """Both copies' training MSE per step (finite values), the held-out MSE in the title."""
+        train = result.train
+        assert train is not None
+        for mode in ("plain", "autocast"):
+            self._points[mode] = [
+                (step, value)
+                for step, value in enumerate(train.loss[mode], start=1)
+                if math.isfinite(value)
+            ]
+        held = train.held_out_loss
+        self._mse_line = (
+            f"held-out MSE: float32 {held['plain']:.4g} · {result.config.dtype} "
+            f"{held['autocast']:.4g}"
+            if held
+            else "the output is not classifier logits"
+        )
+        plot = self.getPlotItem()
+        plot.setLabel("left", "training MSE")
+        plot.setLabel("bottom", "training step")
+        self._redraw(result.config.dtype)
+
+    def shows_mse(self) -> bool:
+        """Whether the chart holds an MSE run's losses (no accuracy to draw)."""
+        return bool(self._mse_line)
+
     def drawn(self) -> dict[str, list[tuple[float, float]]]:
-        """The curves as drawn: mode → [(epoch, accuracy %)]."""
+        """The curves as drawn: mode → [(epoch, accuracy %)] (an MSE run: [(step, MSE)])."""
         out = {}
         for mode, item in (("plain", self._plain), ("autocast", self._auto)):
             xs, ys = item.getData()
@@ -95,6 +135,12 @@ class EpochAccuracyChart(StaticChart):
         epochs = [p[0] for ps in self._points.values() for p in ps]
         plot = self.getPlotItem()
         plot.setXRange(1, max(max(epochs, default=1), 2), padding=0.02)
+        if self._mse_line:  # losses fall to the lower right: the legend goes top right
+            self._legend.anchor((1, 0), (1, 0), offset=(-10, 10))
+            plot.setYRange(0, max(values, default=1.0) * 1.08 or 1.0, padding=0)
+            style.set_title(plot, MSE_TITLE, self._mse_line)
+            return
+        self._legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # accuracy rises to the top
         plot.setYRange(min(values, default=0.0), 100, padding=0.05)
         last = self._points["plain"][-1][1] if self._points["plain"] else None
         second = (

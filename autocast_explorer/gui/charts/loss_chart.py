@@ -1,7 +1,8 @@
 """Training loss per step: the float32 copy and the autocast copy, drawn live as steps complete.
 
 Each curve is one PlotDataItem created once and updated with setData as steps stream in (the
-pyqtgraph pattern); the finished run's held-out accuracies go in the title. Steps land in
+pyqtgraph pattern); the finished run's held-out accuracies (an MSE run: its held-out MSE)
+go in the title, and the left axis names the loss. Steps land in
 preallocated arrays with a running maximum, and the curves are redrawn at most every
 REDRAW_INTERVAL_S (and at the last step), so a long run costs the window a bounded number of
 redraws instead of one full redraw per step. `drawn()` reads the
@@ -26,6 +27,14 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.training import StepProgress
 
 HINT = "Choose Training mode and press Run (F5)"
+#: Axis captions by the result's `train.loss_kind`.
+LOSS_CAPTIONS = {"cross_entropy": "loss (cross-entropy)", "mse": "loss (MSE to the target)"}
+
+
+def loss_caption(kind: str) -> str:
+    return LOSS_CAPTIONS.get(kind, f"loss ({kind})")
+
+
 #: Streamed steps are drawn at most this often (the last step is always drawn at once).
 REDRAW_INTERVAL_S = 0.05
 
@@ -43,7 +52,7 @@ class LossChart(StaticChart):
                 "steps complete."
             ),
             minimum=(360, 260),
-            left="loss (cross-entropy)",
+            left=loss_caption("cross_entropy"),
             bottom="training step",
             grid=(True, True),
             grid_behind=True,
@@ -71,6 +80,7 @@ class LossChart(StaticChart):
         self._total = 0
         self._dtype = "bfloat16"
         self._accuracy_text = ""
+        self._kind = "cross_entropy"
         self.clear()
 
     # ---- live -----------------------------------------------------------------------------
@@ -83,6 +93,7 @@ class LossChart(StaticChart):
         """Append one step's two losses (plain data streamed from the worker)."""
         if progress.steps != self._total:
             self._reset(progress.steps, self._dtype)
+        self._set_kind(progress.loss_kind)
         self._append(progress.step, progress.loss_plain, progress.loss_autocast)
         last = progress.step >= progress.steps
         if last or time.monotonic() - self._last_redraw >= REDRAW_INTERVAL_S:
@@ -99,19 +110,30 @@ class LossChart(StaticChart):
             self.clear()
             return
         self._reset(train.steps, result.config.dtype)
+        self._set_kind(train.loss_kind)
         for step, (plain, auto) in enumerate(
             zip(train.loss["plain"], train.loss["autocast"], strict=False), start=1
         ):
             self._append(step, plain, auto)
         self._redraw()
-        acc = train.accuracy
-        self._accuracy_text = (
-            f"held-out accuracy: float32 {acc['plain']:.1%} · {self._dtype} {acc['autocast']:.1%}"
-        )
+        acc, held = train.accuracy, train.held_out_loss
+        if train.has_accuracy:
+            self._accuracy_text = (
+                f"held-out accuracy: float32 {acc['plain']:.1%} · {self._dtype} "
+                f"{acc['autocast']:.1%}"
+            )
+        elif held:
+            self._accuracy_text = (
+                f"no accuracy (not logits) · held-out MSE: float32 {held['plain']:.4g} · "
+                f"{self._dtype} {held['autocast']:.4g}"
+            )
+        else:
+            self._accuracy_text = "no accuracy: the output is not classifier logits"
         self._set_title(self._accuracy_text)
 
     def clear(self) -> None:
         self._reset(0, self._dtype)
+        self._set_kind("cross_entropy")
         self._set_title("float32 vs autocast")
         self._hint.setText(HINT)
         self._hint.setPos(0.5, 0.5)
@@ -139,6 +161,12 @@ class LossChart(StaticChart):
         self._hint.setText("")
         if steps:
             self.getPlotItem().setXRange(1, max(steps, 2), padding=0.02)
+
+    def _set_kind(self, kind: str) -> None:
+        """The left axis names the loss trained on."""
+        if kind != self._kind:
+            self._kind = kind
+            self.getPlotItem().setLabel("left", loss_caption(kind))
 
     def _rename(self, item: pg.PlotDataItem, name: str) -> None:
         for sample, label in self._legend.items:
@@ -186,5 +214,6 @@ class LossChart(StaticChart):
             "legend": [label.text for _sample, label in self._legend.items],
             "autocast_color": self._auto.opts["pen"].color().name(),
             "accuracy_text": self._accuracy_text,
+            "left": self.getPlotItem().getAxis("left").labelText,
             "title": self.getPlotItem().titleLabel.text,
         }

@@ -82,6 +82,10 @@ class HeatCell:
     text: str
     plain_ms: float
     autocast_ms: float
+    #: The point's 95% interval as the other views word it (' (95%: 1.66–1.79)'; '' for none).
+    interval: str = ""
+    #: The point's call was "too noisy to tell" (its figure is then not a finding).
+    too_noisy: bool = False
 
     @property
     def tooltip(self) -> str:
@@ -89,10 +93,11 @@ class HeatCell:
             return f"batch {self.batch} × width {self.width}: not measured yet"
         words = "faster" if self.speedup >= 1 else "slower"
         factor = self.speedup if self.speedup >= 1 else 1 / self.speedup
+        noisy = " — too noisy to tell" if self.too_noisy else ""
         return (
-            f"batch {self.batch} × width {self.width}: speedup {self.speedup:.2f}× "
-            f"(autocast {factor:.2f}× {words}; float32 {self.plain_ms:.4g} ms, autocast "
-            f"{self.autocast_ms:.4g} ms)"
+            f"batch {self.batch} × width {self.width}: speedup {self.speedup:.2f}×"
+            f"{self.interval}{noisy} (autocast {factor:.2f}× {words}; float32 "
+            f"{self.plain_ms:.4g} ms, autocast {self.autocast_ms:.4g} ms)"
         )
 
 
@@ -179,6 +184,8 @@ class SpeedupHeatmap(StaticChart):
                         text=cell_text(s) if labelled and math.isfinite(s) else "",
                         plain_ms=p.plain.median_ms if p is not None else math.nan,
                         autocast_ms=p.autocast.median_ms if p is not None else math.nan,
+                        interval=p.call.interval_text() if p is not None else "",
+                        too_noisy=p is not None and p.call.too_noisy,
                     )
                 )
         self._cells = cells

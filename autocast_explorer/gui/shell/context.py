@@ -59,6 +59,9 @@ class AppContext(QObject):
     windowAdded = Signal(QWidget)
     #: Something that enabled-when rules depend on changed (run state, result, engine).
     stateChanged = Signal()
+    #: Every feature's views and actions exist now (a progressive window adds some after its
+    #: first paint): bring anything that follows all views up to date.
+    featuresInstalled = Signal()
 
     def __init__(self, window: WindowHost) -> None:
         super().__init__(cast(QObject, window))  # the host is the QMainWindow
@@ -138,6 +141,11 @@ class AppContext(QObject):
     def publish_sweep(self, result: object) -> None:
         """Tell everyone a sweep finished (the hardware verdict uses it)."""
         self.sweepFinished.emit(result)
+
+    def after_first_paint(self, job: Callable[[], None]) -> None:
+        """Run `job` once the window has painted (slow work the first picture can do without,
+        e.g. reading files), or now when the window is built all at once."""
+        self._window.after_first_paint(job)
 
     # ---- views ----------------------------------------------------------------------------
     def add_view(

@@ -88,7 +88,7 @@ def run_app(argv: list[str]) -> int:
     app = create_application(argv)
     from autocast_explorer.gui.window.main_window import MainWindow
 
-    window = MainWindow()
+    window = MainWindow(progressive=True)  # paints first, builds the other tabs right after
     window.show()
     watcher = InterruptWatcher(window)
     try:

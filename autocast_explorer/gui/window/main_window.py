@@ -5,8 +5,10 @@ thread ("Loading PyTorch…"), and Run is enabled once they are ready.  Experime
 `runner` (a TaskRunner); the window only draws what core computed.
 
 The window is a shell: it owns the controls, the run of one experiment, the menus and the
-banner, and builds everything else from `FEATURES`, each a function `install(ctx)` that gets
-the narrow AppContext (never the window) and returns the handles testers may use.
+banner, and builds everything else from `FIRST_PAINT_FEATURES` and `later_features()`, each a
+function `install(ctx)` that gets the narrow AppContext (never the window) and returns the
+handles testers may use. The app's window is progressive: it paints with the first group and
+builds the second right after (`featuresInstalled`); `MainWindow()` builds both at once.
 
 Contract for testers (docs/testing.md, guarded by tests/contract/snapshot.json): the signals
 below, every objectName, the public methods and attributes, and what they return.
@@ -39,22 +41,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
 from autocast_explorer.core.experiment.families.user.spec import model_file
-from autocast_explorer.gui.features import (
-    accuracy,
-    compare,
-    experiment,
-    hardware,
-    lessons,
-    numerics,
-    ops,
-    placements,
-    presentation,
-    presets,
-    report,
-    routes,
-    sweeps,
-    training,
-)
+from autocast_explorer.gui.features import experiment, lessons, presentation, presets
 from autocast_explorer.gui.features.experiment.controls import (
     PROGRESS_STEPS,
     ControlsPanel,
@@ -85,23 +72,44 @@ LOADING_TEXT = "Loading PyTorch…"
 RUN_TIP = "Measure this config: plain float32 vs autocast, on a worker thread (F5)."
 EXPERIMENT_OWNER = "experiment"
 
-#: The window, feature by feature, in tab and menu order. Adding a tab: one module, one line.
-FEATURES: tuple[Feature, ...] = (
+#: What the first picture shows, built before the first paint: the controls with the preset
+#: box above them, the Overview and Layers tabs, the text scale and theme, the lessons dock.
+FIRST_PAINT_FEATURES: tuple[Feature, ...] = (
     experiment.install,  # Overview and Layers, the three result charts
-    numerics.install,  # Layer error, Agreement, Op trace
-    ops.install,  # the live op-policy probe
-    sweeps.install,  # Sweeps tab, sweep files
-    placements.install,  # per-call vs hoisted vs pre-cast
-    training.install,  # Training tab: loss curves, memory saved for backward, gradient dtypes
-    accuracy.install,  # Accuracy tab: held-out answers on real data, the flipped rows
-    routes.install,  # Routes tab: eager, torch.compile and implicit bf16 side by side
-    hardware.install,  # CPU facts, oneDNN kernel, roofline
     presentation.install,  # text scale, projector theme, full screen, hidden controls
-    presets.install,  # the preset picker above the controls
+    presets.install,  # the preset picker above the controls (filled after the first paint)
     lessons.install,  # the guided lessons dock
-    compare.install,  # Compare runs window
-    report.install,  # File › Export report
 )
+
+
+def later_features() -> tuple[Feature, ...]:
+    """The other features, in tab order after Overview and Layers. Imported here, not at the
+    top: a progressive window (the app's) paints before it imports and builds them."""
+    from autocast_explorer.gui.features import (
+        accuracy,
+        compare,
+        hardware,
+        numerics,
+        ops,
+        placements,
+        report,
+        routes,
+        sweeps,
+        training,
+    )
+
+    return (
+        numerics.install,  # Layer error, Agreement, Op trace
+        ops.install,  # the live op-policy probe
+        sweeps.install,  # Sweeps tab, sweep files
+        placements.install,  # per-call vs hoisted vs pre-cast
+        training.install,  # Training tab: loss curves, memory saved for backward, gradients
+        accuracy.install,  # Accuracy tab: held-out answers on real data, the flipped rows
+        routes.install,  # Routes tab: eager, torch.compile and implicit bf16 side by side
+        hardware.install,  # CPU facts, oneDNN kernel, roofline
+        compare.install,  # Compare runs window
+        report.install,  # File › Export report
+    )
 
 
 def load_engine_task(state: TaskState) -> Environment:
@@ -147,9 +155,16 @@ class MainWindow(QMainWindow):
     firstPainted = Signal()
     #: A result is now drawn in every view (after a run, an opened file or a lesson step).
     resultShown = Signal(object)
+    #: Every feature's tabs and entries exist (in the constructor unless `progressive`).
+    featuresInstalled = Signal()
 
-    def __init__(self, parent: QWidget | None = None, *, autoload: bool = True) -> None:
-        """`autoload`: start loading torch right after the first paint (the default)."""
+    def __init__(
+        self, parent: QWidget | None = None, *, autoload: bool = True, progressive: bool = False
+    ) -> None:
+        """`autoload`: start loading torch right after the first paint (the default).
+        `progressive`: paint first, then import and build the tabs the first picture does not
+        show (`featuresInstalled` says when); the app's window is progressive, so it appears
+        sooner. By default everything is built before this returns."""
         style.apply_plot_style()
         super().__init__(parent)
         self.setObjectName("mainWindow")
@@ -190,21 +205,50 @@ class MainWindow(QMainWindow):
         #: What each feature handed back (by attribute name), e.g. "sweeps", "lessonsPanel".
         self.handles: dict[str, Any] = {}
 
+        #: Work features asked to run after the first paint (None once it ran, or at once).
+        self._after_first_paint: list[Callable[[], None]] | None = [] if progressive else None
+        #: Every feature is installed (at once, or after the first paint when progressive).
+        self.features_installed = False
+
         self._build_ui()
         self.actions_registry = ActionRegistry(self, self.menu)
         self.context = AppContext(self)
         self._create_menus()
         self._connect()
         self._validate()
-        for install in FEATURES:
+        for install in FIRST_PAINT_FEATURES:
             self._install(install)
-        self.actions_registry.refresh()
-        # Last: every menu entry's tooltip names its key; then the saved state is restored.
-        audit_shortcuts(self)
+        # The saved config, layout, text scale and theme, before anything is shown.
         install_settings(self)
         from autocast_explorer.gui.window.settings import recent_specs
 
         self.controls.family.userPage.set_recent(recent_specs())
+        if not progressive:
+            self._install_later_features()
+
+    def after_first_paint(self, job: Callable[[], None]) -> None:
+        """Run `job` once the window has painted (a progressive window), else now."""
+        if self._after_first_paint is None:
+            job()
+        else:
+            self._after_first_paint.append(job)
+
+    @Slot()
+    def _install_later_features(self) -> None:
+        """The tabs and entries the first picture does not need, then the deferred jobs."""
+        if self.features_installed:
+            return
+        for install in later_features():
+            self._install(install)
+        jobs, self._after_first_paint = self._after_first_paint or [], None
+        for job in jobs:
+            job()
+        self.actions_registry.refresh()
+        # Last: every menu entry's tooltip names its key.
+        audit_shortcuts(self)
+        self.features_installed = True
+        self.context.featuresInstalled.emit()
+        self.featuresInstalled.emit()
 
     def _install(self, install: Feature) -> None:
         handles = install(self.context) or {}
@@ -422,6 +466,8 @@ class MainWindow(QMainWindow):
         self.cancelAction.setToolTip("Stop the run at the next timing block (Esc)")
         run_menu.addSeparator()
 
+        # View: the panes and tabs to show first, then (after this line) how everything looks.
+        self.menu("&View").addSeparator().setObjectName("viewDisplaySection")
         help_menu = self.menu("&Help")
         self.helpAction = add(
             "Autocast Explorer &Help",
@@ -563,9 +609,16 @@ class MainWindow(QMainWindow):
         if not self._painted:
             self._painted = True
             self.firstPainted.emit()
-            if self._autoload:
-                # After this paint pass has reached the screen, not inside it.
-                QTimer.singleShot(0, self.load_engine)
+            # After this paint pass has reached the screen, not inside it.
+            QTimer.singleShot(0, self._after_first_paint_pass)
+
+    @Slot()
+    def _after_first_paint_pass(self) -> None:
+        # The rest of the window first, then torch: one import at a time (two threads
+        # importing the same package, e.g. pydantic, can see it half initialised).
+        self._install_later_features()
+        if self._autoload:
+            self.load_engine()
 
     @Slot()
     def load_engine(self) -> None:
@@ -593,7 +646,7 @@ class MainWindow(QMainWindow):
         self.controls.progressBar.setRange(0, PROGRESS_STEPS)
         self.controls.progressBar.setValue(0)
         self.controls.progressLabel.setText(
-            f"PyTorch {env.torch_version} ready · {env.cpu_model} · {env.threads} threads"
+            f"PyTorch {env.torch_version} ready · {env.cpu_model} · {env.threads_text}"
         )
         if self.last_result is None:
             self.verdictLabel.setText("Ready: press Run (F5).")

@@ -55,6 +55,7 @@ def install(ctx: AppContext) -> dict[str, Any]:
         "&Accuracy on real data",
         lambda: ctx.show_view("accuracy"),
         menu="&View",
+        before="viewDisplaySection",
         shortcut="F2",
         tip="Show the Accuracy tab: held-out answers in float32 and under autocast.",
     )

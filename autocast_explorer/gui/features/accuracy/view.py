@@ -36,12 +36,26 @@ from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.experiment.training import TrainReport
 
 IDLE_TEXT = (
     "Does autocast change a trained model's answers? Choose Data: Handwritten digits (or your "
     "own file) and press Run (F5): the model is trained in float32, then the held-out rows are "
     "answered in float32 and under autocast, and every row whose answer changed is shown here."
 )
+
+
+def no_accuracy_text(train: TrainReport, dtype: str) -> str:
+    """Why an MSE training run has no accuracy, and its held-out MSE (core's figures)."""
+    text = f"There is no accuracy to show: {train.no_accuracy_reason()}."
+    if train.held_out_loss:
+        text += (
+            f" Held-out MSE ({train.held_out_rows} rows) after {train.steps} steps: float32 "
+            f"{train.held_out_loss['plain']:.4g} · {dtype} autocast "
+            f"{train.held_out_loss['autocast']:.4g}. The chart shows both copies' training MSE "
+            "per step."
+        )
+    return text
 
 
 def _label(name: str, tip: str, rich: bool = True) -> QLabel:
@@ -74,6 +88,7 @@ class AccuracyView(QWidget):
         layout.addWidget(self.accuracySummary)
 
         flips = QGroupBox("Rows whose answer changed")
+        self._flipParts: list[QWidget] = [flips]
         flips.setObjectName("flipBox")
         flips_layout = QVBoxLayout(flips)
         self.flipGallery = FlipGallery()
@@ -108,6 +123,7 @@ class AccuracyView(QWidget):
         self.epochAccuracyPlot = EpochAccuracyChart()
         confusion_title = QLabel("Flips: float32's answer (rows) → autocast's (columns)")
         confusion_title.setToolTip(self.flipConfusionTable.toolTip())
+        self._flipParts += [confusion_title, self.flipConfusionTable]
         side.addWidget(confusion_title)
         side.addWidget(self.flipConfusionTable, 1)
         side.addWidget(self.epochAccuracyPlot, 2)
@@ -127,6 +143,14 @@ class AccuracyView(QWidget):
         self.flipConfusionTable.clear()
         self.flipConfusionTable.setRowCount(0)
         self.flipConfusionTable.setColumnCount(0)
+        train = result.train
+        no_accuracy = info is None and train is not None and not train.has_accuracy
+        for part in self._flipParts:  # an MSE run has no answers to flip: only its losses
+            part.setVisible(not no_accuracy)
+        if no_accuracy:
+            self._idle(html.escape(no_accuracy_text(train, result.config.dtype)))
+            self.accuracyHeadline.setText("No accuracy: this model trained with MSE")
+            return
         if info is None:
             self._idle(IDLE_TEXT)
             return
@@ -187,6 +211,8 @@ class AccuracyView(QWidget):
         self.flipTable.setVisible(False)
 
     def clear(self) -> None:
+        for part in self._flipParts:
+            part.setVisible(True)
         self.epochAccuracyPlot.clear()
         self.flipGallery.clear()
         self.flipTable.setRowCount(0)

@@ -250,7 +250,8 @@ class CompareWindow(QMainWindow):
         differences = comparison.config_differences()
         note = (
             f"{len(comparison.runs)} run{'s' if len(comparison.runs) > 1 else ''}. "
-            "Speedup = plain median ÷ autocast median; above 1.00× autocast was faster."
+            "Speedup = the median of paired blocks' float32 ÷ autocast ratios; above 1.00× "
+            "autocast was faster."
         )
         self.notes.setText(note)
         self.configDifference.setText(

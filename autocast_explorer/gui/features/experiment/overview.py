@@ -100,7 +100,7 @@ class ResultHeader(QWidget):
         self.details.setText(
             f"{cfg.title} · batch {cfg.batch}{model_options(cfg)} · autocast "
             f"{cfg.dtype}   |   {env.cpu_model} · torch {env.torch_version} · "
-            f"{env.cpu_capability} · {env.threads} threads"
+            f"{env.cpu_capability} · {env.threads_text}"
             + (f"\nTransformer: {path}" if path else "")
         )
         silent = silent_fallbacks(result)

@@ -30,6 +30,7 @@ from autocast_explorer.core.experiment.config import (
     parse_model_arg,
     parse_widths,
 )
+from autocast_explorer.gui.shell import style
 
 SPEC_TIP = (
     "Your own model: hf:TYPE (a Hugging Face architecture from its default config), "
@@ -60,7 +61,7 @@ class UserModelPage(QWidget):
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         completer.setFilterMode(Qt.MatchFlag.MatchContains)
         self.modelSpecEdit.setCompleter(completer)
-        self._library_names: list[str] | None = None
+        self._library_names: tuple[str, ...] | None = None
         self._recent: list[str] = []
         self.modelFileButton = QToolButton()
         self.modelFileButton.setObjectName("modelFileButton")
@@ -73,6 +74,15 @@ class UserModelPage(QWidget):
         line.addWidget(self.modelSpecEdit, 1)
         line.addWidget(self.modelFileButton)
         self._row(form, "S&pec", row, SPEC_TIP, self.modelSpecEdit)
+        self.modelCompletionHint = QLabel("")
+        self.modelCompletionHint.setObjectName("modelCompletionHint")
+        self.modelCompletionHint.setWordWrap(True)
+        self.modelCompletionHint.setToolTip(
+            "Why torchvision:/timm: names are not offered as you type, and what to install."
+        )
+        self.modelCompletionHint.setStyleSheet(f"color: {style.MUTED};")
+        self.modelCompletionHint.setVisible(False)
+        form.addRow(self.modelCompletionHint)
         self.modelArgsEdit = self._edit(
             "modelArgsEdit",
             "num_hidden_layers=2, hidden_size=64",
@@ -146,7 +156,10 @@ class UserModelPage(QWidget):
         )
 
         if self._library_names is None:
-            self._library_names = library_model_names()
+            found = library_model_names()
+            self._library_names = found.names
+            self.modelCompletionHint.setText(found.hint)
+            self.modelCompletionHint.setVisible(bool(found.hint))
         self._completions.setStringList(
             list(dict.fromkeys([*self._recent, *EXAMPLE_SPECS, *self._library_names]))
         )

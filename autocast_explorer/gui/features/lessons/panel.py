@@ -186,6 +186,8 @@ class LessonsPanel(QWidget):
         ctx.experimentFinished.connect(self._on_experiment_finished)
         ctx.experimentFailed.connect(self._on_experiment_failed)
         ctx.experimentCancelled.connect(self._on_experiment_cancelled)
+        # A step restored at start may name a chart whose tab is built after the first paint.
+        ctx.featuresInstalled.connect(self._name_the_chart)
         self.client.finished.connect(self._on_task_finished)
         self.client.failed.connect(self._on_task_failed)
         self.client.cancelled.connect(self._on_task_cancelled)
@@ -409,7 +411,7 @@ class LessonsPanel(QWidget):
         self.explanationLabel.setText(html.escape(lesson.explanation))
         who = "The tutorial says:" if lesson.claim_by == "tutorial" else "A common assumption:"
         self.claimLabel.setText(f"<i>{who}</i> {html.escape(lesson.tutorial_claim)}")
-        self.chartLabel.setText(f"Answered by: <b>{html.escape(self._chart_title(lesson))}</b>")
+        self._name_the_chart()
         self.tryNextLabel.setText(
             f"<i>Try next:</i> {html.escape(lesson.try_next)}" if lesson.try_next else ""
         )
@@ -418,6 +420,12 @@ class LessonsPanel(QWidget):
         self._show_outcome(outcome)
         if outcome is not None:
             self.show_chart(outcome.chart)
+
+    @Slot()
+    def _name_the_chart(self) -> None:
+        lesson = self.current_lesson()
+        if lesson is not None:
+            self.chartLabel.setText(f"Answered by: <b>{html.escape(self._chart_title(lesson))}</b>")
 
     def _chart_title(self, lesson: Lesson) -> str:
         chart_id, _tab, _target = self._chart_target(lesson.chart)

@@ -234,6 +234,12 @@ class OpTraceView(QWidget):
                         if rec.cast
                         else ""
                     )
+                    + (
+                        f", of the parameter {rec.source}"
+                        + (f" ({rec.source_kind})" if rec.source_kind else "")
+                        if rec.source
+                        else ""
+                    )
                 )
                 if rec.cast:
                     item.setBackground(tint)

@@ -285,6 +285,7 @@ class Presentation(QObject):
             key.setEnabled(False)
         window.installEventFilter(self)
         ctx.resultShown.connect(self._on_result_shown)
+        ctx.featuresInstalled.connect(self._follow_new_views)
         ctx.windowAdded.connect(self.add_root)
         self._watched: set[int] = set()
         self._watch_charts(window)
@@ -498,6 +499,12 @@ class Presentation(QObject):
     @Slot(object)
     def _on_result_shown(self, _result: object) -> None:
         # Views may have made new chart items (cells, labels) or tabs: bring them to scale.
+        self._follow_new_views()
+
+    @Slot()
+    def _follow_new_views(self) -> None:
+        """Charts and tabs added since (a result's items, the tabs built after the first
+        paint) take the text scale and theme too."""
         self._watch_charts(self._window)
         if self._applied:
             self._apply_to(self._window)

@@ -1,6 +1,8 @@
 """The preset picker at the top of the controls: built-in presets (tutorial first), then yours.
 
-Presets are loaded and validated by core.presets (JSON only, size-limited, schema-checked). A
+Presets are loaded and validated by core.learning.presets (JSON only, size-limited,
+schema-checked), imported where used: it brings the typed document models, and the box is
+filled after the window's first paint (`ctx.after_first_paint`), "Loading presets…" until then. A
 broken user preset is skipped with a message naming the file; a broken built-in one is reported
 above the charts. Choosing a preset sets the whole config; a sweep preset also asks the context
 for its sweep (`request_sweep`), which fills the Sweeps tab's parameter and values. The combo
@@ -35,28 +37,16 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.learning.claims import check_claims, preset_claims
-from autocast_explorer.core.learning.presets import (
-    MAX_DESCRIPTION_CHARS,
-    MAX_NAME_CHARS,
-    Preset,
-    PresetError,
-    builtin_presets,
-    load_preset,
-    make_preset,
-    preset_filename,
-    save_preset,
-    scan_presets,
-    sort_presets,
-    user_presets_dir,
-)
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import find_entry
 
 if TYPE_CHECKING:
+    from autocast_explorer.core.learning.presets import Preset, PresetError
     from autocast_explorer.core.sweeps.spec import SweepSpec
     from autocast_explorer.gui.shell.context import AppContext
 
 CUSTOM_TEXT = "Custom settings"
+LOADING_TEXT = "Loading presets…"
 USER_SUFFIX = " — yours"
 
 
@@ -89,6 +79,8 @@ class SavePresetDialog(QDialog):
     """Name, description and (for a sweep preset) whether to keep the sweep."""
 
     def __init__(self, parent: QWidget | None, name: str, sweep: SweepSpec | None) -> None:
+        from autocast_explorer.core.learning.presets import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
+
         super().__init__(parent)
         self.setObjectName("savePresetDialog")
         self.setWindowTitle("Save as preset")
@@ -228,11 +220,20 @@ class PresetBox(QGroupBox):
         self.combo.currentIndexChanged.connect(self._on_index_changed)
         ctx.configChanged.connect(self._sync)
         ctx.resultShown.connect(self._check_claims)
-        self.reload()
+        self.combo.setPlaceholderText(LOADING_TEXT)
+        ctx.after_first_paint(self.reload)
 
     # ---- loading --------------------------------------------------------------------------
     def reload(self) -> list[PresetError]:
         """Read the built-in and user presets again; returns the errors shown."""
+        from autocast_explorer.core.learning.presets import (
+            PresetError,
+            builtin_presets,
+            scan_presets,
+            sort_presets,
+            user_presets_dir,
+        )
+
         errors: list[PresetError] = []
         builtin: list[Preset] = []
         try:
@@ -246,6 +247,7 @@ class PresetBox(QGroupBox):
         self._presets = builtin + sort_presets(user)
         self._syncing = True
         try:
+            self.combo.setPlaceholderText(CUSTOM_TEXT)
             self.combo.clear()
             for i, preset in enumerate(self._presets):
                 if i == len(builtin) and i > 0:
@@ -279,8 +281,11 @@ class PresetBox(QGroupBox):
 
     def shown_text(self) -> str:
         """What the preset list shows: a preset's name (yours end in ' — yours') or
-        'Custom settings' — which is the combo's placeholder, so currentText() is '' then."""
-        return self.combo.currentText() if self.combo.currentIndex() >= 0 else CUSTOM_TEXT
+        'Custom settings' (or 'Loading presets…' until they are read) — the combo's
+        placeholder, so currentText() is '' then."""
+        if self.combo.currentIndex() >= 0:
+            return self.combo.currentText()
+        return self.combo.placeholderText()  # "Loading presets…" before they are read
 
     def index_of(self, preset_id: str) -> int:
         """The combo row of the preset with this id (-1 if not listed)."""
@@ -422,6 +427,14 @@ class PresetBox(QGroupBox):
         except ConfigError as exc:
             self._say(f"Cannot save a preset: fix {exc.field} first ({exc.rule}).")
             return None
+        from autocast_explorer.core.learning.presets import (
+            PresetError,
+            make_preset,
+            preset_filename,
+            save_preset,
+            user_presets_dir,
+        )
+
         sweep = self._ctx.requested_sweep
         name = name.strip()
         try:
@@ -464,6 +477,8 @@ class PresetBox(QGroupBox):
 
 def _holder(path: Path, name: str) -> str:
     """Who holds `path`: the preset of this name, or another whose name gives the same file."""
+    from autocast_explorer.core.learning.presets import PresetError, load_preset
+
     try:
         owner = load_preset(path).name
     except PresetError:

@@ -66,7 +66,7 @@ def route_cells(route: RouteResult) -> list[str]:
         route.name,
         ms(route.plain),
         ms(route.lower),
-        f"{route.speedup:.2f}×" if math.isfinite(route.speedup) else "—",
+        route.speedup_text(),
         f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
         route.output_dtype.get("lower", "—"),
         "—" if route.compile_s is None else f"{route.compile_s:.1f} s",

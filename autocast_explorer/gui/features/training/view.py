@@ -98,7 +98,9 @@ class TrainingView(QWidget):
             "trainLayerTable",
             "Each layer's dtypes in a training step: forward input → output, and in the backward "
             "the gradient arriving at its output → the gradient it passes to its input "
-            "('none': the model's input needs no gradient).",
+            "('none': the model's input needs no gradient; 'unseen': torch called no backward "
+            "hook for the layer: it returns an object, not tensors, or the loss does not use "
+            "its output).",
         )
         self.summary.setStyleSheet("font-family: monospace; font-size: 9pt;")
         self.summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)

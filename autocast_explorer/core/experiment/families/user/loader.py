@@ -295,17 +295,34 @@ EXAMPLE_SPECS: tuple[str, ...] = (
 )
 
 
-def library_model_names(limit: int = 5000) -> list[str]:
+@dataclass(frozen=True)
+class LibraryNames:
+    """Completions from torchvision and timm, and one line saying which gave none and why."""
+
+    names: tuple[str, ...]
+    hint: str = ""  # '' when both libraries imported
+
+
+#: The libraries whose model names are completed, with how each lists them.
+_LISTED = (
+    ("torchvision", lambda lib: lib.models.list_models()),
+    ("timm", lambda lib: lib.list_models()),
+)
+
+
+def library_model_names(limit: int = 5000) -> LibraryNames:
     """`torchvision:NAME` and `timm:NAME` for the libraries that import here (completion);
-    a library that is missing or fails to import contributes nothing."""
+    a library that is missing or fails to import contributes no names and its line to the
+    hint: what failed and what to install (the run's own words)."""
     names: list[str] = []
-    if importlib.util.find_spec("torchvision") is not None:
-        with contextlib.suppress(Exception):
-            names += [
-                f"torchvision:{n}"
-                for n in importlib.import_module("torchvision").models.list_models()
-            ]
-    if importlib.util.find_spec("timm") is not None:
-        with contextlib.suppress(Exception):
-            names += [f"timm:{n}" for n in importlib.import_module("timm").list_models()]
-    return names[:limit]
+    missing: list[str] = []
+    for library, listing in _LISTED:
+        try:
+            module = importlib.import_module(library)
+            names += [f"{library}:{n}" for n in listing(module)]
+        except Exception as exc:  # absent (ImportError) or a CUDA build (RuntimeError)
+            missing.append(library_missing(library, exc))
+    hint = ""
+    if missing:
+        hint = "No torchvision:/timm: names to complete: " + "; ".join(missing)
+    return LibraryNames(tuple(names[:limit]), hint)

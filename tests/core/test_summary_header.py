@@ -1,0 +1,24 @@
+"""The run report's header: the machine in words (one thread is "1 thread")."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.summary import format_summary
+
+
+@pytest.mark.parametrize(("threads", "words"), [(1, "1 thread"), (2, "2 threads")])
+def test_the_header_counts_threads_in_words(threads, words):
+    result = run_experiment(
+        ExperimentConfig(widths=(8, 4), batch=2, min_time=0.01, threads=threads)
+    )
+    assert result.environment.threads == threads
+    header = format_summary(result).splitlines()[1]
+    assert header.endswith(f"· {words}"), header
+    assert result.environment.threads_text == words
+    other = dataclasses.replace(result.environment, threads=threads + 1)
+    assert other.threads_text == f"{threads + 1} threads"
