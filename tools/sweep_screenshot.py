@@ -54,6 +54,8 @@ class SweepShooter(QObject):
     @Slot(object)
     def sweep_done(self, result: object) -> None:
         print(result.crossover_sentence, "|", result.verdict.sentence, flush=True)
+        # start_sweep() leaves the tabs as they are (F6 brings Sweeps forward): show it here.
+        self.window.resultTabs.setCurrentWidget(self.install.sweeps)
         if self.step == "sweep":
             self._later(self.after_sweep)
         else:
@@ -67,6 +69,7 @@ class SweepShooter(QObject):
     @Slot(object)
     def placements_done(self, report: object) -> None:
         print(report.explanation, flush=True)
+        self.window.resultTabs.setCurrentWidget(self.install.placements)
         self._later(self.after_placements)
 
     @Slot()

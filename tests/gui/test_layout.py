@@ -253,10 +253,18 @@ def test_marked_rows_stack_when_the_tab_is_narrow_and_return_when_wide(shown_run
     assert agreement.orientation() == Qt.Orientation.Horizontal
 
 
-def test_every_tab_fits_its_width_at_1024x640_with_lessons(shown_run):
-    """At 100% text no tab needs sideways scrolling: rows stack, columns wrap."""
+@pytest.mark.parametrize(
+    ("size", "lessons"), [((1024, 640), True), ((1280, 800), False), ((1920, 1080), True)]
+)
+def test_every_tab_fits_its_width(shown_run, size, lessons):
+    """At 100% text no tab needs sideways scrolling: rows stack, columns wrap (the Sweeps page
+    with its default values and a sweep's values typed in)."""
     window, _result = shown_run
-    open_small(window, 1.0)
+    if window.lessonsDock.isVisible() != lessons:
+        window.lessonsAction.trigger()
+    window.resize(*size)
+    settle()
+    window.sweeps.sweeps.set_sweep("batch", "1:1024:11")
     tabs = window.resultTabs
     wide = []
     for i in range(tabs.count()):

@@ -61,13 +61,28 @@ def reflow_below(item: QBoxLayout | QSplitter, width: int) -> None:
     item.setProperty(REFLOW_WIDTH, width)
 
 
+def _side_by_side_width(item: QBoxLayout | QSplitter) -> int:
+    """The least width at which the panes fit side by side (their minimums, the spacing)."""
+    if isinstance(item, QSplitter):
+        widgets = [item.widget(i) for i in range(item.count())]
+        widths = [max(w.minimumSizeHint().width(), w.minimumWidth()) for w in widgets]
+        return sum(widths) + item.handleWidth() * max(len(widths) - 1, 0)
+    items = [item.itemAt(i) for i in range(item.count())]
+    widths = [it.minimumSize().width() for it in items if not it.isEmpty()]
+    margins = item.contentsMargins()
+    spacing = max(item.spacing(), 0) * max(len(widths) - 1, 0)
+    return sum(widths) + spacing + margins.left() + margins.right()
+
+
 def apply_reflow(page: QWidget, width: int) -> None:
-    """Set every marked row in `page` side by side or stacked for a viewport `width` wide."""
+    """Set every marked row in `page` side by side or stacked for a viewport `width` wide: side
+    by side from its mark's width, and only where its panes' minimums fit."""
     for splitter in page.findChildren(QSplitter):
         need = splitter.property(REFLOW_WIDTH)
         if not need:
             continue
-        wanted = Qt.Orientation.Horizontal if width >= need else Qt.Orientation.Vertical
+        side = width >= max(need, _side_by_side_width(splitter))
+        wanted = Qt.Orientation.Horizontal if side else Qt.Orientation.Vertical
         if splitter.orientation() != wanted:
             splitter.setOrientation(wanted)
             count = splitter.count()
@@ -76,9 +91,8 @@ def apply_reflow(page: QWidget, width: int) -> None:
         need = layout.property(REFLOW_WIDTH)
         if not need:
             continue
-        wanted = (
-            QBoxLayout.Direction.LeftToRight if width >= need else QBoxLayout.Direction.TopToBottom
-        )
+        side = width >= max(need, _side_by_side_width(layout))
+        wanted = QBoxLayout.Direction.LeftToRight if side else QBoxLayout.Direction.TopToBottom
         if layout.direction() != wanted:
             layout.setDirection(wanted)
 
@@ -114,6 +128,7 @@ class FitScrollArea(QScrollArea):
         if page is None:
             return
         view = self.viewport().size()
+        apply_reflow(page, view.width())
         width, height = self.needed_size(view.width())
         page.resize(width, max(height, view.height()))
 
@@ -161,15 +176,7 @@ class ScrollingTabs(QTabWidget):
     def _wrap(self, page: QWidget) -> QScrollArea:
         area = FitScrollArea()
         area.setWidget(page)
-        area.viewport().installEventFilter(self)
         return area
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize and isinstance(watched, QWidget):
-            area = watched.parentWidget()
-            if isinstance(area, QScrollArea) and area.widget() is not None:
-                apply_reflow(area.widget(), watched.width())
-        return super().eventFilter(watched, event)
 
     def addTab(self, page: QWidget, *args: object) -> int:
         return super().addTab(self._wrap(page), *args)
