@@ -275,3 +275,21 @@ def test_every_tab_fits_its_width(shown_run, size, lessons):
         if page.width() > area.viewport().width():
             wide.append((tabs.tabText(i), page.width(), area.viewport().width()))
     assert wide == []
+
+
+def test_a_long_sweep_warning_never_widens_the_sweeps_tab(window):
+    """Its lines are elided to the tab; the page stays as wide as its viewport."""
+    window.resize(1920, 1080)
+    tab = window.sweeps.sweeps
+    show_tab(window, tab)
+    warning = "11 of 11 points had noisy timings: " + ", ".join(f"batch {2**i}" for i in range(40))
+    tab._set_warnings((warning,))  # elided to a 1920 px window's tab
+    settle()
+    window.resize(1280, 800)
+    settle()
+    area = tab.parentWidget().parentWidget()
+    assert tab.width() <= area.viewport().width()
+    label = tab.warningsLabel
+    assert label.text().endswith("…") and label.toolTip() == warning
+    assert label.fontMetrics().horizontalAdvance(label.text()) <= tab.width()
+    assert tab.warnings() == (warning,)

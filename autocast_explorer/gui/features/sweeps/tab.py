@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -273,6 +274,9 @@ class SweepsTab(QWidget):
         self.warningsLabel.setObjectName("sweepWarningsLabel")
         self._warnings: tuple[str, ...] = ()
         self.warningsLabel.setStyleSheet(f"color: {style.WARN};")
+        # Its lines are elided to the tab's width (full text in the tooltip): it must not be
+        # what sets that width, or a long warning widens the tab past its viewport.
+        self.warningsLabel.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.warningsLabel.hide()
         for label in (self.planLabel, self.crossoverLabel, self.verdictLabel):
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
