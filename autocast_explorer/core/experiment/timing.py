@@ -159,6 +159,15 @@ class PairedTiming:
     rounds: int
     stopped: str
     target: float | None = None
+    #: Per round, each mode's kept block in ms (None: stalled, or it sat the round out).
+    rounds_ms: tuple[tuple[float | None, ...], ...] = ()
+
+    def interval_between(self, i: int, j: int) -> SpeedupInterval | None:
+        """The interval of the median of mode i ÷ mode j over the rounds where both kept a
+        block (time ratios: above 1, mode j was faster); None with fewer than 2 such rounds."""
+        return median_interval(
+            [r[i] / r[j] for r in self.rounds_ms if r[i] is not None and r[j] is not None]
+        )
 
 
 Clock = Callable[[], float]
@@ -301,6 +310,7 @@ def measure_paired(
     used = list(spent)  # spent, plus stalled blocks: what `max_time` bounds
     stalls: list[Stall] = []
     ratios: list[float] = []
+    rounds_ms: list[tuple[float | None, ...]] = []
     interval: SpeedupInterval | None = None
     paired = len(modes) == 2
 
@@ -352,6 +362,7 @@ def measure_paired(
             samples[i].append(ms)
             spent[i] += seconds * block_sizes[i]
             kept[i] = ms
+        rounds_ms.append(tuple(kept))
         if paired and kept[0] is not None and kept[1] is not None:
             ratios.append(kept[0] / kept[1])
             if all_enough or len(ratios) >= MIN_PAIRS_95:
@@ -384,4 +395,5 @@ def measure_paired(
         rounds=rounds,
         stopped=stopped,
         target=target,
+        rounds_ms=tuple(rounds_ms),
     )
