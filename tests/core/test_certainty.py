@@ -234,6 +234,23 @@ def test_a_steady_pair_stops_as_soon_as_the_interval_is_precise():
     assert result.stopped == "precise"
     assert result.interval.low == pytest.approx(2.0) and result.interval.level == LEVEL
     assert clock.now < 2 * 0.05 + 0.05  # nowhere near the 1 s allowed per mode
+    assert result.interval_between(0, 1) == result.interval  # every round kept both blocks
+    assert len(result.rounds_ms) == result.rounds
+
+
+def test_any_two_modes_get_the_interval_of_their_paired_rounds():
+    # Three modes (as placements time float32 and its placements): each pair of modes has
+    # its own interval from the rounds where both kept a block.
+    clock = FakeClock()
+    modes = [scripted(clock, itertools.repeat(ms)) for ms in (0.003, 0.002, 0.001)]
+    result = timing.measure_paired(modes, 0.03, max_time=math.inf, clock=clock)
+    assert result.interval is None  # only two modes have one headline interval
+    assert result.interval_between(0, 1).median == pytest.approx(1.5)
+    assert result.interval_between(0, 2).median == pytest.approx(3.0)
+    assert result.interval_between(2, 1).median == pytest.approx(0.5)
+    assert result.interval_between(0, 2).pairs == sum(
+        1 for r in result.rounds_ms if r[0] is not None and r[2] is not None
+    )
 
 
 def test_a_noisy_pair_runs_to_its_maximum_time_and_no_further():

@@ -7,6 +7,7 @@ import pytest
 from autocast_explorer.core.documents.reader import DocumentFormatError
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.timing import measure_paired
 from autocast_explorer.core.sweeps.placements import (
@@ -88,10 +89,47 @@ def test_explanation_states_the_observed_numbers(report):
 
 def test_explanation_words_follow_the_measurements(report):
     base = report.per_call
-    fast = type(base)(**{**base.__dict__, "name": "pre_cast", "latency": base.latency})
+    fast = type(base)(**{**base.__dict__, "name": "pre_cast", "interval": None})
     text = explain("bfloat16", base.median_ms, base, report.hoisted, fast)
     assert "Casting costs too little to measure here" in text
-    assert "about as fast as float32" in text
+    assert "about as fast as float32 (1.00×)" in text
+    # Paired intervals decide: pre-cast vs per-call cannot be told apart here.
+    unclear = SpeedupInterval(0.98, 1.09, 0.95, 30, 1.03)
+    text = explain("bfloat16", base.median_ms, base, report.hoisted, fast, {"pre_cast": unclear})
+    assert (
+        f"pre-casting made {base.casts_per_forward} casts per forward, can't tell whether "
+        "faster than per-call (1.03×, 95%: 0.98–1.09)."
+    ) in text
+    assert "Whether casting costs anything here, this run cannot tell" in text
+
+
+@pytest.mark.parametrize(
+    ("ratio", "low", "high", "alone", "words"),
+    [
+        (1.32, 1.25, 1.40, False, "1.32× faster than per-call (95%: 1.25–1.40)"),
+        (0.4, 0.38, 0.42, True, "2.50× slower (95%: 2.38–2.63)"),
+        (1.0, 0.99, 1.02, False, "about as fast as per-call (1.00×, 95%: 0.99–1.02)"),
+        (1.03, 0.98, 1.09, True, "can't tell (1.03×, 95%: 0.98–1.09)"),
+        (1.03, 0.70, 1.50, False, "too noisy to tell against per-call (1.03×, 95%: 0.70–1.50)"),
+    ],
+)
+def test_a_placement_comparison_says_what_its_interval_supports(ratio, low, high, alone, words):
+    from autocast_explorer.core.sweeps.placements import _versus
+
+    interval = SpeedupInterval(low, high, 0.95, 30, ratio)
+    assert _versus(ratio, interval, "per-call", alone=alone) == words
+
+
+def test_each_placement_carries_its_interval_against_float32(report):
+    for mode in report.modes:
+        band = mode.interval
+        assert band is not None and band.pairs >= 2
+        assert band.low <= report.speedup(mode) == band.median <= band.high
+        words = report.vs_float32(mode)  # slower ones as times longer: 1 ÷ the bounds
+        assert words.endswith((f"{band.text()})", f"{band.slower_text()})"))
+    again = type(report).from_dict(report.to_dict())
+    assert [m.interval for m in again.modes] == [m.interval for m in report.modes]
+    assert f"vs float32: {report.vs_float32(report.per_call)}" in format_placements(report)
 
 
 def test_format_bytes():

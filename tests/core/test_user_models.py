@@ -401,6 +401,7 @@ def test_hf_bert_trains_its_last_hidden_state_with_mse(tmp_path: Path) -> None:
         mode="train",
         steps=12,
         threads=1,
+        layer_depth=1,  # the top-level modules: embeddings, encoder, pooler
         **FAST,
     )
     result = run_experiment(config)
@@ -426,6 +427,28 @@ def test_hf_bert_trains_its_last_hidden_state_with_mse(tmp_path: Path) -> None:
     )
     assert doc["found"]["loss"]["autocast"] == pytest.approx(list(train.loss["autocast"]), rel=1e-5)
     assert "pooler.dense.weight" not in train.grad_dtypes
+
+
+def test_a_training_step_records_the_rows_its_inference_run_shows() -> None:
+    # The default depth keeps ≤ 40 rows of the module tree, for training as for inference,
+    # and the training result records the model as the inference result does.
+    base = dict(model="hf:bert", model_args=TINY_BERT, seq=8, batch=2, threads=1, **FAST)
+    trained = run_experiment(ExperimentConfig(mode="train", steps=2, **base))
+    inferred = run_experiment(ExperimentConfig(**base))
+    rows = {layer.name for layer in trained.train.layers}
+    assert rows == {layer.name for layer in inferred.layers}
+    assert "encoder.layer.0.attention.self.query" in rows and "encoder" not in rows
+    query = next(t for t in trained.train.layers if t.name.endswith("self.query"))
+    assert query.forward["autocast"] == ("float32", "bfloat16")  # a Linear under autocast
+    assert query.backward["autocast"][0] == "bfloat16"  # its output's gradient
+    info, same = trained.model_info, inferred.model_info
+    assert info is not None and info.layer_depth == same.layer_depth
+    assert (info.class_name, info.parameters, info.output_shape) == (
+        same.class_name,
+        same.parameters,
+        same.output_shape,
+    )
+    assert ExperimentResult.from_json(trained.to_json()).model_info == info
 
 
 def test_layer_depth_groups_rows() -> None:

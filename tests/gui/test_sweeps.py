@@ -325,10 +325,9 @@ def test_placements_table_shows_cores_report(window, qtbot):
         assert text[0] == mode.label
         assert text[3] == casts_text(mode.casts_per_forward)
         assert text[4] == format_bytes(mode.cast_bytes)
-        ratio = report.float32.median_ms / mode.median_ms
-        assert text[6] == (
-            f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
-        )  # never "0.40× slower": how many times longer it took
+        # The call its paired interval supports (never "0.40× slower": times longer).
+        assert text[6] == report.vs_float32(mode)
+        assert mode.interval is not None and f"{mode.interval.level:.0%}: " in text[6]
     assert report.per_call.casts_per_forward > report.hoisted.casts_per_forward
     assert report.pre_cast.casts_per_forward == 0
     assert report.explanation in tab.explanationLabel.text()
@@ -336,15 +335,6 @@ def test_placements_table_shows_cores_report(window, qtbot):
     assert chart["heights"] == [report.float32.median_ms, *(m.median_ms for m in report.modes)]
     assert chart["ticks"][1] == f"per-call\n{casts_text(report.per_call.casts_per_forward)}/forward"
     assert install.exportActions["placements"].isEnabled()
-
-
-def test_vs_float32_words_a_slower_placement_as_times_longer():
-    from autocast_explorer.gui.features.placements.tab import vs_float32
-
-    assert vs_float32(2.0) == "2.00× faster"
-    assert vs_float32(0.4) == "2.50× slower"
-    assert vs_float32(1.0) == "1.00× faster"
-    assert vs_float32(float("nan")) == "?"
 
 
 def test_hardware_panel_shows_this_machines_flags_and_verdicts(window, qtbot):

@@ -35,7 +35,12 @@ from autocast_explorer.core.experiment.config import (
 from autocast_explorer.core.experiment.data_run import fitted, prepare, train_data_info
 from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.families.user.record import no_argmax_reason, user_rows
+from autocast_explorer.core.experiment.families.user.probe import probe
+from autocast_explorer.core.experiment.families.user.record import (
+    no_argmax_reason,
+    rows_at_depth,
+    user_rows,
+)
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -353,6 +358,9 @@ def run_training(
         plain_stats, auto_stats = timing.stats
         evidence = TimingEvidence.from_timing(timing, meter.stop())
     report = run.report
+    model_info = None
+    if config.is_user_model:  # the same rows and record as its inference run
+        _shown, model_info = rows_at_depth(config, probe(config).module_names)
     layers = tuple(
         LayerRecord(
             name=t.name,
@@ -384,6 +392,7 @@ def run_training(
         train=report,
         evidence=evidence,
         data=info,
+        model_info=model_info,
     )
 
 

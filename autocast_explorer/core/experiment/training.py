@@ -48,6 +48,7 @@ from autocast_explorer.core.documents.model import (
 )
 from autocast_explorer.core.experiment.capture import AutocastFailed, first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families.user.record import rows_at_depth
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.optrace import OpTracer
@@ -510,6 +511,19 @@ def _op_uses(tracer: OpTracer) -> tuple[OpUse, ...]:
     return tuple(OpUse(op, i, o, n) for (op, i, o), n in counts.items())
 
 
+def traced_modules(
+    config: ExperimentConfig, model: torch.nn.Module
+) -> list[tuple[str, torch.nn.Module]]:
+    """The modules a training step records: a built-in family's top-level children; for your
+    own model the rows `run` shows, cut at --layer-depth (default: ≤ 40 rows), so a ResNet's
+    or a BERT's table stays readable and names the same modules as its inference run."""
+    if not config.is_user_model:
+        return list(model.named_children())
+    named = [(name, module) for name, module in model.named_modules() if name]
+    shown, _info = rows_at_depth(config, [name for name, _ in named])
+    return [(name, module) for name, module in named if name in shown]
+
+
 def probe_step(
     config: ExperimentConfig,
     model: torch.nn.Module,
@@ -529,7 +543,7 @@ def probe_step(
     model.zero_grad(set_to_none=True)
     layers: dict[str, dict[str, Any]] = {}
     handles = []
-    for name, module in model.named_children():
+    for name, module in traced_modules(config, model):
         entry = layers.setdefault(name, {"kind": type(module).__name__})
 
         def forward_hook(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,12 +37,18 @@ from autocast_explorer.core.documents.model import (
 )
 from autocast_explorer.core.documents.model import build as build_part
 from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment.certainty import (
+    IntervalPart,
+    TimingEvidence,
+    judge,
+    speedup_figure,
+)
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_text
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
-from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats, measure_alternating
+from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats, measure_paired
 from autocast_explorer.core.numerics.optrace import OpTracer, count_casts, parameter_sources
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
@@ -64,6 +71,10 @@ class PlacementPart(Part):
         "(Linear.weight)"
     ) = Field(default_factory=dict)
     latency: LatencyPart
+    speedup_interval: IntervalPart | None = Field(
+        default=None,
+        description="float32 ÷ this placement, paired by round (null: older files)",
+    )
 
     @model_validator(mode="after")
     def _one_median(self) -> PlacementPart:
@@ -102,6 +113,8 @@ class PlacementStats:
     cast_ops: dict[str, int] = field(default_factory=dict, compare=False)
     #: Per-forward casts of model parameters by what they convert ('Conv2d.weight': 2, …).
     cast_sources: dict[str, int] = field(default_factory=dict, compare=False)
+    #: float32 ÷ this placement over the rounds both kept: the speedup's 95% interval.
+    interval: SpeedupInterval | None = None
 
     @property
     def label(self) -> str:
@@ -125,6 +138,9 @@ class PlacementStats:
             cast_ops=dict(self.cast_ops),
             cast_sources=dict(self.cast_sources),
             latency=self.latency.to_part(),
+            speedup_interval=None
+            if self.interval is None
+            else build_part(IntervalPart, **self.interval.to_dict()),
         )
 
     @classmethod
@@ -138,6 +154,7 @@ class PlacementStats:
             one_time_cast_bytes=part.one_time_cast_bytes,
             cast_ops=part.cast_ops,
             cast_sources=part.cast_sources,
+            interval=None if part.speedup_interval is None else part.speedup_interval.interval(),
         )
 
 
@@ -155,6 +172,15 @@ class PlacementReport:
     @property
     def modes(self) -> tuple[PlacementStats, PlacementStats, PlacementStats]:
         return (self.per_call, self.hoisted, self.pre_cast)
+
+    def speedup(self, mode: PlacementStats) -> float:
+        """float32 ÷ `mode`: its median paired ratio (the ratio of medians in older files)."""
+        return speedup_figure(self.float32.median_ms, mode.median_ms, _evidence(mode.interval))
+
+    def vs_float32(self, mode: PlacementStats) -> str:
+        """'1.80× faster (95%: 1.72–1.86)', '2.50× slower (95%: …)', 'too noisy to tell
+        (0.91×, 95%: …)' or 'about as fast (…)': the call its interval supports."""
+        return _versus(self.speedup(mode), mode.interval, "float32", alone=True)
 
     def to_dict(self) -> dict[str, Any]:
         return dump(self.to_part())
@@ -196,17 +222,38 @@ def casts_text(count: int) -> str:
     return f"{count} cast" if count == 1 else f"{count} casts"
 
 
-def _versus(ms: float, reference_ms: float, reference: str) -> str:
-    """'1.32× faster than per-call' / 'about as fast as per-call' / '1.10× slower …'."""
-    if ms <= 0 or reference_ms <= 0:
-        return f"not comparable with {reference}"
-    ratio = reference_ms / ms
-    kind = pace(ratio)
-    if kind == "faster":
-        return f"{ratio:.2f}× faster than {reference}"
-    if kind == "slower":
-        return f"{1 / ratio:.2f}× slower than {reference}"
-    return f"about as fast as {reference}"
+def _evidence(interval: SpeedupInterval | None) -> TimingEvidence | None:
+    return None if interval is None else TimingEvidence(interval)
+
+
+def _versus(
+    ratio: float, interval: SpeedupInterval | None, reference: str, alone: bool = False
+) -> str:
+    """`ratio` = the reference's time ÷ this one's, in words with its interval and the call it
+    supports: '1.32× faster than per-call (95%: 1.25–1.40)', 'about as fast as per-call
+    (1.01×, 95%: …)', 'too noisy to tell against per-call (…)'. `alone`: no reference named."""
+    if not (math.isfinite(ratio) and ratio > 0):
+        return "not timed" if alone else f"not comparable with {reference}"
+    call = judge(ratio, _evidence(interval))
+    than = "" if alone else f" than {reference}"
+    if call.kind == "faster":
+        return f"{ratio_text(ratio)}× faster{than}{_band(interval, ' (', ')')}"
+    if call.kind == "slower":
+        return f"{ratio_text(1 / ratio)}× slower{than}{_band(interval, ' (', ')', slower=True)}"
+    if call.kind == "same":
+        words = "about as fast" if alone else f"about as fast as {reference}"
+    elif call.kind == "unclear":
+        words = "can't tell" if alone else f"can't tell whether faster{than}"
+    else:
+        words = "too noisy to tell" if alone else f"too noisy to tell against {reference}"
+    return f"{words} ({ratio_text(ratio)}×{_band(interval, ', ', '')})"
+
+
+def _band(interval: SpeedupInterval | None, lead: str, tail: str, slower: bool = False) -> str:
+    """The interval's words between `lead` and `tail` (as slowdown factors when `slower`)."""
+    if interval is None:
+        return ""
+    return f"{lead}{interval.slower_text() if slower else interval.text()}{tail}"
 
 
 def explain(
@@ -215,23 +262,44 @@ def explain(
     per_call: PlacementStats,
     hoisted: PlacementStats,
     pre_cast: PlacementStats,
+    vs_per_call: dict[str, SpeedupInterval | None] | None = None,
 ) -> str:
-    """Where a per-call forward's time goes, in words, from the measured numbers."""
-    pc, ho, pre = per_call.median_ms, hoisted.median_ms, pre_cast.median_ms
+    """Where a per-call forward's time goes, in words, from the measured numbers.
+
+    `vs_per_call`: per placement name, the interval of per-call's time ÷ its own, paired by
+    round; each comparison then says only what its interval supports.
+    """
+    bands = vs_per_call or {}
+    pc, pre = per_call.median_ms, pre_cast.median_ms
+
+    def against_per_call(mode: PlacementStats) -> tuple[float, SpeedupInterval | None]:
+        band = bands.get(mode.name)
+        return speedup_figure(pc, mode.median_ms, _evidence(band)), band
+
+    hoisted_ratio, hoisted_band = against_per_call(hoisted)
+    pre_ratio, pre_band = against_per_call(pre_cast)
     casts = (
         f"Per-call autocast made {casts_text(per_call.casts_per_forward)} "
         f"({format_bytes(per_call.cast_bytes)}) in every forward; one hoisted region cached "
         f"{hoisted.one_time_casts} of them and made {casts_text(hoisted.casts_per_forward)} "
-        f"({format_bytes(hoisted.cast_bytes)}) per forward, {_versus(ho, pc, 'per-call')}; "
+        f"({format_bytes(hoisted.cast_bytes)}) per forward, "
+        f"{_versus(hoisted_ratio, hoisted_band, 'per-call')}; "
         f"pre-casting made {casts_text(pre_cast.casts_per_forward)} per forward, "
-        f"{_versus(pre, pc, 'per-call')}."
+        f"{_versus(pre_ratio, pre_band, 'per-call')}."
     )
-    if pre > 0 and pc / pre >= SAME_SPEED:
-        share = (pc - pre) / pc
+    kind = judge(pre_ratio, _evidence(pre_band)).kind if math.isfinite(pre_ratio) else "untimed"
+    if kind == "faster":
+        share = 1 - 1 / pre_ratio
         where = f"Casting and autocast's bookkeeping take about {share:.0%} of a per-call forward"
-    else:
+    elif kind in ("same", "slower"):
         where = "Casting costs too little to measure here"
-    compute = _versus(pre, float32_ms, "float32")
+    else:
+        where = "Whether casting costs anything here, this run cannot tell"
+    compute = _versus(
+        speedup_figure(float32_ms, pre, _evidence(pre_cast.interval)),
+        pre_cast.interval,
+        "float32",
+    )
     return (
         f"{casts} {where}; the rest is the {dtype} compute itself, which ran {compute} "
         f"(pre-cast {pre:.3f} ms vs float32 {float32_ms:.3f} ms)."
@@ -293,14 +361,16 @@ def measure_placements(
         pre_cast_steady = count_casts(pre_cast, parameter_sources(low_model))
         reporter.check()
 
-        timed = measure_alternating(
+        timing = measure_paired(
             [float32, per_call, in_region, pre_cast],
             config.min_time,
             reporter.span(0.08, 1.0),
             labels=["float32", "per-call", "hoisted", "pre-cast"],
             block_contexts=[None, None, hoisted_region, None],
+            max_time=math.inf,  # every placement gets `min_time` of kept blocks
         )
-    f32_stats, per_call_stats, hoisted_stats, pre_cast_stats = timed
+    f32_stats, per_call_stats, hoisted_stats, pre_cast_stats = timing.stats
+    index = {name: k for k, name in enumerate(("float32", *PLACEMENTS))}
     modes = {
         "per_call": PlacementStats(
             "per_call",
@@ -311,6 +381,7 @@ def measure_placements(
             0,
             per_call_log.by_op,
             per_call_log.by_kind,
+            timing.interval_between(0, index["per_call"]),
         ),
         "hoisted": PlacementStats(
             "hoisted",
@@ -321,6 +392,7 @@ def measure_placements(
             hoisted_first.bytes - hoisted_steady.bytes,
             hoisted_steady.by_op,
             hoisted_steady.by_kind,
+            timing.interval_between(0, index["hoisted"]),
         ),
         "pre_cast": PlacementStats(
             "pre_cast",
@@ -331,13 +403,22 @@ def measure_placements(
             pre_cast_log.bytes,
             pre_cast_steady.by_op,
             pre_cast_steady.by_kind,
+            timing.interval_between(0, index["pre_cast"]),
         ),
     }
     reporter.report(1.0, "done")
     return PlacementReport(
         dtype=config.dtype,
         float32=f32_stats,
-        explanation=explain(config.dtype, f32_stats.median_ms, **modes),
+        explanation=explain(
+            config.dtype,
+            f32_stats.median_ms,
+            **modes,
+            vs_per_call={
+                name: timing.interval_between(index["per_call"], index[name])
+                for name in ("hoisted", "pre_cast")
+            },
+        ),
         **modes,
     )
 
@@ -382,7 +463,8 @@ def format_placements(report: PlacementReport) -> str:
         )
         lines.append(
             f"  {mode.label:<9}{mode.median_ms:9.3f} ms  {casts_text(mode.casts_per_forward)} "
-            f"per forward ({format_bytes(mode.cast_bytes)}){once}"
+            f"per forward ({format_bytes(mode.cast_bytes)}){once}; vs float32: "
+            f"{report.vs_float32(mode)}"
         )
         if mode.cast_sources:
             of = ", ".join(f"{n}× {name}" for name, n in mode.cast_sources.items())

@@ -66,14 +66,6 @@ def placements_task(config: ExperimentConfig, state: TaskState) -> PlacementRepo
     )
 
 
-def vs_float32(ratio: float) -> str:
-    """float32 median ÷ this placement's, in words: '1.80× faster', '2.50× slower' (the
-    slower figure is how many times longer it took, never a ratio below 1)."""
-    if ratio != ratio or ratio <= 0:
-        return "?"
-    return f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
-
-
 class PlacementsTab(QWidget):
     """objectName `placementsTab`. A result view (shows a loaded result's placements too)."""
 
@@ -233,7 +225,6 @@ class PlacementsTab(QWidget):
                 if mode.one_time_casts
                 else "nothing"
             )
-            ratio = f32 / lat.median_ms if lat.median_ms > 0 else float("nan")
             rows.append(
                 [
                     (mode.label, mode.name),
@@ -242,10 +233,7 @@ class PlacementsTab(QWidget):
                     (casts_text(mode.casts_per_forward), mode.casts_per_forward),
                     (format_bytes(mode.cast_bytes), mode.cast_bytes),
                     (once, mode.one_time_casts),
-                    (
-                        vs_float32(ratio),
-                        ratio,
-                    ),
+                    (report.vs_float32(mode), report.speedup(mode)),
                 ]
             )
         self.table.setRowCount(len(rows))

@@ -26,7 +26,10 @@ class ModelInfoPart(Part):
     input_kind: Literal["float", "tokens"]
     output_shape: Wholes()
     layer_depth: Whole(ge=1, description="the module depth the layer rows are cut at")
-    modules: Whole(description="modules the forward called (the rows before grouping)")
+    modules: Whole(
+        description="modules the forward called (the rows before grouping); training: every "
+        "submodule"
+    )
     no_argmax_reason: Text(multiline=True, description="why agreement has no argmax") = ""
 
 

@@ -56,6 +56,8 @@ class ModelProbe:
     output_dtype: str
     plan: InputPlan
     sha256: str | None
+    #: Every submodule's dotted name (named_modules, the model itself left out), in order.
+    module_names: tuple[str, ...] = ()
 
     @property
     def classes(self) -> int:
@@ -206,6 +208,7 @@ def _probe(config: ExperimentConfig, digest: str) -> ModelProbe:
         output_dtype=dtype_name(y.dtype),
         plan=plan,
         sha256=loaded.sha256,
+        module_names=tuple(name for name, _ in model.named_modules() if name),
     )
 
 

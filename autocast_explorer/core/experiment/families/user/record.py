@@ -20,9 +20,14 @@ def user_rows(
     config: ExperimentConfig, layers: Sequence[LayerRecord]
 ) -> tuple[tuple[LayerRecord, ...], ModelInfo]:
     """The rows at --layer-depth (default: ≤ 40 rows) and the model's record for the result."""
-    names = [layer.name for layer in layers]
+    shown, info = rows_at_depth(config, [layer.name for layer in layers])
+    return tuple(layer for layer in layers if layer.name in shown), info
+
+
+def rows_at_depth(config: ExperimentConfig, names: Sequence[str]) -> tuple[set[str], ModelInfo]:
+    """Which of `names` (modules, in call order) are rows at --layer-depth (default: the
+    deepest depth with ≤ 40 rows), and the model's record for the result."""
     at = config.layer_depth or default_depth(names)
-    shown = shown_names(names, at)
     p = probe(config)
     info = ModelInfo(
         spec=config.model,
@@ -36,4 +41,4 @@ def user_rows(
         modules=len(names),
         no_argmax_reason=p.no_argmax_reason,
     )
-    return tuple(layer for layer in layers if layer.name in shown), info
+    return shown_names(names, at), info
