@@ -140,7 +140,7 @@ def test_long_verdict_elides_and_keeps_the_whole_sentence(shown_run):
 def test_stale_mark_names_the_shown_config_and_clears(window, qtbot):
     from dataclasses import replace
 
-    from autocast_explorer.core.experiment.summary import config_line
+    from autocast_explorer.core.experiment.config_words import config_line
 
     stale = window.staleLabel
     assert not stale.isVisible()

@@ -99,8 +99,16 @@ def test_the_progressive_window_paints_before_it_builds_the_rest_and_ends_the_sa
                      for a in w.menuBar().actions()}
             return tabs, menus
 
+        # A config saved by the last session: restoring it must not load torch either.
+        import json
+        from autocast_explorer.core.experiment.config import ExperimentConfig
+        from autocast_explorer.gui.window.settings import CONFIG_KEY, open_settings
+
+        store = open_settings()
+        store.setValue(CONFIG_KEY, json.dumps(ExperimentConfig(batch=64).to_dict()))
+        store.sync()
         w = MainWindow(progressive=True)
-        print("built:", w.features_installed, w.resultTabs.count(), flush=True)
+        print("built:", w.features_installed, w.resultTabs.count(), w.batchSpin.value(), flush=True)
 
         class Probe(QObject):
             @Slot()
@@ -129,9 +137,9 @@ def test_the_progressive_window_paints_before_it_builds_the_rest_and_ends_the_sa
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
-        "built: False 2",
+        "built: False 2 64",
         "painted: 2 Loading presets… False False",
-        "installed: True tutorial example True",
+        "installed: True Custom settings True",
         "ready: True",
     ]
 

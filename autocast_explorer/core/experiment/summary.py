@@ -9,7 +9,8 @@ from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.data.summary import accuracy_lines
 from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.certainty import speedup_basis, straddle_text
-from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
+from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
+from autocast_explorer.core.experiment.config_words import model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -235,22 +236,6 @@ def verdict(result: ExperimentResult) -> str:
     if agree and agree.no_argmax_reason:
         agreed = f"; outputs' cosine similarity {agree.cosine:.6f} (no predicted class)"
     return f"{said}; {hardware_clause(result)}{agreed}."
-
-
-def model_options(cfg: ExperimentConfig) -> str:
-    """' · relu · head none': the shared options the config's model uses (none for your own)."""
-    from autocast_explorer.core.experiment.families import family
-
-    uses = family(cfg).uses
-    activation = f" · {cfg.activation}" if "activation" in uses else ""
-    return activation + (f" · head {cfg.head}" if "head" in uses else "")
-
-
-def config_line(cfg: ExperimentConfig) -> str:
-    """'GRU 32→64 · … · batch 16 · relu · autocast bfloat16 · training 50 steps': what a result
-    was measured with, in one line (the window's "result is for …" mark names it)."""
-    mode = f" · training {cfg.steps} steps" if cfg.mode == "train" else ""
-    return f"{cfg.title} · batch {cfg.batch}{model_options(cfg)} · autocast {cfg.dtype}{mode}"
 
 
 def format_summary(result: ExperimentResult) -> str:

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config_words import config_line
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
 from autocast_explorer.core.experiment.families.user.spec import model_file
 from autocast_explorer.gui.features import experiment, lessons, presentation, presets
@@ -574,8 +575,6 @@ class MainWindow(QMainWindow):
     @Slot()
     def _mark_stale(self) -> None:
         """Say so while the controls describe another config than the result shown."""
-        from autocast_explorer.core.experiment.summary import config_line
-
         result = self.last_result
         if result is None:
             stale = False

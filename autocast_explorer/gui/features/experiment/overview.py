@@ -81,12 +81,12 @@ class ResultHeader(QWidget):
     def show_result(self, result: ExperimentResult) -> None:
         from html import escape
 
+        from autocast_explorer.core.experiment.config_words import model_options
         from autocast_explorer.core.experiment.fallback import silent_fallbacks
         from autocast_explorer.core.experiment.summary import (
             autocast_error_finding,
             fast_path_sentence,
             guard_line,
-            model_options,
             verdict,
         )
 
