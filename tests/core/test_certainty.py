@@ -1,4 +1,4 @@
-"""Knowing when a difference is real, on a fake clock: the interval of the median paired speedup,
+"""Knowing when a difference is real, on a fake clock: the interval of the paired speedup,
 the "can't tell" / "too noisy to tell" rule, stalled blocks and adaptive stopping. No timing is
 asserted anywhere: every block's duration is scripted."""
 
@@ -52,34 +52,73 @@ def test_order_statistic_interval_uses_the_binomial_ranks():
     interval = median_interval(list(reversed(ratios)))
     assert (interval.low, interval.high) == (pytest.approx(1.05), pytest.approx(1.14))
     assert interval.level == LEVEL and interval.pairs == 20
-    assert interval.median == pytest.approx(1.095)  # between x(10) and x(11)
+    assert interval.estimate == pytest.approx(1.095)  # between x(10) and x(11)
     # n = 10: [x(2), x(9)].
     interval = median_interval([float(k) for k in range(1, 11)])
     assert (interval.low, interval.high) == (2.0, 9.0)
-    assert median_interval([3.0, 1.0, 2.0]).median == 2.0
+    assert median_interval([3.0, 1.0, 2.0]).estimate == 2.0
 
 
-def test_the_stated_speedup_is_the_median_paired_ratio_inside_its_interval():
+def test_the_stated_speedup_is_the_paired_estimate_inside_its_interval():
     # The GRU preset once read "2.27× slower (95%: 2.03–2.23)": the ratio of the two modes'
-    # medians fell outside the interval of the paired ratios. The figure is now that median.
+    # medians fell outside the interval of the paired ratios. The figure is now the paired one.
     from autocast_explorer.core.experiment.certainty import speedup_basis, speedup_figure
+    from autocast_explorer.core.experiment.interval import speedup_interval
 
     # The machine slowed 3× between round 5's plain and autocast blocks: each mode's median
     # comes from a different regime, while every round but that one still says 0.5.
     plain = [10.0, 10.0, 10.0, 10.0, 10.0, 30.0, 30.0, 30.0, 30.0]
     auto = [20.0, 20.0, 20.0, 20.0, 60.0, 60.0, 60.0, 60.0, 60.0]
     ratios = paired_ratios(plain, auto)
-    ev = TimingEvidence(median_interval(ratios), stopped="precise", target=0.05)
+    ev = TimingEvidence(speedup_interval(ratios), stopped="precise", target=0.05)
     ratio_of_medians = 10.0 / 60.0
-    assert (ev.interval.low, ev.interval.high) == (0.5, 0.5)
+    # The odd round is trimmed away: the interval is that of the other eight, exactly 0.5.
+    assert (ev.interval.low, ev.interval.high) == (pytest.approx(0.5), pytest.approx(0.5))
     figure = speedup_figure(10.0, 60.0, ev)
-    assert figure == 0.5
-    assert speedup_basis(ev) == "median of 9 paired rounds' float32 ÷ autocast"
-    # A file written before the median was kept: the ratio of medians, said so.
+    assert figure == pytest.approx(0.5)
+    assert ev.interval.low <= figure <= ev.interval.high
+    assert speedup_basis(ev) == "20%-trimmed geometric mean of 9 paired rounds' float32 ÷ autocast"
+    few = TimingEvidence(speedup_interval(ratios[:4]), stopped="max_time")
+    assert speedup_basis(few) == "median of 4 paired rounds' float32 ÷ autocast"
+    # A file written before the estimate was kept: the ratio of medians, said so.
     old = TimingEvidence(SpeedupInterval(0.5, 0.5, 0.96, 9), stopped="precise")
     assert speedup_figure(10.0, 60.0, old) == ratio_of_medians
     assert speedup_basis(old) == speedup_basis(None) == "plain median ÷ autocast median"
     assert math.isnan(speedup_figure(30.0, None, ev))
+
+
+def test_the_speedup_interval_is_yuens_for_the_trimmed_mean_of_the_log_ratios():
+    from autocast_explorer.core.experiment.interval import speedup_interval, t_quantile
+
+    # n = 10 ratios: 2 cut at each end (20%), 6 kept; the winsorized logs give the variance.
+    ratios = [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 5.0]
+    logs = sorted(math.log(r) for r in ratios)
+    kept = logs[2:8]
+    mean = sum(kept) / 6
+    wins = [logs[2]] * 2 + kept + [logs[7]] * 2
+    var = sum((x - sum(wins) / 10) ** 2 for x in wins) / 9
+    half = t_quantile(0.975, 5) * math.sqrt(9 * var / (6 * 5))
+    interval = speedup_interval(list(reversed(ratios)))
+    assert interval.estimate == pytest.approx(math.exp(mean))
+    assert (interval.low, interval.high) == (
+        pytest.approx(math.exp(mean - half)),
+        pytest.approx(math.exp(mean + half)),
+    )
+    assert interval.level == LEVEL and interval.pairs == 10
+    # The one far-off pair (5.0) does not move it: the same as with 1.9 there.
+    assert speedup_interval([*ratios[:9], 1.9]) == interval
+    # Below MIN_PAIRS_95 pairs: [min, max] at the coverage it has, the median as its estimate.
+    few = speedup_interval([1.2, 0.9, 1.0])
+    assert (few.low, few.high, few.estimate) == (0.9, 1.2, 1.0)
+    assert few.level == pytest.approx(0.75)
+    assert speedup_interval([1.0]) is None
+
+
+def test_t_quantiles_match_the_tables():
+    from autocast_explorer.core.experiment.interval import t_quantile
+
+    for df, table in ((3, 3.182), (5, 2.571), (10, 2.228), (30, 2.042), (1000, 1.962)):
+        assert t_quantile(0.975, df) == pytest.approx(table, rel=2e-3)
 
 
 def test_few_pairs_give_min_to_max_at_the_coverage_they_have():
@@ -245,9 +284,9 @@ def test_any_two_modes_get_the_interval_of_their_paired_rounds():
     modes = [scripted(clock, itertools.repeat(ms)) for ms in (0.003, 0.002, 0.001)]
     result = timing.measure_paired(modes, 0.03, max_time=math.inf, clock=clock)
     assert result.interval is None  # only two modes have one headline interval
-    assert result.interval_between(0, 1).median == pytest.approx(1.5)
-    assert result.interval_between(0, 2).median == pytest.approx(3.0)
-    assert result.interval_between(2, 1).median == pytest.approx(0.5)
+    assert result.interval_between(0, 1).estimate == pytest.approx(1.5)
+    assert result.interval_between(0, 2).estimate == pytest.approx(3.0)
+    assert result.interval_between(2, 1).estimate == pytest.approx(0.5)
     assert result.interval_between(0, 2).pairs == sum(
         1 for r in result.rounds_ms if r[0] is not None and r[2] is not None
     )
@@ -360,7 +399,7 @@ def test_the_verdict_states_the_interval_with_the_speedup(live):
     faster = with_speedup(live, 1.72, 1.66, 1.79)
     assert verdict(faster).startswith("autocast was 1.72× faster here (95%: 1.66–1.79); ")
     assert speed_title(faster) == ("autocast 1.72× faster (speedup 1.72×, 95%: 1.66–1.79)", "ok")
-    assert "interval 1.660–1.790× (95%, median of 24 paired blocks" in format_summary(faster)
+    assert "interval 1.660–1.790× (95%, from 24 paired blocks" in format_summary(faster)
     slower = with_speedup(live, 0.5, 0.48, 0.52)
     assert verdict(slower).startswith("autocast was 2.00× slower here (95%: 1.92–2.08); ")
     unclear = with_speedup(live, 1.06, 1.02, 1.10)

@@ -37,7 +37,7 @@ def other_machine(result, path):
         "high": 3.1,
         "level": 0.95,
         "pairs": 24,
-        "median": 3.0,
+        "estimate": 3.0,
     }
     data["config"]["batch"] = 64
     path.write_text(json.dumps(data))

@@ -112,8 +112,8 @@ def test_eager_route_is_the_engine_s_own_measurement(implicit_result):
 def test_every_timed_route_states_its_speedup_with_its_interval(implicit_result):
     implicit = implicit_result.routes[1]
     interval = implicit.interval
-    assert interval is not None and interval.pairs >= 2 and interval.median is not None
-    assert implicit.speedup == interval.median
+    assert interval is not None and interval.pairs >= 2 and interval.estimate is not None
+    assert implicit.speedup == interval.estimate
     assert interval.low <= implicit.speedup <= interval.high
     assert implicit.speedup_text().startswith(
         f"{ratio_text(implicit.speedup)}× ({interval.text()})"

@@ -27,7 +27,7 @@ from autocast_explorer.core.documents.model import (
     build,
     refuse,
 )
-from autocast_explorer.core.experiment.interval import SpeedupInterval
+from autocast_explorer.core.experiment.interval import MIN_PAIRS_95, SpeedupInterval
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.timing import STALL_FACTOR, PairedTiming, Stall
 from autocast_explorer.core.hardware.load import MachineLoad
@@ -50,24 +50,24 @@ GRADED = ("faster", "slower", "same")
 
 
 class IntervalPart(Part):
-    """`latency.speedup_interval`: the interval of the median paired speedup."""
+    """`latency.speedup_interval`: the paired speedup's interval (interval.speedup_interval)."""
 
     low: Number(ge=0)
     high: Number(ge=0)
     level: Number(ge=0, le=1, description="coverage: 0.95, less with under 6 pairs")
     pairs: Whole(description="paired rounds the interval is built from") = 0
-    #: The median paired ratio, the run's speedup figure (None: files written before it).
-    median: Number(ge=0) | None = None
+    #: The paired ratios' trimmed geometric mean, the run's speedup figure (None: older files).
+    estimate: Number(ge=0) | None = None
 
     def interval(self) -> SpeedupInterval:
-        return SpeedupInterval(self.low, self.high, self.level, self.pairs, self.median)
+        return SpeedupInterval(self.low, self.high, self.level, self.pairs, self.estimate)
 
     @model_validator(mode="after")
     def _ordered(self) -> IntervalPart:
         if self.high < self.low:
             raise refuse("expected a number ≥ low", at="high")
-        if self.median is not None and not self.low <= self.median <= self.high:
-            raise refuse("expected a number from low to high", at="median")
+        if self.estimate is not None and not self.low <= self.estimate <= self.high:
+            raise refuse("expected a number from low to high", at="estimate")
         return self
 
 
@@ -247,26 +247,33 @@ SPEED_CALL_WORDS: dict[str, str] = {
 }
 
 
+#: What the speedup figure is, in a phrase for tooltips and notes.
+SPEEDUP_MEANING = "the paired blocks' float32 ÷ autocast ratio (20%-trimmed geometric mean)"
+
+
 def speedup_figure(
     plain_ms: float, autocast_ms: float | None, evidence: TimingEvidence | None
 ) -> float:
-    """The speedup a run states: the median of its paired blocks' float32 ÷ autocast ratios
-    when it has them (always inside its interval); else plain median ÷ autocast median (files
-    written before the median was kept). Above 1: autocast was faster; NaN: not timed."""
+    """The speedup a run states: its interval's estimate, the paired blocks' float32 ÷ autocast
+    ratios' 20%-trimmed geometric mean (always inside the interval); else plain median ÷
+    autocast median (files written before it was kept). Above 1: autocast was faster; NaN:
+    not timed."""
     if autocast_ms is None or autocast_ms <= 0:
         return float("nan")
     interval = evidence.interval if evidence is not None else None
-    if interval is not None and interval.median is not None:
-        return interval.median
+    if interval is not None and interval.estimate is not None:
+        return interval.estimate
     return plain_ms / autocast_ms
 
 
 def speedup_basis(evidence: TimingEvidence | None) -> str:
     """How `speedup_figure` got the figure, in words (for summaries and reports)."""
     interval = evidence.interval if evidence is not None else None
-    if interval is not None and interval.median is not None:
+    if interval is None or interval.estimate is None:
+        return "plain median ÷ autocast median"
+    if interval.pairs < MIN_PAIRS_95:
         return f"median of {interval.pairs} paired rounds' float32 ÷ autocast"
-    return "plain median ÷ autocast median"
+    return f"20%-trimmed geometric mean of {interval.pairs} paired rounds' float32 ÷ autocast"
 
 
 def judge(

@@ -125,7 +125,7 @@ class LatencySection(EvidenceSection):
         description="null when the autocast forward raised (autocast_error)"
     )
     speedup: NullableNumber(
-        description="the median paired float32 ÷ autocast ratio (speedup_interval.median); "
+        description="the paired float32 ÷ autocast ratio (speedup_interval.estimate); "
         "plain median ÷ autocast median without one"
     ) = None
 
@@ -270,7 +270,7 @@ class ExperimentResult:
 
     @property
     def speedup(self) -> float:
-        """The median paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
+        """The paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
         autocast was faster (NaN: not timed)."""
         auto = self.autocast.median_ms if self.autocast is not None else None
         return speedup_figure(self.plain.median_ms, auto, self.evidence)

@@ -134,13 +134,13 @@ class RouteResult:
     graph_ops: dict[str, int] = field(default_factory=dict)
     kernels: tuple[str, ...] = ()
     finding: str = ""
-    #: The 95% interval of the median paired float32 ÷ lower ratio (None: not timed, or a
+    #: The 95% interval of the paired float32 ÷ lower ratio (None: not timed, or a
     #: file written before routes had one).
     interval: SpeedupInterval | None = None
 
     @property
     def speedup(self) -> float:
-        """The median paired float32 ÷ lower ratio, as a run's speedup (certainty.
+        """The paired float32 ÷ lower ratio, as a run's speedup (certainty.
         speedup_figure); NaN when a side was not timed."""
         if self.plain is None or self.lower is None:
             return float("nan")
@@ -244,7 +244,7 @@ class RoutePart(Part):
     plain: LatencyPart | None = Field(default=None, description="null: not timed")
     lower: LatencyPart | None = Field(default=None, description="null: not timed (finding)")
     speedup: NullableNumber(
-        ge=0, description="median paired float32 ÷ lower ratio (speedup_interval.median)"
+        ge=0, description="paired float32 ÷ lower ratio (speedup_interval.estimate)"
     ) = None
     output_dtype: TextMap(description="dtype each side returned (plain, lower)") = None
     error: LayerErrorPart | None = Field(

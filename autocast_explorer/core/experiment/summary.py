@@ -193,8 +193,8 @@ def measurement_lines(result: ExperimentResult) -> list[str]:
     interval = evidence.interval
     if interval is not None:
         lines.append(
-            f"  interval {interval.low:.3f}–{interval.high:.3f}× ({interval.level:.0%}, median "
-            f"of {interval.pairs} paired blocks' float32 ÷ autocast ratios)"
+            f"  interval {interval.low:.3f}–{interval.high:.3f}× ({interval.level:.0%}, from "
+            f"{interval.pairs} paired blocks' float32 ÷ autocast ratios)"
         )
     stopped = {
         "precise": f"timing stopped when the interval was within ±{evidence.target or 0:.0%}",

@@ -26,7 +26,7 @@ from autocast_explorer.core.experiment.interval import (
     LEVEL,
     MIN_PAIRS_95,
     SpeedupInterval,
-    median_interval,
+    speedup_interval,
 )
 from autocast_explorer.core.runtime.progress import Reporter
 
@@ -164,9 +164,9 @@ class PairedTiming:
     rounds_ms: tuple[tuple[float | None, ...], ...] = ()
 
     def interval_between(self, i: int, j: int) -> SpeedupInterval | None:
-        """The interval of the median of mode i ÷ mode j over the rounds where both kept a
-        block (time ratios: above 1, mode j was faster); None with fewer than 2 such rounds."""
-        return median_interval(
+        """The interval of mode i ÷ mode j (as `interval` is of 0 ÷ 1) over the rounds where
+        both kept a block (time ratios: above 1, mode j was faster); None with fewer than 2."""
+        return speedup_interval(
             [r[i] / r[j] for r in self.rounds_ms if r[i] is not None and r[j] is not None]
         )
 
@@ -382,7 +382,7 @@ def measure_paired(
             if math.isfinite(ratio) and ratio > 0:
                 bisect.insort(ratios, ratio)  # sorted: no sort per round
             if all_enough or len(ratios) >= MIN_PAIRS_95:
-                interval = median_interval(ratios, presorted=True)
+                interval = speedup_interval(ratios, presorted=True)
         rounds += 1
         fraction = min(min(s / min_time for s in spent), 1.0)
         if target is not None:
@@ -401,7 +401,7 @@ def measure_paired(
         else:
             reporter.report(0.05 + 0.95 * fraction, f"timing {' vs '.join(labels)}")
     if paired:
-        interval = median_interval(ratios, presorted=True)
+        interval = speedup_interval(ratios, presorted=True)
     return PairedTiming(
         stats=tuple(
             LatencyStats.from_times(samples[i], colds[i], block_sizes[i]) for i in range(len(modes))

@@ -20,7 +20,7 @@ from typing import Any
 from autocast_explorer.core.data.answers import AccuracyReport
 from autocast_explorer.core.data.summary import interval_text
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
-from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS
+from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS, SPEEDUP_MEANING
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
@@ -448,7 +448,7 @@ def format_comparison(comparison: Comparison) -> str:
     if differences:
         out.append("Note: the configs differ in " + ", ".join(differences) + ".")
     out.append(
-        "speedup = the median of paired blocks' float32 ÷ autocast ratios (plain median ÷ "
+        f"speedup = {SPEEDUP_MEANING} (plain median ÷ "
         "autocast median in files from before it was kept); above 1.00× autocast was faster; "
         "(95%: …) its interval."
     )

@@ -174,7 +174,7 @@ class PlacementReport:
         return (self.per_call, self.hoisted, self.pre_cast)
 
     def speedup(self, mode: PlacementStats) -> float:
-        """float32 ÷ `mode`: its median paired ratio (the ratio of medians in older files)."""
+        """float32 ÷ `mode`: its paired ratio (the ratio of medians in older files)."""
         return speedup_figure(self.float32.median_ms, mode.median_ms, _evidence(mode.interval))
 
     def vs_float32(self, mode: PlacementStats) -> str:

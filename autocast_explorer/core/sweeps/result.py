@@ -293,7 +293,7 @@ class SweepPoint:
 
     @property
     def speedup(self) -> float:
-        """The median paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
+        """The paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
         autocast was faster."""
         return speedup_figure(self.plain.median_ms, self.autocast.median_ms, self.evidence)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
 from autocast_explorer.core.sweeps.spec import SweepSpec
@@ -102,8 +103,8 @@ def interval_note(result: SweepResult) -> list[str]:
         else "every point spent its whole budget"
     )
     return [
-        "[low–high]: the 95% interval of the point's speedup (median of paired blocks' "
-        f"ratios); ! : too noisy to tell. {how}; {stalls} stalled blocks re-measured."
+        f"[low–high]: the 95% interval of the point's speedup ({SPEEDUP_MEANING}); ! : too "
+        f"noisy to tell. {how}; {stalls} stalled blocks re-measured."
     ]
 
 

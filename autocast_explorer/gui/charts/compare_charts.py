@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.charts.whiskers import whisker_ends
@@ -163,14 +164,14 @@ class CompareLatencyChart(StaticChart):
 
 
 class CompareSpeedupChart(StaticChart):
-    """Speedup (the median paired ratio) of each run, with the break-even line at 1."""
+    """Speedup (the paired ratio) of each run, with the break-even line at 1."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(
             parent,
             name="compareSpeedupPlot",
             tooltip=(
-                "Speedup of each run: the median of its paired blocks' float32 ÷ autocast. "
+                f"Speedup of each run: {SPEEDUP_MEANING}. "
                 "Above the dashed line at 1.0 autocast was faster on that machine; below it, "
                 "slower."
             ),

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.gui.charts.compare_charts import CompareLatencyChart, CompareSpeedupChart
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import make_action
@@ -250,8 +251,7 @@ class CompareWindow(QMainWindow):
         differences = comparison.config_differences()
         note = (
             f"{len(comparison.runs)} run{'s' if len(comparison.runs) > 1 else ''}. "
-            "Speedup = the median of paired blocks' float32 ÷ autocast ratios; above 1.00× "
-            "autocast was faster."
+            f"Speedup = {SPEEDUP_MEANING}; above 1.00× autocast was faster."
         )
         self.notes.setText(note)
         self.configDifference.setText(
