@@ -283,3 +283,40 @@ def test_mostly_doubtful_points_make_the_verdict_provisional(monkeypatch):
         "points were noisy or slowed by other programs: provisional, see the warnings."
     )
     assert "2 of 3 points" in result.verdict.sentence or "3 of 3 points" in result.verdict.sentence
+
+
+class _ScriptedTime:
+    """The runner's `time` module with perf_counter reading scripted instants (monotonic real)."""
+
+    def __init__(self, instants):
+        self._instants = iter(instants)
+
+    def perf_counter(self) -> float:
+        return next(self._instants)
+
+    def monotonic(self) -> float:
+        import time
+
+        return time.monotonic()
+
+
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_adaptive_points_borrow_what_earlier_points_left_unspent(monkeypatch, adaptive):
+    # Three points of a 0.02 s budget whose timing took 0.004, 0.006 and 0.020 s: the second
+    # may use the 0.016 s the first left, the third at most one budget more (never more than
+    # the fixed sweep's total); a fixed sweep never lends.
+    allowances = []
+    real = sweep.measure_paired
+
+    def recording(*args, **kwargs):
+        allowances.append(kwargs["max_time"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweep, "measure_paired", recording)
+    monkeypatch.setattr(sweep, "time", _ScriptedTime([0, 0.004, 1, 1.006, 2, 2.020]))
+    result = run_sweep(TINY, "batch", [1, 2, 4], probe_onednn=False, adaptive=adaptive)
+    assert len(result.points) == 3
+    if adaptive:
+        assert allowances == pytest.approx([0.01, (0.02 + 0.016) / 2, (0.02 + 0.02) / 2])
+    else:
+        assert allowances == pytest.approx([0.01, 0.01, 0.01])
