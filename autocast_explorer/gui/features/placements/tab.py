@@ -131,7 +131,9 @@ class PlacementsTab(QWidget):
         self.table.setToolTip(
             "Medians timed side by side; casts seen in one steady-state forward (core.optrace). "
             "'Paid once': casts made before the loop (hoisted's first forward, pre-cast's "
-            "conversion)."
+            "conversion). 'vs float32': float32 ÷ this placement round by round (20%-trimmed "
+            "geometric mean) with its 95% interval; when a placement's times are spread or "
+            "bimodal it can differ from the ratio of the two medians."
         )
         self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
