@@ -104,3 +104,18 @@ def test_a_bad_data_file_is_one_line_in_the_banner_and_under_the_selector(window
         qtbot.mouseClick(window.runButton, Qt.MouseButton.LeftButton)
     assert failed.args[0] == "data: x has 4 rows but y has 3: lengths differ"
     assert window.controls.errors()["data"] == "x has 4 rows but y has 3: lengths differ"
+
+
+def test_a_run_whose_data_set_the_models_input_is_not_marked_stale(window, qtbot):
+    # Digits are 1×8×8 and have 10 classes: the run's config takes them from the data, so
+    # the result's config differs from the controls' by design, and the result is current.
+    asked = DIGITS.replace(model="cnn", channels=(3, 8), image=32, classes=4, epochs=1)
+    window.set_config(asked)
+    started = window.current_config()
+    result = run_to_end(qtbot, window)
+    assert (result.config.channels[0], result.config.image) == (1, 8)
+    assert result.config != window.current_config() == started
+    assert window.staleLabel.isHidden() and window.staleLabel.text() == ""
+    window.batchSpin.setValue(32)  # now the controls describe another run
+    assert not window.staleLabel.isHidden()
+    assert window.staleLabel.text().startswith("Result is for CNN 1→8 · image 8")

@@ -195,6 +195,10 @@ class MainWindow(QMainWindow):
         self.confirm_model_file: Callable[[str], bool] = self._ask_model_file
         self._guard_blocked: tuple[ExperimentConfig, dict[str, str]] | None = None
         self._run_config: ExperimentConfig | None = None
+        #: The config the controls asked for when the run now shown started, and the one the
+        #: stale mark compares the controls with (a run's, else the shown result's own).
+        self._asked_config: ExperimentConfig | None = None
+        self._shown_config: ExperimentConfig | None = None
         self._run_started = 0.0
         self._views: list[QWidget] = []
         self._menus: dict[str, QMenu] = {}
@@ -556,6 +560,7 @@ class MainWindow(QMainWindow):
         from autocast_explorer.core.experiment.summary import verdict
 
         self.last_result = result
+        self._shown_config, self._asked_config = self._asked_config or result.config, None
         for view in self._views:
             self._show_in(view, result)
         self.verdictLabel.setText(verdict(result))
@@ -580,7 +585,7 @@ class MainWindow(QMainWindow):
             stale = False
         else:
             try:
-                stale = self.current_config() != result.config
+                stale = self.current_config() != self._shown_config
             except ConfigError:
                 stale = True  # the controls describe no valid config: not this result's
         self.staleLabel.setText(
@@ -834,7 +839,9 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_finished(self, result: object) -> None:
-        self._run_config = None
+        # What the controls asked for: the result's own config can differ by design (real
+        # data sets the model's input and classes), which must not read as stale.
+        self._asked_config, self._run_config = self._run_config, None
         self.show_result(result)
         self.experimentFinished.emit(result)
         self.context.experimentFinished.emit(result)
