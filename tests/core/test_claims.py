@@ -52,8 +52,9 @@ def test_the_presets_claims_against_its_run(results, preset_id):
         assert check.holds is True, f"{preset_id}: {check.text}: {check.measured}"
     by_text = {c.text: c for c in checks}
     slower = by_text.get("Autocast is slower than float32 here")
-    if slower is not None:
-        assert slower.holds == (pace(result.speedup) == "slower")
+    if slower is not None:  # by the run's speed call: a run that cannot tell checks nothing
+        kind = result.speed_call.kind
+        assert slower.holds == {"slower": True, "faster": False, "same": False}.get(kind)
     lstm = by_text.get(next(iter(sorted(DEPENDS_ON_THE_RUN))))
     if preset_id == "lstm":
         lstm = checks[0]
@@ -98,3 +99,19 @@ def test_every_lesson_sentence_comes_from_its_run(item):
     if item.id == "transformer-paths":
         assert "layer returned encoder1" not in text  # names, then their dtype, said once
         assert "Not in the tutorial" not in item.tutorial_claim
+
+
+def test_a_run_too_noisy_to_tell_checks_no_speed_claim(results):
+    import dataclasses
+
+    from autocast_explorer.core.experiment.certainty import TimingEvidence
+    from autocast_explorer.core.experiment.interval import SpeedupInterval
+
+    pid = next(p for p, claims in PRESET_CLAIMS.items() if any("slower" in c.text for c in claims))
+    result = results[pid]
+    wide = TimingEvidence(SpeedupInterval(0.5, 3.0, 0.95, 12, 1.2), stopped="max_time")
+    noisy = dataclasses.replace(result, evidence=wide)
+    assert noisy.speed_call.kind == "noisy"
+    check = next(c for c in check_claims(preset_claims(pid), noisy) if "slower" in c.text)
+    assert check.holds is None
+    assert check.measured == "this run was too noisy to tell (speedup 1.20×)"

@@ -99,14 +99,17 @@ def _computes_in_low(pick: Callable[[ExperimentResult], list[LayerRecord]], what
 
 
 def _slower(result: ExperimentResult) -> tuple[bool | None, str]:
-    from autocast_explorer.core.experiment.pace import pace
-
-    kind = pace(result.speedup)
-    if kind == "untimed":
+    """Judged by the run's speed call: a run too noisy to tell (or whose interval straddles
+    'about the same') checks nothing, as it grades no lesson."""
+    call = result.speed_call
+    if call.kind == "untimed":
         return None, "autocast was not timed"
-    if kind == "slower":
-        return True, f"autocast took {1 / result.speedup:.2f}× the float32 time"
-    pace_text = "faster than" if kind == "faster" else "at about the speed of"
+    if call.kind in ("noisy", "unclear"):
+        words = "was too noisy to tell" if call.kind == "noisy" else "cannot tell"
+        return None, f"this run {words} (speedup {ratio_text(result.speedup)}×)"
+    if call.kind == "slower":
+        return True, f"autocast took {ratio_text(1 / result.speedup)}× the float32 time"
+    pace_text = "faster than" if call.kind == "faster" else "at about the speed of"
     return False, f"autocast ran {pace_text} float32 (speedup {ratio_text(result.speedup)}×)"
 
 
