@@ -42,6 +42,8 @@ def test_mode_selector_offers_inference_and_training(window):
 
 
 def test_training_run_draws_both_curves_live_and_the_measured_figures(window, qtbot):
+    legend = window.findChild(pg.PlotWidget, "lossPlot").getPlotItem().legend
+    assert not legend.isVisible()  # no curves yet: only the hint, which it would cover
     window.set_config(TRAIN)
     steps_seen = []
     window.experimentStep.connect(steps_seen.append)
@@ -55,7 +57,7 @@ def test_training_run_draws_both_curves_live_and_the_measured_figures(window, qt
     drawn = loss_plot.drawn()
     assert drawn["plain"] == ([float(i) for i in range(1, 13)], list(train.loss["plain"]))
     assert drawn["autocast"][1] == list(train.loss["autocast"])
-    assert drawn["legend"] == ["float32", "autocast (bfloat16)"]
+    assert drawn["legend"] == ["float32", "autocast (bfloat16)"] and legend.isVisible()
     assert f"{train.accuracy['plain']:.1%}" in drawn["accuracy_text"]
     # The float32 curve's pixel at step 1 is the float32 colour.
     assert pixel(loss_plot, 1.0, train.loss["plain"][0]) in {

@@ -159,6 +159,8 @@ class LossChart(StaticChart):
         self._plain.setData([], [])
         self._auto.setData([], [])
         self._hint.setText("")
+        # A legend of curves not drawn yet would sit on the hint in a narrow chart.
+        self._legend.setVisible(steps > 0)
         if steps:
             self.getPlotItem().setXRange(1, max(steps, 2), padding=0.02)
 
