@@ -6,8 +6,9 @@ hits both halves of a pair alike.
 
 The speedup is the 20%-trimmed mean of the log ratios (a trimmed geometric mean), and its
 interval Yuen's t-interval for it (the winsorized variance): robust to a fifth of the pairs at
-each end being off, deterministic, and on this machine's adaptive sweeps it reached ±3% in
-about 0.8× the pairs the median's order-statistic interval needed (bench/RESULTS.md). Below
+each end being off, deterministic, and narrower for the same pairs than the median's
+order-statistic interval (adaptive sweeps reached ±3% in 0.40–0.46× of the fixed sweep's time
+against 0.52–0.56×, side by side; bench/RESULTS.md). Below
 MIN_PAIRS_95 pairs there is no t-interval worth the name: the interval is [min, max] at the
 coverage the binomial gives it (`median_interval`, distribution-free). See docs/measurement.md.
 """
