@@ -45,6 +45,9 @@ seen = {}
 
 def inspect():
     window = next(w for w in app.topLevelWidgets() if isinstance(w, QMainWindow) and w.isVisible())
+    if not window.features_installed:  # the app's window builds the rest after its first paint
+        window.featuresInstalled.connect(inspect)
+        return
     combo = window.findChild(QComboBox, "presetCombo")
     banner = window.findChild(QLabel, "messageBanner")
     seen["presets"] = [combo.itemText(i) for i in range(combo.count()) if combo.itemText(i)]
