@@ -10,6 +10,31 @@ from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.experiment.routes import RouteResult
 
 
+def route_cells(route: RouteResult) -> list[str]:
+    """One route as table cells ('—' where a side was not measured): name, float32 ms, lower
+    ms, speedup with its interval, lower side, output dtype, compile time, SQNR, agreement. The
+    Routes tab and the report's table both start from these."""
+    median = {side: getattr(stats, "median_ms", None) for side, stats in
+              (("plain", route.plain), ("lower", route.lower))}  # fmt: skip
+    error = route.error
+    if error is None:
+        sqnr = "—"
+    elif error.identical:
+        sqnr = "identical"
+    else:
+        sqnr = f"{error.sqnr_db:.1f} dB" if math.isfinite(error.sqnr_db) else str(error.sqnr_db)
+    return [
+        route.name,
+        *("—" if median[side] is None else f"{median[side]:.4g}" for side in ("plain", "lower")),
+        route.speedup_text(),
+        f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
+        route.output_dtype.get("lower", "—"),
+        "—" if route.compile_s is None else f"{route.compile_s:.1f} s",
+        sqnr,
+        "—" if route.agreement is None else f"{route.agreement.fraction:.1%}",
+    ]
+
+
 def _ms(stats: object) -> str:
     median = getattr(stats, "median_ms", None)
     return f"{median:10.3f}" if median is not None else f"{'—':>10}"

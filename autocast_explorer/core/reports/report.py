@@ -44,10 +44,11 @@ from autocast_explorer.core.documents.files import (
 from autocast_explorer.core.experiment import training
 from autocast_explorer.core.experiment.capture import LayerDtypes
 from autocast_explorer.core.experiment.certainty import speedup_basis
-from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
+from autocast_explorer.core.experiment.route_summary import route_cells
 from autocast_explorer.core.experiment.summary import (
     autocast_error_finding,
     hardware_clause,
@@ -432,30 +433,7 @@ def routes_markdown(result: ExperimentResult) -> list[str]:
     if not result.routes:
         return []
 
-    def ms(stats: object) -> str:
-        median = getattr(stats, "median_ms", None)
-        return "—" if median is None else f"{median:.4g}"
-
-    rows = []
-    for route in result.routes:
-        error = route.error
-        sqnr = (
-            "—" if error is None else "identical" if error.identical else f"{error.sqnr_db:.1f} dB"
-        )
-        rows.append(
-            (
-                route.name,
-                ms(route.plain),
-                ms(route.lower),
-                route.speedup_text(),
-                f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
-                route.output_dtype.get("lower", "—"),
-                "—" if route.compile_s is None else f"{route.compile_s:.1f} s",
-                sqnr,
-                "—" if route.agreement is None else f"{route.agreement.fraction:.1%}",
-                route.finding or "",
-            )
-        )
+    rows = [(*route_cells(route), route.finding or "") for route in result.routes]
     out = [
         "## Routes",
         "",

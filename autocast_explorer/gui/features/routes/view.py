@@ -6,7 +6,6 @@ without routes (eager alone, or training) shows how to ask for them.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
@@ -20,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS
+from autocast_explorer.core.experiment.route_summary import route_cells as core_route_cells
 from autocast_explorer.gui.charts.routes_chart import RoutesCompileChart, RoutesLatencyChart
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import reflow_below
@@ -49,31 +48,8 @@ EMPTY_TEXT = (
 
 
 def route_cells(route: RouteResult) -> list[str]:
-    """One table row: the route's numbers as text ('—' where a side was not measured)."""
-
-    def ms(stats: object) -> str:
-        median = getattr(stats, "median_ms", None)
-        return "—" if median is None else f"{median:.4g}"
-
-    error = route.error
-    if error is None:
-        sqnr = "—"
-    elif error.identical:
-        sqnr = "identical"
-    else:
-        sqnr = f"{error.sqnr_db:.1f} dB" if math.isfinite(error.sqnr_db) else str(error.sqnr_db)
-    return [
-        route.name,
-        ms(route.plain),
-        ms(route.lower),
-        route.speedup_text(),
-        f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
-        route.output_dtype.get("lower", "—"),
-        "—" if route.compile_s is None else f"{route.compile_s:.1f} s",
-        sqnr,
-        "—" if route.agreement is None else f"{route.agreement.fraction:.1%}",
-        "—" if route.recompiles is None else str(route.recompiles),
-    ]
+    """One table row: core's cells for the route, then its recompiles."""
+    return [*core_route_cells(route), "—" if route.recompiles is None else str(route.recompiles)]
 
 
 class RoutesView(QWidget):
