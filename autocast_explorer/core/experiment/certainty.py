@@ -62,6 +62,11 @@ class IntervalPart(Part):
     def interval(self) -> SpeedupInterval:
         return SpeedupInterval(self.low, self.high, self.level, self.pairs, self.estimate)
 
+    @classmethod
+    def of(cls, interval: SpeedupInterval | None) -> IntervalPart | None:
+        """The document part of `interval` (None stays None): `interval()` the other way."""
+        return None if interval is None else build(cls, **interval.to_dict())
+
     @model_validator(mode="after")
     def _ordered(self) -> IntervalPart:
         if self.high < self.low:
@@ -142,9 +147,7 @@ class TimingEvidence:
         """The keys this adds to a document's `latency` part (EvidenceSection), for build()."""
         load = self.load
         return {
-            "speedup_interval": None
-            if self.interval is None
-            else build(IntervalPart, **self.interval.to_dict()),
+            "speedup_interval": IntervalPart.of(self.interval),
             "stalls": tuple(
                 build(StallPart, mode=s.mode, round=s.round, ms=s.ms, median_ms=s.median_ms)
                 for s in self.stalls

@@ -185,9 +185,7 @@ class RouteResult:
             graph_ops=dict(self.graph_ops),
             kernels=tuple(self.kernels),
             finding=self.finding,
-            speedup_interval=None
-            if self.interval is None
-            else build(IntervalPart, **self.interval.to_dict()),
+            speedup_interval=IntervalPart.of(self.interval),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -138,9 +138,7 @@ class PlacementStats:
             cast_ops=dict(self.cast_ops),
             cast_sources=dict(self.cast_sources),
             latency=self.latency.to_part(),
-            speedup_interval=None
-            if self.interval is None
-            else build_part(IntervalPart, **self.interval.to_dict()),
+            speedup_interval=IntervalPart.of(self.interval),
         )
 
     @classmethod
