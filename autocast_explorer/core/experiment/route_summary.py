@@ -1,13 +1,19 @@
-"""The routes of a result as text: the table `run --routes` prints and the report embeds."""
+"""The routes of a result as text: the table `run --routes` prints and the report embeds.
+
+Torch-free (routes.py, which imports torch, only for type checking): the window's Routes tab
+imports it while it is built, before torch has loaded."""
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS
 from autocast_explorer.core.experiment.interval import ratio_text
-from autocast_explorer.core.experiment.routes import RouteResult
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.routes import RouteResult
 
 
 def route_cells(route: RouteResult) -> list[str]:
