@@ -23,11 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QPaintEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -58,6 +57,7 @@ from autocast_explorer.gui.shell.reflow import ScrollingTabs
 from autocast_explorer.gui.tasks.client import TaskRouter
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
 from autocast_explorer.gui.window.help_window import HelpWindow, show_help
+from autocast_explorer.gui.window.result_room import ResultRoom
 from autocast_explorer.gui.window.settings import install_settings
 
 if TYPE_CHECKING:
@@ -327,7 +327,8 @@ class MainWindow(QMainWindow):
         splitter.setChildrenCollapsible(False)
         self.setCentralWidget(splitter)
         self.mainSplitter = splitter
-        splitter.installEventFilter(self)  # resized (window, docks): give the results room
+        # Resized (window, docks, text scale): the column and docks give the results room.
+        self.resultRoom = ResultRoom(self, splitter, left, self.resultTabs)
 
         # Both permanent: QStatusBar.showMessage hides (and paints over) normal widgets, so the
         # verdict would vanish under "Text at 150%". Transient messages show in their own label
@@ -351,54 +352,6 @@ class MainWindow(QMainWindow):
         self.runButton = self.controls.runButton
         self.cancelButton = self.controls.cancelButton
         self.progressBar = self.controls.progressBar
-
-    #: The width a result tab needs before the controls column keeps more than its minimum.
-    RESULTS_MIN_WIDTH = 420
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (
-            watched is getattr(self, "mainSplitter", None)
-            and event.type() == QEvent.Type.Resize
-            and not getattr(self, "_balance_pending", False)
-        ):
-            # After the splitter has handled its resize (its sizes() are stale before).
-            self._balance_pending = True
-            QTimer.singleShot(0, self, self._balance_splitter)
-        return super().eventFilter(watched, event)
-
-    def _balance_splitter(self) -> None:
-        """In a narrow window (1024 px with the Lessons panel) the controls column and the side
-        docks give the result tabs what they have beyond their own minimum, until the tabs have
-        RESULTS_MIN_WIDTH."""
-        self._balance_pending = False
-        if getattr(self, "_balancing", False):
-            return
-        self._balancing = True
-        try:
-            left, right = self.mainSplitter.sizes()
-            wanted = self.RESULTS_MIN_WIDTH - right
-            column = self.controlsColumn
-            floor = max(column.minimumWidth(), column.minimumSizeHint().width())
-            give = min(wanted, left - floor)
-            if give > 0:
-                self.mainSplitter.setSizes([left - give, right + give])
-                wanted -= give
-            if wanted > 0:
-                self._shrink_docks(wanted)
-        finally:
-            self._balancing = False
-
-    def _shrink_docks(self, wanted: int) -> None:
-        for dock in self.findChildren(QDockWidget):
-            if wanted <= 0:
-                break
-            if dock.isFloating() or not dock.isVisible():
-                continue
-            floor = max(dock.minimumWidth(), dock.minimumSizeHint().width())
-            shrink = min(dock.width() - floor, wanted)
-            if shrink > 0:
-                self.resizeDocks([dock], [dock.width() - shrink], Qt.Orientation.Horizontal)
-                wanted -= shrink
 
     @Slot(str)
     def _show_status_message(self, text: str) -> None:
@@ -546,6 +499,11 @@ class MainWindow(QMainWindow):
     def views(self) -> list[QWidget]:
         """Every registered result view (built-in ones first)."""
         return list(self._views)
+
+    def layout_state(self) -> QByteArray:
+        """The docks' and toolbars' layout to save: saveState(), with a dock that a narrow
+        window moved below the results back at the side the user left it on."""
+        return self.resultRoom.saved_state()
 
     def current_config(self) -> ExperimentConfig:
         """The config the controls describe; raises ConfigError naming the bad field."""
