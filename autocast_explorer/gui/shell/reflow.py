@@ -12,6 +12,12 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QBoxLayout, QFrame, QScrollArea, QSplitter, QTabWidget, QWidget
 
+from autocast_explorer.gui.shell import style
+
+#: How much more than its minimum width a pane of a ReflowRow gets before the row goes side by
+#: side (a row squeezed to its minimums stacks instead of making its page scroll sideways).
+PANE_SLACK = 20
+
 
 class ReflowRow(QWidget):
     """Panes side by side when each gets `pane_width` px, else stacked (top to bottom)."""
@@ -37,8 +43,19 @@ class ReflowRow(QWidget):
         return self.box.direction() == QBoxLayout.Direction.TopToBottom
 
     def needed_width(self) -> int:
-        """The width at which the panes go side by side."""
-        return len(self._panes) * self.pane_width + (len(self._panes) - 1) * self.box.spacing()
+        """The width at which the panes go side by side: each gets `pane_width` (at 100% text,
+        grown with the text scale: titles and axes widen with it), or a little more than its
+        own minimum where that is more. Strictly more than the minimums, so a row laid out at
+        its minimum stacks."""
+        pane_width = round(self.pane_width * style.text_scale(self))
+        widths = [
+            max(
+                pane_width,
+                max(pane.minimumWidth(), pane.minimumSizeHint().width()) + PANE_SLACK,
+            )
+            for pane in self._panes
+        ]
+        return sum(widths) + (len(self._panes) - 1) * self.box.spacing()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         wanted = (

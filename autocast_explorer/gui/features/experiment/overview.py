@@ -62,7 +62,8 @@ class ResultHeader(QWidget):
         self.guard = QLabel("")
         self.guard.setObjectName("guardLabel")
         self.guard.setWordWrap(True)
-        self.guard.setStyleSheet(f"color: {style.MUTED}; font-size: 11px;")
+        self.guard.setStyleSheet(f"color: {style.MUTED};")
+        self.guard.setFont(style.text_font(8.5))
         self.guard.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.guard.hide()
         self.warnings = QLabel("")
@@ -139,8 +140,9 @@ class OverviewTab(QWidget):
     """Header on top; latency and agreement side by side (stacked when narrow); the dtype grid
     across the bottom; all in a scroll page so a narrow window scrolls instead of cutting."""
 
-    #: Below this width per chart, latency and agreement stack (their titles and axes need it).
-    CHART_WIDTH = 270
+    #: Below this width per chart (at 100% text), latency and agreement stack: their titles
+    #: and axes need it (narrower, the title shrinks to fit).
+    CHART_WIDTH = 300
     CHART_MIN_WIDTH = 250
 
     def __init__(self, parent: QWidget | None = None) -> None:

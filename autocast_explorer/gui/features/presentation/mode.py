@@ -40,10 +40,10 @@ PROJECTOR_AXIS_WIDTH = 2
 OVERHANG_PX = 40
 #: Controls column width limits at scale 1 (main_window sets them; they grow with the text).
 CONTROLS_MIN_WIDTH, CONTROLS_MAX_WIDTH = 330, 460
-
 _BASE_PT = "aeBasePt"
 _BASE_BOLD = "aeBaseBold"
 _EXPLICIT = "aeExplicitFont"
+_BASE_MINIMUM = "aeBaseMinimum"
 
 
 @dataclass(frozen=True)
@@ -204,8 +204,27 @@ def _scale_label(label: pg.LabelItem, scale: float) -> None:
         label.setText(label.text, size=f"{base * scale:g}pt")
 
 
+def chart_minimum(base: tuple[int, int], scale: float) -> tuple[int, int]:
+    """A chart's minimum (width, height) at text `scale`. Its height grows with the text (the
+    title, tick labels and captions take that much more, and the plot must keep its own); its
+    width by half as much (only the left axis's labels widen it), so pages scroll down rather
+    than squeeze a plot flat, and sideways only where a window is far too narrow."""
+    width, height = base
+    return round(width * (1 + (scale - 1) / 2)), round(height * scale)
+
+
+def _scale_minimum(view: pg.GraphicsView, scale: float) -> None:
+    base = view.property(_BASE_MINIMUM)
+    if base is None:
+        base = (view.minimumWidth(), view.minimumHeight())
+        view.setProperty(_BASE_MINIMUM, base)
+    view.setMinimumSize(*chart_minimum(tuple(base), scale))
+
+
 def scale_chart(view: pg.GraphicsView, scale: float, bold: bool, projector: bool) -> None:
-    """Axes, titles, legends and text items of one pyqtgraph view at `scale`."""
+    """Axes, titles, legends, text items and the minimum size of one pyqtgraph view at
+    `scale`."""
+    _scale_minimum(view, scale)
     titles = set()
     legends = []
     for item in list(view.scene().items()):
@@ -224,6 +243,9 @@ def scale_chart(view: pg.GraphicsView, scale: float, bold: bool, projector: bool
     for legend in legends:
         _scale_legend(legend, scale)
     fit_captions(view)
+    refit = getattr(view, "fit_text", None)
+    if callable(refit):  # hints, cell labels: sized for the old text
+        refit()
     for item in list(view.scene().items()):
         if (
             isinstance(item, pg.LabelItem)
@@ -231,6 +253,9 @@ def scale_chart(view: pg.GraphicsView, scale: float, bold: bool, projector: bool
             and id(item) not in legend_labels
         ):
             _scale_label(item, scale)
+    for item in list(view.scene().items()):
+        if isinstance(item, pg.PlotItem):
+            style.fit_tick_labels(item)
 
 
 def projector_palette() -> QPalette:
