@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetrics
 
 from autocast_explorer.gui.charts.layer_ticks import layer_ticks
 from autocast_explorer.gui.charts.static_chart import StaticChart
@@ -29,6 +30,10 @@ CELL_WIDTH = 0.92
 CELL_HEIGHT = 0.8
 #: The share of a mixed cell's height its compute-dtype stripe takes (at the bottom).
 STRIPE_HEIGHT = 0.3
+#: The stripe's inset from the cell's edges (data units).
+STRIPE_INSET = 0.04
+#: The y range shown: both rows, and room above the top one for the legend.
+Y_RANGE = (-0.5, 1.95)
 MODES = ("plain", "autocast")
 #: Row of each mode on the y axis: plain on top.
 MODE_ROW = {"plain": 1, "autocast": 0}
@@ -157,7 +162,7 @@ class DtypeChart(StaticChart):
             brushes=[pg.mkBrush(c.color) for c in cells],
         )
         stripes = [c for c in cells if c.mixed]
-        inset = 0.04
+        inset = STRIPE_INSET
         self._stripes_item.setOpts(
             x0=[index[c.layer] - CELL_WIDTH / 2 + inset for c in stripes],
             y0=[MODE_ROW[c.mode] - CELL_HEIGHT / 2 + inset for c in stripes],
@@ -175,7 +180,12 @@ class DtypeChart(StaticChart):
             if labelled and i < len(cells):
                 c = cells[i]
                 item.setText(c.label)
-                item.setPos(index[c.layer], MODE_ROW[c.mode] + (0.08 if c.mixed else 0.0))
+                item.ae_label = c.label
+                item.ae_mixed = c.mixed
+                # A mixed cell's text is centred on the part above its stripe.
+                item.setPos(
+                    index[c.layer], MODE_ROW[c.mode] + (_above_stripe_centre() if c.mixed else 0.0)
+                )
                 item.setVisible(True)
             else:
                 item.setText("")
@@ -189,20 +199,45 @@ class DtypeChart(StaticChart):
         n = max(len(layer_names), 1)
         plot.setXRange(-0.5, n - 0.5, padding=0.01)
         # Room above the top row for the legend.
-        plot.setYRange(-0.5, 1.95, padding=0)
+        plot.setYRange(*Y_RANGE, padding=0)
 
     def _update_label_visibility(self) -> None:
-        """Cell labels only while each cell is wide enough on screen to hold its text."""
+        """Cell labels only while each cell is wide enough on screen to hold its text; a mixed
+        cell's second line ("bf16 inside") only while the part above its stripe is tall
+        enough for both lines (large text, a short chart), else it would be drawn over the
+        stripe (its tooltip still says it)."""
         plot = self.getPlotItem()
         if plot is None:  # being torn down
             return
-        width = plot.getViewBox().width()
-        roomy = self._layer_count > 0 and width / self._layer_count >= LABEL_MIN_SLOT_PX
+        view = plot.getViewBox()
+        # A slot as wide as the widest label's first line (it grows with the text scale).
+        widest = max(
+            (
+                QFontMetrics(item.textItem.font()).horizontalAdvance(
+                    getattr(item, "ae_label", "").split("\n")[0]
+                )
+                + 12
+                for item in self._labels
+            ),
+            default=0,
+        )
+        slot = view.width() / self._layer_count if self._layer_count > 0 else 0.0
+        roomy = slot >= max(LABEL_MIN_SLOT_PX, widest)
+        px_per_unit = view.height() / (Y_RANGE[1] - Y_RANGE[0])
+        above_stripe = (CELL_HEIGHT * (1 - STRIPE_HEIGHT) - STRIPE_INSET) * px_per_unit
         for item in self._labels:
-            item.setVisible(roomy and bool(item.toPlainText()))
+            full = getattr(item, "ae_label", item.toPlainText())
+            if getattr(item, "ae_mixed", False):
+                line_height = QFontMetrics(item.textItem.font()).lineSpacing()
+                lines = full.split("\n")
+                fits = max(1, int(above_stripe // max(line_height, 1)))
+                text = "\n".join(lines[:fits])
+                if item.toPlainText() != text:
+                    item.setText(text)
+            item.setVisible(roomy and bool(full))
 
-    def resizeEvent(self, event: Any) -> None:
-        super().resizeEvent(event)
+    def fit_text(self) -> None:
+        super().fit_text()
         if hasattr(self, "_labels"):  # Qt resizes the widget during PlotWidget.__init__
             self._update_label_visibility()
 
@@ -266,6 +301,12 @@ class DtypeChart(StaticChart):
 
     def legend_entries(self) -> list[str]:
         return [label.text for _sample, label in self._legend.items]
+
+
+def _above_stripe_centre() -> float:
+    """The y offset (from its row) of the middle of a mixed cell's part above its stripe."""
+    stripe_top = -CELL_HEIGHT / 2 + STRIPE_INSET + CELL_HEIGHT * STRIPE_HEIGHT
+    return (CELL_HEIGHT / 2 + stripe_top) / 2
 
 
 def _dtype_order(name: str) -> tuple[int, str]:

@@ -221,12 +221,17 @@ class ErrorChart(StaticChart):
         """Metrics at the bars' feet only while each bar's slot is wide enough to hold them."""
         n = len(self._bars)
         width = self.getPlotItem().getViewBox().width()
-        roomy = n > 0 and width / n >= METRICS_MIN_SLOT_PX
+        # As wide as the widest metrics text (it grows with the text scale), at least the floor.
+        widest = max(
+            (m.textItem.boundingRect().width() + 8 for m in self._metrics if m.toPlainText()),
+            default=0.0,
+        )
+        roomy = n > 0 and width / n >= max(METRICS_MIN_SLOT_PX, widest)
         for i, item in enumerate(self._metrics):
             item.setVisible(roomy and i < n and bool(item.toPlainText()))
 
-    def resizeEvent(self, event: Any) -> None:
-        super().resizeEvent(event)
+    def fit_text(self) -> None:
+        super().fit_text()
         if hasattr(self, "_metrics"):  # Qt resizes the widget during PlotWidget.__init__
             self._update_metrics_visibility()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Slot
+from PySide6.QtCore import QPointF, Qt, Slot
 
 from autocast_explorer.gui.shell import style
 
@@ -75,8 +75,38 @@ class StaticChart(pg.PlotWidget):
             if tick_length is not None:
                 axis.setStyle(tickLength=tick_length)
             axis.enableAutoSIPrefix(False)
+        style.fit_tick_labels(plot)
         if hover:
             self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+
+    #: Room (px) a centred hint keeps from the plot's edges.
+    HINT_MARGIN = 16
+
+    def fit_hint(self) -> None:
+        """Wrap the chart's centred hint (`self._hint`, "Press Run (F5)…") to its plot's width:
+        at large text, or in a narrow window, a one-line hint was cut at both edges."""
+        hint = getattr(self, "_hint", None)
+        if not isinstance(hint, pg.TextItem):
+            return
+        room = self.getPlotItem().getViewBox().width() - 2 * self.HINT_MARGIN
+        text = hint.textItem
+        text.setTextWidth(-1)
+        if room > 40 and text.boundingRect().width() > room:
+            option = text.document().defaultTextOption()
+            option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+            text.document().setDefaultTextOption(option)
+            text.setTextWidth(room)
+        hint.updateTextPos()
+
+    def fit_text(self) -> None:
+        """Fit what this chart draws in words to its size: after a resize, and after
+        presentation mode rescaled its text. Subclasses add their own (cell labels)."""
+        self.fit_hint()
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if self.getPlotItem() is not None:  # None while the widget is torn down
+            self.fit_text()  # each part checks it exists: Qt resizes during __init__
 
     def tooltip_at(self, x: float, y: float) -> str | None:
         """The tooltip for the item under data point (x, y); None for the chart's own."""

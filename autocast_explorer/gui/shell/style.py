@@ -6,8 +6,10 @@ one color everywhere (latency bars, dtype grid, table), so a viewer learns it on
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QApplication
+from typing import Any
+
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QFontMetrics, QPalette
+from PySide6.QtWidgets import QApplication, QWidget
 
 #: One color per dtype name as it appears in results ("float32", "bfloat16", …).
 DTYPE_COLORS: dict[str, str] = {
@@ -56,17 +58,51 @@ def chart_font(points: int = CHART_FONT_PT, bold: bool = False) -> QFont:
     return font
 
 
+def text_scale(widget: QWidget) -> float:
+    """The text scale `widget` is drawn at: its font's size over the application's (presentation
+    mode sets every widget's font), so a width meant for 100% text can grow with it."""
+    base = QApplication.font().pointSizeF()
+    size = widget.font().pointSizeF()
+    return size / base if base > 0 and size > 0 else 1.0
+
+
+def text_font(points: float, bold: bool = False, monospace: bool = False) -> QFont:
+    """A widget's own font at `points`: set with setFont, never a style sheet's font-size,
+    which presentation mode cannot scale (the label would stay small at 150% text)."""
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont) if monospace else QFont()
+    font.setPointSizeF(points)
+    font.setBold(bold)
+    return font
+
+
+def fit_tick_labels(plot: Any) -> None:
+    """A bottom axis tall enough for its tick labels' whole line.
+
+    pyqtgraph sizes an automatic-height axis for 0.8 × the labels' line height and draws them
+    from its top, so the rest (the descender of "gru"; at 150% text its lower half) fell past
+    the axis and was clipped. Its text height starts from the font's whole line instead, and
+    only grows (for taller labels): left to shrink, one draw without ticks sets it to 0.
+    """
+    axis = plot.getAxis("bottom")
+    if axis.fixedHeight is not None or not axis.style.get("showValues", True):
+        return
+    font = axis.style.get("tickFont") or QApplication.font()
+    axis.setStyle(autoReduceTextSpace=False)
+    axis.textHeight = QFontMetrics(font).height()
+    axis._updateHeight()
+
+
 def set_title(plot: object, first: str, second: str | None = None) -> None:
     """A bold first line and an optional second line (HTML), on a pyqtgraph PlotItem.
 
     pyqtgraph fixes the title row at 30 px and sets the label's minimum width to its text;
     a two-line title needs a taller row, and a long one must not widen the plot beyond its
     widget (the right edge would be cut off): the title becomes a FitLabel, which shrinks
-    to the plot's width.
+    to the plot's width, or wraps where it would have to shrink too far.
     """
     from autocast_explorer.gui.shell.fit_title import install
 
-    install(plot)
+    label = install(plot)
     # Presentation mode (gui.presentation) scales titles per plot and re-sets the last one.
     scale = getattr(plot, "font_scale", 1.0)
     plot.title_args = (first, second)
@@ -75,9 +111,11 @@ def set_title(plot: object, first: str, second: str | None = None) -> None:
         html += f"<br><span style='font-size:{_points(SUBTITLE_SIZE, scale)}'>{second}</span>"
     plot.setTitle(html, size=_points(TITLE_SIZE, scale))
     height = round((50 if second else 30) * scale)
-    plot.titleLabel.setMaximumHeight(height)
+    label.row_height = height
+    label.setMaximumHeight(height)
     plot.layout.setRowFixedHeight(0, height)
-    plot.titleLabel.setMinimumWidth(0)
+    label.setMinimumWidth(0)
+    label.refit()
 
 
 def _points(size: str, scale: float) -> str:

@@ -78,7 +78,7 @@ class AccuracyView(QWidget):
         self.setObjectName("accuracyView")
         layout = QVBoxLayout(self)
         self.accuracyHeadline = _label("accuracyHeadline", "Did autocast change the answers?")
-        self.accuracyHeadline.setStyleSheet(f"font-size: {style.TITLE_SIZE}; font-weight: 600;")
+        self.accuracyHeadline.setFont(style.text_font(13, bold=True))
         self.accuracySummary = _label(
             "accuracySummary",
             "Held-out accuracy in float32 and under autocast, and a 95% interval of their "

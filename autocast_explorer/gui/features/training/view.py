@@ -102,7 +102,7 @@ class TrainingView(QWidget):
             "hook for the layer: it returns an object, not tensors, or the loss does not use "
             "its output).",
         )
-        self.summary.setStyleSheet("font-family: monospace; font-size: 9pt;")
+        self.summary.setFont(style.text_font(9, monospace=True))
         self.summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         summary_scroll = QScrollArea()
         summary_scroll.setWidget(self.summary)
