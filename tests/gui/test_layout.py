@@ -8,10 +8,12 @@ is the bug the layout sweep's screenshots showed.
 
 from __future__ import annotations
 
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
+from autocast_explorer.gui.charts.dtype_chart import CELL_HEIGHT, STRIPE_HEIGHT
 from tests.gui.helpers import run_to_end
 
 SMALL = (1024, 640)
@@ -63,8 +65,9 @@ def test_overview_at_1024x640_with_lessons_stacks_charts_inside_the_page(shown_r
     overview = window.overview
     show_tab(window, overview)
     viewport = overview.scroll.viewport()
-    # About 380 px is left between the controls and the Lessons panel: the charts stack.
-    assert viewport.width() < 2 * overview.CHART_WIDTH
+    # About 380 px is left between the controls and the Lessons panel at 100%; at 150% the
+    # panel has moved below and the tabs have about 570 px: the charts stack either way.
+    assert viewport.width() < 2 * overview.CHART_WIDTH * scale
     assert overview.chartsRow.stacked()
     page = overview.scroll.widget()
     for chart in (overview.latency, overview.agreement, overview.dtypes):
@@ -103,7 +106,8 @@ def test_hardware_roofline_never_overlaps_its_formula(shown_run, scale):
     table = rect_in(tab.table, page)
     assert not plot.intersects(formula)
     assert not plot.intersects(table) and not formula.intersects(table)
-    assert plot.height() >= tab.rooflinePlot.minimumHeight() == 260
+    # Its minimum grows with the text (the page scrolls rather than squeeze the plot).
+    assert plot.height() >= tab.rooflinePlot.minimumHeight() == round(260 * scale)
     assert_label_whole(tab.formulaLabel)
     assert_label_whole(tab.verdictHeadline)
 
@@ -253,20 +257,27 @@ def test_marked_rows_stack_when_the_tab_is_narrow_and_return_when_wide(shown_run
     assert agreement.orientation() == Qt.Orientation.Horizontal
 
 
-@pytest.mark.parametrize(
-    ("size", "lessons"), [((1024, 640), True), ((1280, 800), False), ((1920, 1080), True)]
-)
-def test_every_tab_fits_its_width(shown_run, size, lessons):
-    """At 100% text no tab needs sideways scrolling: rows stack, columns wrap (the Sweeps page
-    with its default values and a sweep's values typed in)."""
+SIZES = ((1024, 640), (1280, 800), (1920, 1080))
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+@pytest.mark.parametrize("lessons", [False, True])
+@pytest.mark.parametrize("size", SIZES)
+def test_every_tab_fits_its_width_and_no_chart_is_squeezed(shown_run, size, lessons, scale):
+    """No tab needs sideways scrolling at any of the three sizes, with or without the Lessons
+    panel, at 100% and 150% text: rows stack, columns wrap, the panel moves below where the
+    tabs would be too narrow (the Sweeps page with a sweep's values typed in). Every chart
+    shown gets at least its minimum height, which grows with the text, so a page scrolls
+    down rather than squeeze a plot flat (the Routes plot was 60 px at 150%)."""
     window, _result = shown_run
     if window.lessonsDock.isVisible() != lessons:
         window.lessonsAction.trigger()
+    window.presentation.set_font_scale(scale)
     window.resize(*size)
     settle()
     window.sweeps.sweeps.set_sweep("batch", "1:1024:11")
     tabs = window.resultTabs
-    wide = []
+    wide, squeezed = [], []
     for i in range(tabs.count()):
         page = tabs.widget(i)
         tabs.setCurrentIndex(i)
@@ -274,7 +285,180 @@ def test_every_tab_fits_its_width(shown_run, size, lessons):
         area = page.parentWidget().parentWidget()
         if page.width() > area.viewport().width():
             wide.append((tabs.tabText(i), page.width(), area.viewport().width()))
+        for chart in page.findChildren(pg.PlotWidget):
+            if chart.isVisibleTo(page) and chart.height() < chart.minimumHeight():
+                squeezed.append((chart.objectName(), chart.height(), chart.minimumHeight()))
     assert wide == []
+    assert squeezed == []
+    assert window.latencyPlot.minimumHeight() == round(240 * scale)  # LatencyChart's, scaled
+
+
+def test_lessons_panel_moves_below_the_results_when_they_would_be_too_narrow(shown_run):
+    """1024×640 at 150% text left the tabs 270 px between the controls and the panel: the
+    panel moves below them, and back to its side as soon as there is room again."""
+    from PySide6.QtCore import Qt
+
+    from autocast_explorer.gui.window.result_room import RESULTS_NARROWEST
+
+    window, _result = shown_run
+    dock, room = window.lessonsDock, window.resultRoom
+    open_small(window, 1.0)
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    assert window.resultTabs.width() >= RESULTS_NARROWEST  # 380 px: readable at 100%
+    window.presentation.set_font_scale(1.5)
+    settle()
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea
+    assert room.moved_below() == [dock]
+    assert window.resultTabs.width() >= RESULTS_NARROWEST * 1.5
+    assert dock.geometry().top() >= window.resultTabs.mapTo(window, QPoint(0, 0)).y()
+    # The layout saved is the one the user chose: the panel at its side.
+    state = window.layout_state()
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea  # unchanged
+    # A wide window brings it back; so does normal text at 1024 px.
+    window.resize(1920, 1080)
+    settle()
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    assert room.moved_below() == []
+    window.resize(*SMALL)
+    settle()
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea
+    window.presentation.set_font_scale(1.0)
+    settle()
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    assert window.restoreState(state)
+    settle()
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
+
+
+def test_a_panel_the_user_moved_stays_where_they_put_it(shown_run):
+    from PySide6.QtCore import Qt
+
+    window, _result = shown_run
+    dock, room = window.lessonsDock, window.resultRoom
+    open_small(window, 1.5)
+    assert room.moved_below() == [dock]
+    window.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, dock)  # as a drag would
+    settle()
+    assert room.moved_below() == []
+    window.resize(1920, 1080)
+    settle()
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.TopDockWidgetArea
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_bottom_tick_labels_get_their_whole_line(shown_run, scale):
+    """The dtype chart's layer names ("gru") lost their lower part: pyqtgraph left 0.8 of a
+    line for them. The axis now holds the tick font's whole line at every text scale."""
+    from PySide6.QtGui import QFontMetrics
+
+    window, _result = shown_run
+    window.presentation.set_font_scale(scale)
+    window.resize(1920, 1080)
+    show_tab(window, window.overview)
+    for chart in (window.dtypePlot, window.agreementPlot):
+        axis = chart.getPlotItem().getAxis("bottom")
+        line = QFontMetrics(axis.style["tickFont"]).height()
+        offset = axis.style["tickTextOffset"][1] + max(0, axis.style["tickLength"])
+        assert axis.height() >= line + offset, chart.objectName()
+        assert axis.mapRectToScene(axis.boundingRect()).bottom() <= chart.height()
+
+
+@pytest.fixture
+def gru_run(window, qtbot):
+    """A GRU: its autocast cell is mixed (float32 out, bfloat16 maths inside)."""
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+
+    window.set_config(
+        ExperimentConfig(
+            model="rnn", cell="gru", features=8, hidden=16, seq=4, depth=1, batch=4,
+            min_time=0.02,
+        )
+    )  # fmt: skip
+    result = run_to_end(qtbot, window)
+    yield window, result
+    window.presentation.set_font_scale(1.0)
+    qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)
+
+
+def _mixed_label(chart):
+    for item in chart._labels:
+        if getattr(item, "ae_mixed", False) and item.isVisible():
+            return item
+    raise AssertionError("no mixed cell label shown")
+
+
+@pytest.mark.parametrize(("size", "scale"), [((1920, 1080), 1.0), ((1280, 800), 1.5)])
+def test_a_mixed_cells_text_never_covers_its_stripe(gru_run, size, scale):
+    """The mixed cell's "fp32→fp32 / bf16 inside" was drawn over its stripe at 150% text: the
+    text sits above the stripe, and keeps only its first line where two do not fit."""
+    window, _result = gru_run
+    if window.lessonsDock.isVisible():
+        window.lessonsAction.trigger()
+    window.presentation.set_font_scale(scale)
+    window.resize(*size)
+    show_tab(window, window.overview)
+    chart = window.dtypePlot
+    label = _mixed_label(chart)
+    text = label.mapRectToScene(label.boundingRect())
+    (stripe_x, stripe_y, _color), *_ = chart.drawn_stripes()
+    view = chart.getPlotItem().getViewBox()
+    stripe_top = view.mapViewToScene(pg.Point(stripe_x, stripe_y + CELL_HEIGHT * STRIPE_HEIGHT)).y()
+    assert text.bottom() <= stripe_top + 1
+    lines = label.toPlainText().split("\n")
+    assert lines[0] == "fp32→fp32"
+    assert chart.cells()[0].label.startswith(lines[0])  # the full text is still the cell's
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_chart_hints_and_titles_stay_inside_their_chart(shown_run, scale):
+    """A centred hint ("Choose Training mode and press Run (F5)") was cut at both edges at 150%;
+    a long title shrank to a third of its size. Hints wrap to the plot; titles shrink to
+    MIN_FIT at most and wrap beyond that, their row growing by the extra line."""
+    from autocast_explorer.gui.shell.fit_title import MIN_FIT
+
+    window, _result = shown_run
+    if window.lessonsDock.isVisible():
+        window.lessonsAction.trigger()
+    window.presentation.set_font_scale(scale)
+    window.resize(1280, 800)  # the loss chart beside the memory chart: about 330 px
+    loss = window.findChild(pg.PlotWidget, "lossPlot")
+    tabs = window.resultTabs
+    (page,) = (tabs.widget(i) for i in range(tabs.count()) if tabs.widget(i).isAncestorOf(loss))
+    show_tab(window, page)
+    view = loss.getPlotItem().getViewBox().sceneBoundingRect()
+    hint = loss._hint.mapRectToScene(loss._hint.boundingRect())
+    assert loss._hint.toPlainText().startswith("Choose Training mode")
+    assert view.left() <= hint.left() and hint.right() <= view.right()
+    # Latency beside agreement, about 570 px each: at 150% the latency title's second line
+    # ("autocast 2.1× slower (speedup 0.48×, 95%: …)") needs about 600 px.
+    from autocast_explorer.gui.shell import style
+
+    window.lessonsAction.trigger()
+    window.resize(1920, 1080)
+    show_tab(window, window.overview)
+    plot = window.latencyPlot.getPlotItem()
+    # The GRU preset's title, so the test does not depend on this run's figures.
+    style.set_title(
+        plot, "Latency per forward", "autocast 2.08× slower (speedup 0.48×, 95%: 0.46–0.50)"
+    )
+    settle()
+    title = plot.titleLabel
+    assert title.fit() >= MIN_FIT
+    drawn = title.item.mapRectToScene(title.item.boundingRect())
+    assert drawn.width() <= title.width() + 1
+    assert drawn.height() <= title.maximumHeight() + 1
+    wrapped = title.item.textWidth() > 0
+    assert wrapped == (scale == 1.5)
+    assert (title.maximumHeight() > title.row_height) == wrapped  # its row grew by a line
+
+
+def test_the_time_guard_line_follows_the_text_scale(shown_run):
+    window, _result = shown_run
+    guard = window.overview.header.guard
+    base = guard.font().pointSizeF()
+    window.presentation.set_font_scale(1.5)
+    assert guard.font().pointSizeF() == pytest.approx(base * 1.5)
+    assert "font-size" not in guard.styleSheet()
 
 
 def test_a_long_sweep_warning_never_widens_the_sweeps_tab(window):
