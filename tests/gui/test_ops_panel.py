@@ -197,3 +197,30 @@ def test_columns_read_whole_at_1024x640_with_lessons(window, qtbot):
             item = table.item(row, column)
             if item is not None and item.text() and table.columnSpan(row, 0) == 1:
                 assert widest(metrics, item.text()) < width, (title, item.text())
+
+
+def test_the_op_column_takes_the_spare_width_of_a_wide_window(window, qtbot):
+    """At 1920×1080 the columns used about 420 px of an 890 px table and left an empty band:
+    the op column now takes what the others leave, never less than its own width."""
+    from PySide6.QtWidgets import QApplication
+
+    from autocast_explorer.core.numerics.oppolicy import probe_ops
+    from autocast_explorer.gui.features.ops.panel import OP_COL, OP_COLUMN_WIDTH
+
+    specs = [s for s in PROBED_OPS if s.name in ("linear", "relu", "cat")]
+    panel = window.opsPanel
+    panel.show_probe(probe_ops("bfloat16", specs=specs))
+    window.resize(1920, 1080)
+    window.resultTabs.setCurrentWidget(panel)
+    for _ in range(3):
+        QApplication.processEvents()
+    table = panel.policyTable
+    header = table.horizontalHeader()
+    total = sum(header.sectionSize(c) for c in range(table.columnCount()))
+    assert header.sectionSize(OP_COL) > OP_COLUMN_WIDTH
+    assert total == table.viewport().width()
+    window.lessonsAction.trigger()
+    window.resize(1024, 640)  # narrower than the columns: the op column keeps its own width
+    for _ in range(3):
+        QApplication.processEvents()
+    assert header.sectionSize(OP_COL) == OP_COLUMN_WIDTH

@@ -16,7 +16,7 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QFont, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -251,6 +251,7 @@ class OpsPanel(QWidget):
         header.setSectionResizeMode(OP_COL, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(OP_COL, OP_COLUMN_WIDTH)
         header.setStretchLastSection(False)
+        self.policyTable.viewport().installEventFilter(self)  # resized: the op column fills
         self.policyTable.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.policyTable.horizontalHeaderItem(DOCUMENTED_COL).setToolTip(
             "What PyTorch documents for the op: the AMP docs' CPU lists and torch's own "
@@ -413,6 +414,20 @@ class OpsPanel(QWidget):
                 self._op_row(row, op, probe.dtype)
                 row += 1
         self._show_counts(probe, [op for _group, ops in groups for op in ops])
+        self._fill_op_column()
+
+    def _fill_op_column(self) -> None:
+        """The op column takes the table's spare width, never less than OP_COLUMN_WIDTH: a wide
+        window left an empty band right of the last column."""
+        table = self.policyTable
+        header = table.horizontalHeader()
+        others = sum(header.sectionSize(c) for c in range(table.columnCount()) if c != OP_COL)
+        header.resizeSection(OP_COL, max(OP_COLUMN_WIDTH, table.viewport().width() - others))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.policyTable.viewport() and event.type() == QEvent.Type.Resize:
+            self._fill_op_column()
+        return super().eventFilter(watched, event)
 
     def _group_row(self, row: int, group: str, ops: list[OpPolicy]) -> None:
         table = self.policyTable
