@@ -14,6 +14,7 @@ from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from autocast_explorer.gui.charts.dtype_chart import CELL_HEIGHT, STRIPE_HEIGHT
+from autocast_explorer.gui.features.hardware.tab import ROOFLINE_MIN_HEIGHT
 from tests.gui.helpers import run_to_end
 
 SMALL = (1024, 640)
@@ -96,7 +97,7 @@ def test_overview_side_by_side_when_wide(shown_run):
 
 @pytest.mark.parametrize("scale", [1.0, 1.5])
 def test_hardware_roofline_never_overlaps_its_formula(shown_run, scale):
-    window, _result = shown_run
+    window, result = shown_run
     open_small(window, scale)
     tab = window.findChild(QWidget, "hardwareTab")
     show_tab(window, tab)
@@ -107,7 +108,15 @@ def test_hardware_roofline_never_overlaps_its_formula(shown_run, scale):
     assert not plot.intersects(formula)
     assert not plot.intersects(table) and not formula.intersects(table)
     # Its minimum grows with the text (the page scrolls rather than squeeze the plot).
-    assert plot.height() >= tab.rooflinePlot.minimumHeight() == round(260 * scale)
+    assert plot.height() >= tab.rooflinePlot.minimumHeight() == round(ROOFLINE_MIN_HEIGHT * scale)
+    # Its legend is a row under the axis: inside the plot it covered the lower peak's label.
+    legend = tab.rooflinePlot._legend
+    assert [label.text for _sample, label in legend.items] == [
+        "float32 (plain), measured",
+        f"autocast {result.config.dtype}, measured",
+    ]
+    view = tab.rooflinePlot.getPlotItem().getViewBox().sceneBoundingRect()
+    assert not legend.sceneBoundingRect().intersects(view)
     assert_label_whole(tab.formulaLabel)
     assert_label_whole(tab.verdictHeadline)
 

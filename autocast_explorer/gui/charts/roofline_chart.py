@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from autocast_explorer.core.sweeps.roofline import Roofline
 
 MODES = ("plain", "autocast")
+#: The plot layout row under the bottom axis (rows: title, top axis, plot, bottom axis).
+LEGEND_ROW = 4
 _EMPTY = np.zeros(0)
 
 
@@ -50,7 +52,10 @@ class RooflineChart(StaticChart):
             log=(True, True),
         )
         plot = self.getPlotItem()
-        self._legend = plot.addLegend(offset=(-8, -8), labelTextSize="10pt")
+        # The legend is a row under the axis, not inside the plot: inside, it covered the lower
+        # peak's label wherever the two met (a narrow chart, points under the peaks).
+        self._legend = pg.LegendItem(colCount=2, labelTextSize="10pt")
+        plot.layout.addItem(self._legend, LEGEND_ROW, 1)
         self._points: dict[str, pg.PlotDataItem] = {}
         for mode, symbol in (("plain", "o"), ("autocast", "t1")):
             item = pg.PlotDataItem(pen=pg.mkPen(width=1), symbol=symbol, symbolSize=10)
@@ -93,6 +98,7 @@ class RooflineChart(StaticChart):
             self._legend.addItem(item, f"{names[mode]}, measured")
             xs += list(x[keep])
             ys += list(y[keep])
+        self.fit_text()
         self._peak_data = [(p.dtype, p.gflops) for p in roofline.peaks if p.gflops > 0]
         for i, line in enumerate(self._peaks):
             if i < len(self._peak_data):
@@ -127,6 +133,16 @@ class RooflineChart(StaticChart):
         style.set_title(
             plot, "Roofline: achieved vs estimated peak", source or "dashed: estimated peaks"
         )
+
+    def fit_text(self) -> None:
+        super().fit_text()
+        legend = getattr(self, "_legend", None)
+        if legend is None or not legend.items:
+            return
+        widest = max(label.boundingRect().width() for _sample, label in legend.items)
+        columns = 2 if self.getPlotItem().getViewBox().width() >= 2 * (widest + 40) else 1
+        if legend.columnCount != columns:
+            legend.setColumnCount(columns)
 
     def clear(self) -> None:
         for item in self._points.values():

@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 PRESENT = "✓ present"
 ABSENT = "✗ absent"
 NOT_PROBED = "not asked yet: run a sweep or press “Ask oneDNN”"
+#: The roofline's minimum height at 100% text: title, axes with captions, its legend row
+#: (two lines in a narrow window) and a plot tall enough to read its decades.
+ROOFLINE_MIN_HEIGHT = 320
 TORCH_QUERY = "torch.ops.mkldnn._is_mkldnn_%s_supported(): torch's own answer (oneDNN may emulate)."
 PROBE_TIP = (
     "Run one float32 and one autocast forward of the current config with oneDNN's verbose "
@@ -177,7 +180,7 @@ class HardwareTab(QWidget):
         right_layout.addWidget(self.formulaLabel)
 
         # The roofline keeps the height its axes need; the formula sits below it, never over it.
-        self.rooflinePlot.setMinimumHeight(260)
+        self.rooflinePlot.setMinimumHeight(ROOFLINE_MIN_HEIGHT)
         # Facts and roofline side by side when both fit, else stacked; the page scrolls.
         self.middleRow = ReflowRow([(left, 0), (right, 1)], 360)
         self.middleRow.setObjectName("hardwareRow")
