@@ -33,7 +33,7 @@ RESULTS_NARROWEST = 360
 #: it returns (so a window resized by a pixel does not flip it back and forth).
 RETURN_MARGIN = 8
 #: The share of the window's height a dock moved below takes.
-BELOW_SHARE = 0.38
+BELOW_SHARE = 0.35
 SIDES = (Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea)
 
 
