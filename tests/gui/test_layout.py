@@ -408,11 +408,14 @@ def test_a_mixed_cells_text_never_covers_its_stripe(gru_run, size, scale):
     show_tab(window, window.overview)
     chart = window.dtypePlot
     label = _mixed_label(chart)
-    text = label.mapRectToScene(label.boundingRect())
     (stripe_x, stripe_y, _color), *_ = chart.drawn_stripes()
     view = chart.getPlotItem().getViewBox()
     stripe_top = view.mapViewToScene(pg.Point(stripe_x, stripe_y + CELL_HEIGHT * STRIPE_HEIGHT)).y()
-    assert text.bottom() <= stripe_top + 1
+    # The text's box in pixels (a TextItem ignores the view's scaling), centred on its anchor;
+    # read from the data position, as the view places it when it next paints.
+    centre = view.mapViewToScene(label.pos()).y()
+    box = label.textItem.boundingRect().height()
+    assert centre + box / 2 <= stripe_top + 1
     lines = label.toPlainText().split("\n")
     assert lines[0] == "fp32→fp32"
     assert chart.cells()[0].label.startswith(lines[0])  # the full text is still the cell's
@@ -434,10 +437,14 @@ def test_chart_hints_and_titles_stay_inside_their_chart(shown_run, scale):
     tabs = window.resultTabs
     (page,) = (tabs.widget(i) for i in range(tabs.count()) if tabs.widget(i).isAncestorOf(loss))
     show_tab(window, page)
-    view = loss.getPlotItem().getViewBox().sceneBoundingRect()
-    hint = loss._hint.mapRectToScene(loss._hint.boundingRect())
-    assert loss._hint.toPlainText().startswith("Choose Training mode")
-    assert view.left() <= hint.left() and hint.right() <= view.right()
+    view = loss.getPlotItem().getViewBox()
+    hint = loss._hint
+    assert hint.toPlainText().startswith("Choose Training mode")
+    # Its box in pixels, centred on its data position (as the view places it when it paints).
+    centre = view.mapViewToScene(hint.pos()).x()
+    half = hint.textItem.boundingRect().width() / 2
+    area = view.sceneBoundingRect()
+    assert area.left() <= centre - half and centre + half <= area.right()
     # Latency beside agreement, about 570 px each: at 150% the latency title's second line
     # ("autocast 2.1× slower (speedup 0.48×, 95%: …)") needs about 600 px.
     from autocast_explorer.gui.shell import style

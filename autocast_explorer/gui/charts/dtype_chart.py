@@ -203,9 +203,9 @@ class DtypeChart(StaticChart):
 
     def _update_label_visibility(self) -> None:
         """Cell labels only while each cell is wide enough on screen to hold its text; a mixed
-        cell's second line ("bf16 inside") only while the part above its stripe is tall
-        enough for both lines (large text, a short chart), else it would be drawn over the
-        stripe (its tooltip still says it)."""
+        cell's lines only as many as the part above its stripe holds (large text, a short
+        chart: the second line "bf16 inside" goes first), else they would be drawn over the
+        stripe (its tooltip still says all)."""
         plot = self.getPlotItem()
         if plot is None:  # being torn down
             return
@@ -226,15 +226,16 @@ class DtypeChart(StaticChart):
         px_per_unit = view.height() / (Y_RANGE[1] - Y_RANGE[0])
         above_stripe = (CELL_HEIGHT * (1 - STRIPE_HEIGHT) - STRIPE_INSET) * px_per_unit
         for item in self._labels:
-            full = getattr(item, "ae_label", item.toPlainText())
+            text = getattr(item, "ae_label", item.toPlainText())
             if getattr(item, "ae_mixed", False):
-                line_height = QFontMetrics(item.textItem.font()).lineSpacing()
-                lines = full.split("\n")
-                fits = max(1, int(above_stripe // max(line_height, 1)))
-                text = "\n".join(lines[:fits])
+                # As many lines as the part above the stripe holds (none: colors and tooltip).
+                line_height = max(QFontMetrics(item.textItem.font()).lineSpacing(), 1)
+                margins = 2 * item.textItem.document().documentMargin()
+                fits = max(0, int((above_stripe - margins) // line_height))
+                text = "\n".join(text.split("\n")[:fits])
                 if item.toPlainText() != text:
                     item.setText(text)
-            item.setVisible(roomy and bool(full))
+            item.setVisible(roomy and bool(text))
 
     def fit_text(self) -> None:
         super().fit_text()

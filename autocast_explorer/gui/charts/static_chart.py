@@ -78,6 +78,9 @@ class StaticChart(pg.PlotWidget):
         style.fit_tick_labels(plot)
         if hover:
             self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        # The plot area also changes size without the widget (a title that wraps, axes at a
+        # new text scale): what is fitted to it is fitted again.
+        plot.getViewBox().sigResized.connect(self._on_view_resized)
 
     #: Room (px) a centred hint keeps from the plot's edges.
     HINT_MARGIN = 16
@@ -102,6 +105,11 @@ class StaticChart(pg.PlotWidget):
         """Fit what this chart draws in words to its size: after a resize, and after
         presentation mode rescaled its text. Subclasses add their own (cell labels)."""
         self.fit_hint()
+
+    @Slot(object)
+    def _on_view_resized(self, _view: object) -> None:
+        if self.getPlotItem() is not None:
+            self.fit_text()
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
