@@ -10,17 +10,29 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from autocast_explorer.gui.charts.dtype_chart import CELL_HEIGHT, STRIPE_HEIGHT
+from autocast_explorer.gui.charts.latency_chart import LatencyChart
 from autocast_explorer.gui.features.hardware.tab import ROOFLINE_MIN_HEIGHT
+from autocast_explorer.gui.features.presentation.mode import chart_minimum
 from tests.gui.helpers import run_to_end
 
 SMALL = (1024, 640)
+RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
+BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
 
 
-def settle() -> None:
+def settle(window=None) -> None:
+    """Let the layout settle: queued events, and the result room's pass when `window` has one
+    queued (a 0 ms timer after a resize or a new text scale, which may move a dock)."""
+    for _ in range(3):
+        QApplication.processEvents()
+    for _ in range(20):
+        if window is None or not window.resultRoom.is_pending():
+            break
+        QApplication.processEvents()
     for _ in range(3):
         QApplication.processEvents()
 
@@ -35,7 +47,7 @@ def open_small(window, scale: float) -> None:
         window.lessonsAction.trigger()
     window.presentation.set_font_scale(scale)
     window.resize(*SMALL)
-    settle()
+    settle(window)
     assert window.lessonsDock.isVisible()
 
 
@@ -239,7 +251,6 @@ def test_autocast_error_finding_wraps_whole_on_every_cpu(window, qtbot, monkeypa
 def test_marked_rows_stack_when_the_tab_is_narrow_and_return_when_wide(shown_run):
     """Agreement's and Op trace's splitters, Routes' charts: stacked at 1024×640 with the
     Lessons panel (no page wider than its tab), side by side again at 1920×1080."""
-    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QSplitter
 
     window, _result = shown_run
@@ -283,7 +294,7 @@ def test_every_tab_fits_its_width_and_no_chart_is_squeezed(shown_run, size, less
         window.lessonsAction.trigger()
     window.presentation.set_font_scale(scale)
     window.resize(*size)
-    settle()
+    settle(window)
     window.sweeps.sweeps.set_sweep("batch", "1:1024:11")
     tabs = window.resultTabs
     wide, squeezed = [], []
@@ -299,58 +310,72 @@ def test_every_tab_fits_its_width_and_no_chart_is_squeezed(shown_run, size, less
                 squeezed.append((chart.objectName(), chart.height(), chart.minimumHeight()))
     assert wide == []
     assert squeezed == []
-    assert window.latencyPlot.minimumHeight() == round(240 * scale)  # LatencyChart's, scaled
+    assert window.latencyPlot.minimumHeight() == chart_minimum(LatencyChart.MINIMUM, scale)[1]
 
 
-def test_lessons_panel_moves_below_the_results_when_they_would_be_too_narrow(shown_run):
+def _dock_area_becomes(qtbot, window, dock, area) -> None:
+    """Wait for the result room's pass (a 0 ms timer after the resize or the new text scale)."""
+    qtbot.waitUntil(lambda: window.dockWidgetArea(dock) == area, timeout=3000)
+    settle()
+
+
+def test_lessons_panel_moves_below_the_results_when_they_would_be_too_narrow(shown_run, qtbot):
     """1024×640 at 150% text left the tabs 270 px between the controls and the panel: the
     panel moves below them, and back to its side as soon as there is room again."""
-    from PySide6.QtCore import Qt
-
     from autocast_explorer.gui.window.result_room import RESULTS_NARROWEST
 
     window, _result = shown_run
     dock, room = window.lessonsDock, window.resultRoom
     open_small(window, 1.0)
-    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    assert window.dockWidgetArea(dock) == RIGHT
     assert window.resultTabs.width() >= RESULTS_NARROWEST  # 380 px: readable at 100%
     window.presentation.set_font_scale(1.5)
-    settle()
-    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea
-    assert room.moved_below() == [dock]
+    _dock_area_becomes(qtbot, window, dock, BOTTOM)
+    assert room.moved_below() == [dock] and room.user_placed() == []
     assert window.resultTabs.width() >= RESULTS_NARROWEST * 1.5
+    window.lessonsAction.trigger()  # hidden and shown again (Ctrl+L twice): no user move
+    window.lessonsAction.trigger()
+    settle()
+    assert window.dockWidgetArea(dock) == BOTTOM
+    assert room.moved_below() == [dock] and room.user_placed() == []
     assert dock.geometry().top() >= window.resultTabs.mapTo(window, QPoint(0, 0)).y()
-    # The layout saved is the one the user chose: the panel at its side.
+    # The layout saved is the one the user chose, the panel at its side; saving moves nothing.
     state = window.layout_state()
-    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea  # unchanged
+    assert window.dockWidgetArea(dock) == BOTTOM and room.moved_below() == [dock]
+    # Restored while the panel is below: it goes where the saved layout says, nothing is
+    # "moved below" any more, and the small window moves it again on its own pass.
+    assert window.restore_layout(state)
+    assert window.dockWidgetArea(dock) == RIGHT and room.moved_below() == []
+    _dock_area_becomes(qtbot, window, dock, BOTTOM)
     # A wide window brings it back; so does normal text at 1024 px.
     window.resize(1920, 1080)
-    settle()
-    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    _dock_area_becomes(qtbot, window, dock, RIGHT)
     assert room.moved_below() == []
     window.resize(*SMALL)
-    settle()
-    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea
+    _dock_area_becomes(qtbot, window, dock, BOTTOM)
     window.presentation.set_font_scale(1.0)
-    settle()
-    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
-    assert window.restoreState(state)
-    settle()
-    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    _dock_area_becomes(qtbot, window, dock, RIGHT)
+    assert room.user_placed() == []  # none of these moves was the user's
 
 
-def test_a_panel_the_user_moved_stays_where_they_put_it(shown_run):
-    from PySide6.QtCore import Qt
-
+def test_a_panel_the_user_moved_stays_where_they_put_it(shown_run, qtbot):
+    """Dragged back beside the results in a window too narrow for it, or anywhere else, the
+    panel stays where the user put it: the result room never moves it again."""
     window, _result = shown_run
     dock, room = window.lessonsDock, window.resultRoom
     open_small(window, 1.5)
-    assert room.moved_below() == [dock]
-    window.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, dock)  # as a drag would
+    _dock_area_becomes(qtbot, window, dock, BOTTOM)
+    window.addDockWidget(RIGHT, dock)  # as a drag would
     settle()
-    assert room.moved_below() == []
+    window.resize(1030, 640)  # any later pass
+    settle()
+    qtbot.wait(50)
+    assert window.dockWidgetArea(dock) == RIGHT
+    assert room.moved_below() == [] and room.user_placed() == [dock]
+    window.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, dock)
     window.resize(1920, 1080)
     settle()
+    qtbot.wait(50)
     assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.TopDockWidgetArea
 
 
@@ -390,9 +415,10 @@ def gru_run(window, qtbot):
 
 
 def _mixed_label(chart):
-    for item in chart._labels:
-        if getattr(item, "ae_mixed", False) and item.isVisible():
-            return item
+    """The shown label of the mixed cell, and that cell."""
+    for item, cell in zip(chart._labels, chart._label_cells, strict=True):
+        if cell is not None and cell.mixed and item.isVisible():
+            return item, cell
     raise AssertionError("no mixed cell label shown")
 
 
@@ -407,7 +433,7 @@ def test_a_mixed_cells_text_never_covers_its_stripe(gru_run, size, scale):
     window.resize(*size)
     show_tab(window, window.overview)
     chart = window.dtypePlot
-    label = _mixed_label(chart)
+    label, cell = _mixed_label(chart)
     (stripe_x, stripe_y, _color), *_ = chart.drawn_stripes()
     view = chart.getPlotItem().getViewBox()
     stripe_top = view.mapViewToScene(pg.Point(stripe_x, stripe_y + CELL_HEIGHT * STRIPE_HEIGHT)).y()
@@ -418,7 +444,9 @@ def test_a_mixed_cells_text_never_covers_its_stripe(gru_run, size, scale):
     assert centre + box / 2 <= stripe_top + 1
     lines = label.toPlainText().split("\n")
     assert lines[0] == "fp32→fp32"
-    assert chart.cells()[0].label.startswith(lines[0])  # the full text is still the cell's
+    assert cell.layer == "gru" and cell.mode == "autocast"
+    assert cell.label == "fp32→fp32\nbf16 inside"  # the whole text stays the cell's (tooltip)
+    assert cell.label.split("\n")[: len(lines)] == lines
 
 
 @pytest.mark.parametrize("scale", [1.0, 1.5])
@@ -426,6 +454,7 @@ def test_chart_hints_and_titles_stay_inside_their_chart(shown_run, scale):
     """A centred hint ("Choose Training mode and press Run (F5)") was cut at both edges at 150%;
     a long title shrank to a third of its size. Hints wrap to the plot; titles shrink to
     MIN_FIT at most and wrap beyond that, their row growing by the extra line."""
+    from autocast_explorer.gui.shell import style
     from autocast_explorer.gui.shell.fit_title import MIN_FIT
 
     window, _result = shown_run
@@ -445,27 +474,25 @@ def test_chart_hints_and_titles_stay_inside_their_chart(shown_run, scale):
     half = hint.textItem.boundingRect().width() / 2
     area = view.sceneBoundingRect()
     assert area.left() <= centre - half and centre + half <= area.right()
-    # Latency beside agreement, about 570 px each: at 150% the latency title's second line
-    # ("autocast 2.1× slower (speedup 0.48×, 95%: …)") needs about 600 px.
-    from autocast_explorer.gui.shell import style
-
+    # Latency beside agreement, about 570 px each. A short title fits as it is; a long one,
+    # which would shrink below MIN_FIT, wraps and its row grows by the extra line.
     window.lessonsAction.trigger()
     window.resize(1920, 1080)
     show_tab(window, window.overview)
     plot = window.latencyPlot.getPlotItem()
-    # The GRU preset's title, so the test does not depend on this run's figures.
-    style.set_title(
-        plot, "Latency per forward", "autocast 2.08× slower (speedup 0.48×, 95%: 0.46–0.50)"
-    )
-    settle()
     title = plot.titleLabel
-    assert title.fit() >= MIN_FIT
+    style.set_title(plot, "Latency per forward", "plain vs autocast")
+    settle()
+    assert title.fit() == 1.0 and title.item.textWidth() < 0
+    assert title.maximumHeight() == title.row_height
+    long = "autocast 2.08× slower (speedup 0.48×, 95%: 0.46–0.50) · " * 3
+    style.set_title(plot, "Latency per forward", long)
+    settle()
+    assert title.fit() == MIN_FIT and title.item.textWidth() > 0
     drawn = title.item.mapRectToScene(title.item.boundingRect())
     assert drawn.width() <= title.width() + 1
+    assert title.maximumHeight() > title.row_height  # its row grew by the extra lines
     assert drawn.height() <= title.maximumHeight() + 1
-    wrapped = title.item.textWidth() > 0
-    assert wrapped == (scale == 1.5)
-    assert (title.maximumHeight() > title.row_height) == wrapped  # its row grew by a line
 
 
 def test_the_time_guard_line_follows_the_text_scale(shown_run):

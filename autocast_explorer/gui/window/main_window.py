@@ -505,6 +505,11 @@ class MainWindow(QMainWindow):
         window moved below the results back at the side the user left it on."""
         return self.resultRoom.saved_state()
 
+    def restore_layout(self, state: QByteArray) -> bool:
+        """restoreState() for a layout saved by layout_state(): the docks go where it says, and
+        the result room starts over from there (nothing below, nothing placed by the user)."""
+        return self.resultRoom.restore_state(state)
+
     def current_config(self) -> ExperimentConfig:
         """The config the controls describe; raises ConfigError naming the bad field."""
         return self.controls.config()

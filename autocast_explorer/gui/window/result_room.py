@@ -14,6 +14,8 @@ which presentation mode sets), so a page's larger labels get the room they need.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -35,6 +37,16 @@ RETURN_MARGIN = 8
 #: The share of the window's height a dock moved below takes.
 BELOW_SHARE = 0.35
 SIDES = (Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea)
+#: Dynamic property on a dock this object follows.
+_WATCHED = "aeResultRoomWatched"
+
+
+@dataclass
+class MovedDock:
+    """Where a dock moved below the results came from, and how wide the user had it there."""
+
+    side: Qt.DockWidgetArea
+    width: int
 
 
 class ResultRoom(QObject):
@@ -49,8 +61,8 @@ class ResultRoom(QObject):
         self._splitter = splitter
         self._column = column
         self._results = results
-        self._moved_below: dict[QDockWidget, Qt.DockWidgetArea] = {}
-        self._watched: set[int] = set()
+        self._moved_below: dict[QDockWidget, MovedDock] = {}
+        self._user_placed: set[QDockWidget] = set()
         self._busy = False
         # One pass after the splitter has handled its resize (its sizes() are stale before);
         # stopped when the window hides, so a closed window leaves no timer behind.
@@ -77,6 +89,10 @@ class ResultRoom(QObject):
         """The docks this object moved below the results (they return when there is room)."""
         return list(self._moved_below)
 
+    def user_placed(self) -> list[QDockWidget]:
+        """The docks the user moved since the layout was restored: never moved by this object."""
+        return list(self._user_placed)
+
     # ---- events ---------------------------------------------------------------------------
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
@@ -85,15 +101,24 @@ class ResultRoom(QObject):
             return False
         resized = watched is self._splitter and kind == QEvent.Type.Resize
         rescaled = watched is self._results and kind == QEvent.Type.FontChange
-        if (resized or rescaled) and self._window.isVisible() and not self._later.isActive():
-            self._later.start()
+        if resized or rescaled:
+            self.schedule()
         return False
+
+    def is_pending(self) -> bool:
+        """True while a pass is queued (after a resize or a new text scale, before it runs)."""
+        return self._later.isActive()
+
+    def schedule(self) -> None:
+        """Balance once the events now queued have run (a shown window only)."""
+        if self._window.isVisible() and not self._later.isActive():
+            self._later.start()
 
     def _watch_docks(self) -> None:
         """Follow every dock: once the user moves one, it stays where they put it."""
         for dock in self._window.findChildren(QDockWidget):
-            if id(dock) not in self._watched:
-                self._watched.add(id(dock))
+            if not dock.property(_WATCHED):
+                dock.setProperty(_WATCHED, True)
                 dock.dockLocationChanged.connect(self._on_dock_moved)
                 dock.topLevelChanged.connect(self._on_dock_moved)
 
@@ -102,26 +127,42 @@ class ResultRoom(QObject):
         if self._busy:
             return
         dock = self.sender()
-        if isinstance(dock, QDockWidget) and dock in self._moved_below:
-            del self._moved_below[dock]
+        if isinstance(dock, QDockWidget):
+            self._moved_below.pop(dock, None)
+            self._user_placed.add(dock)
+
+    def restore_state(self, state: QByteArray) -> bool:
+        """The window's restoreState(): the layout restored is no move of the user's, and no
+        dock is below because of this window's size any more; then balance again."""
+        self._busy = True
+        try:
+            restored = self._window.restoreState(state)
+        finally:
+            self._busy = False
+        self._moved_below.clear()
+        self._user_placed.clear()
+        self.schedule()
+        return restored
 
     # ---- the policy -----------------------------------------------------------------------
     @Slot()
     def balance(self) -> None:
-        """Give the result tabs room: the column first, then the side docks, then move a side
-        dock below; bring a dock back to its side when the window is wide enough again."""
+        """Give the result tabs room: the column first, then the side docks, then move the
+        side docks below; bring them back to their side when the window is wide enough."""
         if self._busy:
             return
         self._busy = True
         try:
             self._watch_docks()
             self._return_docks()
-            wanted = self.min_width() - self._results_width()
+            width = self._results_width()
+            wanted = self.min_width() - width
             if wanted > 0:
-                wanted -= self._shrink_column(wanted)
-            if wanted > 0:
-                self._shrink_docks(wanted)
-            if self._results_width() < self.narrowest():
+                given = self._shrink_column(wanted)
+                # resizeDocks takes effect at the next layout pass: count what it will give.
+                given += self._shrink_docks(wanted - given)
+                width += given
+            if width < self.narrowest():
                 self._move_docks_below()
         finally:
             self._busy = False
@@ -141,6 +182,7 @@ class ResultRoom(QObject):
         return give
 
     def _side_docks(self) -> list[QDockWidget]:
+        """Docked at a side and shown: the docks that take the results' width."""
         return [
             dock
             for dock in self._window.findChildren(QDockWidget)
@@ -153,37 +195,51 @@ class ResultRoom(QObject):
     def _dock_floor(dock: QDockWidget) -> int:
         return max(dock.minimumWidth(), dock.minimumSizeHint().width())
 
-    def _shrink_docks(self, wanted: int) -> None:
+    def _shrink_docks(self, wanted: int) -> int:
+        """Narrow the side docks toward their minimum; returns the pixels they give."""
+        given = 0
         for dock in self._side_docks():
-            if wanted <= 0:
+            if wanted - given <= 0:
                 break
-            shrink = min(dock.width() - self._dock_floor(dock), wanted)
+            shrink = min(dock.width() - self._dock_floor(dock), wanted - given)
             if shrink > 0:
                 self._window.resizeDocks([dock], [dock.width() - shrink], Qt.Orientation.Horizontal)
-                wanted -= shrink
+                given += shrink
+        return given
 
     def _move_docks_below(self) -> None:
+        """Every side dock the user did not place moves below the results, full width."""
         height = round(self._window.height() * BELOW_SHARE)
         for dock in self._side_docks():
-            self._moved_below[dock] = self._window.dockWidgetArea(dock)
+            if dock in self._user_placed:
+                continue
+            self._moved_below[dock] = MovedDock(self._window.dockWidgetArea(dock), dock.width())
             self._window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
             wanted = max(height, dock.minimumSizeHint().height())
             self._window.resizeDocks([dock], [wanted], Qt.Orientation.Vertical)
 
     def _return_docks(self) -> None:
-        """Docks moved below go back to their side when the tabs would keep enough width."""
-        for dock, side in list(self._moved_below.items()):
-            if not dock.isVisible():
-                continue  # a hidden dock costs no width: decide when it is shown again
-            separator = self._window.style().pixelMetric(
-                QStyle.PixelMetric.PM_DockWidgetSeparatorExtent, None, self._window
-            )
-            room = self._splitter.width() - self._column_floor() - self._splitter.handleWidth()
-            if room - self._dock_floor(dock) - separator < self.narrowest() + RETURN_MARGIN:
-                continue
+        """The docks moved below go back to their sides, all together, once the tabs would keep
+        enough width beside all of them (one at a time, two docks would come back and go
+        below again for ever); each as wide as it was, where the room allows."""
+        shown = {dock: moved for dock, moved in self._moved_below.items() if dock.isVisible()}
+        if not shown:
+            return  # a hidden dock costs no width: decide when it is shown again
+        separator = self._window.style().pixelMetric(
+            QStyle.PixelMetric.PM_DockWidgetSeparatorExtent, None, self._window
+        )
+        room = self._splitter.width() - self._column_floor() - self._splitter.handleWidth()
+        room -= sum(self._dock_floor(dock) + separator for dock in shown)
+        spare = room - self.narrowest() - RETURN_MARGIN
+        if spare < 0:
+            return
+        for dock, moved in shown.items():
             del self._moved_below[dock]
-            self._window.addDockWidget(side, dock)
-            self._window.resizeDocks([dock], [self._dock_floor(dock)], Qt.Orientation.Horizontal)
+            self._window.addDockWidget(moved.side, dock)
+            floor = self._dock_floor(dock)
+            width = min(moved.width, floor + spare)
+            spare -= width - floor
+            self._window.resizeDocks([dock], [width], Qt.Orientation.Horizontal)
 
     def saved_state(self) -> QByteArray:
         """The window's saveState() with every dock moved below back at its side: the layout
@@ -192,8 +248,9 @@ class ResultRoom(QObject):
             return self._window.saveState()
         self._busy = True
         try:
-            for dock, side in self._moved_below.items():
-                self._window.addDockWidget(side, dock)
+            for dock, moved in self._moved_below.items():
+                self._window.addDockWidget(moved.side, dock)
+                self._window.resizeDocks([dock], [moved.width], Qt.Orientation.Horizontal)
             state = self._window.saveState()
             for dock in self._moved_below:
                 self._window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)

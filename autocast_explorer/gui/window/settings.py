@@ -43,7 +43,7 @@ class RememberedWindow(Protocol):
     def statusBar(self) -> QStatusBar: ...
     def saveState(self) -> QByteArray: ...
     def layout_state(self) -> QByteArray: ...
-    def restoreState(self, state: QByteArray) -> bool: ...
+    def restore_layout(self, state: QByteArray) -> bool: ...
     def saveGeometry(self) -> QByteArray: ...
     def restoreGeometry(self, geometry: QByteArray) -> bool: ...
     def windowState(self) -> Qt.WindowState: ...
@@ -232,7 +232,7 @@ class SettingsKeeper(QObject):
             w.setWindowState(w.windowState() & ~Qt.WindowState.WindowFullScreen)
 
     def _restore_state(self, data: QByteArray) -> None:
-        if not self._window.restoreState(data):
+        if not self._window.restore_layout(data):
             raise SettingsError("window layout: not readable")
 
     def _report(self, problems: list[str]) -> None:
@@ -283,7 +283,7 @@ class SettingsKeeper(QObject):
         store.sync()
         if w.isFullScreen():
             w.showNormal()
-        w.restoreState(self._default_state)
+        w.restore_layout(self._default_state)
         w.resize(1280, 800)
         w.presentation.set_state(PresentationState())
         w.set_config(ExperimentConfig())
