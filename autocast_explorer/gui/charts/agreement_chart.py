@@ -78,7 +78,7 @@ class AgreementChart(StaticChart):
         if a is None:
             self.clear()
             self._set_title("autocast raised an error")
-            self._hint.setText("The autocast forward raised: no predictions to compare")
+            self.set_hint("The autocast forward raised: no predictions to compare")
             return
         hist = a.histogram
         edges = list(hist.edges)
@@ -104,14 +104,14 @@ class AgreementChart(StaticChart):
             f"cosine {a.cosine:.6f}{off_scale}"
         )
         self._stats.setPos(xmax, ymax)
-        self._hint.setText("")
+        self.set_hint("")
 
     def clear(self) -> None:
         self._bars.setOpts(x0=[], x1=[], height=[])
         self._atol_line.setVisible(False)
         self._stats.setText("")
         self._set_title("plain vs autocast logits")
-        self._hint.setText("Press Run (F5) to compare predictions")
+        self.set_hint("Press Run (F5) to compare predictions")
         plot = self.getPlotItem()
         plot.setXRange(0, 1, padding=0)
         plot.setYRange(0, 1, padding=0)

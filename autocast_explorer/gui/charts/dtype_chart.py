@@ -114,6 +114,7 @@ class DtypeChart(StaticChart):
         )
         plot.addItem(self._stripes_item)
         self._labels: list[pg.TextItem] = []
+        self._label_cells: list[Cell | None] = []  # the cell behind each label
         self._cells: list[Cell] = []
         self._layer_count = 0
         self._index: dict[str, int] = {}
@@ -176,20 +177,21 @@ class DtypeChart(StaticChart):
             item.setFont(style.chart_font(10, bold=True))
             self.getPlotItem().addItem(item)
             self._labels.append(item)
-        for i, item in enumerate(self._labels):
-            if labelled and i < len(cells):
-                c = cells[i]
-                item.setText(c.label)
-                item.ae_label = c.label
-                item.ae_mixed = c.mixed
-                # A mixed cell's text is centred on the part above its stripe.
-                item.setPos(
-                    index[c.layer], MODE_ROW[c.mode] + (_above_stripe_centre() if c.mixed else 0.0)
-                )
-                item.setVisible(True)
-            else:
+        # The cell behind each label (None: unused), so a fit never shows a stale text.
+        self._label_cells = [
+            cells[i] if labelled and i < len(cells) else None for i in range(len(self._labels))
+        ]
+        bottom, top = _above_stripe_span()
+        for item, c in zip(self._labels, self._label_cells, strict=True):
+            if c is None:
                 item.setText("")
                 item.setVisible(False)
+                continue
+            item.setText(c.label)
+            # A mixed cell's text is centred on the part above its stripe.
+            lift = (bottom + top) / 2 if c.mixed else 0.0
+            item.setPos(index[c.layer], MODE_ROW[c.mode] + lift)
+            item.setVisible(True)
         self._update_label_visibility()
         self._update_legend(cells)
         plot = self.getPlotItem()
@@ -210,36 +212,34 @@ class DtypeChart(StaticChart):
         if plot is None:  # being torn down
             return
         view = plot.getViewBox()
+        shown = [(item, c) for item, c in zip(self._labels, self._label_cells, strict=True) if c]
         # A slot as wide as the widest label's first line (it grows with the text scale).
         widest = max(
             (
-                QFontMetrics(item.textItem.font()).horizontalAdvance(
-                    getattr(item, "ae_label", "").split("\n")[0]
-                )
-                + 12
-                for item in self._labels
+                QFontMetrics(item.textItem.font()).horizontalAdvance(c.label.split("\n")[0]) + 12
+                for item, c in shown
             ),
             default=0,
         )
         slot = view.width() / self._layer_count if self._layer_count > 0 else 0.0
         roomy = slot >= max(LABEL_MIN_SLOT_PX, widest)
-        px_per_unit = view.height() / (Y_RANGE[1] - Y_RANGE[0])
-        above_stripe = (CELL_HEIGHT * (1 - STRIPE_HEIGHT) - STRIPE_INSET) * px_per_unit
-        for item in self._labels:
-            text = getattr(item, "ae_label", item.toPlainText())
-            if getattr(item, "ae_mixed", False):
+        bottom, top = _above_stripe_span()
+        above_stripe = (top - bottom) * view.height() / (Y_RANGE[1] - Y_RANGE[0])
+        for item, c in shown:
+            text = c.label
+            if c.mixed:
                 # As many lines as the part above the stripe holds (none: colors and tooltip).
                 line_height = max(QFontMetrics(item.textItem.font()).lineSpacing(), 1)
                 margins = 2 * item.textItem.document().documentMargin()
                 fits = max(0, int((above_stripe - margins) // line_height))
                 text = "\n".join(text.split("\n")[:fits])
-                if item.toPlainText() != text:
-                    item.setText(text)
+            if item.toPlainText() != text:
+                item.setText(text)
             item.setVisible(roomy and bool(text))
 
     def fit_text(self) -> None:
         super().fit_text()
-        if hasattr(self, "_labels"):  # Qt resizes the widget during PlotWidget.__init__
+        if hasattr(self, "_label_cells"):  # Qt resizes the widget during PlotWidget.__init__
             self._update_label_visibility()
 
     def _update_legend(self, cells: list[Cell]) -> None:
@@ -304,10 +304,11 @@ class DtypeChart(StaticChart):
         return [label.text for _sample, label in self._legend.items]
 
 
-def _above_stripe_centre() -> float:
-    """The y offset (from its row) of the middle of a mixed cell's part above its stripe."""
+def _above_stripe_span() -> tuple[float, float]:
+    """(bottom, top) of a mixed cell's part above its stripe, in data units from its row: its
+    text is centred there and holds as many lines as fit."""
     stripe_top = -CELL_HEIGHT / 2 + STRIPE_INSET + CELL_HEIGHT * STRIPE_HEIGHT
-    return (CELL_HEIGHT / 2 + stripe_top) / 2
+    return stripe_top, CELL_HEIGHT / 2
 
 
 def _dtype_order(name: str) -> tuple[int, str]:

@@ -169,12 +169,12 @@ class ErrorChart(StaticChart):
         ymax = (top * INFINITE_BAR if any(b.label == "∞" for b in bars) else top) * HEADROOM
         ymin = bottom * HEADROOM if bottom < 0 else 0.0
         self._draw(bars, subtitle, ymin, ymax)
-        self._hint.setText("" if measured else "This result has no per-layer error")
+        self.set_hint("" if measured else "This result has no per-layer error")
         self._hint.setPos((len(bars) - 1) / 2, (ymin + ymax) / 2)
 
     def clear(self) -> None:
         self._draw([], "autocast output vs float32 output", 0.0, 1.0)
-        self._hint.setText(IDLE_HINT)
+        self.set_hint(IDLE_HINT)
         self._hint.setPos(0.0, 0.5)
         self.getPlotItem().setXRange(-1, 1, padding=0)
 

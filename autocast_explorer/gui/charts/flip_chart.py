@@ -77,7 +77,7 @@ class FlipRateChart(StaticChart):
         a = result.agreement
         if a is None:
             self.clear()
-            self._hint.setText("The autocast forward raised: no predictions to compare")
+            self.set_hint("The autocast forward raised: no predictions to compare")
             return
         bins = list(a.margin_bins)
         flipped = a.rows - a.agree
@@ -94,11 +94,11 @@ class FlipRateChart(StaticChart):
                 f" · {first} in the smallest-margin bin (≤ {_margin(bins[0].high)})"
             )
         self._draw(bins, subtitle)
-        self._hint.setText("" if bins else "This result has no margin bins")
+        self.set_hint("" if bins else "This result has no margin bins")
 
     def clear(self) -> None:
         self._draw([], "rows whose predicted class changed, by float32 margin")
-        self._hint.setText(IDLE_HINT)
+        self.set_hint(IDLE_HINT)
 
     def _draw(self, bins: list[MarginBin], subtitle: str) -> None:
         self._bins = bins

@@ -35,6 +35,9 @@ def _ms(value: float) -> str:
 class LatencyChart(StaticChart):
     """A result view: `show_result(result)` and `clear()`; objectName `latencyPlot`."""
 
+    #: Minimum (width, height) at 100% text: two bars, two-line tick labels and a caption.
+    MINIMUM = (300, 240)
+
     def __init__(self, parent: Any = None) -> None:
         super().__init__(
             parent,
@@ -44,7 +47,7 @@ class LatencyChart(StaticChart):
                 "blocks; ▼ the very first (cold) call, which includes one-time set-up (▲ at the "
                 "top: beyond the scale, value under the bar)."
             ),
-            minimum=(300, 240),
+            minimum=self.MINIMUM,
             left="ms per forward",
             bottom="bar: median · whiskers: p25–p75 · ▼ cold call (▲ off scale)",
             grid=(False, True),
@@ -130,7 +133,7 @@ class LatencyChart(StaticChart):
         self._unit = "training step" if result.train is not None else "forward"
         self.getPlotItem().setLabel("left", f"ms per {self._unit}")
         self._set_title(f"<span style='color:{color}'><b>{self._speedup_text}</b></span>")
-        self._hint.setText("")
+        self.set_hint("")
         axis = self.getPlotItem().getAxis("bottom")
         axis.setTicks(
             [
@@ -159,7 +162,7 @@ class LatencyChart(StaticChart):
         self._unit = "forward"
         self.getPlotItem().setLabel("left", "ms per forward")
         self._set_title("plain vs autocast")
-        self._hint.setText("Press Run (F5) to measure")
+        self.set_hint("Press Run (F5) to measure")
         self.getPlotItem().getAxis("bottom").setTicks([[(0.0, "plain"), (1.0, "autocast")]])
         self.getPlotItem().setYRange(0, 1, padding=0)
 

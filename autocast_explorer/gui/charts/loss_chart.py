@@ -135,7 +135,7 @@ class LossChart(StaticChart):
         self._reset(0, self._dtype)
         self._set_kind("cross_entropy")
         self._set_title("float32 vs autocast")
-        self._hint.setText(HINT)
+        self.set_hint(HINT)
         self._hint.setPos(0.5, 0.5)
         self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
@@ -158,7 +158,7 @@ class LossChart(StaticChart):
         self._rename(self._auto, f"autocast ({dtype})")
         self._plain.setData([], [])
         self._auto.setData([], [])
-        self._hint.setText("")
+        self.set_hint("")
         # A legend of curves not drawn yet would sit on the hint in a narrow chart.
         self._legend.setVisible(steps > 0)
         if steps:

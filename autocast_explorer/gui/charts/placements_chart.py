@@ -101,7 +101,7 @@ class PlacementsChart(StaticChart):
             ticks.append((xi, f"{mode.label}\n{casts_text(mode.casts_per_forward)}/forward"))
         self.getPlotItem().getAxis("bottom").setTicks([ticks])
         self.getPlotItem().setYRange(0, top, padding=0)
-        self._hint.setText("")
+        self.set_hint("")
         style.set_title(
             self.getPlotItem(),
             f"Where autocast is entered ({report.dtype})",
@@ -117,7 +117,7 @@ class PlacementsChart(StaticChart):
             [[(0.0, "float32"), (1.0, "per-call"), (2.0, "hoisted"), (3.0, "pre-cast")]]
         )
         self.getPlotItem().setYRange(0, 1, padding=0)
-        self._hint.setText("Press Time placements (F7)")
+        self.set_hint("Press Time placements (F7)")
         style.set_title(self.getPlotItem(), "Where autocast is entered", "not measured yet")
 
     # ---- read-back for tests ---------------------------------------------------------------

@@ -127,7 +127,7 @@ class RooflineChart(StaticChart):
             lo_y, hi_y = min(ys_all), max(ys_all)
             plot.setYRange(math.log10(lo_y) - 0.25, math.log10(hi_y) + 0.45, padding=0)
             plot.getAxis("left").setTicks([decade_ticks(lo_y, hi_y)])
-        self._hint.setText("" if xs else "No measured points yet: Run (F5) or Run sweep (F6)")
+        self.set_hint("" if xs else "No measured points yet: Run (F5) or Run sweep (F6)")
         (x0, x1), (y0, y1) = plot.getViewBox().viewRange()
         self._hint.setPos((x0 + x1) / 2, (y0 + y1) / 2)
         style.set_title(
@@ -155,7 +155,7 @@ class RooflineChart(StaticChart):
         plot.setYRange(-1, 3, padding=0)
         plot.getAxis("bottom").setTicks(None)
         plot.getAxis("left").setTicks(None)
-        self._hint.setText("Waiting for PyTorch and a measurement…")
+        self.set_hint("Waiting for PyTorch and a measurement…")
         self._hint.setPos(1, 1)
         style.set_title(plot, "Roofline: achieved vs estimated peak", "dashed: estimated peaks")
 

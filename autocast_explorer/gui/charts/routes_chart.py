@@ -88,7 +88,7 @@ class RoutesLatencyChart(StaticChart):
         plot.setXRange(-0.6, len(routes) - 0.4, padding=0)
         plot.setYRange(0, ymax, padding=0)
         plot.getAxis("bottom").setTicks([[(i, _tick(route)) for i, route in enumerate(routes)]])
-        self._hint.setText("" if heights else "no route could be timed: see the findings")
+        self.set_hint("" if heights else "no route could be timed: see the findings")
         self._hint.setPos((len(routes) - 1) / 2, ymax / 2)
         style.set_title(plot, "Latency per route", "float32 side vs lower side")
 
@@ -99,7 +99,7 @@ class RoutesLatencyChart(StaticChart):
         plot.setXRange(-0.6, 0.6, padding=0)
         plot.setYRange(0, 1, padding=0)
         plot.getAxis("bottom").setTicks([[]])
-        self._hint.setText(_HINT)
+        self.set_hint(_HINT)
         self._hint.setPos(0, 0.5)
         style.set_title(plot, "Latency per route", "eager, compiled, implicit")
 
@@ -153,7 +153,7 @@ class RoutesCompileChart(StaticChart):
         if route is None or route.compile_s is None:
             self.clear()
             if route is not None:
-                self._hint.setText("not compiled:\nsee the finding")
+                self.set_hint("not compiled:\nsee the finding")
             return
         values = [route.compile_s]
         ticks = [(0, f"measured\n{route.compile_s:.1f} s")]
@@ -177,7 +177,7 @@ class RoutesCompileChart(StaticChart):
         plot.getAxis("bottom").setTicks([ticks])
         self._label.setText(f"{route.compile_s:.1f} s")
         self._label.setPos(0, route.compile_s + ymax * 0.01)
-        self._hint.setText(hint)
+        self.set_hint(hint)
         self._hint.setPos(1, ymax / 2)
 
     def clear(self) -> None:
@@ -187,7 +187,7 @@ class RoutesCompileChart(StaticChart):
         plot.setYRange(0, 1, padding=0)
         plot.getAxis("bottom").setTicks([[]])
         self._label.setText("")
-        self._hint.setText("no compiled route")
+        self.set_hint("no compiled route")
         self._hint.setPos(0.5, 0.5)
         style.set_title(plot, "Compile time", "torch.compile, cold")
 

@@ -130,7 +130,7 @@ class SpeedupChart(StaticChart):
         self._x_range = log_range(values)
         plot.setXRange(*self._x_range, padding=0)
         self.show_series(param, [], [])
-        self._hint.setText("measuring…")
+        self.set_hint("measuring…")
 
     def show_points(self, points: Sequence[SweepPoint]) -> None:
         ordered = sorted(points, key=lambda p: p.value)
@@ -206,7 +206,7 @@ class SpeedupChart(StaticChart):
         plot = self.getPlotItem()
         plot.setYRange(low, high, padding=0)
         self._place_region_labels(list(x[finite]), shown, low, high)
-        self._hint.setText("" if len(shown) else self._hint.toPlainText())
+        self.set_hint("" if len(shown) else self._hint.toPlainText())
         self._hint.setPos(sum(self._x_range) / 2, (low + high) / 2)
         if crossings:
             where = ", ".join(crossing_label(v, r) for v, r in self._crossings)
@@ -283,7 +283,7 @@ class SpeedupChart(StaticChart):
         plot.setXRange(*self._x_range, padding=0)
         self.show_series(self._param, [], [])
         self._show_routes([])
-        self._hint.setText("Press Run sweep (F6)")
+        self.set_hint("Press Run sweep (F6)")
 
     # ---- read-back for tests ---------------------------------------------------------------
     def drawn(self) -> dict[str, Any]:

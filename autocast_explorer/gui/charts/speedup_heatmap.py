@@ -161,7 +161,7 @@ class SpeedupHeatmap(StaticChart):
         plot.getAxis("left").setTicks([[(j, number(w)) for j, w in enumerate(widths)]])
         plot.setXRange(-0.5, len(batches) - 0.5, padding=0)
         plot.setYRange(-0.5, len(widths) - 0.5, padding=0)
-        self._hint.setText("")
+        self.set_hint("")
         self.show_points([])
 
     def show_points(self, points: Sequence[SweepPoint]) -> None:
@@ -274,7 +274,7 @@ class SpeedupHeatmap(StaticChart):
         plot.getAxis("left").setTicks([[]])
         plot.setXRange(-0.5, 3.5, padding=0)
         plot.setYRange(-0.5, 2.5, padding=0)
-        self._hint.setText("Run sweep (F6)")
+        self.set_hint("Run sweep (F6)")
         self._hint.setPos(1.5, 1.0)
         style.set_title(plot, "Speedup, batch × hidden width", "blue: faster · red: slower")
 

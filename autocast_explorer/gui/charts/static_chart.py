@@ -85,6 +85,11 @@ class StaticChart(pg.PlotWidget):
     #: Room (px) a centred hint keeps from the plot's edges.
     HINT_MARGIN = 16
 
+    def set_hint(self, text: str) -> None:
+        """Show `text` as the chart's centred hint ('' hides it), wrapped to the plot."""
+        self._hint.setText(text)
+        self.fit_hint()
+
     def fit_hint(self) -> None:
         """Wrap the chart's centred hint (`self._hint`, "Press Run (F5)…") to its plot's width:
         at large text, or in a narrow window, a one-line hint was cut at both edges."""

@@ -97,7 +97,7 @@ class SweepLatencyChart(StaticChart):
         lo, hi = log_range(values)
         plot.setXRange(lo, hi, padding=0)
         self._set_points([], [], [])
-        self._hint.setText("measuring…")
+        self.set_hint("measuring…")
         self._hint.setPos((lo + hi) / 2, 0)
         self._set_title()
 
@@ -126,7 +126,7 @@ class SweepLatencyChart(StaticChart):
             plot.getAxis("left").setTicks([decade_ticks(lo, hi)])
             pad = max((math.log10(hi) - math.log10(lo)) * 0.08, 0.1)
             plot.setYRange(math.log10(lo) - pad, math.log10(hi) + pad, padding=0)
-            self._hint.setText("")
+            self.set_hint("")
         else:
             plot.getAxis("left").setTicks([decade_ticks(0.01, 10)])
         self._set_title()
@@ -143,7 +143,7 @@ class SweepLatencyChart(StaticChart):
         lo, hi = log_range(default_values(self._param))
         plot.setXRange(lo, hi, padding=0)
         plot.setYRange(-2, 1, padding=0)
-        self._hint.setText("Press Run sweep (F6)")
+        self.set_hint("Press Run sweep (F6)")
         self._hint.setPos((lo + hi) / 2, -0.5)
         self._subtitle = ""
         self._set_title()

@@ -57,15 +57,24 @@ class ReflowRow(QWidget):
         ]
         return sum(widths) + (len(self._panes) - 1) * self.box.spacing()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
+    def _reflow(self, width: int) -> None:
         wanted = (
             QBoxLayout.Direction.LeftToRight
-            if event.size().width() >= self.needed_width()
+            if width >= self.needed_width()
             else QBoxLayout.Direction.TopToBottom
         )
         if wanted != self.box.direction():
             self.box.setDirection(wanted)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._reflow(event.size().width())
         super().resizeEvent(event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        # A new text scale changes the width the panes need, at the same row width.
+        if event.type() == QEvent.Type.FontChange:
+            self._reflow(self.width())
+        super().changeEvent(event)
 
 
 #: Property on a QBoxLayout or QSplitter of a tab page: the viewport width (px) below which it

@@ -6,10 +6,13 @@ one color everywhere (latency bars, dtype grid, table), so a viewer learns it on
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
 
 #: One color per dtype name as it appears in results ("float32", "bfloat16", …).
 DTYPE_COLORS: dict[str, str] = {
@@ -58,12 +61,17 @@ def chart_font(points: int = CHART_FONT_PT, bold: bool = False) -> QFont:
     return font
 
 
+#: Dynamic property: a widget's own font size (pt) before presentation mode scaled it.
+BASE_PT_PROPERTY = "aeBasePt"
+
+
 def text_scale(widget: QWidget) -> float:
-    """The text scale `widget` is drawn at: its font's size over the application's (presentation
-    mode sets every widget's font), so a width meant for 100% text can grow with it."""
-    base = QApplication.font().pointSizeF()
+    """The text scale `widget` is drawn at, so a width meant for 100% text can grow with it:
+    its font's size over the size it had before presentation mode first scaled it (1.0 for a
+    widget it never scaled; a widget with its own larger font reads 1.0 too)."""
+    base = widget.property(BASE_PT_PROPERTY)
     size = widget.font().pointSizeF()
-    return size / base if base > 0 and size > 0 else 1.0
+    return size / float(base) if base and size > 0 else 1.0
 
 
 def text_font(points: float, bold: bool = False, monospace: bool = False) -> QFont:
@@ -75,7 +83,7 @@ def text_font(points: float, bold: bool = False, monospace: bool = False) -> QFo
     return font
 
 
-def fit_tick_labels(plot: Any) -> None:
+def fit_tick_labels(plot: pg.PlotItem) -> None:
     """A bottom axis tall enough for its tick labels' whole line.
 
     pyqtgraph sizes an automatic-height axis for 0.8 × the labels' line height and draws them

@@ -425,7 +425,7 @@ class OpsPanel(QWidget):
         header.resizeSection(OP_COL, max(OP_COLUMN_WIDTH, table.viewport().width() - others))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.policyTable.viewport() and event.type() == QEvent.Type.Resize:
+        if event.type() == QEvent.Type.Resize and watched is self.policyTable.viewport():
             self._fill_op_column()
         return super().eventFilter(watched, event)
 

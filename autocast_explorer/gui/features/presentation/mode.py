@@ -40,7 +40,7 @@ PROJECTOR_AXIS_WIDTH = 2
 OVERHANG_PX = 40
 #: Controls column width limits at scale 1 (main_window sets them; they grow with the text).
 CONTROLS_MIN_WIDTH, CONTROLS_MAX_WIDTH = 330, 460
-_BASE_PT = "aeBasePt"
+_BASE_PT = style.BASE_PT_PROPERTY
 _BASE_BOLD = "aeBaseBold"
 _EXPLICIT = "aeExplicitFont"
 _BASE_MINIMUM = "aeBaseMinimum"
