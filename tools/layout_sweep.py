@@ -1,11 +1,13 @@
 """`python -m tools.layout_sweep [DIR]`: every result tab at three window sizes, with and without
-the Lessons panel, at 100% and 150% text, and every lesson step at the three sizes.
+the Lessons panel, at 100% and 150% text, and every lesson step at the three sizes and both
+text scales.
 
 The layout check behind `make screenshots`: one run of a GRU (so the dtype chart has a mixed
 cell) is shown in one window, which is then resized, given the Lessons dock and a larger text
 scale, and grabbed tab by tab. The PNGs go to DIR (default `out/screens`, ignored by git), named
-`WxH-lessons|nolessons-100|150-tab.png` and `WxH-lesson-N.png`; look at them, a clipped label
-is a bug. Run under Xvfb like every screenshot (the Makefile's `screenshots` does).
+`WxH-lessons|nolessons-100|150-tab.png`, `WxH-lesson-N.png` and `WxH-lesson-N-150.png`; look
+at them, a clipped label is a bug. Run under Xvfb like every screenshot (the Makefile's
+`screenshots` does).
 """
 
 from __future__ import annotations
@@ -67,10 +69,14 @@ def main(argv: list[str] | None = None) -> int:
             if not window.lessonsDock.isVisible():
                 window.lessonsAction.trigger()
             panel = window.lessonsPanel
-            for step in range(len(LESSONS) + 1):  # the lessons, then the exercise
-                panel.go_to(step)
-                pause(SETTLE_MS)
-                save_png(window, out / f"{width}x{height}-lesson-{step + 1}.png")
+            for scale in SCALES:
+                window.presentation.set_font_scale(scale)
+                suffix = "" if scale == 1.0 else f"-{round(scale * 100)}"
+                for step in range(len(LESSONS) + 1):  # the lessons, then the exercise
+                    panel.go_to(step)
+                    pause(SETTLE_MS)
+                    save_png(window, out / f"{width}x{height}-lesson-{step + 1}{suffix}.png")
+            window.presentation.set_font_scale(1.0)
             window.lessonsAction.trigger()
         return 0
     finally:
