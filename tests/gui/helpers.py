@@ -18,3 +18,13 @@ def run_to_end(qtbot, win, timeout: int = RUN_TIMEOUT_MS):
     with qtbot.waitSignal(win.experimentFinished, timeout=timeout) as blocker:
         qtbot.mouseClick(win.runButton, Qt.MouseButton.LeftButton)
     return blocker.args[0]
+
+
+def tiny_gru(seq: int = 4):
+    """A one-layer GRU small enough for a test: under autocast its cell is mixed (float32
+    out, bfloat16 matrix products inside)."""
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+
+    return ExperimentConfig(
+        model="rnn", cell="gru", features=8, hidden=16, seq=seq, depth=1, batch=4, min_time=0.02
+    )

@@ -13,7 +13,7 @@ from autocast_explorer.core.experiment.families import FAMILIES
 from autocast_explorer.gui.charts.layer_ticks import MAX_NAMED, layer_ticks
 from autocast_explorer.gui.features.experiment.layer_table import NOT_RUN
 from tests.autocast_failure import RaisesUnderAutocast
-from tests.gui.helpers import run_to_end
+from tests.gui.helpers import run_to_end, tiny_gru
 
 
 def choose_model(window, qtbot, name: str) -> None:
@@ -194,12 +194,7 @@ def test_a_gru_is_drawn_as_a_mixed_cell_with_what_it_computed_in(window, qtbot):
     from autocast_explorer.gui.features.experiment.layer_table import COLUMNS
     from autocast_explorer.gui.shell import style
 
-    window.set_config(
-        ExperimentConfig(
-            model="rnn", cell="gru", features=8, hidden=16, seq=6, depth=1, batch=4,
-            min_time=0.02,
-        )
-    )  # fmt: skip
+    window.set_config(tiny_gru(seq=6))
     result = run_to_end(qtbot, window)
     gru = next(la for la in result.layers if la.name == "gru")
     assert gru.autocast.out_dtype == "float32" and gru.autocast.compute.mixed("float32")

@@ -17,7 +17,7 @@ from autocast_explorer.gui.charts.dtype_chart import CELL_HEIGHT, STRIPE_HEIGHT
 from autocast_explorer.gui.charts.latency_chart import LatencyChart
 from autocast_explorer.gui.features.hardware.tab import ROOFLINE_MIN_HEIGHT
 from autocast_explorer.gui.features.presentation.mode import chart_minimum
-from tests.gui.helpers import run_to_end
+from tests.gui.helpers import run_to_end, tiny_gru
 
 SMALL = (1024, 640)
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
@@ -400,14 +400,7 @@ def test_bottom_tick_labels_get_their_whole_line(shown_run, scale):
 @pytest.fixture
 def gru_run(window, qtbot):
     """A GRU: its autocast cell is mixed (float32 out, bfloat16 maths inside)."""
-    from autocast_explorer.core.experiment.config import ExperimentConfig
-
-    window.set_config(
-        ExperimentConfig(
-            model="rnn", cell="gru", features=8, hidden=16, seq=4, depth=1, batch=4,
-            min_time=0.02,
-        )
-    )  # fmt: skip
+    window.set_config(tiny_gru())
     result = run_to_end(qtbot, window)
     yield window, result
     window.presentation.set_font_scale(1.0)
