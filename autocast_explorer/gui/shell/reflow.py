@@ -77,8 +77,8 @@ class ReflowRow(QWidget):
         super().changeEvent(event)
 
 
-#: Property on a QBoxLayout or QSplitter of a tab page: the viewport width (px) below which it
-#: stacks its panes (top to bottom) instead of laying them side by side.
+#: Property on a QBoxLayout or QSplitter of a tab page: the viewport width (px, at 100% text)
+#: below which it stacks its panes (top to bottom) instead of laying them side by side.
 REFLOW_WIDTH = "reflowWidth"
 
 
@@ -102,25 +102,30 @@ def _side_by_side_width(item: QBoxLayout | QSplitter) -> int:
 
 def apply_reflow(page: QWidget, width: int) -> None:
     """Set every marked row in `page` side by side or stacked for a viewport `width` wide: side
-    by side from its mark's width, and only where its panes' minimums fit."""
-    for splitter in page.findChildren(QSplitter):
-        need = splitter.property(REFLOW_WIDTH)
-        if not need:
-            continue
-        side = width >= max(need, _side_by_side_width(splitter))
+    by side from its mark's width (at 100% text, grown with the text scale, as a ReflowRow's
+    pane width is), and only where its panes' minimums fit."""
+    scale = style.text_scale(page)
+    rows: list[QSplitter | QBoxLayout] = [
+        *page.findChildren(QSplitter),
+        *page.findChildren(QBoxLayout),
+    ]
+    for row in rows:
+        need = row.property(REFLOW_WIDTH)
+        if need:
+            _set_side_by_side(row, width >= max(round(need * scale), _side_by_side_width(row)))
+
+
+def _set_side_by_side(row: QSplitter | QBoxLayout, side: bool) -> None:
+    if isinstance(row, QSplitter):
         wanted = Qt.Orientation.Horizontal if side else Qt.Orientation.Vertical
-        if splitter.orientation() != wanted:
-            splitter.setOrientation(wanted)
-            count = splitter.count()
-            splitter.setSizes([10_000 // count] * count)  # shares, rescaled by the splitter
-    for layout in page.findChildren(QBoxLayout):
-        need = layout.property(REFLOW_WIDTH)
-        if not need:
-            continue
-        side = width >= max(need, _side_by_side_width(layout))
-        wanted = QBoxLayout.Direction.LeftToRight if side else QBoxLayout.Direction.TopToBottom
-        if layout.direction() != wanted:
-            layout.setDirection(wanted)
+        if row.orientation() != wanted:
+            row.setOrientation(wanted)
+            count = row.count()
+            row.setSizes([10_000 // count] * count)  # shares, rescaled by the splitter
+        return
+    direction = QBoxLayout.Direction.LeftToRight if side else QBoxLayout.Direction.TopToBottom
+    if row.direction() != direction:
+        row.setDirection(direction)
 
 
 class FitScrollArea(QScrollArea):
