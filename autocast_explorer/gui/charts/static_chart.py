@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Slot
+from PySide6.QtCore import QPointF, Slot
 
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.fit_title import wrap_centred
 
 
 class StaticChart(pg.PlotWidget):
@@ -78,8 +79,8 @@ class StaticChart(pg.PlotWidget):
         style.fit_tick_labels(plot)
         if hover:
             self.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        # The plot area also changes size without the widget (a title that wraps, axes at a
-        # new text scale): what is fitted to it is fitted again.
+        # Whenever the plot area changes size (the widget's resize, a title that wraps, axes at
+        # a new text scale), what is fitted to it is fitted again.
         plot.getViewBox().sigResized.connect(self._on_view_resized)
 
     #: Room (px) a centred hint keeps from the plot's edges.
@@ -100,10 +101,7 @@ class StaticChart(pg.PlotWidget):
         text = hint.textItem
         text.setTextWidth(-1)
         if room > 40 and text.boundingRect().width() > room:
-            option = text.document().defaultTextOption()
-            option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-            text.document().setDefaultTextOption(option)
-            text.setTextWidth(room)
+            wrap_centred(text, room)
         hint.updateTextPos()
 
     def fit_text(self) -> None:
@@ -113,13 +111,8 @@ class StaticChart(pg.PlotWidget):
 
     @Slot(object)
     def _on_view_resized(self, _view: object) -> None:
-        if self.getPlotItem() is not None:
-            self.fit_text()
-
-    def resizeEvent(self, event: Any) -> None:
-        super().resizeEvent(event)
         if self.getPlotItem() is not None:  # None while the widget is torn down
-            self.fit_text()  # each part checks it exists: Qt resizes during __init__
+            self.fit_text()  # each part checks it exists: the view resizes during __init__
 
     def tooltip_at(self, x: float, y: float) -> str | None:
         """The tooltip for the item under data point (x, y); None for the chart's own."""

@@ -12,6 +12,16 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGraphicsTextItem
+
+
+def wrap_centred(item: QGraphicsTextItem, width: float) -> None:
+    """Wrap a chart's text item at `width` px, each line centred (a title, a hint)."""
+    option = item.document().defaultTextOption()
+    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    item.document().setDefaultTextOption(option)
+    item.setTextWidth(width)
+
 
 #: The least a title is scaled to fit; narrower than that it wraps (smaller is hard to read).
 MIN_FIT = 0.85
@@ -42,10 +52,7 @@ class FitLabel(pg.LabelItem):
         available = self.width()
         fit = min(1.0, available / natural) if natural > 0 and available > 1 else 1.0
         if fit < MIN_FIT:
-            option = self.item.document().defaultTextOption()
-            option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-            self.item.document().setDefaultTextOption(option)
-            self.item.setTextWidth(available / MIN_FIT)
+            wrap_centred(self.item, available / MIN_FIT)
             fit = MIN_FIT
         self.item.setScale(fit)
         self._fit_row(self.item.boundingRect().height() * fit)

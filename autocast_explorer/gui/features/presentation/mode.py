@@ -243,9 +243,6 @@ def scale_chart(view: pg.GraphicsView, scale: float, bold: bool, projector: bool
     for legend in legends:
         _scale_legend(legend, scale)
     fit_captions(view)
-    refit = getattr(view, "fit_text", None)
-    if callable(refit):  # hints, cell labels: sized for the old text
-        refit()
     for item in list(view.scene().items()):
         if (
             isinstance(item, pg.LabelItem)
@@ -256,6 +253,9 @@ def scale_chart(view: pg.GraphicsView, scale: float, bold: bool, projector: bool
     for item in list(view.scene().items()):
         if isinstance(item, pg.PlotItem):
             style.fit_tick_labels(item)
+    refit = getattr(view, "fit_text", None)
+    if callable(refit):  # hints, cell labels: sized for the old text (the plot may keep its size)
+        refit()
 
 
 def projector_palette() -> QPalette:
