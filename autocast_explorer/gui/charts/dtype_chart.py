@@ -239,7 +239,7 @@ class DtypeChart(StaticChart):
 
     def fit_text(self) -> None:
         super().fit_text()
-        if hasattr(self, "_label_cells"):  # Qt resizes the widget during PlotWidget.__init__
+        if hasattr(self, "_label_cells"):  # the plot area resizes before __init__ built them
             self._update_label_visibility()
 
     def _update_legend(self, cells: list[Cell]) -> None:

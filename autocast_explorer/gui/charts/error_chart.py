@@ -232,7 +232,7 @@ class ErrorChart(StaticChart):
 
     def fit_text(self) -> None:
         super().fit_text()
-        if hasattr(self, "_metrics"):  # Qt resizes the widget during PlotWidget.__init__
+        if hasattr(self, "_metrics"):  # the plot area resizes before __init__ built them
             self._update_metrics_visibility()
 
     # ---- tooltip -------------------------------------------------------------------------
