@@ -144,7 +144,7 @@ def _definitions(module: ModuleType) -> str:
     head = list(itertools.takewhile(_is_preamble, body))
     if any(isinstance(node, ast.Import | ast.ImportFrom) for node in body[len(head) :]):
         raise ValueError(f"{module.__name__}: an import after its first definition")
-    start = head[-1].end_lineno or 0 if head else 0
+    start = (head[-1].end_lineno or 0) if head else 0
     return "".join(source.splitlines(keepends=True)[start:]).strip("\n") + "\n"
 
 
@@ -174,7 +174,15 @@ def _hooked_dtypes(dtypes: LayerDtypes | None) -> dict[str, Any] | None:
 
 def original(result: ExperimentResult) -> dict[str, object]:
     """The explorer's figures the script prints beside its own and compares with."""
-    base = {"machine": result.environment.label(), "created": result.created}
+    auto = result.autocast
+    base = {
+        "machine": result.environment.label(),
+        "created": result.created,
+        "median_ms": {
+            "plain": result.plain.median_ms,
+            "autocast": auto.median_ms if auto is not None else None,
+        },
+    }
     train = result.train
     if train is not None:
         return {
@@ -188,7 +196,6 @@ def original(result: ExperimentResult) -> dict[str, object]:
                 "grad_dtypes": dict(train.grad_dtypes),
                 "saved_bytes": dict(train.saved_bytes),
             },
-            "median_ms": {"plain": result.plain.median_ms, "autocast": result.autocast.median_ms},
         }
     a = result.agreement
     agreement = (
@@ -212,8 +219,4 @@ def original(result: ExperimentResult) -> dict[str, object]:
         ],
         "agreement": agreement,
         "autocast_error": result.autocast_error,
-        "median_ms": {
-            "plain": result.plain.median_ms,
-            "autocast": result.autocast.median_ms if result.autocast is not None else None,
-        },
     }
