@@ -123,14 +123,18 @@ def test_reproduce_py_needs_only_torch_and_the_standard_library(result):
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module)])
     }
     assert imported == {
+        "__future__",
         "argparse",
         "collections",
+        "contextlib",
         "copy",
         "itertools",
         "json",
+        "math",
         "statistics",
         "time",
         "torch",
+        "typing",
     }
 
 
@@ -477,6 +481,10 @@ def test_reproduce_py_retrains_every_model_family(model, tmp_path):
     for mode in ("plain", "autocast"):
         assert doc["found"]["loss"][mode] == pytest.approx(list(trained.train.loss[mode]), rel=1e-5)
     text = subprocess.run(run, capture_output=True, text=True, timeout=120, check=True).stdout
-    title = {"cnn": "CNN channels 3,8,8", "transformer": "Transformer d_model 16", "rnn": "GRU"}
+    title = {  # the explorer's own description of the model
+        "cnn": "CNN 3→8→8 · image 8 · 10 classes",
+        "transformer": "Transformer d_model 16 · 2 heads · depth 1",
+        "rnn": "GRU 8→16 · depth 1 · seq 5",
+    }
     assert text.startswith(f"Training: {title[model]}")
     assert "same first loss as the explorer's run: yes" in text

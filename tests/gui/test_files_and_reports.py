@@ -192,4 +192,4 @@ def test_export_report_of_a_failed_autocast_forward_and_of_another_family(
     assert markdown is not None and not window.messageBanner.isVisible()
     assert "| model | CNN |" in markdown.read_text()
     script = (tmp_path / "cnn" / "reproduce.py").read_text()
-    assert "def cnn_layers(layers):" in script and '"model": "cnn"' in script
+    assert "def cnn_model(config: Mapping[str, Any])" in script and '"model": "cnn"' in script

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,24 +182,27 @@ def record_forward(
     return Capture(logits.detach(), captured)
 
 
+def call_keys(names: Sequence[str]) -> list[tuple[str, int]]:
+    """Each call's key: its layer's name and how many calls of that layer came before it (a
+    layer called twice pairs call by call). reproduce.py pastes this to pair its records."""
+    seen: dict[str, int] = {}
+    keys = []
+    for name in names:
+        keys.append((name, seen.get(name, 0)))
+        seen[name] = keys[-1][1] + 1
+    return keys
+
+
 def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[LayerRecord]:
     """Join the two modes' captures layer by layer, by name and call order.
 
     A layer the autocast forward never reached (it raised first) keeps autocast None. When
     both captures kept their outputs, each record also gets the layer's error.
     """
-    seen: dict[str, int] = {}
-    by_key: dict[tuple[str, int], LayerCapture] = {}
-    for a in auto:
-        n = seen.get(a.name, 0)
-        by_key[(a.name, n)] = a
-        seen[a.name] = n + 1
-    seen.clear()
+    by_key = dict(zip(call_keys([a.name for a in auto]), auto, strict=True))
     records = []
-    for p in plain:
-        n = seen.get(p.name, 0)
-        seen[p.name] = n + 1
-        a = by_key.get((p.name, n))
+    for key, p in zip(call_keys([p.name for p in plain]), plain, strict=True):
+        a = by_key.get(key)
         records.append(
             LayerRecord(
                 name=p.name,

@@ -127,8 +127,8 @@ def train_float32(
     from autocast_explorer.core.data.answers import predict
     from autocast_explorer.core.experiment.training import loss_function, make_optimizer
 
-    loss_fn = loss_function(config)
-    optimizer = make_optimizer(config, model)
+    loss_fn = loss_function(config.head)
+    optimizer = make_optimizer(config.optimizer, config.lr, model)
     inputs = torch.from_numpy(np.ascontiguousarray(x)).reshape(-1, *shape)
     labels = torch.from_numpy(y)
     records = []

@@ -278,12 +278,9 @@ class Task(Protocol):
 
 
 def make_task(config: ExperimentConfig, source: ModelSource = MLP_SOURCE) -> SyntheticTask:
-    """Seeded batches: labels uniform, x = the family's input noise + its class's centre.
-
-    Integer inputs (token ids) cannot take a centre; their label is the first token modulo the
-    class count, which a sequence model can learn. An MSE task draws its inputs as they come
-    and one standard-normal target of the output's per-sample shape, repeated for every row.
-    """
+    """Seeded batches from the task's own stream: a classifier's are `class_task`'s; an MSE
+    task draws its inputs as they come and one standard-normal target of the output's
+    per-sample shape, repeated for every row."""
     plan = source.loss(config)
     torch.manual_seed(config.seed + TASK_SEED_OFFSET)
     if plan.kind == MSE:
@@ -296,8 +293,22 @@ def make_task(config: ExperimentConfig, source: ModelSource = MLP_SOURCE) -> Syn
         batches = tuple(draw_mse() for _ in range(TRAIN_POOL_BATCHES))
         held_out = tuple(draw_mse() for _ in range(HELD_OUT_BATCHES))
         return SyntheticTask(batches=batches, held_out=held_out, loss_kind=MSE)
-    classes = plan.classes
-    probe = source.make_input(config)
+    batches, held_out = class_task(lambda: source.make_input(config), plan.classes)
+    return SyntheticTask(batches=batches, held_out=held_out)
+
+
+def class_task(
+    draw: Callable[[], torch.Tensor], classes: int
+) -> tuple[
+    tuple[tuple[torch.Tensor, torch.Tensor], ...], tuple[tuple[torch.Tensor, torch.Tensor], ...]
+]:
+    """The training and held-out batches of a classification task from torch's RNG as it
+    stands: labels uniform, x = a drawn input + its class's centre (reproduce.py pastes this).
+
+    Integer inputs (token ids) cannot take a centre; their label is the first token modulo the
+    class count, which a sequence model can learn.
+    """
+    probe = draw()
     centres: torch.Tensor | None = None
     if probe.is_floating_point():
         row = probe[0]
@@ -305,37 +316,37 @@ def make_task(config: ExperimentConfig, source: ModelSource = MLP_SOURCE) -> Syn
         spread = CENTROID_NORM * noise / math.sqrt(row.numel())
         centres = torch.randn((classes, *row.shape)) * spread
 
-    def draw() -> tuple[torch.Tensor, torch.Tensor]:
-        x = source.make_input(config)
+    def labelled() -> tuple[torch.Tensor, torch.Tensor]:
+        x = draw()
         if centres is None:
             return x, x.reshape(x.shape[0], -1)[:, 0].long() % classes
         y = torch.randint(0, classes, (x.shape[0],))
         return x + centres[y].to(x.dtype), y
 
-    batches = tuple(draw() for _ in range(TRAIN_POOL_BATCHES))
-    held_out = tuple(draw() for _ in range(HELD_OUT_BATCHES))
-    return SyntheticTask(batches=batches, held_out=held_out)
+    batches = tuple(labelled() for _ in range(TRAIN_POOL_BATCHES))
+    return batches, tuple(labelled() for _ in range(HELD_OUT_BATCHES))
 
 
 def loss_function(
-    config: ExperimentConfig, kind: str = CROSS_ENTROPY
+    head: str, kind: str = CROSS_ENTROPY
 ) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
     """Cross-entropy on logits; after a probability head, the negative log-likelihood; MSE to
     the target (mse_loss is on autocast's float32 list, so a bfloat16 output is compared in
     float32 with the float32 target)."""
     if kind == MSE:
         return F.mse_loss
-    if config.head == "log_softmax":
+    if head == "log_softmax":
         return F.nll_loss
-    if config.head == "softmax":
+    if head == "softmax":
         return lambda probs, y: F.nll_loss(torch.log(probs.clamp_min(1e-12)), y)
     return F.cross_entropy
 
 
-def make_optimizer(config: ExperimentConfig, model: torch.nn.Module) -> torch.optim.Optimizer:
-    if config.optimizer == "adamw":
-        return torch.optim.AdamW(model.parameters(), lr=config.lr)
-    return torch.optim.SGD(model.parameters(), lr=config.lr, momentum=0.9)
+def make_optimizer(name: str, lr: float, model: torch.nn.Module) -> torch.optim.Optimizer:
+    """The config's `optimizer` at its `lr` (SGD with momentum 0.9, or AdamW)."""
+    if name == "adamw":
+        return torch.optim.AdamW(model.parameters(), lr=lr)
+    return torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
 
 
 def uses_scaler(config: ExperimentConfig) -> bool:
@@ -372,8 +383,8 @@ class Trainer:
         self.model = model
         self.model.train()
         self.dtype = dtype
-        self.loss_fn = loss_function(config, loss_kind)
-        self.optimizer = make_optimizer(config, model)
+        self.loss_fn = loss_function(config.head, loss_kind)
+        self.optimizer = make_optimizer(config.optimizer, config.lr, model)
         self.scaler: torch.amp.GradScaler | None = None
         if dtype is not None and uses_scaler(config):
             self.scaler = torch.amp.GradScaler("cpu", init_scale=INIT_SCALE)
@@ -580,7 +591,7 @@ def probe_step(
             # call; torch warns so, and the layer's backward reads NOT_SEEN.
             warnings.filterwarnings("ignore", message="For backward hooks to be called")
             output = model(x)
-            loss = loss_function(config, loss_kind)(output, y)
+            loss = loss_function(config.head, loss_kind)(output, y)
         with warnings.catch_warnings(), OpTracer(label) as backward_tracer:
             # The input needs no gradient, so the first layer's hook reports grad_in as None;
             # torch warns about exactly that, which is what we want to record.
@@ -918,7 +929,7 @@ def _held_out(
     targets = torch.cat([y for _, y in task.held_out])
     model.train()
     with torch.no_grad():
-        loss = float(loss_function(config, task.loss_kind)(outputs, targets))
+        loss = float(loss_function(config.head, task.loss_kind)(outputs, targets))
     accuracy = None
     if task.loss_kind == CROSS_ENTROPY:
         accuracy = float((outputs.argmax(dim=1) == targets).float().mean())

@@ -24,7 +24,8 @@ AroundFn = Callable[
 def wrapped_forwards(model: torch.nn.Module, around: AroundFn) -> Iterator[None]:
     """Route the forward of every module below `model` through `around` inside the block.
 
-    Wrapping rather than hooks (see the module docstring): the fused paths run as timed.
+    Wrapping rather than hooks: torch's fused transformer kernel refuses to run with a hook
+    attached, so hooks would measure another path than the timed one.
     """
     wrapped: list[torch.nn.Module] = []
 

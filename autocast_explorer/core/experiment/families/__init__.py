@@ -1,7 +1,7 @@
 """Model families: the registry the engine, guards, sweeps and front ends ask.
 
 `family(config)` is the family of a config; FAMILIES lists them in the order menus show them.
-Adding a family is one module and one line here.
+Adding a family is one module (its torch-only construction in construct/) and one line here.
 """
 
 from __future__ import annotations

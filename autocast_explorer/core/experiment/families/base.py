@@ -7,6 +7,7 @@ refuse before torch is loaded; it builds the model and input with torch only whe
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,8 +58,21 @@ class Gemm:
         return {"op": self.op, "m": self.m, "k": self.k, "n": self.n, "count": self.count}
 
 
+@dataclass(frozen=True)
+class Construction:
+    """A family's torch-only builders of its model and input from a config's JSON dict.
+
+    Both live in one module of families/construct/, which the explorer runs and reproduce.py
+    pastes whole (core/reports/reproduce.py): registering them is all a family does for both.
+    """
+
+    model: Callable[[Mapping[str, Any]], torch.nn.Module]
+    input: Callable[[Mapping[str, Any]], torch.Tensor]
+
+
 class Family:
-    """Base of the four families; subclasses fill in the torch-free questions and `build_*`."""
+    """Base of the four families; subclasses fill in the torch-free questions and `construction`
+    (the user's own model overrides `build_*` instead)."""
 
     name: str = ""
     title: str = ""
@@ -123,51 +137,18 @@ class Family:
         return param
 
     # ---- torch ----------------------------------------------------------------------------
+    def construction(self) -> Construction:
+        """The family's builders (imported when asked: they import torch)."""
+        raise NotImplementedError
+
     def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
         """Seeded, in the mode the measurement uses (eval unless the family says otherwise)."""
-        raise NotImplementedError
+        return self.construction().model(config.to_dict())
 
     def build_input(self, config: ExperimentConfig) -> torch.Tensor:
         """Drawn after the model from the same RNG stream, shaped for the family."""
-        raise NotImplementedError
+        return self.construction().input(config.to_dict())
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def draw_input(config: ExperimentConfig, shape: tuple[int, ...]) -> torch.Tensor:
-    """x of `shape` with the config's distribution and scale (normal, scale 1 = torch.randn)."""
-    import torch
-
-    if config.input_distribution == "uniform":
-        x = torch.rand(shape) * 2.0 - 1.0
-    else:
-        x = torch.randn(shape)
-    if config.input_scale != 1.0:
-        x = x * config.input_scale
-    return x
-
-
-def activation_module(name: str) -> torch.nn.Module | None:
-    """The activation layer for a config's `activation` (None for 'none')."""
-    import torch
-
-    factory = {
-        "relu": torch.nn.ReLU,
-        "gelu": torch.nn.GELU,
-        "tanh": torch.nn.Tanh,
-        "sigmoid": torch.nn.Sigmoid,
-    }.get(name)
-    return factory() if factory is not None else None
-
-
-def head_module(name: str, dim: int = 1) -> torch.nn.Module | None:
-    """The optional output head (softmax / log_softmax over classes)."""
-    import torch
-
-    if name == "softmax":
-        return torch.nn.Softmax(dim=dim)
-    if name == "log_softmax":
-        return torch.nn.LogSoftmax(dim=dim)
-    return None

@@ -8,21 +8,13 @@ built network does.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import TYPE_CHECKING
-
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
+    Construction,
     Family,
     FamilyParam,
     Gemm,
-    activation_module,
-    draw_input,
-    head_module,
 )
-
-if TYPE_CHECKING:
-    import torch
 
 MAX_STAGES = 16
 
@@ -116,28 +108,7 @@ class CnnFamily(Family):
     def sweep_label(self, param: str) -> str:
         return {"channels": "stage channels", "image": "image side"}.get(param, param)
 
-    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
-        import torch
+    def construction(self) -> Construction:
+        from autocast_explorer.core.experiment.families.construct import cnn
 
-        torch.manual_seed(config.seed)
-        layers: OrderedDict[str, torch.nn.Module] = OrderedDict()
-        pairs = zip(config.channels, config.channels[1:], strict=False)
-        for i, (c_in, c_out) in enumerate(pairs, start=1):
-            layers[f"conv{i}"] = torch.nn.Conv2d(c_in, c_out, kernel_size=3, padding=1)
-            layers[f"bn{i}"] = torch.nn.BatchNorm2d(c_out)
-            act = activation_module(config.activation)
-            if act is not None:
-                layers[f"{config.activation}{i}"] = act
-            layers[f"pool{i}"] = torch.nn.MaxPool2d(2)
-        layers["gap"] = torch.nn.AdaptiveAvgPool2d(1)
-        layers["flatten"] = torch.nn.Flatten()
-        layers["fc"] = torch.nn.Linear(config.channels[-1], config.classes)
-        head = head_module(config.head)
-        if head is not None:
-            layers[config.head] = head
-        model = torch.nn.Sequential(layers)
-        model.eval()
-        return model
-
-    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
-        return draw_input(config, (config.batch, config.channels[0], config.image, config.image))
+        return Construction(cnn.cnn_model, cnn.cnn_input)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict
-from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import (
     ConfigError,
@@ -12,15 +10,10 @@ from autocast_explorer.core.experiment.config import (
     parameter_count,
 )
 from autocast_explorer.core.experiment.families.base import (
+    Construction,
     Family,
     Gemm,
-    activation_module,
-    draw_input,
-    head_module,
 )
-
-if TYPE_CHECKING:
-    import torch
 
 
 class MlpFamily(Family):
@@ -60,33 +53,7 @@ class MlpFamily(Family):
     def sweep_label(self, param: str) -> str:
         return "hidden width" if param == "width" else param
 
-    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
-        return build_mlp(config)
+    def construction(self) -> Construction:
+        from autocast_explorer.core.experiment.families.construct import mlp
 
-    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
-        return draw_input(config, (config.batch, config.widths[0]))
-
-
-def build_mlp(config: ExperimentConfig) -> torch.nn.Sequential:
-    """Seed, then Linear/activation pairs in order, an optional head; returned in eval mode.
-
-    Layers are named fc1, relu1, fc2 … so tables and charts read naturally; the names do not
-    change the parameters, which come from the RNG in construction order as in the tutorial.
-    The input is drawn after the model, from the same RNG stream, as the tutorial does.
-    """
-    import torch
-
-    torch.manual_seed(config.seed)
-    layers: dict[str, torch.nn.Module] = {}
-    pairs = list(itertools.pairwise(config.widths))
-    for index, (fan_in, fan_out) in enumerate(pairs, start=1):
-        layers[f"fc{index}"] = torch.nn.Linear(fan_in, fan_out)
-        act = activation_module(config.activation) if index < len(pairs) else None
-        if act is not None:
-            layers[f"{config.activation}{index}"] = act
-    head = head_module(config.head)
-    if head is not None:
-        layers[config.head] = head
-    model = torch.nn.Sequential(OrderedDict(layers))
-    model.eval()
-    return model
+        return Construction(mlp.mlp_model, mlp.mlp_input)

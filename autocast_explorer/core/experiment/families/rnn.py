@@ -6,20 +6,13 @@ layer table shows it as one row; `last` picks the top layer's final hidden state
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import TYPE_CHECKING
-
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
+    Construction,
     Family,
     FamilyParam,
     Gemm,
-    draw_input,
-    head_module,
 )
-
-if TYPE_CHECKING:
-    import torch
 
 CELLS: tuple[str, ...] = ("lstm", "gru")
 GATES = {"lstm": 4, "gru": 3}
@@ -78,25 +71,7 @@ class RnnFamily(Family):
     def sweep_label(self, param: str) -> str:
         return {"seq": "sequence length", "hidden": "hidden width"}.get(param, param)
 
-    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
-        import torch
+    def construction(self) -> Construction:
+        from autocast_explorer.core.experiment.families.construct import rnn
 
-        from autocast_explorer.core.experiment.families.layers import LastStep
-
-        torch.manual_seed(config.seed)
-        cell = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[config.cell]
-        layers: OrderedDict[str, torch.nn.Module] = OrderedDict()
-        layers[config.cell] = cell(
-            config.features, config.hidden, num_layers=config.depth, batch_first=True
-        )
-        layers["last"] = LastStep()
-        layers["fc"] = torch.nn.Linear(config.hidden, config.classes)
-        head = head_module(config.head)
-        if head is not None:
-            layers[config.head] = head
-        model = torch.nn.Sequential(layers)
-        model.eval()
-        return model
-
-    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
-        return draw_input(config, (config.batch, config.seq, config.features))
+        return Construction(rnn.rnn_model, rnn.rnn_input)

@@ -9,22 +9,15 @@ numbers are the same computation).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Collection
-from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
+    Construction,
     Family,
     FamilyParam,
     Gemm,
-    activation_module,
-    draw_input,
-    head_module,
 )
-
-if TYPE_CHECKING:
-    import torch
 
 
 class TransformerFamily(Family):
@@ -96,40 +89,7 @@ class TransformerFamily(Family):
         layers = [n for n in called if n.startswith("encoder") and "." not in n]
         return bool(layers) and all(f"{n}.self_attn" not in called for n in layers)
 
-    def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
-        import torch
+    def construction(self) -> Construction:
+        from autocast_explorer.core.experiment.families.construct import transformer
 
-        from autocast_explorer.core.experiment.families.layers import MeanOverTokens
-
-        torch.manual_seed(config.seed)
-        layers: OrderedDict[str, torch.nn.Module] = OrderedDict()
-        for i in range(1, config.depth + 1):
-            layers[f"encoder{i}"] = torch.nn.TransformerEncoderLayer(
-                config.d_model,
-                config.heads,
-                dim_feedforward=config.ff,
-                dropout=0.0,
-                activation=_encoder_activation(config.activation),
-                batch_first=True,
-            )
-        layers["pool"] = MeanOverTokens()
-        layers["fc"] = torch.nn.Linear(config.d_model, config.classes)
-        head = head_module(config.head)
-        if head is not None:
-            layers[config.head] = head
-        model = torch.nn.Sequential(layers)
-        model.train(not config.fast_path)
-        return model
-
-    def build_input(self, config: ExperimentConfig) -> torch.Tensor:
-        return draw_input(config, (config.batch, config.seq, config.d_model))
-
-
-def _encoder_activation(name: str) -> object:
-    """'relu'/'gelu' as torch expects them (the fused path needs one of these); others as
-    modules, which keep the layer on the ordinary path."""
-    import torch
-
-    if name in ("relu", "gelu"):
-        return name
-    return activation_module(name) or torch.nn.Identity()
+        return Construction(transformer.transformer_model, transformer.transformer_input)

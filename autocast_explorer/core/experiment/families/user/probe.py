@@ -38,9 +38,9 @@ class InputPlan:
         """A batch from torch's RNG: token ids below `vocab`, or the config's distribution."""
         if self.kind == "tokens":
             return torch.randint(0, self.vocab or DEFAULT_VOCAB, (batch, *self.shape))
-        from autocast_explorer.core.experiment.families.base import draw_input
+        from autocast_explorer.core.experiment.families.construct.common import draw_input
 
-        return draw_input(config, (batch, *self.shape))
+        return draw_input(config.to_dict(), (batch, *self.shape))
 
 
 @dataclass(frozen=True)
