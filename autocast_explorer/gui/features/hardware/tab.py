@@ -31,6 +31,7 @@ from autocast_explorer.core.experiment.config import ConfigError, ExperimentConf
 from autocast_explorer.gui.charts.roofline_chart import RooflineChart
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import ReflowRow, scroll_page
+from autocast_explorer.gui.shell.tables import cell
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -448,7 +449,7 @@ class HardwareTab(QWidget):
     # ---- read-back for tests -----------------------------------------------------------------
     def rows(self) -> list[tuple[str, str]]:
         return [
-            (self.table.item(i, 0).text(), self.table.item(i, 1).text())
+            (cell(self.table, i, 0).text(), cell(self.table, i, 1).text())
             for i in range(self.table.rowCount())
         ]
 
