@@ -254,7 +254,7 @@ class HardwareTab(QWidget):
             )
             source = f"latest sweep: {len(sweep.points)} points per mode"
             dtype = sweep.config.dtype
-        elif self._run is not None and self._run.autocast is not None:
+        elif self._run is not None and (measured := self._run.autocast) is not None:
             from autocast_explorer.core.sweeps.roofline import (
                 build_roofline_from_work,
                 family_bytes_moved,
@@ -281,7 +281,7 @@ class HardwareTab(QWidget):
                         family_bytes_moved(cfg, None),
                         family_bytes_moved(cfg, cfg.dtype),
                         run.plain.gflops(run.flops),
-                        run.autocast.gflops(run.flops),
+                        measured.gflops(run.flops),
                     )
                 ],
             )
