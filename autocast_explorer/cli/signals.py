@@ -100,7 +100,9 @@ def installed(restore: bool = True) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous: dict[int, Callable | int | None] = {s: signal.getsignal(s) for s in HANDLED}
+    previous: dict[signal.Signals, Callable | int | None] = {
+        s: signal.getsignal(s) for s in HANDLED
+    }
     _State.depth, _State.pending, _State.stopping = 0, None, False
     for signum in HANDLED:
         signal.signal(signum, _handler)

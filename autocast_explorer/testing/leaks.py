@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer
@@ -34,7 +35,7 @@ QUIT_WAIT_MS = 5000
 
 def started_at() -> str:
     """file:line of the first frame outside Qt, pytest and this kit: who started it."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if not any(part in name for part in PLUMBING):
@@ -52,18 +53,13 @@ class QtLeakTracker:
 
     threads: list[tuple[QThread, str]] = field(default_factory=list)
     timers: list[tuple[QTimer, str]] = field(default_factory=list)
-    _originals: dict[str, Any] = field(default_factory=dict)
+    _originals: dict[tuple[type, str], Any] = field(default_factory=dict)
 
     def install(self) -> None:
         if self._originals:
             return
-        thread_start = QThread.start
-        timer_start = QTimer.start
-        self._originals = {
-            "thread_start": thread_start,
-            "timer_start": timer_start,
-            "single_shot": QTimer.__dict__["singleShot"],
-        }
+        thread_start: Callable[..., None] = QThread.start
+        timer_start: Callable[..., None] = QTimer.start
         tracker = self
 
         def tracked_thread_start(thread: QThread, *args: object) -> None:
@@ -79,16 +75,18 @@ class QtLeakTracker:
             tracker.timers.append((timer, started_at()))
             timer_start(timer, msec)
 
-        QThread.start = tracked_thread_start
-        QTimer.start = tracked_timer_start
-        QTimer.singleShot = staticmethod(tracked_single_shot)
+        replacements: dict[tuple[type, str], object] = {
+            (QThread, "start"): tracked_thread_start,
+            (QTimer, "start"): tracked_timer_start,
+            (QTimer, "singleShot"): staticmethod(tracked_single_shot),
+        }
+        self._originals = {(cls, name): cls.__dict__[name] for cls, name in replacements}
+        _set_attributes(replacements)
 
     def uninstall(self) -> None:
         if not self._originals:
             return
-        QThread.start = self._originals["thread_start"]
-        QTimer.start = self._originals["timer_start"]
-        QTimer.singleShot = self._originals["single_shot"]
+        _set_attributes(self._originals)
         self._originals = {}
 
     def leaks(self) -> list[str]:
@@ -115,6 +113,12 @@ class QtLeakTracker:
         return found
 
 
+def _set_attributes(values: dict[tuple[type, str], object]) -> None:
+    """Put each value on its class: the patching mypy refuses as plain assignment to a method."""
+    for (cls, name), value in values.items():
+        setattr(cls, name, value)
+
+
 def _alive(obj: QObject, check: Callable[[Any], bool]) -> bool:
     try:
         return bool(check(obj))
@@ -139,7 +143,7 @@ def single_shot_timer(rest: tuple[object, ...]) -> QTimer:
         timer.timeout.connect(args[0])
         return timer
     if len(args) == 2 and isinstance(args[0], QObject):
-        context, target = args
+        context, target = args[0], args[1]
         timer.setParent(context)
         if isinstance(target, str | bytes):
             member = target.decode() if isinstance(target, bytes) else target

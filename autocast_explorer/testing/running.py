@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot
+from PySide6.QtCore import QEventLoop, QObject, QTimer, SignalInstance, Slot
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -61,29 +61,35 @@ class _Outcome(QObject):
     def __init__(self) -> None:
         super().__init__()
         self.kind = ""
-        self.value: object = None
+        self.result: ExperimentResult | None = None
+        self.message = ""
         self.loop = QEventLoop()
 
     @Slot(object)
-    def finished(self, result: object) -> None:
-        self._end("finished", result)
+    def finished(self, result: ExperimentResult) -> None:
+        if self._end("finished"):
+            self.result = result
 
     @Slot(str)
     def failed(self, message: str) -> None:
-        self._end("failed", message)
+        if self._end("failed"):
+            self.message = message
 
     @Slot()
     def cancelled(self) -> None:
-        self._end("cancelled", None)
+        self._end("cancelled")
 
     @Slot()
     def timed_out(self) -> None:
-        self._end("timeout", None)
+        self._end("timeout")
 
-    def _end(self, kind: str, value: object) -> None:
-        if not self.kind:
-            self.kind, self.value = kind, value
+    def _end(self, kind: str) -> bool:
+        """Stop waiting; True when this is the first outcome (the one kept)."""
+        first = not self.kind
+        if first:
+            self.kind = kind
         self.loop.quit()
+        return first
 
 
 def wait_for_engine(window: MainWindow, timeout_ms: int = ENGINE_TIMEOUT_MS) -> None:
@@ -138,10 +144,10 @@ def run_and_wait(
         deadline.stop()
         for signal, slot in connections:
             signal.disconnect(slot)
-    if outcome.kind == "finished":
-        return outcome.value
+    if outcome.result is not None:
+        return outcome.result
     if outcome.kind == "failed":
-        raise RunFailed(str(outcome.value))
+        raise RunFailed(outcome.message)
     if outcome.kind == "cancelled":
         raise RunCancelled("the run was cancelled before it finished")
     window.cancel_experiment()
@@ -149,7 +155,9 @@ def run_and_wait(
     raise RunTimedOut(f"no outcome within {timeout_ms / 1000:g} s; the run was cancelled")
 
 
-def _wait(window: MainWindow, signal: object, timeout_ms: int, done: Callable[[], bool]) -> bool:
+def _wait(
+    window: MainWindow, signal: SignalInstance, timeout_ms: int, done: Callable[[], bool]
+) -> bool:
     """Process events until `done()` holds or `signal` fires or the time is up; done()."""
     if done():
         return True

@@ -214,3 +214,33 @@ def test_a_gru_is_drawn_as_a_mixed_cell_with_what_it_computed_in(window, qtbot):
     rows = window.layerTable.rows()
     assert rows[0][col] == compute_sentence(result, gru)
     assert rows[0][col].startswith(f"{gru.autocast.compute.count('addmm', 'bfloat16')} addmm")
+
+
+def test_a_mixed_cell_whose_ops_mostly_ran_in_its_output_dtype_stripes_the_other_one(qtbot):
+    """A float32 layer with one bfloat16 matrix product and four float32 ops is mixed: its
+    stripe and second line name bfloat16, never the float32 the cell is already colored by."""
+    from autocast_explorer.core.experiment.engine import run_experiment
+    from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.gui.charts.dtype_chart import DtypeChart
+    from autocast_explorer.gui.shell import style
+    from tests.gui.helpers import TINY
+
+    data = run_experiment(TINY).to_dict()
+    first = data["layers"][0]
+    first["autocast"].update(
+        out="float32",
+        compute_dtypes={
+            "aten.addmm.default": {"bfloat16": 1},
+            "aten.add.Tensor": {"float32": 2},
+            "aten.mul.Tensor": {"float32": 2},
+        },
+    )
+    result = ExperimentResult.from_dict(data)
+    assert result.layers[0].autocast.compute.dtypes == ("float32", "bfloat16")
+    chart = DtypeChart()
+    qtbot.addWidget(chart)
+    chart.show_result(result)
+    cell = next(c for c in chart.cells() if (c.layer, c.mode) == (first["name"], "autocast"))
+    assert cell.compute_dtype == "bfloat16"
+    assert cell.label == "fp32→fp32\nbf16 inside"
+    assert [c for _x, _y, c in chart.drawn_stripes()] == [style.dtype_color("bfloat16")]

@@ -77,12 +77,12 @@ def test_overview_at_1024x640_with_lessons_stacks_charts_inside_the_page(shown_r
     open_small(window, scale)
     overview = window.overview
     show_tab(window, overview)
-    viewport = overview.scroll.viewport()
+    viewport = overview.scrollArea.viewport()
     # About 380 px is left between the controls and the Lessons panel at 100%; at 150% the
     # panel has moved below and the tabs have about 570 px: the charts stack either way.
     assert viewport.width() < 2 * overview.CHART_WIDTH * scale
     assert overview.chartsRow.stacked()
-    page = overview.scroll.widget()
+    page = overview.scrollArea.widget()
     for chart in (overview.latency, overview.agreement, overview.dtypes):
         box = rect_in(chart, page)
         assert box.left() >= 0 and box.right() <= viewport.width(), chart.objectName()
@@ -215,7 +215,7 @@ def test_lstm_finding_reads_whole_at_1024x640(window, qtbot, scale):
         assert "Finding" not in finding.text() and "torch said" not in finding.text()
     else:
         assert_label_whole(finding)
-        page, viewport = overview.scroll.widget(), overview.scroll.viewport()
+        page, viewport = overview.scrollArea.widget(), overview.scrollArea.viewport()
         assert rect_in(finding, page).right() <= viewport.width()
         assert page.width() <= viewport.width()  # no sideways scrolling needed to read it
     window.presentation.set_font_scale(1.0)
@@ -236,13 +236,13 @@ def test_autocast_error_finding_wraps_whole_on_every_cpu(window, qtbot, monkeypa
     finding = overview.header.finding
     assert MESSAGE in finding.text() and "What it means" in finding.text()
     assert_label_whole(finding)
-    page, viewport = overview.scroll.widget(), overview.scroll.viewport()
+    page, viewport = overview.scrollArea.widget(), overview.scrollArea.viewport()
     assert rect_in(finding, page).right() <= viewport.width()
     assert page.width() <= viewport.width()
     # The page scrolls to the finding's last line.
-    overview.scroll.ensureWidgetVisible(finding, 0, 0)
+    overview.scrollArea.ensureWidgetVisible(finding, 0, 0)
     settle()
-    bottom = finding.mapTo(overview.scroll.viewport(), QPoint(0, finding.height()))
+    bottom = finding.mapTo(overview.scrollArea.viewport(), QPoint(0, finding.height()))
     assert bottom.y() <= viewport.height() or finding.height() > viewport.height()
     window.presentation.set_font_scale(1.0)
     qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)

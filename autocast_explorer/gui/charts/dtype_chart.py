@@ -3,8 +3,8 @@
 Each cell is colored by the dtype the layer's output really had in that mode (measured by
 core's wrapped forwards) and labelled in → out. A layer whose ops computed in another dtype
 than it returned (a GRU under autocast: bfloat16 matrix products, float32 output) is drawn as
-a mixed cell: a stripe along its bottom in the color of the dtype most of its ops ran in, and
-a second label line. Hovering a cell gives core's full sentence.
+a mixed cell: a stripe along its bottom in the color of the other dtype most of its ops ran
+in, and a second label line. Hovering a cell gives core's full sentence.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.numerics.compute import ComputeDtypes
 
 #: Cell labels are drawn only while they fit; the colors and tooltips always are.
 MAX_LABELLED_LAYERS = 14
@@ -52,7 +53,7 @@ class Cell:
     out_dtype: str
     color: str
     compute: str = ""  # core's sentence of what the ops ran in ('' when not traced)
-    compute_dtype: str = ""  # a mixed cell: the dtype most of its ops ran in ('' otherwise)
+    compute_dtype: str = ""  # a mixed cell: the dtype most ops ran in besides out_dtype
 
     @property
     def mixed(self) -> bool:
@@ -78,6 +79,14 @@ class Cell:
         if self.compute:
             text += f"\ncomputed in: {self.compute}"
         return text
+
+
+def inner_dtype(compute: ComputeDtypes | None, out_dtype: str) -> str:
+    """The dtype most of a layer's ops ran in other than the one it returned ('' if none):
+    the stripe marks what differs from the cell's color, even when most ops ran in that one."""
+    if compute is None:
+        return ""
+    return next((dtype for dtype in compute.dtypes if dtype != out_dtype), "")
 
 
 class DtypeChart(StaticChart):
@@ -132,7 +141,6 @@ class DtypeChart(StaticChart):
                     )
                     continue
                 compute = d.compute
-                mixed = compute is not None and compute.mixed(d.out_dtype)
                 cells.append(
                     Cell(
                         layer=layer.name,
@@ -142,7 +150,7 @@ class DtypeChart(StaticChart):
                         out_dtype=d.out_dtype,
                         color=style.dtype_color(d.out_dtype),
                         compute=compute.summary(d.out_dtype) if compute is not None else "",
-                        compute_dtype=compute.dtypes[0] if mixed else "",
+                        compute_dtype=inner_dtype(compute, d.out_dtype),
                     )
                 )
         self._draw(cells, [layer.name for layer in result.layers], result.config.dtype)

@@ -42,7 +42,7 @@ def close_paths_explicitly(d: str) -> str:
 
 def _install_svg_closed_path_fix() -> None:
     """Wrap pyqtgraph's correctCoordinates once so it never sees a 'Z' (see above)."""
-    module = importlib.import_module("pyqtgraph.exporters.SVGExporter")
+    module: Any = importlib.import_module("pyqtgraph.exporters.SVGExporter")  # untyped, patched
     original = module.correctCoordinates
     if getattr(original, "_closes_paths", False):
         return

@@ -36,7 +36,7 @@ def is_dedicated_key(sequence: QKeySequence) -> bool:
     """A key only some keyboards have (Help, and Qt's multimedia and launch keys)."""
     if sequence.count() != 1:
         return False
-    key = sequence[0].key()
+    key = sequence[0].key()  # type: ignore[index]  # the stub lacks QKeySequence.__getitem__
     return key == Qt.Key.Key_Help or key.value >= Qt.Key.Key_Back.value
 
 

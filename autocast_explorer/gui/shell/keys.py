@@ -126,7 +126,7 @@ def set_shortcuts(action: QAction, keys: Shortcut | Iterable[Shortcut]) -> None:
 def standard_key_of(action: QAction) -> StandardKey | None:
     """The standard key `action` was given with set_shortcuts, if any."""
     name = action.property(STANDARD_KEY_PROPERTY)
-    return StandardKey[name] if name else None
+    return QKeySequence.StandardKey[name] if name else None  # the alias reads as a type to mypy
 
 
 def portable(sequence: QKeySequence) -> str:

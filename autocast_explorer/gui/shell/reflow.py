@@ -8,6 +8,8 @@ panes the height they need (minimum heights) and scrolls instead of squashing or
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QBoxLayout, QFrame, QScrollArea, QSplitter, QTabWidget, QWidget
@@ -90,10 +92,10 @@ def reflow_below(item: QBoxLayout | QSplitter, width: int) -> None:
 def _side_by_side_width(item: QBoxLayout | QSplitter) -> int:
     """The least width at which the panes fit side by side (their minimums, the spacing)."""
     if isinstance(item, QSplitter):
-        widgets = [item.widget(i) for i in range(item.count())]
+        widgets = [w for i in range(item.count()) if (w := item.widget(i)) is not None]
         widths = [max(w.minimumSizeHint().width(), w.minimumWidth()) for w in widgets]
         return sum(widths) + item.handleWidth() * max(len(widths) - 1, 0)
-    items = [item.itemAt(i) for i in range(item.count())]
+    items = [it for i in range(item.count()) if (it := item.itemAt(i)) is not None]
     widths = [it.minimumSize().width() for it in items if not it.isEmpty()]
     margins = item.contentsMargins()
     spacing = max(item.spacing(), 0) * max(len(widths) - 1, 0)
@@ -143,9 +145,9 @@ class FitScrollArea(QScrollArea):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.viewport().installEventFilter(self)
 
-    def needed_size(self, width: int) -> tuple[int, int]:
-        """(width, height) the widget needs at least for a viewport `width` wide."""
-        page = self.widget()
+    @staticmethod
+    def needed_size(page: QWidget, width: int) -> tuple[int, int]:
+        """(width, height) the widget `page` needs at least for a viewport `width` wide."""
         width = max(width, page.minimumSizeHint().width(), page.minimumWidth())
         layout = page.layout()
         if layout is not None and layout.hasHeightForWidth():
@@ -160,7 +162,7 @@ class FitScrollArea(QScrollArea):
             return
         view = self.viewport().size()
         apply_reflow(page, view.width())
-        width, height = self.needed_size(view.width())
+        width, height = self.needed_size(page, view.width())
         page.resize(width, max(height, view.height()))
 
     def event(self, event: QEvent) -> bool:
@@ -201,7 +203,8 @@ class ScrollingTabs(QTabWidget):
     """
 
     def _area(self, page: QWidget) -> QScrollArea | None:
-        area = page.parentWidget().parentWidget() if page.parentWidget() is not None else None
+        parent = page.parentWidget()
+        area = parent.parentWidget() if parent is not None else None
         return area if isinstance(area, QScrollArea) and area.widget() is page else None
 
     def _wrap(self, page: QWidget) -> QScrollArea:
@@ -209,17 +212,18 @@ class ScrollingTabs(QTabWidget):
         area.setWidget(page)
         return area
 
-    def addTab(self, page: QWidget, *args: object) -> int:
+    def addTab(self, page: QWidget, *args: Any) -> int:  # (page, label) or (page, icon, label)
         return super().addTab(self._wrap(page), *args)
 
-    def insertTab(self, index: int, page: QWidget, *args: object) -> int:
+    def insertTab(self, index: int, page: QWidget, *args: Any) -> int:
         return super().insertTab(index, self._wrap(page), *args)
 
     def widget(self, index: int) -> QWidget | None:
         area = super().widget(index)
         return area.widget() if isinstance(area, QScrollArea) else area
 
-    def currentWidget(self) -> QWidget | None:
+    # Qt's currentWidget() is None without tabs; the stub says QWidget.
+    def currentWidget(self) -> QWidget | None:  # type: ignore[override]
         return self.widget(self.currentIndex())
 
     def indexOf(self, page: QWidget) -> int:

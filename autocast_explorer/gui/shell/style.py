@@ -100,7 +100,7 @@ def fit_tick_labels(plot: pg.PlotItem) -> None:
     axis._updateHeight()
 
 
-def set_title(plot: object, first: str, second: str | None = None) -> None:
+def set_title(plot: pg.PlotItem, first: str, second: str | None = None) -> None:
     """A bold first line and an optional second line (HTML), on a pyqtgraph PlotItem.
 
     pyqtgraph fixes the title row at 30 px and sets the label's minimum width to its text;

@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QDesktopServices, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QMenu,
     QMenuBar,
     QTextBrowser,
     QVBoxLayout,
@@ -57,8 +58,8 @@ def shortcut_rows(menu_bar: QMenuBar) -> list[tuple[str, str]]:
     """('File › Save result', 'Ctrl+S') for every menu entry with a key, in menu order."""
     rows = []
     for top in menu_bar.actions():
-        menu = top.menu()
-        if menu is None:
+        menu = top.menu()  # a QMenu, typed QObject by the stub
+        if not isinstance(menu, QMenu):
             continue
         title = top.text().replace("&", "")
         for action in _entries(menu.actions()):
@@ -74,8 +75,9 @@ def shortcut_rows(menu_bar: QMenuBar) -> list[tuple[str, str]]:
 def _entries(actions: list[QAction]) -> list[QAction]:
     flat = []
     for action in actions:
-        if action.menu() is not None:
-            flat += _entries(action.menu().actions())
+        submenu = action.menu()
+        if isinstance(submenu, QMenu):
+            flat += _entries(submenu.actions())
         elif not action.isSeparator():
             flat.append(action)
     return flat

@@ -33,9 +33,11 @@ class RememberedWindow(Protocol):
     """What the keeper needs of the window that installs it (typed here, so this module does
     not import the window back)."""
 
-    messageBanner: QLabel
     presentation: Any
     settingsKeeper: SettingsKeeper
+
+    @property
+    def messageBanner(self) -> QLabel: ...  # read only: a QLabel subclass also qualifies
 
     def current_config(self) -> ExperimentConfig: ...
     def set_config(self, config: ExperimentConfig) -> None: ...
@@ -158,7 +160,8 @@ class SettingsKeeper(QObject):
     """
 
     def __init__(self, window: RememberedWindow) -> None:
-        super().__init__(window)  # the window is a QObject
+        assert isinstance(window, QObject)  # the window is a QObject: the keeper's parent
+        super().__init__(window)
         self.setObjectName("settingsKeeper")
         self._window = window
         self.problems: list[str] = []
@@ -192,7 +195,9 @@ class SettingsKeeper(QObject):
                 raw = store.value(key)
                 if raw is None:
                     return
-                size = len(raw) if isinstance(raw, str | bytes | QByteArray) else 0
+                size = raw.size() if isinstance(raw, QByteArray) else 0
+                if isinstance(raw, str | bytes):
+                    size = len(raw)
                 if size > MAX_SETTING_CHARS:  # parsed, echoed or laid out, megabytes freeze
                     raise SettingsError(f"{key}: too long ({size:,} characters)")
                 apply(parse(raw))
@@ -206,7 +211,7 @@ class SettingsKeeper(QObject):
         read(CONFIG_KEY, parse_config, w.set_config)
         read(GEOMETRY_KEY, _bytes("window size and position"), self._restore_geometry)
         read(STATE_KEY, _bytes("window layout"), self._restore_state)
-        state = {}
+        state: dict[str, Any] = {}
         read(SCALE_KEY, parse_scale, lambda v: state.__setitem__("font_scale", v))
         read(THEME_KEY, parse_theme, lambda v: state.__setitem__("theme", v))
         read(
@@ -296,8 +301,9 @@ class SettingsKeeper(QObject):
 
 def _bytes(what: str):
     def parse(raw: Any) -> QByteArray:
-        if isinstance(raw, QByteArray | bytes) and len(raw) > 0:
-            return QByteArray(raw)
+        data = QByteArray(raw) if isinstance(raw, QByteArray | bytes) else QByteArray()
+        if not data.isEmpty():
+            return data
         raise SettingsError(f"{what}: not stored as binary data")
 
     return parse

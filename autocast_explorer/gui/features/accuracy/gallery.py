@@ -107,15 +107,13 @@ class FlipGallery(QWidget):
             self._grid.addWidget(FlipTile(flip, shape, acc.dtype), i // COLUMNS, i % COLUMNS)
 
     def tiles(self) -> list[FlipTile]:
-        return [
-            self._grid.itemAt(i).widget()
-            for i in range(self._grid.count())
-            if isinstance(self._grid.itemAt(i).widget(), FlipTile)
-        ]
+        items = (self._grid.itemAt(i) for i in range(self._grid.count()))
+        return [w for item in items if item and isinstance(w := item.widget(), FlipTile)]
 
     def clear(self) -> None:
         while self._grid.count():
-            widget = self._grid.takeAt(0).widget()
+            item = self._grid.takeAt(0)
+            widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
 

@@ -143,11 +143,12 @@ class AccuracyView(QWidget):
         self.flipConfusionTable.clear()
         self.flipConfusionTable.setRowCount(0)
         self.flipConfusionTable.setColumnCount(0)
-        train = result.train
-        no_accuracy = info is None and train is not None and not train.has_accuracy
-        for part in self._flipParts:  # an MSE run has no answers to flip: only its losses
+        # An MSE run has no answers to flip: only its losses.
+        train = result.train if info is None else None
+        no_accuracy = train is not None and not train.has_accuracy
+        for part in self._flipParts:
             part.setVisible(not no_accuracy)
-        if no_accuracy:
+        if train is not None and no_accuracy:
             self._idle(html.escape(no_accuracy_text(train, result.config.dtype)))
             self.accuracyHeadline.setText("No accuracy: this model trained with MSE")
             return

@@ -35,6 +35,7 @@ from autocast_explorer.gui.charts.compare_charts import CompareLatencyChart, Com
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import make_action
 from autocast_explorer.gui.shell.keys import Shortcut, StandardKey
+from autocast_explorer.gui.shell.tables import row_header, row_texts
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -278,10 +279,7 @@ class CompareWindow(QMainWindow):
         """(figure, value per run…) as the table shows them."""
         rows = []
         for r in range(self.table.rowCount()):
-            name = self.table.verticalHeaderItem(r).text()
-            rows.append(
-                (name, *(self.table.item(r, c).text() for c in range(self.table.columnCount())))
-            )
+            rows.append((row_header(self.table, r).text(), *row_texts(self.table, r)))
         return rows
 
 

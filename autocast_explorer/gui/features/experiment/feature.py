@@ -40,12 +40,9 @@ def install(ctx: AppContext) -> dict[str, Any]:
     ctx.add_view("layers", layers, "Layers", "Every layer with its measured dtypes.")
     _Headline(ctx, overview)
     has_result = lambda: ctx.last_result() is not None  # noqa: E731
-    for key, title, plot in (
-        ("latency", "&Latency chart…", overview.latency),
-        ("dtype", "&Dtype per layer chart…", overview.dtypes),
-        ("agreement", "&Agreement chart…", overview.agreement),
-    ):
-        ctx.add_chart_export(key, title, lambda p=plot: p, has_result)
+    ctx.add_chart_export("latency", "&Latency chart…", lambda: overview.latency, has_result)
+    ctx.add_chart_export("dtype", "&Dtype per layer chart…", lambda: overview.dtypes, has_result)
+    ctx.add_chart_export("agreement", "&Agreement chart…", lambda: overview.agreement, has_result)
     return {
         "overview": overview,
         "layerTable": layers,

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import MAX_LAYERS, MAX_WIDTH
+from autocast_explorer.gui.shell.tables import cell
 
 
 class LayerEditorDialog(QDialog):
@@ -79,7 +80,7 @@ class LayerEditorDialog(QDialog):
         n = self.table.rowCount()
         for row in range(n):
             role = "input" if row == 0 else "classes" if row == n - 1 else f"hidden {row}"
-            self.table.item(row, 0).setText(role)
+            cell(self.table, row, 0).setText(role)
         self.removeButton.setEnabled(n > 2)
         self.addButton.setEnabled(n <= MAX_LAYERS)
 
@@ -103,4 +104,5 @@ class LayerEditorDialog(QDialog):
         self._relabel()
 
     def widths(self) -> tuple[int, ...]:
-        return tuple(self.table.cellWidget(r, 1).value() for r in range(self.table.rowCount()))
+        spins = (self.table.cellWidget(r, 1) for r in range(self.table.rowCount()))
+        return tuple(spin.value() for spin in spins if isinstance(spin, QSpinBox))

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.gui.charts import formats
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.tables import cell, column_header, row_texts
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -63,9 +64,9 @@ class LayerTable(QTableWidget):
             "computed in."
         )
         self.setHorizontalHeaderLabels(COLUMNS + ERROR_COLUMNS)
-        self.horizontalHeaderItem(COLUMNS.index("Autocast computed in")).setToolTip(COMPUTE_TIP)
+        column_header(self, COLUMNS.index("Autocast computed in")).setToolTip(COMPUTE_TIP)
         for offset, tip in enumerate(ERROR_TIPS):
-            self.horizontalHeaderItem(len(COLUMNS) + offset).setToolTip(tip)
+            column_header(self, len(COLUMNS) + offset).setToolTip(tip)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setAlternatingRowColors(True)
@@ -131,7 +132,7 @@ class LayerTable(QTableWidget):
         """(max abs, mean rel, SQNR dB, cosine) per row, as held by the error cells."""
         return [
             tuple(
-                self.item(r, len(COLUMNS) + c).data(Qt.ItemDataRole.UserRole)
+                cell(self, r, len(COLUMNS) + c).data(Qt.ItemDataRole.UserRole)
                 for c in range(len(ERROR_COLUMNS))
             )
             for r in range(self.rowCount())
@@ -142,7 +143,4 @@ class LayerTable(QTableWidget):
 
     def rows(self) -> list[tuple[str, ...]]:
         """The table's text, row by row (for tests and copy/paste)."""
-        return [
-            tuple(self.item(r, c).text() for c in range(self.columnCount()))
-            for r in range(self.rowCount())
-        ]
+        return [row_texts(self, r) for r in range(self.rowCount())]

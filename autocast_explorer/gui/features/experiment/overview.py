@@ -16,6 +16,7 @@ from autocast_explorer.gui.charts.dtype_chart import DtypeChart
 from autocast_explorer.gui.charts.latency_chart import LatencyChart
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import ReflowRow, scroll_page
+from autocast_explorer.gui.shell.result_view import ResultView
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -165,12 +166,13 @@ class OverviewTab(QWidget):
         box.addWidget(self.header)
         box.addWidget(self.chartsRow, 5)
         box.addWidget(self.dtypes, 3)
-        self.scroll = scroll_page(content, "overviewScroll")
+        # Not `scroll`: that would hide QWidget.scroll(dx, dy).
+        self.scrollArea = scroll_page(content, "overviewScroll")
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.scroll)
+        outer.addWidget(self.scrollArea)
 
-    def views(self) -> list[QWidget]:
+    def views(self) -> list[ResultView]:
         return [self.header, self.latency, self.agreement, self.dtypes]
 
     def show_result(self, result: ExperimentResult) -> None:

@@ -31,6 +31,7 @@ from autocast_explorer.core.experiment.config import ConfigError, ExperimentConf
 from autocast_explorer.gui.charts.roofline_chart import RooflineChart
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import ReflowRow, scroll_page
+from autocast_explorer.gui.shell.tables import cell
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -253,7 +254,7 @@ class HardwareTab(QWidget):
             )
             source = f"latest sweep: {len(sweep.points)} points per mode"
             dtype = sweep.config.dtype
-        elif self._run is not None and self._run.autocast is not None:
+        elif self._run is not None and (measured := self._run.autocast) is not None:
             from autocast_explorer.core.sweeps.roofline import (
                 build_roofline_from_work,
                 family_bytes_moved,
@@ -280,7 +281,7 @@ class HardwareTab(QWidget):
                         family_bytes_moved(cfg, None),
                         family_bytes_moved(cfg, cfg.dtype),
                         run.plain.gflops(run.flops),
-                        run.autocast.gflops(run.flops),
+                        measured.gflops(run.flops),
                     )
                 ],
             )
@@ -448,7 +449,7 @@ class HardwareTab(QWidget):
     # ---- read-back for tests -----------------------------------------------------------------
     def rows(self) -> list[tuple[str, str]]:
         return [
-            (self.table.item(i, 0).text(), self.table.item(i, 1).text())
+            (cell(self.table, i, 0).text(), cell(self.table, i, 1).text())
             for i in range(self.table.rowCount())
         ]
 

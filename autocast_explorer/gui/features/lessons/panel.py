@@ -144,14 +144,14 @@ class ChartHighlight(QFrame):
         self.show()
 
     def _follow(self) -> None:
-        target = self.target
-        if target is None:
+        target, parent = self.target, self.parentWidget()
+        if target is None or parent is None:  # attach() gives it a parent with its target
             return
-        if self.parentWidget() is target:
+        if parent is target:
             self.setGeometry(target.rect())
             return
         m = self.MARGIN
-        box = QRect(target.mapTo(self.parentWidget(), QPoint(0, 0)), target.size())
+        box = QRect(target.mapTo(parent, QPoint(0, 0)), target.size())
         self.setGeometry(box.adjusted(-m, -m, m, m))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -396,7 +396,7 @@ class LessonsPanel(QWidget):
         self.exerciseBox.setVisible(is_exercise)
         for item in (self.explanationLabel, self.claimLabel, self.runStepButton, self.chartLabel):
             item.setVisible(not is_exercise)
-        if is_exercise:
+        if lesson is None:
             self.stepLabel.setText(f"Exercise · after lesson {total} of {total}")
             self.titleLabel.setText("Check yourself")
             self.tryNextLabel.setText("")
@@ -443,7 +443,7 @@ class LessonsPanel(QWidget):
             self._unframe()
 
     # ---- charts ---------------------------------------------------------------------------
-    def _chart_target(self, chart_id: str) -> tuple[str, QWidget, QWidget]:
+    def _chart_target(self, chart_id: str) -> tuple[str, str, QWidget | None]:
         """(chart id used, the tab to show, the widget to frame); 'ops' falls back to dtype."""
         ctx = self._ctx
         if chart_id == "ops":
@@ -557,11 +557,11 @@ class LessonsPanel(QWidget):
             self._finish(StepRun(lesson, result, None, lesson.check(result, None)))
 
     @Slot(object)
-    def _on_task_finished(self, run: object) -> None:
+    def _on_task_finished(self, run: LessonRun) -> None:
         taken = self._take("task")
         if taken is None:
             return
-        run_result = run.result  # a core.lessons.LessonRun
+        run_result = run.result
         self._ctx.show_message(f"Lesson {run.lesson.number} measured.", 4000)
         self._ctx.show_result(run_result)
         self._finish(StepRun(run.lesson, run_result, run.probe, run.outcome))
@@ -743,7 +743,10 @@ def install(ctx: AppContext) -> dict[str, object]:
     toggle.setShortcut(QKeySequence("Ctrl+L"))
     set_tip(toggle, "Show or hide the guided lessons")
     view = ctx.menu("&View")
-    view.insertAction(view.actions()[0] if view.actions() else None, toggle)
+    if view.actions():  # first in the menu
+        view.insertAction(view.actions()[0], toggle)
+    else:
+        view.addAction(toggle)
     menu = ctx.menu("&Lessons")
     menu.addAction(toggle)
     menu.addSeparator()

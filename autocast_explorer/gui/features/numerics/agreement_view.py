@@ -28,6 +28,7 @@ from autocast_explorer.gui.charts import formats
 from autocast_explorer.gui.charts.flip_chart import FlipRateChart
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import reflow_below
+from autocast_explorer.gui.shell.tables import cell, row_texts
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.agreement import Agreement
@@ -229,19 +230,17 @@ class AgreementView(QWidget):
     def flips_rows(self) -> list[tuple[str, ...]]:
         """The flipped-rows table's text, row by row."""
         t = self.flipsTable
-        return [
-            tuple(t.item(r, c).text() for c in range(t.columnCount())) for r in range(t.rowCount())
-        ]
+        return [row_texts(t, r) for r in range(t.rowCount())]
 
     def flips_values(self) -> list[tuple[int, int, int, float]]:
         """(row, float32 class, autocast class, exact margin) as held by the table's items."""
         t = self.flipsTable
         return [
             (
-                int(t.item(r, 0).text()),
-                int(t.item(r, 1).text()),
-                int(t.item(r, 2).text()),
-                float(t.item(r, 3).data(Qt.ItemDataRole.UserRole)),
+                int(cell(t, r, 0).text()),
+                int(cell(t, r, 1).text()),
+                int(cell(t, r, 2).text()),
+                float(cell(t, r, 3).data(Qt.ItemDataRole.UserRole)),
             )
             for r in range(t.rowCount())
         ]

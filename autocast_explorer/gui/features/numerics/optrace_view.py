@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.gui.charts import formats
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import reflow_below
+from autocast_explorer.gui.shell.tables import cell, column_header, row_texts
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -112,7 +113,7 @@ class OpTraceView(QWidget):
         # Every column fits its contents except the op name, which takes (or gives up) the rest.
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        self.opsTable.horizontalHeaderItem(5).setToolTip(
+        column_header(self.opsTable, 5).setToolTip(
             "Bytes a cast wrote (its low-precision copy); empty for ops that are not casts."
         )
         self.addedTable = self._table("addedTable", ADDED_COLUMNS)
@@ -321,9 +322,7 @@ class OpTraceView(QWidget):
     def op_rows(self, visible_only: bool = False) -> list[tuple[str, ...]]:
         t = self.opsTable
         return [
-            tuple(t.item(r, c).text() for c in range(t.columnCount()))
-            for r in range(t.rowCount())
-            if not (visible_only and t.isRowHidden(r))
+            row_texts(t, r) for r in range(t.rowCount()) if not (visible_only and t.isRowHidden(r))
         ]
 
     def highlighted(self) -> list[bool]:
@@ -331,7 +330,7 @@ class OpTraceView(QWidget):
         t = self.opsTable
         flags = []
         for r in range(t.rowCount()):
-            item = t.item(r, 2)
+            item = cell(t, r, 2)
             brush: QBrush = item.background()
             tinted = brush.style() != Qt.BrushStyle.NoBrush and (
                 brush.color().name() == QColor(self._cast_color).name()
@@ -341,6 +340,4 @@ class OpTraceView(QWidget):
 
     def added_rows(self) -> list[tuple[str, ...]]:
         t = self.addedTable
-        return [
-            tuple(t.item(r, c).text() for c in range(t.columnCount())) for r in range(t.rowCount())
-        ]
+        return [row_texts(t, r) for r in range(t.rowCount())]

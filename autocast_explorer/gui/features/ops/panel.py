@@ -41,6 +41,7 @@ from autocast_explorer.core.experiment.config import DTYPES
 from autocast_explorer.core.numerics.opcategories import CATEGORIES
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import ReflowRow
+from autocast_explorer.gui.shell.tables import cell, column_header
 
 if TYPE_CHECKING:
     from autocast_explorer.core.numerics.oppolicy import Note, OpPolicy, ProbeResult
@@ -213,7 +214,7 @@ class OpsPanel(QWidget):
         for clear in self.filterEdit.findChildren(QToolButton):  # the clear button
             clear.setToolTip("Clear the filter: show every op.")
         self.filterEdit.textChanged.connect(self._refill)
-        find = QShortcut(QKeySequence.StandardKey.Find, self, activated=self._focus_filter)
+        find = QShortcut(QKeySequence.StandardKey.Find, self, self._focus_filter)
         find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)  # only inside this tab
         self.disagreementsFirstCheck = QCheckBox("&Disagreements first")
         self.disagreementsFirstCheck.setObjectName("disagreementsFirst")
@@ -253,12 +254,12 @@ class OpsPanel(QWidget):
         header.setStretchLastSection(False)
         self.policyTable.viewport().installEventFilter(self)  # resized: the op column fills
         self.policyTable.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.policyTable.horizontalHeaderItem(DOCUMENTED_COL).setToolTip(
+        column_header(self.policyTable, DOCUMENTED_COL).setToolTip(
             "What PyTorch documents for the op: the AMP docs' CPU lists and torch's own "
             "AutocastCPUTestLists (read from the installed wheel). 'unlisted': on no list."
         )
         for c, (case, _title) in enumerate(CASE_COLUMNS, start=FIRST_CASE_COL):
-            self.policyTable.horizontalHeaderItem(c).setToolTip(CASE_TIPS[case])
+            column_header(self.policyTable, c).setToolTip(CASE_TIPS[case])
 
         self.notesView = QTextBrowser()
         self.notesView.setObjectName("probeNotes")
@@ -637,26 +638,26 @@ class OpsPanel(QWidget):
         return [
             r
             for r in range(t.rowCount())
-            if t.item(r, OP_COL) is not None and t.item(r, OP_COL).data(ROW_KIND_ROLE) == "op"
+            if (item := t.item(r, OP_COL)) is not None and item.data(ROW_KIND_ROLE) == "op"
         ]
 
     def _op_name(self, row: int) -> str:
-        return str(self.policyTable.item(row, OP_COL).data(Qt.ItemDataRole.UserRole))
+        return str(cell(self.policyTable, row, OP_COL).data(Qt.ItemDataRole.UserRole))
 
     def policies(self) -> dict[str, str]:
         """op name → policy, as held by the table's visible op rows."""
         t = self.policyTable
-        return {self._op_name(r): t.item(r, POLICY_COL).text() for r in self._op_rows()}
+        return {self._op_name(r): cell(t, r, POLICY_COL).text() for r in self._op_rows()}
 
     def documented_policies(self) -> dict[str, str]:
         """op name → the documented column's text."""
         t = self.policyTable
-        return {self._op_name(r): t.item(r, DOCUMENTED_COL).text() for r in self._op_rows()}
+        return {self._op_name(r): cell(t, r, DOCUMENTED_COL).text() for r in self._op_rows()}
 
     def policy_colors(self) -> dict[str, str]:
         t = self.policyTable
         return {
-            self._op_name(r): t.item(r, POLICY_COL).background().color().name()
+            self._op_name(r): cell(t, r, POLICY_COL).background().color().name()
             for r in self._op_rows()
         }
 
@@ -666,7 +667,7 @@ class OpsPanel(QWidget):
         for r in self._op_rows():
             if self._op_name(r) == op:
                 return {
-                    case: t.item(r, c).text()
+                    case: cell(t, r, c).text()
                     for c, (case, _title) in enumerate(CASE_COLUMNS, start=FIRST_CASE_COL)
                 }
         raise KeyError(op)
@@ -677,7 +678,7 @@ class OpsPanel(QWidget):
         return [
             self._op_name(r)
             for r in self._op_rows()
-            if t.item(r, OP_COL).text().startswith(DISAGREE_MARK)
+            if cell(t, r, OP_COL).text().startswith(DISAGREE_MARK)
         ]
 
     def row_layout(self) -> list[tuple[str, str]]:
@@ -685,7 +686,7 @@ class OpsPanel(QWidget):
         t = self.policyTable
         rows = []
         for r in range(t.rowCount()):
-            item = t.item(r, OP_COL)
+            item = cell(t, r, OP_COL)
             kind = str(item.data(ROW_KIND_ROLE))
             rows.append((kind, item.text() if kind == "group" else self._op_name(r)))
         return rows

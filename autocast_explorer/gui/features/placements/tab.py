@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.charts.placements_chart import PlacementsChart
+from autocast_explorer.gui.shell.tables import cell, row_texts
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -282,10 +283,7 @@ class PlacementsTab(QWidget):
     # ---- read-back for tests -----------------------------------------------------------------
     def rows(self) -> list[tuple[str, ...]]:
         """The table's text, row by row."""
-        return [
-            tuple(self.table.item(i, j).text() for j in range(self.table.columnCount()))
-            for i in range(self.table.rowCount())
-        ]
+        return [row_texts(self.table, i) for i in range(self.table.rowCount())]
 
     def values(self) -> list[dict[str, Any]]:
         """The numbers behind each row: name, median_ms, casts_per_forward, cast_bytes …"""
@@ -294,7 +292,7 @@ class PlacementsTab(QWidget):
         for i in range(self.table.rowCount()):
             out.append(
                 {
-                    key: self.table.item(i, j).data(Qt.ItemDataRole.UserRole)
+                    key: cell(self.table, i, j).data(Qt.ItemDataRole.UserRole)
                     for j, key in enumerate(keys)
                     if key is not None
                 }

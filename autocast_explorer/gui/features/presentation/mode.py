@@ -542,10 +542,11 @@ def controls_content_width(column: QWidget) -> int:
 
     need = column.minimumSizeHint().width()
     scroll = column.findChild(QScrollArea)
-    if scroll is not None and scroll.widget() is not None:
+    page = scroll.widget() if scroll is not None else None
+    if scroll is not None and page is not None:
         bar = scroll.verticalScrollBar().sizeHint().width()
         frame = 2 * scroll.frameWidth()
-        need = max(need, scroll.widget().minimumSizeHint().width() + bar + frame)
+        need = max(need, page.minimumSizeHint().width() + bar + frame)
     return need
 
 

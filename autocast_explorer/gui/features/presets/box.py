@@ -41,6 +41,7 @@ from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import find_entry
 
 if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.learning.presets import Preset, PresetError
     from autocast_explorer.core.sweeps.spec import SweepSpec
     from autocast_explorer.gui.shell.context import AppContext
@@ -353,11 +354,11 @@ class PresetBox(QGroupBox):
         return self.claims.text().splitlines() if self._checked_for is not None else []
 
     @Slot(object)
-    def _check_claims(self, result: object) -> None:
+    def _check_claims(self, result: ExperimentResult) -> None:
         """A result of the chosen built-in preset's config: its claims checked against it."""
         preset = self._chosen
         claims = preset_claims(preset.id) if preset is not None and preset.builtin else ()
-        if not claims or not same_experiment(preset.config, result.config):
+        if preset is None or not claims or not same_experiment(preset.config, result.config):
             self.claims.hide()
             self._checked_for = None
             return
@@ -493,5 +494,9 @@ def install(ctx: AppContext) -> dict[str, PresetBox]:
     box = PresetBox(ctx)
     ctx.add_control(box)
     file_menu = ctx.menu("&File")
-    file_menu.insertSeparator(find_entry(file_menu, "Open_result_JSON"))
+    open_result = find_entry(file_menu, "Open_result_JSON")
+    if open_result is not None:
+        file_menu.insertSeparator(open_result)
+    else:
+        file_menu.addSeparator()
     return {"presets": box}

@@ -7,12 +7,15 @@ charts are the window's own chart widgets (asked of the context by key), exporte
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QFileDialog
 
 from autocast_explorer.gui.shell.context import AppContext
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.reports.report import Report
 
 
 class ReportExporter(QObject):
@@ -21,7 +24,7 @@ class ReportExporter(QObject):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(ctx)
         self._ctx = ctx
-        self.last_report = None
+        self.last_report: Report | None = None
         self.action = ctx.add_action(
             "Export &report…",
             self.export,

@@ -8,14 +8,17 @@ through the context, so this module imports neither feature.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 from autocast_explorer.gui.features.sweeps.tab import SweepsTab
 from autocast_explorer.gui.shell.context import AppContext
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.sweeps.spec import SweepSpec
 
 #: The chart exports the sweep-era tabs add, in the Export menu's order.
 SWEEP_EXPORTS = ("sweep_latency", "speedup", "heatmap", "roofline", "placements")
@@ -30,7 +33,7 @@ class SweepsHandle(QObject):
         self._ctx = ctx
         self.sweeps = tab
         has_sweep = lambda: tab.last_sweep is not None  # noqa: E731
-        has_grid = lambda: has_sweep() and tab.last_sweep.is_grid  # noqa: E731
+        has_grid = lambda: tab.last_sweep is not None and tab.last_sweep.is_grid  # noqa: E731
         tip = "Measure the sweep set in the Sweeps tab"
         ctx.menu("&Run").addSeparator()
         self.runSweepAction = ctx.add_action(
@@ -54,7 +57,9 @@ class SweepsHandle(QObject):
             tip="One row per point of the last finished sweep",
             enabled_when=has_sweep,
         )
-        ctx.menu("&File").findChild(QObject, "exportMenu").addSeparator()
+        export_menu = ctx.menu("&File").findChild(QMenu, "exportMenu")
+        if export_menu is not None:
+            export_menu.addSeparator()
         ctx.add_chart_export(
             "sweep_latency", "&Sweep latency chart…", lambda: tab.latencyPlot, has_sweep
         )
@@ -91,7 +96,7 @@ class SweepsHandle(QObject):
             self._ctx.show_message(f"Not started: {self.sweeps.runSweepButton.toolTip()}")
 
     @Slot(object)
-    def _on_sweep_requested(self, spec: object) -> None:
+    def _on_sweep_requested(self, spec: SweepSpec) -> None:
         """A sweep preset was chosen: its parameter and values go into the inputs."""
         width_values = ",".join(map(str, spec.width_values)) if spec.is_grid else None
         param = "grid" if spec.is_grid else spec.param

@@ -7,12 +7,16 @@ the front with empty curves sized for its steps.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 
 from autocast_explorer.gui.features.training.view import TrainingView
 from autocast_explorer.gui.shell.context import AppContext
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.experiment.training import StepProgress
 
 TAB_TIP = (
     "Training mode: loss curves of a float32 and an autocast copy, memory saved for backward, "
@@ -34,14 +38,14 @@ class TrainingFeed(QObject):
         ctx.experimentFailed.connect(self._on_stopped)
 
     @Slot(object)
-    def _on_started(self, config: object) -> None:
-        if getattr(config, "mode", None) != "train":
+    def _on_started(self, config: ExperimentConfig) -> None:
+        if config.mode != "train":
             return
         self.view.start(config)
         self._ctx.show_view("training")
 
     @Slot(object)
-    def _on_step(self, progress: object) -> None:
+    def _on_step(self, progress: StepProgress) -> None:
         self.view.add_step(progress)
 
     @Slot()
