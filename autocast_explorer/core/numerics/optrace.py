@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -381,6 +381,29 @@ def make_record(
     )
 
 
+@contextlib.contextmanager
+def _autocast_as_called(inputs: list[torch.Tensor]) -> Iterator[None]:
+    """Autocast on again, for the inputs' devices where it was on when the op was called.
+
+    A mode runs with every dispatch key above Python excluded, autocast's among them, so an op
+    it re-runs would run the ops inside it without autocast. An op autocast let through whole
+    (aten.gru.input under inference_mode, the fused encoder kernel) needs autocast for those:
+    its matrix products would meet a bfloat16 input and float32 weights and raise, or run in
+    float32 where the untraced forward ran them in bfloat16. Autocast's ops are not changed:
+    their inputs are already cast, and casting again casts nothing.
+    """
+    devices = {t.device.type for t in inputs if torch.amp.is_autocast_available(t.device.type)}
+    with torch.overrides.enable_reentrant_dispatch():  # the dispatch state the op was called in
+        devices = {device for device in devices if torch.is_autocast_enabled(device)}
+    for device in devices:
+        torch.set_autocast_enabled(device, True)
+    try:
+        yield
+    finally:
+        for device in devices:
+            torch.set_autocast_enabled(device, False)
+
+
 class OpTracer(TorchDispatchMode):
     """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`).
 
@@ -407,14 +430,22 @@ class OpTracer(TorchDispatchMode):
         # (the tracer never compiles). Opting out keeps a traced `run` about 1 s faster.
         return False
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+    def __torch_dispatch__(
+        self,
+        func: torch._ops.OpOverload,
+        types: Sequence[type],
+        args: Sequence[Any] = (),
+        kwargs: Mapping[str, Any] | None = None,
+    ) -> Any:
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        inputs = _tensors((args, kwargs))
+        with _autocast_as_called(inputs):
+            out = func(*args, **kwargs)
         self.records.append(
             make_record(
                 self.mode,
                 str(func),
-                _tensors((args, kwargs)),
+                inputs,
                 _tensors(out),
                 self.sources,
                 self.stack[-1] if self.stack else "",
