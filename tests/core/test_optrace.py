@@ -263,3 +263,39 @@ def test_the_cli_runs_a_gru_after_a_bfloat16_layer(tmp_path, capsys):
     gru = {(op["op"], op["out"][0]) for op in data["ops"] if op.get("module") == "rnn"}
     assert ("aten.addmm.default", "bfloat16") in gru
     assert data["casts_by_grad_mode"]["inference_mode"]["count"] == 7
+
+
+TRANSFORMER = {"d_model": 32, "heads": 2, "seq": 8, "depth": 2, "ff": 64, "batch": 2}
+RNN = {"features": 8, "hidden": 16, "seq": 6, "batch": 4}
+#: Every built-in family, small: its settings, the op doing its heavy maths, the layer running it,
+#: how often that op ran there, and the autocast casts seen under no_grad and inference_mode.
+FAMILIES = {
+    "mlp": ({"widths": (16, 32, 8), "batch": 3}, "aten.addmm.default", "fc1", 1, (5, 5)),
+    "cnn": ({"channels": (3, 8, 16), "image": 16, "batch": 2},
+            "aten.convolution.default", "conv1", 1, (7, 7)),
+    "transformer": ({**TRANSFORMER, "fast_path": False},
+                    "aten.addmm.default", "encoder1.self_attn", 1, (23, 23)),
+    # The fused encoder kernel's products ran without autocast under the tracer: it returned
+    # float32 (bfloat16 untraced) and fc cast its input, a third cast.
+    "transformer-fused": (TRANSFORMER, "aten._transformer_encoder_layer_fwd.default",
+                          "encoder1", 1, (2, 2)),
+    # 2 layers: their input projections are mm; one addmm per step and layer, and a last one.
+    "rnn-lstm": ({"cell": "lstm", **RNN}, "aten.addmm.default", "lstm", 13, (25, 3)),
+    "rnn-gru": ({"cell": "gru", **RNN}, "aten.addmm.default", "gru", 13, (25, 3)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_every_family_is_traced_as_it_runs_under_autocast(name):
+    settings, heavy, layer, runs, casts = FAMILIES[name]
+    model, x = build(ExperimentConfig(model=name.split("-")[0], **settings))
+    with onednn(False):  # the LSTM on torch's own cell on every CPU (oneDNN's bf16 LSTM is not)
+        trace = trace_model(model, x, torch.bfloat16)
+        untraced = untraced_outputs(model, x, torch.bfloat16, "no_grad")
+    assert trace.layer_outputs["autocast"] == untraced
+    ran = Counter((r.op, r.out_dtypes[0]) for r in trace.autocast if r.module.startswith(layer))
+    plain = Counter((r.op, r.out_dtypes[0]) for r in trace.plain if r.module.startswith(layer))
+    assert ran[(heavy, "bfloat16")] == plain[(heavy, "float32")] == runs
+    assert not ran[(heavy, "float32")]
+    seen = tuple(trace.casts_by_grad_mode[mode].count for mode in ("no_grad", "inference_mode"))
+    assert seen == casts
