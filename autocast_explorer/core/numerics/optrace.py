@@ -11,9 +11,13 @@ tests/core/test_optrace.py, which fails if a new torch changes this):
 - under `torch.inference_mode`, the composites arrive whole: casts appear as `aten.to.dtype`,
   a Linear as `aten.linear.default`; `aten._to_copy`, `aten.t` and `aten.addmm` are never seen.
 
-Either way every cast is seen exactly once, with the same count and bytes. A cast is an op from
-CAST_OPS whose output dtype differs from one of its tensor inputs; its `bytes` are the bytes it
-wrote (the new copy), `bytes_read` those of the tensor it converted.
+Either way every cast autocast inserts around an op the mode sees is seen exactly once, with the
+same count and bytes; the casts inside an op that arrives whole are not (an `nn.GRU`'s weights
+under inference_mode: `aten.gru.input` is one op). The mode re-runs each op under the autocast it
+was called in (`_autocast_as_called`), so such an op computes as it does without the tracer.
+
+A cast is an op from CAST_OPS whose output dtype differs from one of its tensor inputs; its
+`bytes` are the bytes it wrote (the new copy), `bytes_read` those of the tensor it converted.
 
 Reusable: `with OpTracer() as t: model(x)` then `t.records` / `t.casts()`; or `count_casts(fn)`.
 """
@@ -404,7 +408,8 @@ def _autocast_as_called(inputs: list[torch.Tensor]) -> Iterator[None]:
             torch.set_autocast_enabled(device, False)
 
 
-class OpTracer(TorchDispatchMode):
+# torch leaves TorchDispatchMode's __init_subclass__ and __init__ unannotated.
+class OpTracer(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`).
 
     `stack`, when given, is the list of layer names whose forwards are running (innermost
@@ -417,7 +422,7 @@ class OpTracer(TorchDispatchMode):
         sources: dict[int, ParamSource] | None = None,
         stack: list[str] | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.mode = mode
         self.sources = sources
         self.stack = stack if stack is not None else []
@@ -473,7 +478,8 @@ def count_casts(
     fn: Callable[[], object], sources: dict[int, ParamSource] | None = None
 ) -> CastSummary:
     """Call `fn()` once under an OpTracer and summarise the casts it dispatched."""
-    with OpTracer(sources=sources) as tracer:
+    tracer = OpTracer(sources=sources)
+    with tracer:
         fn()
     return tracer.casts()
 
@@ -504,10 +510,9 @@ def trace_forward(
     """The ops of one forward entering `grad_mode` and (with a dtype) one autocast region,
     each attributed to the layer whose forward dispatched it.
 
-    `outputs`, when given, receives each layer's output dtype in this traced forward. It can
-    differ from the untraced forward's: torch's fused encoder kernel, called from the tracer,
-    runs its inner products without autocast (measured with torch 2.13: float32 traced,
-    bfloat16 untraced), so that layer's traced ops do not show what it computed in.
+    `outputs`, when given, receives each layer's output dtype in this traced forward: the
+    untraced forward's, since the tracer runs each op under the autocast it was called in
+    (`_autocast_as_called`; torch's fused encoder kernel returned float32 here before it did).
     """
     label = "plain" if autocast_dtype is None else "autocast"
     sources = parameter_sources(model)
@@ -524,11 +529,12 @@ def trace_forward(
             outputs[name] = dtype_name(first.dtype)
         return output
 
+    tracer = OpTracer(label, sources, stack)
     with (
         _grad_context(grad_mode),
         autocast_context(autocast_dtype),
         wrapped_forwards(model, around),
-        OpTracer(label, sources, stack) as tracer,
+        tracer,
     ):
         model(x)
     return tuple(tracer.records)
