@@ -9,13 +9,14 @@ the LSTM, which raises on some CPUs, is asserted against what this run did.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 
 import pytest
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.engine import run_experiment, with_compute_dtypes
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.summary import compute_sentence, format_summary
 from autocast_explorer.core.numerics.compute import (
@@ -110,15 +111,31 @@ def test_a_layer_counts_the_ops_of_the_layers_inside_it(encoder_unfused):
     )
 
 
-def test_the_fused_encoder_layer_is_left_out_when_the_tracer_changes_its_dtype():
+def test_the_fused_encoder_layer_is_traced_as_it_runs_and_a_differing_layer_is_left_out():
     cfg = ExperimentConfig(model="transformer", batch=2, fast_path=True, **FAST)
     result = run_experiment(cfg)
-    traced = result.op_trace.layer_outputs["autocast"]
-    for la in result.layers:
-        differs = traced.get(la.name) != la.autocast.out_dtype
-        assert (la.autocast.compute is None) == differs, la.name
-        if differs:
-            assert compute_sentence(result, la).startswith("not seen")
+    assert result.fast_path == {"plain": True, "autocast": True}
+    # The tracer runs the fused kernel under autocast, as the untraced forward does (it
+    # returned float32 traced before): its one op is seen, in bfloat16.
+    assert result.op_trace.layer_outputs["autocast"]["encoder1"] == "bfloat16"
+    enc = layer(result, "encoder1").autocast
+    assert enc.out_dtype == "bfloat16"
+    assert enc.compute.count("_transformer_encoder_layer_fwd", "bfloat16") == 1
+    # A layer whose traced output differs from the untraced one gets no compute dtypes.
+    changed = dataclasses.replace(
+        result.op_trace,
+        layer_outputs={"autocast": {**result.op_trace.layer_outputs["autocast"],
+                                    "encoder1": "float32"}},
+    )  # fmt: skip
+    bare = [dataclasses.replace(la, autocast=dataclasses.replace(la.autocast, compute=None))
+            for la in result.layers]  # fmt: skip
+    layers = with_compute_dtypes(tuple(bare), changed)
+    left_out = dataclasses.replace(result, layers=layers)
+    assert [la.name for la in layers if la.autocast.compute is None] == ["encoder1"]
+    assert (
+        layer(left_out, "encoder2").autocast.compute == layer(result, "encoder2").autocast.compute
+    )
+    assert compute_sentence(left_out, layer(left_out, "encoder1")).startswith("not seen")
 
 
 def test_the_lstm_shows_what_this_cpu_did():

@@ -1,11 +1,15 @@
 """The op trace: what a TorchDispatchMode sees of autocast's casts, counted exactly."""
 
+import contextlib
 import itertools
 import json
+from collections import Counter
 
 import pytest
 import torch
+from torch.utils._pytree import tree_leaves
 
+from autocast_explorer.cli import main
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.model import build
 from autocast_explorer.core.numerics.optrace import (
@@ -16,6 +20,8 @@ from autocast_explorer.core.numerics.optrace import (
     trace_forward,
     trace_model,
 )
+from autocast_explorer.core.runtime.dtypes import dtype_name
+from autocast_explorer.core.runtime.wrapping import wrapped_forwards
 
 
 def expected_casts(widths, batch, itemsize):
@@ -151,3 +157,145 @@ def test_tracing_does_not_import_dynamo():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["3", "False"]
+
+
+class ResidualConv(torch.nn.Module):
+    """LayerNorm → Conv1d → GELU, added back: under autocast it returns bfloat16."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(width)
+        self.conv = torch.nn.Conv1d(width, width, 3, padding=1)
+        self.act = torch.nn.GELU()
+
+    def forward(self, x):
+        return x + self.act(self.conv(self.norm(x).transpose(1, 2))).transpose(1, 2)
+
+
+class RecurrentAfterBfloat16(torch.nn.Module):
+    """Issue 35's model: the recurrent layer gets a bfloat16 input and float32 weights."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.inp = torch.nn.Linear(20, 48)
+        self.block = ResidualConv(48)
+        self.rnn = cell(48, 48, batch_first=True)
+        self.out = torch.nn.Linear(48, 5)
+
+    def forward(self, x):
+        return self.out(self.rnn(self.block(self.inp(x)))[0])
+
+
+@contextlib.contextmanager
+def onednn(enabled):
+    """torch.backends.mkldnn.flags warns (TF32 on Intel GPUs); the switch alone does not."""
+    before = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(enabled)
+    try:
+        yield
+    finally:
+        torch._C._set_mkldnn_enabled(before)
+
+
+def untraced_outputs(model, x, dtype, grad_mode):
+    """Layer name → the dtype it returned in a forward without the tracer."""
+    outputs = {}
+
+    def around(name, _module, run, *_call):
+        output = run()
+        outputs[name] = dtype_name(next(t for t in tree_leaves(output) if torch.is_tensor(t)).dtype)
+        return output
+
+    grad = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode}[grad_mode]
+    with grad(), torch.autocast("cpu", dtype=dtype), wrapped_forwards(model, around):
+        model(x)
+    return outputs
+
+
+# GRU has no oneDNN kernel: with oneDNN on or off it runs torch's own cell, whose matrix products
+# raised under the tracer on every CPU. The LSTM with oneDNN off is forced onto that path too.
+@pytest.mark.parametrize(
+    ("cell", "onednn_on"), [(torch.nn.GRU, True), (torch.nn.GRU, False), (torch.nn.LSTM, False)]
+)
+def test_a_recurrent_layer_after_a_bfloat16_layer_is_traced_as_it_runs(cell, onednn_on):
+    torch.manual_seed(0)
+    model = RecurrentAfterBfloat16(cell).eval()
+    x = torch.randn(2, 12, 20)
+    whole = "aten.gru.input" if cell is torch.nn.GRU else "aten.lstm.input"
+    with onednn(onednn_on):
+        trace = trace_model(model, x, torch.bfloat16)
+        inference = trace_forward(model, x, torch.bfloat16, "inference_mode")
+        untraced = untraced_outputs(model, x, torch.bfloat16, "inference_mode")
+    assert trace.layer_outputs["autocast"] == untraced
+    assert untraced["rnn"] == "bfloat16"
+    # no_grad: the input projection of all 12 steps, then one hidden product per step.
+    products = Counter(
+        (r.op, r.in_dtypes, r.out_dtypes) for r in trace.autocast if r.module == "rnn"
+    )
+    assert products[("aten.mm.default", ("bfloat16",) * 2, ("bfloat16",))] == 1
+    assert products[("aten.addmm.default", ("bfloat16",) * 3, ("bfloat16",))] == 12
+    assert not any(r.op in ("aten.mm.default", "aten.addmm.default") for r in trace.autocast
+                   if r.module == "rnn" and "float32" in r.in_dtypes)  # fmt: skip
+    assert {k: v for k, v in trace.casts.by_source.items() if k.startswith("rnn.")} == {
+        "rnn.weight_ih_l0": 1, "rnn.bias_ih_l0": 1, "rnn.weight_hh_l0": 1, "rnn.bias_hh_l0": 1
+    }  # fmt: skip
+    # inference_mode: the layer arrives whole, a bfloat16 input and float32 weights in, and
+    # returns bfloat16 as it does untraced (the casts inside it are not seen: 11 - 4).
+    (rnn,) = [r for r in inference if r.module == "rnn" and r.op == whole]
+    assert rnn.in_dtypes[0] == "bfloat16" and rnn.in_dtypes[-1] == "float32"
+    assert rnn.out_dtypes[0] == "bfloat16"
+    assert (trace.casts.count, trace.casts_by_grad_mode["inference_mode"].count) == (11, 7)
+
+
+def test_the_cli_runs_a_gru_after_a_bfloat16_layer(tmp_path, capsys):
+    """The issue's command line: it raised from the tracer and exited 1."""
+    source = tmp_path / "odd.py"
+    source.write_text(
+        "import torch\n"
+        "from tests.core.test_optrace import RecurrentAfterBfloat16\n"
+        "def build():\n"
+        "    torch.manual_seed(0)\n"
+        "    return RecurrentAfterBfloat16(torch.nn.GRU), torch.randn(2, 12, 20)\n"
+    )
+    args = ["run", "--model", f"{source}:build", "--batch", "2", "--min-time", "0.02"]
+    assert main([*args, "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    gru = {(op["op"], op["out"][0]) for op in data["ops"] if op.get("module") == "rnn"}
+    assert ("aten.addmm.default", "bfloat16") in gru
+    assert data["casts_by_grad_mode"]["inference_mode"]["count"] == 7
+
+
+TRANSFORMER = {"d_model": 32, "heads": 2, "seq": 8, "depth": 2, "ff": 64, "batch": 2}
+RNN = {"features": 8, "hidden": 16, "seq": 6, "batch": 4}
+#: Every built-in family, small: its settings, the op doing its heavy maths, the layer running it,
+#: how often that op ran there, and the autocast casts seen under no_grad and inference_mode.
+FAMILIES = {
+    "mlp": ({"widths": (16, 32, 8), "batch": 3}, "aten.addmm.default", "fc1", 1, (5, 5)),
+    "cnn": ({"channels": (3, 8, 16), "image": 16, "batch": 2},
+            "aten.convolution.default", "conv1", 1, (7, 7)),
+    "transformer": ({**TRANSFORMER, "fast_path": False},
+                    "aten.addmm.default", "encoder1.self_attn", 1, (23, 23)),
+    # The fused encoder kernel's products ran without autocast under the tracer: it returned
+    # float32 (bfloat16 untraced) and fc cast its input, a third cast.
+    "transformer-fused": (TRANSFORMER, "aten._transformer_encoder_layer_fwd.default",
+                          "encoder1", 1, (2, 2)),
+    # 2 layers: their input projections are mm; one addmm per step and layer, and a last one.
+    "rnn-lstm": ({"cell": "lstm", **RNN}, "aten.addmm.default", "lstm", 13, (25, 3)),
+    "rnn-gru": ({"cell": "gru", **RNN}, "aten.addmm.default", "gru", 13, (25, 3)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_every_family_is_traced_as_it_runs_under_autocast(name):
+    settings, heavy, layer, runs, casts = FAMILIES[name]
+    model, x = build(ExperimentConfig(model=name.split("-")[0], **settings))
+    with onednn(False):  # the LSTM on torch's own cell on every CPU (oneDNN's bf16 LSTM is not)
+        trace = trace_model(model, x, torch.bfloat16)
+        untraced = untraced_outputs(model, x, torch.bfloat16, "no_grad")
+    assert trace.layer_outputs["autocast"] == untraced
+    ran = Counter((r.op, r.out_dtypes[0]) for r in trace.autocast if r.module.startswith(layer))
+    plain = Counter((r.op, r.out_dtypes[0]) for r in trace.plain if r.module.startswith(layer))
+    assert ran[(heavy, "bfloat16")] == plain[(heavy, "float32")] == runs
+    assert not ran[(heavy, "float32")]
+    seen = tuple(trace.casts_by_grad_mode[mode].count for mode in ("no_grad", "inference_mode"))
+    assert seen == casts

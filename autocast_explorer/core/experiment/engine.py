@@ -273,8 +273,9 @@ def with_compute_dtypes(
 ) -> tuple[LayerRecord, ...]:
     """The layers with what each computed in, per mode, from the op trace's attributed ops.
 
-    A layer whose traced output dtype differs from the untraced one (a fused kernel the tracer
-    changes) gets none: its traced ops would not be what it computed in.
+    A layer whose traced output dtype differs from the untraced one (a kernel the tracer
+    changes; torch's fused encoder layer did before the tracer re-ran ops under autocast) gets
+    none: its traced ops would not be what it computed in.
     """
     found = {
         "plain": compute_by_layer(op_trace.plain),

@@ -11,9 +11,13 @@ tests/core/test_optrace.py, which fails if a new torch changes this):
 - under `torch.inference_mode`, the composites arrive whole: casts appear as `aten.to.dtype`,
   a Linear as `aten.linear.default`; `aten._to_copy`, `aten.t` and `aten.addmm` are never seen.
 
-Either way every cast is seen exactly once, with the same count and bytes. A cast is an op from
-CAST_OPS whose output dtype differs from one of its tensor inputs; its `bytes` are the bytes it
-wrote (the new copy), `bytes_read` those of the tensor it converted.
+Either way every cast autocast inserts around an op the mode sees is seen exactly once, with the
+same count and bytes; the casts inside an op that arrives whole are not (an `nn.GRU`'s weights
+under inference_mode: `aten.gru.input` is one op). The mode re-runs each op under the autocast it
+was called in (`_autocast_as_called`), so such an op computes as it does without the tracer.
+
+A cast is an op from CAST_OPS whose output dtype differs from one of its tensor inputs; its
+`bytes` are the bytes it wrote (the new copy), `bytes_read` those of the tensor it converted.
 
 Reusable: `with OpTracer() as t: model(x)` then `t.records` / `t.casts()`; or `count_casts(fn)`.
 """
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -381,7 +385,31 @@ def make_record(
     )
 
 
-class OpTracer(TorchDispatchMode):
+@contextlib.contextmanager
+def _autocast_as_called(inputs: list[torch.Tensor]) -> Iterator[None]:
+    """Autocast on again, for the inputs' devices where it was on when the op was called.
+
+    A mode runs with every dispatch key above Python excluded, autocast's among them, so an op
+    it re-runs would run the ops inside it without autocast. An op autocast let through whole
+    (aten.gru.input under inference_mode, the fused encoder kernel) needs autocast for those:
+    its matrix products would meet a bfloat16 input and float32 weights and raise, or run in
+    float32 where the untraced forward ran them in bfloat16. Autocast's ops are not changed:
+    their inputs are already cast, and casting again casts nothing.
+    """
+    devices = {t.device.type for t in inputs if torch.amp.is_autocast_available(t.device.type)}
+    with torch.overrides.enable_reentrant_dispatch():  # the dispatch state the op was called in
+        devices = {device for device in devices if torch.is_autocast_enabled(device)}
+    for device in devices:
+        torch.set_autocast_enabled(device, True)
+    try:
+        yield
+    finally:
+        for device in devices:
+            torch.set_autocast_enabled(device, False)
+
+
+# torch leaves TorchDispatchMode's __init_subclass__ and __init__ unannotated.
+class OpTracer(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`).
 
     `stack`, when given, is the list of layer names whose forwards are running (innermost
@@ -394,7 +422,7 @@ class OpTracer(TorchDispatchMode):
         sources: dict[int, ParamSource] | None = None,
         stack: list[str] | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.mode = mode
         self.sources = sources
         self.stack = stack if stack is not None else []
@@ -407,14 +435,22 @@ class OpTracer(TorchDispatchMode):
         # (the tracer never compiles). Opting out keeps a traced `run` about 1 s faster.
         return False
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+    def __torch_dispatch__(
+        self,
+        func: torch._ops.OpOverload,
+        types: Sequence[type],
+        args: Sequence[Any] = (),
+        kwargs: Mapping[str, Any] | None = None,
+    ) -> Any:
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        inputs = _tensors((args, kwargs))
+        with _autocast_as_called(inputs):
+            out = func(*args, **kwargs)
         self.records.append(
             make_record(
                 self.mode,
                 str(func),
-                _tensors((args, kwargs)),
+                inputs,
                 _tensors(out),
                 self.sources,
                 self.stack[-1] if self.stack else "",
@@ -442,7 +478,8 @@ def count_casts(
     fn: Callable[[], object], sources: dict[int, ParamSource] | None = None
 ) -> CastSummary:
     """Call `fn()` once under an OpTracer and summarise the casts it dispatched."""
-    with OpTracer(sources=sources) as tracer:
+    tracer = OpTracer(sources=sources)
+    with tracer:
         fn()
     return tracer.casts()
 
@@ -473,10 +510,9 @@ def trace_forward(
     """The ops of one forward entering `grad_mode` and (with a dtype) one autocast region,
     each attributed to the layer whose forward dispatched it.
 
-    `outputs`, when given, receives each layer's output dtype in this traced forward. It can
-    differ from the untraced forward's: torch's fused encoder kernel, called from the tracer,
-    runs its inner products without autocast (measured with torch 2.13: float32 traced,
-    bfloat16 untraced), so that layer's traced ops do not show what it computed in.
+    `outputs`, when given, receives each layer's output dtype in this traced forward: the
+    untraced forward's, since the tracer runs each op under the autocast it was called in
+    (`_autocast_as_called`; torch's fused encoder kernel returned float32 here before it did).
     """
     label = "plain" if autocast_dtype is None else "autocast"
     sources = parameter_sources(model)
@@ -493,11 +529,12 @@ def trace_forward(
             outputs[name] = dtype_name(first.dtype)
         return output
 
+    tracer = OpTracer(label, sources, stack)
     with (
         _grad_context(grad_mode),
         autocast_context(autocast_dtype),
         wrapped_forwards(model, around),
-        OpTracer(label, sources, stack) as tracer,
+        tracer,
     ):
         model(x)
     return tuple(tracer.records)
