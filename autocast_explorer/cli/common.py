@@ -28,7 +28,6 @@ from autocast_explorer.core.experiment.config import (
     INPUT_DISTRIBUTIONS,
     INPUT_KINDS,
     MODELS,
-    ROUTES,
     USER_MODEL_FIELDS,
     ConfigError,
     ExperimentConfig,
@@ -36,6 +35,7 @@ from autocast_explorer.core.experiment.config import (
 )
 from autocast_explorer.core.experiment.families import FAMILIES, family_fields
 from autocast_explorer.core.experiment.families.user.spec import is_user_spec
+from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -89,6 +89,19 @@ def _route_list(text: str) -> tuple[str, ...]:
         return ExperimentConfig(routes=text).routes
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(exc.rule) from None
+
+
+def _routes_help() -> str:
+    """--routes' help: every registered route and its one line, the reference first."""
+    reference = reference_route()
+    kinds = route_kinds()
+    lines = "; ".join(
+        f"{'default ' if k.name == reference else ''}{k.name}: {k.help}" for k in kinds
+    )
+    return (
+        f"ways to a lower precision, each timed float32 vs lower and compared with {reference} "
+        f"float32: {', '.join(k.name for k in kinds)} ({lines})"
+    )
 
 
 def _families_using(field_name: str) -> list[str]:
@@ -169,10 +182,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "--routes",
         type=_route_list,
         metavar="LIST",
-        help="ways to a lower precision, each timed float32 vs lower and compared "
-        f"with eager float32: {', '.join(ROUTES)} (default eager: float32 vs autocast; compiled: "
-        "torch.compile with autocast inside; implicit: float32 with oneDNN's "
-        "fp32_precision=bf16)",
+        help=_routes_help(),
     )
     fam = parser.add_argument_group(
         "model families", "flags of --model cnn, transformer and rnn (each family's own)"
