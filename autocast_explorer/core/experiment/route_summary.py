@@ -1,7 +1,7 @@
 """The routes of a result as text: the table `run --routes` prints and the report embeds.
 
-Torch-free (routes.py, which imports torch, only for type checking): the window's Routes tab
-imports it while it is built, before torch has loaded."""
+Torch-free (the routes package, which imports torch, only for type checking): the window's
+Routes tab imports it while it is built, before torch has loaded."""
 
 from __future__ import annotations
 

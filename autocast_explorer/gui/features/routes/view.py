@@ -1,6 +1,6 @@
 """The Routes view: latency per route and side, compile time apart, error and agreement.
 
-Everything shown is the result's RouteResult list (core/experiment/routes.py); a result
+Everything shown is the result's RouteResult list (core/experiment/routes/); a result
 without routes (eager alone, or training) shows how to ask for them.
 """
 
