@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO
 
 from autocast_explorer.cli.signals import deferred
+from autocast_explorer.core.experiment import route_kinds
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
     DEFAULT_LR,
@@ -35,7 +36,6 @@ from autocast_explorer.core.experiment.config import (
 )
 from autocast_explorer.core.experiment.families import FAMILIES, family_fields
 from autocast_explorer.core.experiment.families.user.spec import is_user_spec
-from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -89,19 +89,6 @@ def _route_list(text: str) -> tuple[str, ...]:
         return ExperimentConfig(routes=text).routes
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(exc.rule) from None
-
-
-def _routes_help() -> str:
-    """--routes' help: every registered route and its one line, the reference first."""
-    reference = reference_route()
-    kinds = route_kinds()
-    lines = "; ".join(
-        f"{'default ' if k.name == reference else ''}{k.name}: {k.help}" for k in kinds
-    )
-    return (
-        f"ways to a lower precision, each timed float32 vs lower and compared with {reference} "
-        f"float32: {', '.join(k.name for k in kinds)} ({lines})"
-    )
 
 
 def _families_using(field_name: str) -> list[str]:
@@ -182,7 +169,9 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "--routes",
         type=_route_list,
         metavar="LIST",
-        help=_routes_help(),
+        help="ways to a lower precision, each timed float32 vs lower and compared with "
+        f"{route_kinds.reference_route()} float32: {', '.join(route_kinds.route_names())} "
+        f"({route_kinds.routes_in_words()})",
     )
     fam = parser.add_argument_group(
         "model families", "flags of --model cnn, transformer and rnn (each family's own)"

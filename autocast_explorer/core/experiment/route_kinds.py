@@ -88,6 +88,16 @@ def other_routes() -> tuple[RouteKind, ...]:
     return route_kinds()[1:]
 
 
+def routes_in_words() -> str:
+    """'default eager: float32 vs autocast; compiled: …': every route's one line, as `--routes`'
+    help lists them (the reference is the default)."""
+    reference = reference_route()
+    return "; ".join(
+        f"{'default ' if kind.name == reference else ''}{kind.name}: {kind.help}"
+        for kind in _KINDS.values()
+    )
+
+
 def route_label(name: str) -> str:
     """What the route's lower side computes ("compiled autocast"); a route unknown here by its
     name."""

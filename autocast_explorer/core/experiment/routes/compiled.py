@@ -54,6 +54,21 @@ def compiled_graphs() -> int:
     return int(counters["stats"]["unique_graphs"])
 
 
+def _compiled_sides(
+    model: torch.nn.Module, low: torch.dtype, backend: Callable[..., Any]
+) -> list[Callable[[torch.Tensor], object]]:
+    """The float32 forward and one with autocast inside, each compiled (lazily) by `backend`."""
+
+    def plain_fn(inp: torch.Tensor) -> object:
+        return model(inp)
+
+    def lower_fn(inp: torch.Tensor) -> object:
+        with autocast_context(low):
+            return model(inp)
+
+    return [torch.compile(plain_fn, backend=backend), torch.compile(lower_fn, backend=backend)]
+
+
 def compiled_route(
     model: torch.nn.Module,
     x: torch.Tensor,
@@ -74,16 +89,7 @@ def compiled_route(
 
     torch._dynamo.reset()  # one session compiles many models: keep Dynamo's cache from filling
     ops: dict[str, int] = {}
-    backend = _recording_backend(ops)
-
-    def plain_fn(inp: torch.Tensor) -> object:
-        return model(inp)
-
-    def lower_fn(inp: torch.Tensor) -> object:
-        with autocast_context(low):
-            return model(inp)
-
-    compiled = [torch.compile(plain_fn, backend=backend), torch.compile(lower_fn, backend=backend)]
+    compiled = _compiled_sides(model, low, _recording_backend(ops))
     start_graphs = compiled_graphs()
     colds: list[float] = []
     outputs: list[object] = []
@@ -118,19 +124,8 @@ def compiled_route(
     notes = [
         f"compiled in {compile_s:.1f} s ({graphs} graph{'s' if graphs != 1 else ''})",
         f"compiled float32 vs eager float32: {closeness(plain_error)}",
+        *_compiled_notes(reference, outputs[1], dtype, graphs, len(compiled), recompiles),
     ]
-    if reference.lower_logits is not None:
-        compiled_lower = first_tensor(outputs[1])
-        if compiled_lower is not None and compiled_lower.shape == reference.lower_logits.shape:
-            versus = layer_error(reference.lower_logits, compiled_lower)
-            notes.append(f"compiled {dtype} vs eager {dtype}: {closeness(versus)}")
-    if graphs > len(compiled):
-        notes.append(
-            f"Dynamo split the model into {graphs} graphs for {len(compiled)} functions: "
-            "what lies between them (graph breaks) ran eagerly"
-        )
-    if recompiles:
-        notes.append(f"{recompiles} recompile{'s' if recompiles != 1 else ''} while timing")
     return RouteResult(
         name="compiled",
         lower_dtype=dtype,
@@ -148,6 +143,32 @@ def compiled_route(
         finding="; ".join(notes),
         interval=timing.interval,
     )
+
+
+def _compiled_notes(
+    reference: Reference,
+    lower_output: object,
+    dtype: str,
+    graphs: int,
+    functions: int,
+    recompiles: int,
+) -> list[str]:
+    """What the finding adds after the compile time: how close the compiled lower side is to
+    eager's, graph breaks, and recompiles while timing."""
+    notes = []
+    if reference.lower_logits is not None:
+        compiled_lower = first_tensor(lower_output)
+        if compiled_lower is not None and compiled_lower.shape == reference.lower_logits.shape:
+            versus = layer_error(reference.lower_logits, compiled_lower)
+            notes.append(f"compiled {dtype} vs eager {dtype}: {closeness(versus)}")
+    if graphs > functions:
+        notes.append(
+            f"Dynamo split the model into {graphs} graphs for {functions} functions: "
+            "what lies between them (graph breaks) ran eagerly"
+        )
+    if recompiles:
+        notes.append(f"{recompiles} recompile{'s' if recompiles != 1 else ''} while timing")
+    return notes
 
 
 def _compile_failed(
