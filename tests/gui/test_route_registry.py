@@ -8,6 +8,7 @@ went back to a list of its own would miss the fake, and its assertion here fails
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -24,10 +25,11 @@ from autocast_explorer.core.experiment.result import result_schema
 from autocast_explorer.core.experiment.route_kinds import (
     RouteKind,
     register,
+    route_kinds,
     route_names,
     unregister,
 )
-from autocast_explorer.core.experiment.routes import Reference, RouteResult
+from autocast_explorer.core.experiment.routes import Reference, RoutePart, RouteResult
 from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.experiment.timing import measure_paired
 from autocast_explorer.core.reports.report import report_markdown
@@ -181,3 +183,17 @@ def test_the_sweep_draws_the_fake_in_its_colour(fake_route, qtbot):
     assert all(math.isfinite(s) for s in speedups)
     assert drawn["route_colors"] == {"fake": "#123456"}
     assert re.search(r"color:\s*#123456;?\">╌ fake<", drawn["route_legend"])
+
+
+def test_each_detail_field_is_one_route_s_and_described_by_it():
+    details = [key for kind in route_kinds() for key in kind.details]
+    assert len(details) == len(set(details))
+    assert set(details) <= {f.name for f in dataclasses.fields(RouteResult)}
+    assert set(details) <= set(RoutePart.model_fields)
+    described = RoutePart.model_fields["kernels"].description
+    assert described == "implicit: oneDNN GEMMs in fpmath mode bf16"
+    with pytest.raises(ValueError, match="compile_s is compiled's"):
+        register(dataclasses.replace(FAKE, details={"compile_s": "seconds"}))
+    with pytest.raises(ValueError, match="not an identifier"):
+        register(dataclasses.replace(FAKE, name="fa,ke"))
+    assert "fake" not in route_names()

@@ -31,7 +31,7 @@ class RouteKind:
     help: str  # one line: the CLI's --routes help and the Routes tab's invitation
     tip: str  # the window's checkbox tooltip
     color: str  # its curve on the sweep's speedup chart (eager's is the chart's main curve)
-    module: str  # the module whose `measure(...)` measures it (imported when measured)
+    module: str  # whose `measure(...)` measures it, imported then (eager's: the engine's run)
     trains: bool = False  # training mode measures it
     details: Mapping[str, str] = field(default_factory=dict)
     tick: str = ""
@@ -44,6 +44,8 @@ _KINDS: dict[str, RouteKind] = {}
 def register(kind: RouteKind) -> RouteKind:
     """Add a route after the ones registered before it; a name or detail field already taken
     is refused (each detail belongs to one route)."""
+    if not kind.name.isidentifier():  # --routes splits at commas; objectNames hold the name
+        raise ValueError(f"route name {kind.name!r} is not an identifier")
     if kind.name in _KINDS:
         raise ValueError(f"route {kind.name!r} is registered already")
     for other in _KINDS.values():
