@@ -1,7 +1,7 @@
-"""`python -m tools.routes_screenshot [PATH]`: the Routes tab after a run of all three routes.
+"""`python -m tools.routes_screenshot [PATH]`: the Routes tab after a run of every route.
 
 Used by `make screenshot-routes` under Xvfb (xcb), like tools/screenshot.py: runs the tutorial's
-MLP with eager, compiled and implicit routes (compiling takes tens of seconds the first time)
+MLP with every registered route (compiling takes tens of seconds the first time)
 and saves the window with the Routes tab in front. Every number is measured on the machine
 that made it.
 """
@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.route_kinds import route_names
 from tools.screenshot import shoot_view
 
-CONFIG = ExperimentConfig(routes=("eager", "compiled", "implicit"), threads=1, min_time=0.3)
+CONFIG = ExperimentConfig(routes=route_names(), threads=1, min_time=0.3)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO
 
 from autocast_explorer.cli.signals import deferred
+from autocast_explorer.core.experiment import route_kinds
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
     DEFAULT_LR,
@@ -28,7 +29,6 @@ from autocast_explorer.core.experiment.config import (
     INPUT_DISTRIBUTIONS,
     INPUT_KINDS,
     MODELS,
-    ROUTES,
     USER_MODEL_FIELDS,
     ConfigError,
     ExperimentConfig,
@@ -169,10 +169,9 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "--routes",
         type=_route_list,
         metavar="LIST",
-        help="ways to a lower precision, each timed float32 vs lower and compared "
-        f"with eager float32: {', '.join(ROUTES)} (default eager: float32 vs autocast; compiled: "
-        "torch.compile with autocast inside; implicit: float32 with oneDNN's "
-        "fp32_precision=bf16)",
+        help="ways to a lower precision, each timed float32 vs lower and compared with "
+        f"{route_kinds.reference_route()} float32: {', '.join(route_kinds.route_names())} "
+        f"({route_kinds.routes_in_words()})",
     )
     fam = parser.add_argument_group(
         "model families", "flags of --model cnn, transformer and rnn (each family's own)"

@@ -11,12 +11,9 @@ from autocast_explorer.core.experiment.config import ConfigError, ExperimentConf
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.experiment.routes import (
-    IMPLICIT_BACKENDS,
-    Reference,
-    compiled_route,
-    implicit_precision,
-)
+from autocast_explorer.core.experiment.routes import Reference
+from autocast_explorer.core.experiment.routes.compiled import compiled_route
+from autocast_explorer.core.experiment.routes.implicit import IMPLICIT_BACKENDS, implicit_precision
 from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.hardware.onednn import fpmath_gemms
 from autocast_explorer.core.runtime.progress import Reporter

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds, route_names
 from autocast_explorer.core.runtime.dtypes import DTYPES
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.runtime.threads import validate_threads
@@ -35,17 +36,9 @@ MAX_EPOCHS = 10_000
 #: The fields only training mode uses (sweeps and placements time forwards and ignore them).
 TRAINING_FIELDS: tuple[str, ...] = ("mode", "steps", "lr", "optimizer", "scaler")
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
-#: Ways to a lower precision, each measured plain vs lower and against eager float32
-#: (core/experiment/routes.py): eager autocast (the reference run), torch.compile with
-#: autocast inside, and oneDNN's implicit bf16 maths on float32 tensors.
-ROUTES: tuple[str, ...] = ("eager", "compiled", "implicit")
-DEFAULT_ROUTES: tuple[str, ...] = ("eager",)
-#: What each route's lower side computes, as the CLI, the report and the window name it.
-ROUTE_LOWER_LABELS: dict[str, str] = {
-    "eager": "autocast",
-    "compiled": "compiled autocast",
-    "implicit": "fp32_precision=bf16",
-}
+#: The routes a run measures unless asked for more: the reference alone (eager autocast). Every
+#: route, its order and its words are registered in route_kinds.py.
+DEFAULT_ROUTES: tuple[str, ...] = (reference_route(),)
 #: A learning rate that makes the synthetic task's loss fall within the default 50 steps
 #: (SGD with momentum wants a larger step than AdamW, which normalises its updates).
 DEFAULT_LR: dict[str, float] = {"sgd": 0.05, "adamw": 0.001}
@@ -232,8 +225,9 @@ class ExperimentConfig:
         if isinstance(routes, str):
             routes = tuple(r.strip() for r in routes.split(","))
         if isinstance(routes, list | tuple):
-            # In ROUTES order (eager first, the reference), whatever order they were named in.
-            ranked = sorted(routes, key=lambda r: ROUTES.index(r) if r in ROUTES else len(ROUTES))
+            # In registration order (eager first, the reference), whatever order they were named.
+            known = route_names()
+            ranked = sorted(routes, key=lambda r: known.index(r) if r in known else len(known))
             object.__setattr__(self, "routes", tuple(ranked))
         validate(self)
 
@@ -394,21 +388,24 @@ def validate(config: ExperimentConfig) -> None:
 
 
 def validate_routes(config: ExperimentConfig) -> None:
-    """Known, distinct names, eager among them (every route is compared with eager float32)."""
-    routes = config.routes
+    """Known, distinct names, the reference among them (every route is compared with its
+    float32 output); in training mode only routes that train."""
+    routes, known, reference = config.routes, route_names(), reference_route()
     if not isinstance(routes, tuple) or not routes:
-        raise ConfigError("routes", f"must be a list of {', '.join(ROUTES)}")
+        raise ConfigError("routes", f"must be a list of {', '.join(known)}")
     for name in routes:
-        if name not in ROUTES:
-            raise ConfigError("routes", f"must be some of {', '.join(ROUTES)} (got {name!r})")
+        if name not in known:
+            raise ConfigError("routes", f"must be some of {', '.join(known)} (got {name!r})")
     if len(set(routes)) != len(routes):
         raise ConfigError("routes", f"each route at most once (got {', '.join(routes)})")
-    if "eager" not in routes:
+    if reference not in routes:
         raise ConfigError(
-            "routes", "must include eager: every route is compared with eager float32"
+            "routes", f"must include {reference}: every route is compared with {reference} float32"
         )
-    if config.mode == "train" and routes != DEFAULT_ROUTES:
-        raise ConfigError("routes", "training mode measures eager autocast only")
+    trained = [kind for kind in route_kinds() if kind.trains]
+    if config.mode == "train" and not set(routes) <= {kind.name for kind in trained}:
+        words = " and ".join(f"{kind.name} {kind.label}" for kind in trained)
+        raise ConfigError("routes", f"training mode measures {words} only")
 
 
 def _suffix(path: str) -> str:

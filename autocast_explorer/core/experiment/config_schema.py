@@ -26,12 +26,12 @@ from autocast_explorer.core.experiment.config import (
     MODELS,
     MODES,
     OPTIMIZERS,
-    ROUTES,
     ExperimentConfig,
 )
 from autocast_explorer.core.experiment.families.cnn import MAX_STAGES
 from autocast_explorer.core.experiment.families.rnn import CELLS
 from autocast_explorer.core.experiment.families.user.spec import MAX_SPEC_LENGTH
+from autocast_explorer.core.experiment.route_kinds import reference_route, route_names
 
 Schema = dict[str, Any]
 
@@ -161,14 +161,20 @@ CONFIG_RULES: dict[str, Schema] = {
     "lr": {"description": "learning rate", "exclusiveMinimum": 0, "maximum": MAX_LR},
     "optimizer": {"description": "sgd (momentum 0.9) or adamw", "enum": list(OPTIMIZERS)},
     "scaler": {"description": "float16 training: use torch.amp.GradScaler('cpu')"},
-    "routes": {
-        "description": "ways to a lower precision measured (eager among them); absent: eager",
+}
+
+
+def routes_rule() -> Schema:
+    """The `routes` field's rule, from the route registry as it is when the schema is made."""
+    reference = reference_route()
+    return {
+        "description": f"ways to a lower precision measured ({reference} among them); "
+        f"absent: {reference}",
         "type": "array",
-        "items": {"enum": list(ROUTES)},
+        "items": {"enum": list(route_names())},
         "minItems": 1,
         "uniqueItems": True,
-    },
-}
+    }
 
 
 def config_properties() -> dict[str, Schema]:
@@ -177,7 +183,7 @@ def config_properties() -> dict[str, Schema]:
     for field in dataclasses.fields(ExperimentConfig):
         annotation = field.type if isinstance(field.type, str) else field.type.__name__
         base = FIELD_TYPES.get(annotation, {})
-        rules = CONFIG_RULES.get(field.name, {})
+        rules = routes_rule() if field.name == "routes" else CONFIG_RULES.get(field.name, {})
         if not base and not {"type", "enum"} & set(rules):
             raise ValueError(
                 f"config field {field.name!r}: no schema for {annotation!r}; add it to "

@@ -27,6 +27,7 @@ from autocast_explorer.core.experiment.capture import (
 )
 from autocast_explorer.core.experiment.certainty import RUN_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import (
+    DEFAULT_ROUTES,
     MAX_STEPS,
     TRAINING_STEP_FORWARDS,
     ExperimentConfig,
@@ -215,7 +216,7 @@ def _run_experiment(
             plain_stats, auto_stats = timing.stats
         evidence = TimingEvidence.from_timing(timing, meter.stop())
         routes: tuple[RouteResult, ...] = ()
-        if config.routes != ("eager",):
+        if config.routes != DEFAULT_ROUTES:
             eager = eager_route(
                 plain_stats,
                 auto_stats,
@@ -238,8 +239,7 @@ def _run_experiment(
                         reporter.span(0.1 + share * i, 0.1 + share * (i + 1)),
                         config.allow_slow,
                     )
-                    for i, name in enumerate(config.routes)
-                    if name != "eager"
+                    for i, name in enumerate(config.routes[1:], start=1)  # after the reference
                 ),
             )
     warnings += noise_warnings(config, plain_stats, auto_stats)

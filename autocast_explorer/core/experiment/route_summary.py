@@ -1,7 +1,7 @@
 """The routes of a result as text: the table `run --routes` prints and the report embeds.
 
-Torch-free (routes.py, which imports torch, only for type checking): the window's Routes tab
-imports it while it is built, before torch has loaded."""
+Torch-free (the routes package, which imports torch, only for type checking): the window's
+Routes tab imports it while it is built, before torch has loaded."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import math
 from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS
-from autocast_explorer.core.experiment.config import ROUTE_LOWER_LABELS
 from autocast_explorer.core.experiment.interval import ratio_text
+from autocast_explorer.core.experiment.route_kinds import route_label
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.routes import RouteResult
@@ -33,7 +33,7 @@ def route_cells(route: RouteResult) -> list[str]:
         route.name,
         *("—" if median[side] is None else f"{median[side]:.4g}" for side in ("plain", "lower")),
         route.speedup_text(),
-        f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})",
+        f"{route_label(route.name)} ({route.lower_dtype})",
         route.output_dtype.get("lower", "—"),
         "—" if route.compile_s is None else f"{route.compile_s:.1f} s",
         sqnr,
@@ -69,7 +69,7 @@ def route_lines(routes: tuple[RouteResult, ...]) -> list[str]:
         speedup = f"{route.speedup:8.2f}×" if math.isfinite(route.speedup) else f"{'—':>9}"
         compile_s = f"{route.compile_s:8.1f}s" if route.compile_s is not None else f"{'—':>9}"
         agree = f"{route.agreement.fraction:8.1%}" if route.agreement else f"{'—':>8}"
-        computes = f"{ROUTE_LOWER_LABELS.get(route.name, route.name)} ({route.lower_dtype})"
+        computes = f"{route_label(route.name)} ({route.lower_dtype})"
         lines.append(
             f"  {route.name:<9}{_ms(route.plain)}{_ms(route.lower)}{speedup}  {computes:<31}"
             f"{route.output_dtype.get('lower', '—'):<10}{compile_s}{_sqnr(route)} {agree}"

@@ -12,6 +12,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 
+from autocast_explorer.core.experiment.route_kinds import (
+    other_routes,
+    route_kind,
+    route_names,
+    routes_filling,
+)
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.shell import style
 
@@ -21,7 +27,11 @@ if TYPE_CHECKING:
 HEADROOM = 1.25
 OFFSET = 0.2
 _EMPTY = np.zeros(0)
-_HINT = "Tick compiled or implicit\nbeside Run, then Run (F5)"  # two lines: fits a narrow chart
+
+
+def _hint() -> str:
+    """What to tick for routes, on two lines (fits a narrow chart)."""
+    return f"Tick {' or '.join(k.name for k in other_routes())}\nbeside Run, then Run (F5)"
 
 
 def _bar_items(plot: pg.PlotItem) -> tuple[pg.BarGraphItem, pg.ErrorBarItem]:
@@ -54,7 +64,7 @@ class RoutesLatencyChart(StaticChart):
         plot = self.getPlotItem()
         plot.getAxis("bottom").setHeight(60)
         self._bars, self._errors = _bar_items(plot)
-        self._hint = pg.TextItem(_HINT, color=style.MUTED, anchor=(0.5, 0.5))
+        self._hint = pg.TextItem(_hint(), color=style.MUTED, anchor=(0.5, 0.5))
         self._hint.setFont(style.chart_font())
         plot.addItem(self._hint)
         self.clear()
@@ -65,15 +75,15 @@ class RoutesLatencyChart(StaticChart):
             return
         xs, heights, brushes, tops, bottoms = [], [], [], [], []
         for i, route in enumerate(routes):
-            sides = ((route.plain, "float32", -OFFSET), (route.lower, route.lower_dtype, OFFSET))
+            # A lower side is coloured by what it really computed (implicit: bf16 only where
+            # oneDNN ran bf16 maths).
+            sides = ((route.plain, "float32", -OFFSET), (route.lower, route.computed_dtype, OFFSET))
             for stats, dtype, dx in sides:
                 if stats is None:
                     continue
                 xs.append(i + dx)
                 heights.append(stats.median_ms)
-                # The implicit side is coloured bf16 only where oneDNN ran bf16 maths.
-                shown = "float32" if route.name == "implicit" and not route.kernels else dtype
-                brushes.append(pg.mkBrush(style.dtype_color(shown)))
+                brushes.append(pg.mkBrush(style.dtype_color(dtype)))
                 tops.append(stats.p75_ms - stats.median_ms)
                 bottoms.append(stats.median_ms - stats.p25_ms)
         self._bars.setOpts(x=xs, height=heights, brushes=brushes)
@@ -99,9 +109,9 @@ class RoutesLatencyChart(StaticChart):
         plot.setXRange(-0.6, 0.6, padding=0)
         plot.setYRange(0, 1, padding=0)
         plot.getAxis("bottom").setTicks([[]])
-        self.set_hint(_HINT)
+        self.set_hint(_hint())
         self._hint.setPos(0, 0.5)
-        style.set_title(plot, "Latency per route", "eager, compiled, implicit")
+        style.set_title(plot, "Latency per route", ", ".join(route_names()))
 
     def drawn(self) -> dict[str, Any]:
         """What the plot items hold now: bar x positions and heights, tick texts."""
@@ -112,11 +122,14 @@ class RoutesLatencyChart(StaticChart):
             "heights": [float(h) for h in (opts.get("height") or [])],
             "ticks": [text for _pos, text in (levels[0] if levels else [])],
             "hint": self._hint.toPlainText(),
+            "title": self.getPlotItem().titleLabel.text,
         }
 
 
 def _tick(route: RouteResult) -> str:
-    return f"{route.name}\n{route.lower_dtype if route.name != 'implicit' else 'bf16 maths'}"
+    """The route's name over its lower side's: the registered tick, else its dtype."""
+    kind = route_kind(route.name)
+    return f"{route.name}\n{kind.tick if kind is not None and kind.tick else route.lower_dtype}"
 
 
 class RoutesCompileChart(StaticChart):
@@ -149,7 +162,8 @@ class RoutesCompileChart(StaticChart):
         self.clear()
 
     def show_routes(self, routes: tuple[RouteResult, ...]) -> None:
-        route = next((r for r in routes if r.name == "compiled"), None)
+        owners = routes_filling("compile_s")  # the routes that compile (compiled)
+        route = next((r for r in routes if r.name in owners), None)
         if route is None or route.compile_s is None:
             self.clear()
             if route is not None:

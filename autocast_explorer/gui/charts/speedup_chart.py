@@ -16,6 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from autocast_explorer.core.experiment.route_kinds import other_routes
 from autocast_explorer.core.sweeps.crossover import BREAK_EVEN, find_crossings, format_value
 from autocast_explorer.core.sweeps.spec import default_values
 from autocast_explorer.gui.charts.log_ticks import log_range, value_ticks
@@ -34,8 +35,6 @@ CROSSING = "#f2b705"
 _EMPTY = np.zeros(0)
 #: Labelled swept values on the x axis ("1024" and "2048" need room on a half-width chart).
 X_TICKS = 8
-#: Speedup curves of the other routes (`sweep --routes`), dashed beside eager's.
-ROUTE_COLORS = {"compiled": "#7b3fa0", "implicit": "#1b7f79"}
 
 
 def crossing_label(value: float, rising: bool) -> str:
@@ -98,17 +97,20 @@ class SpeedupChart(StaticChart):
         self._hint = pg.TextItem("Press Run sweep (F6)", color=style.MUTED, anchor=(0.5, 0.5))
         self._hint.setFont(style.chart_font())
         plot.addItem(self._hint)
+        # Speedup curves of the other routes (`sweep --routes`), dashed beside eager's, each in
+        # its registered colour.
         self._route_curves: dict[str, pg.PlotDataItem] = {}
-        for name, color in ROUTE_COLORS.items():
+        self._route_colors = {kind.name: kind.color for kind in other_routes()}
+        for kind in other_routes():
             curve = pg.PlotDataItem(
-                pen=pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine),
+                pen=pg.mkPen(kind.color, width=2, style=Qt.PenStyle.DashLine),
                 symbol="s",
                 symbolSize=7,
-                symbolBrush=pg.mkBrush(color),
+                symbolBrush=pg.mkBrush(kind.color),
                 symbolPen="w",
             )
             plot.addItem(curve)
-            self._route_curves[name] = curve
+            self._route_curves[kind.name] = curve
         self._route_legend = pg.TextItem("", anchor=(1, 0), fill=(255, 255, 255, 200))
         self._route_legend.setFont(style.chart_font(10, bold=True))
         plot.addItem(self._route_legend)
@@ -156,7 +158,7 @@ class SpeedupChart(StaticChart):
             curve.setData([v for v, _ in pairs], [s for _, s in pairs])
             speeds += [s for _, s in pairs]
             if pairs:
-                shown.append(f"<span style='color:{ROUTE_COLORS[name]}'>╌ {name}</span>")
+                shown.append(f"<span style='color:{self._route_colors[name]}'>╌ {name}</span>")
         plot = self.getPlotItem()
         low, high = plot.viewRange()[1]
         if speeds:  # the other routes' points stay inside the view
@@ -309,6 +311,12 @@ class SpeedupChart(StaticChart):
                 for name, curve in self._route_curves.items()
                 if curve.xData is not None and len(curve.xData)
             },
+            "route_colors": {  # each drawn route's pen, as the legend names it
+                name: curve.opts["pen"].color().name()
+                for name, curve in self._route_curves.items()
+                if curve.xData is not None and len(curve.xData)
+            },
+            "route_legend": self._route_legend.toHtml(),
         }
 
 

@@ -44,13 +44,13 @@ from autocast_explorer.core.experiment.config import (
     MAX_STEPS,
     MAX_TIME_FACTOR,
     OPTIMIZERS,
-    ROUTES,
     TRAINING_FIELDS,
     ConfigError,
     ExperimentConfig,
     parse_widths,
 )
 from autocast_explorer.core.experiment.families import FAMILIES, USER
+from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds
 from autocast_explorer.gui.features.experiment.family_controls import MODEL_TIP, FamilyControls
 from autocast_explorer.gui.shell import style
 
@@ -126,14 +126,6 @@ TIPS = {
     "checkpoint": "Optional: your trained weights (a state_dict as .safetensors or a "
     "weights-only .pt) to evaluate instead of training. Its keys and shapes must match the model.",
     "run": "Measure this config: plain float32 vs autocast, on a worker thread (F5).",
-    "route_eager": "Always measured: float32 vs torch.autocast around the forward; every "
-    "other route is compared with its float32 output.",
-    "route_compiled": "Also measure torch.compile (inductor): the float32 forward vs one with "
-    "autocast inside. Compile time is measured apart and cannot be cancelled while inductor "
-    "builds (the first compile in a session takes longest). Needs a C++ compiler.",
-    "route_implicit": "Also measure float32 with oneDNN's fp32_precision='bf16' for matmul, "
-    "conv and rnn (tensors stay float32; GEMMs may use bf16 maths). The Routes tab says "
-    "whether oneDNN really did. Restored after the run.",
     "cancel": "Stop the run at the next timing block (Esc).",
     "progress": "Progress of the current run.",
 }
@@ -289,15 +281,15 @@ class ControlsPanel(QWidget):
         routes_label.setToolTip(self.routeSelector.toolTip())
         routes_row.addWidget(routes_label)
         self.routeChecks: dict[str, QCheckBox] = {}
-        for name in ROUTES:
-            check = QCheckBox(name)
-            check.setObjectName(f"route{name.capitalize()}Check")
-            check.setToolTip(TIPS[f"route_{name}"])
+        for kind in route_kinds():  # the registry's routes, its tips (route_kinds.py)
+            check = QCheckBox(kind.name)
+            check.setObjectName(f"route{kind.name.capitalize()}Check")
+            check.setToolTip(kind.tip)
             check.toggled.connect(self._emit_changed)
             routes_row.addWidget(check)
-            self.routeChecks[name] = check
-        self.routeChecks["eager"].setChecked(True)
-        self.routeChecks["eager"].setEnabled(False)
+            self.routeChecks[kind.name] = check
+        self.routeChecks[reference_route()].setChecked(True)  # always measured
+        self.routeChecks[reference_route()].setEnabled(False)
         routes_row.addStretch(1)
         footer.addWidget(self.routeSelector)
         buttons = QHBoxLayout()

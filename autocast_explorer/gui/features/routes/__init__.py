@@ -1,4 +1,4 @@
-"""The Routes tab: eager autocast, torch.compile and oneDNN's implicit bf16 side by side."""
+"""The Routes tab: every registered route (core/experiment/route_kinds.py) side by side."""
 
 from autocast_explorer.gui.features.routes.feature import install
 

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from autocast_explorer.core.experiment.route_kinds import route_kinds
 from autocast_explorer.gui.features.routes.view import RoutesView
 from autocast_explorer.gui.shell.context import AppContext
+
+
+def _route_words() -> str:
+    """'eager (autocast), compiled (compiled autocast) and implicit (fp32_precision=bf16)'."""
+    words = [f"{kind.name} ({kind.label})" for kind in route_kinds()]
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else words[0]
 
 
 def install(ctx: AppContext) -> dict[str, Any]:
@@ -14,8 +21,7 @@ def install(ctx: AppContext) -> dict[str, Any]:
         "routes",
         view,
         "Routes",
-        "Eager autocast, torch.compile and oneDNN's implicit bf16: latency, compile time, "
-        "error and agreement against eager float32.",
+        f"{_route_words()}: latency, compile time, error and agreement against eager float32.",
     )
 
     def has_routes() -> bool:

@@ -1,6 +1,6 @@
 """The Routes view: latency per route and side, compile time apart, error and agreement.
 
-Everything shown is the result's RouteResult list (core/experiment/routes.py); a result
+Everything shown is the result's RouteResult list (core/experiment/routes/); a result
 without routes (eager alone, or training) shows how to ask for them.
 """
 
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from autocast_explorer.core.experiment.route_kinds import other_routes, route_kinds
 from autocast_explorer.core.experiment.route_summary import route_cells as core_route_cells
 from autocast_explorer.gui.charts.routes_chart import RoutesCompileChart, RoutesLatencyChart
 from autocast_explorer.gui.shell import style
@@ -40,11 +41,16 @@ COLUMNS = (
     "agree",
     "recompiles",
 )
-EMPTY_TEXT = (
-    "Only eager autocast was measured. Tick <b>compiled</b> (torch.compile with autocast "
-    "inside) or <b>implicit</b> (float32 with oneDNN's fp32_precision=bf16) beside Run to "
-    "measure them beside it."
-)
+
+
+def empty_text() -> str:
+    """What a result without routes shows: how to ask for each registered route."""
+    reference = route_kinds()[0]
+    others = " or ".join(f"<b>{kind.name}</b> ({kind.help})" for kind in other_routes())
+    return (
+        f"Only {reference.name} {reference.label} was measured. Tick {others} beside Run to "
+        "measure them beside it."
+    )
 
 
 def route_cells(route: RouteResult) -> list[str]:
@@ -60,7 +66,7 @@ class RoutesView(QWidget):
         super().__init__(parent)
         self.setObjectName("routesView")
         layout = QVBoxLayout(self)
-        self.introLabel = QLabel(EMPTY_TEXT)
+        self.introLabel = QLabel(empty_text())
         self.introLabel.setObjectName("routesIntro")
         self.introLabel.setWordWrap(True)
         self.introLabel.setToolTip("Which routes the run on screen measured.")
@@ -105,7 +111,7 @@ class RoutesView(QWidget):
             names = ", ".join(r.name for r in routes)
             self.introLabel.setText(f"Routes measured in this run: {names}.")
         else:
-            self.introLabel.setText(EMPTY_TEXT)
+            self.introLabel.setText(empty_text())
         lines = [f"<b>{r.name}</b>: {_escape(r.finding)}" for r in routes if r.finding]
         self.findingsLabel.setText("<br>".join(lines))
 
@@ -113,7 +119,7 @@ class RoutesView(QWidget):
         self.latencyChart.clear()
         self.compileChart.clear()
         self.table.setRowCount(0)
-        self.introLabel.setText(EMPTY_TEXT)
+        self.introLabel.setText(empty_text())
         self.findingsLabel.setText("")
 
 

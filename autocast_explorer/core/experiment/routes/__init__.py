@@ -1,0 +1,30 @@
+"""Routes to a lower precision beside eager autocast, each measured plain vs lower.
+
+One module per route (eager.py, compiled.py, implicit.py), each registered in route_kinds.py,
+which names the module whose `measure` `measure_route` calls. Every route's outputs are compared
+with eager float32 (error and agreement). A route that fails here is a finding carrying torch's
+message, not a failed run. Routes work on any nn.Module and input.
+"""
+
+from autocast_explorer.core.experiment.routes.common import Reference, measure_route
+from autocast_explorer.core.experiment.routes.eager import eager_route
+from autocast_explorer.core.experiment.routes.result import (
+    RouteAgreement,
+    RouteAgreementPart,
+    RoutePart,
+    RouteResult,
+    routes_from_parts,
+    routes_to_parts,
+)
+
+__all__ = [
+    "Reference",
+    "RouteAgreement",
+    "RouteAgreementPart",
+    "RoutePart",
+    "RouteResult",
+    "eager_route",
+    "measure_route",
+    "routes_from_parts",
+    "routes_to_parts",
+]
