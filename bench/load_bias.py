@@ -1,7 +1,7 @@
 """How far can other programs move the measured speedup? (Not part of the test suite.)
 
 The verdict may state a direction under load only when the whole interval lies beyond the worst
-bias load was seen to cause (issue 33). This script measures that bias: for each model (the
+bias load was seen to cause (the verdict-under-load rule). This script measures that bias: for each model (the
 tutorial MLP, the GRU preset, the CNN preset) and each torch thread count (1, 2), it runs the
 experiment quiet and beside 1 and 2 busy loops (plain Python `while True` processes), all pinned
 to the same `--cores` cores (default: the first two, a 2-core laptop), and reports each busy

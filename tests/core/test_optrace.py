@@ -173,7 +173,7 @@ class ResidualConv(torch.nn.Module):
 
 
 class RecurrentAfterBfloat16(torch.nn.Module):
-    """Issue 35's model: the recurrent layer gets a bfloat16 input and float32 weights."""
+    """A recurrent layer that gets a bfloat16 input and float32 weights (it crashed the tracer)."""
 
     def __init__(self, cell):
         super().__init__()
