@@ -1,11 +1,11 @@
 """How far can other programs move the measured speedup? (Not part of the test suite.)
 
 The verdict may state a direction under load only when the whole interval lies beyond the worst
-bias load was seen to cause (the verdict-under-load rule). This script measures that bias: for each model (the
-tutorial MLP, the GRU preset, the CNN preset) and each torch thread count (1, 2), it runs the
-experiment quiet and beside 1 and 2 busy loops (plain Python `while True` processes), all pinned
-to the same `--cores` cores (default: the first two, a 2-core laptop), and reports each busy
-run's paired speedup divided by the quiet median: the bias factor. The largest factor either way
+bias load was seen to cause. This script measures that bias: for each model (the tutorial MLP,
+the GRU preset, the CNN preset) and each torch thread count (1, 2), it runs the experiment quiet
+and beside 1 and 2 busy loops (plain Python `while True` processes), all pinned to the same
+`--cores` cores (default: the first two, a 2-core laptop), and reports each busy run's paired
+speedup divided by the quiet median: the bias factor. The largest factor either way
 is the bound a busy verdict must clear.
 
 Run it on an otherwise quiet machine. Prints a Markdown block for bench/RESULTS.md and, with
