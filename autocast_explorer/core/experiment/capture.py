@@ -13,12 +13,13 @@ import contextlib
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 from pydantic import Field
 
-from autocast_explorer.core.documents.model import Part, Text, Whole, WholeMap, build, dump
+from autocast_explorer.core.documents.field_types import Text, Whole, WholeMap
+from autocast_explorer.core.documents.model import Part, build, dump
 from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.compute import ComputeDtypes
@@ -30,15 +31,17 @@ from autocast_explorer.core.runtime.wrapping import wrapped_forwards
 
 
 class LayerDtypesPart(Part):
-    in_dtype: Text() = Field(alias="in")
-    out_dtype: Text() = Field(alias="out")
-    compute_dtypes: dict[str, WholeMap()] | None = Field(
+    in_dtype: Text = Field(alias="in")
+    out_dtype: Text = Field(alias="out")
+    compute_dtypes: dict[str, WholeMap] | None = Field(
         default=None,
         description="what the layer computed in, from the op trace: op → dtype → count of its "
         "ops that did maths (casts, views and shape ops left out), the ops of the layers nested "
         "inside it included; absent when not traced",
     )
-    casts: Whole(description="dtype casts dispatched inside the layer (with compute_dtypes)") = 0
+    casts: Annotated[
+        Whole, Field(description="dtype casts dispatched inside the layer (with compute_dtypes)")
+    ] = 0
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,13 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import torch
+from pydantic import Field
 
-from autocast_explorer.core.documents.model import Number, Part, Text, build, dump
+from autocast_explorer.core.documents.field_types import NonNegative, Text
+from autocast_explorer.core.documents.model import Part, build, dump
 from autocast_explorer.core.experiment.config import (
     TRAINING_STEP_FORWARDS,
     ConfigError,
@@ -96,8 +98,10 @@ class OpCalibration:
 class GuardPart(Part):
     """The result's `guard`: the time guard's estimate, beside the measurement."""
 
-    estimated_forward_ms: Number(ge=0, description="the time guard's forecast of one forward")
-    basis: Text(description="what was calibrated to make it")
+    estimated_forward_ms: Annotated[
+        NonNegative, Field(description="the time guard's forecast of one forward")
+    ]
+    basis: Annotated[Text, Field(description="what was calibrated to make it")]
 
 
 @dataclass(frozen=True)

@@ -17,23 +17,26 @@ from pydantic import BeforeValidator, ConfigDict, Field, create_model, model_val
 
 from autocast_explorer.core.data.answers import AccuracyPart, AccuracyReport
 from autocast_explorer.core.data.records import DataInfo, DataPart
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     FlagMap,
+    MultilineTexts,
     NullableNumber,
     NullableText,
-    OpenPart,
-    Part,
     Text,
-    Texts,
     Whole,
     Wholes,
+    refuse,
+    schema_tag,
+    text_rules,
+)
+from autocast_explorer.core.documents.model import (
+    OpenPart,
+    Part,
     build,
     def_ref,
     dump,
     read,
-    refuse,
     schema,
-    schema_tag,
 )
 from autocast_explorer.core.documents.reader import (
     MAX_SHOWN_CHARS,
@@ -124,21 +127,24 @@ class LatencySection(EvidenceSection):
     autocast: LatencyPart | None = Field(
         description="null when the autocast forward raised (autocast_error)"
     )
-    speedup: NullableNumber(
-        description="the paired float32 ÷ autocast ratio (speedup_interval.estimate); "
-        "plain median ÷ autocast median without one"
-    ) = None
+    speedup: Annotated[
+        NullableNumber,
+        Field(
+            description="the paired float32 ÷ autocast ratio (speedup_interval.estimate); "
+            "plain median ÷ autocast median without one"
+        ),
+    ] = None
 
 
 class OutputDtypes(Part):
-    plain: Text()
-    autocast: NullableText()
+    plain: Text
+    autocast: NullableText
 
 
 class LayerPart(Part):
-    name: Text()
-    kind: Text()
-    out_shape: Wholes() = ()
+    name: Text
+    kind: Text
+    out_shape: Wholes = ()
     plain: LayerDtypesPart
     autocast: LayerDtypesPart | None = Field(
         description="null: the autocast forward raised before this layer"
@@ -151,27 +157,33 @@ class ResultPart(OpenPart):
 
     model_config = ConfigDict(json_schema_extra={"dependentRequired": {"ops": ["casts"]}})
 
-    schema_: schema_tag(SCHEMA) = Field(alias="schema")
-    created: Text(description="ISO 8601 UTC time") = ""
+    schema_: Annotated[str, schema_tag(SCHEMA)] = Field(alias="schema")
+    created: Annotated[Text, Field(description="ISO 8601 UTC time")] = ""
     config: ConfigField
     environment: EnvironmentPart
     latency: LatencySection
-    flops_per_forward: Whole(
-        description="2 per multiply-add of the model's matrix products (Linear layers for an MLP)"
-    )
+    flops_per_forward: Annotated[
+        Whole,
+        Field(
+            description="2 per multiply-add of the model's matrix products "
+            "(Linear layers for an MLP)"
+        ),
+    ]
     output_dtype: OutputDtypes
     layers: tuple[LayerPart, ...]
     agreement: AgreementPart | None = Field(description="null when the autocast forward raised")
-    warnings: Texts(multiline=True) = ()
-    autocast_error: Text(
-        multiline=True,
-        limit=MAX_SHOWN_CHARS,
-        description="only when the autocast forward raised: torch's message (float32 alone "
-        "was timed)",
-    ) = ""
-    fast_path: FlagMap(
-        description="transformer: whether the fused encoder kernel ran, per mode"
-    ) = None
+    warnings: MultilineTexts = ()
+    autocast_error: Annotated[
+        str,
+        *text_rules(multiline=True, limit=MAX_SHOWN_CHARS),
+        Field(
+            description="only when the autocast forward raised: torch's message (float32 alone "
+            "was timed)"
+        ),
+    ] = ""
+    fast_path: Annotated[
+        FlagMap, Field(description="transformer: whether the fused encoder kernel ran, per mode")
+    ] = None
     ops: OpsSection | None = None
     casts: CastSummaryPart | None = None
     ops_diff: OpsDiffSection = ()

@@ -21,16 +21,9 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
+from autocast_explorer.core.documents.field_types import refuse
 from autocast_explorer.core.documents.files import not_a_regular_file, write_atomic
-from autocast_explorer.core.documents.model import (
-    Part,
-    build,
-    def_ref,
-    dump,
-    read,
-    refuse,
-    schema,
-)
+from autocast_explorer.core.documents.model import Part, build, def_ref, dump, read, schema
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     cap_text,
