@@ -11,11 +11,12 @@ a bound no alias names is spelled with the rules behind the aliases,
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, get_args
 
-from pydantic import BeforeValidator, Field
-from pydantic_core import PydanticCustomError
+from pydantic import BeforeValidator, Field, GetCoreSchemaHandler
+from pydantic_core import CoreSchema, PydanticCustomError
 
 from autocast_explorer.core.documents.reader import (
     MAX_DOCUMENT_TEXT_CHARS,
@@ -25,6 +26,7 @@ from autocast_explorer.core.documents.reader import (
 )
 
 Check = Callable[[Any], Any]
+T = TypeVar("T")
 
 
 def refuse(problem: str, at: str = "") -> PydanticCustomError:
@@ -236,3 +238,18 @@ WholeMap = Annotated[
 FlagMap = Annotated[dict[str, bool], _each_value(_flag_check(False), "expected true or false")]
 #: A JSON object kept as it is (free-form facts such as environment.extra).
 AnyObject = Annotated[dict[str, Any], BeforeValidator(_any_object)]
+
+
+class _NotNull:
+    """pydantic reads `T | None` as `T`: see Omittable."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        (inner,) = (arg for arg in get_args(source) if arg is not types.NoneType)
+        return handler(inner)
+
+
+#: A key that may be left out (the attribute is then None, its default) but is never null in a
+#: file: the reader refuses null in T's own words and the schema does not offer it.
+Omittable = Annotated[T | None, _NotNull()]

@@ -22,6 +22,7 @@ from autocast_explorer.core.documents.field_types import (
     MultilineTexts,
     NullableNumber,
     NullableText,
+    Omittable,
     Text,
     Whole,
     Wholes,
@@ -182,7 +183,8 @@ class ResultPart(OpenPart):
         ),
     ] = ""
     fast_path: Annotated[
-        FlagMap, Field(description="transformer: whether the fused encoder kernel ran, per mode")
+        Omittable[FlagMap],
+        Field(description="transformer: whether the fused encoder kernel ran, per mode"),
     ] = None
     ops: OpsSection | None = None
     casts: CastSummaryPart | None = None

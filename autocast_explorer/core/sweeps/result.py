@@ -37,6 +37,7 @@ from autocast_explorer.core.documents.field_types import (
     NullableNumber,
     Number,
     Numbers,
+    Omittable,
     PositiveWhole,
     PositiveWholes,
     Text,
@@ -194,10 +195,13 @@ class PerModeBytes(Part):
 class PointPart(Part):
     index: Whole
     value: PositiveWhole
-    width: Annotated[PositiveWhole, Field(description="grid only: the row's hidden width")] = None
+    width: Annotated[
+        Omittable[PositiveWhole], Field(description="grid only: the row's hidden width")
+    ] = None
     batch: PositiveWhole
     widths: Annotated[
-        PositiveWholes, Field(description="mlp points", json_schema_extra={"minItems": 2})
+        Omittable[PositiveWholes],
+        Field(description="mlp points", json_schema_extra={"minItems": 2}),
     ] = None
     latency: PointLatency
     gflops: PerModeRate
@@ -238,7 +242,7 @@ class SweepPart(OpenPart):
     environment: EnvironmentPart
     param: Param
     values: SweptValues
-    width_values: SweptValues = None
+    width_values: Omittable[SweptValues] = None
     points: tuple[PointPart, ...]
     crossover: Crossover
     crossover_sentence: Text = ""
