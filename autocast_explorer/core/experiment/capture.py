@@ -20,13 +20,12 @@ from pydantic import Field
 
 from autocast_explorer.core.documents.field_types import Text, Whole, WholeMap
 from autocast_explorer.core.documents.model import Part, build, dump
-from autocast_explorer.core.experiment.config import ConfigError
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
-from autocast_explorer.core.runtime.errors import error_text
+from autocast_explorer.core.runtime.errors import ConfigError, error_text
 from autocast_explorer.core.runtime.wrapping import wrapped_forwards
 
 
@@ -202,20 +201,20 @@ def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[Lay
     for p in plain:
         n = seen.get(p.name, 0)
         seen[p.name] = n + 1
-        a = by_key.get((p.name, n))
+        twin = by_key.get((p.name, n))
         records.append(
             LayerRecord(
                 name=p.name,
                 kind=p.kind,
                 plain=LayerDtypes(p.in_dtype, p.out_dtype),
-                autocast=LayerDtypes(a.in_dtype, a.out_dtype) if a is not None else None,
+                autocast=LayerDtypes(twin.in_dtype, twin.out_dtype) if twin is not None else None,
                 out_shape=p.out_shape,
                 error=(
-                    layer_error(p.output, a.output)
-                    if a is not None
+                    layer_error(p.output, twin.output)
+                    if twin is not None
                     and p.output is not None
-                    and a.output is not None
-                    and p.output.shape == a.output.shape
+                    and twin.output is not None
+                    and p.output.shape == twin.output.shape
                     else None
                 ),
             )

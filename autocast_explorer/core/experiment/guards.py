@@ -19,11 +19,7 @@ from pydantic import Field
 
 from autocast_explorer.core.documents.field_types import NonNegative, Text
 from autocast_explorer.core.documents.model import Part, build, dump
-from autocast_explorer.core.experiment.config import (
-    TRAINING_STEP_FORWARDS,
-    ConfigError,
-    ExperimentConfig,
-)
+from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.out_of_memory import (
     OutOfMemory,
@@ -33,6 +29,7 @@ from autocast_explorer.core.experiment.out_of_memory import (
 from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
+from autocast_explorer.core.runtime.errors import ConfigError
 
 MAX_FORWARD_SECONDS = 10.0
 #: A compile cannot be interrupted either; past this forecast the compiled route is refused.

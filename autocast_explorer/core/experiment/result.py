@@ -56,7 +56,7 @@ from autocast_explorer.core.experiment.certainty import (
     judge,
     speedup_figure,
 )
-from autocast_explorer.core.experiment.config import MODELS, ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import MODELS, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.info import ModelInfo, ModelInfoPart
@@ -78,6 +78,7 @@ from autocast_explorer.core.numerics.optrace import (
     OpsSection,
     OpTrace,
 )
+from autocast_explorer.core.runtime.errors import ConfigError
 
 SCHEMA = "autocast-explorer/result/1"
 CSV_FIELDS = (

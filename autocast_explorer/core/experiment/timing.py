@@ -174,7 +174,7 @@ class PairedTiming:
         """The interval of mode i ÷ mode j (as `interval` is of 0 ÷ 1) over the rounds where
         both kept a block (time ratios: above 1, mode j was faster); None with fewer than 2."""
         return speedup_interval(
-            [r[i] / r[j] for r in self.rounds_ms if r[i] is not None and r[j] is not None]
+            [a / b for r in self.rounds_ms if (a := r[i]) is not None and (b := r[j]) is not None]
         )
 
 

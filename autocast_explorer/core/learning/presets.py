@@ -31,8 +31,9 @@ from autocast_explorer.core.documents.reader import (
     parse_json,
 )
 from autocast_explorer.core.documents.resources import presets_dir
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.sweeps.spec import PARAMS, SweepSpec
 
 SCHEMA = "autocast-explorer/preset/1"

@@ -70,7 +70,7 @@ from autocast_explorer.core.experiment.certainty import (
     judge,
     speedup_figure,
 )
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import SpeedupInterval
@@ -83,6 +83,7 @@ from autocast_explorer.core.experiment.routes import (
 )
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.sweeps.crossover import (
     CrossingInterval,
     crossing_intervals,

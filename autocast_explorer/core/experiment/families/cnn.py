@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
     Family,
     FamilyParam,
@@ -20,6 +20,7 @@ from autocast_explorer.core.experiment.families.base import (
     draw_input,
     head_module,
 )
+from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     import torch

@@ -6,11 +6,7 @@ import itertools
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from autocast_explorer.core.experiment.config import (
-    ConfigError,
-    ExperimentConfig,
-    parameter_count,
-)
+from autocast_explorer.core.experiment.config import ExperimentConfig, parameter_count
 from autocast_explorer.core.experiment.families.base import (
     Family,
     Gemm,
@@ -18,6 +14,7 @@ from autocast_explorer.core.experiment.families.base import (
     draw_input,
     head_module,
 )
+from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     import torch

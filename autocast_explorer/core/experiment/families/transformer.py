@@ -10,10 +10,10 @@ numbers are the same computation).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
     Family,
     FamilyParam,
@@ -22,6 +22,7 @@ from autocast_explorer.core.experiment.families.base import (
     draw_input,
     head_module,
 )
+from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     import torch
@@ -125,7 +126,7 @@ class TransformerFamily(Family):
         return draw_input(config, (config.batch, config.seq, config.d_model))
 
 
-def _encoder_activation(name: str) -> object:
+def _encoder_activation(name: str) -> str | Callable[[torch.Tensor], torch.Tensor]:
     """'relu'/'gelu' as torch expects them (the fused path needs one of these); others as
     modules, which keep the layer on the ordinary path."""
     import torch
