@@ -194,7 +194,8 @@ def margins(logits: np.ndarray) -> np.ndarray:
     if logits.shape[1] < 2:
         return np.zeros(logits.shape[0], dtype=np.float64)
     top2 = np.sort(logits, axis=1)[:, -2:]
-    return (top2[:, 1] - top2[:, 0]).astype(np.float64)
+    gap: np.ndarray = top2[:, 1] - top2[:, 0]
+    return gap.astype(np.float64)
 
 
 def compare_answers(

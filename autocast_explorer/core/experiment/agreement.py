@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 import torch
 from pydantic import Field, model_validator
@@ -159,6 +159,18 @@ def abs_diff_histogram(diff: torch.Tensor, bins: int = HISTOGRAM_BINS) -> Histog
     )
 
 
+class _Closeness(TypedDict):
+    """The measures every comparison has, argmax or not."""
+
+    max_abs_diff: float
+    mean_abs_diff: float
+    allclose: bool
+    atol: float
+    rtol: float
+    cosine: float
+    histogram: Histogram
+
+
 def compare_logits(
     plain: torch.Tensor,
     auto: torch.Tensor,
@@ -176,15 +188,15 @@ def compare_logits(
     cosine = torch.nn.functional.cosine_similarity(
         reference.flatten().double(), low.flatten().double(), dim=0
     )
-    close = {
-        "max_abs_diff": float(diff.max()) if diff.numel() else 0.0,
-        "mean_abs_diff": float(diff.mean()) if diff.numel() else 0.0,
-        "allclose": bool(torch.allclose(reference, low, atol=atol, rtol=rtol)),
-        "atol": atol,
-        "rtol": rtol,
-        "cosine": float(cosine),
-        "histogram": abs_diff_histogram(diff),
-    }
+    close = _Closeness(
+        max_abs_diff=float(diff.max()) if diff.numel() else 0.0,
+        mean_abs_diff=float(diff.mean()) if diff.numel() else 0.0,
+        allclose=bool(torch.allclose(reference, low, atol=atol, rtol=rtol)),
+        atol=atol,
+        rtol=rtol,
+        cosine=float(cosine),
+        histogram=abs_diff_histogram(diff),
+    )
     if no_argmax_reason:
         return Agreement(rows=0, agree=0, fraction=1.0, no_argmax_reason=no_argmax_reason, **close)
     rows = reference.shape[0]

@@ -127,7 +127,7 @@ def _power_of_two(value: int, low: int, high: int) -> int:
     """The power of two nearest `value` (geometrically), clamped to [low, high]."""
     if value <= low:
         return low
-    return max(low, min(high, 2 ** round(math.log2(value))))
+    return max(low, min(high, int(2 ** round(math.log2(value)))))
 
 
 def _linear_class(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -230,11 +230,9 @@ def result_schema(sections: dict[str, type[Part]] | None = None) -> dict[str, An
     `sections`: optional top-level objects that layers above the result add to it (`run
     --placements` writes `placements`); each is described by its own part.
     """
-    extended = create_model(
-        "ResultPart",
-        __base__=ResultPart,
-        **{key: (part | None, None) for key, part in (sections or {}).items()},
-    )
+    # Type forms made at run time (`part | None`) are values to a type checker.
+    fields: dict[str, Any] = {key: (part | None, None) for key, part in (sections or {}).items()}
+    extended = create_model("ResultPart", __base__=ResultPart, **fields)
     return schema(
         extended,
         SCHEMA,

@@ -552,14 +552,23 @@ def probe_step(
         entry = layers.setdefault(name, {"kind": type(module).__name__})
 
         def forward_hook(
-            mod: torch.nn.Module, args: tuple, kwargs: dict, output: object, e=entry
+            mod: torch.nn.Module,
+            args: tuple[Any, ...],
+            kwargs: dict[str, Any],
+            output: object,
+            e: dict[str, Any] = entry,
         ) -> None:
             # Inputs may come as keywords (a Hugging Face model calls its parts so); an output
             # object is read by the rule every run path uses (its logits or last hidden state).
             x_in = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
             e["forward"] = (_name(x_in), _name(_output_tensor(output)))
 
-        def backward_hook(mod: torch.nn.Module, grad_in: tuple, grad_out: tuple, e=entry) -> None:
+        def backward_hook(
+            mod: torch.nn.Module,
+            grad_in: tuple[torch.Tensor | None, ...],
+            grad_out: tuple[torch.Tensor | None, ...],
+            e: dict[str, Any] = entry,
+        ) -> None:
             e["backward"] = (_name(first_tensor(grad_out)), _name(first_tensor(grad_in)))
 
         handles.append(module.register_forward_hook(forward_hook, with_kwargs=True))

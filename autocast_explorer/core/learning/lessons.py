@@ -23,8 +23,8 @@ from autocast_explorer.core.experiment.config import ExperimentConfig, parameter
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.agreement import Agreement
     from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
-    from autocast_explorer.core.experiment.timing import LatencyStats
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.experiment.timing import LatencyStats
     from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn
 
 #: Chart ids a lesson can point at, with the name the window gives each chart.

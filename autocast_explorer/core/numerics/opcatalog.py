@@ -162,9 +162,10 @@ def _native_mha(
 
 def _convolution_deprecated(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     # Autocast registers the overload without `allow_tf32` (`_convolution.deprecated`).
-    return torch.ops.aten._convolution.deprecated(
+    out: torch.Tensor = torch.ops.aten._convolution.deprecated(
         x, w, b, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, False, False, True
     )
+    return out
 
 
 def _geqrf_inputs(g: torch.Generator) -> list[torch.Tensor]:

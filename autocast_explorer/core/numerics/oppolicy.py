@@ -110,8 +110,9 @@ DISAGREEMENTS_GROUP = "disagreements"
 
 
 # ---- the document, defined once: reading, writing and the published schema --------------------
-def _one_of(allowed: tuple[str, ...]) -> Any:
-    """Text that must be one of `allowed` (the message lists them)."""
+def _one_of(allowed: tuple[str, ...]) -> tuple[Any, ...]:
+    """Text that must be one of `allowed` (the message lists them), for
+    `Annotated[str, *_one_of(…)]`."""
 
     def check(value: Any) -> Any:
         if not isinstance(value, str):
@@ -120,7 +121,7 @@ def _one_of(allowed: tuple[str, ...]) -> Any:
             raise refuse(f"expected one of {', '.join(allowed)}")
         return value
 
-    return Annotated[str, BeforeValidator(check), WithJsonSchema({"enum": list(allowed)})]
+    return BeforeValidator(check), WithJsonSchema({"enum": list(allowed)})
 
 
 class CasePart(Part):
@@ -177,7 +178,7 @@ class ProbePart(OpenPart):
 
     schema_: Annotated[str, schema_tag(SCHEMA)] = Field(alias="schema")
     created: Text = ""
-    dtype: _one_of(DTYPES) = Field(description="the autocast dtype")
+    dtype: Annotated[str, *_one_of(DTYPES)] = Field(description="the autocast dtype")
     environment: EnvironmentPart
     sources: Annotated[
         TextMap, Field(description="where the documented policies come from (docs, tests)")

@@ -324,17 +324,21 @@ def measure_placements(
         reporter.check()
 
         def float32() -> torch.Tensor:
-            return model(x)
+            out: torch.Tensor = model(x)
+            return out
 
         def per_call() -> torch.Tensor:
             with autocast_context(low):
-                return model(x)
+                out: torch.Tensor = model(x)
+            return out
 
         def in_region() -> torch.Tensor:
-            return model(x)
+            out: torch.Tensor = model(x)
+            return out
 
         def pre_cast() -> torch.Tensor:
-            return low_model(low_x)
+            out: torch.Tensor = low_model(low_x)
+            return out
 
         @contextlib.contextmanager
         def hoisted_region() -> Iterator[None]:
