@@ -276,6 +276,22 @@ def test_exercise_is_graded_from_the_live_measurement(results):
     assert empty.correct is False and "no Linear layers" in empty.explanation
 
 
+def test_exercise_of_a_run_whose_autocast_forward_raised_is_not_graded(monkeypatch):
+    """fc2 was never reached under autocast (its autocast dtypes are None): no answer is
+    right, and the window's choices stay the question's own (it catches ValueError)."""
+    from tests.autocast_failure import failing_result
+
+    r = failing_result(monkeypatch)
+    assert [la.name for la in r.layers if la.autocast is None] == ["refuses", "fc2"]
+    grade = EXERCISE.grade("bfloat16", r)
+    assert (grade.correct, grade.expected) == (False, "")
+    assert grade.explanation == (
+        "The autocast forward raised in this run, so there is nothing to grade by."
+    )
+    with pytest.raises(ValueError, match="autocast forward raised"):
+        EXERCISE.choices_for(r)
+
+
 def test_lesson_6_training_is_graded_against_the_live_run(results):
     result = result_for(results, "training")
     outcome = lesson("training").check(result)

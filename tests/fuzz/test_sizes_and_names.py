@@ -13,13 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autocast_explorer.cli import main
-from autocast_explorer.core.documents.model import (
-    NullableNumbers,
-    Numbers,
-    Part,
-    nan_if_none,
-    read,
-)
+from autocast_explorer.core.documents.field_types import NullableNumbers, Numbers
+from autocast_explorer.core.documents.model import Part, nan_if_none, read
 from autocast_explorer.core.documents.reader import (
     MAX_SHOWN_CHARS,
     DocumentFormatError,
@@ -135,13 +130,13 @@ def test_saving_presets_in_other_scripts_keeps_each(tmp_path, name):
 class Losses(Part):
     """A list where null stands for a loss that was not finite (as `train.loss.*`)."""
 
-    loss: NullableNumbers()
+    loss: NullableNumbers
 
 
 class Times(Part):
     """A list of finite numbers (as `latency.*.times_ms`)."""
 
-    times_ms: Numbers()
+    times_ms: Numbers
 
 
 @settings(max_examples=80, deadline=None)

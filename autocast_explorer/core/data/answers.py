@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.model import (
-    Number,
+from autocast_explorer.core.documents.field_types import (
+    Fraction,
+    NonNegative,
     Numbers,
-    Part,
     Text,
     Whole,
-    build,
     refuse,
 )
+from autocast_explorer.core.documents.model import Part, build
 
 if TYPE_CHECKING:
     import torch
@@ -40,29 +40,35 @@ EVAL_BATCH = 512
 
 
 class FlippedPart(Part):
-    index: Whole(description="the row's position in the data file")
-    label: Whole()
-    plain: Whole(description="float32's predicted class")
-    autocast: Whole(description="autocast's predicted class")
-    plain_margin: Number(ge=0, description="top logit minus the runner-up, float32")
-    autocast_margin: Number(ge=0, description="top logit minus the runner-up, autocast")
-    x: Numbers(description="the row's values (for drawing), when small enough") = ()
+    index: Annotated[Whole, Field(description="the row's position in the data file")]
+    label: Whole
+    plain: Annotated[Whole, Field(description="float32's predicted class")]
+    autocast: Annotated[Whole, Field(description="autocast's predicted class")]
+    plain_margin: Annotated[
+        NonNegative, Field(description="top logit minus the runner-up, float32")
+    ]
+    autocast_margin: Annotated[
+        NonNegative, Field(description="top logit minus the runner-up, autocast")
+    ]
+    x: Annotated[
+        Numbers, Field(description="the row's values (for drawing), when small enough")
+    ] = ()
 
 
 class AccuracyPart(Part):
     """real data: held-out answers in float32 and under autocast"""
 
-    plain: Number(ge=0, le=1, description="held-out accuracy in float32")
-    autocast: Number(ge=0, le=1, description="held-out accuracy under autocast")
-    rows: Whole() = 0
-    dtype: Text(description="the autocast dtype") = ""
+    plain: Annotated[Fraction, Field(description="held-out accuracy in float32")]
+    autocast: Annotated[Fraction, Field(description="held-out accuracy under autocast")]
+    rows: Whole = 0
+    dtype: Annotated[Text, Field(description="the autocast dtype")] = ""
     flipped: tuple[FlippedPart, ...] = Field(
         description="rows whose predicted class changed (at most 200)"
     )
-    flipped_total: Whole(description="all rows whose predicted class changed") = 0
-    interval: Numbers(
-        description="95% paired-bootstrap interval of autocast − float32 accuracy"
-    ) = Field(json_schema_extra={"minItems": 2, "maxItems": 2})
+    flipped_total: Annotated[Whole, Field(description="all rows whose predicted class changed")] = 0
+    interval: Annotated[
+        Numbers, Field(description="95% paired-bootstrap interval of autocast − float32 accuracy")
+    ] = Field(json_schema_extra={"minItems": 2, "maxItems": 2})
 
     @model_validator(mode="after")
     def _interval_and_count(self) -> AccuracyPart:
@@ -188,7 +194,8 @@ def margins(logits: np.ndarray) -> np.ndarray:
     if logits.shape[1] < 2:
         return np.zeros(logits.shape[0], dtype=np.float64)
     top2 = np.sort(logits, axis=1)[:, -2:]
-    return (top2[:, 1] - top2[:, 0]).astype(np.float64)
+    gap: np.ndarray = top2[:, 1] - top2[:, 0]
+    return gap.astype(np.float64)
 
 
 def compare_answers(

@@ -5,38 +5,41 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Annotated
 
 from pydantic import Field
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     Flag,
+    Fraction,
     NullableNumber,
-    Number,
-    Part,
+    PositiveWhole,
+    PositiveWholes,
     Text,
     Whole,
-    Wholes,
-    build,
 )
+from autocast_explorer.core.documents.model import Part, build
 
 
 class EpochRecordPart(Part):
-    epoch: Whole(ge=1)
-    loss: NullableNumber(description="mean training loss")
-    accuracy: Number(ge=0, le=1, description="float32 held-out accuracy after the epoch")
+    epoch: PositiveWhole
+    loss: Annotated[NullableNumber, Field(description="mean training loss")]
+    accuracy: Annotated[Fraction, Field(description="float32 held-out accuracy after the epoch")]
 
 
 class DataPart(Part):
     """real data: what the model was fitted to and evaluated on"""
 
-    name: Text(description="digits, or the data file's name")
-    n_train: Whole(description="rows trained on (0 with a checkpoint)")
-    n_test: Whole(description="held-out rows evaluated")
-    classes: Whole() = 0
-    shape: Wholes(ge=1, description="one row's shape, e.g. [1, 8, 8]") = ()
-    image: Flag(description="rows are images (C, H, W)") = False
-    epochs: Whole(description="float32 training epochs (0 with a checkpoint)") = 0
-    checkpoint: Text(description="the weights file's name, '' when trained here") = ""
+    name: Annotated[Text, Field(description="digits, or the data file's name")]
+    n_train: Annotated[Whole, Field(description="rows trained on (0 with a checkpoint)")]
+    n_test: Annotated[Whole, Field(description="held-out rows evaluated")]
+    classes: Whole = 0
+    shape: Annotated[PositiveWholes, Field(description="one row's shape, e.g. [1, 8, 8]")] = ()
+    image: Annotated[Flag, Field(description="rows are images (C, H, W)")] = False
+    epochs: Annotated[Whole, Field(description="float32 training epochs (0 with a checkpoint)")] = 0
+    checkpoint: Annotated[
+        Text, Field(description="the weights file's name, '' when trained here")
+    ] = ""
     history: tuple[EpochRecordPart, ...] = Field(default=())
 
 

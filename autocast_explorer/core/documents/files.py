@@ -202,7 +202,7 @@ def remove_stale_temps(folder: Path, name: str) -> list[Path]:
     A kill -9 during a write leaves one; the next write of the same file cleans it up.
     """
     pattern = _temp_pattern(name)
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import torch
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     Flag,
+    Fraction,
+    MultilineText,
+    NonNegative,
+    NullableNonNegative,
     NullableNumber,
-    Number,
     Numbers,
-    Part,
-    Text,
     Whole,
     Wholes,
-    build,
-    nan_if_none,
     refuse,
 )
+from autocast_explorer.core.documents.model import Part, build, nan_if_none
 from autocast_explorer.core.numerics.flips import (
     Flip,
     FlipPart,
@@ -37,31 +37,34 @@ HISTOGRAM_BINS = 30
 
 
 class HistogramPart(Part):
-    edges: Numbers()
-    counts: Wholes()
+    edges: Numbers
+    counts: Wholes
 
 
 class AgreementPart(Part):
     """The result's `agreement`: counts whole, fractions in 0 … 1, differences null when not
     finite; the deeper keys (topk, flips, flip_rate_by_margin) are absent in older files."""
 
-    rows: Whole()
-    agree: Whole()
-    fraction: Number(ge=0, le=1)
-    max_abs_diff: NullableNumber(ge=0)
-    mean_abs_diff: NullableNumber(ge=0)
-    allclose: Flag()
-    atol: Number(ge=0)
-    rtol: Number(ge=0) = 1e-5
-    cosine: NullableNumber()
+    rows: Whole
+    agree: Whole
+    fraction: Fraction
+    max_abs_diff: NullableNonNegative
+    mean_abs_diff: NullableNonNegative
+    allclose: Flag
+    atol: NonNegative
+    rtol: NonNegative = 1e-5
+    cosine: NullableNumber
     histogram: HistogramPart
     topk: TopKPart | None = None
     flips: tuple[FlipPart, ...] = ()
     flip_rate_by_margin: tuple[MarginBinPart, ...] = ()
-    no_argmax_reason: Text(
-        multiline=True,
-        description="present when the output is not batch × classes logits: rows and agree are 0",
-    ) = ""
+    no_argmax_reason: Annotated[
+        MultilineText,
+        Field(
+            description="present when the output is not batch × classes logits: "
+            "rows and agree are 0"
+        ),
+    ] = ""
 
     @model_validator(mode="after")
     def _agree_within_rows(self) -> AgreementPart:
@@ -156,6 +159,18 @@ def abs_diff_histogram(diff: torch.Tensor, bins: int = HISTOGRAM_BINS) -> Histog
     )
 
 
+class _Closeness(TypedDict):
+    """The measures every comparison has, argmax or not."""
+
+    max_abs_diff: float
+    mean_abs_diff: float
+    allclose: bool
+    atol: float
+    rtol: float
+    cosine: float
+    histogram: Histogram
+
+
 def compare_logits(
     plain: torch.Tensor,
     auto: torch.Tensor,
@@ -173,15 +188,15 @@ def compare_logits(
     cosine = torch.nn.functional.cosine_similarity(
         reference.flatten().double(), low.flatten().double(), dim=0
     )
-    close = {
-        "max_abs_diff": float(diff.max()) if diff.numel() else 0.0,
-        "mean_abs_diff": float(diff.mean()) if diff.numel() else 0.0,
-        "allclose": bool(torch.allclose(reference, low, atol=atol, rtol=rtol)),
-        "atol": atol,
-        "rtol": rtol,
-        "cosine": float(cosine),
-        "histogram": abs_diff_histogram(diff),
-    }
+    close = _Closeness(
+        max_abs_diff=float(diff.max()) if diff.numel() else 0.0,
+        mean_abs_diff=float(diff.mean()) if diff.numel() else 0.0,
+        allclose=bool(torch.allclose(reference, low, atol=atol, rtol=rtol)),
+        atol=atol,
+        rtol=rtol,
+        cosine=float(cosine),
+        histogram=abs_diff_histogram(diff),
+    )
     if no_argmax_reason:
         return Agreement(rows=0, agree=0, fraction=1.0, no_argmax_reason=no_argmax_reason, **close)
     rows = reference.shape[0]

@@ -13,32 +13,34 @@ import contextlib
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 from pydantic import Field
 
-from autocast_explorer.core.documents.model import Part, Text, Whole, WholeMap, build, dump
-from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.documents.field_types import Text, Whole, WholeMap
+from autocast_explorer.core.documents.model import Part, build, dump
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
-from autocast_explorer.core.runtime.errors import error_text
+from autocast_explorer.core.runtime.errors import ConfigError, error_text
 from autocast_explorer.core.runtime.wrapping import wrapped_forwards
 
 
 class LayerDtypesPart(Part):
-    in_dtype: Text() = Field(alias="in")
-    out_dtype: Text() = Field(alias="out")
-    compute_dtypes: dict[str, WholeMap()] | None = Field(
+    in_dtype: Text = Field(alias="in")
+    out_dtype: Text = Field(alias="out")
+    compute_dtypes: dict[str, WholeMap] | None = Field(
         default=None,
         description="what the layer computed in, from the op trace: op → dtype → count of its "
         "ops that did maths (casts, views and shape ops left out), the ops of the layers nested "
         "inside it included; absent when not traced",
     )
-    casts: Whole(description="dtype casts dispatched inside the layer (with compute_dtypes)") = 0
+    casts: Annotated[
+        Whole, Field(description="dtype casts dispatched inside the layer (with compute_dtypes)")
+    ] = 0
 
 
 @dataclass(frozen=True)
@@ -202,20 +204,20 @@ def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[Lay
     by_key = dict(zip(call_keys([a.name for a in auto]), auto, strict=True))
     records = []
     for key, p in zip(call_keys([p.name for p in plain]), plain, strict=True):
-        a = by_key.get(key)
+        twin = by_key.get(key)
         records.append(
             LayerRecord(
                 name=p.name,
                 kind=p.kind,
                 plain=LayerDtypes(p.in_dtype, p.out_dtype),
-                autocast=LayerDtypes(a.in_dtype, a.out_dtype) if a is not None else None,
+                autocast=LayerDtypes(twin.in_dtype, twin.out_dtype) if twin is not None else None,
                 out_shape=p.out_shape,
                 error=(
-                    layer_error(p.output, a.output)
-                    if a is not None
+                    layer_error(p.output, twin.output)
+                    if twin is not None
                     and p.output is not None
-                    and a.output is not None
-                    and p.output.shape == a.output.shape
+                    and twin.output is not None
+                    and p.output.shape == twin.output.shape
                     else None
                 ),
             )

@@ -13,20 +13,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
+    Fraction,
+    NonNegative,
+    NonNegatives,
+    NullableNonNegative,
     NullableNumber,
-    Number,
-    Numbers,
-    Part,
+    PositiveWhole,
     Text,
     Whole,
-    build,
     refuse,
 )
+from autocast_explorer.core.documents.model import Part, build
 from autocast_explorer.core.experiment.interval import MIN_PAIRS_95, SpeedupInterval
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
 from autocast_explorer.core.experiment.timing import STALL_FACTOR, PairedTiming, Stall
@@ -52,12 +54,12 @@ GRADED = ("faster", "slower", "same")
 class IntervalPart(Part):
     """`latency.speedup_interval`: the paired speedup's interval (interval.speedup_interval)."""
 
-    low: Number(ge=0)
-    high: Number(ge=0)
-    level: Number(ge=0, le=1, description="coverage: 0.95, less with under 6 pairs")
-    pairs: Whole(description="paired rounds the interval is built from") = 0
+    low: NonNegative
+    high: NonNegative
+    level: Annotated[Fraction, Field(description="coverage: 0.95, less with under 6 pairs")]
+    pairs: Annotated[Whole, Field(description="paired rounds the interval is built from")] = 0
     #: The paired ratios' trimmed geometric mean, the run's speedup figure (None: older files).
-    estimate: Number(ge=0) | None = None
+    estimate: NonNegative | None = None
 
     def interval(self) -> SpeedupInterval:
         return SpeedupInterval(self.low, self.high, self.level, self.pairs, self.estimate)
@@ -79,20 +81,28 @@ class IntervalPart(Part):
 class StallPart(Part):
     """One block far over its mode's running median: left out of the statistics, re-measured."""
 
-    mode: Text()
-    round: Whole()
-    ms: Number(ge=0, description="the stalled block's per-call time")
-    median_ms: Number(ge=0, description="its mode's median of the blocks kept before it")
+    mode: Text
+    round: Whole
+    ms: Annotated[NonNegative, Field(description="the stalled block's per-call time")]
+    median_ms: Annotated[
+        NonNegative, Field(description="its mode's median of the blocks kept before it")
+    ]
 
 
 class LoadPart(Part):
     """The machine during timing; null: not readable on this OS."""
 
-    wall_s: Number(ge=0)
-    cores: Whole(ge=1)
-    other_cpu_s: NullableNumber(description="CPU seconds other processes used") = None
-    freq_start_mhz: Numbers(ge=0, description="[lowest, highest] core clock") | None = None
-    freq_end_mhz: Numbers(ge=0, description="[lowest, highest] core clock") | None = None
+    wall_s: NonNegative
+    cores: PositiveWhole
+    other_cpu_s: Annotated[
+        NullableNumber, Field(description="CPU seconds other processes used")
+    ] = None
+    freq_start_mhz: (
+        Annotated[NonNegatives, Field(description="[lowest, highest] core clock")] | None
+    ) = None
+    freq_end_mhz: (
+        Annotated[NonNegatives, Field(description="[lowest, highest] core clock")] | None
+    ) = None
 
     @model_validator(mode="after")
     def _pairs(self) -> LoadPart:
@@ -113,8 +123,10 @@ class EvidenceSection(Part):
     stalls: tuple[StallPart, ...] = ()
     load: LoadPart | None = None
     stopped: Literal["budget", "precise", "max_time"] = "budget"
-    target: NullableNumber(ge=0, description="the half-width aimed at (null: none)") = None
-    blocks: Whole(description="timed blocks kept, all modes") = 0
+    target: Annotated[
+        NullableNonNegative, Field(description="the half-width aimed at (null: none)")
+    ] = None
+    blocks: Annotated[Whole, Field(description="timed blocks kept, all modes")] = 0
 
 
 @dataclass(frozen=True)

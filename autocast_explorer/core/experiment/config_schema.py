@@ -13,7 +13,6 @@ from typing import Any
 
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
-    DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
     INPUT_KINDS,
@@ -32,6 +31,7 @@ from autocast_explorer.core.experiment.families.cnn import MAX_STAGES
 from autocast_explorer.core.experiment.families.rnn import CELLS
 from autocast_explorer.core.experiment.families.user.spec import MAX_SPEC_LENGTH
 from autocast_explorer.core.experiment.route_kinds import reference_route, route_names
+from autocast_explorer.core.runtime.dtypes import DTYPES
 
 Schema = dict[str, Any]
 

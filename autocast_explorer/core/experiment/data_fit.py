@@ -15,7 +15,8 @@ import numpy as np
 from autocast_explorer.core.data.dataset import Dataset
 from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.data.records import EpochRecord
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     import torch

@@ -78,11 +78,13 @@ def forward_fns(
     """
 
     def plain() -> torch.Tensor:
-        return model(x)
+        out: torch.Tensor = model(x)
+        return out
 
     def auto() -> torch.Tensor:
         with autocast_context(dtype):
-            return model(x)
+            out: torch.Tensor = model(x)
+        return out
 
     return plain, auto
 
@@ -282,17 +284,20 @@ def with_compute_dtypes(
         "autocast": compute_by_layer(op_trace.autocast),
     }
 
-    def side(mode: str, layer: LayerRecord) -> LayerDtypes | None:
-        dtypes = layer.plain if mode == "plain" else layer.autocast
-        if dtypes is None:
-            return None
-        traced = op_trace.layer_outputs.get(mode, {}).get(layer.name)
+    def side(mode: str, name: str, dtypes: LayerDtypes) -> LayerDtypes:
+        traced = op_trace.layer_outputs.get(mode, {}).get(name)
         if traced is None or traced != dtypes.out_dtype:
             return dtypes
-        return dataclasses.replace(dtypes, compute=found[mode].get(layer.name, ComputeDtypes()))
+        return dataclasses.replace(dtypes, compute=found[mode].get(name, ComputeDtypes()))
 
     return tuple(
-        dataclasses.replace(layer, plain=side("plain", layer), autocast=side("autocast", layer))
+        dataclasses.replace(
+            layer,
+            plain=side("plain", layer.name, layer.plain),
+            autocast=None
+            if layer.autocast is None
+            else side("autocast", layer.name, layer.autocast),
+        )
         for layer in layers
     )
 

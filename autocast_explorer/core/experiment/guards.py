@@ -12,16 +12,14 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import torch
+from pydantic import Field
 
-from autocast_explorer.core.documents.model import Number, Part, Text, build, dump
-from autocast_explorer.core.experiment.config import (
-    TRAINING_STEP_FORWARDS,
-    ConfigError,
-    ExperimentConfig,
-)
+from autocast_explorer.core.documents.field_types import NonNegative, Text
+from autocast_explorer.core.documents.model import Part, build, dump
+from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.out_of_memory import (
     OutOfMemory,
@@ -31,6 +29,7 @@ from autocast_explorer.core.experiment.out_of_memory import (
 from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
+from autocast_explorer.core.runtime.errors import ConfigError
 
 MAX_FORWARD_SECONDS = 10.0
 #: A compile cannot be interrupted either; past this forecast the compiled route is refused.
@@ -96,8 +95,10 @@ class OpCalibration:
 class GuardPart(Part):
     """The result's `guard`: the time guard's estimate, beside the measurement."""
 
-    estimated_forward_ms: Number(ge=0, description="the time guard's forecast of one forward")
-    basis: Text(description="what was calibrated to make it")
+    estimated_forward_ms: Annotated[
+        NonNegative, Field(description="the time guard's forecast of one forward")
+    ]
+    basis: Annotated[Text, Field(description="what was calibrated to make it")]
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def _power_of_two(value: int, low: int, high: int) -> int:
     """The power of two nearest `value` (geometrically), clamped to [low, high]."""
     if value <= low:
         return low
-    return max(low, min(high, 2 ** round(math.log2(value))))
+    return max(low, min(high, int(2 ** round(math.log2(value)))))
 
 
 def _linear_class(shape: tuple[int, ...]) -> tuple[int, ...]:

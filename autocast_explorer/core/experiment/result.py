@@ -17,23 +17,27 @@ from pydantic import BeforeValidator, ConfigDict, Field, create_model, model_val
 
 from autocast_explorer.core.data.answers import AccuracyPart, AccuracyReport
 from autocast_explorer.core.data.records import DataInfo, DataPart
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     FlagMap,
+    MultilineTexts,
     NullableNumber,
     NullableText,
-    OpenPart,
-    Part,
+    Omittable,
     Text,
-    Texts,
     Whole,
     Wholes,
+    refuse,
+    schema_tag,
+    text_rules,
+)
+from autocast_explorer.core.documents.model import (
+    OpenPart,
+    Part,
     build,
     def_ref,
     dump,
     read,
-    refuse,
     schema,
-    schema_tag,
 )
 from autocast_explorer.core.documents.reader import (
     MAX_SHOWN_CHARS,
@@ -52,7 +56,7 @@ from autocast_explorer.core.experiment.certainty import (
     judge,
     speedup_figure,
 )
-from autocast_explorer.core.experiment.config import MODELS, ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import MODELS, ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.info import ModelInfo, ModelInfoPart
@@ -74,6 +78,7 @@ from autocast_explorer.core.numerics.optrace import (
     OpsSection,
     OpTrace,
 )
+from autocast_explorer.core.runtime.errors import ConfigError
 
 SCHEMA = "autocast-explorer/result/1"
 CSV_FIELDS = (
@@ -124,21 +129,24 @@ class LatencySection(EvidenceSection):
     autocast: LatencyPart | None = Field(
         description="null when the autocast forward raised (autocast_error)"
     )
-    speedup: NullableNumber(
-        description="the paired float32 ÷ autocast ratio (speedup_interval.estimate); "
-        "plain median ÷ autocast median without one"
-    ) = None
+    speedup: Annotated[
+        NullableNumber,
+        Field(
+            description="the paired float32 ÷ autocast ratio (speedup_interval.estimate); "
+            "plain median ÷ autocast median without one"
+        ),
+    ] = None
 
 
 class OutputDtypes(Part):
-    plain: Text()
-    autocast: NullableText()
+    plain: Text
+    autocast: NullableText
 
 
 class LayerPart(Part):
-    name: Text()
-    kind: Text()
-    out_shape: Wholes() = ()
+    name: Text
+    kind: Text
+    out_shape: Wholes = ()
     plain: LayerDtypesPart
     autocast: LayerDtypesPart | None = Field(
         description="null: the autocast forward raised before this layer"
@@ -151,27 +159,34 @@ class ResultPart(OpenPart):
 
     model_config = ConfigDict(json_schema_extra={"dependentRequired": {"ops": ["casts"]}})
 
-    schema_: schema_tag(SCHEMA) = Field(alias="schema")
-    created: Text(description="ISO 8601 UTC time") = ""
+    schema_: Annotated[str, schema_tag(SCHEMA)] = Field(alias="schema")
+    created: Annotated[Text, Field(description="ISO 8601 UTC time")] = ""
     config: ConfigField
     environment: EnvironmentPart
     latency: LatencySection
-    flops_per_forward: Whole(
-        description="2 per multiply-add of the model's matrix products (Linear layers for an MLP)"
-    )
+    flops_per_forward: Annotated[
+        Whole,
+        Field(
+            description="2 per multiply-add of the model's matrix products "
+            "(Linear layers for an MLP)"
+        ),
+    ]
     output_dtype: OutputDtypes
     layers: tuple[LayerPart, ...]
     agreement: AgreementPart | None = Field(description="null when the autocast forward raised")
-    warnings: Texts(multiline=True) = ()
-    autocast_error: Text(
-        multiline=True,
-        limit=MAX_SHOWN_CHARS,
-        description="only when the autocast forward raised: torch's message (float32 alone "
-        "was timed)",
-    ) = ""
-    fast_path: FlagMap(
-        description="transformer: whether the fused encoder kernel ran, per mode"
-    ) = None
+    warnings: MultilineTexts = ()
+    autocast_error: Annotated[
+        str,
+        *text_rules(multiline=True, limit=MAX_SHOWN_CHARS),
+        Field(
+            description="only when the autocast forward raised: torch's message (float32 alone "
+            "was timed)"
+        ),
+    ] = ""
+    fast_path: Annotated[
+        Omittable[FlagMap],
+        Field(description="transformer: whether the fused encoder kernel ran, per mode"),
+    ] = None
     ops: OpsSection | None = None
     casts: CastSummaryPart | None = None
     ops_diff: OpsDiffSection = ()
@@ -215,11 +230,9 @@ def result_schema(sections: dict[str, type[Part]] | None = None) -> dict[str, An
     `sections`: optional top-level objects that layers above the result add to it (`run
     --placements` writes `placements`); each is described by its own part.
     """
-    extended = create_model(
-        "ResultPart",
-        __base__=ResultPart,
-        **{key: (part | None, None) for key, part in (sections or {}).items()},
-    )
+    # Type forms made at run time (`part | None`) are values to a type checker.
+    fields: dict[str, Any] = {key: (part | None, None) for key, part in (sections or {}).items()}
+    extended = create_model("ResultPart", __base__=ResultPart, **fields)
     return schema(
         extended,
         SCHEMA,

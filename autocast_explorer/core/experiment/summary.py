@@ -17,12 +17,8 @@ from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
 from autocast_explorer.core.experiment.training import EpochScore, TrainReport
 from autocast_explorer.core.hardware.capabilities import native_support
-from autocast_explorer.core.numerics.oppolicy import (
-    CASE_LABELS,
-    CATEGORIES,
-    DOCUMENTED_PREFIX,
-    ProbeResult,
-)
+from autocast_explorer.core.numerics.opcategories import CATEGORIES
+from autocast_explorer.core.numerics.oppolicy import CASE_LABELS, DOCUMENTED_PREFIX, ProbeResult
 
 __all__ = ["SAME_SPEED", "format_summary", "guard_line", "hardware_clause", "verdict"]
 

@@ -17,11 +17,18 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field
 
-from autocast_explorer.core.documents.model import Number, Numbers, Part, Whole, build
+from autocast_explorer.core.documents.field_types import (
+    NonNegative,
+    NonNegatives,
+    PositiveWhole,
+    Whole,
+)
+from autocast_explorer.core.documents.model import Part, build
 from autocast_explorer.core.experiment.interval import (
     LEVEL,
     MIN_PAIRS_95,
@@ -51,15 +58,15 @@ BlockContext = Callable[[], contextlib.AbstractContextManager[object]]
 class LatencyPart(Part):
     """Latency statistics of one mode, as every document writes them."""
 
-    median_ms: Number(ge=0, description="median per-call time of the timed blocks")
-    p25_ms: Number(ge=0)
-    p75_ms: Number(ge=0)
-    iqr_ms: Number(ge=0)
-    samples: Whole(description="timed blocks")
-    cold_ms: Number(ge=0, description="the first call, timed on its own")
-    block_size: Whole(ge=1, description="calls per timed block") = 1
-    gflops: Number(ge=0) = 0.0
-    times_ms: Numbers(ge=0, description="each block's per-call time") = ()
+    median_ms: Annotated[NonNegative, Field(description="median per-call time of the timed blocks")]
+    p25_ms: NonNegative
+    p75_ms: NonNegative
+    iqr_ms: NonNegative
+    samples: Annotated[Whole, Field(description="timed blocks")]
+    cold_ms: Annotated[NonNegative, Field(description="the first call, timed on its own")]
+    block_size: Annotated[PositiveWhole, Field(description="calls per timed block")] = 1
+    gflops: NonNegative = 0.0
+    times_ms: Annotated[NonNegatives, Field(description="each block's per-call time")] = ()
 
 
 @dataclass(frozen=True)
@@ -167,7 +174,7 @@ class PairedTiming:
         """The interval of mode i ÷ mode j (as `interval` is of 0 ÷ 1) over the rounds where
         both kept a block (time ratios: above 1, mode j was faster); None with fewer than 2."""
         return speedup_interval(
-            [r[i] / r[j] for r in self.rounds_ms if r[i] is not None and r[j] is not None]
+            [a / b for r in self.rounds_ms if (a := r[i]) is not None and (b := r[j]) is not None]
         )
 
 

@@ -22,30 +22,28 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     Flag,
+    NonNegative,
     NullableNumber,
     NullableNumbers,
-    Number,
-    Part,
+    PositiveWhole,
     Text,
     TextMap,
     Texts,
     Whole,
     WholeMap,
     Wholes,
-    build,
-    dump,
-    nan_if_none,
     refuse,
 )
+from autocast_explorer.core.documents.model import Part, build, dump, nan_if_none
 from autocast_explorer.core.experiment.capture import AutocastFailed, first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.user.record import rows_at_depth
@@ -64,75 +62,80 @@ MODES: tuple[str, str] = ("plain", "autocast")
 
 
 class DtypePair(Part):
-    in_: Text() = Field(alias="in")
-    out: Text()
+    in_: Text = Field(alias="in")
+    out: Text
 
 
 class GradPair(Part):
-    grad_out: Text()
-    grad_in: Text()
+    grad_out: Text
+    grad_in: Text
 
 
 class LayerTracePart(Part):
-    name: Text()
-    kind: Text()
+    name: Text
+    kind: Text
     forward: dict[str, DtypePair]
     backward: dict[str, GradPair]
 
 
 class OpUsePart(Part):
-    op: Text()
-    in_dtypes: Texts() = Field(default=(), alias="in")
-    out_dtypes: Texts() = Field(default=(), alias="out")
-    count: Whole()
+    op: Text
+    in_dtypes: Texts = Field(default=(), alias="in")
+    out_dtypes: Texts = Field(default=(), alias="out")
+    count: Whole
 
 
 class PhasesPart(Part):
-    forward_ms: Number(ge=0)
-    backward_ms: Number(ge=0)
-    optimizer_ms: Number(ge=0)
+    forward_ms: NonNegative
+    backward_ms: NonNegative
+    optimizer_ms: NonNegative
 
 
 class ScalerPart(Part):
-    used: Flag()
-    enabled: Flag()
-    init_scale: NullableNumber() = None
-    final_scale: NullableNumber() = None
-    skipped_steps: Whole()
-    underflowed_grads: Whole(
-        description="gradient elements zero under autocast but not in float32, first step"
-    )
-    grad_elements: Whole()
+    used: Flag
+    enabled: Flag
+    init_scale: NullableNumber = None
+    final_scale: NullableNumber = None
+    skipped_steps: Whole
+    underflowed_grads: Annotated[
+        Whole,
+        Field(description="gradient elements zero under autocast but not in float32, first step"),
+    ]
+    grad_elements: Whole
 
 
 class PerModeLoss(Part):
-    plain: NullableNumbers(description="the loss of every step (null: not finite)")
-    autocast: NullableNumbers(description="the loss of every step (null: not finite)")
+    plain: Annotated[
+        NullableNumbers, Field(description="the loss of every step (null: not finite)")
+    ]
+    autocast: Annotated[
+        NullableNumbers, Field(description="the loss of every step (null: not finite)")
+    ]
 
 
 class PerModeAccuracy(Part):
-    plain: Number(ge=0)
-    autocast: Number(ge=0)
+    plain: NonNegative
+    autocast: NonNegative
 
 
 class PerModeText(Part):
-    plain: Text()
-    autocast: Text()
+    plain: Text
+    autocast: Text
 
 
 class PerModeCount(Part):
-    plain: Whole()
-    autocast: Whole()
+    plain: Whole
+    autocast: Whole
 
 
 class PerModeNullableNumber(Part):
-    plain: NullableNumber()
-    autocast: NullableNumber()
+    plain: NullableNumber
+    autocast: NullableNumber
 
 
 class EpochScorePart(Part):
-    epoch: Whole(ge=1)
-    step: Whole(ge=1)
+    epoch: PositiveWhole
+    step: PositiveWhole
     loss: PerModeNullableNumber = Field(description="mean training loss of the epoch")
     accuracy: PerModeAccuracy = Field(description="held-out accuracy after the epoch")
 
@@ -140,7 +143,7 @@ class EpochScorePart(Part):
 class TrainPart(Part):
     """training mode: both copies' losses, dtypes, saved bytes and the scaler"""
 
-    steps: Whole(ge=1)
+    steps: PositiveWhole
     loss_kind: Literal["cross_entropy", "mse"] = Field(
         default="cross_entropy",
         description="the loss trained on: cross_entropy against seeded labels (classifier "
@@ -158,19 +161,21 @@ class TrainPart(Part):
         description="the loss on the held-out batches after training, in float32 from each "
         "copy's output (absent in older files)",
     )
-    target_shape: Wholes(description="mse: one sample's target (the output's shape)") = ()
-    held_out_rows: Whole()
+    target_shape: Annotated[
+        Wholes, Field(description="mse: one sample's target (the output's shape)")
+    ] = ()
+    held_out_rows: Whole
     loss_dtype: PerModeText
     output_dtype: PerModeText
-    grad_dtypes: TextMap(description="parameter → gradient dtype (autocast)")
-    grad_dtypes_plain: TextMap()
+    grad_dtypes: Annotated[TextMap, Field(description="parameter → gradient dtype (autocast)")]
+    grad_dtypes_plain: TextMap
     saved_bytes: PerModeCount = Field(description="bytes packed by saved_tensors_hooks")
     saved_tensors: PerModeCount
     layers: tuple[LayerTracePart, ...]
     ops: dict[str, dict[str, tuple[OpUsePart, ...]]]
     phases: dict[str, PhasesPart]
     scaler: ScalerPart
-    nonfinite_steps: WholeMap() = Field(default_factory=dict)
+    nonfinite_steps: WholeMap = Field(default_factory=dict)
     epochs: tuple[EpochScorePart, ...] = Field(
         default=(),
         description="real data: both copies scored on the held-out rows after every epoch",
@@ -558,14 +563,23 @@ def probe_step(
         entry = layers.setdefault(name, {"kind": type(module).__name__})
 
         def forward_hook(
-            mod: torch.nn.Module, args: tuple, kwargs: dict, output: object, e=entry
+            mod: torch.nn.Module,
+            args: tuple[Any, ...],
+            kwargs: dict[str, Any],
+            output: object,
+            e: dict[str, Any] = entry,
         ) -> None:
             # Inputs may come as keywords (a Hugging Face model calls its parts so); an output
             # object is read by the rule every run path uses (its logits or last hidden state).
             x_in = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
             e["forward"] = (_name(x_in), _name(_output_tensor(output)))
 
-        def backward_hook(mod: torch.nn.Module, grad_in: tuple, grad_out: tuple, e=entry) -> None:
+        def backward_hook(
+            mod: torch.nn.Module,
+            grad_in: tuple[torch.Tensor | None, ...],
+            grad_out: tuple[torch.Tensor | None, ...],
+            e: dict[str, Any] = entry,
+        ) -> None:
             e["backward"] = (_name(first_tensor(grad_out)), _name(first_tensor(grad_in)))
 
         handles.append(module.register_forward_hook(forward_hook, with_kwargs=True))

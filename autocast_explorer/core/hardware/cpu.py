@@ -12,23 +12,20 @@ import platform
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 from pydantic import Field
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     AnyObject,
     Flag,
     NullableFlag,
-    Part,
     Text,
     Texts,
     Whole,
-    build,
-    dump,
-    read,
 )
+from autocast_explorer.core.documents.model import Part, build, dump, read
 from autocast_explorer.core.documents.reader import clean_text
 from autocast_explorer.core.hardware.capabilities import (
     CpuCapabilities,
@@ -59,20 +56,22 @@ LOW_PRECISION_FLAGS: tuple[str, ...] = (
 class EnvironmentPart(Part):
     """The `environment` object of every document (older files lack some keys: defaults)."""
 
-    torch_version: Text() = "?"
-    python: Text() = "?"
-    os: Text() = "?"
-    cpu_model: Text() = "?"
-    cpu_capability: Text(description="torch.backends.cpu.get_cpu_capability()") = "?"
-    cpu_flags: Texts() = ()
-    native_bf16: Flag() = False
-    native_fp16: Flag() = False
-    torch_bf16_supported: NullableFlag() = None
-    torch_fp16_supported: NullableFlag() = None
-    mkldnn: Flag() = False
-    cores: Whole() = 0
-    threads: Whole() = 0
-    extra: AnyObject() = Field(default_factory=dict)
+    torch_version: Text = "?"
+    python: Text = "?"
+    os: Text = "?"
+    cpu_model: Text = "?"
+    cpu_capability: Annotated[
+        Text, Field(description="torch.backends.cpu.get_cpu_capability()")
+    ] = "?"
+    cpu_flags: Texts = ()
+    native_bf16: Flag = False
+    native_fp16: Flag = False
+    torch_bf16_supported: NullableFlag = None
+    torch_fp16_supported: NullableFlag = None
+    mkldnn: Flag = False
+    cores: Whole = 0
+    threads: Whole = 0
+    extra: AnyObject = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

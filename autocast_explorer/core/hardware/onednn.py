@@ -22,15 +22,8 @@ from typing import Any
 
 import torch
 
-from autocast_explorer.core.documents.model import (
-    Flag,
-    NullableText,
-    Part,
-    Text,
-    build,
-    dump,
-    read,
-)
+from autocast_explorer.core.documents.field_types import Flag, NullableText, Text
+from autocast_explorer.core.documents.model import Part, build, dump, read
 from autocast_explorer.core.runtime.autocast import autocast_context
 
 _ISA_LINE: dict[str, str] = {}
@@ -40,26 +33,26 @@ _DT_NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "s8": "int8
 
 
 class OneDnnKernelPart(Part):
-    primitive: Text()
-    implementation: Text()
-    isa: Text() = ""
-    src_dtype: Text()
-    problem: Text()
+    primitive: Text
+    implementation: Text
+    isa: Text = ""
+    src_dtype: Text
+    problem: Text
 
 
 class OneDnnPart(Part):
     """which oneDNN kernel ran (its verbose log of one forward)"""
 
-    dtype: Text()
-    available: Flag()
-    captured: Flag()
-    determined: Flag() = False
-    version: NullableText() = None
-    cpu_isa: NullableText() = None
+    dtype: Text
+    available: Flag
+    captured: Flag
+    determined: Flag = False
+    version: NullableText = None
+    cpu_isa: NullableText = None
     autocast_kernels: tuple[OneDnnKernelPart, ...]
     float32_kernels: tuple[OneDnnKernelPart, ...]
-    summary: Text()
-    error: NullableText() = None
+    summary: Text
+    error: NullableText = None
 
 
 @dataclass(frozen=True)

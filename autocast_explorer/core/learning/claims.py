@@ -63,7 +63,9 @@ def _outs(layers: list[LayerRecord]) -> set[str]:
     return {la.autocast.out_dtype for la in layers if la.autocast is not None}
 
 
-def _returns(pick: Callable[[ExperimentResult], list[LayerRecord]], what: str, dtype: str | None):
+def _returns(
+    pick: Callable[[ExperimentResult], list[LayerRecord]], what: str, dtype: str | None
+) -> CheckFn:
     """Every picked layer returns `dtype` under autocast (None: the run's autocast dtype)."""
 
     def check(result: ExperimentResult) -> tuple[bool | None, str]:
@@ -79,21 +81,24 @@ def _returns(pick: Callable[[ExperimentResult], list[LayerRecord]], what: str, d
     return check
 
 
-def _computes_in_low(pick: Callable[[ExperimentResult], list[LayerRecord]], what: str):
+def _computes_in_low(pick: Callable[[ExperimentResult], list[LayerRecord]], what: str) -> CheckFn:
     """The picked layers' matrix products ran in the autocast dtype (from the op trace)."""
 
     def check(result: ExperimentResult) -> tuple[bool | None, str]:
         low = result.config.dtype
-        layers = [la for la in pick(result) if la.autocast is not None and la.autocast.compute]
-        if result.autocast_error or not layers:
+        traced = [
+            (la.name, auto.out_dtype, compute)
+            for la in pick(result)
+            if (auto := la.autocast) is not None and (compute := auto.compute) is not None
+        ]
+        if result.autocast_error or not traced:
             return None, "no op trace of it in this run"
-        counts = [la.autocast.compute.top_op(low) for la in layers]
-        ran = sum(n for _op, n in counts)
+        ran = sum(compute.top_op(low)[1] for _name, _out, compute in traced)
+        name, out_dtype, compute = traced[0]
         if not ran:
-            dtypes = "/".join(layers[0].autocast.compute.dtypes) or "no maths"
+            dtypes = "/".join(compute.dtypes) or "no maths"
             return False, f"no op of the {what} ran in {low} (it computed in {dtypes})"
-        summary = layers[0].autocast.compute.summary(layers[0].autocast.out_dtype)
-        return True, f"{layers[0].name}: {summary}"
+        return True, f"{name}: {compute.summary(out_dtype)}"
 
     return check
 
@@ -126,7 +131,7 @@ def _lstm_by_cpu(result: ExperimentResult) -> tuple[bool | None, str]:
     return (native and _outs(lstm) == {"bfloat16"}), f"{cpu}, and the LSTM returned {outs}"
 
 
-def _fused(expected: bool):
+def _fused(expected: bool) -> CheckFn:
     def check(result: ExperimentResult) -> tuple[bool | None, str]:
         ran = (result.fast_path or {}).get("autocast")
         if ran is None:

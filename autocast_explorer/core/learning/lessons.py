@@ -21,8 +21,10 @@ from autocast_explorer.core.documents.reader import cap_text
 from autocast_explorer.core.experiment.config import ExperimentConfig, parameter_count
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.experiment.capture import LayerRecord
+    from autocast_explorer.core.experiment.agreement import Agreement
+    from autocast_explorer.core.experiment.capture import LayerDtypes, LayerRecord
     from autocast_explorer.core.experiment.result import ExperimentResult
+    from autocast_explorer.core.experiment.timing import LatencyStats
     from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn
 
 #: Chart ids a lesson can point at, with the name the window gives each chart.
@@ -168,6 +170,21 @@ def _linear_layers(result: ExperimentResult) -> list[LayerRecord]:
     return [layer for layer in result.layers if layer.kind == "Linear"]
 
 
+def _autocast(layer: LayerRecord) -> LayerDtypes:
+    """The layer's dtypes under autocast. The checks grade only results whose autocast forward
+    finished (Lesson.check), where every layer has them."""
+    if layer.autocast is None:
+        raise ValueError(f"the autocast forward did not reach {layer.name}")
+    return layer.autocast
+
+
+def _compared(result: ExperimentResult) -> tuple[Agreement, LatencyStats]:
+    """The agreement and the autocast latency: present once the autocast forward finished."""
+    if result.agreement is None or result.autocast is None:
+        raise ValueError("the autocast forward did not finish")
+    return result.agreement, result.autocast
+
+
 def _names(layers: Sequence[LayerRecord]) -> str:
     names = [layer.name for layer in layers]
     if len(names) <= 2:
@@ -211,9 +228,10 @@ def _check_plain(result: ExperimentResult, probe: Probe | None) -> LessonOutcome
             + _describe_groups(layers, lambda la: la.plain.out_dtype, "returned")
             + "."
         )
+    agreement, _ = _compared(result)
     sentences = [
-        f"The model's output (the logits for {result.agreement.rows} rows) was {output}."
-        if not result.agreement.no_argmax_reason
+        f"The model's output (the logits for {agreement.rows} rows) was {output}."
+        if not agreement.no_argmax_reason
         else f"The model's output ({result.config.batch} rows) was {output}.",
         f"A plain forward took {_ms(result.plain.median_ms)} (median of "
         f"{result.plain.samples} timed blocks) for {result.flops / 1e6:,.1f} MFLOP.",
@@ -230,20 +248,20 @@ def _check_linear(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
         return LessonOutcome(
             "linear", "This result records no Linear layers to look at.", (), False, "dtype"
         )
-    outs = {la.autocast.out_dtype for la in linears}
+    outs = {_autocast(la).out_dtype for la in linears}
     headline = (
         f"Under autocast ({low}), "
-        + _describe_groups(linears, lambda la: la.autocast.out_dtype, "returned")
+        + _describe_groups(linears, lambda la: _autocast(la).out_dtype, "returned")
         + "; without autocast they returned "
         + "/".join(sorted({la.plain.out_dtype for la in linears}))
         + "."
     )
     sentences = []
-    first = linears[0]
-    if first.autocast.in_dtype != first.autocast.out_dtype:
+    first, first_dtypes = linears[0], _autocast(linears[0])
+    if first_dtypes.in_dtype != first_dtypes.out_dtype:
         sentences.append(
-            f"{first.name} was fed {first.autocast.in_dtype} and still returned "
-            f"{first.autocast.out_dtype}: the cast happens inside the layer call, the input "
+            f"{first.name} was fed {first_dtypes.in_dtype} and still returned "
+            f"{first_dtypes.out_dtype}: the cast happens inside the layer call, the input "
             "tensor you pass in is not changed."
         )
     matches = outs == {low}
@@ -271,7 +289,7 @@ def _check_float32_ops(result: ExperimentResult, probe: Probe | None) -> LessonO
     matches = True
     if heads:
         head = heads[0]
-        a = head.autocast
+        a = _autocast(head)
         if a.out_dtype == "float32":
             headline = (
                 f"Under autocast the {head.name} head was fed {a.in_dtype} and returned float32: "
@@ -299,7 +317,9 @@ def _check_float32_ops(result: ExperimentResult, probe: Probe | None) -> LessonO
         sentences.append(
             "Under autocast "
             + _describe_groups(
-                activations, lambda la: f"{la.autocast.in_dtype} → {la.autocast.out_dtype}", "ran"
+                activations,
+                lambda la: f"{_autocast(la).in_dtype} → {_autocast(la).out_dtype}",
+                "ran",
             )
             + "."
         )
@@ -325,7 +345,7 @@ def _check_float32_ops(result: ExperimentResult, probe: Probe | None) -> LessonO
                 "their input on CPU; they are not forced to float32."
             )
             matches = False
-    if heads and heads[0].autocast.out_dtype == low:
+    if heads and _autocast(heads[0]).out_dtype == low:
         sentences.append(
             f"In a model, softmax sits after a Linear layer whose output is already {low}, "
             f"so it runs in {low}."
@@ -334,7 +354,7 @@ def _check_float32_ops(result: ExperimentResult, probe: Probe | None) -> LessonO
 
 
 def _check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
-    a = result.agreement
+    a, _ = _compared(result)
     if a.no_argmax_reason:
         headline = f"No predicted class to compare: {a.no_argmax_reason}."
     elif a.agree == a.rows:
@@ -361,7 +381,7 @@ def _check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcom
 
     speedup = result.speedup
     low = result.config.dtype
-    p, q = result.plain, result.autocast
+    p, (_, q) = result.plain, _compared(result)
     params = parameter_count(result.config.widths)
     call = result.speed_call
     kind = call.kind
@@ -554,11 +574,11 @@ def _check_transformer_paths(result: ExperimentResult, probe: Probe | None) -> L
             "dtype",
         )
     ran_fused = bool(result.fast_path and result.fast_path.get("autocast"))
-    this = encoders[0].autocast.out_dtype
+    this = _autocast(encoders[0]).out_dtype
     path_name = "the fused fast path" if ran_fused else "the ordinary (train-mode) path"
     sentences = [
         f"This run took {path_name}: under {dtype} autocast "
-        f"{_describe_groups(encoders, lambda la: la.autocast.out_dtype, 'returned')}."
+        f"{_describe_groups(encoders, lambda la: _autocast(la).out_dtype, 'returned')}."
     ]
     other = probe.path(not result.config.fast_path) if probe is not None else None
     same = True
@@ -786,10 +806,12 @@ class Exercise:
 
     def expected(self, result: ExperimentResult) -> str:
         """The dtype most Linear layers returned under autocast in `result`."""
+        if result.autocast_error:
+            raise ValueError("the autocast forward raised: no autocast dtype to grade against")
         linears = _linear_layers(result)
         if not linears:
             raise ValueError("the result has no Linear layers to grade against")
-        return _dtype_groups(linears, lambda la: la.autocast.out_dtype)[0][0]
+        return _dtype_groups(linears, lambda la: _autocast(la).out_dtype)[0][0]
 
     def choices_for(self, result: ExperimentResult) -> tuple[str, ...]:
         """The choices, plus the measured answer should it be one nobody expected."""
@@ -801,11 +823,16 @@ class Exercise:
         try:
             expected = self.expected(result)
         except ValueError:
-            return Grade(given, "", False, "This result records no Linear layers to grade by.")
+            why = (
+                "The autocast forward raised in this run, so there is nothing to grade by."
+                if result.autocast_error
+                else "This result records no Linear layers to grade by."
+            )
+            return Grade(given, "", False, why)
         linears = _linear_layers(result)
         evidence = (
             f"Measured in this run (autocast dtype {result.config.dtype}): "
-            + _describe_groups(linears, lambda la: la.autocast.out_dtype, "returned")
+            + _describe_groups(linears, lambda la: _autocast(la).out_dtype, "returned")
             + "."
         )
         if given == expected:
@@ -834,7 +861,8 @@ def measure_probe(config: ExperimentConfig) -> Probe:
     import torch
 
     from autocast_explorer.core.experiment.model import build
-    from autocast_explorer.core.numerics.oppolicy import PROBED_OPS, run_case
+    from autocast_explorer.core.numerics.opcatalog import PROBED_OPS
+    from autocast_explorer.core.numerics.oppolicy import run_case
     from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
     from autocast_explorer.core.runtime.dtypes import dtype_name
 

@@ -21,16 +21,9 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
+from autocast_explorer.core.documents.field_types import refuse
 from autocast_explorer.core.documents.files import not_a_regular_file, write_atomic
-from autocast_explorer.core.documents.model import (
-    Part,
-    build,
-    def_ref,
-    dump,
-    read,
-    refuse,
-    schema,
-)
+from autocast_explorer.core.documents.model import Part, build, def_ref, dump, read, schema
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     cap_text,
@@ -38,8 +31,9 @@ from autocast_explorer.core.documents.reader import (
     parse_json,
 )
 from autocast_explorer.core.documents.resources import presets_dir
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.sweeps.spec import PARAMS, SweepSpec
 
 SCHEMA = "autocast-explorer/preset/1"
@@ -177,13 +171,16 @@ def _sweep(value: Any) -> Any:
         raise refuse(f"unknown key {unknown[0]!r} (allowed: param, values, width_values)")
     values = value.get("values")
     width_values = value.get("width_values", [])
-    for key, items in (("values", values), ("width_values", width_values)):
-        if not isinstance(items, list):
-            raise refuse("expected a list of whole numbers", at=key)
+    if not isinstance(values, list):
+        raise refuse("expected a list of whole numbers", at="values")
+    if not isinstance(width_values, list):
+        raise refuse("expected a list of whole numbers", at="width_values")
     if len(set(map(repr, values))) < MIN_SWEEP_POINTS:
         raise refuse(f"needs at least {MIN_SWEEP_POINTS} distinct values", at="values")
+    # Any JSON value: SweepSpec refuses what is not a param's name, in its own words.
+    param: Any = value.get("param")
     try:
-        return SweepSpec(value.get("param"), tuple(values), tuple(width_values))
+        return SweepSpec(param, tuple(values), tuple(width_values))
     except ConfigError as exc:
         raise refuse(exc.rule, at=exc.field) from None
 

@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import torch
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.model import (
-    NullableNumber,
-    Number,
-    Part,
+from autocast_explorer.core.documents.field_types import (
+    Fraction,
+    NonNegative,
+    NullableNonNegative,
+    PositiveWhole,
     Whole,
-    build,
-    dump,
-    read,
     refuse,
 )
+from autocast_explorer.core.documents.model import Part, build, dump, read
 
 #: At most this many flipped rows are listed (all are counted: rows − agree).
 MAX_FLIPS_LISTED = 1000
@@ -42,20 +41,20 @@ MARGIN_BINS = 10
 class FlipPart(Part):
     """One entry of `agreement.flips`."""
 
-    row: Whole()
-    plain: Whole(description="float32's predicted class")
-    autocast: Whole(description="autocast's predicted class")
-    margin: NullableNumber(ge=0, description="float32 top-1 − top-2 logit")
+    row: Whole
+    plain: Annotated[Whole, Field(description="float32's predicted class")]
+    autocast: Annotated[Whole, Field(description="autocast's predicted class")]
+    margin: Annotated[NullableNonNegative, Field(description="float32 top-1 − top-2 logit")]
 
 
 class MarginBinPart(Part):
     """One entry of `agreement.flip_rate_by_margin`."""
 
-    low: NullableNumber(ge=0)
-    high: NullableNumber(ge=0)
-    rows: Whole()
-    flips: Whole()
-    rate: Number(ge=0) = 0.0
+    low: NullableNonNegative
+    high: NullableNonNegative
+    rows: Whole
+    flips: Whole
+    rate: NonNegative = 0.0
 
     @model_validator(mode="after")
     def _flips_within_rows(self) -> MarginBinPart:
@@ -67,10 +66,10 @@ class MarginBinPart(Part):
 class TopKPart(Part):
     """`agreement.topk`: both measures are fractions of rows."""
 
-    k: Whole(ge=1)
-    contains: Whole()
-    fraction: Number(ge=0, le=1)
-    overlap: Number(ge=0, le=1)
+    k: PositiveWhole
+    contains: Whole
+    fraction: Fraction
+    overlap: Fraction
 
 
 @dataclass(frozen=True)

@@ -25,32 +25,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import torch
+from pydantic import Field
 
-from autocast_explorer.core.documents.model import (
-    Flag,
-    NullableNumber,
-    Part,
-    Whole,
-    build,
-    dump,
-    read,
-)
+from autocast_explorer.core.documents.field_types import Flag, NullableNumber, Whole
+from autocast_explorer.core.documents.model import Part, build, dump, read
 
 
 class LayerErrorPart(Part):
     """A layer's `error` object: null where a value was not finite (older files lack keys)."""
 
-    max_abs: NullableNumber() = None
-    mean_abs: NullableNumber() = 0.0
-    mean_rel: NullableNumber(description="mean|ref−low| ÷ mean|ref|") = None
-    sqnr_db: NullableNumber(description="null when not finite (identical: +∞)") = None
-    cosine: NullableNumber() = None
-    identical: Flag() = False
-    numel: Whole() = 0
-    nonfinite: Whole() = 0
+    max_abs: NullableNumber = None
+    mean_abs: NullableNumber = 0.0
+    mean_rel: Annotated[NullableNumber, Field(description="mean|ref−low| ÷ mean|ref|")] = None
+    sqnr_db: Annotated[
+        NullableNumber, Field(description="null when not finite (identical: +∞)")
+    ] = None
+    cosine: NullableNumber = None
+    identical: Flag = False
+    numel: Whole = 0
+    nonfinite: Whole = 0
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,9 @@ class OpSpec:
         return self.documented_as or self.name
 
 
-def randn_inputs(shapes: Sequence[tuple[int, ...]]) -> Callable[[torch.Generator], list]:
+def randn_inputs(
+    shapes: Sequence[tuple[int, ...]],
+) -> Callable[[torch.Generator], list[torch.Tensor]]:
     """Standard-normal float32 tensors of `shapes`."""
     return lambda g: [torch.randn(*s, generator=g) for s in shapes]
 
@@ -110,7 +112,15 @@ def _lstm_inputs(g: torch.Generator) -> list[torch.Tensor]:
     return [torch.randn(*s, generator=g) * 0.5 for s in shapes]
 
 
-def _lstm(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+def _lstm(
+    x: torch.Tensor,
+    h0: torch.Tensor,
+    c0: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor,
+    b_hh: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return torch.lstm(x, (h0, c0), [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, False)
 
 
@@ -121,7 +131,14 @@ def _gru_inputs(g: torch.Generator) -> list[torch.Tensor]:
     return [torch.randn(*s, generator=g) * 0.5 for s in shapes]
 
 
-def _gru(x, h0, w_ih, w_hh, b_ih, b_hh):
+def _gru(
+    x: torch.Tensor,
+    h0: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor,
+    b_hh: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.gru(x, h0, [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, False)
 
 
@@ -131,15 +148,24 @@ def _mha_inputs(g: torch.Generator) -> list[torch.Tensor]:
     return [torch.randn(*s, generator=g) for s in shapes]
 
 
-def _native_mha(q, k, v, qkv_w, qkv_b, proj_w, proj_b):
+def _native_mha(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    qkv_w: torch.Tensor,
+    qkv_b: torch.Tensor,
+    proj_w: torch.Tensor,
+    proj_b: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
     return torch._native_multi_head_attention(q, k, v, 8, 2, qkv_w, qkv_b, proj_w, proj_b)
 
 
-def _convolution_deprecated(x, w, b):
+def _convolution_deprecated(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     # Autocast registers the overload without `allow_tf32` (`_convolution.deprecated`).
-    return torch.ops.aten._convolution.deprecated(
+    out: torch.Tensor = torch.ops.aten._convolution.deprecated(
         x, w, b, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, False, False, True
     )
+    return out
 
 
 def _geqrf_inputs(g: torch.Generator) -> list[torch.Tensor]:
@@ -199,7 +225,7 @@ def _ctc_inputs(g: torch.Generator) -> list[torch.Tensor]:
     return [log_probs, targets]
 
 
-def _ctc(log_probs, targets):
+def _ctc(log_probs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     lengths = torch.tensor([6, 6])
     return F.ctc_loss(log_probs, targets, lengths, torch.tensor([3, 2]))
 
@@ -509,8 +535,8 @@ def _pooling_ops() -> tuple[OpSpec, ...]:
             _fractional_inputs(3),
             lambda x, s: F.fractional_max_pool3d(x, 2, output_size=3, _random_samples=s),
         ),
-        _built("max_unpool2d", pp, _unpool_inputs(2), lambda v, i: F.max_unpool2d(v, i, 2)),
-        _built("max_unpool3d", pp, _unpool_inputs(3), lambda v, i: F.max_unpool3d(v, i, 2)),
+        _built("max_unpool2d", pp, _unpool_inputs(2), lambda v, i: F.max_unpool2d(v, i, (2, 2))),
+        _built("max_unpool3d", pp, _unpool_inputs(3), lambda v, i: F.max_unpool3d(v, i, (2, 2, 2))),
         _spec("reflection_pad1d", pp, [(2, 3, 8)], lambda x: F.pad(x, (2, 2), mode="reflect")),
         _spec("reflection_pad2d", pp, [(1, 2, 4, 4)], lambda x: F.pad(x, (1, 1, 1, 1), "reflect")),
         _spec("replication_pad1d", pp, [(2, 3, 8)], lambda x: F.pad(x, (2, 2), mode="replicate")),

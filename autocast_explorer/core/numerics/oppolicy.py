@@ -31,22 +31,17 @@ import torch
 from pydantic import BeforeValidator, Field, WithJsonSchema
 from torch.utils._pytree import tree_leaves
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     Flag,
     NullableText,
-    OpenPart,
-    Part,
     Text,
     TextMap,
     Texts,
     Whole,
-    build,
-    dump,
-    read,
     refuse,
-    schema,
     schema_tag,
 )
+from autocast_explorer.core.documents.model import OpenPart, Part, build, dump, read, schema
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     document_kind,
@@ -115,8 +110,9 @@ DISAGREEMENTS_GROUP = "disagreements"
 
 
 # ---- the document, defined once: reading, writing and the published schema --------------------
-def _one_of(allowed: tuple[str, ...]) -> Any:
-    """Text that must be one of `allowed` (the message lists them)."""
+def _one_of(allowed: tuple[str, ...]) -> tuple[Any, ...]:
+    """Text that must be one of `allowed` (the message lists them), for
+    `Annotated[str, *_one_of(…)]`."""
 
     def check(value: Any) -> Any:
         if not isinstance(value, str):
@@ -125,61 +121,68 @@ def _one_of(allowed: tuple[str, ...]) -> Any:
             raise refuse(f"expected one of {', '.join(allowed)}")
         return value
 
-    return Annotated[str, BeforeValidator(check), WithJsonSchema({"enum": list(allowed)})]
+    return BeforeValidator(check), WithJsonSchema({"enum": list(allowed)})
 
 
 class CasePart(Part):
-    in_dtypes: Texts(description="the input dtypes") = Field(alias="in")
-    out: NullableText(description="null when the op raised") = None
-    computed: NullableText(
-        description="the dtype the op computed in where its output does not say it (bool, "
-        "int64, complex results); null otherwise"
-    ) = None
-    error: NullableText() = None
-    casts: Whole() = 0
-    kernels: Texts(description="the aten ops dispatched, casts left out") = ()
+    in_dtypes: Annotated[Texts, Field(description="the input dtypes")] = Field(alias="in")
+    out: Annotated[NullableText, Field(description="null when the op raised")] = None
+    computed: Annotated[
+        NullableText,
+        Field(
+            description="the dtype the op computed in where its output does not say it (bool, "
+            "int64, complex results); null otherwise"
+        ),
+    ] = None
+    error: NullableText = None
+    casts: Whole = 0
+    kernels: Annotated[Texts, Field(description="the aten ops dispatched, casts left out")] = ()
 
 
 class DocumentedPart(Part):
     """what PyTorch documents for the op (null or absent in files written before it was kept)"""
 
-    as_: Text(description="the aten name PyTorch's lists use") = Field(default="", alias="as")
-    policy: Text()
-    docs: NullableText(description="the AMP docs' CPU lists") = None
-    tests: NullableText(description="AutocastCPUTestLists") = None
-    lists: Texts(description="every list that holds the op") = ()
+    as_: Annotated[Text, Field(description="the aten name PyTorch's lists use")] = Field(
+        default="", alias="as"
+    )
+    policy: Text
+    docs: Annotated[NullableText, Field(description="the AMP docs' CPU lists")] = None
+    tests: Annotated[NullableText, Field(description="AutocastCPUTestLists")] = None
+    lists: Annotated[Texts, Field(description="every list that holds the op")] = ()
 
 
 class OpPart(Part):
-    name: Text()
-    category: NullableText(description="the catalog's category slug") = None
-    policy: Text()
-    why: Text() = ""
-    error: NullableText() = None
+    name: Text
+    category: Annotated[NullableText, Field(description="the catalog's category slug")] = None
+    policy: Text
+    why: Text = ""
+    error: NullableText = None
     documented: DocumentedPart | None = None
-    disagrees: Flag(description="the measured policy contradicts the documented") = False
+    disagrees: Annotated[
+        Flag, Field(description="the measured policy contradicts the documented")
+    ] = False
     cases: dict[str, CasePart]
 
 
 class NotePart(Part):
-    op: Text()
-    source: Text()
-    claim: Text()
-    measured: Text()
-    verdict: Text()
-    contradicts: Flag()
+    op: Text
+    source: Text
+    claim: Text
+    measured: Text
+    verdict: Text
+    contradicts: Flag
 
 
 class ProbePart(OpenPart):
     """The op-policy probe: which dtype autocast gave each op, beside what PyTorch documents."""
 
-    schema_: schema_tag(SCHEMA) = Field(alias="schema")
-    created: Text() = ""
-    dtype: _one_of(DTYPES) = Field(description="the autocast dtype")
+    schema_: Annotated[str, schema_tag(SCHEMA)] = Field(alias="schema")
+    created: Text = ""
+    dtype: Annotated[str, *_one_of(DTYPES)] = Field(description="the autocast dtype")
     environment: EnvironmentPart
-    sources: TextMap(description="where the documented policies come from (docs, tests)") = Field(
-        default_factory=dict
-    )
+    sources: Annotated[
+        TextMap, Field(description="where the documented policies come from (docs, tests)")
+    ] = Field(default_factory=dict)
     ops: tuple[OpPart, ...]
     notes: tuple[NotePart, ...] = Field(
         default=(),

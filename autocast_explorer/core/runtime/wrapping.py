@@ -35,7 +35,7 @@ def wrapped_forwards(model: torch.nn.Module, around: AroundFn) -> Iterator[None]
         def forward(*args: object, **kwargs: object) -> object:
             return around(name, module, lambda: original(*args, **kwargs), args, kwargs)
 
-        module.forward = forward  # type: ignore[method-assign]
+        module.forward = forward
         wrapped.append(module)
 
     for name, module in model.named_modules():

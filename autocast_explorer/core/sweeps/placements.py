@@ -20,21 +20,13 @@ import dataclasses
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.model import (
-    Number,
-    Part,
-    Text,
-    Whole,
-    WholeMap,
-    dump,
-    read,
-    refuse,
-)
+from autocast_explorer.core.documents.field_types import NonNegative, Text, Whole, WholeMap, refuse
+from autocast_explorer.core.documents.model import Part, dump, read
 from autocast_explorer.core.documents.model import build as build_part
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.certainty import (
@@ -60,16 +52,19 @@ EXTRAS_KEY = "placements"
 
 
 class PlacementPart(Part):
-    median_ms: Number(ge=0, description="equals latency.median_ms")
-    casts_per_forward: Whole()
-    cast_bytes: Whole()
-    one_time_casts: Whole()
-    one_time_cast_bytes: Whole()
-    cast_ops: WholeMap()
-    cast_sources: WholeMap(
-        description="per-forward casts of model parameters, by module class and parameter "
-        "(Linear.weight)"
-    ) = Field(default_factory=dict)
+    median_ms: Annotated[NonNegative, Field(description="equals latency.median_ms")]
+    casts_per_forward: Whole
+    cast_bytes: Whole
+    one_time_casts: Whole
+    one_time_cast_bytes: Whole
+    cast_ops: WholeMap
+    cast_sources: Annotated[
+        WholeMap,
+        Field(
+            description="per-forward casts of model parameters, by module class and parameter "
+            "(Linear.weight)"
+        ),
+    ] = Field(default_factory=dict)
     latency: LatencyPart
     speedup_interval: IntervalPart | None = Field(
         default=None,
@@ -86,12 +81,12 @@ class PlacementPart(Part):
 class PlacementsPart(Part):
     """run --placements: where autocast is entered (the result's `placements`)."""
 
-    dtype: Text()
+    dtype: Text
     per_call: PlacementPart
     hoisted: PlacementPart
     pre_cast: PlacementPart
     float32: LatencyPart
-    explanation: Text()
+    explanation: Text
 
 
 @dataclass(frozen=True)
@@ -329,17 +324,21 @@ def measure_placements(
         reporter.check()
 
         def float32() -> torch.Tensor:
-            return model(x)
+            out: torch.Tensor = model(x)
+            return out
 
         def per_call() -> torch.Tensor:
             with autocast_context(low):
-                return model(x)
+                out: torch.Tensor = model(x)
+            return out
 
         def in_region() -> torch.Tensor:
-            return model(x)
+            out: torch.Tensor = model(x)
+            return out
 
         def pre_cast() -> torch.Tensor:
-            return low_model(low_x)
+            out: torch.Tensor = low_model(low_x)
+            return out
 
         @contextlib.contextmanager
         def hoisted_region() -> Iterator[None]:

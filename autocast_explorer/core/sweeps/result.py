@@ -30,23 +30,29 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
+    MultilineTexts,
+    NonNegative,
+    NullableNonNegative,
     NullableNumber,
     Number,
     Numbers,
+    Omittable,
+    PositiveWhole,
+    PositiveWholes,
+    Text,
+    Whole,
+    refuse,
+    schema_tag,
+)
+from autocast_explorer.core.documents.model import (
     OpenPart,
     Part,
-    Text,
-    Texts,
-    Whole,
-    Wholes,
     build,
     dump,
     part_schema,
     read,
-    refuse,
     schema,
-    schema_tag,
 )
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
@@ -64,7 +70,7 @@ from autocast_explorer.core.experiment.certainty import (
     judge,
     speedup_figure,
 )
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import SpeedupInterval
@@ -77,6 +83,7 @@ from autocast_explorer.core.experiment.routes import (
 )
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.sweeps.crossover import (
     CrossingInterval,
     crossing_intervals,
@@ -153,8 +160,8 @@ Param = Annotated[str, BeforeValidator(_param), WithJsonSchema({"enum": [*PARAMS
 class CrossoverRowPart(Part):
     """One width row of a grid's crossover: the batch values where its speedup crosses 1."""
 
-    width: Whole(ge=1)
-    values: Numbers() | None
+    width: PositiveWhole
+    values: Numbers | None
 
 
 _CROSSOVER_SCHEMA = {
@@ -173,28 +180,33 @@ Crossover = Annotated[Any, WithJsonSchema(_CROSSOVER_SCHEMA)]
 class PointLatency(EvidenceSection):
     plain: LatencyPart
     autocast: LatencyPart
-    speedup: NullableNumber(ge=0)
+    speedup: NullableNonNegative
 
 
 class PerModeRate(Part):
-    plain: Number(ge=0)
-    autocast: Number(ge=0)
+    plain: NonNegative
+    autocast: NonNegative
 
 
 class PerModeBytes(Part):
-    plain: Whole() = 0
-    autocast: Whole() = 0
+    plain: Whole = 0
+    autocast: Whole = 0
 
 
 class PointPart(Part):
-    index: Whole()
-    value: Whole(ge=1)
-    width: Whole(ge=1, description="grid only: the row's hidden width") = None
-    batch: Whole(ge=1)
-    widths: Wholes(ge=1, description="mlp points", min_items=2) = None
+    index: Whole
+    value: PositiveWhole
+    width: Annotated[
+        Omittable[PositiveWhole], Field(description="grid only: the row's hidden width")
+    ] = None
+    batch: PositiveWhole
+    widths: Annotated[
+        Omittable[PositiveWholes],
+        Field(description="mlp points", json_schema_extra={"minItems": 2}),
+    ] = None
     latency: PointLatency
     gflops: PerModeRate
-    flops: Whole() = 0
+    flops: Whole = 0
     bytes: PerModeBytes | None = None
     intensity: PerModeRate | None = None
     routes: tuple[RoutePart, ...] | None = Field(
@@ -203,9 +215,13 @@ class PointPart(Part):
 
 
 class CrossingPart(Part):
-    value: Number()
-    low: NullableNumber(description="null: open to the start of the range swept") = None
-    high: NullableNumber(description="null: open to the end of the range swept") = None
+    value: Number
+    low: Annotated[
+        NullableNumber, Field(description="null: open to the start of the range swept")
+    ] = None
+    high: Annotated[
+        NullableNumber, Field(description="null: open to the end of the range swept")
+    ] = None
 
 
 class SweepPart(OpenPart):
@@ -221,16 +237,16 @@ class SweepPart(OpenPart):
         }
     )
 
-    schema_: schema_tag(SCHEMA) = Field(alias="schema")
-    created: Text() = ""
+    schema_: Annotated[str, schema_tag(SCHEMA)] = Field(alias="schema")
+    created: Text = ""
     config: ConfigField
     environment: EnvironmentPart
     param: Param
     values: SweptValues
-    width_values: SweptValues = None
+    width_values: Omittable[SweptValues] = None
     points: tuple[PointPart, ...]
     crossover: Crossover
-    crossover_sentence: Text() = ""
+    crossover_sentence: Text = ""
     crossover_interval: tuple[CrossingPart, ...] | None = Field(
         default=None,
         description="1-D sweeps whose points have intervals: each crossing with where the "
@@ -238,7 +254,7 @@ class SweepPart(OpenPart):
     )
     verdict: VerdictPart
     roofline: RooflinePart
-    warnings: Texts(multiline=True) = ()
+    warnings: MultilineTexts = ()
 
 
 def sweep_schema() -> dict[str, Any]:

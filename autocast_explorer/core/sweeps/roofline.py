@@ -20,16 +20,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import WithJsonSchema
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     Flag,
-    Number,
-    Part,
+    NonNegative,
+    PositiveWhole,
     Text,
     Whole,
-    build,
-    dump,
-    read,
 )
+from autocast_explorer.core.documents.model import Part, build, dump, read
 from autocast_explorer.core.experiment.config import (
     ExperimentConfig,
     flops_per_forward,
@@ -62,40 +60,40 @@ ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2}
 class PeakPart(Part):
     """An estimated compute ceiling for one dtype and every input that went into it."""
 
-    dtype: Text()
-    gflops: Number(ge=0)
-    cores: Whole()
-    ghz: Number(ge=0)
-    lanes: Whole(ge=1)
-    fma_units: Whole(ge=1)
-    isa: Text()
-    ghz_source: Text()
-    native: Flag()
-    note: Text()
-    formula: Text() = ""
-    estimate: Flag() = True
+    dtype: Text
+    gflops: NonNegative
+    cores: Whole
+    ghz: NonNegative
+    lanes: PositiveWhole
+    fma_units: PositiveWhole
+    isa: Text
+    ghz_source: Text
+    native: Flag
+    note: Text
+    formula: Text = ""
+    estimate: Flag = True
 
 
 class RooflinePointPart(Part):
-    value: Whole(ge=1)
+    value: PositiveWhole
     mode: Annotated[Literal["plain", "autocast"], WithJsonSchema({"enum": ["plain", "autocast"]})]
-    dtype: Text()
-    intensity: Number(ge=0) = 0.0
-    gflops: Number(ge=0)
-    flops: Whole()
-    bytes: Whole()
+    dtype: Text
+    intensity: NonNegative = 0.0
+    gflops: NonNegative
+    flops: Whole
+    bytes: Whole
 
 
 class RooflinePart(Part):
     """achieved GFLOP/s against estimated peaks (labelled as an estimate)"""
 
-    estimate: Flag() = True
-    flops_formula: Text() = ""
-    bytes_formula: Text() = ""
-    peak_formula: Text() = ""
+    estimate: Flag = True
+    flops_formula: Text = ""
+    bytes_formula: Text = ""
+    peak_formula: Text = ""
     peaks: dict[str, PeakPart]
     points: tuple[RooflinePointPart, ...] = ()
-    note: Text() = ""
+    note: Text = ""
 
 
 #: The fields of a peak that are its inputs (formula and estimate are written for readers).

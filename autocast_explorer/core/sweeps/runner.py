@@ -208,7 +208,7 @@ class _Models:
     """Builds each point's model and input as a single run would; reuses the last model."""
 
     def __init__(self) -> None:
-        self.key: tuple | None = None
+        self.key: tuple[tuple[str, str], ...] | None = None
         self.model: torch.nn.Module | None = None
         self.rng: torch.Tensor | None = None
 

@@ -13,7 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.runtime.errors import ConfigError
 
 PARAMS: tuple[str, ...] = ("batch", "width", "channels", "image", "seq", "d_model", "hidden")
 GRID = "batch,width"

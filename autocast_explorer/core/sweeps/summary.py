@@ -10,6 +10,7 @@ import math
 from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
+from autocast_explorer.core.sweeps.roofline import RooflinePoint
 from autocast_explorer.core.sweeps.spec import SweepSpec
 
 
@@ -122,7 +123,7 @@ def format_conclusion(result: SweepResult) -> str:
     lines.append(f"Roofline (estimates; {roof.flops_formula}):")
     for peak in roof.peaks:
         lines.append(f"  {peak.dtype:<9} peak {peak.formula} [{peak.isa}; {peak.note}]")
-    best = {}
+    best: dict[str, RooflinePoint] = {}
     for point in roof.points:
         if point.mode not in best or point.gflops > best[point.mode].gflops:
             best[point.mode] = point

@@ -14,18 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     Flag,
     FlagMap,
     NullableFlag,
     NullableText,
-    Part,
     Text,
     Whole,
-    build,
-    dump,
-    read,
 )
+from autocast_explorer.core.documents.model import Part, build, dump, read
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.hardware.capabilities import (
     NativeSupport,
@@ -57,20 +54,20 @@ NOISE_BAND = SAME_SPEED
 class VerdictPart(Part):
     """The sweep's `verdict`: what the hardware verdict panel shows."""
 
-    sentence: Text()
-    hardware: Text()
-    measured: Text()
-    instead: NullableText() = None
-    cpu_model: Text()
-    cores: Whole()
-    threads: Whole()
-    cpu_capability: Text()
-    dtype: Text()
-    flags: FlagMap()
-    native: Flag()
-    torch_bf16_supported: NullableFlag() = None
-    torch_fp16_supported: NullableFlag() = None
-    mkldnn: Flag()
+    sentence: Text
+    hardware: Text
+    measured: Text
+    instead: NullableText = None
+    cpu_model: Text
+    cores: Whole
+    threads: Whole
+    cpu_capability: Text
+    dtype: Text
+    flags: FlagMap
+    native: Flag
+    torch_bf16_supported: NullableFlag = None
+    torch_fp16_supported: NullableFlag = None
+    mkldnn: Flag
     onednn: OneDnnPart | None = None
 
 

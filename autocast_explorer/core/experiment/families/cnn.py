@@ -8,13 +8,14 @@ built network does.
 
 from __future__ import annotations
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
     Construction,
     Family,
     FamilyParam,
     Gemm,
 )
+from autocast_explorer.core.runtime.errors import ConfigError
 
 MAX_STAGES = 16
 

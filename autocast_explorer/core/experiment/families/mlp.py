@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import itertools
 
-from autocast_explorer.core.experiment.config import (
-    ConfigError,
-    ExperimentConfig,
-    parameter_count,
-)
+from autocast_explorer.core.experiment.config import ExperimentConfig, parameter_count
 from autocast_explorer.core.experiment.families.base import (
     Construction,
     Family,
     Gemm,
 )
+from autocast_explorer.core.runtime.errors import ConfigError
 
 
 class MlpFamily(Family):

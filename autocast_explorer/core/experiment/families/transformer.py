@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
     Construction,
     Family,
     FamilyParam,
     Gemm,
 )
+from autocast_explorer.core.runtime.errors import ConfigError
 
 
 class TransformerFamily(Family):

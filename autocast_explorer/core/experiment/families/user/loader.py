@@ -14,7 +14,7 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,7 +222,7 @@ def _factory(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
 _BUILDERS = {"hf": _hf, "torchvision": _torchvision, "timm": _timm}
 
 
-def load(text: str, model_args: Mapping[str, Any] | tuple = ()) -> Loaded:
+def load(text: str, model_args: Mapping[str, Any] | tuple[tuple[str, Any], ...] = ()) -> Loaded:
     """Build the module `text` names (seed torch first: the weights come from its RNG)."""
     spec = parse_spec(text)
     kwargs = {k: list(v) if isinstance(v, tuple) else v for k, v in dict(model_args).items()}
@@ -304,7 +304,7 @@ class LibraryNames:
 
 
 #: The libraries whose model names are completed, with how each lists them.
-_LISTED = (
+_LISTED: tuple[tuple[str, Callable[[Any], Iterable[str]]], ...] = (
     ("torchvision", lambda lib: lib.models.list_models()),
     ("timm", lambda lib: lib.list_models()),
 )
