@@ -20,7 +20,7 @@ from autocast_explorer.cli.common import (
     Parser,
     UsageError,
 )
-from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.exit_codes import EXIT_INTERRUPTED
 
 #: The subcommands, in the order `--help` lists them.

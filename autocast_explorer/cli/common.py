@@ -24,18 +24,18 @@ from autocast_explorer.core.experiment import route_kinds
 from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
     DEFAULT_LR,
-    DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
     INPUT_KINDS,
     MODELS,
     USER_MODEL_FIELDS,
-    ConfigError,
     ExperimentConfig,
     parse_widths,
 )
 from autocast_explorer.core.experiment.families import FAMILIES, family_fields
 from autocast_explorer.core.experiment.families.user.spec import is_user_spec
+from autocast_explorer.core.runtime.dtypes import DTYPES
+from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -86,7 +86,7 @@ def _int_list(field_name: str) -> Callable[[str], tuple[int, ...]]:
 def _route_list(text: str) -> tuple[str, ...]:
     """--routes eager,compiled,implicit: known names, eager among them (the config's rules)."""
     try:
-        return ExperimentConfig(routes=text).routes
+        return ExperimentConfig(routes=text).routes  # type: ignore[arg-type]  # the config parses "a,b"
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(exc.rule) from None
 

@@ -12,7 +12,8 @@ from autocast_explorer.cli.common import (
     raise_problems,
     to_stdout,
 )
-from autocast_explorer.core.experiment.config import DTYPES, validate_threads
+from autocast_explorer.core.runtime.dtypes import DTYPES
+from autocast_explorer.core.runtime.threads import validate_threads
 
 OPS_EPILOG = """\
 Each op runs under autocast with float32, low-precision and mixed inputs; its policy is read

@@ -19,14 +19,12 @@ Why pydantic and not msgspec: see docs/architecture.md (measured import cost and
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, ValidationError, WithJsonSchema
 
-from autocast_explorer.core.documents import field_types
 from autocast_explorer.core.documents.field_types import refuse as refuse
 from autocast_explorer.core.documents.reader import (
-    MAX_DOCUMENT_TEXT_CHARS,
     DocumentFormatError,
     clean_text,
     describe_slip,
@@ -215,50 +213,6 @@ def _strip_titles(node: Any) -> None:
     elif isinstance(node, list):
         for item in node:
             _strip_titles(item)
-
-
-# ---- call-style field types (legacy) ------------------------------------------------------------
-# experiment/routes.py and numerics/optrace.py still write `name: Text()`; they are being changed
-# on another branch and move to the aliases of field_types at merge, when this block goes.
-def _described(base: Any, description: str | None) -> Any:
-    return base if description is None else Annotated[base, Field(description=description)]
-
-
-def Flag(description: str | None = None) -> Any:
-    return _described(field_types.Flag, description)
-
-
-def NullableNumber(
-    ge: float | None = None, le: float | None = None, description: str | None = None
-) -> Any:
-    rules = field_types.number_rules(ge=ge, le=le, nullable=True)
-    return _described(Annotated[float | None, *rules], description)
-
-
-def Text(
-    multiline: bool = False, description: str | None = None, limit: int = MAX_DOCUMENT_TEXT_CHARS
-) -> Any:
-    return _described(Annotated[str, *field_types.text_rules(multiline, limit)], description)
-
-
-def Texts(multiline: bool = False, description: str | None = None) -> Any:
-    return _described(field_types.MultilineTexts if multiline else field_types.Texts, description)
-
-
-def TextMap(description: str | None = None) -> Any:
-    return _described(field_types.TextMap, description)
-
-
-def Whole(ge: int | None = 0, description: str | None = None) -> Any:
-    return _described(Annotated[int, *field_types.whole_rules(ge)], description)
-
-
-def WholeMap(description: str | None = None) -> Any:
-    return _described(field_types.WholeMap, description)
-
-
-def Wholes(description: str | None = None) -> Any:
-    return _described(field_types.Wholes, description)
 
 
 def nan_if_none(value: float | None) -> float:

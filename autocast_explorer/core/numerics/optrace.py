@@ -35,19 +35,17 @@ from pydantic import BeforeValidator, Field
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     Flag,
-    Part,
     Text,
     Texts,
     Whole,
     WholeMap,
     Wholes,
-    build,
-    dump,
-    read,
     refuse,
+    whole_rules,
 )
+from autocast_explorer.core.documents.model import Part, build, dump, read
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.wrapping import wrapped_forwards
@@ -78,53 +76,66 @@ class OpRecordPart(Part):
     """One entry of the result's `ops`: an aten op of one forward."""
 
     mode: Annotated[Literal["plain", "autocast"], BeforeValidator(_mode)]
-    op: Text(description="aten op, e.g. aten.addmm.default")
-    in_dtypes: Texts() = Field(alias="in")
-    out_dtypes: Texts() = Field(alias="out")
-    shape: Wholes()
-    in_shapes: tuple[Wholes(), ...] = ()
-    cast: Flag()
-    bytes: Whole() = 0
-    bytes_read: Whole() = 0
-    source: Text(
-        description="for a cast of a model parameter: the parameter it converted, by its path "
-        "in the model (fc1.weight, encoder.layer.0.attention.self.query.weight); older files "
-        "held its class here (Linear.weight)"
-    ) = ""
-    source_kind: Text(
-        description="that parameter by its module's class, e.g. Linear.weight (absent in older "
-        "files)"
-    ) = ""
-    module: Text(
-        description="the innermost layer whose forward dispatched it (absent: the model)"
-    ) = ""
+    op: Annotated[Text, Field(description="aten op, e.g. aten.addmm.default")]
+    in_dtypes: Texts = Field(alias="in")
+    out_dtypes: Texts = Field(alias="out")
+    shape: Wholes
+    in_shapes: tuple[Wholes, ...] = ()
+    cast: Flag
+    bytes: Whole = 0
+    bytes_read: Whole = 0
+    source: Annotated[
+        Text,
+        Field(
+            description="for a cast of a model parameter: the parameter it converted, by its path "
+            "in the model (fc1.weight, encoder.layer.0.attention.self.query.weight); older files "
+            "held its class here (Linear.weight)"
+        ),
+    ] = ""
+    source_kind: Annotated[
+        Text,
+        Field(
+            description="that parameter by its module's class, e.g. Linear.weight (absent in older "
+            "files)"
+        ),
+    ] = ""
+    module: Annotated[
+        Text,
+        Field(description="the innermost layer whose forward dispatched it (absent: the model)"),
+    ] = ""
 
 
 class CastSummaryPart(Part):
     """The casts of one forward: how many, their bytes, by op and by what they converted."""
 
-    count: Whole()
-    bytes: Whole(description="bytes of the low-precision copies written")
-    bytes_read: Whole() = 0
-    by_op: WholeMap() = Field(default_factory=dict)
-    by_source: WholeMap(
-        description="casts of model parameters by the parameter's path in the model, e.g. "
-        "conv1.weight (older files: by its class, e.g. Conv2d.weight)"
-    ) = Field(default_factory=dict)
-    by_kind: WholeMap(
-        description="the same casts by the module's class and parameter, e.g. Conv2d.weight "
-        "(absent in older files)"
-    ) = Field(default_factory=dict)
-    grad_mode: Text() = "no_grad"
+    count: Whole
+    bytes: Annotated[Whole, Field(description="bytes of the low-precision copies written")]
+    bytes_read: Whole = 0
+    by_op: WholeMap = Field(default_factory=dict)
+    by_source: Annotated[
+        WholeMap,
+        Field(
+            description="casts of model parameters by the parameter's path in the model, e.g. "
+            "conv1.weight (older files: by its class, e.g. Conv2d.weight)"
+        ),
+    ] = Field(default_factory=dict)
+    by_kind: Annotated[
+        WholeMap,
+        Field(
+            description="the same casts by the module's class and parameter, e.g. Conv2d.weight "
+            "(absent in older files)"
+        ),
+    ] = Field(default_factory=dict)
+    grad_mode: Text = "no_grad"
 
 
 class OpCountPart(Part):
     """One entry of `ops_diff`: how often an op ran in each mode."""
 
-    op: Text()
-    plain: Whole()
-    autocast: Whole()
-    added: Whole(ge=None) = 0
+    op: Text
+    plain: Whole
+    autocast: Whole
+    added: Annotated[int, *whole_rules(ge=None)] = 0
 
 
 #: The four top-level sections of a result that hold an OpTrace (their types, written once).
@@ -408,8 +419,7 @@ def _autocast_as_called(inputs: list[torch.Tensor]) -> Iterator[None]:
             torch.set_autocast_enabled(device, False)
 
 
-# torch leaves TorchDispatchMode's __init_subclass__ and __init__ unannotated.
-class OpTracer(TorchDispatchMode):  # type: ignore[no-untyped-call]
+class OpTracer(TorchDispatchMode):
     """Record every aten op dispatched while active (`with OpTracer("autocast") as t: …`).
 
     `stack`, when given, is the list of layer names whose forwards are running (innermost

@@ -211,7 +211,7 @@ def _exchange(a: Path, b: Path) -> bool:
         return False
     at_fdcwd = -100
     done = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
-    return done == 0
+    return bool(done == 0)
 
 
 def swap_in(build: Path, folder: Path) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 
 from PySide6.QtCore import QDeadlineTimer, QObject, QThread, Signal, Slot
 
-from autocast_explorer.core.experiment.config import ConfigError
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.runtime.progress import Cancelled
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QMenu, QStatusBar
 
 from autocast_explorer.core.documents.reader import DocumentFormatError, parse_json
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.features.presentation.mode import PresentationState
 from autocast_explorer.gui.shell.actions import set_tip
 

@@ -47,7 +47,7 @@ def implicit_kernels(model: torch.nn.Module, x: torch.Tensor) -> tuple[list[str]
     """oneDNN's GEMMs in one forward under the implicit setting, and those with bf16 maths."""
 
     def forward() -> None:
-        verbose = torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON)  # type: ignore[no-untyped-call]
+        verbose = torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON)
         with verbose, implicit_precision():
             model(x)
 

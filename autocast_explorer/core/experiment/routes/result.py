@@ -5,23 +5,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from autocast_explorer.core.documents.model import (
+from autocast_explorer.core.documents.field_types import (
     Flag,
+    MultilineText,
+    NullableFraction,
+    NullableNonNegative,
     NullableNumber,
-    Part,
+    Omittable,
     Text,
     TextMap,
     Texts,
     Whole,
     WholeMap,
-    build,
-    dump,
-    nan_if_none,
 )
+from autocast_explorer.core.documents.model import Part, build, dump, nan_if_none
 from autocast_explorer.core.experiment.agreement import Agreement
 from autocast_explorer.core.experiment.certainty import (
     IntervalPart,
@@ -71,7 +72,7 @@ class RouteAgreement:
         return cls(
             rows=part.rows,
             agree=part.agree,
-            fraction=part.fraction,
+            fraction=nan_if_none(part.fraction),
             max_abs_diff=nan_if_none(part.max_abs_diff),
             cosine=nan_if_none(part.cosine),
             allclose=part.allclose,
@@ -206,26 +207,29 @@ def _finite(value: float) -> float | None:
 class RouteAgreementPart(Part):
     """A route's lower output against eager float32 (argmax agreement, closeness)."""
 
-    rows: Whole()
-    agree: Whole()
-    fraction: NullableNumber(ge=0, le=1)
-    max_abs_diff: NullableNumber(ge=0) = None
-    cosine: NullableNumber() = None
-    allclose: Flag()
+    rows: Whole
+    agree: Whole
+    fraction: NullableFraction
+    max_abs_diff: NullableNonNegative = None
+    cosine: NullableNumber = None
+    allclose: Flag
 
 
 class RoutePart(Part):
     """One entry of `routes[]` (a result's, or a sweep point's): a route measured float32 vs
     its lower side and compared with eager float32."""
 
-    name: Text(description=" | ".join(route_names()))
-    lower_dtype: Text(description="what the lower side computes in")
+    name: Annotated[Text, Field(description=" | ".join(route_names()))]
+    lower_dtype: Annotated[Text, Field(description="what the lower side computes in")]
     plain: LatencyPart | None = Field(default=None, description="null: not timed")
     lower: LatencyPart | None = Field(default=None, description="null: not timed (finding)")
-    speedup: NullableNumber(
-        ge=0, description="paired float32 ÷ lower ratio (speedup_interval.estimate)"
-    ) = None
-    output_dtype: TextMap(description="dtype each side returned (plain, lower)") = None
+    speedup: Annotated[
+        NullableNonNegative,
+        Field(description="paired float32 ÷ lower ratio (speedup_interval.estimate)"),
+    ] = None
+    output_dtype: Annotated[
+        Omittable[TextMap], Field(description="dtype each side returned (plain, lower)")
+    ] = None
     error: LayerErrorPart | None = Field(
         default=None, description="the lower output against eager float32"
     )
@@ -234,15 +238,19 @@ class RoutePart(Part):
     )
     agreement: RouteAgreementPart | None = None
     # Details: each route's own (route_kinds.py), described by its registration.
-    compile_s: NullableNumber(ge=0, description=detail_description("compile_s")) = None
-    compile_estimate_s: NullableNumber(
-        ge=0, description=detail_description("compile_estimate_s")
-    ) = None
-    graphs: Whole(description=detail_description("graphs")) | None = None
-    recompiles: Whole(description=detail_description("recompiles")) | None = None
-    graph_ops: WholeMap(description=detail_description("graph_ops")) = None
-    kernels: Texts(description=detail_description("kernels")) = None
-    finding: Text(multiline=True, description="what happened, in words") = ""
+    compile_s: Annotated[
+        NullableNonNegative, Field(description=detail_description("compile_s"))
+    ] = None
+    compile_estimate_s: Annotated[
+        NullableNonNegative, Field(description=detail_description("compile_estimate_s"))
+    ] = None
+    graphs: Annotated[Whole, Field(description=detail_description("graphs"))] | None = None
+    recompiles: Annotated[Whole, Field(description=detail_description("recompiles"))] | None = None
+    graph_ops: Annotated[
+        Omittable[WholeMap], Field(description=detail_description("graph_ops"))
+    ] = None
+    kernels: Annotated[Omittable[Texts], Field(description=detail_description("kernels"))] = None
+    finding: Annotated[MultilineText, Field(description="what happened, in words")] = ""
     speedup_interval: IntervalPart | None = Field(
         default=None, description="null: not timed, or written before routes had intervals"
     )

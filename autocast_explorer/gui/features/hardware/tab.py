@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.charts.roofline_chart import RooflineChart
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import ReflowRow, scroll_page

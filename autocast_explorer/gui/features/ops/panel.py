@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import DTYPES
 from autocast_explorer.core.numerics.opcategories import CATEGORIES
+from autocast_explorer.core.runtime.dtypes import DTYPES
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import ReflowRow
 from autocast_explorer.gui.shell.tables import cell, column_header

@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.charts.placements_chart import PlacementsChart
 from autocast_explorer.gui.shell.tables import cell, row_texts
 

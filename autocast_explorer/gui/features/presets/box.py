@@ -35,8 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.learning.claims import check_claims, preset_claims
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import find_entry
 

@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.sweeps.spec import DEFAULT_RANGES, SweepSpec, parse_values
 from autocast_explorer.gui.charts.speedup_chart import SpeedupChart
 from autocast_explorer.gui.charts.speedup_heatmap import SpeedupHeatmap
