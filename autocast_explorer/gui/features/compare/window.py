@@ -72,6 +72,16 @@ class CompareWindow(QMainWindow):
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(8, 8, 8, 8)
+        layout.addLayout(self._build_buttons())
+        for label in self._build_messages():
+            layout.addWidget(label)
+        layout.addWidget(self._build_charts_and_table(), 1)
+        self.setCentralWidget(central)
+        self._update()
+
+    # ---- construction ---------------------------------------------------------------------
+    def _build_buttons(self) -> QHBoxLayout:
+        """Add files, add this window's run, clear: each an action with its key and a button."""
         buttons = QHBoxLayout()
         self.addFilesAction = self._action(
             "&Add result files…", "Load saved result JSON files", StandardKey.Open, self.ask_files
@@ -100,8 +110,10 @@ class CompareWindow(QMainWindow):
             button.clicked.connect(action.trigger)
             buttons.addWidget(button)
         buttons.addStretch(1)
-        layout.addLayout(buttons)
+        return buttons
 
+    def _build_messages(self) -> tuple[QLabel, ...]:
+        """Files refused (hidden until one is), what is compared, and how the configs differ."""
         self.message = QLabel("")
         self.message.setObjectName("compareMessage")
         self.message.setWordWrap(True)
@@ -113,12 +125,10 @@ class CompareWindow(QMainWindow):
         )
         self.message.setToolTip("Files that could not be compared, and why.")
         self.message.hide()
-        layout.addWidget(self.message)
         self.notes = QLabel(HINT)
         self.notes.setObjectName("compareNotes")
         self.notes.setWordWrap(True)
         self.notes.setToolTip("What is compared, and where the configs differ.")
-        layout.addWidget(self.notes)
         self.configDifference = QLabel("")
         self.configDifference.setObjectName("compareConfigDifference")
         self.configDifference.setWordWrap(True)
@@ -129,8 +139,10 @@ class CompareWindow(QMainWindow):
             "such runs compare more than the machines."
         )
         self.configDifference.hide()
-        layout.addWidget(self.configDifference)
+        return self.message, self.notes, self.configDifference
 
+    def _build_charts_and_table(self) -> QSplitter:
+        """Latency and speedup overlays side by side, the figures' table under them."""
         self.latencyChart = CompareLatencyChart()
         self.speedupChart = CompareSpeedupChart()
         charts = QSplitter(Qt.Orientation.Horizontal)
@@ -150,9 +162,7 @@ class CompareWindow(QMainWindow):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([420, 300])
-        layout.addWidget(split, 1)
-        self.setCentralWidget(central)
-        self._update()
+        return split
 
     def _action(self, text: str, tip: str, keys: Shortcut, slot) -> QAction:
         action = make_action(

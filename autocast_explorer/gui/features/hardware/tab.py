@@ -9,7 +9,6 @@ estimates shown with their formula and inputs.
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
 import html
 from typing import TYPE_CHECKING
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.charts.roofline_chart import RooflineChart
+from autocast_explorer.gui.features.hardware.basis import Basis, flags_basis, run_basis, sweep_basis
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import ReflowRow, scroll_page
 from autocast_explorer.gui.shell.tables import cell
@@ -239,86 +239,41 @@ class HardwareTab(QWidget):
 
     # ---- drawing -----------------------------------------------------------------------------
     def _refresh(self) -> None:
-        from autocast_explorer.core.sweeps.roofline import build_roofline
-        from autocast_explorer.core.sweeps.verdict import flags_verdict, single_run_verdict
-
-        roofline: Roofline | None = None
-        if self._sweep is not None:
-            sweep = self._sweep
-            verdict = sweep.verdict
-            roofline = sweep.roofline
-            what = "batch × width grid" if sweep.is_grid else sweep.spec.param
-            self.basis = "sweep"
-            basis = (
-                f"From the CPU flags and the latest sweep ({what}, {len(sweep.points)} points, "
-                f"{_when(sweep.created)})."
-            )
-            source = f"latest sweep: {len(sweep.points)} points per mode"
-            dtype = sweep.config.dtype
-        elif self._run is not None and (measured := self._run.autocast) is not None:
-            from autocast_explorer.core.sweeps.roofline import (
-                build_roofline_from_work,
-                family_bytes_moved,
-            )
-
-            run, cfg = self._run, self._run.config
-            probe = self.probe if self.probe and self.probe.dtype == cfg.dtype else None
-            verdict = single_run_verdict(
-                run.environment,
-                cfg.dtype,
-                cfg.batch,
-                run.speedup,
-                rates=(run.gflops("plain"), run.gflops("autocast")),
-                onednn=probe,
-                too_noisy=run.speed_call.too_noisy,
-            )
-            roofline = build_roofline_from_work(
-                cfg.dtype,
-                run.environment.threads,
-                [
-                    (
-                        cfg.batch,
-                        run.flops,
-                        family_bytes_moved(cfg, None),
-                        family_bytes_moved(cfg, cfg.dtype),
-                        run.plain.gflops(run.flops),
-                        measured.gflops(run.flops),
-                    )
-                ],
-            )
-            self.basis = "run"
-            basis = (
-                f"From the CPU flags and the last single run (batch {cfg.batch}, "
-                f"{cfg.title}); run a sweep for the whole picture."
-            )
-            source = f"last run: batch {cfg.batch}"
-            dtype = cfg.dtype
-        elif self._env is not None:
-            dtype = self._dtype()
-            verdict = flags_verdict(self._env, dtype)
-            roofline = build_roofline(dtype, self._env.threads, [])
-            self.basis = "flags"
-            basis = "From the CPU flags only: nothing measured yet."
-            source = "nothing measured yet"
-        else:
-            self.verdict = None
-            self.basis = "nothing"
-            self.verdictHeadline.setText("Waiting for PyTorch to load…")
-            self.basisLabel.setText("")
-            self.table.setRowCount(0)
-            self.rooflinePlot.clear()
-            self.formulaLabel.setText("")
-            self.onednnLabel.setText("")
+        """Show the verdict of the best basis there is: a sweep, else a run, else the flags."""
+        basis = self._basis()
+        if basis is None:
+            self._show_nothing()
             return
-        self.verdict = verdict
-        self.verdictHeadline.setText(verdict.sentence)
-        self.basisLabel.setText(basis)
-        self._fill_table(verdict)
+        self.basis = basis.kind
+        self.verdict = basis.verdict
+        self.verdictHeadline.setText(basis.verdict.sentence)
+        self.basisLabel.setText(basis.sentence)
+        self._fill_table(basis.verdict)
         self.onednnLabel.setText(
             f"<b>oneDNN:</b> {html.escape(self.probe.summary, quote=False)}" if self.probe else ""
         )
-        self.rooflinePlot.show_roofline(roofline, dtype, source)
-        self._show_formulas(roofline)
+        self.rooflinePlot.show_roofline(basis.roofline, basis.dtype, basis.source)
+        self._show_formulas(basis.roofline)
+
+    def _basis(self) -> Basis | None:
+        """None until PyTorch has loaded (no flags to speak of)."""
+        if self._sweep is not None:
+            return sweep_basis(self._sweep)
+        if self._run is not None and (measured := self._run.autocast) is not None:
+            return run_basis(self._run, measured, self.probe)
+        if self._env is not None:
+            return flags_basis(self._env, self._dtype())
+        return None
+
+    def _show_nothing(self) -> None:
+        self.verdict = None
+        self.basis = "nothing"
+        self.verdictHeadline.setText("Waiting for PyTorch to load…")
+        self.basisLabel.setText("")
+        self.table.setRowCount(0)
+        self.rooflinePlot.clear()
+        self.formulaLabel.setText("")
+        self.onednnLabel.setText("")
 
     def _fill_table(self, v: HardwareVerdict) -> None:
         from autocast_explorer.core.hardware.onednn import onednn_version
@@ -460,11 +415,3 @@ class HardwareTab(QWidget):
 
         names = VERDICT_FLAGS + ARM_VERDICT_FLAGS
         return {name: value == PRESENT for name, value in self.rows() if name in names}
-
-
-def _when(created: str) -> str:
-    try:
-        moment = _dt.datetime.fromisoformat(created).astimezone()
-    except ValueError:
-        return created or "time unknown"
-    return f"finished {moment:%H:%M:%S}"

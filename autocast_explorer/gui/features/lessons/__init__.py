@@ -1,3 +1,3 @@
-from autocast_explorer.gui.features.lessons.panel import install
+from autocast_explorer.gui.features.lessons.dock import install
 
 __all__ = ["install"]

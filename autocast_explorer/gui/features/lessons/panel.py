@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import functools
 import html
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
-    QDockWidget,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -31,133 +29,46 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QScrollArea,
     QSizePolicy,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.learning.lessons import CHARTS, EXERCISE, LESSONS, Lesson, LessonOutcome
+from autocast_explorer.core.learning.lessons import EXERCISE, LESSONS, Lesson, LessonOutcome
+from autocast_explorer.gui.features.lessons.answer_chart import (
+    ChartHighlight,
+    chart_target,
+    chart_title,
+)
+from autocast_explorer.gui.features.lessons.steps import (
+    StepRun,
+    breakable,
+    exercise_choices,
+    lesson_task,
+    match_line,
+    step_config,
+)
 from autocast_explorer.gui.shell import style
-from autocast_explorer.gui.shell.actions import make_action, set_tip
+from autocast_explorer.gui.shell.actions import make_action
 
 if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.config import ExperimentConfig
     from autocast_explorer.core.experiment.result import ExperimentResult
-    from autocast_explorer.core.learning.lessons import Grade, LessonRun, Probe
+    from autocast_explorer.core.learning.lessons import Grade, LessonRun
     from autocast_explorer.gui.shell.context import AppContext
-    from autocast_explorer.gui.tasks.runner import TaskState
 
-#: Fields a step takes from the controls instead of the lesson: how to measure, not what.
-MEASUREMENT_FIELDS = ("min_time", "max_time", "threads", "allow_slow", "memory_budget_mb")
-#: The view that answers a lesson about ops: the op trace of the run on screen.
-OPS_VIEW_ID = "optrace"
-HIGHLIGHT = "#c2185b"
 EXERCISE_STEP = "exercise"
 
 
-def step_config(lesson: Lesson, current: ExperimentConfig | None) -> ExperimentConfig:
-    """The lesson's config with the measurement settings of `current` (if valid)."""
-    if current is None:
-        return lesson.config
-    return lesson.config.replace(**{f: getattr(current, f) for f in MEASUREMENT_FIELDS})
-
-
-def lesson_task(lesson: Lesson, config: ExperimentConfig, state: TaskState) -> LessonRun:
-    """One lesson step on the worker thread: the run, the probe and the check (all core)."""
-    from autocast_explorer.core.learning.lessons import run_lesson
-
-    return run_lesson(
-        lesson, config, progress=state.set_progress, cancel=state.is_interruption_requested
-    )
-
-
-@dataclass(frozen=True)
-class StepRun:
-    """What one finished step measured: the result, the probe (if any) and the outcome."""
-
-    lesson: Lesson
-    result: ExperimentResult
-    probe: Probe | None
-    outcome: LessonOutcome
-
-
-def breakable(text: str) -> str:
-    """`text` with a zero-width space after each '.' and '(' inside a word, so a long code
-    word (torch.autocast("cpu"),) can wrap in a narrow panel at large text sizes."""
-    import re
-
-    return re.sub(r"(?<=\w)([.(])(?=\S)", "\\1\u200b", text)
-
-
-def frame_parent(target: QWidget) -> QWidget:
-    """Where the frame around `target` lives: its nearest ancestor that is no QSplitter (a
-    splitter makes every child widget a pane: the frame would be an empty third pane beside the
-    loss chart), else `target` itself."""
-    parent = target.parentWidget()
-    while isinstance(parent, QSplitter):
-        parent = parent.parentWidget()
-    return parent if parent is not None else target
-
-
-class ChartHighlight(QFrame):
-    """A frame around the chart a lesson points at; lets every click through.
-
-    It sits in the chart's parent, just outside the chart (in the layout's spacing), so it
-    never covers the chart's own edges (tick labels run to the bottom edge).
-    """
-
-    MARGIN = 5
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("lessonHighlight")
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.setStyleSheet(
-            f"#lessonHighlight {{ border: 4px solid {HIGHLIGHT}; border-radius: 6px;"
-            " background: transparent; }"
-        )
-        self.target: QWidget | None = None
-        self.chart_id: str | None = None
-        self._watched: list[QWidget] = []
-        self.hide()
-
-    def attach(self, target: QWidget | None, chart_id: str | None) -> None:
-        for watched in self._watched:
-            if shiboken6.isValid(watched):
-                watched.removeEventFilter(self)
-        self._watched = []
-        self.target = target
-        self.chart_id = chart_id
-        if target is None:
-            self.hide()
-            return
-        parent = frame_parent(target)
-        self.setParent(parent)
-        self._follow()
-        # The target, and the splitters between it and the frame's parent, move it.
-        widget: QWidget | None = target
-        while widget is not None and widget is not parent:
-            widget.installEventFilter(self)
-            self._watched.append(widget)
-            widget = widget.parentWidget()
-        self.raise_()
-        self.show()
-
-    def _follow(self) -> None:
-        target, parent = self.target, self.parentWidget()
-        if target is None or parent is None:  # attach() gives it a parent with its target
-            return
-        if parent is target:
-            self.setGeometry(target.rect())
-            return
-        m = self.MARGIN
-        box = QRect(target.mapTo(parent, QPoint(0, 0)), target.size())
-        self.setGeometry(box.adjusted(-m, -m, m, m))
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched in self._watched and event.type() in (QEvent.Type.Resize, QEvent.Type.Move):
-            self._follow()
-        return False
+def text_label(name: str, tip: str) -> QLabel:
+    """One of the step's wrapping, selectable rich texts, empty until a step fills it."""
+    item = QLabel("")
+    item.setObjectName(name)
+    item.setWordWrap(True)
+    item.setToolTip(tip)
+    item.setTextFormat(Qt.TextFormat.RichText)
+    item.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    item.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    return item
 
 
 class LessonsPanel(QWidget):
@@ -195,7 +106,7 @@ class LessonsPanel(QWidget):
 
     # ---- construction ---------------------------------------------------------------------
     def _build(self) -> None:
-        w = self._ctx.host()
+        """The step scrolls (its texts, outcome and the exercise); Previous / Next stay below."""
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         scroll = self._scroll = QScrollArea()
@@ -209,30 +120,37 @@ class LessonsPanel(QWidget):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(8)
+        self._build_step_texts(layout)
+        self._build_outcome_box()
+        layout.addWidget(self.outcomeBox)
+        self.tryNextLabel = text_label("lessonTryNext", "Something to try on your own.")
+        layout.addWidget(self.tryNextLabel)
+        self._build_exercise_box()
+        layout.addWidget(self.exerciseBox)
+        self._set_choices(EXERCISE.choices)
+        layout.addStretch(1)
+        scroll.setWidget(body)
+        self._reveal_pending = False
+        scroll.verticalScrollBar().rangeChanged.connect(self._on_scroll_range)
+        self.outcomeBox.installEventFilter(self)
+        outer.addWidget(scroll, 1)
+        outer.addLayout(self._build_nav())
 
-        def label(name: str, tip: str, rich: bool = True) -> QLabel:
-            item = QLabel("")
-            item.setObjectName(name)
-            item.setWordWrap(True)
-            item.setToolTip(tip)
-            item.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
-            item.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            item.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-            layout.addWidget(item)
-            return item
-
-        self.stepLabel = label("lessonStep", "Where you are in the lessons (PgUp / PgDn).")
+    def _build_step_texts(self, layout: QVBoxLayout) -> None:
+        """Where you are, the idea, the claim, the Run button and the chart that answers it."""
+        self.stepLabel = text_label("lessonStep", "Where you are in the lessons (PgUp / PgDn).")
         self.stepLabel.setStyleSheet(f"color: {style.MUTED};")
-        self.titleLabel = label("lessonTitle", "What this step is about.")
+        self.titleLabel = text_label("lessonTitle", "What this step is about.")
         font = self.titleLabel.font()
         font.setPointSize(13)
         font.setBold(True)
         self.titleLabel.setFont(font)
-        self.explanationLabel = label("lessonExplanation", "The idea, in plain words.")
-        self.claimLabel = label("lessonClaim", "What the tutorial says; the run checks it here.")
-
+        self.explanationLabel = text_label("lessonExplanation", "The idea, in plain words.")
+        self.claimLabel = text_label(
+            "lessonClaim", "What the tutorial says; the run checks it here."
+        )
         self.runStepAction = make_action(
-            w,
+            self._ctx.host(),
             "&Run this step",
             self.run_step,
             shortcut=["Ctrl+Return", "Ctrl+Enter"],
@@ -242,9 +160,19 @@ class LessonsPanel(QWidget):
         self.runStepButton.setObjectName("runStepButton")
         self.runStepButton.setToolTip(self.runStepAction.toolTip())
         self.runStepButton.clicked.connect(self.run_step)
-        layout.addWidget(self.runStepButton)
-        self.chartLabel = label("lessonChart", "The chart that answers this step.")
+        self.chartLabel = text_label("lessonChart", "The chart that answers this step.")
+        for item in (
+            self.stepLabel,
+            self.titleLabel,
+            self.explanationLabel,
+            self.claimLabel,
+            self.runStepButton,
+            self.chartLabel,
+        ):
+            layout.addWidget(item)
 
+    def _build_outcome_box(self) -> None:
+        """What this machine's run showed: a headline, its sentences, and claim vs measurement."""
         self.outcomeBox = QFrame()
         self.outcomeBox.setObjectName("lessonOutcomeBox")
         self.outcomeBox.setFrameShape(QFrame.Shape.StyledPanel)
@@ -273,10 +201,9 @@ class LessonsPanel(QWidget):
         bold.setBold(True)
         self.outcomeHeadline.setFont(bold)
         self.outcomeTitle.setStyleSheet(f"color: {style.MUTED};")
-        layout.addWidget(self.outcomeBox)
-        self.tryNextLabel = label("lessonTryNext", "Something to try on your own.")
 
-        # The exercise (last step).
+    def _build_exercise_box(self) -> None:
+        """The last step: the question, one radio button per answer, Check and the grade."""
         self.exerciseBox = QWidget()
         self.exerciseBox.setObjectName("exerciseBox")
         ex = QVBoxLayout(self.exerciseBox)
@@ -309,15 +236,10 @@ class LessonsPanel(QWidget):
         self.gradeLabel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.gradeLabel.setToolTip("Your answer compared with what this machine measured.")
         ex.addWidget(self.gradeLabel)
-        layout.addWidget(self.exerciseBox)
-        self._set_choices(EXERCISE.choices)
-        layout.addStretch(1)
-        scroll.setWidget(body)
-        self._reveal_pending = False
-        scroll.verticalScrollBar().rangeChanged.connect(self._on_scroll_range)
-        self.outcomeBox.installEventFilter(self)
-        outer.addWidget(scroll, 1)
 
+    def _build_nav(self) -> QHBoxLayout:
+        """Previous / Next, with PgUp / PgDn actions (a presenter's remote sends those keys)."""
+        w = self._ctx.host()
         nav = QHBoxLayout()
         nav.setContentsMargins(8, 4, 8, 6)
         self.previousAction = make_action(
@@ -345,7 +267,7 @@ class LessonsPanel(QWidget):
         nav.addWidget(self.previousButton)
         nav.addStretch(1)
         nav.addWidget(self.nextButton)
-        outer.addLayout(nav)
+        return nav
 
     def _set_choices(self, choices: tuple[str, ...]) -> None:
         current = [b.text() for b in self.choiceGroup.buttons()]
@@ -403,7 +325,7 @@ class LessonsPanel(QWidget):
             self.outcomeBox.hide()
             result = self._ctx.last_result()
             if result is not None:
-                self._set_choices(_choices_for(result))
+                self._set_choices(exercise_choices(result))
             self._show_grade(self.last_grade)
             return
         self.stepLabel.setText(f"Lesson {lesson.number} of {total}")
@@ -425,14 +347,9 @@ class LessonsPanel(QWidget):
     def _name_the_chart(self) -> None:
         lesson = self.current_lesson()
         if lesson is not None:
-            self.chartLabel.setText(f"Answered by: <b>{html.escape(self._chart_title(lesson))}</b>")
-
-    def _chart_title(self, lesson: Lesson) -> str:
-        chart_id, _tab, _target = self._chart_target(lesson.chart)
-        title = CHARTS[chart_id] + (" chart" if chart_id != "layers" else "")
-        if chart_id != lesson.chart:
-            title += f" (no {CHARTS[lesson.chart]} view in this window)"
-        return title
+            self.chartLabel.setText(
+                f"Answered by: <b>{html.escape(chart_title(self._ctx, lesson))}</b>"
+            )
 
     @Slot(bool)
     def _on_dock_visible(self, visible: bool) -> None:
@@ -443,32 +360,9 @@ class LessonsPanel(QWidget):
             self._unframe()
 
     # ---- charts ---------------------------------------------------------------------------
-    def _chart_target(self, chart_id: str) -> tuple[str, str, QWidget | None]:
-        """(chart id used, the tab to show, the widget to frame); 'ops' falls back to dtype."""
-        ctx = self._ctx
-        if chart_id == "ops":
-            page = ctx.view(OPS_VIEW_ID)
-            if page is not None:
-                return "ops", OPS_VIEW_ID, page
-            chart_id = "dtype"
-        if chart_id == "layers":
-            return "layers", "layers", ctx.view("layers")
-        view = ctx.view("accuracy")
-        if chart_id == "accuracy" and view is not None:
-            flips = view.findChild(QWidget, "flipBox")  # the flipped rows answer the question
-            return "accuracy", "accuracy", flips if flips is not None else view
-        if chart_id == "loss" and ctx.view("training") is not None:
-            loss = ctx.chart("loss")
-            if loss is not None:
-                return "loss", "training", loss
-        plot = ctx.chart(chart_id) if chart_id in ("latency", "dtype", "agreement") else None
-        if plot is None:
-            chart_id, plot = "dtype", ctx.chart("dtype")
-        return chart_id, "overview", plot
-
     def show_chart(self, chart_id: str) -> str:
         """Bring the chart to the front with a frame around it; returns the id shown."""
-        used, view_id, target = self._chart_target(chart_id)
+        used, view_id, target = chart_target(self._ctx, chart_id)
         self._ctx.show_view(view_id)
         self._frame().attach(target, used)
         return used
@@ -633,21 +527,9 @@ class LessonsPanel(QWidget):
         self.outcomeSentences.setText("\n".join(f"• {s}" for s in outcome.sentences))
         lesson = self.current_lesson()
         tutorial = lesson is None or lesson.claim_by == "tutorial"
-        if not outcome.graded:
-            self.matchLabel.setText("– Not graded: this measurement cannot tell (see above).")
-            self.matchLabel.setStyleSheet(f"color: {style.MUTED}; font-weight: bold;")
-        elif outcome.matches_tutorial:
-            self.matchLabel.setText(
-                "✓ Here the tutorial's claim holds." if tutorial else "✓ Here the assumption holds."
-            )
-            self.matchLabel.setStyleSheet(f"color: {style.OK}; font-weight: bold;")
-        else:
-            self.matchLabel.setText(
-                "≠ On this machine the measurement differs from the tutorial."
-                if tutorial
-                else "≠ On this machine the measurement contradicts the assumption."
-            )
-            self.matchLabel.setStyleSheet(f"color: {style.WARN}; font-weight: bold;")
+        text, color = match_line(outcome, tutorial)
+        self.matchLabel.setText(text)
+        self.matchLabel.setStyleSheet(f"color: {color}; font-weight: bold;")
 
     def outcome(self, lesson_id: str) -> LessonOutcome | None:
         """The outcome of the last run of this lesson (None: not run yet)."""
@@ -696,7 +578,7 @@ class LessonsPanel(QWidget):
         result = self._ctx.last_result()
         if result is None:
             return None
-        self._set_choices(_choices_for(result))
+        self._set_choices(exercise_choices(result))
         grade = EXERCISE.grade(answer, result)
         self.last_grade = grade
         self._show_grade(grade)
@@ -711,47 +593,3 @@ class LessonsPanel(QWidget):
         self.gradeLabel.setText(("✓ " if grade.correct else "✗ ") + grade.explanation)
         color = style.OK if grade.correct else style.BAD
         self.gradeLabel.setStyleSheet(f"color: {color};")
-
-
-def _choices_for(result: ExperimentResult) -> tuple[str, ...]:
-    try:
-        return EXERCISE.choices_for(result)
-    except ValueError:
-        return EXERCISE.choices
-
-
-def install(ctx: AppContext) -> dict[str, object]:
-    """The Lessons dock (hidden at first; View › Lessons, Ctrl+L) and the Lessons menu."""
-    window = ctx.host()
-    panel = LessonsPanel(ctx)
-    dock = QDockWidget("Lessons", window)
-    dock.setObjectName("lessonsDock")
-    dock.setWidget(panel)
-    dock.setMinimumWidth(300)
-    dock.setFeatures(
-        QDockWidget.DockWidgetFeature.DockWidgetClosable
-        | QDockWidget.DockWidgetFeature.DockWidgetMovable
-        | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-    )
-    dock.setToolTip("The tutorial's steps as live experiments (Ctrl+L shows or hides this).")
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-    window.resizeDocks([dock], [340], Qt.Orientation.Horizontal)
-    dock.hide()
-    toggle = dock.toggleViewAction()
-    toggle.setText("&Lessons")
-    toggle.setObjectName("Lessons")
-    toggle.setShortcut(QKeySequence("Ctrl+L"))
-    set_tip(toggle, "Show or hide the guided lessons")
-    view = ctx.menu("&View")
-    if view.actions():  # first in the menu
-        view.insertAction(view.actions()[0], toggle)
-    else:
-        view.addAction(toggle)
-    menu = ctx.menu("&Lessons")
-    menu.addAction(toggle)
-    menu.addSeparator()
-    for action in (panel.previousAction, panel.nextAction, panel.runStepAction):
-        menu.addAction(action)
-        action.setEnabled(False)
-    dock.visibilityChanged.connect(panel._on_dock_visible)
-    return {"lessonsPanel": panel, "lessonsDock": dock, "lessonsAction": toggle}

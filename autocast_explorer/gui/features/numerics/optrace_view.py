@@ -56,7 +56,6 @@ class OpTraceView(QWidget):
         self.setObjectName("opTraceView")
         self._records: list[OpRecord] = []
         self._cast_color = style.dtype_color("bfloat16")
-
         self.summaryLabel = QLabel(IDLE)
         self.summaryLabel.setObjectName("opTraceSummary")
         self.summaryLabel.setWordWrap(True)
@@ -65,6 +64,20 @@ class OpTraceView(QWidget):
             "Counted by core.optrace with a TorchDispatchMode during one forward per mode, "
             "under torch.no_grad as the timed calls run."
         )
+        figures = self._build_figures()
+        filters = self._build_filters()
+        self._build_tables()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.summaryLabel)
+        layout.addLayout(figures)
+        layout.addWidget(self.gradModeLabel)
+        layout.addWidget(self._build_splitter(filters), 1)
+        self.clear()
+
+    # ---- construction ----------------------------------------------------------------------
+    def _build_figures(self) -> QHBoxLayout:
+        """The two big numbers (casts inserted, bytes they wrote) and the inference-mode line."""
         self.castCountLabel = QLabel("—")
         self.castCountLabel.setObjectName("castCountLabel")
         self.castBytesLabel = QLabel("—")
@@ -89,7 +102,18 @@ class OpTraceView(QWidget):
             "The same autocast forward traced under torch.inference_mode, where composite ops "
             "reach the dispatch mode undecomposed (core/optrace.py)."
         )
+        figures = QHBoxLayout()
+        figures.addWidget(QLabel("Casts autocast inserted:"))
+        figures.addWidget(self.castCountLabel)
+        figures.addSpacing(16)
+        figures.addWidget(QLabel("bytes written:"))
+        figures.addWidget(self.castBytesLabel)
+        figures.addStretch(1)
+        reflow_below(figures, 520)
+        return figures
 
+    def _build_filters(self) -> QHBoxLayout:
+        """Which forward's ops to list, casts only or all, and how many are shown."""
         self.modeCombo = QComboBox()
         self.modeCombo.setObjectName("opModeCombo")
         self.modeCombo.addItems(list(MODES))
@@ -103,7 +127,14 @@ class OpTraceView(QWidget):
         self.shownLabel.setObjectName("opsShownLabel")
         self.shownLabel.setStyleSheet(f"color: {style.MUTED};")
         self.shownLabel.setWordWrap(True)  # a narrow tab wraps it rather than widen the page
+        filters = QHBoxLayout()
+        filters.addWidget(self.modeCombo)
+        filters.addWidget(self.castsOnlyCheck)
+        filters.addWidget(self.shownLabel, 1)
+        return filters
 
+    def _build_tables(self) -> None:
+        """Every op in dispatch order, and the per-op counts of what autocast added."""
         self.opsTable = self._table("opsTable", OP_COLUMNS)
         self.opsTable.setToolTip(
             "Every aten op in dispatch order. Bold rows on the low-precision color are casts "
@@ -126,19 +157,8 @@ class OpTraceView(QWidget):
         for col in range(1, len(ADDED_COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
 
-        figures = QHBoxLayout()
-        figures.addWidget(QLabel("Casts autocast inserted:"))
-        figures.addWidget(self.castCountLabel)
-        figures.addSpacing(16)
-        figures.addWidget(QLabel("bytes written:"))
-        figures.addWidget(self.castBytesLabel)
-        figures.addStretch(1)
-        reflow_below(figures, 520)
-        filters = QHBoxLayout()
-        filters.addWidget(self.modeCombo)
-        filters.addWidget(self.castsOnlyCheck)
-        filters.addWidget(self.shownLabel, 1)
-
+    def _build_splitter(self, filters: QHBoxLayout) -> QSplitter:
+        """The filtered op list beside "what autocast added" (stacked in a narrow tab)."""
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
@@ -160,14 +180,7 @@ class OpTraceView(QWidget):
         splitter.setChildrenCollapsible(False)
         splitter.setSizes([590, 330])
         reflow_below(splitter, 640)
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(self.summaryLabel)
-        layout.addLayout(figures)
-        layout.addWidget(self.gradModeLabel)
-        layout.addWidget(splitter, 1)
-        self.clear()
+        return splitter
 
     def _table(self, name: str, columns: tuple[str, ...]) -> QTableWidget:
         table = QTableWidget(0, len(columns))

@@ -152,6 +152,19 @@ class PresetBox(QGroupBox):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.setSpacing(4)
+        layout.addLayout(self._build_picker())
+        for label in self._build_notes():
+            layout.addWidget(label)
+        self._build_actions()
+        self.combo.currentIndexChanged.connect(self._on_index_changed)
+        ctx.configChanged.connect(self._sync)
+        ctx.resultShown.connect(self._check_claims)
+        self.combo.setPlaceholderText(LOADING_TEXT)
+        ctx.after_first_paint(self.reload)
+
+    # ---- construction ---------------------------------------------------------------------
+    def _build_picker(self) -> QHBoxLayout:
+        """The preset combo with Save… beside it."""
         row = QHBoxLayout()
         self.combo = QComboBox()
         self.combo.setObjectName("presetCombo")
@@ -171,13 +184,15 @@ class PresetBox(QGroupBox):
         self.saveButton.setText("Save…")
         row.addWidget(self.combo, 1)
         row.addWidget(self.saveButton)
-        layout.addLayout(row)
+        return row
+
+    def _build_notes(self) -> tuple[QLabel, ...]:
+        """Under the combo: the preset's description, its claims checked, files refused."""
         self.description = QLabel("")
         self.description.setObjectName("presetDescription")
         self.description.setWordWrap(True)
         self.description.setStyleSheet(f"color: {style.MUTED};")
         self.description.setToolTip("What this preset shows.")
-        layout.addWidget(self.description)
         self.claims = QLabel("")
         self.claims.setObjectName("presetClaims")
         self.claims.setWordWrap(True)
@@ -187,7 +202,6 @@ class PresetBox(QGroupBox):
             "not hold on this CPU and torch, ? this run cannot tell."
         )
         self.claims.hide()
-        layout.addWidget(self.claims)
         self.message = QLabel("")
         self.message.setObjectName("presetMessage")
         self.message.setWordWrap(True)
@@ -195,10 +209,11 @@ class PresetBox(QGroupBox):
         self.message.setToolTip("Preset files that could not be used.")
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.hide()
-        layout.addWidget(self.message)
+        return self.description, self.claims, self.message
 
-        # At the head of the File menu, before Open.
-        self.chooseAction = ctx.add_action(
+    def _build_actions(self) -> None:
+        """Choose (F4) and Save as preset, at the head of the File menu before Open."""
+        self.chooseAction = self._ctx.add_action(
             "Choose a pr&eset…",
             self._open_list,
             menu="&File",
@@ -207,7 +222,7 @@ class PresetBox(QGroupBox):
             shortcut="F4",  # opens a list, as F4 opens a combo box's; Ctrl+P is Print
             tip="Open the preset list",
         )
-        self.saveAction = ctx.add_action(
+        self.saveAction = self._ctx.add_action(
             "Save config as &preset…",
             self.save_as_preset,
             menu="&File",
@@ -218,12 +233,6 @@ class PresetBox(QGroupBox):
         )
         self.saveButton.setDefaultAction(self.saveAction)
         self.saveButton.setText("Save…")
-
-        self.combo.currentIndexChanged.connect(self._on_index_changed)
-        ctx.configChanged.connect(self._sync)
-        ctx.resultShown.connect(self._check_claims)
-        self.combo.setPlaceholderText(LOADING_TEXT)
-        ctx.after_first_paint(self.reload)
 
     # ---- loading --------------------------------------------------------------------------
     def reload(self) -> list[PresetError]:

@@ -12,7 +12,6 @@ the points measured so far stay drawn.
 from __future__ import annotations
 
 import functools
-import math
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -23,9 +22,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QPushButton,
-    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -33,102 +29,37 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.runtime.errors import ConfigError
-from autocast_explorer.core.sweeps.spec import DEFAULT_RANGES, SweepSpec, parse_values
+from autocast_explorer.core.sweeps.spec import SweepSpec, parse_values
 from autocast_explorer.gui.charts.speedup_chart import SpeedupChart
 from autocast_explorer.gui.charts.speedup_heatmap import SpeedupHeatmap
 from autocast_explorer.gui.charts.sweep_latency_chart import SweepLatencyChart
-from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.features.sweeps import inputs
+from autocast_explorer.gui.features.sweeps.inputs import (
+    INVALID_BORDER,
+    PARAM_CHOICES,
+    RUN_SWEEP_TIP,
+    TextLabel,
+    default_text,
+    text_key,
+)
+from autocast_explorer.gui.features.sweeps.sentences import crossover_text, plan_sentence
+from autocast_explorer.gui.features.sweeps.worker import ThrottledProgress, sweep_task
 from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
     from autocast_explorer.gui.shell.context import AppContext
-    from autocast_explorer.gui.tasks.runner import TaskState
 
-#: Param combo entries: (data, text). "grid" is a batch × width grid.
-PARAM_CHOICES = (
-    ("batch", "batch size"),
-    ("width", "hidden width"),
-    ("grid", "batch × width grid"),
-    ("channels", "stage channels (CNN)"),
-    ("image", "image side (CNN)"),
-    ("seq", "sequence length (transformer, RNN)"),
-    ("d_model", "d_model (transformer)"),
-    ("hidden", "hidden width (RNN)"),
-)
-
-
-def _text_key(param: str) -> str:
-    """Which remembered values text a param edits (a grid edits its batch values)."""
-    return "batch" if param == "grid" else param
-
-
-RUN_SWEEP_TIP = (
-    "Measure float32 vs autocast at every value, one point after another, on a worker "
-    "thread (F6). Each point gets the measurement time set on the left."
-)
-ERROR_STYLE = (
-    f"color: {style.BAD}; background: {style.ERROR_BACKGROUND}; padding: 3px; border-radius: 3px;"
-)
-INVALID_BORDER = f"border: 2px solid {style.BAD}; border-radius: 3px;"
-
-
-def default_text(param: str) -> str:
-    """The log-spaced default of `param` as the range text a person can edit ('1:2048:12')."""
-    low, high, count = DEFAULT_RANGES[param]
-    return f"{low}:{high}:{count}"
-
-
-#: Progress reaches the GUI at most this often: core reports every timing block (every few ms
-#: at small sizes), and each report repaints the progress bar while torch is being timed.
-PROGRESS_INTERVAL_S = 0.2
-
-
-class ThrottledProgress:
-    """Forwards core's progress to the GUI at most every `interval` seconds (worker thread)."""
-
-    def __init__(self, state: TaskState, interval: float = PROGRESS_INTERVAL_S) -> None:
-        self.state = state
-        self.interval = interval
-        self._last = -math.inf
-
-    def __call__(self, fraction: float, message: str) -> None:
-        now = time.monotonic()
-        if now - self._last >= self.interval or fraction >= 1.0:
-            self._last = now
-            self.state.set_progress(fraction, message)
-
-
-def sweep_task(config: ExperimentConfig, spec: SweepSpec, state: TaskState) -> SweepResult:
-    """On the worker thread: core's sweep, each point streamed through `set_partial`."""
-    from autocast_explorer.core.sweeps.runner import run_spec
-
-    return run_spec(
-        config,
-        spec,
-        progress=ThrottledProgress(state),
-        cancel=state.is_interruption_requested,
-        on_point=state.set_partial,
-    )
-
-
-def _values_preview(values: tuple[int, ...]) -> str:
-    if len(values) <= 6:
-        return ", ".join(map(str, values))
-    return f"{values[0]}, {values[1]}, {values[2]} … {values[-2]}, {values[-1]}"
-
-
-class TextLabel(QLabel):
-    """A label that takes no room while it has nothing to say."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("", parent)
-        self.hide()
-
-    def setText(self, text: str) -> None:
-        super().setText(text)
-        self.setVisible(bool(text))
+#: Names other modules and the tests import from here.
+__all__ = [
+    "PARAM_CHOICES",
+    "SweepsTab",
+    "TextLabel",
+    "ThrottledProgress",
+    "default_text",
+    "sweep_task",
+]
 
 
 class SweepsTab(QWidget):
@@ -153,66 +84,47 @@ class SweepsTab(QWidget):
         self._running: tuple[ExperimentConfig, SweepSpec] | None = None
         self._blocked: tuple[ExperimentConfig, SweepSpec, str] | None = None
         self._errors: dict[str, str] = {}
-        self._texts = {p: default_text(p) for p in DEFAULT_RANGES}
+        self._texts = inputs.default_texts()
         self._param = "batch"
         self._row_pinned = False
         self._started_at = 0.0
+        self._warnings: tuple[str, ...] = ()
         self._build()
         self._connect()
         self._validate()
 
     # ---- construction ----------------------------------------------------------------------
     def _build(self) -> None:
-        self.paramCombo = QComboBox()
-        # As wide as ~12 characters, not its longest entry: the popup shows them whole.
-        self.paramCombo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.paramCombo.setMinimumContentsLength(12)
-        self.paramCombo.setObjectName("sweepParamCombo")
-        for data, text in PARAM_CHOICES:
-            self.paramCombo.addItem(text, data)
-        self.paramCombo.setToolTip(
-            "What to vary: the batch size (any model), every hidden width of the MLP at once "
-            "(input width and classes stay), both as a grid (MLP), or a size of the model "
-            "chosen on the left: CNN channels or image side, sequence length, d_model, RNN "
-            "hidden width."
-        )
-        self.valuesEdit = QLineEdit(self._texts["batch"])
-        self.valuesEdit.setObjectName("sweepValuesEdit")
-        self.valuesEdit.setClearButtonEnabled(True)
-        self.valuesEdit.setPlaceholderText("e.g. 1,8,64,512 or 1:2048:12")
-        self.valuesEdit.setToolTip(
-            "Values to measure: a list (1,8,64,512) or LOW:HIGH:COUNT, COUNT values spaced "
-            "evenly on a log scale (1:2048:12 gives the powers of two 1 … 2048)."
-        )
-        self.widthValuesEdit = QLineEdit(self._texts["width"])
-        self.widthValuesEdit.setObjectName("sweepWidthValuesEdit")
-        self.widthValuesEdit.setClearButtonEnabled(True)
-        self.widthValuesEdit.setPlaceholderText("e.g. 128,512,2048 or 64:4096:7")
-        self.widthValuesEdit.setToolTip(
-            "Grid only: the hidden widths, one row of the grid each (list or LOW:HIGH:COUNT)."
-        )
-        self.defaultsButton = QPushButton("Log-spaced defaults")
-        self.defaultsButton.setObjectName("sweepDefaultsButton")
-        self.defaultsButton.setToolTip(
-            "Reset the values to the defaults: batch 1:2048:12 (powers of two), width 64:4096:7."
-        )
-        self.runSweepButton = QPushButton("Run sweep  (F6)")
-        self.runSweepButton.setObjectName("runSweepButton")
-        self.runSweepButton.setToolTip(RUN_SWEEP_TIP)
-        self.runSweepButton.setDefault(False)
-        font = self.runSweepButton.font()
-        font.setBold(True)
-        self.runSweepButton.setFont(font)
-        self.cancelSweepButton = QPushButton("Cancel  (Esc)")
-        self.cancelSweepButton.setObjectName("cancelSweepButton")
-        self.cancelSweepButton.setToolTip(
-            "Stop the sweep at the next timing block (Esc); measured points stay drawn."
-        )
-        self.valuesError = self._error_label("sweepValuesError")
-        self.widthValuesError = self._error_label("sweepWidthValuesError")
-        self.sweepError = self._error_label("sweepError")
+        """Inputs and buttons on top, the sentences under them, the charts below."""
+        top = self._build_inputs()
+        self._build_readouts()
+        charts = self._build_charts()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+        layout.addLayout(top)
+        for label in (
+            self.planLabel,
+            self.statusLabel,
+            self.crossoverLabel,
+            self.verdictLabel,
+            self.warningsLabel,
+        ):
+            layout.addWidget(label)
+        layout.addLayout(charts, 1)
+        self._show_param_widgets()
+
+    def _build_inputs(self) -> QHBoxLayout:
+        """What to sweep and its values (errors under each), the buttons beside or under."""
+        self.paramCombo = inputs.param_combo()
+        self.valuesEdit = inputs.values_edit(self._texts["batch"])
+        self.widthValuesEdit = inputs.width_values_edit(self._texts["width"])
+        self.defaultsButton = inputs.defaults_button()
+        self.runSweepButton = inputs.run_button()
+        self.cancelSweepButton = inputs.cancel_button()
+        self.valuesError = inputs.error_label("sweepValuesError")
+        self.widthValuesError = inputs.error_label("sweepWidthValuesError")
+        self.sweepError = inputs.error_label("sweepError")
 
         self.valuesLabel = QLabel("&Values")
         self.valuesLabel.setBuddy(self.valuesEdit)
@@ -248,40 +160,20 @@ class SweepsTab(QWidget):
         top.addLayout(buttons)
         top.setAlignment(buttons, Qt.AlignmentFlag.AlignTop)
         reflow_below(top, 760)
+        return top
 
-        self.planLabel = TextLabel()
-        self.planLabel.setObjectName("sweepPlanLabel")
-        self.planLabel.setWordWrap(True)
-        self.planLabel.setStyleSheet(f"color: {style.MUTED};")
-        self.planLabel.setToolTip("What the sweep will measure; the rest comes from the left.")
-        self.statusLabel = TextLabel()
-        self.statusLabel.setObjectName("sweepStatusLabel")
-        self.statusLabel.setToolTip("Progress of the sweep, with the time left (from core).")
-        self.crossoverLabel = TextLabel()
-        self.crossoverLabel.setObjectName("sweepCrossoverLabel")
-        self.crossoverLabel.setWordWrap(True)
-        font = self.crossoverLabel.font()
-        font.setPointSize(12)
-        font.setBold(True)
-        self.crossoverLabel.setFont(font)
-        self.crossoverLabel.setToolTip(
-            "Where plain ÷ autocast crosses 1.0, interpolated on a log scale (core.crossover)."
-        )
-        self.verdictLabel = TextLabel()
-        self.verdictLabel.setObjectName("sweepVerdictLabel")
-        self.verdictLabel.setWordWrap(True)
-        self.verdictLabel.setToolTip("The hardware verdict: CPU flags and these measurements.")
-        self.warningsLabel = QLabel("")
-        self.warningsLabel.setObjectName("sweepWarningsLabel")
-        self._warnings: tuple[str, ...] = ()
-        self.warningsLabel.setStyleSheet(f"color: {style.WARN};")
-        # Its lines are elided to the tab's width (full text in the tooltip): it must not be
-        # what sets that width, or a long warning widens the tab past its viewport.
-        self.warningsLabel.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.warningsLabel.hide()
+    def _build_readouts(self) -> None:
+        """The plan, progress, crossover, verdict and warnings sentences."""
+        self.planLabel = inputs.plan_label()
+        self.statusLabel = inputs.status_label()
+        self.crossoverLabel = inputs.crossover_label()
+        self.verdictLabel = inputs.verdict_label()
+        self.warningsLabel = inputs.warnings_label()
         for label in (self.planLabel, self.crossoverLabel, self.verdictLabel):
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
+    def _build_charts(self) -> QHBoxLayout:
+        """Latency on the left (a grid's row chosen above it), speedup or heatmap on the right."""
         self.latencyPlot = SweepLatencyChart()
         self.speedupPlot = SpeedupChart()
         self.heatmap = SpeedupHeatmap()
@@ -313,27 +205,7 @@ class SweepsTab(QWidget):
         charts.addWidget(left, 1)
         charts.addWidget(self.rightStack, 1)
         reflow_below(charts, 720)
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.setSpacing(4)
-        layout.addLayout(top)
-        layout.addWidget(self.planLabel)
-        layout.addWidget(self.statusLabel)
-        layout.addWidget(self.crossoverLabel)
-        layout.addWidget(self.verdictLabel)
-        layout.addWidget(self.warningsLabel)
-        layout.addLayout(charts, 1)
-        self._show_param_widgets()
-
-    def _error_label(self, name: str) -> QLabel:
-        label = QLabel("")
-        label.setObjectName(name)
-        label.setWordWrap(True)
-        label.setStyleSheet(ERROR_STYLE)
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        label.hide()
-        return label
+        return charts
 
     def _connect(self) -> None:
         self.paramCombo.currentIndexChanged.connect(self._on_param_changed)
@@ -375,12 +247,12 @@ class SweepsTab(QWidget):
 
     @Slot()
     def reset_values(self) -> None:
-        self._texts = {p: default_text(p) for p in DEFAULT_RANGES}
+        self._texts = inputs.default_texts()
         self._load_texts()
 
     def _load_texts(self) -> None:
         param = self.param()
-        self.valuesEdit.setText(self._texts[_text_key(param)])
+        self.valuesEdit.setText(self._texts[text_key(param)])
         self.widthValuesEdit.setText(self._texts["width"])
 
     @Slot(int)
@@ -392,7 +264,7 @@ class SweepsTab(QWidget):
     @Slot()
     def _on_text_edited(self) -> None:
         param = self.param()
-        self._texts[_text_key(param)] = self.valuesEdit.text()
+        self._texts[text_key(param)] = self.valuesEdit.text()
         if param == "grid":
             self._texts["width"] = self.widthValuesEdit.text()
         self._validate()
@@ -470,35 +342,8 @@ class SweepsTab(QWidget):
     def _update_plan(self, config: ExperimentConfig | None, spec: SweepSpec | None) -> None:
         if config is None or spec is None:
             self.planLabel.setText("")
-            return
-        if config.model != "mlp":
-            from autocast_explorer.core.experiment.families import family
-
-            label = family(config).sweep_label(spec.param)
-            what = f"{label} {_values_preview(spec.values)}"
-            rest = config.title + ("" if spec.param == "batch" else f", batch {config.batch}")
-        elif spec.is_grid:
-            what = (
-                f"batch {_values_preview(spec.values)} × hidden width "
-                f"{_values_preview(spec.width_values)}"
-            )
-            rest = f"input {config.widths[0]}, {len(config.widths) - 2} hidden, "
-            rest += f"{config.widths[-1]} classes"
-        elif spec.param == "batch":
-            what = f"batch {_values_preview(spec.values)}"
-            rest = f"widths {','.join(map(str, config.widths))}"
         else:
-            what = f"hidden width {_values_preview(spec.values)}"
-            rest = (
-                f"input {config.widths[0]}, {len(config.widths) - 2} hidden, "
-                f"{config.widths[-1]} classes, batch {config.batch}"
-            )
-        threads = config.threads or "auto"
-        self.planLabel.setText(
-            f"{len(spec)} points: {what} · {config.min_time:g} s each ≈ "
-            f"{len(spec) * config.min_time:.0f} s + warm-up · {rest} · {config.dtype} · "
-            f"threads {threads}"
-        )
+            self.planLabel.setText(plan_sentence(config, spec))
 
     def input_errors(self) -> dict[str, str]:
         """Inline messages now shown, by field ('values', 'width_values', 'sweep')."""
@@ -587,38 +432,14 @@ class SweepsTab(QWidget):
         self.sweepPoint.emit(point)
 
     def _draw(self, spec: SweepSpec, points: list, final: SweepResult | None) -> None:
-        from autocast_explorer.core.sweeps.crossover import crossovers, format_value
-        from autocast_explorer.core.sweeps.result import crossover_sentence
-
         if spec.is_grid:
             width = self.rowCombo.currentData()
             self.latencyPlot.show_points([p for p in points if p.value2 == width])
             self.heatmap.show_points(points)
-            if final is not None:
-                text = final.crossover_sentence
-            else:
-                parts = []
-                for w in spec.width_values:
-                    row = [p for p in points if p.value2 == w]
-                    if len(row) >= 2:
-                        found = crossovers([p.value for p in row], [p.speedup for p in row])
-                        where = ", ".join(format_value(v) for v in found) or "not yet"
-                        parts.append(f"width {w}: {where}")
-                text = "Crossing 1.0 at batch — " + "; ".join(parts) if parts else ""
         else:
             self.latencyPlot.show_points(points)
             self.speedupPlot.show_points(points)
-            ordered = sorted(points, key=lambda p: p.value)
-            text = (
-                final.crossover_sentence
-                if final is not None
-                else crossover_sentence(
-                    spec.param, [p.value for p in ordered], [p.speedup for p in ordered]
-                )
-            )
-        if final is None and points:
-            text = f"So far ({len(points)} of {len(spec)} points): {text}"
-        self.crossoverLabel.setText(text)
+        self.crossoverLabel.setText(crossover_text(spec, points, final))
 
     @Slot(int)
     def _on_row_chosen(self, _index: int) -> None:
