@@ -38,7 +38,7 @@ WRITERS = {
 }
 
 #: Class → its own `to_json`, for the classes wrapped so far (restored at session end).
-_ORIGINALS: dict[type, Callable[..., str]] = {}
+_ORIGINALS: dict[Any, Callable[..., str]] = {}
 
 
 def _validating(to_json: Callable[..., str]) -> Callable[..., str]:
