@@ -31,13 +31,11 @@ class SteadyClock:
 
     def __init__(self, step: float = STEP_SECONDS, jitter: float = JITTER, seed: int = 0) -> None:
         self.now = 0.0
-        self.readings = 0
         self._step = step
         self._jitter = jitter
         self._random = random.Random(seed)
 
     def __call__(self) -> float:
-        self.readings += 1
         self.now += self._step * self._random.uniform(1 - self._jitter, 1 + self._jitter)
         return self.now
 
