@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-as-avx2 lint format bench screenshot screenshots-learn clean
+.PHONY: run test test-fast test-as-avx2 lint format bench screenshot screenshots-learn clean
 
 $(STAMP): pyproject.toml setup.py constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -22,6 +22,11 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+# While editing: the suite less what needs a wheel build, torch.compile or over 5 s per test
+# (the `install`, `compile` and `slow` markers in pyproject.toml); `make test` runs everything.
+test-fast: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not install and not compile and not slow"
 
 # The suite as an AVX2-only host runs it, on a native-bf16 machine (docs/measurement.md,
 # "CPU capabilities and running as another CPU kind" says what this does and does not emulate).

@@ -3,6 +3,10 @@ schema: the four document classes' `to_json` (which every writer — CLI, window
 save — goes through) are wrapped for the whole session, so a writer and its schema cannot drift
 apart unnoticed. A violation fails the test that wrote the document.
 
+Three of those classes live in modules that import torch (seconds), so they are not imported
+here: each is wrapped when its module is first imported (an import hook), or at session start
+when collection imported it already. A test file that needs no torch then starts at once.
+
 The suite also uses the tester's kit the way a tester's project does. Installed, the package
 registers `autocast_explorer.testing` through its `pytest11` entry point; a source checkout that
 was never installed has none, so it is named here too. Both register it under the same name, so
@@ -11,21 +15,30 @@ it is loaded once either way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import importlib.abc
+import importlib.machinery
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from functools import wraps
+from types import ModuleType
 from typing import Any
 
 import pytest
 
-from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.learning.presets import Preset
-from autocast_explorer.core.numerics.oppolicy import ProbeResult
-from autocast_explorer.core.sweeps.result import SweepResult
 from tests.schema_check import VALIDATED, check_document
 
 pytest_plugins = ["autocast_explorer.testing", "pytester"]
 
-WRITERS = (ExperimentResult, SweepResult, ProbeResult, Preset)
+#: Module → the document class in it whose `to_json` every writer goes through.
+WRITERS = {
+    "autocast_explorer.core.experiment.result": "ExperimentResult",
+    "autocast_explorer.core.sweeps.result": "SweepResult",
+    "autocast_explorer.core.numerics.oppolicy": "ProbeResult",
+    "autocast_explorer.core.learning.presets": "Preset",
+}
+
+#: Class → its own `to_json`, for the classes wrapped so far (restored at session end).
+_ORIGINALS: dict[Any, Callable[..., str]] = {}
 
 
 def _validating(to_json: Callable[..., str]) -> Callable[..., str]:
@@ -38,14 +51,54 @@ def _validating(to_json: Callable[..., str]) -> Callable[..., str]:
     return to_json_checked
 
 
+def _wrap_writer(module: ModuleType) -> None:
+    cls = getattr(module, WRITERS[module.__name__])
+    if cls not in _ORIGINALS:
+        _ORIGINALS[cls] = cls.to_json
+        cls.to_json = _validating(cls.to_json)
+
+
+class _WrappingLoader(importlib.abc.Loader):
+    """Runs the module as its own loader would, then wraps its writer class."""
+
+    def __init__(self, loader: importlib.abc.Loader) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        _wrap_writer(module)
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename … for tracebacks
+        return getattr(self._loader, name)
+
+
+class _WrapWritersOnImport(importlib.abc.MetaPathFinder):
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in WRITERS:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _WrappingLoader(spec.loader)
+        return spec
+
+
 @pytest.fixture(autouse=True, scope="session")
 def documents_match_their_schemas() -> Iterator[None]:
-    originals = {cls: cls.to_json for cls in WRITERS}
-    for cls, to_json in originals.items():
-        cls.to_json = _validating(to_json)  # type: ignore[method-assign]
+    hook = _WrapWritersOnImport()
+    sys.meta_path.insert(0, hook)
+    for name in WRITERS:
+        if name in sys.modules:
+            _wrap_writer(sys.modules[name])
     yield
-    for cls, to_json in originals.items():
-        cls.to_json = to_json  # type: ignore[method-assign]
+    sys.meta_path.remove(hook)
+    for cls, to_json in _ORIGINALS.items():
+        cls.to_json = to_json
+    _ORIGINALS.clear()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -25,6 +25,7 @@ def ctrl_c():
     return module
 
 
+@pytest.mark.slow
 def test_five_random_signals_all_end_cleanly(ctrl_c):
     results = ctrl_c.run_tries(5, seed=7, min_time=0.05, verbose=False)
     assert [r.problem for r in results] == [""] * 5

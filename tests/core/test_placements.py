@@ -19,6 +19,7 @@ from autocast_explorer.core.sweeps.placements import (
     from_result,
     measure_placements,
 )
+from tests.steady_clock import steady_timing
 
 # widths 32 → 16 → 4, batch 8: fc1.weight 16·32, fc1.bias 16, fc2.weight 4·16, fc2.bias 4,
 # input 8·32 elements; each cast writes a bfloat16 copy (2 bytes per element).
@@ -29,7 +30,9 @@ INPUT = 8 * 32
 
 @pytest.fixture(scope="module")
 def report():
-    return measure_placements(SMALL)
+    # Timed on a steady clock: the intervals below cannot lose their pairs to a busy machine.
+    with steady_timing():
+        return measure_placements(SMALL)
 
 
 def test_per_call_casts_every_weight_bias_and_the_input_each_forward(report):

@@ -453,6 +453,7 @@ def test_reproduce_py_of_a_failed_autocast_forward_checks_whether_it_fails_again
 
 
 @pytest.mark.parametrize("model", ["cnn", "transformer", "rnn"])
+@pytest.mark.slow
 def test_reproduce_py_retrains_every_model_family(model, tmp_path):
     sizes = {
         "cnn": {"channels": (3, 8, 8), "image": 8},

@@ -18,6 +18,7 @@ from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.hardware.onednn import fpmath_gemms
 from autocast_explorer.core.runtime.progress import Reporter
 from tests.schema_check import violations
+from tests.steady_clock import steady_timing
 
 TINY = {"widths": (32, 16, 4), "batch": 8, "min_time": 0.02}
 
@@ -71,7 +72,9 @@ def test_fpmath_gemms_reads_oneDNN_verbose_lines():
 
 @pytest.fixture(scope="module")
 def implicit_result():
-    return run_experiment(ExperimentConfig(routes=("eager", "implicit"), **TINY))
+    # Timed on a steady clock: each route's interval cannot lose its pairs to a busy machine.
+    with steady_timing():
+        return run_experiment(ExperimentConfig(routes=("eager", "implicit"), **TINY))
 
 
 def test_implicit_route_reports_what_oneDNN_did(implicit_result):

@@ -303,6 +303,7 @@ def test_training_a_model_without_logits_uses_mse_to_a_fixed_target(model_file: 
 
 
 @pytest.mark.parametrize(("factory", "kind"), [("regress", "mse"), ("build", "cross_entropy")])
+@pytest.mark.slow
 def test_reproduce_py_retrains_a_user_model_with_the_same_loss(
     model_file: Path, tmp_path: Path, factory: str, kind: str
 ) -> None:
@@ -392,6 +393,7 @@ def test_hf_bert_takes_tokens_and_has_no_argmax() -> None:
     assert result.output_dtype_autocast == "float32"
 
 
+@pytest.mark.slow
 def test_hf_bert_trains_its_last_hidden_state_with_mse(tmp_path: Path) -> None:
     config = ExperimentConfig(
         model="hf:bert",

@@ -31,6 +31,7 @@ def show_lessons(window):
     return panel
 
 
+@pytest.mark.slow
 def test_stepping_through_every_lesson_explains_the_live_measurement(window, qtbot):
     panel = show_lessons(window)
     assert panel.steps() == [lesson.id for lesson in LESSONS] + ["exercise"]

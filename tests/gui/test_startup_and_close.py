@@ -7,6 +7,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+#: Each test starts a fresh Python with Qt (and most with torch): seconds apiece.
+pytestmark = pytest.mark.slow
+
 SUBPROCESS_TIMEOUT_S = 180
 QT_ABORTS = ("QThread: Destroyed while thread is still running", "Aborted", "core dumped")
 

@@ -97,6 +97,7 @@ def test_a_bad_spec_is_refused_inline(window, qtbot):
     assert not window.runButton.isEnabled()
 
 
+@pytest.mark.slow
 def test_an_mse_training_run_shows_its_loss_and_says_why_there_is_no_accuracy(
     window, qtbot, tmp_path: Path
 ):

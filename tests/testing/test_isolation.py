@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from autocast_explorer.core.learning.presets import user_presets_dir
 
 
+@pytest.mark.slow
 def test_the_window_saves_its_settings_in_the_test_s_folder(qtbot, explorer_user_files, tmp_path):
     from autocast_explorer.gui import MainWindow
 

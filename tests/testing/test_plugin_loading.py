@@ -61,6 +61,7 @@ def test_offscreen_only_where_qt_would_find_no_display(environ, platform, expect
     assert headless_platform(environ, platform) == expected
 
 
+@pytest.mark.slow
 def test_a_project_without_a_display_runs_the_explorer_fixture(pytester, monkeypatch):
     """A fresh process with no $DISPLAY and no $QT_QPA_PLATFORM: Qt must not abort."""
     for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
