@@ -110,7 +110,9 @@ def test_restored_settings_go_through_the_state(qtbot):
 
 
 def test_a_preset_goes_through_the_state(qtbot):
-    save_preset(make_preset("tokens lab", "Token ids.", TOKENS), user_presets_dir() / "tokens-lab.json")
+    save_preset(
+        make_preset("tokens lab", "Token ids.", TOKENS), user_presets_dir() / "tokens-lab.json"
+    )
     win = MainWindow(autoload=False)
     qtbot.addWidget(win)
     win.presets.reload()
@@ -119,3 +121,15 @@ def test_a_preset_goes_through_the_state(qtbot):
     win.presets.choose("tokens-lab")
     assert win.experiment_state.config == TOKENS == win.current_config()
     assert len(emitted) == 1 and {"model", "input_kind", "vocab"} <= emitted[0]
+
+
+def test_a_change_made_while_an_edit_is_set_shows_in_the_inputs(window):
+    state = window.experiment_state
+
+    def seed_follows_batch(names: frozenset[str]) -> None:
+        if "batch" in names:
+            state.update(seed=state.config.batch * 10)
+
+    state.changed.connect(seed_follows_batch)
+    window.batchSpin.setValue(7)
+    assert window.controls.seedSpin.value() == 70 == state.config.seed

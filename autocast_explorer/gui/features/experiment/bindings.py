@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
 
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.gui.shell.experiment_state import ExperimentState
@@ -80,7 +80,8 @@ class ConfigBindings(QObject):
         #: in the state because the config with it is invalid.
         self._pending: dict[str, dict[str, Any] | ConfigError] = {}
         self._error: ConfigError | None = None
-        self._committing = False
+        #: The config an edit is setting on the state: the inputs show it already.
+        self._committing: ExperimentConfig | None = None
         state.changed.connect(self._on_state_changed)
 
     def add(self, binding: Binding) -> None:
@@ -138,17 +139,17 @@ class ConfigBindings(QObject):
             return
         self._error = None
         self._pending.clear()
-        self._committing = True  # the inputs already show it: no echo
+        self._committing = config
         try:
             self.state.set(config)
         finally:
-            self._committing = False
+            self._committing = None
 
     # ---- state -> inputs --------------------------------------------------------------------
     @Slot(object)
     def _on_state_changed(self, names: frozenset[str]) -> None:
-        if self._committing:
-            return
+        if self.state.config is self._committing:
+            return  # the inputs show it already: no echo (a listener's own change is shown)
         self._write([b for b in self._bindings.values() if b.fields & names])
         self.changed.emit()
 
@@ -174,8 +175,3 @@ class ConfigBindings(QObject):
                 for widget, was in zip(binding.widgets, blocked, strict=True):
                     widget.blockSignals(was)
         self._after_write()
-
-
-def line_text(edit: QLineEdit) -> str:
-    """The stripped text of a line edit (a path, a spec)."""
-    return edit.text().strip()
