@@ -108,10 +108,6 @@ class ConfigBindings(QObject):
             raise self._error
         return self.state.config
 
-    def pending(self) -> tuple[str, ...]:
-        """The bindings with edits not in the state (invalid so far)."""
-        return tuple(self._pending)
-
     # ---- inputs -> state --------------------------------------------------------------------
     def edited(self, name: str) -> None:
         """The inputs of binding `name` were edited: set its fields if the config stays valid."""

@@ -138,7 +138,10 @@ TIPS = {
 
 
 class ControlsPanel(QWidget):
-    """All inputs, the Run/Cancel buttons and the progress bar. Emits `changed` on any edit."""
+    """All inputs, the Run/Cancel buttons and the progress bar, bound to an ExperimentState.
+
+    Emits `changed` on any edit and any change of the state.
+    """
 
     changed = Signal()
     layersRequested = Signal()
