@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QWidget
 #: an objectName under the window.
 SURFACES = (
     "runner",
+    "experiment_state",
     "presets",
     "lessonsPanel",
     "presentation",

@@ -2,11 +2,13 @@
 
 A feature never sees MainWindow, and the context knows it only as a WindowHost (a Protocol):
 the window sits above the features, the context below them. A feature asks the context for the
-current config, whether the engine is ready, a task client of its own, a place for its views
-(by id) and actions (by menu), the banner and status messages, file writing, chart exports,
-and it listens to the stream of results. Features talk to each other only through it: a sweep
-preset calls `request_sweep(spec)` and whoever shows sweeps listens to `sweepRequested`; a
-lesson calls `show_view("optrace")` without knowing which tab that is.
+current config (the window's ExperimentState holds it; `set_config` and `update_config` set any
+field of it, shown by an input or not, and the next Run measures it), whether the engine is
+ready, a task client of its own, a place for its views (by id) and actions (by menu), the banner
+and status messages, file writing, chart exports, and it listens to the stream of results.
+Features talk to each other only through it: a sweep preset calls `request_sweep(spec)` and
+whoever shows sweeps listens to `sweepRequested`; a lesson calls `show_view("optrace")` without
+knowing which tab that is.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.hardware.cpu import Environment
     from autocast_explorer.core.sweeps.spec import SweepSpec
+    from autocast_explorer.gui.shell.experiment_state import ExperimentState
     from autocast_explorer.gui.shell.host import WindowHost
     from autocast_explorer.gui.tasks.client import TaskClient
 
@@ -37,7 +40,8 @@ Feature = Callable[["AppContext"], dict[str, Any]]
 class AppContext(QObject):
     """What features may use of the window; every method is safe on the GUI thread."""
 
-    #: The controls changed (the config may now be valid, invalid or different).
+    #: The config changed, or the controls' pending edit (it may now be valid, invalid or new);
+    #: `experiment_state().changed` names the fields of each change of the config itself.
     configChanged = Signal()
     #: torch and the engine are loaded.
     engineReady = Signal()
@@ -74,8 +78,13 @@ class AppContext(QObject):
 
     # ---- config ---------------------------------------------------------------------------
     def config(self) -> ExperimentConfig:
-        """The config the controls describe; raises ConfigError naming the bad field."""
+        """The experiment's config; ConfigError naming the bad field while the controls hold
+        an edit core refuses (Run is off then)."""
         return self._window.current_config()
+
+    def experiment_state(self) -> ExperimentState:
+        """The experiment state: its last valid `config`, and `changed(names)`."""
+        return self._window.experiment_state
 
     def valid_config(self) -> ExperimentConfig | None:
         """The config, or None while a field is invalid."""
@@ -85,7 +94,16 @@ class AppContext(QObject):
             return None
 
     def set_config(self, config: ExperimentConfig) -> None:
+        """Make `config` the experiment's, every field of it (the controls follow; an edit
+        pending there is dropped)."""
         self._window.set_config(config)
+
+    def update_config(self, **changes: Any) -> ExperimentConfig:
+        """Change some fields of the experiment's last valid config; returns the new config.
+        ConfigError (naming the field) changes nothing."""
+        config = self._window.experiment_state.config.replace(**changes)
+        self._window.set_config(config)
+        return config
 
     def dtype(self) -> str:
         """The autocast dtype the controls show, even while another field is invalid."""

@@ -20,13 +20,16 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.hardware.cpu import Environment
     from autocast_explorer.gui.shell.actions import ActionRegistry
+    from autocast_explorer.gui.shell.experiment_state import ExperimentState
     from autocast_explorer.gui.tasks.client import TaskRouter
 
 
 class WindowHost(Protocol):
-    """The window's side of the context: its controls, tabs, runs, menus, exports, messages."""
+    """The window's side of the context: its controls and experiment state, tabs, runs, menus,
+    exports, messages."""
 
     controls: Any  # the experiment controls (a QWidget with `dtypeCombo` and a layout)
+    experiment_state: ExperimentState
     controlsColumn: QWidget
     environment: Environment | None
     task_router: TaskRouter

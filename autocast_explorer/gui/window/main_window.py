@@ -42,16 +42,14 @@ from autocast_explorer.core.experiment.config_words import config_line
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
 from autocast_explorer.core.experiment.families.user.spec import model_file
 from autocast_explorer.gui.features import experiment, lessons, presentation, presets
-from autocast_explorer.gui.features.experiment.controls import (
-    PROGRESS_STEPS,
-    ControlsPanel,
-    error_fields,
-)
+from autocast_explorer.gui.features.experiment.controls import PROGRESS_STEPS, ControlsPanel
+from autocast_explorer.gui.features.experiment.field_errors import error_fields
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import ActionRegistry, audit_shortcuts
 from autocast_explorer.gui.shell.banner import BannerLabel
 from autocast_explorer.gui.shell.context import AppContext, Feature
 from autocast_explorer.gui.shell.elided import ElidedLabel
+from autocast_explorer.gui.shell.experiment_state import ExperimentState
 from autocast_explorer.gui.shell.keys import StandardKey
 from autocast_explorer.gui.shell.reflow import ScrollingTabs
 from autocast_explorer.gui.tasks.client import TaskRouter
@@ -215,6 +213,8 @@ class MainWindow(QMainWindow):
         #: Every feature is installed (at once, or after the first paint when progressive).
         self.features_installed = False
 
+        #: The config a Run measures: the controls edit it, features set it through the context.
+        self.experiment_state = ExperimentState(parent=self)
         self._build_ui()
         self.actions_registry = ActionRegistry(self, self.menu)
         self.context = AppContext(self)
@@ -265,7 +265,7 @@ class MainWindow(QMainWindow):
 
     # ---- construction ---------------------------------------------------------------------
     def _build_ui(self) -> None:
-        self.controls = ControlsPanel()
+        self.controls = ControlsPanel(state=self.experiment_state)
         scroll = QScrollArea()
         scroll.setObjectName("controlsScroll")
         scroll.setWidget(self.controls)
@@ -330,6 +330,16 @@ class MainWindow(QMainWindow):
         # Resized (window, docks, text scale): the column and docks give the results room.
         self.resultRoom = ResultRoom(self, splitter, left, self.resultTabs)
 
+        self._build_status_bar()
+
+        # Convenient handles (the same objects findChild returns by objectName).
+        self.widthsEdit = self.controls.widthsEdit
+        self.batchSpin = self.controls.batchSpin
+        self.runButton = self.controls.runButton
+        self.cancelButton = self.controls.cancelButton
+        self.progressBar = self.controls.progressBar
+
+    def _build_status_bar(self) -> None:
         # Both permanent: QStatusBar.showMessage hides (and paints over) normal widgets, so the
         # verdict would vanish under "Text at 150%". Transient messages show in their own label
         # to the right of the verdict (fed by messageChanged), and vanish when they expire.
@@ -345,13 +355,6 @@ class MainWindow(QMainWindow):
         self.statusMessageLabel.hide()
         self.statusBar().addPermanentWidget(self.statusMessageLabel)
         self.statusBar().messageChanged.connect(self._show_status_message)
-
-        # Convenient handles (the same objects findChild returns by objectName).
-        self.widthsEdit = self.controls.widthsEdit
-        self.batchSpin = self.controls.batchSpin
-        self.runButton = self.controls.runButton
-        self.cancelButton = self.controls.cancelButton
-        self.progressBar = self.controls.progressBar
 
     @Slot(str)
     def _show_status_message(self, text: str) -> None:
@@ -511,10 +514,12 @@ class MainWindow(QMainWindow):
         return self.resultRoom.restore_state(state)
 
     def current_config(self) -> ExperimentConfig:
-        """The config the controls describe; raises ConfigError naming the bad field."""
+        """The experiment state's config; ConfigError naming the bad field while the controls
+        hold an edit core refuses."""
         return self.controls.config()
 
     def set_config(self, config: ExperimentConfig) -> None:
+        """Set the experiment state to `config`, every field of it; the controls follow."""
         self.controls.set_config(config)
 
     def show_result(self, result: ExperimentResult) -> None:
@@ -700,7 +705,7 @@ class MainWindow(QMainWindow):
         self._validate()
         if self._errors:
             return False
-        config = self.current_config()
+        config = self.experiment_state.config  # valid: no edit is pending (no errors)
         if not self._trusted(config):
             return False
         self._run_config = config

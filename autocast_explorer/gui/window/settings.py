@@ -28,6 +28,7 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.features.presentation.mode import PresentationState
 from autocast_explorer.gui.shell.actions import set_tip
+from autocast_explorer.gui.shell.experiment_state import ExperimentState
 
 
 class RememberedWindow(Protocol):
@@ -36,11 +37,11 @@ class RememberedWindow(Protocol):
 
     presentation: Any
     settingsKeeper: SettingsKeeper
+    experiment_state: ExperimentState
 
     @property
     def messageBanner(self) -> QLabel: ...  # read only: a QLabel subclass also qualifies
 
-    def current_config(self) -> ExperimentConfig: ...
     def set_config(self, config: ExperimentConfig) -> None: ...
     def menu(self, name: str) -> QMenu: ...
     def statusBar(self) -> QStatusBar: ...
@@ -254,15 +255,11 @@ class SettingsKeeper(QObject):
 
     # ---- save -----------------------------------------------------------------------------
     def save(self) -> None:
-        """Write the config (when valid), window geometry and layout, and presentation state."""
+        """Write the last valid config, window geometry and layout, and presentation state."""
         w = self._window
         store = open_settings()
-        try:
-            config = w.current_config()
-        except ConfigError:
-            config = None  # keep the last good one
-        if config is not None:
-            store.setValue(CONFIG_KEY, json.dumps(config.to_dict()))
+        # The experiment state's config: the last valid one (an edit core refused is not kept).
+        store.setValue(CONFIG_KEY, json.dumps(w.experiment_state.config.to_dict()))
         store.setValue(GEOMETRY_KEY, w.saveGeometry())
         store.setValue(STATE_KEY, w.layout_state())
         state = w.presentation.state()

@@ -1,5 +1,7 @@
-"""The control panel: one input per ExperimentConfig field, Run/Cancel, progress.
+"""The control panel: an input for most ExperimentConfig fields, Run/Cancel, progress.
 
+The config itself lives in the window's ExperimentState; the inputs are bound to it both ways
+(bindings.py), so an edit sets the fields edited and a config set from elsewhere shows here.
 Validation is core's (ExperimentConfig raises ConfigError naming the field); this panel only
 shows the message beside the field it names. Spin boxes keep most values in range by
 construction; the text fields (widths) are where people type something invalid.
@@ -8,7 +10,6 @@ construction; the text fields (widths) are where people type something invalid.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence
@@ -16,7 +17,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -36,7 +36,6 @@ from autocast_explorer.core.experiment.config import (
     DEFAULT_LR,
     DEFAULT_ROUTES,
     DTYPES,
-    FAMILY_FIELDS,
     HEADS,
     INPUT_DISTRIBUTIONS,
     MAX_EPOCHS,
@@ -45,26 +44,25 @@ from autocast_explorer.core.experiment.config import (
     MAX_TIME_FACTOR,
     OPTIMIZERS,
     TRAINING_FIELDS,
-    ConfigError,
     ExperimentConfig,
-    parse_widths,
 )
 from autocast_explorer.core.experiment.families import FAMILIES, USER
 from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds
+from autocast_explorer.gui.features.experiment.bindings import (
+    Binding,
+    ConfigBindings,
+    input_binding,
+)
+from autocast_explorer.gui.features.experiment.data_controls import DataControls
 from autocast_explorer.gui.features.experiment.family_controls import MODEL_TIP, FamilyControls
+from autocast_explorer.gui.features.experiment.field_errors import FieldErrors
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.experiment_state import FIELDS, ExperimentState
 
-#: Guard errors (core.guards) name these pseudo-fields; they are shown under batch.
-GUARD_FIELDS = ("memory", "time")
 ADVANCED_FIELDS = frozenset({"topk", "input_scale", "input_distribution", "memory_budget_mb"})
 PROGRESS_STEPS = 1000
 #: The mode selector's items: (shown text, config.mode).
 MODE_ITEMS = (("Inference", "infer"), ("Training", "train"))
-#: The data selector's fixed items: (shown text, config.data); files are added as chosen.
-DATA_ITEMS = (("Synthetic (random inputs)", "synthetic"), ("Handwritten digits", "digits"))
-DATA_FILE_ITEM = ("File…", "")
-DATA_FILTER = "Arrays x and y (*.npz *.safetensors *.pt)"
-CHECKPOINT_FILTER = "State dict (*.safetensors *.pt)"
 
 READING_GUIDE = (
     "<b>How to read the charts</b><br>"
@@ -132,27 +130,57 @@ TIPS = {
 
 
 class ControlsPanel(QWidget):
-    """All inputs, the Run/Cancel buttons and the progress bar. Emits `changed` on any edit."""
+    """All inputs, the Run/Cancel buttons and the progress bar, bound to an ExperimentState.
+
+    Emits `changed` on any edit and any change of the state.
+    """
 
     changed = Signal()
     layersRequested = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, *, state: ExperimentState | None = None
+    ) -> None:
+        """`state`: the experiment state to show and edit (the window's; else a new one)."""
         super().__init__(parent)
         self.setObjectName("controlsPanel")
-        self._error_labels: dict[str, QLabel] = {}
+        self.state = state if state is not None else ExperimentState(parent=self)
+        self._errors = FieldErrors()
         self._field_widgets: dict[str, list[QWidget]] = {}
-        self._forms: dict[str, QFormLayout] = {}
         self._advanced_widgets: list[QWidget] = []
+        self.bindings = ConfigBindings(self.state, self._show_rows, self)
         self._build()
-        self.set_config(ExperimentConfig())
+        self._bind()
+        self.bindings.changed.connect(self.changed)
+        self.bindings.show_all()
 
     # ---- construction ---------------------------------------------------------------------
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.setSpacing(8)
+        for box in (
+            self._build_mode(),
+            self._build_model(),
+            self._build_data(),
+            self._build_autocast(),
+            self._build_measure(),
+        ):
+            layout.addWidget(box)
+        self._toggle_advanced(False)
+        self._build_footer()
+        layout.addStretch(1)
+        guide = QLabel(READING_GUIDE)
+        guide.setObjectName("readingGuide")
+        guide.setWordWrap(True)
+        guide.setStyleSheet(f"color: {style.MUTED};")
+        guide.setToolTip("What the charts on the right show.")
+        layout.addWidget(guide)
 
+        self.widthsEdit.textChanged.connect(self._emit_changed)
+
+    def _build_mode(self) -> QGroupBox:
+        """Mode: inference or training, and training's steps, optimizer and scaler."""
         mode = QGroupBox("Mode")
         mode_form = self._form(mode)
         self._mode_form = mode_form
@@ -173,8 +201,10 @@ class ControlsPanel(QWidget):
         self.scalerCheck.setObjectName("scalerCheck")
         self.scalerCheck.toggled.connect(self._emit_changed)
         self._add_row(mode_form, "scaler", "", self.scalerCheck)
-        layout.addWidget(mode)
+        return mode
 
+    def _build_model(self) -> QGroupBox:
+        """Model and input: the family and its parameters, widths, batch, seed, activation."""
         model = QGroupBox("Model and input")
         model_form = self._form(model)
         self.family = FamilyControls(self)
@@ -210,9 +240,9 @@ class ControlsPanel(QWidget):
         self._add_row(model_form, "activation", "Ac&tivation", self.activationCombo)
         self.headCombo = self._combo("headCombo", HEADS)
         self._add_row(model_form, "head", "&Head", self.headCombo)
-        layout.addWidget(model)
-        layout.addWidget(self._build_data())
+        return model
 
+    def _build_autocast(self) -> QGroupBox:
         auto = QGroupBox("Autocast and comparison")
         auto_form = self._form(auto)
         self.dtypeCombo = self._combo("dtypeCombo", DTYPES)
@@ -221,8 +251,10 @@ class ControlsPanel(QWidget):
         self._add_row(auto_form, "atol", "&atol", self.atolSpin)
         self.rtolSpin = self._double("rtolSpin", 0.0, 1.0, 7, 1e-5)
         self._add_row(auto_form, "rtol", "&rtol", self.rtolSpin)
-        layout.addWidget(auto)
+        return auto
 
+    def _build_measure(self) -> QGroupBox:
+        """Measurement: threads, time, and the less common settings under Advanced."""
         measure = QGroupBox("Measurement")
         measure_form = self._form(measure)
         self.threadsSpin = self._spin("threadsSpin", 0, 1024)
@@ -263,9 +295,9 @@ class ControlsPanel(QWidget):
         self.maxTimeSpin.setSuffix(" s")
         self.maxTimeSpin.setSpecialValueText(f"auto ({MAX_TIME_FACTOR:g} × time per mode)")
         self._add_row(measure_form, "max_time", "Ma&x time per mode", self.maxTimeSpin, True)
-        layout.addWidget(measure)
-        self._toggle_advanced(False)
+        return measure
 
+    def _build_footer(self) -> None:
         # Run, Cancel and the progress sit in a footer the window pins below the scrolling
         # inputs, so they stay in view however long the panel grows.
         self.runFooter = QWidget()
@@ -320,98 +352,37 @@ class ControlsPanel(QWidget):
         self.progressLabel.setStyleSheet(f"color: {style.MUTED};")
         footer.addWidget(self.progressBar)
         footer.addWidget(self.progressLabel)
-        layout.addStretch(1)
-        guide = QLabel(READING_GUIDE)
-        guide.setObjectName("readingGuide")
-        guide.setWordWrap(True)
-        guide.setStyleSheet(f"color: {style.MUTED};")
-        guide.setToolTip("What the charts on the right show.")
-        layout.addWidget(guide)
-
-        self.widthsEdit.textChanged.connect(self._emit_changed)
 
     def _build_data(self) -> QGroupBox:
         """Data: synthetic, the bundled digits or a file; epochs; optional trained weights."""
         box = QGroupBox("Data")
         form = self._form(box)
         self._data_form = form
-        self.dataCombo = QComboBox()
-        self.dataCombo.setObjectName("dataCombo")
-        for text, value in (*DATA_ITEMS, DATA_FILE_ITEM):
-            self.dataCombo.addItem(text, value)
-        self.dataCombo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self._data_index = 0
-        self.dataCombo.activated.connect(self._on_data_activated)
+        self.dataControls = DataControls(self)
+        self.dataCombo = self.dataControls.dataCombo
         self.dataCombo.currentIndexChanged.connect(self._on_data_changed)
         self._add_row(form, "data", "D&ata", self.dataCombo)
-        self.dataNote = QLabel(
-            "The model's input (MLP: first width; CNN: channels[0] and image side) and its "
-            "classes are taken from the data when the run starts."
-        )
-        self.dataNote.setObjectName("dataNote")
-        self.dataNote.setWordWrap(True)
-        self.dataNote.setStyleSheet(f"color: {style.MUTED};")
+        self.dataNote = self.dataControls.dataNote
         self.dataNote.setToolTip(TIPS["data"])
         form.addRow(self.dataNote)
         self.epochsSpin = self._spin("epochsSpin", 1, MAX_EPOCHS)
         self._add_row(form, "epochs", "&Epochs", self.epochsSpin)
-        self.checkpointEdit = QLineEdit()
-        self.checkpointEdit.setObjectName("checkpointEdit")
-        self.checkpointEdit.setPlaceholderText("none: train here")
-        self.checkpointEdit.setClearButtonEnabled(True)
+        self.checkpointEdit = self.dataControls.checkpointEdit
         self.checkpointEdit.textChanged.connect(self._emit_changed)
-        self.checkpointButton = QToolButton()
-        self.checkpointButton.setObjectName("checkpointButton")
-        self.checkpointButton.setText("…")
-        self.checkpointButton.setToolTip("Choose a weights file (.safetensors or .pt).")
-        self.checkpointButton.clicked.connect(self._choose_checkpoint)
-        row_widget = QWidget()
-        row = QHBoxLayout(row_widget)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.checkpointEdit, 1)
-        row.addWidget(self.checkpointButton)
-        self._checkpoint_row = row_widget
-        self._add_row(form, "checkpoint", "&Weights", row_widget, targets=[self.checkpointEdit])
+        self.checkpointButton = self.dataControls.checkpointButton
+        self._checkpoint_row = self.dataControls.checkpointRow
+        row, edit = self._checkpoint_row, self.checkpointEdit
+        self._add_row(form, "checkpoint", "&Weights", row, targets=[edit])
         return box
 
     def data(self) -> str:
         """config.data as the selector shows it: synthetic, digits or a file's path."""
-        return str(self.dataCombo.currentData() or "synthetic")
-
-    def set_data(self, data: str) -> None:
-        """Select `data`, adding a file's item (its name, the path as data) when it is new."""
-        index = self.dataCombo.findData(data)
-        if index < 0:
-            index = self.dataCombo.count() - 1  # before "File…"
-            self.dataCombo.insertItem(index, Path(data).name, data)
-            self.dataCombo.setItemData(index, data, Qt.ItemDataRole.ToolTipRole)
-        self.dataCombo.setCurrentIndex(index)
-        self._data_index = index
-
-    @Slot(int)
-    def _on_data_activated(self, index: int) -> None:
-        """ "File…" opens a dialog; cancelling it keeps the data that was selected."""
-        if self.dataCombo.itemData(index) != DATA_FILE_ITEM[1]:
-            self._data_index = index
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Open data", str(Path.cwd()), DATA_FILTER)
-        if path:
-            self.set_data(path)
-        else:
-            self.dataCombo.setCurrentIndex(self._data_index)
+        return self.dataControls.data()
 
     @Slot(int)
     def _on_data_changed(self, _index: int) -> None:
         self._show_data_fields()
-        self.changed.emit()
-
-    @Slot()
-    def _choose_checkpoint(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open trained weights", str(Path.cwd()), CHECKPOINT_FILTER
-        )
-        if path:
-            self.checkpointEdit.setText(path)
+        self.bindings.edited("data")
 
     def _show_data_fields(self) -> None:
         real = self.data() != "synthetic"
@@ -454,18 +425,7 @@ class ControlsPanel(QWidget):
         self._add_error_row(form, field)
 
     def _add_error_row(self, form: QFormLayout, field: str) -> None:
-        error = QLabel("")
-        error.setObjectName(f"{field}Error")
-        error.setWordWrap(True)
-        error.setStyleSheet(
-            f"color: {style.BAD}; background: {style.ERROR_BACKGROUND}; padding: 3px;"
-            "border-radius: 3px;"
-        )
-        error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        form.addRow(error)
-        form.setRowVisible(error, False)
-        self._error_labels[field] = error
-        self._forms[field] = form
+        self._errors.add_row(form, field)
 
     def _spin(self, name: str, low: int, high: int) -> QSpinBox:
         spin = QSpinBox()
@@ -495,21 +455,33 @@ class ControlsPanel(QWidget):
     # ---- slots ----------------------------------------------------------------------------
     @Slot()
     def _emit_changed(self) -> None:
-        self.changed.emit()
+        """An input was edited: its binding sets the fields it stands for on the state."""
+        name = self.bindings.binding_of(self.sender())
+        if name is not None:
+            self.bindings.edited(name)
 
     @Slot()
     def _on_family_changed(self) -> None:
+        self._show_family_fields()
+        self.bindings.edited("model")
+
+    def _show_family_fields(self) -> None:
         """Show the shared inputs the chosen family uses (widths: MLP; activation: not RNN)."""
         uses = FAMILIES.get(self.family.model(), USER).uses
         self._model_form.setRowVisible(self._widths_row, "widths" in uses)
         self._model_form.setRowVisible(self.activationCombo, "activation" in uses)
         self._model_form.setRowVisible(self.headCombo, "head" in uses)
-        self.changed.emit()
 
     @Slot(int)
     def _on_mode_changed(self, _index: int) -> None:
         self._show_training_fields()
-        self.changed.emit()
+        self.bindings.edited("mode")
+
+    def _show_rows(self) -> None:
+        """Show the rows the config shown uses (after the state was written to the inputs)."""
+        self._show_training_fields()
+        self._show_data_fields()
+        self._show_family_fields()
 
     @Slot(str)
     def _on_optimizer_changed(self, name: str) -> None:
@@ -545,46 +517,33 @@ class ControlsPanel(QWidget):
             widget.setVisible(shown)
 
     # ---- config ---------------------------------------------------------------------------
+    def _bind(self) -> None:
+        """Inputs that stand for several fields together, then one input per field."""
+        mode = Binding(
+            "mode",
+            frozenset({"mode", "routes"}),
+            lambda: {"mode": self.mode(), "routes": self.routes()},
+            self._write_mode,
+            (self.modeCombo, *self.routeChecks.values()),
+        )
+        data = self.dataControls.binding()
+        model = self.family.binding(self.widthsEdit, self.activationCombo, self.headCombo)
+        for binding in (mode, model, data):
+            self.bindings.add(binding)
+        unbound = self.bindings.unbound_fields(FIELDS)
+        for field, (widget, *_) in self._field_widgets.items():
+            if field in unbound:  # threads, budget and max time show None as 0 ("auto")
+                none_at_zero = ExperimentConfig.__dataclass_fields__[field].default is None
+                self.bindings.add(input_binding(field, widget, zero_is_none=none_at_zero))
+
+    def _write_mode(self, config: ExperimentConfig) -> None:
+        self.modeCombo.setCurrentIndex(max(self.modeCombo.findData(config.mode), 0))
+        for name, check in self.routeChecks.items():
+            check.setChecked(name in config.routes)
+
     def config(self) -> ExperimentConfig:
-        """The config the inputs describe; raises ConfigError naming the first bad field."""
-        family = self.family.fields()
-        uses = FAMILIES.get(family["model"], USER).uses
-        # Inputs a family does not use keep their values for when the MLP comes back, but
-        # do not take part: another family's config keeps the defaults there.
-        widths = (
-            parse_widths(self.widthsEdit.text()) if "widths" in uses else ExperimentConfig().widths
-        )
-        activation = self.activationCombo.currentText() if "activation" in uses else "relu"
-        threads = self.threadsSpin.value() or None
-        budget = self.memoryBudgetSpin.value() or None
-        return ExperimentConfig(
-            max_time=self.maxTimeSpin.value() or None,
-            **family,
-            widths=widths,
-            batch=self.batchSpin.value(),
-            seed=self.seedSpin.value(),
-            dtype=self.dtypeCombo.currentText(),
-            threads=threads,
-            activation=activation,
-            head=self.headCombo.currentText() if "head" in uses else "none",
-            atol=self.atolSpin.value(),
-            rtol=self.rtolSpin.value(),
-            topk=self.topkSpin.value(),
-            input_scale=self.inputScaleSpin.value(),
-            input_distribution=self.distributionCombo.currentText(),
-            min_time=self.minTimeSpin.value(),
-            allow_slow=self.allowSlowCheck.isChecked(),
-            memory_budget_mb=budget,
-            data=self.data(),
-            checkpoint=self.checkpointEdit.text().strip() if self.data() != "synthetic" else "",
-            epochs=self.epochsSpin.value(),
-            mode=self.mode(),
-            routes=self.routes(),
-            steps=self.stepsSpin.value(),
-            lr=self.lrSpin.value(),
-            optimizer=self.optimizerCombo.currentText(),
-            scaler=self.scalerCheck.isChecked(),
-        )
+        """The state's config; ConfigError naming the first bad field while an edit is invalid."""
+        return self.bindings.config()
 
     def routes(self) -> tuple[str, ...]:
         """The ticked routes (eager always; training measures eager alone)."""
@@ -593,108 +552,21 @@ class ControlsPanel(QWidget):
         return tuple(name for name, check in self.routeChecks.items() if check.isChecked())
 
     def set_config(self, config: ExperimentConfig) -> None:
-        """Show `config` in the inputs (one `changed` signal at the end)."""
-        widgets = [
-            self.widthsEdit,
-            self.batchSpin,
-            self.seedSpin,
-            self.dtypeCombo,
-            self.threadsSpin,
-            self.activationCombo,
-            self.headCombo,
-            self.atolSpin,
-            self.rtolSpin,
-            self.topkSpin,
-            self.inputScaleSpin,
-            self.distributionCombo,
-            self.minTimeSpin,
-            self.allowSlowCheck,
-            self.memoryBudgetSpin,
-            self.maxTimeSpin,
-            self.modeCombo,
-            self.stepsSpin,
-            self.lrSpin,
-            self.optimizerCombo,
-            self.scalerCheck,
-            self.dataCombo,
-            self.epochsSpin,
-            self.checkpointEdit,
-            *self.routeChecks.values(),
-        ]
-        blocked = [w.blockSignals(True) for w in widgets]
-        try:
-            self.widthsEdit.setText(",".join(str(w) for w in config.widths))
-            self.batchSpin.setValue(min(config.batch, self.batchSpin.maximum()))
-            self.seedSpin.setValue(min(config.seed, self.seedSpin.maximum()))
-            self.dtypeCombo.setCurrentText(config.dtype)
-            self.threadsSpin.setValue(config.threads or 0)
-            self.activationCombo.setCurrentText(config.activation)
-            self.headCombo.setCurrentText(config.head)
-            self.atolSpin.setValue(config.atol)
-            self.rtolSpin.setValue(config.rtol)
-            self.topkSpin.setValue(config.topk)
-            self.inputScaleSpin.setValue(config.input_scale)
-            self.distributionCombo.setCurrentText(config.input_distribution)
-            self.minTimeSpin.setValue(config.min_time)
-            self.allowSlowCheck.setChecked(config.allow_slow)
-            self.memoryBudgetSpin.setValue(config.memory_budget_mb or 0)
-            self.maxTimeSpin.setValue(config.max_time or 0)
-            self.family.set_config(config)
-            self.modeCombo.setCurrentIndex(max(self.modeCombo.findData(config.mode), 0))
-            self.stepsSpin.setValue(min(config.steps, self.stepsSpin.maximum()))
-            self.optimizerCombo.setCurrentText(config.optimizer)
-            self.lrSpin.setValue(config.lr)
-            self.scalerCheck.setChecked(config.scaler)
-            self.set_data(config.data)
-            self.epochsSpin.setValue(min(config.epochs, self.epochsSpin.maximum()))
-            self.checkpointEdit.setText(config.checkpoint)
-            for name, check in self.routeChecks.items():
-                check.setChecked(name in config.routes)
-        finally:
-            for widget, was in zip(widgets, blocked, strict=True):
-                widget.blockSignals(was)
-        self._show_training_fields()
-        self._show_data_fields()
-        self._on_family_changed()
+        """Set the state to `config` (the inputs follow); edits pending here are dropped."""
+        if not self.state.set(config):
+            self.bindings.discard_pending()
+
+    def unbound_fields(self) -> tuple[str, ...]:
+        """Config fields no input here shows: the state alone keeps them."""
+        return self.bindings.unbound_fields(FIELDS)
 
     # ---- inline errors --------------------------------------------------------------------
     def show_errors(self, errors: dict[str, str]) -> None:
         """Show each message under its field (guard fields under batch); hide the rest."""
-        shown: dict[str, str] = {}
-        family_fields = self.family.field_widgets()
-        for field, message in errors.items():
-            key = "guard" if field in GUARD_FIELDS else field
-            if key in FAMILY_FIELDS:
-                # A family parameter's message goes under the family's inputs, naming it.
-                shown["family"] = f"{field}: {message}"
-                continue
-            # A field without an input of its own is shown at the top.
-            shown[key if key in self._error_labels else "family"] = message
-        for key, label in self._error_labels.items():
-            message = shown.get(key, "")
-            label.setText(message)
-            self._forms[key].setRowVisible(label, bool(message))
-            if key in ADVANCED_FIELDS and message:
-                self.advancedButton.setChecked(True)
-        invalid = set(shown) | {f for f in errors if f in FAMILY_FIELDS}
-        if "guard" in invalid:
-            invalid |= {"widths", "batch", *family_fields}
-        for field, widgets in {**self._field_widgets, **family_fields}.items():
-            for widget in widgets:
-                widget.setStyleSheet(
-                    f"border: 2px solid {style.BAD}; border-radius: 3px;"
-                    if field in invalid
-                    else ""
-                )
+        shown = self._errors.show(errors, self._field_widgets, self.family.field_widgets())
+        if shown & ADVANCED_FIELDS:
+            self.advancedButton.setChecked(True)
 
     def errors(self) -> dict[str, str]:
         """Messages now shown, by field ('guard' for memory/time guards)."""
-        return {k: label.text() for k, label in self._error_labels.items() if label.text()}
-
-
-def error_fields(exc: ConfigError) -> dict[str, str]:
-    """The inline message for a ConfigError: its rule, shown at the field it names."""
-    if exc.field in GUARD_FIELDS:
-        title = "Too much memory" if exc.field == "memory" else "Too slow"
-        return {exc.field: f"{title}: {exc.rule}"}
-    return {exc.field: exc.rule}
+        return self._errors.texts()

@@ -24,8 +24,12 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import ExperimentConfig, parse_widths
-from autocast_explorer.core.experiment.families import FAMILIES, FamilyParam
-from autocast_explorer.gui.features.experiment.user_model_page import UserModelPage
+from autocast_explorer.core.experiment.families import FAMILIES, USER, FamilyParam
+from autocast_explorer.gui.features.experiment.bindings import Binding
+from autocast_explorer.gui.features.experiment.user_model_page import (
+    USER_PAGE_FIELDS,
+    UserModelPage,
+)
 
 #: modelCombo's data for "Your model…" (the config's `model` is then the typed spec).
 USER_ITEM = "user"
@@ -65,6 +69,10 @@ class FamilyControls(QObject):
     """
 
     changed = Signal()
+    #: The config fields these inputs show: `model`, every family's parameters, your model's.
+    FIELDS = frozenset(
+        {"model", *(p.name for fam in FAMILIES.values() for p in fam.params), *USER_PAGE_FIELDS}
+    )
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -202,6 +210,30 @@ class FamilyControls(QObject):
             for widget, was in zip(widgets, blocked, strict=True):
                 widget.blockSignals(was)
         self._show_page()
+
+    def binding(self, widths: QLineEdit, activation: QComboBox, head: QComboBox) -> Binding:
+        """The model's inputs, these and the panel's shared ones, as one binding: the shared
+        inputs take part only where the family uses them (as its defaults elsewhere), and keep
+        their values for when a family that does comes back."""
+        default = ExperimentConfig()
+
+        def read() -> dict[str, Any]:
+            values = self.fields()
+            uses = FAMILIES.get(values["model"], USER).uses
+            values["widths"] = parse_widths(widths.text()) if "widths" in uses else default.widths
+            shown = {"activation": activation.currentText(), "head": head.currentText()}
+            for name, value in shown.items():
+                values[name] = value if name in uses else getattr(default, name)
+            return values
+
+        def write(config: ExperimentConfig) -> None:
+            self.set_config(config)
+            widths.setText(",".join(str(w) for w in config.widths))
+            activation.setCurrentText(config.activation)
+            head.setCurrentText(config.head)
+
+        fields = frozenset({"widths", "activation", "head", *self.FIELDS})
+        return Binding("model", fields, read, write, (widths, activation, head))
 
     def field_widgets(self) -> dict[str, list[QWidget]]:
         """Inputs per field on the current page (for inline error highlighting)."""

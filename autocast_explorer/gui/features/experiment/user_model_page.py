@@ -37,6 +37,8 @@ SPEC_TIP = (
     "torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory. Random "
     "weights; nothing is downloaded. Importing a file runs its code: the window asks first."
 )
+#: The config fields this page shows (`fields()` returns them; the others keep their values).
+USER_PAGE_FIELDS = ("model", "model_args", "input_shape", "input_image", "seq", "layer_depth")
 
 
 class UserModelPage(QWidget):
