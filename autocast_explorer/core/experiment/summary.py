@@ -15,7 +15,7 @@ from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
-from autocast_explorer.core.experiment.training import EpochScore, TrainReport
+from autocast_explorer.core.experiment.train_report import EpochScore, TrainReport
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.numerics.opcategories import CATEGORIES
 from autocast_explorer.core.numerics.oppolicy import CASE_LABELS, DOCUMENTED_PREFIX, ProbeResult
