@@ -126,7 +126,8 @@ def train_float32(
     import torch
 
     from autocast_explorer.core.data.answers import predict
-    from autocast_explorer.core.experiment.training import loss_function, make_optimizer
+    from autocast_explorer.core.experiment.train_step import make_optimizer
+    from autocast_explorer.core.experiment.train_task import loss_function
 
     loss_fn = loss_function(config.head)
     optimizer = make_optimizer(config.optimizer, config.lr, model)

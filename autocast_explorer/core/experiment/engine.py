@@ -4,21 +4,21 @@ Order of work: guards (nothing allocated yet) → build model and input as the t
 cold first calls → one hooked forward per mode (dtypes, logits, per-layer error) → one traced
 forward per mode (aten ops, casts) → ABAB timing, paired, until the speedup's interval is
 within ±5% or the config's time limit is spent (the machine's load measured meanwhile). Threads
-are set
-for the duration of the run, in the calling thread, and restored afterwards.
+are set for the duration of the run, in the calling thread, and restored afterwards.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import torch
 
 from autocast_explorer.core.data.dataset import Dataset
 from autocast_explorer.core.experiment import guards
-from autocast_explorer.core.experiment.agreement import compare_logits
+from autocast_explorer.core.experiment.agreement import Agreement, compare_logits
 from autocast_explorer.core.experiment.capture import (
     LayerDtypes,
     LayerRecord,
@@ -36,6 +36,7 @@ from autocast_explorer.core.experiment.config import (
 from autocast_explorer.core.experiment.data_run import fitted, prepare, train_data_info
 from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.families.user.info import ModelInfo
 from autocast_explorer.core.experiment.families.user.probe import probe
 from autocast_explorer.core.experiment.families.user.record import (
     no_argmax_reason,
@@ -56,7 +57,8 @@ from autocast_explorer.core.experiment.timing import (
     cold_call_ms,
     measure_paired,
 )
-from autocast_explorer.core.experiment.training import PartialFn, train_side_by_side
+from autocast_explorer.core.experiment.train_report import TrainReport
+from autocast_explorer.core.experiment.training import PartialFn, TrainingRun, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.numerics.compute import ComputeDtypes, compute_by_layer
@@ -117,6 +119,7 @@ def run_experiment(
 def _run_experiment(
     config: ExperimentConfig, reporter: Reporter, partial: PartialFn | None
 ) -> ExperimentResult:
+    """Real data is read first and the config fitted to it: the guards judge the fitted config."""
     dataset = None
     if config.data != "synthetic":
         reporter.report(0.0, f"reading the data ({config.data})")
@@ -126,7 +129,17 @@ def _run_experiment(
     reporter.check()
     if config.mode == "train":
         return run_training(config, reporter, partial, estimate, dataset)
-    warnings: list[str] = []
+    return run_inference(config, reporter, estimate, dataset)
+
+
+def run_inference(
+    config: ExperimentConfig,
+    reporter: Reporter,
+    estimate: guards.ForwardEstimate | None = None,
+    dataset: Dataset | None = None,
+) -> ExperimentResult:
+    """Measure forwards plain vs autocast: cold calls, one recorded forward per mode, one
+    traced, then the paired timing (and any other route's), under the config's threads."""
     prepared = None
     with torch_threads(config.threads) as threads, torch.no_grad():
         if dataset is not None:
@@ -139,135 +152,206 @@ def _run_experiment(
         low = low_precision_dtype(config)
         plain_fn, auto_fn = forward_fns(model, x, low)
         reporter.check()
-
-        reporter.report(0.04, "first (cold) calls")
-        cold_plain = cold_call_ms(plain_fn)
-        reporter.check()
-        autocast_error = ""
-        try:
-            cold_auto = cold_call_ms(auto_fn)
-        except Exception as exc:
-            if is_out_of_memory(exc):
-                raise
-            autocast_error = error_text(exc)
-        reporter.check()
-
-        reporter.report(0.06, "capturing dtypes and error per layer")
-        plain = record_forward(model, x, None, keep_outputs=True)
-        if plain.error or plain.logits is None:
-            raise RuntimeError(f"the float32 forward failed: {plain.error}")
-        reporter.check()
-        auto = record_forward(model, x, low, keep_outputs=True)
-        autocast_error = autocast_error or auto.error
-        agreement = None
-        if not autocast_error and auto.logits is not None:
-            agreement = compare_logits(
-                plain.logits,
-                auto.logits,
-                config.atol,
-                config.rtol,
-                config.topk,
-                no_argmax_reason(config),
-            )
-        layers = tuple(pair_layers(plain.layers, auto.layers))
-        model_info = None
-        if config.is_user_model:
-            layers, model_info = user_rows(config, layers)
-        fast_path = None
-        ran_plain = fast_path_ran(config, [c.name for c in plain.layers])
-        if ran_plain is not None:
-            fast_path = {"plain": ran_plain}
-            if not autocast_error:
-                fast_path["autocast"] = bool(fast_path_ran(config, [c.name for c in auto.layers]))
-        plain_dtype = dtype_name(plain.logits.dtype)
-        auto_dtype = dtype_name(auto.logits.dtype) if auto.logits is not None else ""
-        auto_logits = None if autocast_error else auto.logits
-        reference = Reference(plain.logits, config.atol, config.rtol, config.topk, auto_logits)
-        del plain, auto  # the kept outputs are no longer needed
-        reporter.check()
-
-        op_trace = None
-        if not autocast_error:
+        cold = _cold_calls(plain_fn, auto_fn, reporter)
+        seen = _record_forwards(config, model, x, low, cold.autocast_error, reporter)
+        layers, op_trace = seen.layers, None
+        if not seen.autocast_error:
             reporter.report(0.08, "tracing the aten ops of one forward per mode")
             op_trace = trace_model(model, x, low, check=reporter.check)
             layers = with_compute_dtypes(layers, op_trace)
             reporter.check()
-
         # Eager's timing gets its share of the bar; every other route the same share after it.
         share = 0.9 / len(config.routes)
-        meter = LoadMeter()
-        if autocast_error:
-            timing = measure_paired(
-                [plain_fn],
-                config.min_time,
-                reporter.span(0.1, 0.1 + share),
-                cold_ms=[cold_plain],
-                labels=["float32"],
-            )
-            (plain_stats,), auto_stats = timing.stats, None
-        else:
-            timing = measure_paired(
-                [plain_fn, auto_fn],
-                config.min_time,
-                reporter.span(0.1, 0.1 + share),
-                cold_ms=[cold_plain, cold_auto],
-                labels=["float32", config.dtype],
-                max_time=config.time_limit,
-                target=RUN_TARGET,
-            )
-            plain_stats, auto_stats = timing.stats
-        evidence = TimingEvidence.from_timing(timing, meter.stop())
+        plain_stats, auto_stats, evidence = _time_forwards(
+            config, (plain_fn, auto_fn), cold, seen.autocast_error, reporter.span(0.1, 0.1 + share)
+        )
         routes: tuple[RouteResult, ...] = ()
         if config.routes != DEFAULT_ROUTES:
             eager = eager_route(
                 plain_stats,
                 auto_stats,
                 config.dtype,
-                reference,
-                auto_logits,
-                autocast_error,
+                seen.reference,
+                seen.auto_logits,
+                seen.autocast_error,
                 evidence.interval,
             )
-            routes = (
-                eager,
-                *(
-                    measure_route(
-                        name,
-                        model,
-                        x,
-                        low,
-                        reference,
-                        config.min_time,
-                        reporter.span(0.1 + share * i, 0.1 + share * (i + 1)),
-                        config.allow_slow,
-                    )
-                    for i, name in enumerate(config.routes[1:], start=1)  # after the reference
-                ),
-            )
-    warnings += noise_warnings(config, plain_stats, auto_stats)
+            routes = (eager, *_other_routes(config, model, x, low, seen.reference, reporter, share))
     reporter.report(1.0, "done")
     return ExperimentResult(
         config=config,
         environment=environment(threads),
         plain=plain_stats,
         autocast=auto_stats,
-        output_dtype_plain=plain_dtype,
-        output_dtype_autocast=auto_dtype,
+        output_dtype_plain=seen.plain_dtype,
+        output_dtype_autocast=seen.auto_dtype,
         layers=layers,
-        agreement=agreement,
+        agreement=seen.agreement,
         flops=family(config).flops(config),
-        warnings=tuple(warnings),
+        warnings=tuple(noise_warnings(config, plain_stats, auto_stats)),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         op_trace=op_trace,
         guard=estimate,
-        autocast_error=autocast_error,
-        fast_path=fast_path,
-        evidence=None if autocast_error else evidence,
+        autocast_error=seen.autocast_error,
+        fast_path=seen.fast_path,
+        evidence=None if seen.autocast_error else evidence,
         data=prepared.info if prepared is not None else None,
         accuracy=prepared.accuracy if prepared is not None else None,
-        model_info=model_info,
+        model_info=seen.model_info,
         routes=routes,
     )
+
+
+@dataclass(frozen=True)
+class ColdCalls:
+    """Each mode's first call, timed before hooks or warm-up touch the model; an autocast
+    first call that raised leaves `autocast_ms` None and says why in `autocast_error`."""
+
+    plain_ms: float
+    autocast_ms: float | None
+    autocast_error: str
+
+
+def _cold_calls(
+    plain_fn: Callable[[], torch.Tensor], auto_fn: Callable[[], torch.Tensor], reporter: Reporter
+) -> ColdCalls:
+    """An autocast forward that raises is a finding, not an error of the run (memory running
+    out is no finding about autocast: it is raised as it came)."""
+    reporter.report(0.04, "first (cold) calls")
+    cold_plain = cold_call_ms(plain_fn)
+    reporter.check()
+    cold_auto, autocast_error = None, ""
+    try:
+        cold_auto = cold_call_ms(auto_fn)
+    except Exception as exc:
+        if is_out_of_memory(exc):
+            raise
+        autocast_error = error_text(exc)
+    reporter.check()
+    return ColdCalls(cold_plain, cold_auto, autocast_error)
+
+
+@dataclass(frozen=True)
+class RecordedForwards:
+    """What one hooked forward per mode saw: the layers' dtypes, the outputs' agreement and
+    dtypes, which transformer path ran, and the float32 output later routes are judged by."""
+
+    layers: tuple[LayerRecord, ...]
+    model_info: ModelInfo | None
+    agreement: Agreement | None
+    fast_path: dict[str, bool] | None
+    plain_dtype: str
+    auto_dtype: str
+    auto_logits: torch.Tensor | None
+    reference: Reference
+    autocast_error: str
+
+
+def _record_forwards(
+    config: ExperimentConfig,
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    low: torch.dtype,
+    autocast_error: str,
+    reporter: Reporter,
+) -> RecordedForwards:
+    """One hooked forward per mode, outputs kept only as long as they are compared (an autocast
+    forward that raises here sets `autocast_error` as its cold call would have)."""
+    reporter.report(0.06, "capturing dtypes and error per layer")
+    plain = record_forward(model, x, None, keep_outputs=True)
+    if plain.error or plain.logits is None:
+        raise RuntimeError(f"the float32 forward failed: {plain.error}")
+    reporter.check()
+    auto = record_forward(model, x, low, keep_outputs=True)
+    autocast_error = autocast_error or auto.error
+    agreement = None
+    if not autocast_error and auto.logits is not None:
+        agreement = compare_logits(
+            plain.logits,
+            auto.logits,
+            config.atol,
+            config.rtol,
+            config.topk,
+            no_argmax_reason(config),
+        )
+    layers = tuple(pair_layers(plain.layers, auto.layers))
+    model_info = None
+    if config.is_user_model:
+        layers, model_info = user_rows(config, layers)
+    fast_path = None
+    ran_plain = fast_path_ran(config, [c.name for c in plain.layers])
+    if ran_plain is not None:
+        fast_path = {"plain": ran_plain}
+        if not autocast_error:
+            fast_path["autocast"] = bool(fast_path_ran(config, [c.name for c in auto.layers]))
+    auto_logits = None if autocast_error else auto.logits
+    recorded = RecordedForwards(
+        layers=layers,
+        model_info=model_info,
+        agreement=agreement,
+        fast_path=fast_path,
+        plain_dtype=dtype_name(plain.logits.dtype),
+        auto_dtype=dtype_name(auto.logits.dtype) if auto.logits is not None else "",
+        auto_logits=auto_logits,
+        reference=Reference(plain.logits, config.atol, config.rtol, config.topk, auto_logits),
+        autocast_error=autocast_error,
+    )
+    del plain, auto  # the kept outputs are no longer needed
+    reporter.check()
+    return recorded
+
+
+def _time_forwards(
+    config: ExperimentConfig,
+    fns: tuple[Callable[[], torch.Tensor], Callable[[], torch.Tensor]],
+    cold: ColdCalls,
+    autocast_error: str,
+    reporter: Reporter,
+) -> tuple[LatencyStats, LatencyStats | None, TimingEvidence]:
+    """The paired ABAB timing to the run's target, with the machine's load measured meanwhile;
+    float32 alone, on its fixed budget, when the autocast forward raised."""
+    plain_fn, auto_fn = fns
+    meter = LoadMeter()
+    if autocast_error or cold.autocast_ms is None:
+        timing = measure_paired(
+            [plain_fn], config.min_time, reporter, cold_ms=[cold.plain_ms], labels=["float32"]
+        )
+        (plain_stats,), auto_stats = timing.stats, None
+    else:
+        timing = measure_paired(
+            [plain_fn, auto_fn],
+            config.min_time,
+            reporter,
+            cold_ms=[cold.plain_ms, cold.autocast_ms],
+            labels=["float32", config.dtype],
+            max_time=config.time_limit,
+            target=RUN_TARGET,
+        )
+        plain_stats, auto_stats = timing.stats
+    return plain_stats, auto_stats, TimingEvidence.from_timing(timing, meter.stop())
+
+
+def _other_routes(
+    config: ExperimentConfig,
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    low: torch.dtype,
+    reference: Reference,
+    reporter: Reporter,
+    share: float,
+) -> Iterator[RouteResult]:
+    """Every route after eager (the reference), each timed in its share of the bar."""
+    for i, name in enumerate(config.routes[1:], start=1):
+        yield measure_route(
+            name,
+            model,
+            x,
+            low,
+            reference,
+            config.min_time,
+            reporter.span(0.1 + share * i, 0.1 + share * (i + 1)),
+            config.allow_slow,
+        )
 
 
 def with_compute_dtypes(
@@ -348,39 +432,13 @@ def run_training(
             no_argmax_reason(config),
         )
         reporter.check()
-        meter = LoadMeter()
-        timing = measure_paired(
-            [
-                run.trainers["plain"].timed_step(run.task),
-                run.trainers["autocast"].timed_step(run.task),
-            ],
-            config.min_time,
-            reporter.span(0.7, 1.0),
-            cold_ms=run.cold_ms,
-            labels=["float32 training step", f"{config.dtype} training step"],
-            max_time=config.time_limit,
-            target=RUN_TARGET,
+        plain_stats, auto_stats, evidence = _time_training_steps(
+            config, run, reporter.span(0.7, 1.0)
         )
-        plain_stats, auto_stats = timing.stats
-        evidence = TimingEvidence.from_timing(timing, meter.stop())
     report = run.report
     model_info = None
     if config.is_user_model:  # the same rows and record as its inference run
         _shown, model_info = rows_at_depth(config, probe(config).module_names)
-    layers = tuple(
-        LayerRecord(
-            name=t.name,
-            kind=t.kind,
-            plain=LayerDtypes(*t.forward["plain"]),
-            autocast=LayerDtypes(*t.forward["autocast"]),
-        )
-        for t in report.layers
-    )
-    warnings = noise_warnings(config, plain_stats, auto_stats)
-    if report.nonfinite_steps.get("autocast"):
-        warnings.append(
-            f"{report.nonfinite_steps['autocast']} {config.dtype} steps had a non-finite loss"
-        )
     reporter.report(1.0, "done")
     return ExperimentResult(
         config=config,
@@ -389,10 +447,10 @@ def run_training(
         autocast=auto_stats,
         output_dtype_plain=report.output_dtype["plain"],
         output_dtype_autocast=report.output_dtype["autocast"],
-        layers=layers,
+        layers=_training_layers(report),
         agreement=agreement,
         flops=training_step_flops(config),
-        warnings=tuple(warnings),
+        warnings=tuple(_training_warnings(config, report, plain_stats, auto_stats)),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         guard=estimate,
         train=report,
@@ -400,6 +458,52 @@ def run_training(
         data=info,
         model_info=model_info,
     )
+
+
+def _time_training_steps(
+    config: ExperimentConfig, run: TrainingRun, reporter: Reporter
+) -> tuple[LatencyStats, LatencyStats, TimingEvidence]:
+    """Training steps of the trained copies, timed by the forwards' paired ABAB protocol."""
+    meter = LoadMeter()
+    timing = measure_paired(
+        [
+            run.trainers["plain"].timed_step(run.task),
+            run.trainers["autocast"].timed_step(run.task),
+        ],
+        config.min_time,
+        reporter,
+        cold_ms=run.cold_ms,
+        labels=["float32 training step", f"{config.dtype} training step"],
+        max_time=config.time_limit,
+        target=RUN_TARGET,
+    )
+    plain_stats, auto_stats = timing.stats
+    return plain_stats, auto_stats, TimingEvidence.from_timing(timing, meter.stop())
+
+
+def _training_layers(report: TrainReport) -> tuple[LayerRecord, ...]:
+    """The probed step's forward dtypes as the result's layer rows, as an inference run has."""
+    return tuple(
+        LayerRecord(
+            name=t.name,
+            kind=t.kind,
+            plain=LayerDtypes(*t.forward["plain"]),
+            autocast=LayerDtypes(*t.forward["autocast"]),
+        )
+        for t in report.layers
+    )
+
+
+def _training_warnings(
+    config: ExperimentConfig, report: TrainReport, plain: LatencyStats, autocast: LatencyStats
+) -> list[str]:
+    """The timings' noise and any autocast step whose loss was not finite."""
+    warnings = noise_warnings(config, plain, autocast)
+    if report.nonfinite_steps.get("autocast"):
+        warnings.append(
+            f"{report.nonfinite_steps['autocast']} {config.dtype} steps had a non-finite loss"
+        )
+    return warnings
 
 
 def training_step_flops(config: ExperimentConfig) -> int:

@@ -68,7 +68,7 @@ from autocast_explorer.core.experiment.routes import (
     routes_to_parts,
 )
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
-from autocast_explorer.core.experiment.training import TrainPart, TrainReport
+from autocast_explorer.core.experiment.train_report import TrainPart, TrainReport
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
 from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart
 from autocast_explorer.core.numerics.optrace import (
@@ -267,7 +267,7 @@ class ExperimentResult:
     autocast_error: str = ""  # the message when the autocast forward raised: a finding
     fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
     guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
-    train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (training.py)
+    train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (train_report.py)
     #: The speedup's interval, stalled blocks and the machine's load (None: saved before them).
     evidence: TimingEvidence | None = None
     data: DataInfo | None = None  # real data: what the model was fitted to (core/data/)

@@ -13,14 +13,21 @@ from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.config_words import model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.experiment.policy_summary import format_probe
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
-from autocast_explorer.core.experiment.training import EpochScore, TrainReport
+from autocast_explorer.core.experiment.train_report import EpochScore, TrainReport
 from autocast_explorer.core.hardware.capabilities import native_support
-from autocast_explorer.core.numerics.opcategories import CATEGORIES
-from autocast_explorer.core.numerics.oppolicy import CASE_LABELS, DOCUMENTED_PREFIX, ProbeResult
 
-__all__ = ["SAME_SPEED", "format_summary", "guard_line", "hardware_clause", "verdict"]
+#: format_probe lives in policy_summary.py; the CLI imports it from here.
+__all__ = [
+    "SAME_SPEED",
+    "format_probe",
+    "format_summary",
+    "guard_line",
+    "hardware_clause",
+    "verdict",
+]
 
 
 def hardware_clause(result: ExperimentResult) -> str:
@@ -236,10 +243,26 @@ def verdict(result: ExperimentResult) -> str:
 
 def format_summary(result: ExperimentResult) -> str:
     """The multi-line report `autocast-explorer run` prints."""
+    lines = [
+        *_heading_lines(result),
+        *_latency_lines(result),
+        *_finding_lines(result),
+        *training_lines(result),
+        *_data_lines(result),
+        *_layer_lines(result),
+        *_agreement_lines(result),
+        *numerics_lines(result),
+        *_verdict_lines(result),
+    ]
+    return "\n".join(lines)
+
+
+def _heading_lines(result: ExperimentResult) -> list[str]:
+    """The model and config, then the machine, then what the latency rows time."""
     cfg = result.config
     env = result.environment
     model = f"widths {','.join(map(str, cfg.widths))}" if cfg.model == "mlp" else cfg.title
-    lines = [
+    return [
         f"Autocast Explorer · {model} · batch {cfg.batch}{model_options(cfg)} · "
         f"autocast dtype {cfg.dtype} · seed {cfg.seed}",
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
@@ -250,9 +273,14 @@ def format_summary(result: ExperimentResult) -> str:
         else "Time per training step: forward + loss + backward + optimizer step "
         "(median, p25–p75, cold first step):",
     ]
+
+
+def _latency_lines(result: ExperimentResult) -> list[str]:
+    """Each mode's latency, the speedup with its measurement, and the time guard's forecast."""
+    lines = []
     for label, stats, dtype in (
         ("plain", result.plain, "float32"),
-        ("autocast", result.autocast, cfg.dtype),
+        ("autocast", result.autocast, result.config.dtype),
     ):
         if stats is None:
             lines.append(f"  {label:<9}{dtype:<10} not measured: the forward raised (below)")
@@ -269,6 +297,12 @@ def format_summary(result: ExperimentResult) -> str:
     if result.guard is not None:
         lines.append(f"  {guard_line(result)}")
         lines.append(f"    (basis: {result.guard.basis})")
+    return lines
+
+
+def _finding_lines(result: ExperimentResult) -> list[str]:
+    """An autocast forward that raised, fallbacks that ran silently, and the other routes."""
+    lines = []
     headline, meaning = autocast_error_finding(result)
     if headline:
         lines += ["", f"Finding: {headline}.", f"  {result.autocast_error}", f"  {meaning}"]
@@ -276,13 +310,20 @@ def format_summary(result: ExperimentResult) -> str:
         lines += ["", f"Finding: {fallback.headline}.", f"  {fallback.meaning}"]
     if result.routes:
         lines += ["", *route_lines(result.routes)]
-    lines += training_lines(result)
+    return lines
+
+
+def _data_lines(result: ExperimentResult) -> list[str]:
+    """Real data: each epoch's scores when trained on it, else the held-out answers."""
     epochs = result.train.epochs if result.train is not None else ()
     if result.data is not None and epochs:
-        lines += epoch_lines(result.data, epochs, cfg.dtype)
-    else:
-        lines += accuracy_lines(result.data, result.accuracy)
-    lines += [
+        return epoch_lines(result.data, epochs, result.config.dtype)
+    return accuracy_lines(result.data, result.accuracy)
+
+
+def _layer_lines(result: ExperimentResult) -> list[str]:
+    """Each layer's dtypes in and out per mode (and what it computed in), then the output's."""
+    lines = [
         "",
         "Dtype per layer (in → out):"
         if result.train is None
@@ -310,31 +351,41 @@ def format_summary(result: ExperimentResult) -> str:
     path = fast_path_sentence(result)
     if path:
         lines.append(f"  transformer path: {path}")
+    return lines
+
+
+def _agreement_lines(result: ExperimentResult) -> list[str]:
+    """How far the two modes' outputs agree; empty when the autocast forward raised."""
     a = result.agreement
-    if a is not None:
-        lines += [
-            "",
-            ("Agreement (the timed batch of held-out rows):" if result.data else "Agreement:")
-            if result.train is None
-            else "Agreement of the trained models (held-out set):",
-            (
-                f"  no argmax: {a.no_argmax_reason}; "
-                if a.no_argmax_reason
-                else f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
-            )
-            + f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
-            f"  max |diff| {a.max_abs_diff:.3g} · mean |diff| {a.mean_abs_diff:.3g} · "
-            f"cosine {a.cosine:.6f}",
-        ]
-    lines += [*numerics_lines(result), "", f"Verdict: {verdict(result)}"]
-    support = native_support(env.cpu_flags, cfg.dtype)
+    if a is None:
+        return []
+    return [
+        "",
+        ("Agreement (the timed batch of held-out rows):" if result.data else "Agreement:")
+        if result.train is None
+        else "Agreement of the trained models (held-out set):",
+        (
+            f"  no argmax: {a.no_argmax_reason}; "
+            if a.no_argmax_reason
+            else f"  predictions agree on {a.agree}/{a.rows} rows ({a.fraction:.1%}); "
+        )
+        + f"allclose(atol={a.atol:g}, rtol={a.rtol:g}) = {a.allclose}",
+        f"  max |diff| {a.max_abs_diff:.3g} · mean |diff| {a.mean_abs_diff:.3g} · "
+        f"cosine {a.cosine:.6f}",
+    ]
+
+
+def _verdict_lines(result: ExperimentResult) -> list[str]:
+    """The verdict, what ran instead of a dtype this CPU lacks, and the run's warnings."""
+    lines = ["", f"Verdict: {verdict(result)}"]
+    support = native_support(result.environment.cpu_flags, result.config.dtype)
     if not support.native and result.autocast is not None:
         lines.append(
             f"What ran instead: {support.instead}; {result.gflops('autocast'):,.1f} GFLOP/s "
             f"under autocast against {result.gflops('plain'):,.1f} GFLOP/s in float32."
         )
     lines += [f"Warning: {w}" for w in result.warnings]
-    return "\n".join(lines)
+    return lines
 
 
 def _mb(count: int) -> str:
@@ -482,88 +533,6 @@ def numerics_lines(result: ExperimentResult) -> list[str]:
                 seen = ", ".join(f"{n}× {op}" for op, n in other.by_op.items()) or "none"
                 lines.append(f"  under {mode} the same forward's casts are seen as: {seen}")
     return lines
-
-
-POLICY_WORDS: dict[str, str] = {
-    "lower": "runs in the autocast dtype",
-    "fp32": "forced to float32",
-    "follows": "keeps its input's dtype",
-    "promote": "widest of its inputs",
-    "error": "raised an error",
-    "other": "none of the above",
-}
-
-
-def format_probe(probe: ProbeResult) -> str:
-    """The table `autocast-explorer ops` prints: rows grouped by category, documented beside
-    measured (`!` marks a disagreement), then counts, errors and notes."""
-    low = probe.dtype
-    env = probe.environment
-    columns = ("float32", "low", "low_first", "float32_first")
-    headers = ("float32 in", f"{low} in", f"{low}+f32 in", f"f32+{low} in")
-    rows = []
-    for op in probe.ops:
-        cells = [op.case(case) for case in columns]
-        texts = ["-" if c is None else c.cell_text() for c in cells]
-        documented = op.documented.policy if op.documented else "?"
-        rows.append((op, documented, texts))
-    name_w = max(len("op"), *(len(op.name) for op in probe.ops)) if probe.ops else 2
-    col_w = max(len(h) for h in (*headers, *(t for _o, _d, ts in rows for t in ts))) + 2
-    lines = [
-        f'Op policy under torch.autocast("cpu", dtype=torch.{low}) · torch {env.torch_version} '
-        f"· {env.cpu_model}",
-        "Output dtype for each kind of input (mixed: first input, then the rest; - : n/a; "
-        "bool[float32]: the dtype it computed in); documented: what PyTorch publishes; "
-        "! : they disagree.",
-        "",
-        f"{'op':<{name_w}}  {'policy':<8} {'documented':<11}"
-        + "".join(f"{h:<{col_w}}" for h in headers),
-    ]
-    by_name = {op.name: (documented, texts) for op, documented, texts in rows}
-    for category, ops in probe.by_category().items():
-        label = CATEGORIES.get(category, category or "uncategorized")
-        lines.append(f"-- {label} ({len(ops)}) --")
-        for op in ops:
-            documented, texts = by_name[op.name]
-            flag = "  !" if op.disagrees else ""
-            lines.append(
-                f"{op.name:<{name_w}}  {op.policy:<8} {documented:<11}"
-                + "".join(f"{t:<{col_w}}" for t in texts)
-                + flag
-            )
-    lines.append("")
-    for policy, count in probe.policy_counts().items():
-        lines.append(f"{policy:<8}({POLICY_WORDS.get(policy, policy)}): {count}")
-    disagreeing = probe.disagreements()
-    agreeing = sum(1 for op in probe.ops if op.documented is not None) - len(disagreeing)
-    lines.append(
-        f"documented vs measured: {agreeing} agree, {len(disagreeing)} disagree"
-        + (f" ({', '.join(op.name for op in disagreeing)})" if disagreeing else "")
-    )
-    for key, origin in probe.sources.items():
-        lines.append(f"  {key}: {origin}")
-    errors = [op for op in probe.ops if any(c.error for c in op.cases)]
-    if errors:
-        lines += ["", "Errors:"]
-        for op in errors:
-            for c in op.cases:
-                if c.error:
-                    lines.append(f"  {op.name} with {CASE_LABELS[c.case]}: {c.error}")
-    documented_notes = [n for n in probe.notes if n.source.startswith(DOCUMENTED_PREFIX)]
-    if documented_notes:
-        lines += ["", "Where this torch on this CPU disagrees with what PyTorch documents:"]
-        for note in documented_notes:
-            lines += [f"  {note.op} — documented: {note.claim} ({note.source})"]
-            lines += [f"    {note.verdict}"]
-    groups: dict[tuple[str, str], list[str]] = {}
-    for note in probe.notes:
-        if note.contradicts and not note.source.startswith(DOCUMENTED_PREFIX):
-            groups.setdefault((note.source, note.verdict), []).append(note.op)
-    if groups:
-        lines += ["", "Where this CPU contradicts common belief:"]
-        for (source, verdict), names in groups.items():
-            lines += [f"  {source}", f"    {', '.join(names)} — {verdict}"]
-    return "\n".join(line.rstrip() for line in lines)
 
 
 #: Epochs listed in full up to this many (then the first and last three).

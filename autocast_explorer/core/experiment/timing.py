@@ -293,135 +293,218 @@ def measure_paired(
     that slowed 70× after their blocks were sized must not hold the run for minutes.
     `clock` (seconds; default time.perf_counter) lets tests run the protocol on a fake clock.
     """
-    reporter = reporter or Reporter()
-    contexts = list(block_contexts or [None] * len(modes))
-    max_time = max(max_time if max_time is not None else 2 * min_time, min_time)
+    run = _PairedRun(
+        modes, min_time, reporter or Reporter(), labels, block_contexts, max_time, target, clock
+    )
+    run.warm_up(cold_ms)
+    while (stopped := run.stop_reason()) is None:
+        run.play_round()
+    return run.result(stopped)
 
-    def block(i: int, calls: int) -> float:
-        factory = contexts[i]
+
+class _PairedRun:
+    """The state of one `measure_paired` run, its steps named: warm-up and block sizing, the
+    paired rounds (stalls set aside, overlong blocks shortened), the stop rule, the result.
+
+    The order of calls and clock reads is the protocol's: tests run it on a scripted clock.
+    """
+
+    def __init__(
+        self,
+        modes: Sequence[Callable[[], object]],
+        min_time: float,
+        reporter: Reporter,
+        labels: Sequence[str] | None,
+        block_contexts: Sequence[BlockContext | None] | None,
+        max_time: float | None,
+        target: float | None,
+        clock: Clock | None,
+    ) -> None:
+        self.modes = modes
+        self.min_time = min_time
+        self.reporter = reporter
+        self.contexts = list(block_contexts or [None] * len(modes))
+        self.max_time = max(max_time if max_time is not None else 2 * min_time, min_time)
+        self.labels = list(labels or [f"mode {i + 1}" for i in range(len(modes))])
+        self.target = target
+        self.clock = clock
+        self.colds: list[float] = []
+        self.block_target = 0.0
+        self.block_sizes: list[int] = []
+        self.min_blocks: list[int] = []
+        self.samples: list[list[float]] = []  # each mode's kept blocks, ms per call
+        self.spent: list[float] = []  # seconds of kept blocks (and the cold call): the budget
+        self.ordered: list[list[float]] = []  # the kept blocks sorted: the running median
+        self.used: list[float] = []  # spent, plus stalled blocks: what `max_time` bounds
+        self.stalls: list[Stall] = []
+        self.ratios: list[float] = []  # the pairs' ratios, sorted
+        self.rounds_ms: list[tuple[float | None, ...]] = []
+        self.interval: SpeedupInterval | None = None
+        self.rounds = 0
+        self.shown = 0.0  # progress reported so far (with a target)
+
+    @property
+    def paired(self) -> bool:
+        return len(self.modes) == 2
+
+    def _block(self, i: int, calls: int) -> float:
+        factory = self.contexts[i]
         with factory() if factory is not None else contextlib.nullcontext():
-            return _time_block(modes[i], calls, clock)
+            return _time_block(self.modes[i], calls, self.clock)
 
-    labels = list(labels or [f"mode {i + 1}" for i in range(len(modes))])
-    colds: list[float] = list(cold_ms) if cold_ms is not None else []
-    per_call: list[float] = []
-    warm_times: list[list[float]] = []
-    for index in range(len(modes)):
-        reporter.check()
-        if cold_ms is None:
-            colds.append(block(index, 1) * 1e3)
-        warm_times.append(
-            _warm_up(functools.partial(block, index, 1), min_time, clock, reporter.check)
-        )
-        per_call.append(max(float(np.median(warm_times[-1])), 1e-7))
-        reporter.report(0.05 * (index + 1) / len(modes), f"warming up {labels[index]}")
+    def warm_up(self, cold_ms: Sequence[float] | None) -> None:
+        """Each mode's cold call (unless given) and warm-up calls, then the blocks sized."""
+        self.colds = list(cold_ms) if cold_ms is not None else []
+        per_call: list[float] = []
+        warm_times: list[list[float]] = []
+        for index in range(len(self.modes)):
+            self.reporter.check()
+            if cold_ms is None:
+                self.colds.append(self._block(index, 1) * 1e3)
+            warm_times.append(
+                _warm_up(
+                    functools.partial(self._block, index, 1),
+                    self.min_time,
+                    self.clock,
+                    self.reporter.check,
+                )
+            )
+            per_call.append(max(float(np.median(warm_times[-1])), 1e-7))
+            self.reporter.report(
+                0.05 * (index + 1) / len(self.modes), f"warming up {self.labels[index]}"
+            )
+        self._size_blocks(per_call, warm_times)
 
-    # Blocks of every mode last about as long as the slowest single call (at least the target):
-    # the modes then reach their budgets in the same number of rounds, and a slow mode is not
-    # kept running while a fast one fills its budget in many short blocks.
-    block_target = min(max(min_time / TARGET_BLOCKS, MIN_BLOCK_SECONDS), MAX_BLOCK_SECONDS)
-    block_target = min(max(block_target, *per_call), MAX_BLOCK_SECONDS)
-    block_sizes = [max(1, math.ceil(block_target / t - 1e-6)) for t in per_call]
-    durations = [t * n for t, n in zip(per_call, block_sizes, strict=True)]
-    min_blocks = [MIN_BLOCKS if d * MIN_BLOCKS <= min_time else 3 for d in durations]
-    # A slow mode's warm-up calls are blocks of one call already: keep them as samples.
-    samples: list[list[float]] = [
-        [t * 1e3 for t in warm_times[i]] if block_sizes[i] == 1 else [] for i in range(len(modes))
-    ]
-    spent = [colds[i] / 1e3 + sum(samples[i]) / 1e3 for i in range(len(modes))]
-    # Each mode's kept blocks, sorted: the running median a stall is judged by, read in O(1)
-    # (np.median of the whole list per block cost 6% of an adaptive sweep's time).
-    ordered = [sorted(kept) for kept in samples]
-    used = list(spent)  # spent, plus stalled blocks: what `max_time` bounds
-    stalls: list[Stall] = []
-    ratios: list[float] = []
-    rounds_ms: list[tuple[float | None, ...]] = []
-    interval: SpeedupInterval | None = None
-    paired = len(modes) == 2
+    def _size_blocks(self, per_call: list[float], warm_times: list[list[float]]) -> None:
+        """Blocks of every mode last about as long as the slowest single call (at least the
+        target): the modes then reach their budgets in the same number of rounds, and a slow
+        mode is not kept running while a fast one fills its budget in many short blocks."""
+        min_time = self.min_time
+        block_target = min(max(min_time / TARGET_BLOCKS, MIN_BLOCK_SECONDS), MAX_BLOCK_SECONDS)
+        self.block_target = min(max(block_target, *per_call), MAX_BLOCK_SECONDS)
+        self.block_sizes = [max(1, math.ceil(self.block_target / t - 1e-6)) for t in per_call]
+        durations = [t * n for t, n in zip(per_call, self.block_sizes, strict=True)]
+        self.min_blocks = [MIN_BLOCKS if d * MIN_BLOCKS <= min_time else 3 for d in durations]
+        # A slow mode's warm-up calls are blocks of one call already: keep them as samples.
+        self.samples = [
+            [t * 1e3 for t in warm_times[i]] if self.block_sizes[i] == 1 else []
+            for i in range(len(self.modes))
+        ]
+        self.spent = [
+            self.colds[i] / 1e3 + sum(self.samples[i]) / 1e3 for i in range(len(self.modes))
+        ]
+        # Sorted, the running median a stall is judged by is read in O(1) (np.median of the
+        # whole list per block cost 6% of an adaptive sweep's time).
+        self.ordered = [sorted(kept) for kept in self.samples]
+        self.used = list(self.spent)
 
-    def enough(i: int) -> bool:
-        return spent[i] >= min_time and len(samples[i]) >= min_blocks[i]
+    def enough(self, i: int) -> bool:
+        return self.spent[i] >= self.min_time and len(self.samples[i]) >= self.min_blocks[i]
 
-    def precise() -> bool:
+    def precise(self) -> bool:
+        target, interval = self.target, self.interval
         if target is None:
             return True
         return interval is not None and interval.level >= LEVEL and interval.half_width <= target
 
-    rounds = 0
-    shown = 0.0  # progress reported so far (with a target)
-    stopped = "budget"
-    while True:
-        if all(enough(i) for i in range(len(modes))) and precise():
-            stopped = "budget" if target is None else "precise"
-            break
-        if sum(used) >= len(modes) * max_time and all(
-            len(samples[i]) >= min(min_blocks[i], STALL_AFTER) for i in range(len(modes))
+    def stop_reason(self) -> str | None:
+        """The stop rule: "budget" or "precise" once every mode has its budget (and, with a
+        target, the interval is narrow enough); "max_time" once the allowance is spent; None
+        to play another round."""
+        n = len(self.modes)
+        if all(self.enough(i) for i in range(n)) and self.precise():
+            return "budget" if self.target is None else "precise"
+        if sum(self.used) >= n * self.max_time and all(
+            len(self.samples[i]) >= min(self.min_blocks[i], STALL_AFTER) for i in range(n)
         ):
             # The whole allowance, all modes together (each with 3 blocks at least): one mode
             # whose forwards slowed 70× after its blocks were sized must not keep the other
             # running for minutes. A mode's first STALL_AFTER blocks are never stalls, and a
             # block far over its intended length shrinks the next ones, so this ends soon.
-            stopped = "max_time"
-            break
-        all_enough = all(enough(i) for i in range(len(modes)))
-        kept: list[float | None] = [None] * len(modes)
-        for i in range(len(modes)):
+            return "max_time"
+        return None
+
+    def play_round(self) -> None:
+        """One block per mode in turn, the pair's ratio taken, progress reported."""
+        all_enough = all(self.enough(i) for i in range(len(self.modes)))
+        kept: list[float | None] = [None] * len(self.modes)
+        for i in range(len(self.modes)):
             # Modes alternate while they run; one that has its budget and blocks sits out the
             # last rounds of the fixed budget (blocks are balanced above, so that tail is
             # short), rather than a slow mode running far past its budget while a fast one
             # fills its own. Past the budget (narrowing the interval) every mode runs.
-            if enough(i) and not all_enough:
+            if self.enough(i) and not all_enough:
                 continue
-            reporter.check()
-            seconds = block(i, block_sizes[i])
-            ms = seconds * 1e3
-            used[i] += seconds * block_sizes[i]
-            overshot = seconds * block_sizes[i] > OVERSHOOT * block_target
-            if overshot and block_sizes[i] > 1 and math.isfinite(max_time):
-                # Forwards got far slower than when the blocks were sized (another program
-                # took the cores): shorter blocks keep the run's length and Cancel bounded.
-                block_sizes[i] = max(1, math.ceil(block_target / seconds))
-            if is_stall(ms, ordered[i]):
-                stalls.append(Stall(labels[i], rounds, ms, _sorted_median(ordered[i])))
-                continue
-            samples[i].append(ms)
-            bisect.insort(ordered[i], ms)
-            spent[i] += seconds * block_sizes[i]
-            kept[i] = ms
-        rounds_ms.append(tuple(kept))
-        if paired and kept[0] is not None and kept[1] is not None:
-            ratio = kept[0] / kept[1] if kept[1] > 0 else math.inf
-            if math.isfinite(ratio) and ratio > 0:
-                bisect.insort(ratios, ratio)  # sorted: no sort per round
-            if all_enough or len(ratios) >= MIN_PAIRS_95:
-                interval = speedup_interval(ratios, presorted=True)
-        rounds += 1
-        fraction = min(min(s / min_time for s in spent), 1.0)
-        if target is not None:
+            kept[i] = self._kept_block(i)
+        self.rounds_ms.append(tuple(kept))
+        if self.paired and kept[0] is not None and kept[1] is not None:
+            self._pair(kept[0], kept[1], all_enough)
+        self.rounds += 1
+        self._report_progress(all_enough)
+
+    def _kept_block(self, i: int) -> float | None:
+        """One timed block of mode i, in ms per call; None when it stalled (recorded, left out).
+        A block far over its intended length shortens the mode's later blocks."""
+        self.reporter.check()
+        size = self.block_sizes[i]
+        seconds = self._block(i, size)
+        ms = seconds * 1e3
+        self.used[i] += seconds * size
+        overshot = seconds * size > OVERSHOOT * self.block_target
+        if overshot and size > 1 and math.isfinite(self.max_time):
+            # Forwards got far slower than when the blocks were sized (another program
+            # took the cores): shorter blocks keep the run's length and Cancel bounded.
+            self.block_sizes[i] = max(1, math.ceil(self.block_target / seconds))
+        if is_stall(ms, self.ordered[i]):
+            self.stalls.append(
+                Stall(self.labels[i], self.rounds, ms, _sorted_median(self.ordered[i]))
+            )
+            return None
+        self.samples[i].append(ms)
+        bisect.insort(self.ordered[i], ms)
+        self.spent[i] += seconds * self.block_sizes[i]
+        return ms
+
+    def _pair(self, first_ms: float, second_ms: float, all_enough: bool) -> None:
+        ratio = first_ms / second_ms if second_ms > 0 else math.inf
+        if math.isfinite(ratio) and ratio > 0:
+            bisect.insort(self.ratios, ratio)  # sorted: no sort per round
+        if all_enough or len(self.ratios) >= MIN_PAIRS_95:
+            self.interval = speedup_interval(self.ratios, presorted=True)
+
+    def _report_progress(self, all_enough: bool) -> None:
+        fraction = min(min(s / self.min_time for s in self.spent), 1.0)
+        if self.target is not None:
             # Progress over the whole allowance, never backwards: the minimum budget first,
             # then the time spent narrowing the interval.
+            allowance = len(self.modes) * self.max_time
             fraction = max(
-                shown, fraction * min_time / max_time, min(sum(used) / (len(modes) * max_time), 1)
+                self.shown,
+                fraction * self.min_time / self.max_time,
+                min(sum(self.used) / allowance, 1),
             )
-            shown = fraction
-        if all_enough and target is not None:
+            self.shown = fraction
+        title = f"timing {' vs '.join(self.labels)}"
+        if all_enough and self.target is not None:
+            interval = self.interval
             width = f" (±{interval.half_width:.0%})" if interval is not None else ""
-            reporter.report(
-                0.05 + 0.95 * fraction,
-                f"timing {' vs '.join(labels)}: narrowing the interval{width}",
-            )
+            self.reporter.report(0.05 + 0.95 * fraction, f"{title}: narrowing the interval{width}")
         else:
-            reporter.report(0.05 + 0.95 * fraction, f"timing {' vs '.join(labels)}")
-    if paired:
-        interval = speedup_interval(ratios, presorted=True)
-    return PairedTiming(
-        stats=tuple(
-            LatencyStats.from_times(samples[i], colds[i], block_sizes[i]) for i in range(len(modes))
-        ),
-        interval=interval,
-        stalls=tuple(stalls),
-        rounds=rounds,
-        stopped=stopped,
-        target=target,
-        rounds_ms=tuple(rounds_ms),
-    )
+            self.reporter.report(0.05 + 0.95 * fraction, title)
+
+    def result(self, stopped: str) -> PairedTiming:
+        interval = self.interval
+        if self.paired:
+            interval = speedup_interval(self.ratios, presorted=True)
+        return PairedTiming(
+            stats=tuple(
+                LatencyStats.from_times(self.samples[i], self.colds[i], self.block_sizes[i])
+                for i in range(len(self.modes))
+            ),
+            interval=interval,
+            stalls=tuple(self.stalls),
+            rounds=self.rounds,
+            stopped=stopped,
+            target=self.target,
+            rounds_ms=tuple(self.rounds_ms),
+        )

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from autocast_explorer import __version__
-from autocast_explorer.core.experiment import capture, timing, training
+from autocast_explorer.core.experiment import capture, timing, train_step, train_task
 from autocast_explorer.core.experiment.capture import LayerDtypes
 from autocast_explorer.core.experiment.families import FAMILIES, family
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -34,7 +34,7 @@ from autocast_explorer.core.runtime import autocast, dtypes, errors, wrapping
 #: (stall checks, interval, progress) is more than a check of the figures needs.
 CONSTANTS: tuple[tuple[ModuleType, tuple[str, ...]], ...] = (
     (
-        training,
+        train_task,
         (
             "CROSS_ENTROPY",
             "MSE",
@@ -42,9 +42,9 @@ CONSTANTS: tuple[tuple[ModuleType, tuple[str, ...]], ...] = (
             "TRAIN_POOL_BATCHES",
             "HELD_OUT_BATCHES",
             "CENTROID_NORM",
-            "INIT_SCALE",
         ),
     ),
+    (train_step, ("INIT_SCALE",)),
     (timing, ("WARMUP_CALLS", "TARGET_BLOCKS", "MIN_BLOCK_SECONDS", "MIN_BLOCKS")),
 )
 
@@ -57,9 +57,9 @@ PASTED: tuple[ModuleType | Callable[..., Any], ...] = (
     errors.error_text,
     capture.first_tensor,
     capture.call_keys,
-    training.class_task,
-    training.loss_function,
-    training.make_optimizer,
+    train_task.class_task,
+    train_task.loss_function,
+    train_step.make_optimizer,
 )
 
 
@@ -79,7 +79,7 @@ def reproduce_script(result: ExperimentResult) -> str:
     if user:
         build = reproduce_main.USER_BUILD
     else:
-        classes = training.loss_plan(config).classes
+        classes = train_task.loss_plan(config).classes
         build = _fill(reproduce_main.FAMILY_BUILD, {"__CLASSES__": repr(classes)})
     sections = [head, *_constants(), *_pasted(PASTED), *family_sections(), build]
     sections.append(reproduce_main.MAIN)

@@ -79,7 +79,7 @@ def make_task():
     """Your own model: the explorer's own task and loss kind (classifier logits: cross-entropy
     against seeded labels; any other output: MSE to one fixed seeded target of its shape)."""
     from autocast_explorer.core.experiment.config import ExperimentConfig
-    from autocast_explorer.core.experiment.training import make_task as explorer_task
+    from autocast_explorer.core.experiment.train_task import make_task as explorer_task
 
     task = explorer_task(ExperimentConfig.from_dict(CONFIG))
     return list(task.batches), list(task.held_out), task.loss_kind
