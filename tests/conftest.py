@@ -33,7 +33,7 @@ pytest_plugins = ["autocast_explorer.testing", "pytester"]
 WRITERS = {
     "autocast_explorer.core.experiment.result": "ExperimentResult",
     "autocast_explorer.core.sweeps.result": "SweepResult",
-    "autocast_explorer.core.numerics.oppolicy": "ProbeResult",
+    "autocast_explorer.core.numerics.opresult": "ProbeResult",
     "autocast_explorer.core.learning.presets": "Preset",
 }
 

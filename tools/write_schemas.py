@@ -3,7 +3,7 @@
 The schemas are package data that other tools read, so they are plain JSON files. Each is
 generated from its document's one typed definition (core/documents/model.py: ResultPart in
 core/experiment/result.py, SweepPart in core/sweeps/result.py, ProbePart in
-core/numerics/oppolicy.py, PresetPart in core/learning/presets.py, made of the parts beside
+core/numerics/opresult.py, PresetPart in core/learning/presets.py, made of the parts beside
 each dataclass) and self-contained (shared parts in `$defs`), the config's part from
 ExperimentConfig (core/experiment/config_schema.py). This script only writes them.
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's package, also when run as a plai
 # The checkout's package, imported after the path is set (E402).
 from autocast_explorer.core.experiment.result import result_schema  # noqa: E402
 from autocast_explorer.core.learning.presets import preset_schema  # noqa: E402
-from autocast_explorer.core.numerics.oppolicy import probe_schema  # noqa: E402
+from autocast_explorer.core.numerics.opresult import probe_schema  # noqa: E402
 from autocast_explorer.core.sweeps.placements import EXTRAS_KEY, PlacementsPart  # noqa: E402
 from autocast_explorer.core.sweeps.result import sweep_schema  # noqa: E402
 

@@ -20,22 +20,21 @@ from autocast_explorer.core.numerics.documented import (
     installed_test_lists,
     parse_test_lists,
 )
+from autocast_explorer.core.numerics.opcatalog import CATEGORIES, PROBED_OPS, OpSpec
+from autocast_explorer.core.numerics.opnotes import DOCUMENTED_PREFIX, TESTS_NOTE_SOURCE
 from autocast_explorer.core.numerics.oppolicy import (
-    CATEGORIES,
-    DOCUMENTED_PREFIX,
-    POLICY_ORDER,
-    PROBED_OPS,
-    SCHEMA,
-    TESTS_NOTE_SOURCE,
-    CaseResult,
-    OpSpec,
-    ProbeFormatError,
-    ProbeResult,
     case_dtypes,
     classify,
     grouped_ops,
     probe_ops,
     select_specs,
+)
+from autocast_explorer.core.numerics.opresult import (
+    POLICY_ORDER,
+    SCHEMA,
+    CaseResult,
+    ProbeFormatError,
+    ProbeResult,
 )
 from autocast_explorer.core.runtime.progress import Cancelled
 

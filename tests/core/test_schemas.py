@@ -18,7 +18,7 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.learning.presets import PresetError, builtin_presets, parse_preset
-from autocast_explorer.core.numerics.oppolicy import ProbeResult
+from autocast_explorer.core.numerics.opresult import ProbeResult
 from autocast_explorer.core.sweeps.result import SweepResult
 from autocast_explorer.core.sweeps.runner import run_spec
 from autocast_explorer.core.sweeps.spec import SweepSpec

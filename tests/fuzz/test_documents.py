@@ -22,7 +22,7 @@ from autocast_explorer.core.documents.reader import DocumentFormatError, parse_j
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.learning.presets import PresetError, parse_preset
-from autocast_explorer.core.numerics.oppolicy import ProbeResult
+from autocast_explorer.core.numerics.opresult import ProbeResult
 from autocast_explorer.core.sweeps.result import SweepResult
 from tests.fuzz.conftest import snapshot
 

@@ -342,6 +342,10 @@ def _reduction_and_pointwise_ops() -> tuple[OpSpec, ...]:
 
 
 def _loss_ops() -> tuple[OpSpec, ...]:
+    return (*_regression_and_likelihood_losses(), *_margin_and_sequence_losses())
+
+
+def _regression_and_likelihood_losses() -> tuple[OpSpec, ...]:
     ls = "losses"
     return (
         _spec("mse_loss", ls, [(4, 8), (4, 8)], F.mse_loss),
@@ -389,6 +393,12 @@ def _loss_ops() -> tuple[OpSpec, ...]:
             lambda g: [torch.randn(4, 8, generator=g), torch.rand(4, 8, generator=g) * 3],
             F.poisson_nll_loss,
         ),
+    )
+
+
+def _margin_and_sequence_losses() -> tuple[OpSpec, ...]:
+    ls = "losses"
+    return (
         _built(
             "soft_margin_loss",
             ls,

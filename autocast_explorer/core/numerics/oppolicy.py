@@ -21,39 +21,15 @@ from the PyTorch AMP documentation, and the tutorial's claim that softmax and me
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar
+from typing import Any
 
 import torch
-from pydantic import BeforeValidator, Field, WithJsonSchema
 from torch.utils._pytree import tree_leaves
 
-from autocast_explorer.core.documents.field_types import (
-    Flag,
-    NullableText,
-    Text,
-    TextMap,
-    Texts,
-    Whole,
-    refuse,
-    schema_tag,
-)
-from autocast_explorer.core.documents.model import OpenPart, Part, build, dump, read, schema
-from autocast_explorer.core.documents.reader import (
-    DocumentFormatError,
-    document_kind,
-    load_document,
-)
-from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart, environment
+from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.numerics.documented import (
-    DOCS_ORIGIN,
-    TEST_LISTS_CLASS,
-    UNLISTED,
-    UNLISTED_MEANING,
-    Documented,
     TestLists,
     documented,
     installed_test_lists,
@@ -64,6 +40,25 @@ from autocast_explorer.core.numerics.opcatalog import (
     OpSpec,
     category_slug,
 )
+from autocast_explorer.core.numerics.opnotes import (
+    DOCUMENTED_PREFIX,
+    TESTS_NOTE_SOURCE,
+    belief_notes,
+    documented_notes,
+    documented_sources,
+)
+from autocast_explorer.core.numerics.opresult import (
+    CASE_LABELS,
+    CASES,
+    POLICY_ORDER,
+    SCHEMA,
+    CaseResult,
+    Note,
+    OpPolicy,
+    ProbeFormatError,
+    ProbeResult,
+    probe_schema,
+)
 from autocast_explorer.core.numerics.optrace import OpRecord, OpTracer
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES
 from autocast_explorer.core.runtime.dtypes import DTYPES, dtype_name
@@ -71,374 +66,40 @@ from autocast_explorer.core.runtime.errors import ConfigError, error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads, validate_threads
 
-SCHEMA = "autocast-explorer/ops/1"
-#: Input cases in the order they are run; the mixed ones only for ops with ≥ 2 float inputs.
-CASES: tuple[str, ...] = ("float32", "low", "low_first", "float32_first")
-CASE_LABELS: dict[str, str] = {
-    "float32": "float32 inputs",
-    "low": "low-precision inputs",
-    "low_first": "first input low, others float32",
-    "float32_first": "first input float32, others low",
-}
+#: The probe's names, and those first defined here that moved to the document
+#: (core.numerics.opresult), the notes (core.numerics.opnotes) and the catalog: the window, the
+#: CLI and the run summary import them from here.
+__all__ = [
+    "CASE_LABELS",
+    "CATEGORIES",
+    "DISAGREEMENTS_GROUP",
+    "DOCUMENTED_PREFIX",
+    "MAX_KERNELS",
+    "POLICY_ORDER",
+    "PROBED_OPS",
+    "PROBE_THREADS",
+    "SCHEMA",
+    "TESTS_NOTE_SOURCE",
+    "CaseResult",
+    "Note",
+    "OpPolicy",
+    "OpSpec",
+    "ProbeFormatError",
+    "ProbeResult",
+    "case_dtypes",
+    "classify",
+    "computed_dtype",
+    "grouped_ops",
+    "op_matches",
+    "probe_op",
+    "probe_ops",
+    "probe_schema",
+    "run_case",
+    "select_specs",
+]
 
-#: "CUDA Ops that can autocast to float32" from the PyTorch AMP docs (torch.amp, autocast op
-#: reference). A claim about CUDA, used only to point out where CPU behaves differently.
-CUDA_FLOAT32_LIST: frozenset[str] = frozenset(
-    {
-        "acos", "asin", "binary_cross_entropy_with_logits", "cosh", "cosine_embedding_loss",
-        "cdist", "cosine_similarity", "cross_entropy", "cumprod", "cumsum", "dist", "erfinv",
-        "exp", "expm1", "group_norm", "hinge_embedding_loss", "kl_div", "l1_loss", "layer_norm",
-        "log", "log_softmax", "log10", "log1p", "log2", "margin_ranking_loss", "mse_loss",
-        "multilabel_margin_loss", "multi_margin_loss", "nll_loss", "norm", "normalize", "pdist",
-        "poisson_nll_loss", "pow", "prod", "reciprocal", "rsqrt", "sinh", "smooth_l1_loss",
-        "soft_margin_loss", "softmax", "softmin", "softplus", "sum", "renorm", "tan",
-        "triplet_margin_loss",
-    }
-)  # fmt: skip
-CUDA_SOURCE = "PyTorch AMP docs: on CUDA this op is on autocast's float32 list"
-#: The tutorial's words (shared/seed/autocast-on-cpu-tutorial.txt, "Some operations stay in
-#: float32"): "Autocast keeps a short list of operations in float32 … Softmax and mean are on
-#: that list."
-TUTORIAL_FLOAT32: tuple[str, ...] = ("softmax", "mean")
-TUTORIAL_SOURCE = "tutorial: 'Softmax and mean stay in float32 under CPU autocast'"
-
-
-#: Policies in the order tables and counts list them.
-POLICY_ORDER: tuple[str, ...] = ("lower", "fp32", "follows", "promote", "error", "other")
 #: The group that "disagreements first" puts on top.
 DISAGREEMENTS_GROUP = "disagreements"
-
-
-# ---- the document, defined once: reading, writing and the published schema --------------------
-def _one_of(allowed: tuple[str, ...]) -> tuple[Any, ...]:
-    """Text that must be one of `allowed` (the message lists them), for
-    `Annotated[str, *_one_of(…)]`."""
-
-    def check(value: Any) -> Any:
-        if not isinstance(value, str):
-            raise refuse("expected text")
-        if value not in allowed:
-            raise refuse(f"expected one of {', '.join(allowed)}")
-        return value
-
-    return BeforeValidator(check), WithJsonSchema({"enum": list(allowed)})
-
-
-class CasePart(Part):
-    in_dtypes: Annotated[Texts, Field(description="the input dtypes")] = Field(alias="in")
-    out: Annotated[NullableText, Field(description="null when the op raised")] = None
-    computed: Annotated[
-        NullableText,
-        Field(
-            description="the dtype the op computed in where its output does not say it (bool, "
-            "int64, complex results); null otherwise"
-        ),
-    ] = None
-    error: NullableText = None
-    casts: Whole = 0
-    kernels: Annotated[Texts, Field(description="the aten ops dispatched, casts left out")] = ()
-
-
-class DocumentedPart(Part):
-    """what PyTorch documents for the op (null or absent in files written before it was kept)"""
-
-    as_: Annotated[Text, Field(description="the aten name PyTorch's lists use")] = Field(
-        default="", alias="as"
-    )
-    policy: Text
-    docs: Annotated[NullableText, Field(description="the AMP docs' CPU lists")] = None
-    tests: Annotated[NullableText, Field(description="AutocastCPUTestLists")] = None
-    lists: Annotated[Texts, Field(description="every list that holds the op")] = ()
-
-
-class OpPart(Part):
-    name: Text
-    category: Annotated[NullableText, Field(description="the catalog's category slug")] = None
-    policy: Text
-    why: Text = ""
-    error: NullableText = None
-    documented: DocumentedPart | None = None
-    disagrees: Annotated[
-        Flag, Field(description="the measured policy contradicts the documented")
-    ] = False
-    cases: dict[str, CasePart]
-
-
-class NotePart(Part):
-    op: Text
-    source: Text
-    claim: Text
-    measured: Text
-    verdict: Text
-    contradicts: Flag
-
-
-class ProbePart(OpenPart):
-    """The op-policy probe: which dtype autocast gave each op, beside what PyTorch documents."""
-
-    schema_: Annotated[str, schema_tag(SCHEMA)] = Field(alias="schema")
-    created: Text = ""
-    dtype: Annotated[str, *_one_of(DTYPES)] = Field(description="the autocast dtype")
-    environment: EnvironmentPart
-    sources: Annotated[
-        TextMap, Field(description="where the documented policies come from (docs, tests)")
-    ] = Field(default_factory=dict)
-    ops: tuple[OpPart, ...]
-    notes: tuple[NotePart, ...] = Field(
-        default=(),
-        description="disagreements with PyTorch's documentation (source starts 'documented "
-        "for CPU') and common beliefs, next to what was measured here",
-    )
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """One input case of one op: input dtypes, the output dtype (or the error), casts seen."""
-
-    case: str
-    in_dtypes: tuple[str, ...]
-    out_dtype: str | None
-    error: str | None = None
-    casts: int = 0
-    #: The floating dtype the op computed in, when its output does not say it (a comparison's
-    #: bool, a rank's int64: the dtype its kernel received; a complex result: its real dtype).
-    computed: str | None = None
-    #: The aten ops dispatched (casts excluded), in order, each once.
-    kernels: tuple[str, ...] = ()
-
-    def cell_text(self) -> str:
-        """How a table shows this case: the output dtype, `[computed]` where it differs."""
-        if self.error is not None:
-            return "error"
-        out = self.out_dtype or "?"
-        return f"{out}[{self.computed}]" if self.computed and self.computed != out else out
-
-    @property
-    def effective(self) -> str | None:
-        """The dtype the op ran in: `computed` where the output's dtype does not tell."""
-        return self.computed or self.out_dtype
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> CasePart:
-        return build(
-            CasePart,
-            in_dtypes=self.in_dtypes,
-            out=self.out_dtype,
-            computed=self.computed,
-            error=self.error,
-            casts=self.casts,
-            kernels=self.kernels,
-        )
-
-    @classmethod
-    def from_part(cls, case: str, part: CasePart) -> CaseResult:
-        return cls(
-            case=case,
-            in_dtypes=part.in_dtypes,
-            out_dtype=part.out,
-            error=part.error,
-            casts=part.casts,
-            computed=part.computed,
-            kernels=part.kernels,
-        )
-
-
-@dataclass(frozen=True)
-class OpPolicy:
-    """The measured policy of one op, the cases it rests on, and a sentence saying why."""
-
-    name: str
-    policy: str
-    cases: tuple[CaseResult, ...]
-    why: str
-    error: str | None = None
-    category: str = ""
-    #: What PyTorch publishes for this op (None in probe files written before it was kept).
-    documented: Documented | None = None
-
-    def case(self, name: str) -> CaseResult | None:
-        return next((c for c in self.cases if c.case == name), None)
-
-    def out(self, name: str) -> str | None:
-        case = self.case(name)
-        return case.out_dtype if case else None
-
-    @property
-    def disagrees(self) -> bool:
-        """Does this torch on this CPU contradict what PyTorch documents for the op?"""
-        return self.documented is not None and not self.documented.agrees_with(self.policy)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> OpPart:
-        documented = None if self.documented is None else self.documented
-        return build(
-            OpPart,
-            name=self.name,
-            category=self.category,
-            policy=self.policy,
-            why=self.why,
-            error=self.error,
-            documented=None if documented is None else _documented_part(documented),
-            disagrees=self.disagrees,
-            cases={c.case: c.to_part() for c in self.cases},
-        )
-
-    @classmethod
-    def from_dict(cls, data: Any, path: str = "op") -> OpPolicy:
-        return cls.from_part(read(OpPart, data, at=path))
-
-    @classmethod
-    def from_part(cls, part: OpPart) -> OpPolicy:
-        d = part.documented
-        return cls(
-            name=part.name,
-            policy=part.policy,
-            why=part.why,
-            error=part.error,
-            cases=tuple(CaseResult.from_part(k, v) for k, v in part.cases.items()),
-            category=part.category or category_of(part.name),
-            documented=(
-                None if d is None else Documented(d.as_, d.policy, d.docs, d.tests, d.lists)
-            ),
-        )
-
-
-def category_of(name: str) -> str:
-    """The catalog's category for an op name ('' for one the catalog does not hold)."""
-    return next((spec.category for spec in PROBED_OPS if spec.name == name), "")
-
-
-def _documented_part(d: Documented) -> DocumentedPart:
-    return build(
-        DocumentedPart, as_=d.name, policy=d.policy, docs=d.docs, tests=d.tests, lists=d.lists
-    )
-
-
-@dataclass(frozen=True)
-class Note:
-    """A common belief about an op next to what was measured here, and whether it holds."""
-
-    op: str
-    source: str
-    claim: str
-    measured: str
-    verdict: str
-    contradicts: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> NotePart:
-        return build(NotePart, **{name: getattr(self, name) for name in NotePart.model_fields})
-
-    @classmethod
-    def from_dict(cls, data: Any, path: str = "note") -> Note:
-        return cls(**read(NotePart, data, at=path).model_dump())
-
-
-#: A document that is not a valid op-policy probe result (the one document error class).
-ProbeFormatError = DocumentFormatError
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    """The whole probe for one autocast dtype on this machine and torch."""
-
-    #: The document kind: it leads refusals and names fallback files ("probe-….json").
-    KIND: ClassVar[str] = "probe"
-
-    dtype: str
-    environment: Environment
-    ops: tuple[OpPolicy, ...]
-    notes: tuple[Note, ...]
-    created: str = ""
-    #: Where the documented policies came from: {"docs": …, "tests": …} (stated once).
-    sources: dict[str, str] = field(default_factory=dict)
-
-    def op(self, name: str) -> OpPolicy:
-        for op in self.ops:
-            if op.name == name:
-                return op
-        raise KeyError(name)
-
-    def disagreements(self) -> list[OpPolicy]:
-        """Ops whose measured policy contradicts what PyTorch documents, in probe order."""
-        return [op for op in self.ops if op.disagrees]
-
-    def policy_counts(self) -> dict[str, int]:
-        """Policy → number of ops, in POLICY_ORDER (only policies that occur)."""
-        counts = {policy: 0 for policy in POLICY_ORDER}
-        for op in self.ops:
-            counts[op.policy] = counts.get(op.policy, 0) + 1
-        return {policy: n for policy, n in counts.items() if n}
-
-    def by_category(self) -> dict[str, list[OpPolicy]]:
-        """Category slug → ops, categories in CATEGORIES order (unknown ones last)."""
-        order = {slug: i for i, slug in enumerate(CATEGORIES)}
-        groups: dict[str, list[OpPolicy]] = {}
-        for op in sorted(self.ops, key=lambda o: order.get(o.category, len(order))):
-            groups.setdefault(op.category, []).append(op)
-        return groups
-
-    def by_policy(self) -> dict[str, list[str]]:
-        """Policy → op names, in probe order (the summary line of the table)."""
-        groups: dict[str, list[str]] = {}
-        for op in self.ops:
-            groups.setdefault(op.policy, []).append(op.name)
-        return groups
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> ProbePart:
-        return build(
-            ProbePart,
-            schema_=SCHEMA,
-            created=self.created,
-            dtype=self.dtype,
-            environment=self.environment.to_part(),
-            sources=dict(self.sources),
-            ops=tuple(op.to_part() for op in self.ops),
-            notes=tuple(note.to_part() for note in self.notes),
-        )
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> ProbeResult:
-        """Strict: DocumentFormatError naming `probe` and the first bad field."""
-        part = read(ProbePart, data, cls.KIND)
-        return cls(
-            dtype=part.dtype,
-            environment=Environment.from_part(part.environment),
-            ops=tuple(OpPolicy.from_part(op) for op in part.ops),
-            notes=tuple(Note(**n.model_dump()) for n in part.notes),
-            created=part.created,
-            sources=dict(part.sources),
-        )
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> ProbeResult:
-        with document_kind(cls.KIND):
-            return cls.from_dict(load_document(text))
-
-
-def probe_schema() -> dict[str, Any]:
-    """The published schema of the probe document (tools/write_schemas.py writes it)."""
-    return schema(
-        ProbePart,
-        SCHEMA,
-        "Autocast Explorer op-policy probe",
-        "Which dtype torch.autocast('cpu') gave each op on PyTorch's CPU autocast lists (and "
-        "common unlisted ones), measured with float32, low-precision and mixed inputs, beside "
-        "what PyTorch documents: written by `autocast-explorer ops --json` and the window's "
-        "Ops tab.",
-    )
 
 
 _COMPLEX_REAL: dict[torch.dtype, str] = {
@@ -610,187 +271,6 @@ def probe_op(spec: OpSpec, low: torch.dtype, tests: TestLists | None = None) -> 
         category=spec.category,
         documented=documented(spec.listed_name, tests),
     )
-
-
-def _measured_words(op: OpPolicy, low: str) -> str:
-    parts = []
-    for case, label in (("float32", "float32"), ("low", low)):
-        c = op.case(case)
-        if c is not None:
-            parts.append(f"{label} in → {c.out_dtype or 'error'}")
-    return f"{'; '.join(parts)} (policy: {op.policy})"
-
-
-def _float32_verdict(op: OpPolicy, low: str) -> tuple[str, bool]:
-    """Does 'this op stays in float32 under autocast' hold for the measured op?"""
-    if op.policy == "error":
-        return "could not be checked: the op raised an error", False
-    if op.policy == "fp32":
-        return "holds", False
-    if op.out("float32") == "float32" and op.out("low") == low:
-        return (
-            f"holds only for float32 inputs: given {low} input it returns {low} "
-            "(the op follows its input; autocast does not force it to float32)",
-            True,
-        )
-    return f"does not hold: float32 inputs give {op.out('float32')}", True
-
-
-def belief_notes(ops: Sequence[OpPolicy], low: str) -> tuple[Note, ...]:
-    """Notes for every probed op about which a common belief exists, with verdicts."""
-    notes = []
-    for op in ops:
-        if op.name in TUTORIAL_FLOAT32:
-            verdict, contradicts = _float32_verdict(op, low)
-            notes.append(
-                Note(
-                    op=op.name,
-                    source=TUTORIAL_SOURCE,
-                    claim=f"{op.name} stays in float32 under CPU autocast",
-                    measured=_measured_words(op, low),
-                    verdict=verdict,
-                    contradicts=contradicts,
-                )
-            )
-        if op.name in CUDA_FLOAT32_LIST:
-            verdict, contradicts = _float32_verdict(op, low)
-            notes.append(
-                Note(
-                    op=op.name,
-                    source=CUDA_SOURCE,
-                    claim=f"{op.name} runs in float32 under autocast (true on CUDA)",
-                    measured=_measured_words(op, low),
-                    verdict=verdict if contradicts else "holds on this CPU too",
-                    contradicts=contradicts,
-                )
-            )
-    return tuple(notes)
-
-
-#: Notes about what PyTorch documents start with this (the belief notes do not).
-DOCUMENTED_PREFIX = "documented for CPU"
-DOCS_NOTE_SOURCE = f"{DOCUMENTED_PREFIX}: the AMP docs' CPU lists"
-TESTS_NOTE_SOURCE = f"{DOCUMENTED_PREFIX}: torch's own {TEST_LISTS_CLASS}"
-#: The documented policies in words (the claim of a disagreement note).
-DOCUMENTED_WORDS: dict[str, str] = {
-    "lower": "autocasts to the low-precision dtype",
-    "fp32": "autocasts to float32",
-    "promote": "runs in the widest input type",
-    UNLISTED: UNLISTED_MEANING,
-}
-#: Words in an error message that say the CPU lacks a kernel, and what that means.
-_NO_KERNEL_HINTS = ("primitive descriptor", "not implemented for", "not supported")
-
-
-def _reached(op: OpPolicy, kernel: str) -> bool:
-    return any(kernel in c.kernels for c in op.cases)
-
-
-def _other_explanation(op: OpPolicy, low: str) -> str:
-    """Words for an op no policy fits, naming the pattern when it is the common one."""
-    f32, lo = op.case("float32"), op.case("low")
-    mixed = [c for c in (op.case("low_first"), op.case("float32_first")) if c is not None]
-    equal_kept = (
-        f32 is not None
-        and lo is not None
-        and (f32.effective, lo.effective)
-        == (
-            "float32",
-            low,
-        )
-    )
-    rest = {"low_first": "float32", "float32_first": low}
-    if equal_kept and mixed and all(c.effective == rest[c.case] for c in mixed):
-        return (
-            "equal input dtypes are kept (as the docs say of unlisted ops), but with mixed "
-            "inputs the result takes the dtype of the inputs after the first (for a recurrent "
-            f"layer: its weights and state), neither the first input's nor the widest: {op.why}"
-        )
-    return f"none of the policies fits what it returned: {op.why}"
-
-
-def disagreement_explanation(op: OpPolicy, low: str) -> str:
-    """Why the measured policy differs from the documented one, from what was observed."""
-    doc = op.documented
-    assert doc is not None
-    listed = doc.name
-    if op.policy == "error":
-        hint = ""
-        if op.error and any(h in op.error for h in _NO_KERNEL_HINTS):
-            hint = f" (no {low} kernel for it on this CPU with this torch)"
-        return f"it raises here{hint}, so the documented policy cannot run: {op.error}"
-    if op.policy == "other":
-        return _other_explanation(op, low)
-    if doc.policy in ("lower", "fp32") and op.policy in ("follows", "promote"):
-        if _reached(op, listed):
-            return (
-                f"aten.{listed} was dispatched but autocast did not cast its inputs; "
-                f"measured: {op.why}"
-            )
-        seen = ", ".join(op.cases[0].kernels[:4]) or "nothing"
-        return (
-            f"this call never reaches the listed aten.{listed} under autocast (it dispatched "
-            f"{seen}), so autocast has nothing to cast; measured: {op.why}"
-        )
-    if doc.policy == UNLISTED:
-        listed_kernels = [
-            k
-            for k in op.cases[0].kernels
-            if documented(k).policy in ("lower", "fp32") and k != listed
-        ]
-        if listed_kernels:
-            return (
-                f"not listed itself, but it is built from aten.{listed_kernels[0]}, which is, "
-                f"so autocast casts there; measured: {op.why}"
-            )
-        return f"not listed, yet autocast changed its dtype; measured: {op.why}"
-    return f"measured the opposite: {op.why}"
-
-
-def documented_notes(ops: Sequence[OpPolicy], low: str) -> tuple[Note, ...]:
-    """One note per op whose measurement contradicts what PyTorch documents, with the reason.
-
-    Also a note where the docs and torch's test lists disagree with each other.
-    """
-    notes = []
-    for op in ops:
-        doc = op.documented
-        if doc is None:
-            continue
-        if op.disagrees:
-            source = TESTS_NOTE_SOURCE if doc.tests is not None else DOCS_NOTE_SOURCE
-            notes.append(
-                Note(
-                    op=op.name,
-                    source=source,
-                    claim=f"{doc.name} {DOCUMENTED_WORDS.get(doc.policy, doc.policy)}",
-                    measured=_measured_words(op, low),
-                    verdict=disagreement_explanation(op, low),
-                    contradicts=True,
-                )
-            )
-        if doc.sources_disagree():
-            notes.append(
-                Note(
-                    op=op.name,
-                    source=DOCS_NOTE_SOURCE,
-                    claim=f"{doc.name} {DOCUMENTED_WORDS.get(doc.docs or '', doc.docs)}",
-                    measured=_measured_words(op, low),
-                    verdict=f"torch's test lists expect {doc.tests} instead (they are checked "
-                    "against this torch, so the table uses theirs)",
-                    contradicts=not op.disagrees,
-                )
-            )
-    return tuple(notes)
-
-
-def documented_sources(tests: TestLists) -> dict[str, str]:
-    """Where the documented column comes from, stated once per probe."""
-    if tests.problem:
-        origin = f"torch {tests.torch_version} {TEST_LISTS_CLASS}: {tests.problem}"
-    else:
-        origin = f"torch {tests.torch_version} {TEST_LISTS_CLASS}, read from {tests.path}"
-    return {"docs": DOCS_ORIGIN, "tests": origin}
 
 
 def select_specs(

@@ -256,7 +256,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 
 def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] = ()) -> str:
     """The report as Markdown: verdict, config, machine, latency, dtypes, agreement, charts."""
-    cfg, env, a = result.config, result.environment, result.agreement
+    env = result.environment
     out = [
         "# Autocast Explorer report",
         "",
@@ -266,127 +266,14 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
         *_finding_markdown(result),
         f"**Verdict:** {_cell(verdict(result))}",
         "",
-        "## Experiment",
-        "",
-    ]
-    out += _table(
-        ("setting", "value"),
-        [
-            *model_rows(cfg),
-            ("batch", cfg.batch),
-            ("activation", cfg.activation),
-            ("head", cfg.head),
-            ("autocast dtype", cfg.dtype),
-            ("seed", cfg.seed),
-            ("input", f"{cfg.input_distribution}, scale {cfg.input_scale:g}"),
-            ("threads", cfg.threads if cfg.threads is not None else "torch default"),
-            ("allclose tolerance", f"atol {cfg.atol:g}, rtol {cfg.rtol:g}"),
-            ("measurement budget", f"{cfg.min_time:g} s per mode"),
-            *(
-                [
-                    ("mode", f"training: {cfg.steps} steps, {cfg.optimizer}, lr {cfg.lr:g}"),
-                    ("FLOPs per training step", f"{result.flops:,}"),
-                ]
-                if result.train is not None
-                else [("FLOPs per forward", f"{result.flops:,}")]
-            ),
-        ],
-    )
-    out += ["", "## Machine", ""]
-    out += _table(
-        ("", ""),
-        [
-            ("CPU", env.cpu_model),
-            ("low-precision flags", ", ".join(env.cpu_flags) or "none found"),
-            ("hardware", hardware_clause(result)),
-            ("torch CPU capability", env.cpu_capability),
-            ("oneDNN (mkldnn)", "available" if env.mkldnn else "not available"),
-            ("cores / threads used", f"{env.cores} / {env.threads}"),
-            ("torch / Python", f"{env.torch_version} / {env.python}"),
-            ("OS", env.os),
-        ],
-    )
-    out += [
-        "",
-        "## Latency per forward"
-        if result.train is None
-        else "## Time per training step (forward + loss + backward + optimizer step)",
-        "",
-    ]
-    out += _table(
-        ("mode", "dtype", "median ms", "p25–p75 ms", "IQR ms", "cold ms", "GFLOP/s", "blocks"),
-        [
-            (
-                mode,
-                dtype,
-                f"{s.median_ms:.4f}",
-                f"{s.p25_ms:.4f}–{s.p75_ms:.4f}",
-                f"{s.iqr_ms:.4f}",
-                f"{s.cold_ms:.4f}",
-                f"{s.gflops(result.flops):.1f}",
-                f"{s.samples}×{s.block_size} calls",
-            )
-            for mode, dtype, s in (
-                ("plain", "float32", result.plain),
-                ("autocast", cfg.dtype, result.autocast),
-            )
-            if s is not None
-        ],
-    )
-    out += [
-        "",
-        f"Speedup ({speedup_basis(result.evidence)}): **{result.speedup:.3f}×**"
-        f"{speed_interval_words(result)}. Both modes were timed in alternating blocks in one run."
-        if result.autocast is not None
-        else "Only float32 was timed: the autocast forward raised, so there is no autocast "
-        "latency and no speedup.",
-        "",
+        *_experiment_markdown(result),
+        *_machine_markdown(result),
+        *_latency_markdown(result),
         *routes_markdown(result),
         *training_markdown(result),
-        "## Dtype per layer" if result.train is None else "## Dtype per layer (training forward)",
-        "",
+        *_layers_markdown(result),
+        *_agreement_markdown(result),
     ]
-    out += _table(
-        ("layer", "kind", "output shape", "plain in → out", "autocast in → out"),
-        [
-            (
-                layer.name,
-                layer.kind,
-                "×".join(map(str, layer.out_shape)),
-                f"{layer.plain.in_dtype} → {layer.plain.out_dtype}",
-                f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}"
-                if layer.autocast is not None
-                else "did not run (the forward raised)",
-            )
-            for layer in result.layers
-        ],
-    )
-    out += [
-        "",
-        f"Model output: {_cell(result.output_dtype_plain)} without autocast, "
-        + (
-            f"{_cell(result.output_dtype_autocast)} under autocast."
-            if result.output_dtype_autocast
-            else "none under autocast (it raised)."
-        ),
-        "",
-        "## Agreement",
-        "",
-    ]
-    if a is None:
-        out += [
-            "No agreement was measured: the autocast forward raised, so there is no "
-            "autocast output to compare with float32."
-        ]
-    else:
-        out += [
-            f"- no argmax: {a.no_argmax_reason}"
-            if a.no_argmax_reason
-            else f"- predictions (argmax) agree on {a.agree}/{a.rows} rows ({a.fraction:.1%})",
-            f"- allclose(atol={a.atol:g}, rtol={a.rtol:g}): {a.allclose}",
-            f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
-            f"cosine similarity {a.cosine:.6f}",
-        ]
     if result.data is not None:
         out += ["", *accuracy_markdown(result.data, result.accuracy)]
     if charts:
@@ -408,6 +295,151 @@ def report_markdown(result: ExperimentResult, charts: Sequence[tuple[str, str]] 
         "",
     ]
     return "\n".join(out)
+
+
+def _experiment_markdown(result: ExperimentResult) -> list[str]:
+    """The settings that decide the measurement, one table row each."""
+    cfg = result.config
+    if result.train is not None:
+        work = [
+            ("mode", f"training: {cfg.steps} steps, {cfg.optimizer}, lr {cfg.lr:g}"),
+            ("FLOPs per training step", f"{result.flops:,}"),
+        ]
+    else:
+        work = [("FLOPs per forward", f"{result.flops:,}")]
+    return [
+        "## Experiment",
+        "",
+        *_table(
+            ("setting", "value"),
+            [
+                *model_rows(cfg),
+                ("batch", cfg.batch),
+                ("activation", cfg.activation),
+                ("head", cfg.head),
+                ("autocast dtype", cfg.dtype),
+                ("seed", cfg.seed),
+                ("input", f"{cfg.input_distribution}, scale {cfg.input_scale:g}"),
+                ("threads", cfg.threads if cfg.threads is not None else "torch default"),
+                ("allclose tolerance", f"atol {cfg.atol:g}, rtol {cfg.rtol:g}"),
+                ("measurement budget", f"{cfg.min_time:g} s per mode"),
+                *work,
+            ],
+        ),
+    ]
+
+
+def _machine_markdown(result: ExperimentResult) -> list[str]:
+    """The CPU, its low-precision support and the software that ran the measurement."""
+    env = result.environment
+    return [
+        "",
+        "## Machine",
+        "",
+        *_table(
+            ("", ""),
+            [
+                ("CPU", env.cpu_model),
+                ("low-precision flags", ", ".join(env.cpu_flags) or "none found"),
+                ("hardware", hardware_clause(result)),
+                ("torch CPU capability", env.cpu_capability),
+                ("oneDNN (mkldnn)", "available" if env.mkldnn else "not available"),
+                ("cores / threads used", f"{env.cores} / {env.threads}"),
+                ("torch / Python", f"{env.torch_version} / {env.python}"),
+                ("OS", env.os),
+            ],
+        ),
+    ]
+
+
+def _latency_markdown(result: ExperimentResult) -> list[str]:
+    """Both modes' latency figures and the speedup (only float32 when autocast raised)."""
+    rows = [
+        (
+            mode,
+            dtype,
+            f"{s.median_ms:.4f}",
+            f"{s.p25_ms:.4f}–{s.p75_ms:.4f}",
+            f"{s.iqr_ms:.4f}",
+            f"{s.cold_ms:.4f}",
+            f"{s.gflops(result.flops):.1f}",
+            f"{s.samples}×{s.block_size} calls",
+        )
+        for mode, dtype, s in (
+            ("plain", "float32", result.plain),
+            ("autocast", result.config.dtype, result.autocast),
+        )
+        if s is not None
+    ]
+    return [
+        "",
+        "## Latency per forward"
+        if result.train is None
+        else "## Time per training step (forward + loss + backward + optimizer step)",
+        "",
+        *_table(
+            ("mode", "dtype", "median ms", "p25–p75 ms", "IQR ms", "cold ms", "GFLOP/s", "blocks"),
+            rows,
+        ),
+        "",
+        f"Speedup ({speedup_basis(result.evidence)}): **{result.speedup:.3f}×**"
+        f"{speed_interval_words(result)}. Both modes were timed in alternating blocks in one run."
+        if result.autocast is not None
+        else "Only float32 was timed: the autocast forward raised, so there is no autocast "
+        "latency and no speedup.",
+        "",
+    ]
+
+
+def _layers_markdown(result: ExperimentResult) -> list[str]:
+    """Each layer's dtypes in and out, plain and under autocast, and the model's output dtype."""
+    rows = [
+        (
+            layer.name,
+            layer.kind,
+            "×".join(map(str, layer.out_shape)),
+            f"{layer.plain.in_dtype} → {layer.plain.out_dtype}",
+            f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}"
+            if layer.autocast is not None
+            else "did not run (the forward raised)",
+        )
+        for layer in result.layers
+    ]
+    return [
+        "## Dtype per layer" if result.train is None else "## Dtype per layer (training forward)",
+        "",
+        *_table(("layer", "kind", "output shape", "plain in → out", "autocast in → out"), rows),
+        "",
+        f"Model output: {_cell(result.output_dtype_plain)} without autocast, "
+        + (
+            f"{_cell(result.output_dtype_autocast)} under autocast."
+            if result.output_dtype_autocast
+            else "none under autocast (it raised)."
+        ),
+        "",
+    ]
+
+
+def _agreement_markdown(result: ExperimentResult) -> list[str]:
+    """How far the autocast output moved from float32's: argmax, allclose, differences."""
+    a = result.agreement
+    if a is None:
+        return [
+            "## Agreement",
+            "",
+            "No agreement was measured: the autocast forward raised, so there is no "
+            "autocast output to compare with float32.",
+        ]
+    return [
+        "## Agreement",
+        "",
+        f"- no argmax: {a.no_argmax_reason}"
+        if a.no_argmax_reason
+        else f"- predictions (argmax) agree on {a.agree}/{a.rows} rows ({a.fraction:.1%})",
+        f"- allclose(atol={a.atol:g}, rtol={a.rtol:g}): {a.allclose}",
+        f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
+        f"cosine similarity {a.cosine:.6f}",
+    ]
 
 
 def model_rows(config: ExperimentConfig) -> list[tuple[str, object]]:

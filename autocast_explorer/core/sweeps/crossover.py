@@ -141,3 +141,22 @@ def interval_words(found: CrossingInterval, param: str) -> str:
     if low is not None:
         return f"at or above {param} {low}"
     return "anywhere in the range swept"
+
+
+def crossover_sentence(param: str, values: Sequence[float], speedups: Sequence[float]) -> str:
+    """'Autocast starts to win above batch ≈ 210 (…)' or why it never crosses."""
+    pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s)]
+    if not pairs:
+        return "No crossover: nothing was measured."
+    found = find_crossings([v for v, _ in pairs], [s for _, s in pairs])
+    lo, hi = pairs[0][0], pairs[-1][0]
+    span = f"{param} {format_value(lo)} … {format_value(hi)}"
+    if not found:
+        side = "above" if all(s >= 1 for _, s in pairs) else "below"
+        return f"No crossover: the speedup stays {side} 1.0 from {span}."
+    parts = [
+        f"{param} ≈ {format_value(c.value)} "
+        f"({'autocast starts to win' if c.rising else 'autocast stops winning'})"
+        for c in found
+    ]
+    return "Crossover (interpolated on a log scale): " + "; ".join(parts) + "."

@@ -41,7 +41,12 @@ from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_te
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats, measure_paired
-from autocast_explorer.core.numerics.optrace import OpTracer, count_casts, parameter_sources
+from autocast_explorer.core.numerics.optrace import (
+    CastSummary,
+    OpTracer,
+    count_casts,
+    parameter_sources,
+)
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
@@ -316,92 +321,26 @@ def measure_placements(
     # grad, which is what lets one autocast region cache their casts (hoisted).
     with torch_threads(config.threads), torch.no_grad():
         reporter.report(0.02, "building the model and a pre-cast copy")
-        model, x = build(config)
-        with OpTracer() as conversion:
-            low_model = copy.deepcopy(model).to(low)
-            low_x = x.to(low)
-        pre_cast_log = conversion.casts()
+        forwards = _Forwards(*build(config), low)
         reporter.check()
-
-        def float32() -> torch.Tensor:
-            out: torch.Tensor = model(x)
-            return out
-
-        def per_call() -> torch.Tensor:
-            with autocast_context(low):
-                out: torch.Tensor = model(x)
-            return out
-
-        def in_region() -> torch.Tensor:
-            out: torch.Tensor = model(x)
-            return out
-
-        def pre_cast() -> torch.Tensor:
-            out: torch.Tensor = low_model(low_x)
-            return out
-
-        @contextlib.contextmanager
-        def hoisted_region() -> Iterator[None]:
-            # The first forward fills the cast cache outside the timer; the block's timed
-            # forwards then run as forwards in the middle of a long hoisted loop do.
-            with autocast_context(low):
-                model(x)
-                yield
-
         reporter.report(0.04, "counting casts per placement")
-        per_call()  # first call outside the counter: lazy one-time work is not a cast
-        sources = parameter_sources(model)
-        per_call_log = count_casts(per_call, sources)
-        with autocast_context(low):
-            hoisted_first = count_casts(in_region, sources)
-            hoisted_steady = count_casts(in_region, sources)
-        pre_cast_steady = count_casts(pre_cast, parameter_sources(low_model))
+        casts = forwards.count_casts()
         reporter.check()
-
         timing = measure_paired(
-            [float32, per_call, in_region, pre_cast],
+            [forwards.float32, forwards.per_call, forwards.in_region, forwards.pre_cast],
             config.min_time,
             reporter.span(0.08, 1.0),
             labels=["float32", "per-call", "hoisted", "pre-cast"],
-            block_contexts=[None, None, hoisted_region, None],
+            block_contexts=[None, None, forwards.hoisted_region, None],
             max_time=math.inf,  # every placement gets `min_time` of kept blocks
         )
-    f32_stats, per_call_stats, hoisted_stats, pre_cast_stats = timing.stats
     index = {name: k for k, name in enumerate(("float32", *PLACEMENTS))}
+    f32_stats = timing.stats[0]
     modes = {
-        "per_call": PlacementStats(
-            "per_call",
-            per_call_stats,
-            per_call_log.count,
-            per_call_log.bytes,
-            0,
-            0,
-            per_call_log.by_op,
-            per_call_log.by_kind,
-            timing.interval_between(0, index["per_call"]),
-        ),
-        "hoisted": PlacementStats(
-            "hoisted",
-            hoisted_stats,
-            hoisted_steady.count,
-            hoisted_steady.bytes,
-            hoisted_first.count - hoisted_steady.count,
-            hoisted_first.bytes - hoisted_steady.bytes,
-            hoisted_steady.by_op,
-            hoisted_steady.by_kind,
-            timing.interval_between(0, index["hoisted"]),
-        ),
-        "pre_cast": PlacementStats(
-            "pre_cast",
-            pre_cast_stats,
-            pre_cast_steady.count,
-            pre_cast_steady.bytes,
-            pre_cast_log.count,
-            pre_cast_log.bytes,
-            pre_cast_steady.by_op,
-            pre_cast_steady.by_kind,
-            timing.interval_between(0, index["pre_cast"]),
-        ),
+        name: _placement_stats(
+            name, timing.stats[index[name]], casts[name], timing.interval_between(0, index[name])
+        )
+        for name in PLACEMENTS
     }
     reporter.report(1.0, "done")
     return PlacementReport(
@@ -418,6 +357,87 @@ def measure_placements(
         ),
         **modes,
     )
+
+
+@dataclass(frozen=True)
+class _Casts:
+    """The casts of one placement: those of a steady-state forward, and those paid once."""
+
+    steady: CastSummary
+    once_count: int = 0
+    once_bytes: int = 0
+
+
+def _placement_stats(
+    name: str, latency: LatencyStats, casts: _Casts, interval: SpeedupInterval | None
+) -> PlacementStats:
+    return PlacementStats(
+        name,
+        latency,
+        casts.steady.count,
+        casts.steady.bytes,
+        casts.once_count,
+        casts.once_bytes,
+        casts.steady.by_op,
+        casts.steady.by_kind,
+        interval,
+    )
+
+
+class _Forwards:
+    """The forward of each placement over one model and input, and a pre-cast copy of both."""
+
+    def __init__(self, model: torch.nn.Module, x: torch.Tensor, low: torch.dtype) -> None:
+        self.model, self.x, self.low = model, x, low
+        with OpTracer() as conversion:
+            self.low_model = copy.deepcopy(model).to(low)
+            self.low_x = x.to(low)
+        self.conversion = conversion.casts()
+
+    def float32(self) -> torch.Tensor:
+        out: torch.Tensor = self.model(self.x)
+        return out
+
+    def per_call(self) -> torch.Tensor:
+        with autocast_context(self.low):
+            out: torch.Tensor = self.model(self.x)
+        return out
+
+    def in_region(self) -> torch.Tensor:
+        """One forward inside a hoisted region (the caller has entered it)."""
+        out: torch.Tensor = self.model(self.x)
+        return out
+
+    def pre_cast(self) -> torch.Tensor:
+        out: torch.Tensor = self.low_model(self.low_x)
+        return out
+
+    @contextlib.contextmanager
+    def hoisted_region(self) -> Iterator[None]:
+        # The first forward fills the cast cache outside the timer; the block's timed
+        # forwards then run as forwards in the middle of a long hoisted loop do.
+        with autocast_context(self.low):
+            self.model(self.x)
+            yield
+
+    def count_casts(self) -> dict[str, _Casts]:
+        """Each placement's casts, observed: per forward once the loop runs, and once."""
+        self.per_call()  # first call outside the counter: lazy one-time work is not a cast
+        sources = parameter_sources(self.model)
+        per_call = count_casts(self.per_call, sources)
+        with autocast_context(self.low):
+            hoisted_first = count_casts(self.in_region, sources)
+            hoisted_steady = count_casts(self.in_region, sources)
+        pre_cast = count_casts(self.pre_cast, parameter_sources(self.low_model))
+        return {
+            "per_call": _Casts(per_call),
+            "hoisted": _Casts(
+                hoisted_steady,
+                hoisted_first.count - hoisted_steady.count,
+                hoisted_first.bytes - hoisted_steady.bytes,
+            ),
+            "pre_cast": _Casts(pre_cast, self.conversion.count, self.conversion.bytes),
+        }
 
 
 def attach(result: ExperimentResult, report: PlacementReport) -> ExperimentResult:

@@ -32,16 +32,12 @@ from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from autocast_explorer.core.documents.field_types import (
     MultilineTexts,
-    NonNegative,
-    NullableNonNegative,
     NullableNumber,
     Number,
     Numbers,
     Omittable,
     PositiveWhole,
-    PositiveWholes,
     Text,
-    Whole,
     refuse,
     schema_tag,
 )
@@ -61,46 +57,35 @@ from autocast_explorer.core.documents.reader import (
     finite_or_null,
     is_finite_number,
     load_document,
-    nan_to_none,
-)
-from autocast_explorer.core.experiment.certainty import (
-    EvidenceSection,
-    SpeedCall,
-    TimingEvidence,
-    judge,
-    speedup_figure,
 )
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
-from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.result import ConfigField
-from autocast_explorer.core.experiment.routes import (
-    RoutePart,
-    RouteResult,
-    routes_from_parts,
-    routes_to_parts,
-)
-from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.sweeps.crossover import (
     CrossingInterval,
     crossing_intervals,
     crossovers,
-    find_crossings,
     format_value,
     interval_words,
+)
+from autocast_explorer.core.sweeps.crossover import (
+    crossover_sentence as crossover_sentence,  # re-exported: imported from here
+)
+from autocast_explorer.core.sweeps.points import PointPart, point_from_part
+from autocast_explorer.core.sweeps.points import (
+    SweepPoint as SweepPoint,  # re-exported: imported from here
+)
+from autocast_explorer.core.sweeps.points import (
+    roofline_work as roofline_work,  # re-exported: imported from here
 )
 from autocast_explorer.core.sweeps.roofline import (
     PeakEstimate,
     Roofline,
     RooflinePart,
     build_roofline_from_work,
-    bytes_moved,
-    family_bytes_moved,
     flops_formula,
-    linear_flops,
 )
 from autocast_explorer.core.sweeps.spec import GRID, PARAMS, SweepSpec
 from autocast_explorer.core.sweeps.verdict import HardwareVerdict, VerdictPart
@@ -177,43 +162,6 @@ _CROSSOVER_SCHEMA = {
 Crossover = Annotated[Any, WithJsonSchema(_CROSSOVER_SCHEMA)]
 
 
-class PointLatency(EvidenceSection):
-    plain: LatencyPart
-    autocast: LatencyPart
-    speedup: NullableNonNegative
-
-
-class PerModeRate(Part):
-    plain: NonNegative
-    autocast: NonNegative
-
-
-class PerModeBytes(Part):
-    plain: Whole = 0
-    autocast: Whole = 0
-
-
-class PointPart(Part):
-    index: Whole
-    value: PositiveWhole
-    width: Annotated[
-        Omittable[PositiveWhole], Field(description="grid only: the row's hidden width")
-    ] = None
-    batch: PositiveWhole
-    widths: Annotated[
-        Omittable[PositiveWholes],
-        Field(description="mlp points", json_schema_extra={"minItems": 2}),
-    ] = None
-    latency: PointLatency
-    gflops: PerModeRate
-    flops: Whole = 0
-    bytes: PerModeBytes | None = None
-    intensity: PerModeRate | None = None
-    routes: tuple[RoutePart, ...] | None = Field(
-        default=None, description="sweep --routes: the point's routes but eager"
-    )
-
-
 class CrossingPart(Part):
     value: Number
     low: Annotated[
@@ -268,105 +216,6 @@ def sweep_schema() -> dict[str, Any]:
         "increasing; `points` hold one point per value (per width row in a grid), in order.",
         defs={"config": config_schema(closed=False)},
     )
-
-
-@dataclass(frozen=True)
-class SweepPoint:
-    """One measured point: plain and autocast latency for one config of the sweep.
-
-    `value` is the swept value (the batch along a grid row); `value2` the grid row's width.
-    """
-
-    index: int
-    value: int
-    value2: int | None
-    batch: int
-    widths: tuple[int, ...]
-    dtype: str
-    plain: LatencyStats
-    autocast: LatencyStats
-    #: The point's full config: its family counts FLOPs and bytes (an MLP's follow from widths).
-    config: ExperimentConfig | None = field(default=None, compare=False)
-    #: The config's routes beyond eager, measured at this point (`sweep --routes`).
-    routes: tuple[RouteResult, ...] = ()
-    #: The speedup's interval, stalled blocks, load, why timing stopped (None: older files).
-    evidence: TimingEvidence | None = None
-
-    @property
-    def interval(self) -> SpeedupInterval | None:
-        return self.evidence.interval if self.evidence is not None else None
-
-    @property
-    def call(self) -> SpeedCall:
-        """faster / slower / same / unclear / noisy for this point (certainty.judge)."""
-        return judge(self.speedup, self.evidence)
-
-    @property
-    def flops(self) -> int:
-        if self.config is not None:
-            return family(self.config).flops(self.config)
-        return linear_flops(self.widths, self.batch)
-
-    @property
-    def speedup(self) -> float:
-        """The paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
-        autocast was faster."""
-        return speedup_figure(self.plain.median_ms, self.autocast.median_ms, self.evidence)
-
-    @property
-    def gflops_plain(self) -> float:
-        return self.plain.gflops(self.flops)
-
-    @property
-    def gflops_autocast(self) -> float:
-        return self.autocast.gflops(self.flops)
-
-    @property
-    def bytes_plain(self) -> int:
-        if self.config is not None:
-            return family_bytes_moved(self.config, None)
-        return bytes_moved(self.widths, self.batch, None)
-
-    @property
-    def bytes_autocast(self) -> int:
-        if self.config is not None:
-            return family_bytes_moved(self.config, self.dtype)
-        return bytes_moved(self.widths, self.batch, self.dtype)
-
-    @property
-    def intensity_plain(self) -> float:
-        return self.flops / self.bytes_plain
-
-    @property
-    def intensity_autocast(self) -> float:
-        return self.flops / self.bytes_autocast
-
-    def to_dict(self, grid: bool) -> dict[str, Any]:
-        return dump(self.to_part(grid))
-
-    def to_part(self, grid: bool) -> PointPart:
-        return build(
-            PointPart,
-            index=self.index,
-            value=self.value,
-            **({"width": self.value2} if grid else {}),
-            batch=self.batch,
-            **({"widths": self.widths} if self.widths else {}),
-            latency=build(
-                PointLatency,
-                plain=self.plain.to_part(),
-                autocast=self.autocast.to_part(),
-                speedup=nan_to_none(self.speedup),
-                **(self.evidence.to_fields() if self.evidence is not None else {}),
-            ),
-            gflops=build(PerModeRate, plain=self.gflops_plain, autocast=self.gflops_autocast),
-            flops=self.flops,
-            bytes=build(PerModeBytes, plain=self.bytes_plain, autocast=self.bytes_autocast),
-            intensity=build(
-                PerModeRate, plain=self.intensity_plain, autocast=self.intensity_autocast
-            ),
-            **({"routes": routes_to_parts(self.routes)} if self.routes else {}),
-        )
 
 
 @dataclass(frozen=True)
@@ -561,7 +410,7 @@ class SweepResult:
         planned = [(p.index, p.value, p.value2) for p in plan]
         configs = [p.config for p in plan] + [None] * max(0, len(part.points) - len(plan))
         points = tuple(
-            _point(p, i, grid, config.dtype, c)
+            point_from_part(p, i, grid, config.dtype, c)
             for i, (p, c) in enumerate(zip(part.points, configs, strict=False))
         )
         if [(p.index, p.value, p.value2) for p in points] != planned:
@@ -624,66 +473,6 @@ class SweepResult:
                 }
             )
         return buffer.getvalue()
-
-
-def roofline_work(points: Any) -> list[tuple[int, int, int, int, float, float]]:
-    """(value, flops, bytes plain, bytes autocast, GFLOP/s plain, GFLOP/s autocast) per point."""
-    return [
-        (
-            p.value,
-            p.flops,
-            p.bytes_plain,
-            p.bytes_autocast,
-            p.gflops_plain,
-            p.gflops_autocast,
-        )
-        for p in points
-    ]
-
-
-def crossover_sentence(param: str, values: Any, speedups: Any) -> str:
-    """'Autocast starts to win above batch ≈ 210 (…)' or why it never crosses."""
-    pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s)]
-    if not pairs:
-        return "No crossover: nothing was measured."
-    found = find_crossings([v for v, _ in pairs], [s for _, s in pairs])
-    lo, hi = pairs[0][0], pairs[-1][0]
-    span = f"{param} {format_value(lo)} … {format_value(hi)}"
-    if not found:
-        side = "above" if all(s >= 1 for _, s in pairs) else "below"
-        return f"No crossover: the speedup stays {side} 1.0 from {span}."
-    parts = [
-        f"{param} ≈ {format_value(c.value)} "
-        f"({'autocast starts to win' if c.rising else 'autocast stops winning'})"
-        for c in found
-    ]
-    return "Crossover (interpolated on a log scale): " + "; ".join(parts) + "."
-
-
-def _point(
-    part: PointPart, i: int, grid: bool, dtype: str, config: ExperimentConfig | None
-) -> SweepPoint:
-    """One point; `config` is the point's planned config (None: an MLP file, widths say all)."""
-    config = config or ExperimentConfig()
-    widths = part.widths or ()
-    if config.model == "mlp" and len(widths) < 2:
-        problem = "missing" if part.widths is None else "needs at least 2 entries"
-        raise DocumentFormatError(f"points[{i}].widths: {problem}")
-    if grid and part.width is None:
-        raise DocumentFormatError(f"points[{i}].width: missing")
-    return SweepPoint(
-        index=part.index,
-        value=part.value,
-        value2=part.width if grid else None,
-        batch=part.batch,
-        widths=widths,
-        dtype=dtype,
-        plain=LatencyStats.from_part(part.latency.plain),
-        autocast=LatencyStats.from_part(part.latency.autocast),
-        config=config if config.model != "mlp" else None,
-        evidence=TimingEvidence.from_section(part.latency),
-        routes=routes_from_parts(part.routes),
-    )
 
 
 def _check_crossover(stored: Any, result: SweepResult) -> None:

@@ -34,18 +34,19 @@ from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.routes import Reference, RouteResult, measure_route
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paired
 from autocast_explorer.core.hardware import onednn
-from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.hardware.cpu import Environment, environment
 from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.runtime.errors import error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
-from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult, roofline_work
+from autocast_explorer.core.sweeps.points import SweepPoint, roofline_work
+from autocast_explorer.core.sweeps.result import SweepResult
 from autocast_explorer.core.sweeps.roofline import (
     build_roofline_from_work,
     flops_formula,
 )
 from autocast_explorer.core.sweeps.spec import PlannedPoint, SweepSpec, default_values
-from autocast_explorer.core.sweeps.verdict import hardware_verdict
+from autocast_explorer.core.sweeps.verdict import HardwareVerdict, hardware_verdict
 
 PointFn = Callable[[SweepPoint], None]
 #: Forwards per point before timing (a cold call and 3 warm-ups per mode), inside its budget.
@@ -264,79 +265,126 @@ def run_spec(
         for k, plan in enumerate(planned):
             with guards.memory_outcome(plan.config, plan.name):
                 reporter.check()
-                head = f"point {k + 1}/{len(planned)} · {plan.name}"
-
-                def report(within: float, message: str, k: int = k, head: str = head) -> None:
-                    overall = _POINTS_SHARE * eta.fraction(k, within)
-                    left = _format_eta(eta.left(overall / _POINTS_SHARE))
-                    reporter.report(overall, f"{head} · {message} · {left}")
-
-                report(0.0, "building")
-                model, x = models.get(plan.config)
-                plain_fn, auto_fn = forward_fns(model, x, low)
-                cold = [cold_call_ms(plain_fn)]
-                try:
-                    cold.append(cold_call_ms(auto_fn))
-                except Exception as exc:
-                    if is_out_of_memory(exc):
-                        raise
-                    raise AutocastFailed(
-                        "autocast",
-                        f"{plan.name}: the {config.dtype} autocast forward raised, so a sweep has "
-                        f"nothing to compare ({error_text(exc)}); `run` shows this finding",
-                    ) from None
-                meter = LoadMeter()
+                report = _point_report(
+                    reporter, eta, k, f"point {k + 1}/{len(planned)} · {plan.name}"
+                )
                 # Adaptive: a point short of ±3% in its own budget may borrow what earlier
                 # points left unspent, up to doubling its allowance; the sweep's timing never
                 # exceeds the fixed sweep's total.
                 lent = min(max(saved, 0.0), config.min_time) if adaptive else 0.0
-                started = time.perf_counter()
-                timing = measure_paired(
-                    [plain_fn, auto_fn],
-                    config.min_time / 2 * (ADAPTIVE_MIN_SHARE if adaptive else 1.0),
-                    Reporter(report, cancel),
-                    cold_ms=cold,
-                    labels=["float32", config.dtype],
-                    max_time=(config.min_time + lent) / 2,
-                    target=SWEEP_TARGET if adaptive else None,
+                point, spent = _measure_point(
+                    config, plan, models, low, report, cancel, adaptive, lent
                 )
-                saved += config.min_time - (time.perf_counter() - started)
-                plain, auto = timing.stats
-                evidence = TimingEvidence.from_timing(timing, meter.stop())
-                routes = _point_routes(
-                    plan.config, model, x, low, plain_fn, auto_fn, report, cancel
-                )
-                point = SweepPoint(
-                    index=plan.index,
-                    value=plan.value,
-                    value2=plan.value2,
-                    batch=plan.config.batch,
-                    widths=plan.config.widths if plan.config.model == "mlp" else (),
-                    dtype=config.dtype,
-                    plain=plain,
-                    autocast=auto,
-                    config=plan.config if plan.config.model != "mlp" else None,
-                    evidence=evidence,
-                    routes=routes,
-                )
+                saved += config.min_time - spent
                 points.append(point)
-                if plain.noisy or auto.noisy or point.call.too_noisy:
+                if point.plain.noisy or point.autocast.noisy or point.call.too_noisy:
                     noisy.append(plan.name)
                 if on_point is not None:
                     on_point(point)
-        del model, x
-        models = _Models()
-
-        probe = None
-        if probe_onednn:
-            reporter.check()
-            reporter.report(_POINTS_SHARE, "asking oneDNN which kernels run")
-            middle = planned[len(planned) // 2].config
-            model, x = models.get(middle)
-            probe = onednn.probe(model, x, low)
+        del models  # let the last point's model go before the probe builds its own
+        probe = _probe_kernels(planned, low, reporter) if probe_onednn else None
     env = environment(threads)
-    warnings = []
     stalled = [planned[i].name for i in stalled_points(points, estimates)]
+    verdict = _sweep_verdict(env, config, spec, points, probe, _caveat(points, stalled, noisy))
+    roofline = build_roofline_from_work(
+        config.dtype, threads, roofline_work(points), flops_formula=flops_formula(config)
+    )
+    reporter.report(1.0, "done")
+    return SweepResult(
+        config=config,
+        environment=env,
+        spec=spec,
+        points=tuple(points),
+        verdict=verdict,
+        roofline=roofline,
+        warnings=tuple(_warnings(points, stalled, noisy)),
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _point_report(reporter: Reporter, eta: _Eta, k: int, head: str) -> ProgressFn:
+    """Progress for point `k`: its share of the bar, its own message and the time left."""
+
+    def report(within: float, message: str) -> None:
+        overall = _POINTS_SHARE * eta.fraction(k, within)
+        left = _format_eta(eta.left(overall / _POINTS_SHARE))
+        reporter.report(overall, f"{head} · {message} · {left}")
+
+    return report
+
+
+def _measure_point(
+    config: ExperimentConfig,
+    plan: PlannedPoint,
+    models: _Models,
+    low: torch.dtype,
+    report: ProgressFn,
+    cancel: CancelFn | None,
+    adaptive: bool,
+    lent: float,
+) -> tuple[SweepPoint, float]:
+    """One point timed plain vs autocast (then its routes); with the seconds its timing took.
+
+    `lent`: seconds of earlier points' unspent budget this point may use (adaptive).
+    """
+    report(0.0, "building")
+    model, x = models.get(plan.config)
+    plain_fn, auto_fn = forward_fns(model, x, low)
+    cold = [cold_call_ms(plain_fn)]
+    try:
+        cold.append(cold_call_ms(auto_fn))
+    except Exception as exc:
+        if is_out_of_memory(exc):
+            raise
+        raise AutocastFailed(
+            "autocast",
+            f"{plan.name}: the {config.dtype} autocast forward raised, so a sweep has "
+            f"nothing to compare ({error_text(exc)}); `run` shows this finding",
+        ) from None
+    meter = LoadMeter()
+    started = time.perf_counter()
+    timing = measure_paired(
+        [plain_fn, auto_fn],
+        config.min_time / 2 * (ADAPTIVE_MIN_SHARE if adaptive else 1.0),
+        Reporter(report, cancel),
+        cold_ms=cold,
+        labels=["float32", config.dtype],
+        max_time=(config.min_time + lent) / 2,
+        target=SWEEP_TARGET if adaptive else None,
+    )
+    spent = time.perf_counter() - started
+    plain, auto = timing.stats
+    evidence = TimingEvidence.from_timing(timing, meter.stop())
+    routes = _point_routes(plan.config, model, x, low, plain_fn, auto_fn, report, cancel)
+    point = SweepPoint(
+        index=plan.index,
+        value=plan.value,
+        value2=plan.value2,
+        batch=plan.config.batch,
+        widths=plan.config.widths if plan.config.model == "mlp" else (),
+        dtype=config.dtype,
+        plain=plain,
+        autocast=auto,
+        config=plan.config if plan.config.model != "mlp" else None,
+        evidence=evidence,
+        routes=routes,
+    )
+    return point, spent
+
+
+def _probe_kernels(
+    planned: Sequence[PlannedPoint], low: torch.dtype, reporter: Reporter
+) -> onednn.OneDnnProbe:
+    """Which kernels oneDNN runs, asked at the middle point (a model of its own)."""
+    reporter.check()
+    reporter.report(_POINTS_SHARE, "asking oneDNN which kernels run")
+    model, x = _Models().get(planned[len(planned) // 2].config)
+    return onednn.probe(model, x, low)
+
+
+def _warnings(points: Sequence[SweepPoint], stalled: list[str], noisy: list[str]) -> list[str]:
+    """Why some points' times may not be representative: stalled by other programs, noisy."""
+    warnings = []
     if stalled:
         warnings.append(
             f"{len(stalled)} of {len(points)} points ran over {STALL_FACTOR:.0f}× slower than "
@@ -350,18 +398,34 @@ def run_spec(
             f"median, or a speedup interval wider than {NOISY_WIDTH:g}×): {', '.join(noisy)}; "
             "close other programs or raise the measurement time"
         )
+    return warnings
+
+
+def _caveat(points: Sequence[SweepPoint], stalled: list[str], noisy: list[str]) -> str:
+    """The verdict's caveat when half the points or more are doubtful, else ''."""
     doubtful = len(set(stalled) | set(noisy))
-    caveat = (
-        f"{doubtful} of {len(points)} points were noisy or slowed by other programs: "
-        "provisional, see the warnings"
-        if doubtful * 2 >= len(points)
-        else ""
-    )
+    if doubtful * 2 >= len(points):
+        return (
+            f"{doubtful} of {len(points)} points were noisy or slowed by other programs: "
+            "provisional, see the warnings"
+        )
+    return ""
+
+
+def _sweep_verdict(
+    env: Environment,
+    config: ExperimentConfig,
+    spec: SweepSpec,
+    points: Sequence[SweepPoint],
+    probe: onednn.OneDnnProbe | None,
+    caveat: str,
+) -> HardwareVerdict:
+    """The hardware verdict over the swept values (a grid: along its widest row)."""
     if spec.is_grid:
         # The verdict speaks about batch at the widest row, where autocast has most to gain.
         widest = spec.width_values[-1]
         row = [p for p in points if p.value2 == widest]
-        verdict = hardware_verdict(
+        return hardware_verdict(
             env,
             config.dtype,
             "batch",
@@ -373,29 +437,14 @@ def run_spec(
             caveat=caveat,
             rates=_largest_rates(row),
         )
-    else:
-        verdict = hardware_verdict(
-            env,
-            config.dtype,
-            spec.param,
-            spec.values,
-            told_speedups(points),
-            probe,
-            noisy=sum(p.call.too_noisy for p in points),
-            caveat=caveat,
-            rates=_largest_rates(points),
-        )
-    roofline = build_roofline_from_work(
-        config.dtype, threads, roofline_work(points), flops_formula=flops_formula(config)
-    )
-    reporter.report(1.0, "done")
-    return SweepResult(
-        config=config,
-        environment=env,
-        spec=spec,
-        points=tuple(points),
-        verdict=verdict,
-        roofline=roofline,
-        warnings=tuple(warnings),
-        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    return hardware_verdict(
+        env,
+        config.dtype,
+        spec.param,
+        spec.values,
+        told_speedups(points),
+        probe,
+        noisy=sum(p.call.too_noisy for p in points),
+        caveat=caveat,
+        rates=_largest_rates(points),
     )

@@ -9,7 +9,8 @@ import math
 
 from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
+from autocast_explorer.core.sweeps.points import SweepPoint
+from autocast_explorer.core.sweeps.result import SweepResult
 from autocast_explorer.core.sweeps.roofline import RooflinePoint
 from autocast_explorer.core.sweeps.spec import SweepSpec
 
