@@ -13,12 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from autocast_explorer.core.experiment.config import (
-    ConfigError,
-    ExperimentConfig,
-    normalise_model_args,
-    parse_value,
-)
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.model_args import normalise_model_args, parse_value
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families.user.depth import default_depth, shown_names
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
