@@ -152,7 +152,7 @@ def _model(model: Any, config: Any) -> str | None:
 def _model_help() -> str:
     return (
         f"a built-in family ({', '.join(built_in_models())}; default mlp, the tutorial's model), "
-        "each with its own flags below, or your own model: hf:TYPE, torchvision:NAME, timm:NAME, "
+        "each with its own parameters, or your own model: hf:TYPE, torchvision:NAME, timm:NAME, "
         "package.module:factory or path/to/file.py:factory (docs/models.md)"
     )
 
