@@ -68,7 +68,7 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def _typed(field_name: str, parse: Callable[[str], Any]) -> Callable[[str], Any]:
+def _typed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     """A field's text parser (a comma list, the routes) as an argparse type: a bad value is one
     line naming the rule."""
 
@@ -92,7 +92,7 @@ def _families_using(field_name: str) -> list[str]:
 
 #: The --help group of each part's flags: its title, its line, and whether argparse types and
 #: chooses the values (the data and training flags leave that to the config's rules, whose
-#: words name the field). The model and measurement parts share the "experiment" group.
+#: words name the field). The model, measurement and interventions parts share "experiment".
 _GROUPS: dict[Part, tuple[str, str | None, bool]] = {
     "user model": (
         "your own model",
@@ -106,6 +106,9 @@ _GROUPS: dict[Part, tuple[str, str | None, bool]] = {
     ),
     "training": ("training (--mode train)", None, False),
 }
+
+
+_EXPERIMENT: tuple[Part, ...] = ("model", "measurement", "interventions")
 
 
 def _add_flag(group: Any, name: str, help_text: str | None = None, strict: bool = True) -> None:
@@ -128,7 +131,7 @@ def _add_flag(group: Any, name: str, help_text: str | None = None, strict: bool 
         if spec.repeat:
             kwargs["action"] = "append"
         elif spec.text is not None:
-            kwargs["type"] = _typed(name, spec.text)
+            kwargs["type"] = _typed(spec.text)
         elif enum and strict:
             kwargs["choices"] = enum
         elif kind is not None:
@@ -162,9 +165,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "preset .json file; the flags below override its fields",
     )
     specs = field_specs(ExperimentConfig)
-    shared = [
-        n for n, s in specs.items() if s.part in ("model", "measurement") and s.flag is not None
-    ]
+    shared = [n for n, s in specs.items() if s.part in _EXPERIMENT and s.flag is not None]
     for name in sorted(shared, key=lambda name: name != "model"):  # a stable sort: field order
         _add_flag(g, name)
     owners = [name for name, fam in FAMILIES.items() if fam.params]
