@@ -20,21 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO
 
 from autocast_explorer.cli.signals import deferred
-from autocast_explorer.core.experiment import route_kinds
 from autocast_explorer.core.experiment.config import (
-    ACTIVATIONS,
     DEFAULT_LR,
-    HEADS,
-    INPUT_DISTRIBUTIONS,
-    INPUT_KINDS,
-    MODELS,
     USER_MODEL_FIELDS,
     ExperimentConfig,
-    parse_widths,
 )
+from autocast_explorer.core.experiment.config_fields import Part, field_specs
 from autocast_explorer.core.experiment.families import FAMILIES, family_fields
 from autocast_explorer.core.experiment.families.user.spec import is_user_spec
-from autocast_explorer.core.runtime.dtypes import DTYPES
 from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -47,6 +40,10 @@ EXIT_USAGE = 2
 
 #: Values that start with '-' but are values, not flags: -5,10  -1e3  -0.5:2:3.
 _NEGATIVE_VALUE = re.compile(r"^-(\.?\d[\d.,;:eE+\-]*|inf|infinity|nan)$", re.IGNORECASE)
+
+
+#: ExperimentConfig's fields by name (each flag's type and default).
+_FIELDS = {f.name: f for f in dataclasses.fields(ExperimentConfig)}
 
 
 class UsageError(Exception):
@@ -71,24 +68,17 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def _int_list(field_name: str) -> Callable[[str], tuple[int, ...]]:
-    """Parse a comma list for `field_name` (--widths, --channels); a bad one names the rule."""
+def _typed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A field's text parser (a comma list, the routes) as an argparse type: a bad value is one
+    line naming the rule."""
 
-    def parse(text: str) -> tuple[int, ...]:
+    def typed(text: str) -> Any:
         try:
-            return parse_widths(text, field_name)
+            return parse(text)
         except ConfigError as exc:
             raise argparse.ArgumentTypeError(exc.rule) from None
 
-    return parse
-
-
-def _route_list(text: str) -> tuple[str, ...]:
-    """--routes eager,compiled,implicit: known names, eager among them (the config's rules)."""
-    try:
-        return ExperimentConfig(routes=text).routes  # type: ignore[arg-type]  # the config parses "a,b"
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(exc.rule) from None
+    return typed
 
 
 def _families_using(field_name: str) -> list[str]:
@@ -100,13 +90,73 @@ def _families_using(field_name: str) -> list[str]:
     ]
 
 
-def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags for every field of ExperimentConfig (shared by run, sweep and friends).
+#: The --help group of each part's flags: its title, its line, and whether argparse types and
+#: chooses the values (the data and training flags leave that to the config's rules, whose
+#: words name the field). The model, measurement and interventions parts share "experiment".
+_GROUPS: dict[Part, tuple[str, str | None, bool]] = {
+    "user model": (
+        "your own model",
+        "flags of --model SPEC; --seq and --image apply too (docs/models.md)",
+        True,
+    ),
+    "data": (
+        "real data",
+        "train on real rows, then compare held-out answers in float32 and autocast",
+        False,
+    ),
+    "training": ("training (--mode train)", None, False),
+}
 
-    Every default is None, meaning "not given": the value then comes from --preset, else from
-    ExperimentConfig, so a flag typed on the command line always wins over the preset.
-    """
-    d = ExperimentConfig()
+
+_EXPERIMENT: tuple[Part, ...] = ("model", "measurement", "interventions")
+
+
+def _add_flag(group: Any, name: str, help_text: str | None = None, strict: bool = True) -> None:
+    """The flag of config field `name`, from its definition (config.py): default None, meaning
+    "not given" (the value then comes from --preset, else from ExperimentConfig)."""
+    field = _FIELDS[name]
+    spec = field_specs(ExperimentConfig)[name]
+    flag = spec.flag or "--" + name.replace("_", "-")
+    text = re.sub(r"`(\w+)`", _flag_of, help_text or spec.described(field.default))
+    kwargs: dict[str, Any] = {"dest": name, "default": None, "help": text.replace("%", "%%")}
+    if field.default is True:  # on unless turned off
+        kwargs.update(action="store_const", const=False)
+        flag = "--no-" + name.replace("_", "-")
+    elif field.default is False:
+        kwargs["action"] = "store_true"
+    else:
+        kwargs["metavar"] = spec.metavar
+        enum = spec.rule.bounds().get("enum") if spec.rule else None
+        kind = {"int": int, "float": float}.get(str(field.type).split(" |")[0])
+        if spec.repeat:
+            kwargs["action"] = "append"
+        elif spec.text is not None:
+            kwargs["type"] = _typed(spec.text)
+        elif enum and strict:
+            kwargs["choices"] = enum
+        elif kind is not None:
+            kwargs["type"] = kind if strict else _number(kind)
+    group.add_argument(flag, **kwargs)
+
+
+def _flag_of(match: re.Match[str]) -> str:
+    """`min_time` in a help sentence → --min-time."""
+    return "--" + match.group(1).replace("_", "-")
+
+
+def add_part_arguments(parser: argparse.ArgumentParser, part: Part) -> None:
+    """The flags of one part of the config, in field order (those with a flag)."""
+    title, line, strict = _GROUPS[part]
+    group = parser.add_argument_group(title, line)
+    for name, spec in field_specs(ExperimentConfig).items():
+        if spec.part == part and spec.flag is not None:
+            _add_flag(group, name, strict=strict)
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags for every field of ExperimentConfig but real data and training (shared by run,
+    sweep and friends): --preset, then --model (the flags below depend on it), the other model
+    and measurement fields, each family's parameters and your own model's."""
     g = parser.add_argument_group("experiment")
     g.add_argument(
         "--preset",
@@ -114,127 +164,18 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         help="start from a preset: a built-in or saved name (tutorial, large-mlp, …) or a "
         "preset .json file; the flags below override its fields",
     )
-    g.add_argument(
-        "--model",
-        metavar="FAMILY|SPEC",
-        help=f"a built-in family ({', '.join(MODELS)}; default mlp, the tutorial's model), each "
-        "with its own flags below, or your own model: hf:TYPE, torchvision:NAME, timm:NAME, "
-        "package.module:factory or path/to/file.py:factory (docs/models.md)",
-    )
-    g.add_argument(
-        "--widths",
-        type=_int_list("widths"),
-        help="mlp: layer widths: input, hidden…, classes (default 256,256,256,10)",
-    )
-    g.add_argument("--batch", type=int, help=f"rows per forward (default {d.batch})")
-    g.add_argument("--seed", type=int, help=f"torch.manual_seed (default {d.seed})")
-    g.add_argument("--dtype", choices=DTYPES, help=f"autocast dtype (default {d.dtype})")
-    g.add_argument("--threads", type=int, help="torch threads (default: torch's)")
-    g.add_argument(
-        "--activation",
-        choices=ACTIVATIONS,
-        help="between layers (mlp, cnn) or inside the feed-forward (transformer); "
-        f"(default {d.activation})",
-    )
-    g.add_argument("--head", choices=HEADS, help=f"optional output head (default {d.head})")
-    g.add_argument("--atol", type=float, help=f"allclose atol (default {d.atol})")
-    g.add_argument("--rtol", type=float, help=f"allclose rtol (default {d.rtol})")
-    g.add_argument("--topk", type=int, help=f"k for top-k agreement (default {d.topk})")
-    g.add_argument("--input-scale", type=float, help="multiply x by this (default 1)")
-    g.add_argument(
-        "--input-distribution",
-        choices=INPUT_DISTRIBUTIONS,
-        help=f"(default {d.input_distribution})",
-    )
-    g.add_argument(
-        "--min-time",
-        type=float,
-        help=f"measurement budget: seconds of timed forwards per mode (default {d.min_time})",
-    )
-    g.add_argument(
-        "--max-time",
-        type=float,
-        help="seconds per mode a run may go on past --min-time while the speedup's 95%% "
-        "interval is wider than ±5%% (default 4 × --min-time); a sweep point's budget is "
-        "--min-time",
-    )
-    g.add_argument(
-        "--allow-slow",
-        action="store_true",
-        default=None,
-        help="run even if one forward is estimated to take over 10 s (or, with --routes "
-        "compiled, a compile over 120 s)",
-    )
-    g.add_argument(
-        "--routes",
-        type=_route_list,
-        metavar="LIST",
-        help="ways to a lower precision, each timed float32 vs lower and compared with "
-        f"{route_kinds.reference_route()} float32: {', '.join(route_kinds.route_names())} "
-        f"({route_kinds.routes_in_words()})",
-    )
+    specs = field_specs(ExperimentConfig)
+    shared = [n for n, s in specs.items() if s.part in _EXPERIMENT and s.flag is not None]
+    for name in sorted(shared, key=lambda name: name != "model"):  # a stable sort: field order
+        _add_flag(g, name)
+    owners = [name for name, fam in FAMILIES.items() if fam.params]
+    listed = f"{', '.join(owners[:-1])} and {owners[-1]}" if len(owners) > 1 else owners[0]
     fam = parser.add_argument_group(
-        "model families", "flags of --model cnn, transformer and rnn (each family's own)"
+        "model families", f"flags of --model {listed} (each family's own)"
     )
     for field_name, param in family_fields().items():
-        owners = ", ".join(_families_using(field_name))
-        if param.kind == "bool":
-            fam.add_argument(
-                f"--no-{field_name.replace('_', '-')}",
-                dest=field_name,
-                action="store_const",
-                const=False,
-                default=None,
-                help=f"{owners}: {param.help}",
-            )
-            continue
-        kwargs: dict = {"default": None, "help": f"{owners}: {param.help}"}
-        if param.kind == "ints":
-            kwargs["type"] = _int_list(field_name)
-            kwargs["metavar"] = "C0,C1,…"
-        elif param.kind == "choice":
-            kwargs["choices"] = param.choices
-        else:
-            kwargs["type"] = int
-        fam.add_argument(param.flag, **kwargs)
-    add_user_model_arguments(parser)
-
-
-def add_user_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags of `--model SPEC` (the user's own model; core/experiment/families/user/)."""
-    g = parser.add_argument_group(
-        "your own model", "flags of --model SPEC; --seq and --image apply too (docs/models.md)"
-    )
-    g.add_argument(
-        "--model-arg",
-        dest="model_args",
-        action="append",
-        metavar="KEY=VALUE",
-        help="a keyword argument for the factory or config override (repeatable; VALUE reads "
-        "as int, float, true/false, else text), e.g. num_hidden_layers=2",
-    )
-    g.add_argument(
-        "--input-shape",
-        type=_int_list("input_shape"),
-        metavar="C,H,W",
-        help="one sample's shape (--batch adds the batch dimension); default: what the model "
-        "says (its example input, timm's pretrained_cfg, 3,224,224 for torchvision)",
-    )
-    g.add_argument(
-        "--input-kind",
-        choices=INPUT_KINDS,
-        help="float tensors or token ids (default auto: what the model says)",
-    )
-    g.add_argument(
-        "--vocab", type=int, help="token ids are drawn below this (default: the model's)"
-    )
-    g.add_argument(
-        "--layer-depth",
-        type=int,
-        metavar="N",
-        help="layer rows: modules at depth N of the module tree (default: the deepest with ≤ 40 "
-        "rows)",
-    )
+        _add_flag(fam, field_name, f"{', '.join(_families_using(field_name))}: {param.help}")
+    add_part_arguments(parser, "user model")
 
 
 def _flag_name(field_name: str) -> str:
@@ -263,7 +204,7 @@ def check_family_flags(args: argparse.Namespace, model: str) -> None:
             raise UsageError(f"{flag} belongs to your own model (--model SPEC), not {model}")
     if model not in FAMILIES:
         raise UsageError(
-            f"--model {model!r}: not a family ({', '.join(MODELS)}) nor a spec such as hf:bert "
+            f"--model {model!r}: not a family ({', '.join(FAMILIES)}) nor a spec such as hf:bert "
             "or my_model.py:build"
         )
     fam = FAMILIES[model]
@@ -276,55 +217,13 @@ def check_family_flags(args: argparse.Namespace, model: str) -> None:
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
-    """`run`'s real-data flags (defaults None: not given); files are checked when read."""
-    d = ExperimentConfig()
-    g = parser.add_argument_group(
-        "real data", "train on real rows, then compare held-out answers in float32 and autocast"
-    )
-    g.add_argument(
-        "--data",
-        metavar="synthetic|digits|FILE",
-        help="digits: the bundled 8×8 handwritten digits; FILE: a .npz, .safetensors or "
-        "weights-only .pt with arrays x (rows, features… or images) and y (labels 0…classes−1) "
-        "(default synthetic: random inputs, untrained model)",
-    )
-    g.add_argument(
-        "--checkpoint",
-        metavar="FILE",
-        help="a state_dict (.safetensors or weights-only .pt) to evaluate instead of training",
-    )
-    g.add_argument(
-        "--epochs",
-        type=_number(int),
-        help=f"float32 training epochs on the data's training rows (default {d.epochs})",
-    )
+    """`run`'s real-data flags; files are checked when read."""
+    add_part_arguments(parser, "data")
 
 
 def add_training_arguments(parser: argparse.ArgumentParser) -> None:
-    """`run`'s training flags (defaults None, like every config flag); the config checks them."""
-    d = ExperimentConfig()
-    g = parser.add_argument_group("training (--mode train)")
-    g.add_argument(
-        "--mode",
-        help=f"infer: time forwards; train: train a float32 and an autocast copy side by side "
-        f"(default {d.mode})",
-    )
-    g.add_argument("--steps", type=_number(int), help=f"training steps (default {d.steps})")
-    g.add_argument(
-        "--lr",
-        type=_number(float),
-        help=f"learning rate (default {DEFAULT_LR['sgd']:g} for sgd, {DEFAULT_LR['adamw']:g} "
-        "for adamw)",
-    )
-    g.add_argument("--optimizer", help=f"sgd (momentum 0.9) or adamw (default {d.optimizer})")
-    g.add_argument(
-        "--no-scaler",
-        dest="scaler",
-        action="store_const",
-        const=False,
-        default=None,
-        help="float16: train without a GradScaler to see gradients underflow",
-    )
+    """`run`'s training flags; the config checks them."""
+    add_part_arguments(parser, "training")
 
 
 def _number(kind: type[int] | type[float]) -> Callable[[str], int | float]:

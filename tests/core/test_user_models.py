@@ -13,18 +13,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from autocast_explorer.core.experiment.config import (
-    ConfigError,
-    ExperimentConfig,
-    normalise_model_args,
-    parse_value,
-)
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families.user.depth import default_depth, shown_names
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
 from autocast_explorer.core.experiment.families.user.probe import probe
 from autocast_explorer.core.experiment.families.user.spec import parse_spec
 from autocast_explorer.core.experiment.guards import estimate_forward
+from autocast_explorer.core.experiment.model_args import normalise_model_args, parse_value
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.learning.compare import compare_results, training_table

@@ -1,21 +1,46 @@
 """Experiment configuration: one frozen dataclass, validated on construction.
 
 Validation lives here (not in the CLI or the window) so every front end shows the same message,
-naming the field and the rule that was broken. This module must not import torch: the window
-validates input while torch is still loading.
+naming the field and the rule that was broken. Each field is declared once, with its part, help
+sentence and rule (config_fields.py). This module must not import torch: the window validates
+input while torch is still loading.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
-import math
-import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds, route_names
+from autocast_explorer.core.experiment.config_fields import (
+    Rule,
+    Schema,
+    boolean,
+    choice,
+    field_specs,
+    number,
+    part_fields,
+    spec,
+    whole,
+)
+from autocast_explorer.core.experiment.config_rules import (
+    CHANNELS_RULE,
+    CHECKPOINT_RULE,
+    DATA_RULE,
+    INPUT_SHAPE_RULE,
+    MAX_TIME_RULE,
+    MAX_WIDTH,
+    WIDTHS_RULE,
+)
+from autocast_explorer.core.experiment.model_args import MODEL_ARGS_SCHEMA, normalise_model_args
+from autocast_explorer.core.experiment.route_kinds import (
+    reference_route,
+    route_names,
+    routes_help,
+    routes_refusal,
+    routes_schema,
+)
 from autocast_explorer.core.runtime.dtypes import DTYPES
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.runtime.threads import validate_threads
@@ -24,17 +49,9 @@ ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "tanh", "sigmoid", "none")
 HEADS: tuple[str, ...] = ("none", "softmax", "log_softmax")
 INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform")
 MODES: tuple[str, ...] = ("infer", "train")
-#: Where rows come from: random numbers, the bundled digits, or a file (.npz, .safetensors, .pt).
-DATA_SOURCES: tuple[str, ...] = ("synthetic", "digits")
-DATA_SUFFIXES: tuple[str, ...] = (".npz", ".safetensors", ".pt")
-CHECKPOINT_SUFFIXES: tuple[str, ...] = (".safetensors", ".pt")
-#: The fields of real data (written to JSON only when `data` is not synthetic).
-DATA_FIELDS: tuple[str, ...] = ("data", "checkpoint", "epochs")
 #: Epochs of float32 training on real data: the digits reach ≥ 95% held out well before this.
 DEFAULT_EPOCHS = 20
 MAX_EPOCHS = 10_000
-#: The fields only training mode uses (sweeps and placements time forwards and ignore them).
-TRAINING_FIELDS: tuple[str, ...] = ("mode", "steps", "lr", "optimizer", "scaler")
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
 #: The routes a run measures unless asked for more: the reference alone (eager autocast). Every
 #: route, its order and its words are registered in route_kinds.py.
@@ -56,53 +73,25 @@ MAX_TIME_FACTOR = 4.0
 TUTORIAL_WIDTHS: tuple[int, ...] = (256, 256, 256, 10)
 TUTORIAL_BATCH = 128
 
-MAX_LAYERS = 64
-MAX_WIDTH = 1 << 20
 #: Tolerances and scales beyond this are typing slips, not experiments (and overflow float16).
 MAX_TOLERANCE = 1e6
 MAX_MEMORY_BUDGET_MB = float(1 << 30)
+#: The RNN family's recurrent cells.
+CELLS: tuple[str, ...] = ("lstm", "gru")
+#: The longest spec of a user's own model (families/user/spec.py).
+MAX_SPEC_LENGTH = 1000
+#: A family's size (width, heads, steps): a positive whole number, at most 2**20 (a typo guard).
+SIZE = whole(1, ceiling=MAX_WIDTH)
 
-
-#: Model families (core/experiment/families/); "mlp" is the tutorial's model.
-MODELS: tuple[str, ...] = ("mlp", "cnn", "transformer", "rnn")
-#: The fields of a user model (`model` holding a spec such as "hf:bert"; families/user/), in
-#: flag order; a built-in family's document leaves them out.
-USER_MODEL_FIELDS: tuple[str, ...] = (
-    "model_args",
-    "input_shape",
-    "input_kind",
-    "vocab",
-    "input_image",
-    "layer_depth",
-)
 INPUT_KINDS: tuple[str, ...] = ("auto", "float", "tokens")
-MAX_INPUT_DIMS = 6
-MAX_MODEL_ARGS = 64
-#: A `--model-arg` value: typed like Python literals (int, float, bool), a JSON list of those
-#: (`depths=[1,1]`, kept as a tuple), else a string.
-Scalar = bool | int | float | str
-ArgValue = Scalar | tuple[Scalar, ...]
-#: The config fields that belong to some family other than the MLP, in flag order.
-FAMILY_FIELDS: tuple[str, ...] = (
-    "channels",
-    "image",
-    "classes",
-    "d_model",
-    "heads",
-    "seq",
-    "depth",
-    "ff",
-    "fast_path",
-    "cell",
-    "features",
-    "hidden",
-)
 
 
 class FamilyRules(Protocol):
-    """What a config asks of its model's family: which fields are its own, the model in words,
-    and the family's own validation. The families (above this module) install it on import."""
+    """What a config asks of the family registry: the built-in families' names, which fields
+    are a config's own, its model in words, and the family's own validation. The families
+    (above this module) install it on import."""
 
+    def names(self) -> tuple[str, ...]: ...
     def own_fields(self, config: ExperimentConfig) -> set[str]: ...
     def describe(self, config: ExperimentConfig) -> str: ...
     def validate(self, config: ExperimentConfig) -> None: ...
@@ -123,6 +112,11 @@ def family_rules() -> FamilyRules:
     return _installed_rules[0]
 
 
+def built_in_models() -> tuple[str, ...]:
+    """The registered families' names, in menu order (every other `model` is a user's spec)."""
+    return family_rules().names()
+
+
 def parse_widths(text: str, field_name: str = "widths") -> tuple[int, ...]:
     """Parse '256,256,256,10' (spaces allowed) into a tuple; raise ConfigError naming the field."""
     parts = [p.strip() for p in text.replace(";", ",").split(",")]
@@ -140,66 +134,280 @@ def parse_widths(text: str, field_name: str = "widths") -> tuple[int, ...]:
     return tuple(values)
 
 
+# ---- rules that ask the family registry or another module -----------------------------------
+def _threads(threads: Any, config: Any) -> str | None:
+    validate_threads(threads)  # shared with the commands that take threads alone (its words)
+    return None
+
+
+def _model(model: Any, config: Any) -> str | None:
+    if model in built_in_models() or (isinstance(model, str) and ":" in model):
+        return None
+    return (
+        f"{model!r} is not a built-in model ({', '.join(built_in_models())}) nor a spec: use "
+        "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory"
+    )
+
+
+def _model_help() -> str:
+    return (
+        f"a built-in family ({', '.join(built_in_models())}; default mlp, the tutorial's model), "
+        "each with its own parameters, or your own model: hf:TYPE, torchvision:NAME, timm:NAME, "
+        "package.module:factory or path/to/file.py:factory (docs/models.md)"
+    )
+
+
+def _model_schema() -> Schema:
+    return {
+        "anyOf": [
+            {"enum": list(built_in_models())},
+            {"type": "string", "pattern": ":", "maxLength": MAX_SPEC_LENGTH},
+        ]
+    }
+
+
+def _routes_from_text(text: str) -> tuple[str, ...]:
+    """'eager,compiled' → the routes, checked by the config's rules (ConfigError naming them)."""
+    return ExperimentConfig(routes=text).routes  # type: ignore[arg-type]  # the config parses "a,b"
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
     """Everything that defines one plain-vs-autocast measurement.
 
-    `min_time` is the measurement budget: seconds of timed forwards per mode. A run goes on
-    past it until its speedup's interval is within ±5%, for at most `max_time` seconds per
-    mode (None: MAX_TIME_FACTOR × `min_time`).
-    `memory_budget_mb` of None means half of the RAM available when the run starts.
-    `mode` "train" trains a float32 copy and an autocast copy side by side for `steps` steps
-    (`optimizer`, `lr`; `scaler`: a GradScaler for float16) instead of timing forwards.
+    Each field is declared once with `spec(default, part, help, rule)` (config_fields.py):
+    validate(), the JSON Schema, the command line's flags, the part tables and the docs table
+    all read it from there. `min_time` is the measurement budget: seconds of timed forwards per
+    mode; a run goes on past it until its speedup's interval is within ±5%, for at most
+    `max_time` seconds per mode. `mode` "train" trains a float32 copy and an autocast copy side
+    by side for `steps` steps instead of timing forwards.
     """
 
-    widths: tuple[int, ...] = TUTORIAL_WIDTHS
-    batch: int = TUTORIAL_BATCH
-    seed: int = 0
-    dtype: str = "bfloat16"
-    threads: int | None = None
-    activation: str = "relu"
-    head: str = "none"
-    atol: float = 0.05
-    rtol: float = 1e-5
-    topk: int = 5
-    input_scale: float = 1.0
-    input_distribution: str = "normal"
-    min_time: float = 0.5
-    max_time: float | None = None
-    allow_slow: bool = False
-    memory_budget_mb: float | None = None
-    routes: tuple[str, ...] = DEFAULT_ROUTES
-    # ---- model family and its parameters (see core/experiment/families/) ----
-    model: str = "mlp"
-    channels: tuple[int, ...] = (3, 32, 64)
-    image: int = 32
-    classes: int = 10
-    d_model: int = 64
-    heads: int = 4
-    seq: int = 32
-    depth: int = 2
-    ff: int = 256
-    fast_path: bool = True
-    cell: str = "lstm"
-    features: int = 32
-    hidden: int = 64
-    # Real data (core/data/): "synthetic", "digits" or a file; the user's weights; epochs.
-    data: str = "synthetic"
-    checkpoint: str = ""
-    epochs: int = DEFAULT_EPOCHS
+    widths: tuple[int, ...] = spec(
+        TUTORIAL_WIDTHS,
+        "model",
+        "mlp: layer widths: input, hidden…, classes",
+        WIDTHS_RULE,
+        text=parse_widths,
+    )
+    batch: int = spec(
+        TUTORIAL_BATCH, "measurement", "rows per forward", whole(1, noun="an integer")
+    )
+    seed: int = spec(
+        0,
+        "measurement",
+        "torch.manual_seed",
+        whole(0, 2**63 - 1, noun="an integer", span="in 0 … 2**63-1"),
+    )
+    dtype: str = spec("bfloat16", "measurement", "autocast dtype", choice(DTYPES))
+    threads: int | None = spec(
+        None,
+        "measurement",
+        "torch threads",
+        Rule(_threads, {"minimum": 1}),
+        default_words="default: torch's",
+    )
+    activation: str = spec(
+        "relu",
+        "model",
+        "between layers (mlp, cnn) or inside the feed-forward (transformer)",
+        choice(ACTIVATIONS),
+    )
+    head: str = spec("none", "model", "optional output head", choice(HEADS))
+    atol: float = spec(0.05, "measurement", "allclose atol", number(0, ceiling=MAX_TOLERANCE))
+    rtol: float = spec(1e-5, "measurement", "allclose rtol", number(0, ceiling=MAX_TOLERANCE))
+    topk: int = spec(5, "measurement", "k for top-k agreement", whole(1, noun="an integer"))
+    input_scale: float = spec(
+        1.0,
+        "measurement",
+        "multiply x by this",
+        number(1e-6, 1e6, words="must be a number in 1e-6 … 1e6"),
+        default_words="default 1",
+    )
+    input_distribution: str = spec(
+        "normal", "measurement", "what the input is drawn from", choice(INPUT_DISTRIBUTIONS)
+    )
+    min_time: float = spec(
+        0.5,
+        "measurement",
+        "measurement budget: seconds of timed forwards per mode",
+        number(0.001, 600, words="must be a number of seconds in 0.001 … 600"),
+    )
+    max_time: float | None = spec(
+        None,
+        "measurement",
+        "seconds per mode a run may go on past `min_time` while the speedup's 95% interval is "
+        "wider than ±5%; a sweep point's budget is `min_time`",
+        MAX_TIME_RULE,
+        default_words=f"default {MAX_TIME_FACTOR:g} × `min_time`",
+    )
+    allow_slow: bool = spec(
+        False,
+        "measurement",
+        "run even if one forward is estimated to take over 10 s (or, with `routes` compiled, a "
+        "compile over 120 s)",
+        boolean(),
+        default_words="",
+    )
+    memory_budget_mb: float | None = spec(
+        None,
+        "measurement",
+        "memory a run may use, in MB",
+        number(
+            0,
+            ceiling=MAX_MEMORY_BUDGET_MB,
+            above=True,
+            nullable=True,
+            words=f"must be a number > 0 and ≤ {MAX_MEMORY_BUDGET_MB:g}",
+        ),
+        default_words="default: half the RAM available when the run starts",
+        flag=None,
+    )
+    routes: tuple[str, ...] = spec(
+        DEFAULT_ROUTES,
+        "measurement",
+        routes_help,
+        Rule(lambda routes, config: routes_refusal(routes, config.mode), routes_schema),
+        default_words="",
+        metavar="LIST",
+        text=_routes_from_text,
+    )
+    model: str = spec(
+        "mlp",
+        "model",
+        _model_help,
+        Rule(_model, _model_schema),
+        default_words="",
+        metavar="FAMILY|SPEC",
+    )
+    # ---- the families' parameters (each family validates its own; core/experiment/families/)
+    channels: tuple[int, ...] = spec(
+        (3, 32, 64),
+        "family",
+        "input channels, then each stage's output channels",
+        CHANNELS_RULE,
+        metavar="C0,C1,…",
+        text=lambda text: parse_widths(text, "channels"),
+    )
+    image: int = spec(32, "family", "square image side in pixels", whole(2, ceiling=MAX_WIDTH))
+    classes: int = spec(10, "family", "number of classes the Linear classifier outputs", SIZE)
+    d_model: int = spec(64, "family", "token width, divisible by heads", SIZE)
+    heads: int = spec(4, "family", "attention heads", SIZE)
+    seq: int = spec(32, "family", "tokens / time steps per sequence", SIZE)
+    depth: int = spec(2, "family", "stacked layers", SIZE)
+    ff: int = spec(256, "family", "feed-forward width inside each layer", SIZE)
+    fast_path: bool = spec(
+        True,
+        "family",
+        "let torch run its fused encoder kernel (eval + no_grad); off measures the ordinary "
+        "path (train mode, dropout 0)",
+        boolean(),
+        default_words="",
+    )
+    cell: str = spec("lstm", "family", "recurrent cell", choice(CELLS))
+    features: int = spec(32, "family", "input features per time step", SIZE)
+    hidden: int = spec(64, "family", "hidden state width", SIZE)
+    # ---- real data (core/data/): "synthetic", "digits" or a file; the user's weights; epochs
+    data: str = spec(
+        "synthetic",
+        "data",
+        "digits: the bundled 8×8 handwritten digits; FILE: a .npz, .safetensors or weights-only "
+        ".pt with arrays x (rows, features… or images) and y (labels 0…classes−1)",
+        DATA_RULE,
+        default_words="default synthetic: random inputs, untrained model",
+        metavar="synthetic|digits|FILE",
+    )
+    checkpoint: str = spec(
+        "",
+        "data",
+        "a state_dict (.safetensors or weights-only .pt) to evaluate instead of training",
+        CHECKPOINT_RULE,
+        default_words="",
+        metavar="FILE",
+    )
+    epochs: int = spec(
+        DEFAULT_EPOCHS,
+        "data",
+        "float32 training epochs on the data's training rows",
+        whole(1, MAX_EPOCHS, span=f"in 1 … {MAX_EPOCHS:,}"),
+    )
     # ---- a user model (model = a spec, families/user/): its keyword arguments and input ----
-    model_args: tuple[tuple[str, Any], ...] = ()
-    input_shape: tuple[int, ...] | None = None  # per sample; None: what the model says
-    input_kind: str = "auto"  # "float" tensor, "tokens" (ids < vocab), or what the model says
-    vocab: int | None = None  # token ids are drawn below this; None: the model's vocab_size
-    input_image: int | None = None  # square side replacing the input's last two dimensions
-    layer_depth: int | None = None  # rows grouped at this module depth; None: ≤ 40 rows
-    # Training mode (kept together, last).
-    mode: str = "infer"
-    steps: int = 50
-    lr: float = DEFAULT_LR["sgd"]
-    optimizer: str = "sgd"
-    scaler: bool = True
+    model_args: tuple[tuple[str, Any], ...] = spec(
+        (),
+        "user model",
+        "a keyword argument for the factory or config override (repeatable; VALUE reads as "
+        "int, float, true/false, else text), e.g. num_hidden_layers=2",
+        Rule(lambda value, config: None, MODEL_ARGS_SCHEMA),  # checked as __post_init__ reads it
+        default_words="",
+        metavar="KEY=VALUE",
+        flag="--model-arg",
+        repeat=True,
+    )
+    input_shape: tuple[int, ...] | None = spec(
+        None,
+        "user model",
+        "one sample's shape; `batch` adds the batch dimension",
+        INPUT_SHAPE_RULE,
+        default_words="default: what the model says: its example input, timm's pretrained_cfg, "
+        "3,224,224 for torchvision",
+        metavar="C,H,W",
+        text=lambda text: parse_widths(text, "input_shape"),
+    )
+    input_kind: str = spec(
+        "auto",
+        "user model",
+        "float tensors or token ids",
+        choice(INPUT_KINDS),
+        default_words="default auto: what the model says",
+    )
+    vocab: int | None = spec(
+        None,
+        "user model",
+        "token ids are drawn below this",
+        whole(2, ceiling=MAX_WIDTH, nullable=True),
+        default_words="default: the model's",
+    )
+    input_image: int | None = spec(
+        None,
+        "user model",
+        "square side replacing the input's last two dimensions (the image flag)",
+        whole(1, ceiling=MAX_WIDTH, nullable=True),
+        default_words="default: the model's own",
+        flag=None,
+    )
+    layer_depth: int | None = spec(
+        None,
+        "user model",
+        "layer rows: modules at depth N of the module tree",
+        whole(1, ceiling=MAX_WIDTH, nullable=True),
+        default_words="default: the deepest with ≤ 40 rows",
+        metavar="N",
+    )
+    # ---- training mode (kept together, last) ----
+    mode: str = spec(
+        "infer",
+        "training",
+        "infer: time forwards; train: train a float32 and an autocast copy side by side",
+        choice(MODES),
+    )
+    steps: int = spec(
+        50, "training", "training steps", whole(1, MAX_STEPS, span=f"in 1 … {MAX_STEPS:,}")
+    )
+    lr: float = spec(
+        DEFAULT_LR["sgd"],
+        "training",
+        "learning rate",
+        number(0, MAX_LR, above=True, words=f"must be a finite number > 0 and at most {MAX_LR:g}"),
+        default_words=f"default {DEFAULT_LR['sgd']:g} for sgd, {DEFAULT_LR['adamw']:g} for adamw",
+    )
+    optimizer: str = spec("sgd", "training", "sgd (momentum 0.9) or adamw", choice(OPTIMIZERS))
+    scaler: bool = spec(
+        True,
+        "training",
+        "float16 training: scale the loss with a GradScaler (off: see gradients underflow)",
+        boolean(),
+        default_words="",
+    )
 
     def __post_init__(self) -> None:
         channels = self.channels
@@ -278,7 +486,7 @@ class ExperimentConfig:
     @property
     def is_user_model(self) -> bool:
         """Whether `model` is a spec of the user's own model rather than a built-in family."""
-        return self.model not in MODELS
+        return self.model not in built_in_models()
 
     @property
     def title(self) -> str:
@@ -298,263 +506,24 @@ class ExperimentConfig:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    """A finite int or float (not bool, NaN or ±inf: JSON cannot store those)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
+#: The fields of each part, in field order (a built-in family's document leaves out the user
+#: model's; a synthetic run's, the data's; sweeps and placements ignore training's).
+FAMILY_FIELDS: tuple[str, ...] = part_fields(ExperimentConfig, "family")
+USER_MODEL_FIELDS: tuple[str, ...] = part_fields(ExperimentConfig, "user model")
+DATA_FIELDS: tuple[str, ...] = part_fields(ExperimentConfig, "data")
+TRAINING_FIELDS: tuple[str, ...] = part_fields(ExperimentConfig, "training")
 
 
 def validate(config: ExperimentConfig) -> None:
-    """Raise ConfigError for the first broken rule (field name + rule in the message)."""
-    widths = config.widths
-    if len(widths) < 2:
-        raise ConfigError("widths", "needs at least 2 entries (input width and number of classes)")
-    if len(widths) > MAX_LAYERS + 1:
-        raise ConfigError("widths", f"at most {MAX_LAYERS + 1} entries ({MAX_LAYERS} layers)")
-    for i, w in enumerate(widths):
-        if not _is_int(w):
-            raise ConfigError("widths", f"entry {i + 1} ({w!r}) must be a whole number")
-        if w < 1:
-            raise ConfigError("widths", f"entry {i + 1} ({w}) must be a positive integer")
-        if w > MAX_WIDTH:
-            raise ConfigError("widths", f"entry {i + 1} ({w}) must be at most {MAX_WIDTH}")
-    if not _is_int(config.batch) or config.batch < 1:
-        raise ConfigError("batch", f"must be an integer ≥ 1 (got {config.batch!r})")
-    if not _is_int(config.seed) or not 0 <= config.seed < 2**63:
-        raise ConfigError("seed", f"must be an integer in 0 … 2**63-1 (got {config.seed!r})")
-    if config.dtype not in DTYPES:
-        raise ConfigError("dtype", f"must be one of {', '.join(DTYPES)} (got {config.dtype!r})")
-    validate_threads(config.threads)
-    if config.activation not in ACTIVATIONS:
-        raise ConfigError(
-            "activation", f"must be one of {', '.join(ACTIVATIONS)} (got {config.activation!r})"
-        )
-    if config.head not in HEADS:
-        raise ConfigError("head", f"must be one of {', '.join(HEADS)} (got {config.head!r})")
-    for name in ("atol", "rtol"):
-        value = getattr(config, name)
-        if not _is_number(value) or not 0 <= value <= MAX_TOLERANCE:
-            raise ConfigError(name, f"must be a number in 0 … {MAX_TOLERANCE:g} (got {value!r})")
-    if not _is_int(config.topk) or config.topk < 1:
-        raise ConfigError("topk", f"must be an integer ≥ 1 (got {config.topk!r})")
-    if not _is_number(config.input_scale) or not 1e-6 <= config.input_scale <= 1e6:
-        raise ConfigError(
-            "input_scale", f"must be a number in 1e-6 … 1e6 (got {config.input_scale!r})"
-        )
-    if config.input_distribution not in INPUT_DISTRIBUTIONS:
-        raise ConfigError(
-            "input_distribution",
-            f"must be one of {', '.join(INPUT_DISTRIBUTIONS)} (got {config.input_distribution!r})",
-        )
-    if not _is_number(config.min_time) or not 0.001 <= config.min_time <= 600:
-        raise ConfigError(
-            "min_time", f"must be a number of seconds in 0.001 … 600 (got {config.min_time!r})"
-        )
-    most = config.max_time
-    if most is not None and (not _is_number(most) or not config.min_time <= most <= 3600):
-        raise ConfigError(
-            "max_time",
-            f"must be a number of seconds in min_time ({config.min_time:g}) … 3600, or empty "
-            f"(got {most!r})",
-        )
-    if not isinstance(config.allow_slow, bool):
-        raise ConfigError("allow_slow", "must be true or false")
-    budget = config.memory_budget_mb
-    if budget is not None and (not _is_number(budget) or not 0 < budget <= MAX_MEMORY_BUDGET_MB):
-        raise ConfigError(
-            "memory_budget_mb",
-            f"must be a number > 0 and ≤ {MAX_MEMORY_BUDGET_MB:g} (got {budget!r})",
-        )
-    if config.model not in MODELS and not (isinstance(config.model, str) and ":" in config.model):
-        raise ConfigError(
-            "model",
-            f"{config.model!r} is not a built-in model ({', '.join(MODELS)}) nor a spec: use "
-            "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or "
-            "path/to/file.py:factory",
-        )
-    validate_user_input(config)
-    family_rules().validate(config)
-    validate_data(config)
-    validate_training(config)
-    validate_routes(config)
-
-
-def validate_routes(config: ExperimentConfig) -> None:
-    """Known, distinct names, the reference among them (every route is compared with its
-    float32 output); in training mode only routes that train."""
-    routes, known, reference = config.routes, route_names(), reference_route()
-    if not isinstance(routes, tuple) or not routes:
-        raise ConfigError("routes", f"must be a list of {', '.join(known)}")
-    for name in routes:
-        if name not in known:
-            raise ConfigError("routes", f"must be some of {', '.join(known)} (got {name!r})")
-    if len(set(routes)) != len(routes):
-        raise ConfigError("routes", f"each route at most once (got {', '.join(routes)})")
-    if reference not in routes:
-        raise ConfigError(
-            "routes", f"must include {reference}: every route is compared with {reference} float32"
-        )
-    trained = [kind for kind in route_kinds() if kind.trains]
-    if config.mode == "train" and not set(routes) <= {kind.name for kind in trained}:
-        words = " and ".join(f"{kind.name} {kind.label}" for kind in trained)
-        raise ConfigError("routes", f"training mode measures {words} only")
-
-
-def _suffix(path: str) -> str:
-    return os.path.splitext(path)[1].lower()
-
-
-def validate_data(config: ExperimentConfig) -> None:
-    """The data fields' rules that need no file read (the files are checked when read)."""
-    data, checkpoint = config.data, config.checkpoint
-    if not isinstance(data, str) or (
-        data not in DATA_SOURCES and _suffix(data) not in DATA_SUFFIXES
-    ):
-        raise ConfigError(
-            "data",
-            f"must be synthetic, digits or a {', '.join(DATA_SUFFIXES)} file (got {data!r})",
-        )
-    if data != "synthetic" and config.model not in ("mlp", "cnn") and not config.is_user_model:
-        raise ConfigError(
-            "data",
-            f"real data needs model mlp, cnn or your own (the {config.model} family takes no rows)",
-        )
-    if not isinstance(checkpoint, str) or (
-        checkpoint and _suffix(checkpoint) not in CHECKPOINT_SUFFIXES
-    ):
-        raise ConfigError(
-            "checkpoint",
-            f"must be a {' or '.join(CHECKPOINT_SUFFIXES)} file of weights (got {checkpoint!r})",
-        )
-    if checkpoint and data == "synthetic":
-        raise ConfigError("checkpoint", "needs real data to evaluate on (digits or a file)")
-    if not _is_int(config.epochs) or not 1 <= config.epochs <= MAX_EPOCHS:
-        raise ConfigError(
-            "epochs", f"must be a whole number in 1 … {MAX_EPOCHS:,} (got {config.epochs!r})"
-        )
-
-
-def validate_user_input(config: ExperimentConfig) -> None:
-    """The user-model fields' rules (an unset field is None: the model says)."""
-    shape = config.input_shape
-    if shape is not None:
-        if not isinstance(shape, tuple) or not 1 <= len(shape) <= MAX_INPUT_DIMS:
-            raise ConfigError(
-                "input_shape", f"must be 1 … {MAX_INPUT_DIMS} sizes per sample, e.g. 3,224,224"
-            )
-        for size in shape:
-            if not _is_int(size) or not 1 <= size <= MAX_WIDTH:
-                raise ConfigError(
-                    "input_shape", f"{size!r} must be a whole number in 1 … {MAX_WIDTH}"
-                )
-    if config.input_kind not in INPUT_KINDS:
-        raise ConfigError(
-            "input_kind", f"must be one of {', '.join(INPUT_KINDS)} (got {config.input_kind!r})"
-        )
-    for name, low in (("vocab", 2), ("input_image", 1), ("layer_depth", 1)):
-        value = getattr(config, name)
-        if value is not None and (not _is_int(value) or not low <= value <= MAX_WIDTH):
-            raise ConfigError(
-                name, f"must be a whole number in {low} … {MAX_WIDTH} (got {value!r})"
-            )
-
-
-def parse_value(text: str) -> ArgValue:
-    """'2' → 2, '0.5' → 0.5, 'true'/'false' → bool, '[1,2]' → (1, 2), else the string."""
-    if text.strip().startswith("["):
-        try:
-            items = json.loads(text)
-        except ValueError:
-            raise ConfigError("model_args", f"{text!r} is not a JSON list") from None
-        if not isinstance(items, list):
-            raise ConfigError("model_args", f"{text!r} is not a JSON list")
-        return tuple(_scalar("list item", item) for item in items)
-    lowered = text.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        try:
-            value = kind(text)
-        except ValueError:
+    """Raise ConfigError for the first broken rule (field name + rule in the message): every
+    field's own rule in field order, then the family's (it checks its own parameters)."""
+    for name, field_spec in field_specs(ExperimentConfig).items():
+        if field_spec.part == "family" or field_spec.rule is None:
             continue
-        if kind is float and (value != value or abs(value) == float("inf")):
-            break
-        return value
-    return text
-
-
-def _scalar(key: str, value: Any) -> Scalar:
-    if not isinstance(value, bool | int | float | str) or (
-        isinstance(value, float) and (value != value or abs(value) == float("inf"))
-    ):
-        raise ConfigError(
-            "model_args", f"{key}: {value!r} must be a number, true/false, a string or a list"
-        )
-    return value
-
-
-def parse_model_arg(text: str) -> tuple[str, ArgValue]:
-    """'num_hidden_layers=2' → ('num_hidden_layers', 2); ConfigError for anything else."""
-    key, sep, value = text.partition("=")
-    key = key.strip()
-    if not sep or not key.isidentifier():
-        raise ConfigError("model_args", f"{text!r} is not KEY=VALUE with KEY a Python name")
-    return key, parse_value(value.strip())
-
-
-def normalise_model_args(value: Any) -> tuple[tuple[str, ArgValue], ...]:
-    """A dict, a list of pairs or of 'KEY=VALUE' strings → sorted (key, value) pairs."""
-    if value is None:
-        return ()
-    if isinstance(value, dict):
-        items = list(value.items())
-    elif isinstance(value, list | tuple):
-        items = [parse_model_arg(v) if isinstance(v, str) else tuple(v) for v in value]
-    else:
-        raise ConfigError("model_args", "must be an object of keyword arguments")
-    if len(items) > MAX_MODEL_ARGS:
-        raise ConfigError("model_args", f"at most {MAX_MODEL_ARGS} arguments")
-    out: dict[str, ArgValue] = {}
-    for item in items:
-        if len(item) != 2:
-            raise ConfigError("model_args", f"{item!r} is not a (key, value) pair")
-        key, val = item
-        if not isinstance(key, str) or not key.isidentifier():
-            raise ConfigError("model_args", f"{key!r} is not a Python name")
-        if isinstance(val, list | tuple):
-            out[key] = tuple(_scalar(key, v) for v in val)
-        else:
-            out[key] = _scalar(key, val)
-    return tuple(sorted(out.items()))
-
-
-def validate_training(config: ExperimentConfig) -> None:
-    """The training fields' rules (checked in every mode, so a saved config is always valid)."""
-    if config.mode not in MODES:
-        raise ConfigError("mode", f"must be one of {', '.join(MODES)} (got {config.mode!r})")
-    if not _is_int(config.steps) or not 1 <= config.steps <= MAX_STEPS:
-        raise ConfigError(
-            "steps", f"must be a whole number in 1 … {MAX_STEPS:,} (got {config.steps!r})"
-        )
-    lr = config.lr
-    if not _is_number(lr) or not 0 < lr <= MAX_LR:
-        raise ConfigError(
-            "lr", f"must be a finite number > 0 and at most {MAX_LR:g} (got {config.lr!r})"
-        )
-    if config.optimizer not in OPTIMIZERS:
-        raise ConfigError(
-            "optimizer", f"must be one of {', '.join(OPTIMIZERS)} (got {config.optimizer!r})"
-        )
-    if not isinstance(config.scaler, bool):
-        raise ConfigError("scaler", "must be true or false")
+        refusal = field_spec.rule.refuse(getattr(config, name), config)
+        if refusal is not None:
+            raise ConfigError(name, refusal)
+    family_rules().validate(config)
 
 
 def parameter_count(widths: tuple[int, ...]) -> int:

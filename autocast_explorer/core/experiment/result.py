@@ -56,7 +56,7 @@ from autocast_explorer.core.experiment.certainty import (
     judge,
     speedup_figure,
 )
-from autocast_explorer.core.experiment.config import MODELS, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.info import ModelInfo, ModelInfoPart
@@ -111,7 +111,7 @@ def _config(value: Any) -> Any:
     except (ConfigError, TypeError) as exc:
         raise refuse(clean_text(str(exc))) from None
     # A measurement names its model: a default filled in would show a model never measured.
-    if config.model in MODELS and config.model != "mlp":
+    if not config.is_user_model and config.model != "mlp":
         for param in family(config).params:
             if param.name not in value:
                 raise refuse(f"{param.name}: missing (a {config.model} result names it)")

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,44 @@ def routes_in_words() -> str:
         f"{'default ' if kind.name == reference else ''}{kind.name}: {kind.help}"
         for kind in _KINDS.values()
     )
+
+
+def routes_refusal(routes: Any, mode: str) -> str | None:
+    """The config's `routes` rule: known, distinct names, the reference among them (every
+    route is compared with its float32 output); in training mode only routes that train."""
+    known, reference = route_names(), reference_route()
+    if not isinstance(routes, tuple) or not routes:
+        return f"must be a list of {', '.join(known)}"
+    for name in routes:
+        if name not in known:
+            return f"must be some of {', '.join(known)} (got {name!r})"
+    if len(set(routes)) != len(routes):
+        return f"each route at most once (got {', '.join(routes)})"
+    if reference not in routes:
+        return f"must include {reference}: every route is compared with {reference} float32"
+    trained = [kind for kind in route_kinds() if kind.trains]
+    if mode == "train" and not set(routes) <= {kind.name for kind in trained}:
+        words = " and ".join(f"{kind.name} {kind.label}" for kind in trained)
+        return f"training mode measures {words} only"
+    return None
+
+
+def routes_help() -> str:
+    """The `routes` field's help sentence (--routes, the schema, the docs)."""
+    return (
+        "ways to a lower precision, each timed float32 vs lower and compared with "
+        f"{reference_route()} float32: {', '.join(route_names())} ({routes_in_words()})"
+    )
+
+
+def routes_schema() -> dict[str, Any]:
+    """The `routes` field's JSON Schema, from the registry as it is when the schema is made."""
+    return {
+        "type": "array",
+        "items": {"enum": list(route_names())},
+        "minItems": 1,
+        "uniqueItems": True,
+    }
 
 
 def route_label(name: str) -> str:

@@ -1,7 +1,10 @@
 """Model families: the registry the engine, guards, sweeps and front ends ask.
 
 `family(config)` is the family of a config; FAMILIES lists them in the order menus show them.
-Adding a family is one module (its torch-only construction in construct/) and one line here.
+Adding a family is one module (its torch-only construction in construct/) and one line here;
+everything that lists families (the config's `model` rule and schema, --model's help, the
+window's selector, the reproduce script) reads FAMILIES. `register_family` adds one later (a
+test's fake family).
 """
 
 from __future__ import annotations
@@ -19,6 +22,17 @@ FAMILIES: dict[str, Family] = {
 }
 #: The user's own model: every `model` that is a spec (hf:bert, my_model.py:build).
 USER = UserFamily()
+
+
+def register_family(fam: Family) -> None:
+    """Add a family after the built-in ones (its params must be config fields of the family
+    part); ValueError for a name already taken."""
+    if fam.name in FAMILIES or ":" in fam.name:
+        raise ValueError(f"a family needs a new name without ':' (got {fam.name!r})")
+    for param in fam.params:
+        if param.spec.part != "family":
+            raise ValueError(f"{fam.name}: {param.name} is not a config field of the family part")
+    FAMILIES[fam.name] = fam
 
 
 def get_family(name: str) -> Family:
@@ -43,6 +57,9 @@ def family_fields() -> dict[str, FamilyParam]:
 class _ConfigRules:
     """The family rules the config asks for (it sits below the families and cannot import them)."""
 
+    def names(self) -> tuple[str, ...]:
+        return tuple(FAMILIES)
+
     def own_fields(self, config: ExperimentConfig) -> set[str]:
         return {p.name for p in family(config).params}
 
@@ -64,4 +81,5 @@ __all__ = [
     "family",
     "family_fields",
     "get_family",
+    "register_family",
 ]

@@ -7,11 +7,13 @@ refuse before torch is loaded; it builds the model and input with torch only whe
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_fields import FieldSpec, field_specs
 from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -23,13 +25,45 @@ OPTIONAL_COMMON = ("widths", "activation", "head")
 
 @dataclass(frozen=True)
 class FamilyParam:
-    """One parameter of a family: its config field, its flag and what it means."""
+    """One parameter of a family: a config field of the "family" part (its type, default and
+    rule are the field's) and what it means in this family ('' → the field's own sentence)."""
 
     name: str
-    help: str
-    kind: str = "int"  # "int", "ints" (a comma list), "choice" or "bool"
-    choices: tuple[str, ...] = ()
-    minimum: int = 1
+    meaning: str = ""
+
+    @property
+    def spec(self) -> FieldSpec:
+        """The config field's definition (KeyError: a family's parameter must be a field)."""
+        return field_specs(ExperimentConfig)[self.name]
+
+    @property
+    def default(self) -> Any:
+        return _DEFAULTS[self.name]
+
+    @property
+    def help(self) -> str:
+        """What the flag and the window's tooltip say: the meaning and the default."""
+        spec = self.spec
+        return dataclasses.replace(spec, help=self.meaning or spec.help).described(self.default)
+
+    @property
+    def kind(self) -> str:
+        """How it is typed: "int", "ints" (a comma list), "choice" or "bool"."""
+        if isinstance(self.default, bool):
+            return "bool"
+        if isinstance(self.default, tuple):
+            return "ints"
+        return "choice" if self.choices else "int"
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        rule = self.spec.rule
+        return tuple(rule.bounds().get("enum", ())) if rule else ()
+
+    @property
+    def minimum(self) -> int:
+        rule = self.spec.rule
+        return int(rule.bounds().get("minimum", 1)) if rule else 1
 
     @property
     def flag(self) -> str:
@@ -85,22 +119,13 @@ class Family:
 
     # ---- torch-free -----------------------------------------------------------------------
     def validate(self, config: ExperimentConfig) -> None:
-        """Raise ConfigError naming the field for the first broken rule of this family."""
+        """Raise ConfigError naming the field for the first broken rule of this family: each
+        parameter's own rule (the config field's), then what a family adds across fields."""
         for param in self.params:
-            value = getattr(config, param.name)
-            if param.kind == "int" and (
-                not _is_int(value) or value < param.minimum or value > 1 << 20
-            ):
-                raise ConfigError(
-                    param.name,
-                    f"must be a whole number in {param.minimum} … {1 << 20} (got {value!r})",
-                )
-            if param.kind == "choice" and value not in param.choices:
-                raise ConfigError(
-                    param.name, f"must be one of {', '.join(param.choices)} (got {value!r})"
-                )
-            if param.kind == "bool" and not isinstance(value, bool):
-                raise ConfigError(param.name, "must be true or false")
+            rule = param.spec.rule
+            refusal = rule.refuse(getattr(config, param.name), config) if rule else None
+            if refusal is not None:
+                raise ConfigError(param.name, refusal)
 
     def describe(self, config: ExperimentConfig) -> str:
         """A short line naming the model, e.g. 'CNN 3→32→64 · image 32 · 10 classes'."""
@@ -151,5 +176,5 @@ class Family:
         return self.construction().input(config.to_dict())
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+#: Every config field's default (a parameter's default is its field's).
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(ExperimentConfig)}

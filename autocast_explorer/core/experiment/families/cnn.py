@@ -17,8 +17,6 @@ from autocast_explorer.core.experiment.families.base import (
 )
 from autocast_explorer.core.runtime.errors import ConfigError
 
-MAX_STAGES = 16
-
 
 def stage_sides(config: ExperimentConfig) -> list[int]:
     """The square side each stage's convolution sees (halved by every pooling)."""
@@ -34,33 +32,15 @@ class CnnFamily(Family):
     name = "cnn"
     title = "CNN"
     params = (
-        FamilyParam(
-            "channels",
-            "input channels, then each stage's output channels (default 3,32,64)",
-            kind="ints",
-        ),
-        FamilyParam("image", "square image side in pixels (default 32)", minimum=2),
-        FamilyParam("classes", "number of classes the Linear classifier outputs (default 10)"),
+        FamilyParam("channels"),
+        FamilyParam("image"),
+        FamilyParam("classes"),
     )
     sweep_params = ("channels", "image")
 
     def validate(self, config: ExperimentConfig) -> None:
         super().validate(config)
-        channels = config.channels
-        if len(channels) < 2:
-            raise ConfigError(
-                "channels",
-                "needs the input channels and at least one stage's channels, e.g. 3,32,64 "
-                f"(got {len(channels)} entry)",
-            )
-        if len(channels) > MAX_STAGES + 1:
-            raise ConfigError("channels", f"at most {MAX_STAGES + 1} entries ({MAX_STAGES} stages)")
-        for i, c in enumerate(channels):
-            if not isinstance(c, int) or isinstance(c, bool) or not 1 <= c <= 1 << 16:
-                raise ConfigError(
-                    "channels", f"entry {i + 1} ({c!r}) must be a whole number in 1 … {1 << 16}"
-                )
-        stages = len(channels) - 1
+        stages = len(config.channels) - 1
         if config.image < 2**stages:
             raise ConfigError(
                 "image",

@@ -14,7 +14,6 @@ from autocast_explorer.core.experiment.families.base import (
     Gemm,
 )
 
-CELLS: tuple[str, ...] = ("lstm", "gru")
 GATES = {"lstm": 4, "gru": 3}
 
 
@@ -22,14 +21,12 @@ class RnnFamily(Family):
     name = "rnn"
     title = "RNN"
     params = (
-        FamilyParam(
-            "cell", "recurrent cell: lstm or gru (default lstm)", kind="choice", choices=CELLS
-        ),
-        FamilyParam("features", "input features per time step (default 32)"),
-        FamilyParam("hidden", "hidden state width (default 64)"),
-        FamilyParam("seq", "time steps per sequence (default 32)"),
-        FamilyParam("depth", "stacked recurrent layers (default 2)"),
-        FamilyParam("classes", "number of classes the Linear classifier outputs (default 10)"),
+        FamilyParam("cell", "recurrent cell: lstm or gru"),
+        FamilyParam("features"),
+        FamilyParam("hidden"),
+        FamilyParam("seq", "time steps per sequence"),
+        FamilyParam("depth", "stacked recurrent layers"),
+        FamilyParam("classes"),
     )
     uses = frozenset({"head"})
     sweep_params = ("seq", "hidden")

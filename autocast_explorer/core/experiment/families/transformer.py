@@ -25,18 +25,13 @@ class TransformerFamily(Family):
     name = "transformer"
     title = "Transformer"
     params = (
-        FamilyParam("d_model", "token width (default 64; divisible by --heads)"),
-        FamilyParam("heads", "attention heads (default 4)"),
-        FamilyParam("seq", "tokens per sequence (default 32)"),
-        FamilyParam("depth", "encoder layers (default 2)"),
-        FamilyParam("ff", "feed-forward width inside each layer (default 256)"),
-        FamilyParam("classes", "number of classes the Linear classifier outputs (default 10)"),
-        FamilyParam(
-            "fast_path",
-            "let torch run its fused encoder kernel (eval + no_grad); off measures the "
-            "ordinary path (train mode, dropout 0)",
-            kind="bool",
-        ),
+        FamilyParam("d_model"),
+        FamilyParam("heads"),
+        FamilyParam("seq", "tokens per sequence"),
+        FamilyParam("depth", "encoder layers"),
+        FamilyParam("ff"),
+        FamilyParam("classes"),
+        FamilyParam("fast_path"),
     )
     sweep_params = ("seq", "d_model")
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import MAX_LAYERS, MAX_WIDTH
+from autocast_explorer.core.experiment.config_rules import MAX_LAYERS, MAX_WIDTH
 from autocast_explorer.gui.shell.tables import cell
 
 

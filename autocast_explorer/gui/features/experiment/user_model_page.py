@@ -23,13 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import (
-    ConfigError,
-    ExperimentConfig,
-    normalise_model_args,
-    parse_model_arg,
-    parse_widths,
-)
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig, parse_widths
+from autocast_explorer.core.experiment.model_args import normalise_model_args, parse_model_arg
 from autocast_explorer.gui.shell import style
 
 SPEC_TIP = (

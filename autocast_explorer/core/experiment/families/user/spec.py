@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from autocast_explorer.core.experiment.config import MAX_SPEC_LENGTH
 from autocast_explorer.core.runtime.errors import ConfigError
 
 LIBRARIES: tuple[str, ...] = ("hf", "torchvision", "timm")
@@ -19,7 +20,6 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 #: Model files that hold pickled code, refused (docs/models.md, "Trust").
 _SERIALISED = (".pt2", ".pt", ".pth", ".jit", ".ts", ".bin", ".pkl", ".ckpt", ".safetensors")
-MAX_SPEC_LENGTH = 1000
 
 
 @dataclass(frozen=True)
