@@ -406,7 +406,14 @@ def _autocast_as_called(inputs: list[torch.Tensor]) -> Iterator[None]:
     its matrix products would meet a bfloat16 input and float32 weights and raise, or run in
     float32 where the untraced forward ran them in bfloat16. Autocast's ops are not changed:
     their inputs are already cast, and casting again casts nothing.
+
+    Only without grad (no_grad, inference_mode): only there does an op arrive whole. With grad,
+    composite ops arrive decomposed, and re-running an op under autocast there changed what
+    autograd had saved for backward (a BERT training step's bmm met float32 and bfloat16).
     """
+    if torch.is_grad_enabled():
+        yield
+        return
     devices = {t.device.type for t in inputs if torch.amp.is_autocast_available(t.device.type)}
     with torch.overrides.enable_reentrant_dispatch():  # the dispatch state the op was called in
         devices = {device for device in devices if torch.is_autocast_enabled(device)}
