@@ -24,12 +24,12 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import (
-    ConfigError,
     ExperimentConfig,
     normalise_model_args,
     parse_model_arg,
     parse_widths,
 )
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.shell import style
 
 SPEC_TIP = (
@@ -202,7 +202,7 @@ class UserModelPage(QWidget):
         }
 
     def set_config(self, config: ExperimentConfig) -> None:
-        widgets = [self.modelSpecEdit, self.modelArgsEdit, self.inputShapeEdit]
+        widgets: list[QWidget] = [self.modelSpecEdit, self.modelArgsEdit, self.inputShapeEdit]
         widgets += [self.inputImageSpin, self.userSeqSpin, self.layerDepthSpin]
         blocked = [w.blockSignals(True) for w in widgets]
         try:
