@@ -226,10 +226,13 @@ class AppContext(QObject):
         title: str,
         chart: Callable[[], pg.PlotWidget],
         enabled_when: Callable[[], bool] | None = None,
+        *,
+        new_section: bool = False,
     ) -> QAction:
-        """File › Export chart › `title`: one export flow (dialog, PNG/SVG, atomic write)."""
+        """File › Export chart › `title`: one export flow (dialog, PNG/SVG, atomic write);
+        `new_section`: a separator first (a feature's group of charts)."""
         self._charts[key] = chart
-        return self._window.add_chart_export(key, title, enabled_when)
+        return self._window.add_chart_export(key, title, enabled_when, new_section=new_section)
 
     def export_actions(self) -> dict[str, QAction]:
         """Every File › Export chart entry, by chart key."""
