@@ -21,7 +21,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     import pyqtgraph as pg
@@ -160,7 +161,7 @@ class AppContext(QObject):
         """Tell everyone a sweep finished (the hardware verdict uses it)."""
         self.sweepFinished.emit(result)
 
-    def after_first_paint(self, job: Callable[[], None]) -> None:
+    def after_first_paint(self, job: Callable[[], object]) -> None:
         """Run `job` once the window has painted (slow work the first picture can do without,
         e.g. reading files), or now when the window is built all at once."""
         self._window.after_first_paint(job)
@@ -225,10 +226,13 @@ class AppContext(QObject):
         title: str,
         chart: Callable[[], pg.PlotWidget],
         enabled_when: Callable[[], bool] | None = None,
+        *,
+        new_section: bool = False,
     ) -> QAction:
-        """File › Export chart › `title`: one export flow (dialog, PNG/SVG, atomic write)."""
+        """File › Export chart › `title`: one export flow (dialog, PNG/SVG, atomic write);
+        `new_section`: a separator first (a feature's group of charts)."""
         self._charts[key] = chart
-        return self._window.add_chart_export(key, title, enabled_when)
+        return self._window.add_chart_export(key, title, enabled_when, new_section=new_section)
 
     def export_actions(self) -> dict[str, QAction]:
         """Every File › Export chart entry, by chart key."""

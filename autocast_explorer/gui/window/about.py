@@ -79,3 +79,13 @@ class AboutDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         layout.addWidget(buttons)
+
+
+def show_about(env: Environment | None, parent: QWidget, shown: QWidget | None) -> AboutDialog:
+    """A fresh About dialog (the one `shown` before is closed: the engine may be loaded now)."""
+    if shown is not None:
+        shown.close()
+        shown.deleteLater()
+    dialog = AboutDialog(env, parent)
+    dialog.show()
+    return dialog

@@ -26,7 +26,8 @@ from PySide6.QtWidgets import QLabel, QMenu, QStatusBar
 from autocast_explorer.core.documents.reader import DocumentFormatError, parse_json
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.runtime.errors import ConfigError
-from autocast_explorer.gui.features.presentation.mode import PresentationState
+from autocast_explorer.gui.features.lessons.panel import LessonsPanel
+from autocast_explorer.gui.features.presentation.mode import Presentation, PresentationState
 from autocast_explorer.gui.shell.actions import set_tip
 from autocast_explorer.gui.shell.experiment_state import ExperimentState
 
@@ -35,9 +36,14 @@ class RememberedWindow(Protocol):
     """What the keeper needs of the window that installs it (typed here, so this module does
     not import the window back)."""
 
-    presentation: Any
     settingsKeeper: SettingsKeeper
-    experiment_state: ExperimentState
+
+    @property
+    def presentation(self) -> Presentation: ...
+    @property
+    def lessonsPanel(self) -> LessonsPanel: ...
+    @property
+    def experiment_state(self) -> ExperimentState: ...
 
     @property
     def messageBanner(self) -> QLabel: ...  # read only: a QLabel subclass also qualifies
@@ -223,10 +229,9 @@ class SettingsKeeper(QObject):
         )
         if state:
             w.presentation.set_state(PresentationState(**state))
-        lessons = getattr(w, "lessonsPanel", None)
-        if lessons is not None:
-            last = len(lessons.steps()) - 1
-            read(LESSON_KEY, lambda raw: parse_int(raw, "lesson step", 0, last), lessons.go_to)
+        lessons = w.lessonsPanel
+        last = len(lessons.steps()) - 1
+        read(LESSON_KEY, lambda raw: parse_int(raw, "lesson step", 0, last), lessons.go_to)
         self._report(problems)
         return problems
 
@@ -266,9 +271,7 @@ class SettingsKeeper(QObject):
         store.setValue(SCALE_KEY, f"{state.font_scale:g}")
         store.setValue(THEME_KEY, state.theme)
         store.setValue(HIDDEN_KEY, "true" if state.controls_hidden else "false")
-        lessons = getattr(w, "lessonsPanel", None)
-        if lessons is not None:
-            store.setValue(LESSON_KEY, str(lessons.step_index()))
+        store.setValue(LESSON_KEY, str(w.lessonsPanel.step_index()))
         store.sync()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -290,9 +293,7 @@ class SettingsKeeper(QObject):
         w.resize(1280, 800)
         w.presentation.set_state(PresentationState())
         w.set_config(ExperimentConfig())
-        lessons = getattr(w, "lessonsPanel", None)
-        if lessons is not None:
-            lessons.go_to(0)
+        w.lessonsPanel.go_to(0)
         w.messageBanner.hide()
         w.statusBar().showMessage("Settings reset to defaults.", 5000)
 

@@ -17,7 +17,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.shell.experiment_state import ExperimentState
 
 

@@ -35,7 +35,6 @@ from autocast_explorer.core.experiment.config import (
     ACTIVATIONS,
     DEFAULT_LR,
     DEFAULT_ROUTES,
-    DTYPES,
     HEADS,
     INPUT_DISTRIBUTIONS,
     MAX_EPOCHS,
@@ -48,6 +47,7 @@ from autocast_explorer.core.experiment.config import (
 )
 from autocast_explorer.core.experiment.families import FAMILIES, USER
 from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds
+from autocast_explorer.core.runtime.dtypes import DTYPES
 from autocast_explorer.gui.features.experiment.bindings import (
     Binding,
     ConfigBindings,

@@ -115,11 +115,13 @@ class FamilyControls(QObject):
 
     def _input(self, family: str, param: FamilyParam) -> QWidget:
         tip = param.help[:1].upper() + param.help[1:] + "."
+        widget: QWidget
         if param.kind == "ints":
-            widget: QWidget = QLineEdit()
-            widget.setObjectName(widget_name(family, param.name) + "Edit")
-            widget.setPlaceholderText("e.g. 3,32,64")
-            widget.textChanged.connect(self._emit_changed)
+            edit = QLineEdit()
+            edit.setObjectName(widget_name(family, param.name) + "Edit")
+            edit.setPlaceholderText("e.g. 3,32,64")
+            edit.textChanged.connect(self._emit_changed)
+            widget = edit
         elif param.kind == "choice":
             widget = QComboBox()
             widget.setObjectName(widget_name(family, param.name) + "Combo")
@@ -155,7 +157,9 @@ class FamilyControls(QObject):
         for i in range(self.pages.count()):
             current = i == self.pages.currentIndex()
             policy = QSizePolicy.Policy.Preferred if current else QSizePolicy.Policy.Ignored
-            self.pages.widget(i).setSizePolicy(policy, policy)
+            page = self.pages.widget(i)
+            if page is not None:
+                page.setSizePolicy(policy, policy)
         user = self.modelCombo.currentData() == USER_ITEM
         self.pages.setVisible(user or bool(FAMILIES[self.model()].params))
         self.pages.adjustSize()

@@ -9,7 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
-from autocast_explorer.core.experiment.config import FAMILY_FIELDS, ConfigError
+from autocast_explorer.core.experiment.config import FAMILY_FIELDS
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.shell import style
 
 #: Guard errors (core.guards) name these pseudo-fields; they are shown under batch.

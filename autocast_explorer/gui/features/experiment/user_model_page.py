@@ -23,8 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig, parse_widths
+from autocast_explorer.core.experiment.config import ExperimentConfig, parse_widths
 from autocast_explorer.core.experiment.model_args import normalise_model_args, parse_model_arg
+from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.shell import style
 
 SPEC_TIP = (
@@ -197,7 +198,7 @@ class UserModelPage(QWidget):
         }
 
     def set_config(self, config: ExperimentConfig) -> None:
-        widgets = [self.modelSpecEdit, self.modelArgsEdit, self.inputShapeEdit]
+        widgets: list[QWidget] = [self.modelSpecEdit, self.modelArgsEdit, self.inputShapeEdit]
         widgets += [self.inputImageSpin, self.userSeqSpin, self.layerDepthSpin]
         blocked = [w.blockSignals(True) for w in widgets]
         try:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from autocast_explorer.gui.features.sweeps.tab import SweepsTab
 from autocast_explorer.gui.shell.context import AppContext
@@ -57,11 +57,12 @@ class SweepsHandle(QObject):
             tip="One row per point of the last finished sweep",
             enabled_when=has_sweep,
         )
-        export_menu = ctx.menu("&File").findChild(QMenu, "exportMenu")
-        if export_menu is not None:
-            export_menu.addSeparator()
         ctx.add_chart_export(
-            "sweep_latency", "&Sweep latency chart…", lambda: tab.latencyPlot, has_sweep
+            "sweep_latency",
+            "&Sweep latency chart…",
+            lambda: tab.latencyPlot,
+            has_sweep,
+            new_section=True,
         )
         ctx.add_chart_export(
             "speedup",
