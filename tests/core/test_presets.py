@@ -238,6 +238,7 @@ def test_cli_resources_dir_is_the_core_one():
     assert (resources_dir() / "presets" / "tutorial.json").is_file()
 
 
+@pytest.mark.process
 def test_presets_and_lessons_import_without_torch():
     code = (
         "import sys\n"
