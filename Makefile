@@ -24,10 +24,12 @@ test: $(STAMP)
 	$(BIN)/mypy
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
-# While editing: the suite less what needs a wheel build, torch.compile or over 5 s per test
-# (the `install`, `compile` and `slow` markers in pyproject.toml); `make test` runs everything.
+# While editing: the suite less what needs a wheel build, torch.compile, over 5 s per test, a
+# fresh Python or the kit's window (the `install`, `compile`, `slow`, `process` and `window`
+# markers in pyproject.toml): about a quarter of the suite's CPU time. `make test` runs everything.
+FAST := not install and not compile and not slow and not process and not window
 test-fast: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not install and not compile and not slow"
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "$(FAST)"
 
 # The suite as an AVX2-only host runs it, on a native-bf16 machine (docs/measurement.md,
 # "CPU capabilities and running as another CPU kind" says what this does and does not emulate).

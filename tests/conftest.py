@@ -11,6 +11,9 @@ The suite also uses the tester's kit the way a tester's project does. Installed,
 registers `autocast_explorer.testing` through its `pytest11` entry point; a source checkout that
 was never installed has none, so it is named here too. Both register it under the same name, so
 it is loaded once either way.
+
+A test that asks for the kit's window (`explorer`, or `window` built on it) is marked `window`
+here, so `make test-fast` can leave the ~200 window tests to `make test`.
 """
 
 from __future__ import annotations
@@ -99,6 +102,16 @@ def documents_match_their_schemas() -> Iterator[None]:
     for cls, to_json in _ORIGINALS.items():
         cls.to_json = to_json
     _ORIGINALS.clear()
+
+
+#: Fixtures that build the kit's MainWindow (about 1 s of CPU per test).
+WINDOW_FIXTURES = frozenset({"explorer", "window"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if WINDOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.window)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -104,6 +104,7 @@ def test_a_read_only_mount_is_refused_before_measuring(tmp_path, monkeypatch, ca
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.process
 def test_out_of_memory_is_one_line_naming_the_guard_estimate(tmp_path):
     """Address space limited to what torch needs plus 1 GiB; widths 16384×3 need ~3 GiB."""
     script = textwrap.dedent(

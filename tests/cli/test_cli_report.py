@@ -104,6 +104,7 @@ def test_run_report_without_qt_writes_the_rest_and_says_so(tmp_path, capsys, mon
     assert "## Charts" not in (folder / "report.md").read_text()
 
 
+@pytest.mark.process
 def test_run_report_in_a_fresh_process_without_a_display(tmp_path):
     """What a headless server does: no DISPLAY, no QT_QPA_PLATFORM; the PNGs still come."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "QT_QPA_PLATFORM")}

@@ -114,6 +114,7 @@ def test_unwritable_output_is_a_clear_error(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("error: --json: cannot write")
 
 
+@pytest.mark.process
 def test_ctrl_c_exits_130_without_traceback():
     proc = subprocess.Popen(
         [sys.executable, "-m", "autocast_explorer", "run", "--widths", "64,64", "--min-time", "60"],

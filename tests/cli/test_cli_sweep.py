@@ -130,6 +130,7 @@ def test_run_placements_adds_the_section_and_prints_it(capsys):
     assert "Per-call autocast made 5 casts" in out
 
 
+@pytest.mark.process
 def test_ctrl_c_during_a_sweep_exits_130():
     proc = subprocess.Popen(
         [

@@ -94,6 +94,7 @@ def test_misplaced_flags_and_bad_specs_are_refused(args, says, capsys):
     assert says in capsys.readouterr().err
 
 
+@pytest.mark.slow  # four commands, each timing a user model (~5 s of CPU)
 def test_sweep_train_report_and_compare_with_a_user_model(spec, tmp_path, capsys):
     sweep = tmp_path / "sweep.json"
     assert main(["sweep", "--model", spec, "--values", "1,4", "--json", str(sweep), *FAST]) == 0

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.process  # every test here starts a fresh Python
+
 QT = ("PySide6", "shiboken6", "pyqtgraph")
 HARNESS = """
 import importlib.abc, json, sys

@@ -1,7 +1,10 @@
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.process
 def test_importing_core_never_imports_qt():
     code = (
         "import sys, pkgutil, importlib, autocast_explorer.core as core\n"
@@ -19,6 +22,7 @@ def test_importing_core_never_imports_qt():
     assert bad.strip() == "[]"
 
 
+@pytest.mark.process
 def test_config_module_does_not_import_torch():
     code = "import sys, autocast_explorer.core.experiment.config; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,9 +1,11 @@
 import pytest
+import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.guards import GuardError
+from tests.steady_rate import steady_rates
 
 
 def test_peak_estimate_counts_weights_copies_and_activations():
@@ -34,16 +36,16 @@ def test_memory_guard_default_budget_is_half_of_available(monkeypatch):
         guards.check_memory(ExperimentConfig(widths=(4096, 4096, 4096), batch=4096))
 
 
-def test_time_guard_refuses_slow_configs_unless_allowed(monkeypatch):
-    # Pretend every op runs at 1 GFLOP/s: 2·1024·(4096·4096·2) FLOPs ≈ 68.7 s.
-    monkeypatch.setattr(guards, "_rate", lambda kind, shape, dtype, threads: 1e9)
+def test_time_guard_refuses_slow_configs_unless_allowed():
+    # Every op at 1 GFLOP/s: 2·1024·(4096·4096·2) FLOPs ≈ 68.7 s.
     slow = ExperimentConfig(widths=(4096, 4096, 4096), batch=1024, memory_budget_mb=1e6)
-    with pytest.raises(GuardError) as info:
+    with steady_rates(1e9), pytest.raises(GuardError) as info:
         guards.check(slow)
     assert info.value.field == "time"
     assert "68.7 s" in str(info.value)
     assert "--allow-slow" in str(info.value)
-    assert guards.check(slow.replace(allow_slow=True)) == pytest.approx(68.7, abs=0.1)
+    with steady_rates(1e9):
+        assert guards.check(slow.replace(allow_slow=True)) == pytest.approx(68.7, abs=0.1)
 
 
 def test_estimate_sums_each_layer_at_its_own_size_class_and_slower_mode(monkeypatch):
@@ -55,7 +57,7 @@ def test_estimate_sums_each_layer_at_its_own_size_class_and_slower_mode(monkeypa
         base = 60e9 if dtype == "float32" else 6e9
         return base * (0.5 if shape[2] < 64 else 1.0)
 
-    monkeypatch.setattr(guards, "_rate", rate)
+    monkeypatch.setattr(guards, "calibrated_rate", rate)
     config = ExperimentConfig(widths=(2048, 2048, 2048, 10), batch=1024, threads=2)
     estimate = guards.estimate_forward(config)
     big = 2 * 1024 * 2048 * 2048
@@ -82,21 +84,41 @@ def test_other_op_kinds_plug_in_their_own_calibration(monkeypatch):
 
     conv = guards.OpCalibration("nn.Conv2d", lambda s: s, lambda s: 1_000_000, time_conv)
     monkeypatch.setitem(guards.CALIBRATIONS, "conv2d", conv)
-    guards._rate.cache_clear()
+    guards.calibrated_rate.cache_clear()
     items = [guards.OpWork("conv2d", 4_000_000, (8, 3, 32, 32))]
     estimate = guards.estimate_work(items, "bfloat16", 1)
     # 1 MFLOP per 2 ms → 0.5 GFLOP/s, so 4 MFLOP take 8 ms in either mode.
     assert estimate.seconds == pytest.approx(0.008)
     assert estimate.basis.startswith("nn.Conv2d at 8×3×32→32 timed in float32")
     assert sorted(str(d) for _, d in timed) == ["None", "torch.bfloat16"]
-    guards._rate.cache_clear()
+    guards.calibrated_rate.cache_clear()
+
+
+def test_threads_are_credited_at_least_one_threads_rate(monkeypatch):
+    # A busy machine: each call on 2 threads waits 8 ms for the second core, however small
+    # the op; on 1 thread the same 1 MFLOP takes 20 µs (50 GFLOP/s).
+    seconds = {1: 2e-5, 2: 8e-3}
+
+    def time_call(shape, dtype):
+        return seconds[torch.get_num_threads()]
+
+    op = guards.OpCalibration("op", lambda s: s, lambda s: 1_000_000, time_call)
+    monkeypatch.setitem(guards.CALIBRATIONS, "op", op)
+    guards.calibrated_rate.cache_clear()
+    assert guards.calibrated_rate("op", (1,), "float32", 2) == pytest.approx(5e10)
+    # An idle machine with cores to spare keeps the faster multi-thread rate.
+    seconds[2] = 1e-5
+    assert guards.calibrated_rate("op", (1,), "bfloat16", 2) == pytest.approx(1e11)
+    work = [guards.OpWork("op", 10**9, (1,))]
+    assert guards.estimate_work(work, "bfloat16", 2).seconds == pytest.approx(1e9 / 5e10)
+    guards.calibrated_rate.cache_clear()
 
 
 def test_time_estimate_uses_a_real_calibration_of_the_linear_layers():
-    guards._rate.cache_clear()
+    guards.calibrated_rate.cache_clear()
     config = ExperimentConfig(threads=1)
     rates = {
-        (shape, mode): guards._rate("linear", shape, mode, 1)
+        (shape, mode): guards.calibrated_rate("linear", shape, mode, 1)
         for shape in ((128, 256, 256), (128, 256, 16))
         for mode in ("float32", "bfloat16")
     }

@@ -142,6 +142,7 @@ def test_json_round_trip_and_bad_grad_mode():
         trace_forward(model, x, None, "enable_grad")
 
 
+@pytest.mark.process
 def test_tracing_does_not_import_dynamo():
     """Entering a default TorchDispatchMode imports torch._dynamo (~1 s); OpTracer opts out."""
     import subprocess

@@ -71,13 +71,16 @@ def test_each_builtin_preset_holds_what_its_name_promises(presets):
 
 
 def test_builtin_presets_pass_the_memory_and_time_guards(presets):
+    """Even where every op runs at only 1 GFLOP/s (steady_rate.RATE), on any load."""
     from autocast_explorer.core.experiment import guards
+    from tests.steady_rate import steady_rates
 
-    for preset in presets:
-        guards.check(preset.config)
-        if preset.sweep is not None and preset.sweep.param == "batch":
-            for value in preset.sweep.values:
-                guards.check(preset.config.replace(batch=value))
+    with steady_rates():
+        for preset in presets:
+            guards.check(preset.config)
+            if preset.sweep is not None and preset.sweep.param == "batch":
+                for value in preset.sweep.values:
+                    guards.check(preset.config.replace(batch=value))
 
 
 def test_builtin_presets_round_trip_through_json(presets):
@@ -235,6 +238,7 @@ def test_cli_resources_dir_is_the_core_one():
     assert (resources_dir() / "presets" / "tutorial.json").is_file()
 
 
+@pytest.mark.process
 def test_presets_and_lessons_import_without_torch():
     code = (
         "import sys\n"

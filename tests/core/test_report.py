@@ -160,6 +160,7 @@ def test_no_text_in_a_result_becomes_code_in_reproduce_py(result):
     assert json.loads(literal)["machine"].startswith(evil)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "config",
     [
@@ -201,6 +202,7 @@ def test_reproduce_py_matches_the_result_it_came_from(config, tmp_path):
     assert found["median_ms"]["plain"] > 0 and found["median_ms"]["autocast"] > 0
 
 
+@pytest.mark.process
 def test_reproduce_py_prints_a_readable_summary(result, tmp_path):
     write_report(result, tmp_path)
     out = subprocess.run(
@@ -293,6 +295,7 @@ def test_report_of_a_training_run_has_a_training_section(trained):
     assert "fc1.weight: float32" in text
 
 
+@pytest.mark.process
 def test_reproduce_py_retrains_both_copies(trained, tmp_path):
     write_report(trained, tmp_path)
     doc = reproduced(tmp_path)
@@ -363,6 +366,7 @@ def _expected_layers(result):
     ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "config",
     FAMILY_CONFIGS,
@@ -426,6 +430,7 @@ def test_a_report_leads_with_a_failed_autocast_forward(monkeypatch, tmp_path):
     assert saved["autocast_error"] == result.autocast_error and saved["agreement"] is None
 
 
+@pytest.mark.process
 def test_reproduce_py_of_a_failed_autocast_forward_checks_whether_it_fails_again(
     monkeypatch, tmp_path
 ):
@@ -452,6 +457,7 @@ def test_reproduce_py_of_a_failed_autocast_forward_checks_whether_it_fails_again
     assert "same autocast error as the explorer's run: NO" in text
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("model", ["cnn", "transformer", "rnn"])
 @pytest.mark.slow
 def test_reproduce_py_retrains_every_model_family(model, tmp_path):

@@ -112,6 +112,7 @@ def scripts():
     return {name: reproduce_script(run_experiment(c)) for name, c in SCRIPTS.items()}
 
 
+@pytest.mark.process
 def test_every_script_compiles_and_passes_the_projects_ruff_check(scripts, tmp_path):
     for name, script in scripts.items():
         compile(script, f"{name}/reproduce.py", "exec")

@@ -38,6 +38,7 @@ def sweep_doc():
     return json.loads(run_spec(TINY, SweepSpec("batch", (1, 4)), probe_onednn=False).to_json())
 
 
+@pytest.mark.process
 def test_schemas_ship_in_the_package_and_are_current():
     assert sorted(p.name for p in schemas_dir().glob("*.schema.json")) == sorted(
         SCHEMA_FILES.values()

@@ -3,7 +3,6 @@
 import pytest
 import torch
 
-from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.certainty import SWEEP_TARGET
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.guards import GuardError
@@ -22,6 +21,7 @@ from autocast_explorer.core.sweeps.spec import (
     point_config,
 )
 from autocast_explorer.core.sweeps.verdict import measured_clause
+from tests.steady_rate import steady_rates
 
 TINY = ExperimentConfig(widths=(32, 16, 16, 4), batch=4, min_time=0.02)
 
@@ -99,11 +99,10 @@ def test_memory_guard_refuses_the_sweep_up_front_naming_the_value(monkeypatch):
 
 
 def test_time_guard_refuses_the_sweep_up_front(monkeypatch):
-    monkeypatch.setattr(guards, "_rate", lambda kind, shape, dtype, threads: 1e9)
     built = []
     monkeypatch.setattr(sweep, "build_model", lambda c: built.append(c))
     config = TINY.replace(batch=1024, memory_budget_mb=1e6)
-    with pytest.raises(GuardError) as info:
+    with steady_rates(1e9), pytest.raises(GuardError) as info:
         run_sweep(config, "width", [64, 8192])
     assert info.value.field == "time"
     assert "width 8192: one forward pass is estimated at" in str(info.value)

@@ -298,6 +298,7 @@ def test_training_a_model_without_logits_uses_mse_to_a_fixed_target(model_file: 
     )
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("factory", "kind"), [("regress", "mse"), ("build", "cross_entropy")])
 @pytest.mark.slow
 def test_reproduce_py_retrains_a_user_model_with_the_same_loss(

@@ -26,6 +26,7 @@ from autocast_explorer.core.sweeps.verdict import (
 from autocast_explorer.gui.charts.speedup_heatmap import NEUTRAL, speedup_color
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
 from tests.steady_clock import steady_timing
+from tests.steady_rate import steady_rates
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 ALT = Qt.KeyboardModifier.AltModifier
@@ -428,11 +429,15 @@ def test_grid_streams_into_the_heatmap(window, qtbot):
 def test_time_guard_refuses_a_sweep_before_measuring(window, qtbot):
     tab = window.sweeps.sweeps
     window.resultTabs.setCurrentWidget(tab)
-    # A budget big enough for the memory guard; a forward of width 10⁶ at batch 10⁵ is not.
+    # A budget big enough for the memory guard; at 1 GFLOP/s a forward of width 16 at batch
+    # 10⁵ takes a few ms, one of width 10⁶ hours.
     window.set_config(TINY.replace(batch=100_000, memory_budget_mb=5_000_000))
     tab.set_sweep("width", "16,1000000")
     assert tab.input_errors() == {}
-    with qtbot.waitSignal(tab.sweepFailed, timeout=RUN_TIMEOUT_MS) as blocker:
+    with (
+        steady_rates(1e9),
+        qtbot.waitSignal(tab.sweepFailed, timeout=RUN_TIMEOUT_MS) as blocker,
+    ):
         assert tab.start_sweep()
     assert blocker.args[0].startswith("time: width 1000000: one forward pass is estimated")
     assert tab.points() == []

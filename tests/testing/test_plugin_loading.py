@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("PySide6", "shiboken6", "pyqtgraph", "torch", "numpy")
 
 
+@pytest.mark.process
 def test_importing_the_plugin_loads_no_qt_torch_or_numpy():
     code = (
         "import sys, autocast_explorer.testing as kit\n"
@@ -61,6 +62,7 @@ def test_offscreen_only_where_qt_would_find_no_display(environ, platform, expect
     assert headless_platform(environ, platform) == expected
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_a_project_without_a_display_runs_the_explorer_fixture(pytester, monkeypatch):
     """A fresh process with no $DISPLAY and no $QT_QPA_PLATFORM: Qt must not abort."""
