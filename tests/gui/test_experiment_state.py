@@ -1,4 +1,4 @@
-"""The experiment state: the one config a Run measures, whoever set it (issue 31).
+"""The experiment state: the one config a Run measures, whoever set it.
 
 Every field set through the context, a preset or the saved settings survives an edit of
 another input and the next Run, also a field no input shows; the inputs follow the state and
