@@ -11,7 +11,7 @@ from autocast_explorer.core.experiment.config import ConfigError, ExperimentConf
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.interval import ratio_text
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.experiment.routes import Reference
+from autocast_explorer.core.experiment.routes import Reference, RouteCall
 from autocast_explorer.core.experiment.routes.compiled import compiled_route
 from autocast_explorer.core.experiment.routes.implicit import IMPLICIT_BACKENDS, implicit_precision
 from autocast_explorer.core.experiment.summary import format_summary
@@ -188,7 +188,7 @@ def test_compile_guard_refuses_a_forecast_over_the_limit(monkeypatch):
     x = torch.randn(2, 4)
     with torch.no_grad():
         reference = Reference(model(x), 0.05, 1e-5, 2)
-        route = compiled_route(model, x, torch.bfloat16, reference, 0.01, Reporter())
+        route = compiled_route(RouteCall(model, x, torch.bfloat16, reference, 0.01, Reporter()))
     assert route.plain is None and route.lower is None and route.compile_s is None
     assert route.finding.startswith("not compiled: compiling is estimated at 130 s")
     assert not math.isfinite(route.speedup)

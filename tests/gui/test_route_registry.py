@@ -13,7 +13,6 @@ import math
 import re
 
 import pytest
-import torch
 from jsonschema import Draft202012Validator
 from PySide6.QtWidgets import QCheckBox, QTableWidget
 
@@ -29,13 +28,12 @@ from autocast_explorer.core.experiment.route_kinds import (
     route_names,
     unregister,
 )
-from autocast_explorer.core.experiment.routes import Reference, RoutePart, RouteResult
+from autocast_explorer.core.experiment.routes import RouteCall, RoutePart, RouteResult
 from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.experiment.timing import measure_paired
 from autocast_explorer.core.reports.report import report_markdown
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
-from autocast_explorer.core.runtime.progress import Reporter
 from autocast_explorer.core.sweeps.runner import run_sweep
 from autocast_explorer.gui.charts.speedup_chart import SpeedupChart
 from autocast_explorer.gui.features.experiment.controls import ControlsPanel
@@ -52,23 +50,16 @@ FAKE = RouteKind(
 TINY = {"widths": (32, 16, 4), "batch": 8, "min_time": 0.02}
 
 
-def measure(
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    low: torch.dtype,
-    reference: Reference,
-    min_time: float,
-    reporter: Reporter,
-    allow_slow: bool = False,
-) -> RouteResult:
+def measure(call: RouteCall) -> RouteResult:
     """The fake route's `measure`: eager's float32 vs autocast, timed paired again."""
+    model, x, low, reference = call.model, call.x, call.low, call.reference
 
     def lower() -> object:
         with autocast_context(low):
             return model(x)
 
     timing = measure_paired(
-        [lambda: model(x), lower], min_time, reporter, labels=["float32", "fake"]
+        [lambda: model(x), lower], call.min_time, call.reporter, labels=["float32", "fake"]
     )
     output = lower()
     error, agreement = reference.compare(output)

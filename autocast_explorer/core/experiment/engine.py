@@ -48,6 +48,7 @@ from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.routes import (
     Reference,
+    RouteCall,
     RouteResult,
     eager_route,
     measure_route,
@@ -342,15 +343,9 @@ def _other_routes(
 ) -> Iterator[RouteResult]:
     """Every route after eager (the reference), each timed in its share of the bar."""
     for i, name in enumerate(config.routes[1:], start=1):
+        span = reporter.span(0.1 + share * i, 0.1 + share * (i + 1))
         yield measure_route(
-            name,
-            model,
-            x,
-            low,
-            reference,
-            config.min_time,
-            reporter.span(0.1 + share * i, 0.1 + share * (i + 1)),
-            config.allow_slow,
+            name, RouteCall(model, x, low, reference, config.min_time, span, config.allow_slow)
         )
 
 

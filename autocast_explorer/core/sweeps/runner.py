@@ -31,7 +31,12 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
-from autocast_explorer.core.experiment.routes import Reference, RouteResult, measure_route
+from autocast_explorer.core.experiment.routes import (
+    Reference,
+    RouteCall,
+    RouteResult,
+    measure_route,
+)
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paired
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import Environment, environment
@@ -120,19 +125,9 @@ def _point_routes(
     if not extra:
         return ()
     reference = Reference(plain_fn(), config.atol, config.rtol, config.topk, auto_fn())
-    return tuple(
-        measure_route(
-            name,
-            model,
-            x,
-            low,
-            reference,
-            config.min_time / 2,
-            Reporter(report, cancel),
-            config.allow_slow,
-        )
-        for name in extra
-    )
+    reporter = Reporter(report, cancel)
+    call = RouteCall(model, x, low, reference, config.min_time / 2, reporter, config.allow_slow)
+    return tuple(measure_route(name, call) for name in extra)
 
 
 def check_points(planned: Sequence[PlannedPoint]) -> list[float]:

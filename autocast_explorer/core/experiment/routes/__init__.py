@@ -6,7 +6,7 @@ with eager float32 (error and agreement). A route that fails here is a finding c
 message, not a failed run. Routes work on any nn.Module and input.
 """
 
-from autocast_explorer.core.experiment.routes.common import Reference, measure_route
+from autocast_explorer.core.experiment.routes.common import Reference, RouteCall, measure_route
 from autocast_explorer.core.experiment.routes.eager import eager_route
 from autocast_explorer.core.experiment.routes.result import (
     RouteAgreement,
@@ -21,6 +21,7 @@ __all__ = [
     "Reference",
     "RouteAgreement",
     "RouteAgreementPart",
+    "RouteCall",
     "RoutePart",
     "RouteResult",
     "eager_route",

@@ -40,39 +40,36 @@ class Reference:
         return error, RouteAgreement.of(agreement)
 
 
+@dataclass(frozen=True)
+class RouteCall:
+    """What a route's `measure` gets: the model and its input, the run's lower dtype, eager
+    float32's output to compare with, the seconds to time each side for, progress and
+    cancellation, and whether a slow step (a long compile) was allowed."""
+
+    model: torch.nn.Module
+    x: torch.Tensor
+    low: torch.dtype
+    reference: Reference
+    min_time: float
+    reporter: Reporter
+    allow_slow: bool = False
+
+
 class Measure(Protocol):
-    """A route module's `measure`: its float32 and lower side of `model(x)`, timed for at least
-    `min_time` each and compared with `reference`."""
+    """A route module's `measure`: its float32 and lower side of `call.model(call.x)`, timed for
+    at least `call.min_time` each and compared with `call.reference`."""
 
-    def __call__(
-        self,
-        model: torch.nn.Module,
-        x: torch.Tensor,
-        low: torch.dtype,
-        reference: Reference,
-        min_time: float,
-        reporter: Reporter,
-        allow_slow: bool = False,
-    ) -> RouteResult: ...
+    def __call__(self, call: RouteCall) -> RouteResult: ...
 
 
-def measure_route(
-    name: str,
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    low: torch.dtype,
-    reference: Reference,
-    min_time: float,
-    reporter: Reporter,
-    allow_slow: bool = False,
-) -> RouteResult:
+def measure_route(name: str, call: RouteCall) -> RouteResult:
     """Measure the route `name` (not the reference: that is the engine's own run) by its
     registered module's `measure`; call under torch.no_grad()."""
     kind = route_kind(name)
     if kind is None or name == reference_route():
         raise ValueError(f"no route {name!r} to measure beside {reference_route()}")
     measure: Measure = importlib.import_module(kind.module).measure
-    return measure(model, x, low, reference, min_time, reporter, allow_slow)
+    return measure(call)
 
 
 def closeness(error: LayerError | None) -> str:

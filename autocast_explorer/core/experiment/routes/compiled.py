@@ -14,14 +14,18 @@ import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.capture import first_tensor
-from autocast_explorer.core.experiment.routes.common import Reference, closeness, output_dtypes
+from autocast_explorer.core.experiment.routes.common import (
+    Reference,
+    RouteCall,
+    closeness,
+    output_dtypes,
+)
 from autocast_explorer.core.experiment.routes.result import RouteResult
 from autocast_explorer.core.experiment.timing import measure_paired
 from autocast_explorer.core.numerics.layer_error import layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.errors import error_text
-from autocast_explorer.core.runtime.progress import Reporter
 
 
 def _op_name(gm: torch.fx.GraphModule, node: torch.fx.Node) -> str:
@@ -69,20 +73,13 @@ def _compiled_sides(
     return [torch.compile(plain_fn, backend=backend), torch.compile(lower_fn, backend=backend)]
 
 
-def compiled_route(
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    low: torch.dtype,
-    reference: Reference,
-    min_time: float,
-    reporter: Reporter,
-    allow_slow: bool = False,
-) -> RouteResult:
+def compiled_route(call: RouteCall) -> RouteResult:
     """torch.compile of the float32 forward and of one with autocast inside, then timed."""
+    model, x, low, reference, reporter = call.model, call.x, call.low, call.reference, call.reporter
     dtype = dtype_name(low)
     leaves = guards.leaf_modules(model)
     try:
-        estimate = guards.check_compile(leaves, allow_slow)
+        estimate = guards.check_compile(leaves, call.allow_slow)
     except guards.GuardError as exc:
         return RouteResult("compiled", dtype, finding=f"not compiled: {exc.rule}")
     import torch._dynamo
@@ -111,7 +108,7 @@ def compiled_route(
     after_first = compiled_graphs()
     timing = measure_paired(
         [lambda: compiled[0](x), lambda: compiled[1](x)],
-        min_time,
+        call.min_time,
         reporter.span(0.25, 1.0),
         cold_ms=[c * 1e3 for c in colds],
         labels=["compiled float32", f"compiled {dtype}"],

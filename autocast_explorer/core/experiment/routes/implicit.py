@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import torch
 
-from autocast_explorer.core.experiment.routes.common import Reference, output_dtypes
+from autocast_explorer.core.experiment.routes.common import Reference, RouteCall, output_dtypes
 from autocast_explorer.core.experiment.routes.result import RouteResult
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paired
 from autocast_explorer.core.hardware.onednn import capture_fd1, fpmath_gemms
@@ -141,15 +141,7 @@ def implicit_route(
     )
 
 
-def measure(
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    low: torch.dtype,
-    reference: Reference,
-    min_time: float,
-    reporter: Reporter,
-    allow_slow: bool = False,
-) -> RouteResult:
+def measure(call: RouteCall) -> RouteResult:
     """The route's `measure` (common.Measure): bf16 maths whatever the run's dtype, and
-    nothing to compile, so `low` and `allow_slow` do not apply."""
-    return implicit_route(model, x, reference, min_time, reporter)
+    nothing to compile, so `call.low` and `call.allow_slow` do not apply."""
+    return implicit_route(call.model, call.x, call.reference, call.min_time, call.reporter)
