@@ -168,7 +168,7 @@ def _torch_tensors(path: Path, field_name: str) -> dict[str, torch.Tensor]:
                 f"{path.name}: {str(key)[:60]} is a {type(value).__name__}, not a tensor",
                 field_name,
             )
-        problem = tensor_problem(value)
+        problem = _tensor_problem(value)
         if problem:
             raise DataError(f"{path.name}: {str(key)[:60]} {problem}", field_name)
         tensor = value.detach().cpu()
@@ -220,9 +220,9 @@ def _unpickler_reason(exc: BaseException) -> str:
     return first.split(". ")[0][:160] or type(exc).__name__
 
 
-def tensor_problem(tensor: torch.Tensor) -> str:
+def _tensor_problem(tensor: torch.Tensor) -> str:
     """Why no array can be made of `tensor` ('' when one can): it must be a plain, dense tensor
-    holding values of a numpy kind (bool, integer, float) or bfloat16."""
+    holding values of a READABLE_DTYPES dtype (numpy has no float8, bits or qint types)."""
     import torch
 
     if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
