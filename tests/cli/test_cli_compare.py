@@ -123,3 +123,18 @@ def test_compare_shows_a_run_whose_autocast_forward_raised(result_file, tmp_path
     assert lines["predictions agree"].split()[-1] == "—"
     assert f"raised: RuntimeError: {MESSAGE}"[:43] in lines["autocast median"]
     assert lines["plain median"].split()[-2:] == [f"{failed.plain.median_ms:.3f}", "ms"]
+
+
+def test_an_accuracy_over_one_is_refused_not_shown_as_200_percent(tmp_path, capsys):
+    path = tmp_path / "trained.json"
+    argv = ["run", "--mode", "train", "--widths", "8,6,4", "--steps", "4", "--batch", "4"]
+    assert main([*argv, "--json", str(path), *FAST]) == 0
+    data = json.loads(path.read_text())
+    assert 0 <= data["train"]["accuracy"]["plain"] <= 1
+    data["train"]["accuracy"]["plain"] = 2.0
+    path.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["compare", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"error: {path}: result: train.accuracy.plain: expected a number in 0 … 1\n"
+    assert "200.0%" not in out

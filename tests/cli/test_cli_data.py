@@ -106,11 +106,25 @@ def _bad(tmp_path, name, **arrays):
             "data: y: labels must be in 0…1 (row 2 holds -2)",
         ),
         (
-            lambda p: _bad(p, "f.npz", x=np.zeros((4, 9, 7)), y=np.zeros(4)),
+            lambda p: _bad(p, "f.npz", x=np.zeros((4, 9, 7)), y=np.arange(4) % 2),
             "data: x: the CNN takes square images, got 9×7",
         ),
         (lambda p: str(p / "missing.npz"), "missing.npz: no such file"),
         (lambda p: _text(p / "g.npz", "nope"), "data: g.npz: not a .npz archive"),
+        (lambda p: _text(p / "h.pt", ""), "data: h.pt: the file is empty (0 bytes)"),
+        (
+            lambda p: _bad(p, "i.npz", x=np.zeros((40, 0)), y=np.arange(40) % 2),
+            "data: x: each row must hold at least one value (got shape (40, 0))",
+        ),
+        (
+            lambda p: _bad(p, "j.npz", x=np.zeros((4, 64)), y=np.zeros(4, np.int64)),
+            "data: y: every row has label 0: held-out accuracy needs at least 2 classes",
+        ),
+        (
+            lambda p: _bad(p, "k.npz", x=np.zeros((4, 8, 8)), y=np.array([0, 1, 1, 10**9])),
+            "data: y: 1,000,000,001 classes (labels 0…1000000000) are more than the CNN can",
+        ),
+        (lambda p: (p / "l.npz").mkdir() or str(p / "l.npz"), "l.npz: is a folder, not a file"),
     ],
 )
 def test_every_bad_data_file_is_one_line_and_exit_2(tmp_path, capsys, make, words):

@@ -145,3 +145,30 @@ def test_the_fallback_keeps_data_in_the_first_folder_that_takes_it(tmp_path, mon
     assert kept.read_text() == '{"a": 1}'
     again = save_fallback("second", "result.json")
     assert again != kept and again.read_text() == "second"
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("r\x00.json", "a path cannot contain a NUL character"),
+        ("newdir/", "it ends in '/': it names a folder, not a file"),
+        ("adir/", "it is a folder"),
+    ],
+)
+def test_a_path_no_file_can_have_is_an_oserror_and_nothing_is_written(tmp_path, name, words):
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(OSError) as caught:
+        write_atomic(f"{tmp_path}/{name}", "{}")
+    assert caught.value.strerror == words
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir"]
+    assert list((tmp_path / "adir").iterdir()) == []
+
+
+def test_check_writable_refuses_a_file_path_ending_in_a_separator(tmp_path):
+    with pytest.raises(UnwritablePath) as caught:
+        check_writable(f"{tmp_path}/newdir/")
+    assert str(caught.value) == (
+        f"cannot write {tmp_path}/newdir/: it ends in '/': it names a folder, not a file"
+    )
+    check_writable(f"{tmp_path}/newdir/", "folder")  # a report folder may end in one
+    assert list(tmp_path.iterdir()) == []

@@ -232,6 +232,29 @@ def test_an_import_error_names_the_files_line(tmp_path: Path) -> None:
         probe(ExperimentConfig(model=f"{tmp_path / 'absent.py'}:build"))
 
 
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("folder", "is a folder, not a file"),
+        ("fifo", "is a FIFO (a named pipe), not a file"),
+        ("loop", "is a symbolic link loop"),
+    ],
+)
+def test_a_model_file_that_is_a_folder_fifo_or_loop_is_named(tmp_path: Path, kind, words) -> None:
+    import os
+
+    path = tmp_path / "m.py"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(path.name)
+    with pytest.raises(UserModelError) as caught:
+        probe(ExperimentConfig(model=f"{path}:build"))
+    assert str(caught.value) == f"model: {path}:build: {path}: {words}"
+
+
 def test_the_shipped_example_runs_as_a_module_spec() -> None:
     spec = "autocast_explorer.examples.my_model:build"
     config = ExperimentConfig(model=spec, model_args={"width": 8, "image": 8}, batch=2, **FAST)

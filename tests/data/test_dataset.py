@@ -14,7 +14,7 @@ from autocast_explorer.core.data.dataset import (
     split,
 )
 from autocast_explorer.core.data.errors import DataError
-from autocast_explorer.core.data.files import read_arrays
+from autocast_explorer.core.data.files import read_arrays, read_state_dict
 from autocast_explorer.core.data.safetensors import (
     SafetensorsError,
     read_safetensors,
@@ -70,6 +70,13 @@ def _arrays(**changes):
         ({"x": np.zeros(20)}, "x: must be (rows, features…), got shape (20,)"),
         ({"y": np.zeros((20, 2))}, "y: must be one label per row (1-D)"),
         ({"x": np.array(["a"] * 20)}, "x: must hold numbers"),
+        ({"x": np.zeros((20, 0))}, "x: each row must hold at least one value (got shape (20, 0))"),
+        ({"x": np.zeros((20, 4, 0))}, "x: each row must hold at least one value"),
+        (
+            {"y": np.zeros(20, np.int64)},
+            "y: every row has label 0: held-out accuracy needs at least 2 classes",
+        ),
+        ({"y": np.full(20, 2), "classes": np.array(3)}, "y: every row has label 2: held-out"),
     ],
 )
 def test_every_bad_array_is_one_line_naming_it_and_the_rule(changes, words):
@@ -146,3 +153,134 @@ def test_broken_safetensors_are_refused_naming_the_rule(tmp_path, blob, words):
     path.write_bytes(blob)
     with pytest.raises(SafetensorsError, match=words.replace("[", r"\[").replace("]", r"\]")):
         read_safetensors(path)
+
+
+def _pt(path, **tensors):
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():  # making a quantized tensor warns that it is deprecated
+        warnings.simplefilter("ignore")
+        torch.save({k: make() for k, make in tensors.items()}, path)
+    return path
+
+
+def _float8():
+    import torch
+
+    return torch.zeros(4, 6).to(torch.float8_e4m3fn)
+
+
+def _sparse():
+    import torch
+
+    return torch.eye(4, 6).to_sparse()
+
+
+def _quantized():
+    import torch
+
+    return torch.quantize_per_tensor(torch.zeros(4, 6), 0.1, 0, torch.qint8)
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (
+            _float8,
+            "x is float8_e4m3fn: only bool, integer, float16/32/64 and bfloat16 tensors are read",
+        ),
+        (_sparse, "x is a sparse_coo tensor: only dense tensors are read (save tensor.to_dense())"),
+        (
+            _quantized,
+            "x is quantized (qint8): only plain tensors are read (save tensor.dequantize())",
+        ),
+    ],
+)
+def test_a_pt_tensor_no_array_can_be_made_of_is_refused_naming_it(tmp_path, make, words):
+    import torch
+
+    path = _pt(tmp_path / "d.pt", x=make, y=lambda: torch.arange(4) % 2)
+    with pytest.raises(DataError) as caught:
+        read_arrays(path, "data")
+    assert str(caught.value) == f"data: d.pt: {words}"
+    weights = _pt(tmp_path / "w.pt", **{"fc1.weight": make})
+    with pytest.raises(DataError, match=r"^checkpoint: w\.pt: fc1\.weight is "):
+        read_state_dict(weights)
+
+
+@pytest.mark.parametrize(
+    ("keep", "words"),
+    [
+        (0, "the file is empty (0 bytes)"),
+        (2, "truncated or not a torch.save file ("),
+        (200, "truncated or not a torch.save file (PytorchStreamReader failed reading zip"),
+        (-1, "failed finding central directory"),
+    ],
+)
+def test_an_empty_or_truncated_pt_is_one_line(tmp_path, keep, words):
+    import torch
+
+    whole = _pt(tmp_path / "whole.pt", x=lambda: torch.zeros(4, 6), y=lambda: torch.arange(4))
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(whole.read_bytes()[:keep])
+    for field_name, read in (("data", lambda p: read_arrays(p, "data")), ("checkpoint", None)):
+        with pytest.raises(DataError) as caught:
+            read(cut) if read else read_state_dict(cut)
+        message = str(caught.value)
+        assert message.startswith(f"{field_name}: cut.pt: ") and words in message
+        assert "\n" not in message and len(message) < 200
+
+
+def test_an_npz_header_claiming_more_than_the_file_holds_is_refused_unread(tmp_path):
+    import io
+    import zipfile
+
+    header = io.BytesIO()
+    claim = {"descr": "<f4", "fortran_order": False, "shape": (10**10, 6)}
+    np.lib.format.write_array_header_1_0(header, claim)
+    with zipfile.ZipFile(tmp_path / "big.npz", "w") as archive:
+        archive.writestr("x.npy", header.getvalue() + bytes(96))
+    with pytest.raises(DataError) as caught:
+        read_arrays(tmp_path / "big.npz", "data")
+    assert str(caught.value) == (
+        "data: big.npz: x claims shape (10000000000, 6) of float32 (228,882 MB) but the file "
+        "holds 96 bytes of it: truncated or corrupt"
+    )
+
+
+def test_arrays_over_the_memory_budget_are_refused_before_they_are_read(tmp_path):
+    rows = 2**18
+    path = tmp_path / "zeros.npz"
+    np.savez_compressed(path, x=np.zeros((rows, 8), np.float32), y=np.arange(rows) % 2)
+    assert path.stat().st_size < 2**20  # compressed: what the headers claim decides
+    with pytest.raises(DataError) as caught:
+        load_dataset(str(path), budget_bytes=2**20)
+    assert str(caught.value) == (
+        "data: zeros.npz: its arrays take 10 MB, more than the memory budget of 1 MB"
+    )
+    assert load_dataset(str(path), budget_bytes=64 * 2**20).rows == rows
+
+
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("folder", "is a folder, not a file"),
+        ("fifo", "is a FIFO (a named pipe), not a file"),
+        ("loop", "is a symbolic link loop"),
+    ],
+)
+def test_a_folder_fifo_or_link_loop_is_named_not_called_missing(tmp_path, kind, words):
+    import os
+
+    path = tmp_path / "d.npz"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(path.name)
+    with pytest.raises(DataError) as caught:
+        read_arrays(path, "data")
+    assert str(caught.value) == f"data: {path}: {words}"

@@ -98,3 +98,37 @@ def test_a_checkpoint_that_does_not_match_lists_the_first_keys_and_shapes():
     state["fc2.weight"] = torch.full((10, 32), float("nan"))
     with pytest.raises(DataError, match=r"fc2\.weight hold NaN or inf"):
         load_checkpoint(model, state, "MLP 64,32,10")
+
+
+@pytest.mark.parametrize(
+    ("arrays", "model", "words"),
+    [
+        (
+            {"x": np.zeros((4, 6)), "y": np.array([0, 1, 2, 10**9])},
+            "mlp",
+            "data: y: 1,000,000,001 classes (labels 0…1000000000) are more than the MLP can "
+            "output (at most 1,048,576)",
+        ),
+        (
+            {"x": np.zeros((4, 1, 4, 4)), "y": np.array([0, 1, 2, 2**20])},
+            "cnn",
+            "data: y: 1,048,577 classes (labels 0…1048576) are more than the CNN can output",
+        ),
+        (
+            {"x": np.zeros((2, 2**20 + 1), np.int8), "y": np.array([0, 1])},
+            "mlp",
+            "data: x: rows of 1,048,577 values are more than the MLP takes (at most 1,048,576 "
+            "inputs)",
+        ),
+        (
+            {"x": np.zeros((2, 2**16 + 1, 2, 2), np.int8), "y": np.array([0, 1])},
+            "cnn",
+            "data: x: images of 65,537 channels are more than the CNN takes (at most 65,536)",
+        ),
+    ],
+)
+def test_data_the_model_cannot_take_blames_the_array_not_the_widths(arrays, model, words):
+    data = dataset_from_arrays("d", arrays)
+    with pytest.raises(DataError) as caught:
+        fit_config(ExperimentConfig(model=model), data)
+    assert str(caught.value).startswith(words)

@@ -76,6 +76,9 @@ OUTPUT_CASES: list[tuple[str, str, str]] = [
     ("--json", "{tmp}/afile/r.json", "is not a folder"),
     ("--csv", "{tmp}/afile/r.csv", "is not a folder"),
     ("--json", "{tmp}/", "it is a folder"),
+    ("--json", "{tmp}/newdir/", "cannot write {tmp}/newdir/: it ends in '/': it names a folder"),
+    ("--csv", "{tmp}/newdir/", "it ends in '/': it names a folder, not a file"),
+    ("--json", "newdir/", "cannot write newdir/: it ends in '/'"),
 ]
 REPORT_CASES: list[tuple[str, str, str]] = [
     ("--report", "", "--report: empty folder path"),
@@ -107,6 +110,7 @@ OPS_CASES: list[tuple[list[str], str]] = [
     (["--json", ""], "--json: empty file path"),
     (["--json", "{tmp}/adir"], "it is a folder"),
     (["--json", "{tmp}/missing/p.json"], "does not exist"),
+    (["--json", "{tmp}/newdir/"], "it ends in '/': it names a folder, not a file"),
 ]
 
 OTHER_CASES: list[tuple[list[str], str]] = [

@@ -70,11 +70,12 @@ def load_digits() -> Dataset:
     return Dataset(name="digits", x=x, y=y, classes=10, image=True, scale=16.0)
 
 
-def load_dataset(spec: str) -> Dataset:
-    """`digits` or a file of arrays `x` and `y` (.npz, .safetensors, weights-only .pt)."""
+def load_dataset(spec: str, budget_bytes: int | None = None) -> Dataset:
+    """`digits` or a file of arrays `x` and `y` (.npz, .safetensors, weights-only .pt); a file
+    whose arrays take more than `budget_bytes` is refused before it is read."""
     if spec == "digits":
         return load_digits()
-    arrays = read_arrays(spec, "data")
+    arrays = read_arrays(spec, "data", budget_bytes)
     return dataset_from_arrays(Path(spec).name, arrays)
 
 
@@ -97,6 +98,8 @@ def dataset_from_arrays(name: str, arrays: dict[str, np.ndarray]) -> Dataset:
         raise DataError(f"x has {x.shape[0]} rows but y has {y.shape[0]}: lengths differ")
     if x.shape[0] < 2:
         raise DataError(f"x: needs at least 2 rows (got {x.shape[0]})")
+    if 0 in x.shape[1:]:
+        raise DataError(f"x: each row must hold at least one value (got shape {tuple(x.shape)})")
     x = x.astype(np.float32)
     bad = ~np.isfinite(x.reshape(x.shape[0], -1)).all(axis=1)
     if bad.any():
@@ -117,6 +120,11 @@ def dataset_from_arrays(name: str, arrays: dict[str, np.ndarray]) -> Dataset:
     if outside.any():
         first = int(np.argmax(outside))
         raise DataError(f"y: labels must be in 0…{classes - 1} (row {first} holds {labels[first]})")
+    present = np.unique(labels)
+    if present.size < 2:  # every answer right or every answer wrong: no accuracy to compare
+        raise DataError(
+            f"y: every row has label {present[0]}: held-out accuracy needs at least 2 classes"
+        )
     image = x.ndim in (3, 4)
     if x.ndim == 3:
         x = x[:, None]  # (N, H, W): one channel

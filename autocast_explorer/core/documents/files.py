@@ -92,6 +92,7 @@ def stage(
 ) -> Staged:
     """Write `data` beside `path` (fsync'd), to be put in place by `publish`; a stream is
     written now (there is nothing to put in place)."""
+    _check_path_text(path)
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if is_stream(target):
@@ -112,6 +113,27 @@ def stage(
         Path(tmp).unlink(missing_ok=True)
         raise
     return Staged(target, real, Path(tmp))
+
+
+#: A file path whose text ends in a separator: Path() drops it, and a file would get the name.
+ENDS_IN_SEPARATOR = "it ends in '/': it names a folder, not a file"
+NUL_IN_PATH = "a path cannot contain a NUL character"
+
+
+def _ends_in_separator(text: str) -> bool:
+    return text.endswith(("/", os.sep))
+
+
+def _check_path_text(path: str | os.PathLike[str]) -> None:
+    """OSError for a path no file can have: a NUL in it (os refuses it with ValueError), or
+    text ending in a separator (`DIR/` would otherwise become a file named DIR)."""
+    text = os.fspath(path)
+    if "\x00" in text:
+        raise OSError(errno.EINVAL, NUL_IN_PATH)
+    if _ends_in_separator(text):
+        if os.path.isdir(text):
+            raise OSError(errno.EISDIR, "it is a folder")
+        raise OSError(errno.EISDIR, ENDS_IN_SEPARATOR)
 
 
 def resolve_link(target: Path) -> Path:
@@ -288,8 +310,10 @@ def check_writable(path: str, what: str = "file") -> Path:
     if not path or not path.strip():
         raise UnwritablePath(f"empty {what} path: give a {what} name")
     if "\x00" in path:
-        raise UnwritablePath(f"{cap_text(repr(path), 200)}: a path cannot contain a NUL character")
+        raise UnwritablePath(f"{cap_text(repr(path), 200)}: {NUL_IN_PATH}")
     shown = cap_text(path, 200)
+    if what == "file" and _ends_in_separator(path) and not os.path.isdir(path):
+        raise UnwritablePath(f"cannot write {shown}: {ENDS_IN_SEPARATOR}")
     try:
         return _check_writable(Path(path), shown, what)
     except OSError as exc:  # ENAMETOOLONG, ELOOP, EACCES on a component…

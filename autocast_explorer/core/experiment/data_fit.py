@@ -16,6 +16,7 @@ from autocast_explorer.core.data.dataset import Dataset
 from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.data.records import EpochRecord
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import MAX_CHANNELS, MAX_WIDTH
 from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -35,7 +36,14 @@ def fit_config(config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
     MLP: the first width is the features of a row, the last the classes. CNN: the input
     channels and image side are the rows' (C, H, W), which must be square images.
     """
+    if config.model in ("mlp", "cnn"):
+        _classes_fit(dataset, config.model.upper())
     if config.model == "mlp":
+        if dataset.features > MAX_WIDTH:
+            raise DataError(
+                f"x: rows of {dataset.features:,} values are more than the MLP takes "
+                f"(at most {MAX_WIDTH:,} inputs)"
+            )
         widths = (dataset.features, *config.widths[1:-1], dataset.classes)
         return config.replace(widths=widths)
     if config.model == "cnn":
@@ -46,6 +54,11 @@ def fit_config(config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
                 "(rows, C, H, W) or (rows, H, W)"
             )
         channels, height, width = shape
+        if channels > MAX_CHANNELS:
+            raise DataError(
+                f"x: images of {channels:,} channels are more than the CNN takes "
+                f"(at most {MAX_CHANNELS:,})"
+            )
         if height != width:
             raise DataError(f"x: the CNN takes square images, got {height}×{width}")
         stages = len(config.channels) - 1
@@ -64,6 +77,15 @@ def fit_config(config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
         f"--data needs --model mlp, cnn or your own (the {config.model} family takes no rows of "
         "features)"
     )
+
+
+def _classes_fit(dataset: Dataset, model: str) -> None:
+    """The data's classes are the model's outputs: no more than its widest layer."""
+    if dataset.classes > MAX_WIDTH:
+        raise DataError(
+            f"y: {dataset.classes:,} classes (labels 0…{dataset.classes - 1}) are more than "
+            f"the {model} can output (at most {MAX_WIDTH:,})"
+        )
 
 
 def _fit_user_model(config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:

@@ -43,8 +43,11 @@ class PreparedData:
 
 
 def fitted(config: ExperimentConfig) -> tuple[ExperimentConfig, Dataset]:
-    """The data set of `config.data` and the config fitted to it (DataError if they clash)."""
-    dataset = load_dataset(config.data)
+    """The data set of `config.data` and the config fitted to it (DataError if they clash, or
+    if the file's arrays would take more than the run's memory budget)."""
+    from autocast_explorer.core.experiment.guards import memory_budget_bytes
+
+    dataset = load_dataset(config.data, memory_budget_bytes(config))
     return fit_config(config, dataset), dataset
 
 
@@ -69,7 +72,10 @@ def prepare(
     history: tuple[EpochRecord, ...] = ()
     if config.checkpoint:
         reporter.report(0.0, f"loading the weights of {Path(config.checkpoint).name}")
-        load_checkpoint(model, read_state_dict(config.checkpoint), config.title)
+        from autocast_explorer.core.experiment.guards import memory_budget_bytes
+
+        state = read_state_dict(config.checkpoint, memory_budget_bytes(config))
+        load_checkpoint(model, state, config.title)
         train_rows, test_rows = np.arange(0), np.arange(dataset.rows)
     else:
         parts = split(dataset, config.seed)

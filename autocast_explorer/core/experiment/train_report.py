@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 
 from autocast_explorer.core.documents.field_types import (
     Flag,
+    Fraction,
     NonNegative,
     NullableNumber,
     NullableNumbers,
@@ -91,8 +92,8 @@ class PerModeLoss(Part):
 
 
 class PerModeAccuracy(Part):
-    plain: NonNegative
-    autocast: NonNegative
+    plain: Fraction
+    autocast: Fraction
 
 
 class PerModeText(Part):

@@ -64,13 +64,15 @@ class WindowFiles:
     def write(self, path: str | Path, data: str | bytes, what: str) -> bool:
         """Write atomically; the status bar says so, or the banner says why not (False)."""
         from autocast_explorer.core.documents.files import write_atomic
+        from autocast_explorer.core.documents.reader import cap_text, clean_text
 
+        shown = cap_text(clean_text(str(path)), 200)  # a NUL or newline in it stays out
         try:
             write_atomic(path, data, stall_s=GUI_STREAM_STALL_SECONDS)
         except OSError as exc:
-            self._host.show_banner(f"Could not save {what} to {path}: {exc.strerror or exc}")
+            self._host.show_banner(f"Could not save {what} to {shown}: {exc.strerror or exc}")
             return False
-        self._host.statusBar().showMessage(f"Saved {what} to {path}", 5000)
+        self._host.statusBar().showMessage(f"Saved {what} to {shown}", 5000)
         return True
 
     def save_result(self, path: str | Path) -> bool:

@@ -16,10 +16,12 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 
+from autocast_explorer.core.documents.files import not_a_regular_file
 from autocast_explorer.core.experiment.families.user.errors import (
     UserModelError,
     error_line,
@@ -159,8 +161,9 @@ def _import_user(spec: ModelSpec) -> tuple[Any, tuple[str, ...], str | None]:
     """The module holding the factory, the paths of the user's code, a file's sha256."""
     if spec.kind == "file":
         path = os.path.abspath(os.path.expanduser(spec.target))
-        if not os.path.isfile(path):
-            raise UserModelError(spec.text, f"no such file: {path}")
+        why = not_a_regular_file(Path(path))  # asked without opening: a FIFO would block
+        if why:
+            raise UserModelError(spec.text, f"{path}: {why}")
         digest = file_sha256(path)
         name = f"autocast_explorer_user_{digest[:16]}"
         if name in sys.modules:
