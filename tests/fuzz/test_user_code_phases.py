@@ -4,9 +4,10 @@ training refusal), nothing on stdout, and no output file written, not even in pa
 
 One factory file, written to tmp_path, builds a small model that fails when it sees a given
 phase (a model argument says which): training mode, a batch of 16, its 13th call, its layers
-being recorded or traced, oneDNN's bf16 maths (the implicit route), training steps past the
-trained ones, the held-out rows. It raises an Exception, a BaseException subclass of its own or
-GeneratorExit, as asked. Each case runs the CLI in-process on tiny sizes.
+being recorded or traced, oneDNN's bf16 maths (the implicit route), its weights converted to
+bfloat16 (the pre-cast placement), training steps past the trained ones, the held-out rows.
+It raises an Exception, a BaseException subclass of its own or GeneratorExit, as asked. Each
+case runs the CLI in-process on tiny sizes.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class Net(nn.Module):
             "recording": wrapped and not dispatching(),
             "tracing": wrapped and dispatching(),
             "implicit": torch.backends.mkldnn.matmul.fp32_precision == "bf16",
+            "pre_cast": self.fc.weight.dtype != torch.float32,
         }.get(self.when, False)
 
     def forward(self, x):
@@ -225,6 +227,13 @@ CASES: list[tuple[str, list[str], str, str, str]] = [
         "RuntimeError: fails at implicit",
     ),
     (
+        "raises only once converted to bfloat16 (pre-cast placement)",
+        ["run", "when=pre_cast", "--placements"],
+        "measuring the placements",
+        RAISE,
+        "RuntimeError: fails at pre_cast",
+    ),
+    (
         "raises a BaseException subclass on its 13th call",
         ["run", "when=call", "n=13", "kind=boom"],
         "timing the forwards",
@@ -364,6 +373,28 @@ def test_a_model_training_cannot_take_is_the_training_refusal(
     before = snapshot(files["out"].parent)
     assert main(argv) == 2
     assert _one_line(capsys, argv[0]) == f"error: {expected.format(spec=spec)}"
+    assert snapshot(files["out"].parent) == before
+
+
+@pytest.mark.parametrize(
+    ("raised", "named"),
+    [
+        ("Boom('at import')", "Boom: at import"),
+        ("GeneratorExit('at import')", "GeneratorExit: at import"),
+        ("ZeroDivisionError('at import')", "ZeroDivisionError: at import"),
+    ],
+)
+def test_a_module_failing_at_import_is_one_line(raised, named, files, capsys):
+    path = files["model"].with_name("at_import.py")
+    path.write_text(f"class Boom(BaseException):\n    pass\n\n\nraise {raised}\n")
+    spec = f"{path}:build"
+    before = snapshot(files["out"].parent)
+    out = files["out"]
+    argv = ["run", "--model", spec, *FAST, "--json", str(out / "r.json")]
+    assert main(argv) == 2
+    assert (
+        _one_line(capsys, "run") == f"error: model: {spec}: importing it: at_import.py:5: {named}"
+    )
     assert snapshot(files["out"].parent) == before
 
 
