@@ -32,6 +32,20 @@ def regress():
     # no logits: batch × 3 × 5 from a Linear layer
     net = torch.nn.Sequential(torch.nn.Linear(6, 15), torch.nn.Unflatten(1, (3, 5)))
     return net, torch.randn(1, 6)
+
+
+class Thirteenth(torch.nn.Linear):
+    calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls == 13:
+            raise RuntimeError("the thirteenth call broke")
+        return super().forward(x)
+
+
+def thirteenth():
+    return Thirteenth(6, 3), torch.randn(1, 6)
 """
 
 
@@ -87,6 +101,37 @@ def test_a_failing_factory_is_shown_under_the_model_field(window, qtbot, tmp_pat
     assert f"calling broken: my_model.py:{line}: RuntimeError: the factory broke" in error.text()
     assert window.last_result is kept
     assert window.runButton.isEnabled()  # the file may be fixed: Run stays available
+
+
+def test_code_failing_after_the_probe_is_shown_as_the_probe_failing_is(
+    window, qtbot, tmp_path: Path
+):
+    """A forward that fails on its 13th call (in the timing, long after the probe): the same
+    one line under the model field and in the banner, the shown result kept, Run available."""
+    path = tmp_path / "my_model.py"
+    path.write_text(MODEL)
+    window.confirm_model_file = lambda _p: True
+    edit = _choose_user(window, qtbot)
+    edit.setText(f"{path}:build")
+    window.set_config(window.current_config().replace(batch=2, min_time=0.01, threads=1))
+    kept = run_to_end(qtbot, window)
+    edit.setText(f"{path}:thirteenth")
+    with qtbot.waitSignal(window.experimentFailed, timeout=60_000) as failed:
+        assert window.start_experiment()
+    line = (
+        MODEL.splitlines().index('            raise RuntimeError("the thirteenth call broke")') + 1
+    )
+    expected = (
+        f"model: {path}:thirteenth: timing the forwards: my_model.py:{line}: "
+        "RuntimeError: the thirteenth call broke"
+    )
+    assert failed.args[0] == expected
+    error = window.findChild(QLabel, "modelError")
+    qtbot.waitUntil(error.isVisible, timeout=2000)
+    assert error.text() == expected.removeprefix("model: ")
+    assert window.messageBanner.text() == f"Run failed: {expected}"
+    assert window.last_result is kept
+    assert window.runButton.isEnabled()
 
 
 def test_a_bad_spec_is_refused_inline(window, qtbot):

@@ -146,11 +146,13 @@ def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> 
 
 @dataclass
 class Capture:
-    """One recorded forward: logits (None if it raised), the layers seen, and the error."""
+    """One recorded forward: logits (None if it raised), the layers seen, and the error (its
+    text, and the exception itself for a caller that cannot go on without the output)."""
 
     logits: torch.Tensor | None
     layers: list[LayerCapture]
     error: str = ""
+    raised: Exception | None = None
 
 
 class AutocastFailed(ConfigError):
@@ -180,7 +182,7 @@ def record_forward(
     except Exception as exc:
         if is_out_of_memory(exc):
             raise  # memory, not autocast: its own outcome (core.experiment.out_of_memory)
-        return Capture(None, captured, error_text(exc))
+        return Capture(None, captured, error_text(exc), exc)
     return Capture(logits.detach(), captured)
 
 

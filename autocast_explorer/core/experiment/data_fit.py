@@ -124,9 +124,21 @@ EpochFn = Callable[[EpochRecord], None]
 
 
 def epoch_batches(rows: int, batch: int, seed: int, epoch: int) -> list[np.ndarray]:
-    """The row order of one epoch in batches: a fresh seeded shuffle per epoch."""
+    """The row order of one epoch in batches: a fresh seeded shuffle per epoch. Every row is
+    trained on each epoch; a last batch of one row (of a --batch above 1) joins the batch before
+    it: a model that normalises over the batch (BatchNorm) refuses one row in training."""
     order = np.random.default_rng((seed + SHUFFLE_SEED_OFFSET, epoch)).permutation(rows)
-    return [order[i : i + batch] for i in range(0, rows, batch)]
+    starts = list(range(0, rows, batch))
+    if batch > 1 and len(starts) > 1 and rows - starts[-1] == 1:
+        starts.pop()
+    ends = [*starts[1:], rows]
+    return [order[start:end] for start, end in zip(starts, ends, strict=True)]
+
+
+def steps_per_epoch(rows: int, batch: int) -> int:
+    """How many batches `epoch_batches` makes of `rows` rows."""
+    steps = -(-rows // batch)
+    return steps - 1 if batch > 1 and steps > 1 and rows % batch == 1 else steps
 
 
 def train_float32(

@@ -7,6 +7,7 @@ like any other, on a batch of held-out rows instead of random numbers.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,8 @@ from autocast_explorer.core.experiment.data_fit import (
     load_checkpoint,
     train_float32,
 )
+from autocast_explorer.core.experiment.families.user.guard import user_phase
+from autocast_explorer.core.experiment.train_task import refuse_untrainable
 
 if TYPE_CHECKING:
     import torch
@@ -78,9 +81,10 @@ def prepare(
         load_checkpoint(model, state, config.title)
         train_rows, test_rows = np.arange(0), np.arange(dataset.rows)
     else:
+        refuse_untrainable(config, "model")
         parts = split(dataset, config.seed)
         train_rows, test_rows = parts.train, parts.test
-        with torch.enable_grad():
+        with torch.enable_grad(), user_phase(config, "training in float32 on the data"):
             history = train_float32(
                 model,
                 shape,
@@ -93,13 +97,13 @@ def prepare(
             )
     reporter.report(0.9, "evaluating the held-out rows in float32 and under autocast")
     test_x, test_y = x[test_rows], dataset.y[test_rows]
-    plain = predict(model, shape, test_x, None)
-    accuracy = None
-    try:
-        auto = predict(model, shape, test_x, low_precision_dtype(config))
-    except Exception:  # the engine's own autocast forward records the error as the finding
-        pass
-    else:
+    accuracy, auto = None, None
+    with user_phase(config, "answering the held-out rows"):
+        plain = predict(model, shape, test_x, None)
+        # An autocast forward that raises: the engine's own records the error as the finding.
+        with contextlib.suppress(Exception):
+            auto = predict(model, shape, test_x, low_precision_dtype(config))
+    if auto is not None:
         accuracy = compare_answers(
             test_y,
             plain,

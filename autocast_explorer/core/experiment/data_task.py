@@ -10,7 +10,7 @@ import torch
 
 from autocast_explorer.core.data.dataset import Dataset, split
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.data_fit import epoch_batches, input_shape
+from autocast_explorer.core.experiment.data_fit import epoch_batches, input_shape, steps_per_epoch
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class DataTask:
 
     @property
     def steps_per_epoch(self) -> int:
-        return -(-int(self.y.shape[0]) // self.batch_rows)
+        return steps_per_epoch(int(self.y.shape[0]), self.batch_rows)
 
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         epoch, within = divmod(step, self.steps_per_epoch)

@@ -36,6 +36,7 @@ from autocast_explorer.core.experiment.config import (
 from autocast_explorer.core.experiment.data_run import fitted, prepare, train_data_info
 from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.families.user.info import ModelInfo
 from autocast_explorer.core.experiment.families.user.probe import probe
 from autocast_explorer.core.experiment.families.user.record import (
@@ -153,12 +154,13 @@ def run_inference(
         low = low_precision_dtype(config)
         plain_fn, auto_fn = forward_fns(model, x, low)
         reporter.check()
-        cold = _cold_calls(plain_fn, auto_fn, reporter)
+        cold = _cold_calls(config, plain_fn, auto_fn, reporter)
         seen = _record_forwards(config, model, x, low, cold.autocast_error, reporter)
         layers, op_trace = seen.layers, None
         if not seen.autocast_error:
             reporter.report(0.08, "tracing the aten ops of one forward per mode")
-            op_trace = trace_model(model, x, low, check=reporter.check)
+            with user_phase(config, "tracing the aten ops"):
+                op_trace = trace_model(model, x, low, check=reporter.check)
             layers = with_compute_dtypes(layers, op_trace)
             reporter.check()
         # Eager's timing gets its share of the bar; every other route the same share after it.
@@ -214,20 +216,24 @@ class ColdCalls:
 
 
 def _cold_calls(
-    plain_fn: Callable[[], torch.Tensor], auto_fn: Callable[[], torch.Tensor], reporter: Reporter
+    config: ExperimentConfig,
+    plain_fn: Callable[[], torch.Tensor],
+    auto_fn: Callable[[], torch.Tensor],
+    reporter: Reporter,
 ) -> ColdCalls:
     """An autocast forward that raises is a finding, not an error of the run (memory running
     out is no finding about autocast: it is raised as it came)."""
     reporter.report(0.04, "first (cold) calls")
-    cold_plain = cold_call_ms(plain_fn)
-    reporter.check()
-    cold_auto, autocast_error = None, ""
-    try:
-        cold_auto = cold_call_ms(auto_fn)
-    except Exception as exc:
-        if is_out_of_memory(exc):
-            raise
-        autocast_error = error_text(exc)
+    with user_phase(config, "the first (cold) calls"):
+        cold_plain = cold_call_ms(plain_fn)
+        reporter.check()
+        cold_auto, autocast_error = None, ""
+        try:
+            cold_auto = cold_call_ms(auto_fn)
+        except Exception as exc:
+            if is_out_of_memory(exc):
+                raise
+            autocast_error = error_text(exc)
     reporter.check()
     return ColdCalls(cold_plain, cold_auto, autocast_error)
 
@@ -259,11 +265,14 @@ def _record_forwards(
     """One hooked forward per mode, outputs kept only as long as they are compared (an autocast
     forward that raises here sets `autocast_error` as its cold call would have)."""
     reporter.report(0.06, "capturing dtypes and error per layer")
-    plain = record_forward(model, x, None, keep_outputs=True)
-    if plain.error or plain.logits is None:
-        raise RuntimeError(f"the float32 forward failed: {plain.error}")
-    reporter.check()
-    auto = record_forward(model, x, low, keep_outputs=True)
+    with user_phase(config, "capturing each layer's dtypes"):
+        plain = record_forward(model, x, None, keep_outputs=True)
+        if plain.raised is not None:
+            raise plain.raised  # float32 failing is no finding: the run cannot go on
+        reporter.check()
+        auto = record_forward(model, x, low, keep_outputs=True)
+    if plain.logits is None:
+        raise RuntimeError("the float32 forward recorded no output")
     autocast_error = autocast_error or auto.error
     agreement = None
     if not autocast_error and auto.logits is not None:
@@ -313,22 +322,23 @@ def _time_forwards(
     float32 alone, on its fixed budget, when the autocast forward raised."""
     plain_fn, auto_fn = fns
     meter = LoadMeter()
-    if autocast_error or cold.autocast_ms is None:
-        timing = measure_paired(
-            [plain_fn], config.min_time, reporter, cold_ms=[cold.plain_ms], labels=["float32"]
-        )
-        (plain_stats,), auto_stats = timing.stats, None
-    else:
-        timing = measure_paired(
-            [plain_fn, auto_fn],
-            config.min_time,
-            reporter,
-            cold_ms=[cold.plain_ms, cold.autocast_ms],
-            labels=["float32", config.dtype],
-            max_time=config.time_limit,
-            target=RUN_TARGET,
-        )
-        plain_stats, auto_stats = timing.stats
+    with user_phase(config, "timing the forwards"):
+        if autocast_error or cold.autocast_ms is None:
+            timing = measure_paired(
+                [plain_fn], config.min_time, reporter, cold_ms=[cold.plain_ms], labels=["float32"]
+            )
+            (plain_stats,), auto_stats = timing.stats, None
+        else:
+            timing = measure_paired(
+                [plain_fn, auto_fn],
+                config.min_time,
+                reporter,
+                cold_ms=[cold.plain_ms, cold.autocast_ms],
+                labels=["float32", config.dtype],
+                max_time=config.time_limit,
+                target=RUN_TARGET,
+            )
+            plain_stats, auto_stats = timing.stats
     return plain_stats, auto_stats, TimingEvidence.from_timing(timing, meter.stop())
 
 
@@ -344,9 +354,11 @@ def _other_routes(
     """Every route after eager (the reference), each timed in its share of the bar."""
     for i, name in enumerate(config.routes[1:], start=1):
         span = reporter.span(0.1 + share * i, 0.1 + share * (i + 1))
-        yield measure_route(
-            name, RouteCall(model, x, low, reference, config.min_time, span, config.allow_slow)
-        )
+        with user_phase(config, f"the {name} route"):
+            measured = measure_route(
+                name, RouteCall(model, x, low, reference, config.min_time, span, config.allow_slow)
+            )
+        yield measured
 
 
 def with_compute_dtypes(
@@ -460,18 +472,19 @@ def _time_training_steps(
 ) -> tuple[LatencyStats, LatencyStats, TimingEvidence]:
     """Training steps of the trained copies, timed by the forwards' paired ABAB protocol."""
     meter = LoadMeter()
-    timing = measure_paired(
-        [
-            run.trainers["plain"].timed_step(run.task),
-            run.trainers["autocast"].timed_step(run.task),
-        ],
-        config.min_time,
-        reporter,
-        cold_ms=run.cold_ms,
-        labels=["float32 training step", f"{config.dtype} training step"],
-        max_time=config.time_limit,
-        target=RUN_TARGET,
-    )
+    with user_phase(config, "timing training steps"):
+        timing = measure_paired(
+            [
+                run.trainers["plain"].timed_step(run.task),
+                run.trainers["autocast"].timed_step(run.task),
+            ],
+            config.min_time,
+            reporter,
+            cold_ms=run.cold_ms,
+            labels=["float32 training step", f"{config.dtype} training step"],
+            max_time=config.time_limit,
+            target=RUN_TARGET,
+        )
     plain_stats, auto_stats = timing.stats
     return plain_stats, auto_stats, TimingEvidence.from_timing(timing, meter.stop())
 

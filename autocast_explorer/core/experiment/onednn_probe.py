@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.hardware.onednn import OneDnnProbe, probe
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
@@ -27,4 +28,5 @@ def probe_config(
         model, x = build(config)
         reporter.check()
         reporter.report(0.6, "asking oneDNN which kernels run (verbose log of one forward)")
-        return probe(model, x, low_precision_dtype(config))
+        with user_phase(config, "asking oneDNN which kernels run"):
+            return probe(model, x, low_precision_dtype(config))

@@ -63,13 +63,31 @@ def loss_plan(config: ExperimentConfig) -> LossPlan:
     measured = probe(config)
     if measured.classes:
         return LossPlan(CROSS_ENTROPY, measured.classes)
-    if not measured.output_dtype.startswith(("float", "bfloat")):
-        raise ConfigError(
-            "mode",
-            f"training needs a floating-point output to take a loss of; {config.model} "
-            f"outputs {measured.output_dtype}",
-        )
     return LossPlan(MSE, target_shape=tuple(measured.output_shape[1:]))
+
+
+def refuse_untrainable(config: ExperimentConfig, field_name: str = "mode") -> None:
+    """ConfigError (one line, before any step) for your own model that training cannot take:
+    no parameter that requires a gradient, an output that is not floating point, or one without
+    a row per input row (a scalar). Built-in families always train; `field_name` is the field
+    the window shows it under ("mode" for --mode train, "model" for --data's float32 fit)."""
+    if not config.is_user_model:
+        return
+    from autocast_explorer.core.experiment.families.user.probe import probe
+
+    measured = probe(config)
+    shape = measured.output_shape
+    if not measured.trainable:
+        need, found = "a parameter that requires a gradient", "has none"
+    elif not measured.output_dtype.startswith(("float", "bfloat")):
+        need = "a floating-point output to take a loss of"
+        found = f"outputs {measured.output_dtype}"
+    elif not shape or shape[0] != 1:
+        out = "×".join(map(str, shape)) if shape else "a 0-dimensional tensor"
+        need, found = "one output row per input row", f"outputs {out} for a batch of 1"
+    else:
+        return
+    raise ConfigError(field_name, f"training needs {need}; {config.model} {found}")
 
 
 @dataclass(frozen=True)

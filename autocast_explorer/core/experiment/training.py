@@ -25,6 +25,7 @@ import torch
 
 from autocast_explorer.core.experiment.capture import AutocastFailed
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.model import low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.train_probe import (
@@ -68,6 +69,7 @@ from autocast_explorer.core.experiment.train_task import (
     loss_function,
     loss_plan,
     make_task,
+    refuse_untrainable,
 )
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.errors import error_text
@@ -187,6 +189,7 @@ def train_side_by_side(
     the held-out rows after every epoch. Cancellation is checked between steps (a step itself
     cannot be interrupted).
     """
+    refuse_untrainable(config)
     low = low_precision_dtype(config)
     initial = source.build_model(config)
     if task is None:
@@ -195,19 +198,22 @@ def train_side_by_side(
     kind = task.loss_kind
 
     reporter.report(0.0, "probing one training step per mode (dtypes, ops, saved bytes)")
-    probes = _probe_both(config, initial, x0, y0, low, kind)
+    with user_phase(config, "probing one training step"):
+        probes = _probe_both(config, initial, x0, y0, low, kind)
     reporter.check()
     trainers = {
         "plain": Trainer(config, copy.deepcopy(initial), None, kind),
         "autocast": Trainer(config, copy.deepcopy(initial), low, kind),
     }
-    timings, epochs = _train_interleaved(
-        config, reporter, partial, trainers, task, low, epoch_steps
-    )
-    held = {
-        mode: _held_out(config, trainers[mode].model, task, dtype)
-        for mode, dtype in (("plain", None), ("autocast", low))
-    }
+    with user_phase(config, "training"):
+        timings, epochs = _train_interleaved(
+            config, reporter, partial, trainers, task, low, epoch_steps
+        )
+    with user_phase(config, "scoring the held-out rows"):
+        held = {
+            mode: _held_out(config, trainers[mode].model, task, dtype)
+            for mode, dtype in (("plain", None), ("autocast", low))
+        }
     target_shape = tuple(y0.shape[1:]) if kind == MSE else ()
     return TrainingRun(
         report=_train_report(config, probes, trainers, timings, epochs, held, task, target_shape),

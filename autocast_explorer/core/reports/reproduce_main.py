@@ -45,7 +45,8 @@ MODEL = CONFIG.get("model", "mlp")
 MODEL_LINE = __MODEL_LINE__
 '''
 
-#: build() and make_task() for a built-in family: the pasted construction and task code.
+#: build(), make_task() and guarded() for a built-in family: the pasted construction and task
+#: code, and a main run as it is.
 FAMILY_BUILD = '''\
 def build():
     """The family's model (seeded, built in order, in the mode it was measured in), then its
@@ -60,10 +61,15 @@ def make_task():
     torch.manual_seed(CONFIG["seed"] + TASK_SEED_OFFSET)
     batches, held_out = class_task(lambda: FAMILY_INPUTS[MODEL](CONFIG), __CLASSES__)
     return list(batches), list(held_out), CROSS_ENTROPY
+
+
+def guarded(run):
+    """Run the script: a built-in family runs none of your code, so nothing is guarded."""
+    run()
 '''
 
-#: build() and make_task() for the user's own model (a spec such as hf:bert or
-#: my_model.py:build): the explorer's own loader and task, so that script needs
+#: build(), make_task() and guarded() for the user's own model (a spec such as hf:bert or
+#: my_model.py:build): the explorer's own loader, task and guard, so that script needs
 #: autocast-explorer installed (and the model's file where the spec says).
 USER_BUILD = '''\
 def build():
@@ -83,6 +89,22 @@ def make_task():
 
     task = explorer_task(ExperimentConfig.from_dict(CONFIG))
     return list(task.batches), list(task.held_out), task.loss_kind
+
+
+def guarded(run):
+    """Run the script under the explorer's own guard: your model's code failing anywhere is
+    one line on stderr naming the spec, the phase and your file's frame, and exit code 2."""
+    import sys
+
+    from autocast_explorer.core.experiment.families.user.guard import UserCode
+    from autocast_explorer.core.runtime.errors import ConfigError
+
+    try:
+        with UserCode(MODEL, "reproduce.py"):
+            run()
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 '''
 
 #: Recording, timing, training and the two mains.
@@ -109,6 +131,8 @@ def forward(model, x, low):
         with torch.no_grad(), wrapped_forwards(model, around), autocast_context(low):
             out = model(x)
     except Exception as exc:
+        if low is None:
+            raise  # float32 failing is no finding: there is nothing to compare with
         error = error_text(exc)
     return out, [layer for _, layer in sorted(seen, key=lambda item: item[0])], error
 
@@ -400,5 +424,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    guarded(main)
 '''

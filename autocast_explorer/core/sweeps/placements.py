@@ -37,6 +37,7 @@ from autocast_explorer.core.experiment.certainty import (
 )
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_text
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -319,7 +320,11 @@ def measure_placements(
     low = low_precision_dtype(config)
     # no_grad around everything, as around the tutorial's timed loop; weights still require
     # grad, which is what lets one autocast region cache their casts (hoisted).
-    with torch_threads(config.threads), torch.no_grad():
+    with (
+        torch_threads(config.threads),
+        torch.no_grad(),
+        user_phase(config, "measuring the placements"),
+    ):
         reporter.report(0.02, "building the model and a pre-cast copy")
         forwards = _Forwards(*build(config), low)
         reporter.check()

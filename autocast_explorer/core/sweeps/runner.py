@@ -29,6 +29,7 @@ from autocast_explorer.core.experiment.capture import AutocastFailed
 from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
+from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.routes import (
@@ -258,7 +259,10 @@ def run_spec(
     saved = 0.0  # seconds of timing budget the points so far left unspent (adaptive)
     with torch_threads(config.threads) as threads, torch.no_grad():
         for k, plan in enumerate(planned):
-            with guards.memory_outcome(plan.config, plan.name):
+            with (
+                guards.memory_outcome(plan.config, plan.name),
+                user_phase(config, f"sweep point {plan.name}"),
+            ):
                 reporter.check()
                 report = _point_report(
                     reporter, eta, k, f"point {k + 1}/{len(planned)} · {plan.name}"
@@ -373,8 +377,10 @@ def _probe_kernels(
     """Which kernels oneDNN runs, asked at the middle point (a model of its own)."""
     reporter.check()
     reporter.report(_POINTS_SHARE, "asking oneDNN which kernels run")
-    model, x = _Models().get(planned[len(planned) // 2].config)
-    return onednn.probe(model, x, low)
+    middle = planned[len(planned) // 2].config
+    with user_phase(middle, "asking oneDNN which kernels run"):
+        model, x = _Models().get(middle)
+        return onednn.probe(model, x, low)
 
 
 def _warnings(points: Sequence[SweepPoint], stalled: list[str], noisy: list[str]) -> list[str]:

@@ -25,8 +25,8 @@ from autocast_explorer.core.documents.files import not_a_regular_file
 from autocast_explorer.core.experiment.families.user.errors import (
     UserModelError,
     error_line,
-    from_exception,
 )
+from autocast_explorer.core.experiment.families.user.guard import UserCode, user_paths
 from autocast_explorer.core.experiment.families.user.spec import ModelSpec, parse_spec
 
 #: Set before transformers is imported: it then never reaches for the hub.
@@ -103,10 +103,8 @@ def _hf(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
         if type(config) in image_classes
         else transformers.AutoModel
     )
-    try:
+    with UserCode(spec.text, "building it", ()):
         module = auto.from_config(config)
-    except Exception as exc:
-        raise from_exception(spec.text, exc, what="building it") from None
     stated: tuple[int, ...] | None = None
     vocab = getattr(config, "vocab_size", None)
     channels = getattr(config, "num_channels", None)
@@ -121,20 +119,16 @@ def _hf(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
 def _torchvision(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     _refuse_downloads(spec, kwargs)
     torchvision = _import_library(spec, "torchvision")
-    try:
+    with UserCode(spec.text, "building it", ()):
         module = torchvision.models.get_model(spec.target, weights=None, **kwargs)
-    except Exception as exc:
-        raise from_exception(spec.text, exc, what="building it") from None
     return Loaded(module, stated_input=TORCHVISION_INPUT)
 
 
 def _timm(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     _refuse_downloads(spec, kwargs)
     timm = _import_library(spec, "timm")
-    try:
+    with UserCode(spec.text, "building it", ()):
         module = timm.create_model(spec.target, pretrained=False, **kwargs)
-    except Exception as exc:
-        raise from_exception(spec.text, exc, what="building it") from None
     cfg = getattr(module, "pretrained_cfg", None) or {}
     size = cfg.get("input_size") if isinstance(cfg, Mapping) else None
     stated = tuple(int(s) for s in size) if isinstance(size, list | tuple) else None
@@ -160,7 +154,7 @@ def file_sha256(path: str) -> str:
 def _import_user(spec: ModelSpec) -> tuple[Any, tuple[str, ...], str | None]:
     """The module holding the factory, the paths of the user's code, a file's sha256."""
     if spec.kind == "file":
-        path = os.path.abspath(os.path.expanduser(spec.target))
+        (path,) = user_paths(spec.text)
         why = not_a_regular_file(Path(path))  # asked without opening: a FIFO would block
         if why:
             raise UserModelError(spec.text, f"{path}: {why}")
@@ -173,23 +167,16 @@ def _import_user(spec: ModelSpec) -> tuple[Any, tuple[str, ...], str | None]:
             raise UserModelError(spec.text, f"{path} cannot be imported as Python")
         module = importlib.util.module_from_spec(loader_spec)
         try:
-            with _on_path(os.path.dirname(path)):
+            with UserCode(spec.text, "importing it", (path,)), _on_path(os.path.dirname(path)):
                 sys.modules[name] = module
                 loader_spec.loader.exec_module(module)
-        except BaseException as exc:
+        except BaseException:
             sys.modules.pop(name, None)
-            if not isinstance(exc, Exception):
-                raise
-            raise from_exception(spec.text, exc, (path,), "importing it") from None
+            raise
         return module, (path,), digest
-    try:
-        with _on_path(os.getcwd()):
-            module = importlib.import_module(spec.target)
-    except Exception as exc:
-        raise from_exception(spec.text, exc, (os.getcwd(),), "importing it") from None
-    origin = getattr(module, "__file__", None)
-    paths = (os.path.dirname(origin),) if origin else ()
-    return module, paths, None
+    with UserCode(spec.text, "importing it", (os.getcwd(),)), _on_path(os.getcwd()):
+        module = importlib.import_module(spec.target)
+    return module, user_paths(spec.text), None
 
 
 def _factory(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
@@ -197,10 +184,8 @@ def _factory(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     factory = getattr(holder, spec.factory, None)
     if not callable(factory):
         raise UserModelError(spec.text, f"{spec.factory!r} is not a callable in {spec.target}")
-    try:
+    with UserCode(spec.text, f"calling {spec.factory}", paths):
         made = factory(**kwargs)
-    except Exception as exc:
-        raise from_exception(spec.text, exc, paths, f"calling {spec.factory}") from None
     example = None
     if isinstance(made, tuple) and len(made) == 2:
         made, example = made

@@ -17,7 +17,8 @@ import torch
 
 from autocast_explorer.core.experiment.capture import first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.families.user.errors import UserModelError, from_exception
+from autocast_explorer.core.experiment.families.user.errors import UserModelError
+from autocast_explorer.core.experiment.families.user.guard import UserCode
 from autocast_explorer.core.experiment.families.user.loader import Loaded, load, module_class_name
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
@@ -49,6 +50,7 @@ class ModelProbe:
 
     class_name: str
     parameters: int
+    trainable: int  # the parameters that require a gradient
     parameter_bytes: int
     flops: int  # one forward at batch 1
     activation_elements: int  # every module's output at batch 1, plus the input
@@ -125,12 +127,9 @@ def run_user_forward(
     config: ExperimentConfig, loaded: Loaded, x: torch.Tensor, dtype: torch.dtype | None
 ) -> torch.Tensor:
     """One forward; the user's error as one line, a non-tensor output refused."""
-    try:
-        with torch.no_grad(), autocast_context(dtype):
-            y = loaded.module(x)
-    except Exception as exc:
-        what = f"the forward (input {'×'.join(map(str, x.shape))} {dtype_name(x.dtype)})"
-        raise from_exception(config.model, exc, loaded.user_paths, what) from None
+    what = f"the forward (input {'×'.join(map(str, x.shape))} {dtype_name(x.dtype)})"
+    with UserCode(config.model, what, loaded.user_paths), torch.no_grad(), autocast_context(dtype):
+        y = loaded.module(x)
     if not isinstance(y, torch.Tensor):
         raise UserModelError(
             config.model, f"the forward returned {type(y).__name__}, which holds no tensor"
@@ -201,6 +200,7 @@ def _probe(config: ExperimentConfig, digest: str) -> ModelProbe:
     return ModelProbe(
         class_name=module_class_name(model),
         parameters=sum(p.numel() for p in params),
+        trainable=sum(p.numel() for p in params if p.requires_grad),
         parameter_bytes=sum(p.numel() * p.element_size() for p in params),
         flops=int(counter.get_total_flops()),
         activation_elements=sum(elements),
