@@ -3,29 +3,39 @@ must show up wherever families are listed, with no edit anywhere else.
 
 The fake ("ladder": `depth` Linear layers `hidden` wide, built from the config's existing
 fields) is found by the config's `model` rule and schema, `run --help`, the window's model
-selector, a run's summary title and report rows, and the reproduce script's family tables. A
-consumer that went back to a list of its own would miss the fake, and its assertion here fails.
+selector, a run's summary title and report rows, and the reproduce script's family tables. It
+takes rows of real data, so it is also found by the `data` rule, the fitting of a config to
+data and the window's note under the data selector; its logits are `hidden` wide, so training
+counts that many classes; its FLOP formula is its own. A consumer that went back to a list of
+its own would miss the fake, and its assertion here fails.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from PySide6.QtWidgets import QComboBox, QSpinBox
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox
 
 from autocast_explorer.cli import build_parser
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig, built_in_models
+from autocast_explorer.core.data.dataset import dataset_from_arrays
 from autocast_explorer.core.experiment.config_schema import config_properties
-from autocast_explorer.core.experiment.engine import run_experiment
+from autocast_explorer.core.experiment.data_fit import fit_config, input_shape
+from autocast_explorer.core.experiment.engine import run_experiment, training_step_flops
 from autocast_explorer.core.experiment.families import FAMILIES, register_family
 from autocast_explorer.core.experiment.families.base import (
+    ROWS_OF_FEATURES,
     Construction,
     Family,
     FamilyParam,
     Gemm,
 )
+from autocast_explorer.core.experiment.families.user.spec import parse_spec
 from autocast_explorer.core.experiment.summary import format_summary
+from autocast_explorer.core.experiment.train_task import CROSS_ENTROPY, LossPlan, loss_plan
 from autocast_explorer.core.reports.report import report_markdown
 from autocast_explorer.core.reports.reproduce import family_sections
+from autocast_explorer.core.sweeps.roofline import flops_formula
 from autocast_explorer.gui.features.experiment.controls import ControlsPanel
 from tests import fake_family_construct
 
@@ -37,6 +47,19 @@ class LadderFamily(Family):
     title = "Ladder"
     params = (FamilyParam("hidden", "rung width"), FamilyParam("depth", "rungs"))
     uses = frozenset()
+    rows = ROWS_OF_FEATURES
+    data_sets = "rung width"
+    flops_formula = "FLOPs = 2·B·hidden² per rung"
+
+    def fit_data(self, config: ExperimentConfig, dataset) -> ExperimentConfig:
+        """A row is as wide as a rung; the labels must fit in a rung's outputs."""
+        return config.replace(hidden=max(dataset.features, dataset.classes))
+
+    def classes(self, config: ExperimentConfig) -> int:
+        return config.hidden
+
+    def training_step_flops(self, config: ExperimentConfig) -> int:
+        return 5 * self.flops(config)  # not the base's 3 forwards: the engine must ask
 
     def describe(self, config: ExperimentConfig) -> str:
         return f"Ladder {config.hidden}×{config.depth}"
@@ -69,6 +92,22 @@ LADDER = {"model": "ladder", "hidden": 8, "depth": 3, "batch": 2, "min_time": 0.
 
 def test_the_fake_is_registered_only_inside_the_fixture(ladder):
     assert built_in_models() == (*BUILT_IN, "ladder")
+
+
+def test_a_family_that_takes_rows_must_say_how_to_fit_them():
+    class NoFit(LadderFamily):
+        name = "nofit"
+        fit_data = Family.fit_data
+
+    class Odd(LadderFamily):
+        name = "odd"
+        rows = "pixels"
+
+    with pytest.raises(ValueError, match="nofit: a family that takes rows needs fit_data"):
+        register_family(NoFit())
+    with pytest.raises(ValueError, match="odd: rows 'pixels' are neither features nor images"):
+        register_family(Odd())
+    assert built_in_models() == BUILT_IN
 
 
 def test_a_family_s_parameters_must_be_family_fields():
@@ -113,6 +152,31 @@ def test_the_config_refuses_the_fake_once_it_is_gone():
         ExperimentConfig(**LADDER)
 
 
+def test_the_fake_takes_real_data_as_it_says(ladder):
+    assert ExperimentConfig(**LADDER, data="digits").data == "digits"
+    with pytest.raises(ConfigError, match=r"real data needs model mlp, cnn, ladder or your own"):
+        ExperimentConfig(model="rnn", data="digits")
+    rows = dataset_from_arrays("d", {"x": np.zeros((6, 1, 4, 5)), "y": np.arange(6) % 3})
+    fitted = fit_config(ExperimentConfig(**LADDER, data="digits"), rows)
+    assert (fitted.hidden, fitted.depth) == (20, 3)  # 1×4×5 features a row, flattened
+    assert input_shape(fitted, rows) == (20,)
+
+
+def test_the_spec_parser_names_the_fake_among_the_families(ladder):
+    with pytest.raises(ConfigError, match=r"\(mlp, cnn, transformer, rnn, ladder\) nor a spec"):
+        parse_spec("resnet")
+
+
+def test_training_counts_the_fake_s_classes_and_flops(ladder):
+    config = ExperimentConfig(**{**LADDER, "mode": "train", "steps": 2})
+    assert loss_plan(config) == LossPlan(CROSS_ENTROPY, 8)
+    assert training_step_flops(config) == 5 * 2 * 2 * 8 * 8 * 3
+    assert flops_formula(config) == "FLOPs = 2·B·hidden² per rung"
+    result = run_experiment(config)  # 10 classes drawn for 8 logits would fail cross-entropy
+    assert result.train is not None and len(result.train.loss["plain"]) == 2
+    assert result.flops == training_step_flops(config)
+
+
 def test_the_window_offers_the_fake_with_its_inputs(ladder, qtbot):
     panel = ControlsPanel()
     qtbot.addWidget(panel)
@@ -124,6 +188,8 @@ def test_the_window_offers_the_fake_with_its_inputs(ladder, qtbot):
     panel.findChild(QSpinBox, "ladderDepthSpin").setValue(3)
     config = panel.config()
     assert (config.model, config.hidden, config.depth) == ("ladder", 8, 3)
+    note = panel.findChild(QLabel, "dataNote").text()
+    assert "(MLP: first width; CNN: channels[0] and image side; Ladder: rung width)" in note
 
 
 def test_a_run_of_the_fake_is_titled_by_it_and_reproducible(ladder):

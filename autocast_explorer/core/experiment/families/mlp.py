@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
-from autocast_explorer.core.experiment.config import ExperimentConfig, parameter_count
+from autocast_explorer.core.experiment.config import (
+    ExperimentConfig,
+    flops_per_training_step,
+    parameter_count,
+)
 from autocast_explorer.core.experiment.families.base import (
+    ROWS_OF_FEATURES,
     Construction,
     Family,
     Gemm,
 )
 from autocast_explorer.core.runtime.errors import ConfigError
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.data.dataset import Dataset
+
+#: What an MLP's FLOP count covers (its Linear layers' products).
+MLP_FLOPS_FORMULA = (
+    "FLOPs = Σ over Linear layers of 2·B·in·out (bias adds and activations not counted)"
+)
 
 
 class MlpFamily(Family):
@@ -18,6 +32,9 @@ class MlpFamily(Family):
     title = "MLP"
     uses = frozenset({"widths", "activation", "head"})
     sweep_params = ("width",)
+    rows = ROWS_OF_FEATURES
+    data_sets = "first width"
+    flops_formula = MLP_FLOPS_FORMULA
 
     def describe(self, config: ExperimentConfig) -> str:
         return f"MLP {','.join(map(str, config.widths))}"
@@ -35,6 +52,17 @@ class MlpFamily(Family):
 
     def input_elements(self, config: ExperimentConfig) -> int:
         return config.batch * config.widths[0]
+
+    def training_step_flops(self, config: ExperimentConfig) -> int:
+        """Exact: the first layer's input needs no gradient."""
+        return flops_per_training_step(config.widths, config.batch)
+
+    def classes(self, config: ExperimentConfig) -> int:
+        return config.widths[-1]
+
+    def fit_data(self, config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
+        """The first width is the features of a row, the last the classes."""
+        return config.replace(widths=(dataset.features, *config.widths[1:-1], dataset.classes))
 
     def sweep_config(self, config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
         """A width sweep sets every hidden width at once; input width and classes stay."""

@@ -18,6 +18,12 @@ if TYPE_CHECKING:
 
     from autocast_explorer.core.experiment.families.user.probe import ModelProbe
 
+#: What a user model's FLOP count is (probe.py here).
+PROBE_FLOPS_FORMULA = (
+    "FLOPs = torch.utils.flop_counter.FlopCounterMode's count of the model's batch-1 forward "
+    "× batch (matrix products and convolutions; elementwise ops not counted)"
+)
+
 
 class UserFamily(Family):
     name = "user"
@@ -27,6 +33,7 @@ class UserFamily(Family):
     params = ()
     uses = frozenset()
     sweep_params = ("image", "seq")
+    flops_formula = PROBE_FLOPS_FORMULA
 
     def validate(self, config: ExperimentConfig) -> None:
         super().validate(config)
