@@ -6,19 +6,22 @@ fields) is found by the config's `model` rule and schema, `run --help`, the wind
 selector, a run's summary title and report rows, and the reproduce script's family tables. It
 takes rows of real data, so it is also found by the `data` rule, the fitting of a config to
 data and the window's note under the data selector; its logits are `hidden` wide, so training
-counts that many classes; its FLOP formula is its own. A consumer that went back to a list of
-its own would miss the fake, and its assertion here fails.
+counts that many classes; its FLOP formula is its own; it sweeps its `depth` (and `hidden`, as
+the RNN does), so `sweep --param` and its help, the sweep and preset schemas, the default
+values and the Sweeps tab's choices offer it. A consumer that went back to a list of its own
+would miss the fake, and its assertion here fails.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from jsonschema import Draft202012Validator
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox
 
 from autocast_explorer.cli import build_parser
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig, built_in_models
 from autocast_explorer.core.data.dataset import dataset_from_arrays
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig, built_in_models
 from autocast_explorer.core.experiment.config_schema import config_properties
 from autocast_explorer.core.experiment.data_fit import fit_config, input_shape
 from autocast_explorer.core.experiment.engine import run_experiment, training_step_flops
@@ -29,14 +32,20 @@ from autocast_explorer.core.experiment.families.base import (
     Family,
     FamilyParam,
     Gemm,
+    SweptSize,
 )
 from autocast_explorer.core.experiment.families.user.spec import parse_spec
 from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.experiment.train_task import CROSS_ENTROPY, LossPlan, loss_plan
+from autocast_explorer.core.learning.presets import preset_schema
 from autocast_explorer.core.reports.report import report_markdown
 from autocast_explorer.core.reports.reproduce import family_sections
+from autocast_explorer.core.sweeps.result import SweepResult, sweep_schema
 from autocast_explorer.core.sweeps.roofline import flops_formula
+from autocast_explorer.core.sweeps.runner import run_sweep
+from autocast_explorer.core.sweeps.spec import default_values, sweep_params
 from autocast_explorer.gui.features.experiment.controls import ControlsPanel
+from autocast_explorer.gui.features.sweeps.inputs import param_choices
 from tests import fake_family_construct
 
 BUILT_IN = ("mlp", "cnn", "transformer", "rnn")
@@ -50,6 +59,11 @@ class LadderFamily(Family):
     rows = ROWS_OF_FEATURES
     data_sets = "rung width"
     flops_formula = "FLOPs = 2·B·hidden² per rung"
+    #: Its own size, and one it shares with the RNN (the same definition).
+    sweeps = (
+        SweptSize("hidden", "hidden width", (16, 1024, 7)),
+        SweptSize("depth", "rungs", (1, 8, 4)),
+    )
 
     def fit_data(self, config: ExperimentConfig, dataset) -> ExperimentConfig:
         """A row is as wide as a rung; the labels must fit in a rung's outputs."""
@@ -107,6 +121,16 @@ def test_a_family_that_takes_rows_must_say_how_to_fit_them():
         register_family(NoFit())
     with pytest.raises(ValueError, match="odd: rows 'pixels' are neither features nor images"):
         register_family(Odd())
+    assert built_in_models() == BUILT_IN
+
+
+def test_a_size_two_families_sweep_is_defined_alike():
+    class Unlike(LadderFamily):
+        name = "unlike"
+        sweeps = (SweptSize("hidden", "rung width", (2, 64, 6)),)
+
+    with pytest.raises(ValueError, match="unlike: sweeps hidden unlike the families before it"):
+        register_family(Unlike())
     assert built_in_models() == BUILT_IN
 
 
@@ -202,3 +226,35 @@ def test_a_run_of_the_fake_is_titled_by_it_and_reproducible(ladder):
     assert "    'ladder': ladder_model,\n" in sections
     assert "    'ladder': ladder_input,\n" in sections
     assert "def ladder_model(config" in sections
+
+
+def test_sweep_offers_the_fake_s_sizes(ladder, capsys):
+    sizes = ("batch", "width", "channels", "image", "seq", "d_model", "hidden", "depth")
+    assert sweep_params() == sizes
+    assert default_values("depth") == (1, 2, 4, 8)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["sweep", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "d_model (transformer), hidden (rnn, ladder), depth (ladder); batch,width" in help_text
+    assert "hidden 16:1024:7, depth 1:8:4 (batch: the powers of two)" in help_text
+    args = build_parser().parse_args(["sweep", "--model", "ladder", "--param", "depth"])
+    assert args.param == "depth"
+    preset_enum = preset_schema()["properties"]["sweep"]["anyOf"][1]["properties"]["param"]
+    assert preset_enum["enum"][-1] == "depth"
+
+
+def test_a_sweep_of_the_fake_s_depth_is_written_and_read(ladder):
+    config = ExperimentConfig(**{**LADDER, "min_time": 0.01})
+    result = run_sweep(config, "depth", (1, 2), probe_onednn=False, adaptive=False)
+    assert [p.config.depth for p in result.points] == [1, 2]
+    data = result.to_dict()
+    assert data["param"] == "depth"
+    assert list(Draft202012Validator(sweep_schema()).iter_errors(data)) == []
+    assert SweepResult.from_dict(data).spec.param == "depth"
+
+
+def test_the_sweeps_tab_offers_the_fake_s_sizes(ladder):
+    choices = dict(param_choices())
+    assert choices["depth"] == "rungs (Ladder)"
+    assert choices["hidden"] == "hidden width (RNN, Ladder)"
+    assert list(choices)[:3] == ["batch", "width", "grid"]

@@ -16,6 +16,7 @@ from autocast_explorer.core.experiment.families.base import (
     Family,
     FamilyParam,
     Gemm,
+    SweptSize,
 )
 from autocast_explorer.core.experiment.families.cnn import CnnFamily
 from autocast_explorer.core.experiment.families.mlp import MlpFamily
@@ -43,6 +44,10 @@ def register_family(fam: Family) -> None:
         raise ValueError(f"{fam.name}: rows {fam.rows!r} are neither features nor images")
     if fam.rows and (type(fam).fit_data is Family.fit_data or not fam.data_sets):
         raise ValueError(f"{fam.name}: a family that takes rows needs fit_data and data_sets")
+    known = {size.name: size for size in swept_sizes()}
+    for size in fam.sweeps:
+        if size.name == "batch" or known.get(size.name, size) != size:
+            raise ValueError(f"{fam.name}: sweeps {size.name} unlike the families before it")
     FAMILIES[fam.name] = fam
 
 
@@ -54,6 +59,20 @@ def get_family(name: str) -> Family:
 def family(config: ExperimentConfig) -> Family:
     """The family of `config` (USER for a spec of the user's own model)."""
     return FAMILIES.get(config.model, USER)
+
+
+def swept_sizes() -> tuple[SweptSize, ...]:
+    """Every size some family sweeps (the user's own model's too), each once, in menu order."""
+    sizes: dict[str, SweptSize] = {}
+    for fam in (*FAMILIES.values(), USER):
+        for size in fam.sweeps:
+            sizes.setdefault(size.name, size)
+    return tuple(sizes.values())
+
+
+def families_sweeping(name: str) -> tuple[Family, ...]:
+    """The registered families that sweep the size `name` (the user's own model not counted)."""
+    return tuple(fam for fam in FAMILIES.values() if name in fam.sweep_params)
 
 
 def data_fitting_words() -> str:
@@ -98,8 +117,10 @@ __all__ = [
     "FamilyParam",
     "Gemm",
     "data_fitting_words",
+    "families_sweeping",
     "family",
     "family_fields",
     "get_family",
     "register_family",
+    "swept_sizes",
 ]

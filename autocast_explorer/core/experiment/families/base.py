@@ -83,6 +83,22 @@ class FamilyParam:
 
 
 @dataclass(frozen=True)
+class SweptSize:
+    """A size of a family's model a sweep can vary: its name (a config field, or the MLP's
+    `width`: every hidden width at once), how titles, `--param`'s help and the Sweeps tab say
+    it, and its default values (LOW, HIGH, COUNT: log-spaced, as `sweep --values` reads them)."""
+
+    name: str
+    label: str
+    default: tuple[int, int, int]
+
+
+#: Sizes more than one family sweeps (each family lists those its model has).
+SEQUENCE_LENGTH = SweptSize("seq", "sequence length", (8, 512, 7))
+IMAGE_SIDE = SweptSize("image", "image side", (8, 128, 5))
+
+
+@dataclass(frozen=True)
 class Gemm:
     """One matrix product a forward runs `count` times: (m × k) @ (k × n).
 
@@ -125,8 +141,8 @@ class Family:
     params: tuple[FamilyParam, ...] = ()
     #: Which of OPTIONAL_COMMON this family uses.
     uses: frozenset[str] = frozenset({"activation", "head"})
-    #: Parameters a sweep can vary, besides batch (every family sweeps batch).
-    sweep_params: tuple[str, ...] = ()
+    #: The sizes a sweep can vary, besides batch (every family sweeps batch).
+    sweeps: tuple[SweptSize, ...] = ()
     #: How it takes rows of real data (`data`): ROWS_OF_FEATURES, ROWS_OF_IMAGES, or "" for
     #: synthetic inputs only. A family that takes rows fits a config to them (`fit_data`) and
     #: says what the data sets in `data_sets` (the window's note under the data selector).
@@ -181,6 +197,11 @@ class Family:
         not fit); only a family that takes rows (`rows`) answers."""
         raise NotImplementedError(f"the {self.name} family takes no rows of real data")
 
+    @property
+    def sweep_params(self) -> tuple[str, ...]:
+        """The names of the sizes it sweeps (besides batch)."""
+        return tuple(size.name for size in self.sweeps)
+
     def sweep_config(self, config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
         """`config` with a swept family parameter set to `value` (batch is handled outside)."""
         if param not in self.sweep_params:
@@ -191,8 +212,8 @@ class Family:
         return config.replace(**{param: value})
 
     def sweep_label(self, param: str) -> str:
-        """How a sweep of `param` reads in titles."""
-        return param
+        """How a sweep of `param` reads in titles (its SweptSize's label)."""
+        return next((size.label for size in self.sweeps if size.name == param), param)
 
     # ---- torch ----------------------------------------------------------------------------
     def construction(self) -> Construction:

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
+    IMAGE_SIDE,
     ROWS_OF_IMAGES,
     Construction,
     Family,
     FamilyParam,
     Gemm,
+    SweptSize,
 )
 from autocast_explorer.core.runtime.errors import ConfigError
 
@@ -44,7 +46,7 @@ class CnnFamily(Family):
         FamilyParam("image"),
         FamilyParam("classes"),
     )
-    sweep_params = ("channels", "image")
+    sweeps = (SweptSize("channels", "stage channels", (8, 256, 6)), IMAGE_SIDE)
     rows = ROWS_OF_IMAGES
     data_sets = "channels[0] and image side"
 
@@ -118,9 +120,6 @@ class CnnFamily(Family):
             stages = len(config.channels) - 1
             return config.replace(channels=(config.channels[0], *(value,) * stages))
         return super().sweep_config(config, param, value)
-
-    def sweep_label(self, param: str) -> str:
-        return {"channels": "stage channels", "image": "image side"}.get(param, param)
 
     def construction(self) -> Construction:
         from autocast_explorer.core.experiment.families.construct import cnn

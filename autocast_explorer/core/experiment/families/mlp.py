@@ -15,6 +15,7 @@ from autocast_explorer.core.experiment.families.base import (
     Construction,
     Family,
     Gemm,
+    SweptSize,
 )
 from autocast_explorer.core.runtime.errors import ConfigError
 
@@ -31,7 +32,8 @@ class MlpFamily(Family):
     name = "mlp"
     title = "MLP"
     uses = frozenset({"widths", "activation", "head"})
-    sweep_params = ("width",)
+    #: Every hidden width at once (the input width and the classes stay).
+    sweeps = (SweptSize("width", "hidden width", (64, 4096, 7)),)
     rows = ROWS_OF_FEATURES
     data_sets = "first width"
     flops_formula = MLP_FLOPS_FORMULA
@@ -74,9 +76,6 @@ class MlpFamily(Family):
             )
         hidden = (value,) * (len(config.widths) - 2)
         return config.replace(widths=(config.widths[0], *hidden, config.widths[-1]))
-
-    def sweep_label(self, param: str) -> str:
-        return "hidden width" if param == "width" else param
 
     def construction(self) -> Construction:
         from autocast_explorer.core.experiment.families.construct import mlp

@@ -11,7 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.families.base import Family, Gemm
+from autocast_explorer.core.experiment.families.base import (
+    IMAGE_SIDE,
+    SEQUENCE_LENGTH,
+    Family,
+    Gemm,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -32,7 +37,7 @@ class UserFamily(Family):
     #: user-model fields instead, since it means nothing to an image model.
     params = ()
     uses = frozenset()
-    sweep_params = ("image", "seq")
+    sweeps = (IMAGE_SIDE, SEQUENCE_LENGTH)
     flops_formula = PROBE_FLOPS_FORMULA
 
     def validate(self, config: ExperimentConfig) -> None:
@@ -89,9 +94,6 @@ class UserFamily(Family):
         if param == "image":
             return config.replace(input_image=value)
         return super().sweep_config(config, param, value)
-
-    def sweep_label(self, param: str) -> str:
-        return {"image": "image side", "seq": "sequence length"}.get(param, param)
 
     def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
         from autocast_explorer.core.experiment.families.user.probe import build
