@@ -48,10 +48,6 @@ class Handles:
             raise LookupError(f"no feature published {handle.name!r}")
         return cast(T, self._values[cast(Handle[object], handle)])
 
-    def find(self, handle: Handle[T]) -> T | None:
-        """The object published under `handle`, or None (a window built without its feature)."""
-        return cast("T | None", self._values.get(cast(Handle[object], handle)))
-
     def by_name(self) -> dict[str, object]:
         """Every published object by its name, in publishing order."""
         return dict(self._names)

@@ -33,6 +33,12 @@ def chart_target(ctx: AppContext, chart_id: str) -> tuple[str, QWidget | None]:
     return view_id, ctx.view_focus(view_id)
 
 
+def answer_id(chart_id: str, shown: str) -> str:
+    """The id a lesson's chart is reported by: the one asked for when that view was shown (an
+    earlier id too: "ops" stays "ops"), else the stand-in's."""
+    return chart_id if EARLIER_CHART_IDS.get(chart_id, chart_id) == shown else shown
+
+
 def chart_title(ctx: AppContext, lesson: Lesson) -> str:
     """What the panel names as the answering chart, saying so when it stands in for another."""
     view_id, _target = chart_target(ctx, lesson.chart)

@@ -33,15 +33,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.learning.lessons import (
-    EARLIER_CHART_IDS,
-    EXERCISE,
-    LESSONS,
-    Lesson,
-    LessonOutcome,
-)
+from autocast_explorer.core.learning.lessons import EXERCISE, LESSONS, Lesson, LessonOutcome
 from autocast_explorer.gui.features.lessons.answer_chart import (
     ChartHighlight,
+    answer_id,
     chart_target,
     chart_title,
 )
@@ -372,7 +367,7 @@ class LessonsPanel(QWidget):
         used, target = chart_target(self._ctx, chart_id)
         self._ctx.show_view(used)
         self._frame().attach(target, used)
-        return chart_id if EARLIER_CHART_IDS.get(chart_id) == used else used
+        return answer_id(chart_id, used)
 
     def _frame(self) -> ChartHighlight:
         # The frame is a child of the chart it surrounds, so it goes when that chart goes.
