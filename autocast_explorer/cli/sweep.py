@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import TYPE_CHECKING
 
 from autocast_explorer.cli.common import (
@@ -18,7 +19,12 @@ from autocast_explorer.cli.common import (
     result_files,
     to_stdout,
 )
-from autocast_explorer.core.sweeps.spec import PARAMS
+from autocast_explorer.core.sweeps.spec import (
+    GRID,
+    default_ranges_in_words,
+    sweep_params,
+    sweep_params_in_words,
+)
 
 if TYPE_CHECKING:
     from autocast_explorer.core.sweeps.result import SweepPoint
@@ -26,8 +32,7 @@ if TYPE_CHECKING:
 
 SWEEP_EPILOG = """\
 values: a comma list (1,8,64,512) or LOW:HIGH:COUNT, log-spaced (1:2048:12).
-  Defaults: batch 1:2048:12 (powers of two), width 64:4096:7, channels 8:256:6,
-  image 8:128:5, seq 8:512:7, d_model 32:512:5, hidden 16:1024:7.
+__DEFAULTS__
   --param width sets every hidden width (input width and classes stay).
   --param batch,width measures a grid: --values are the batch sizes, --width-values the
   hidden widths; rows are measured one width at a time.
@@ -48,6 +53,22 @@ examples:
 """
 
 
+#: Keeps a param and its range on one line when the defaults are wrapped.
+NO_BREAK = "\u00a0"
+
+
+def sweep_epilog() -> str:
+    """The epilog, its default values from the family registry (each family's sizes)."""
+    ranges = default_ranges_in_words().replace(" ", NO_BREAK).replace(f",{NO_BREAK}", ", ")
+    defaults = textwrap.fill(
+        f"Defaults: {ranges} (batch: the powers of two).",
+        width=90,
+        initial_indent="  ",
+        subsequent_indent="  ",
+    )
+    return SWEEP_EPILOG.replace("__DEFAULTS__", defaults.replace(NO_BREAK, " "))
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The `sweep` subcommand: batch or hidden width (or both) over many values."""
     sweep = sub.add_parser(
@@ -55,17 +76,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="measure plain vs autocast over many batch sizes or widths; find the crossover",
         description="Measure float32 vs autocast at every value of batch size or hidden "
         "width and report where autocast's speedup crosses 1.0.",
-        epilog=SWEEP_EPILOG,
+        epilog=sweep_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     what = sweep.add_argument_group("sweep")
     what.add_argument(
         "--param",
-        choices=(*PARAMS, "batch,width"),
-        metavar="|".join((*PARAMS, "batch,width")),
-        help="what to vary (default: the preset's, else batch; any model): width (mlp), "
-        "channels or image (cnn), seq (transformer, rnn), d_model (transformer), hidden (rnn); "
-        "batch,width is a 2-D grid (mlp)",
+        choices=(*sweep_params(), GRID),
+        metavar="|".join((*sweep_params(), GRID)),
+        help="what to vary (default: the preset's, else batch; any model): "
+        f"{sweep_params_in_words()}; {GRID} is a 2-D grid (mlp)",
     )
     what.add_argument("--values", metavar="LIST|LOW:HIGH:N", help="values of --param")
     what.add_argument(

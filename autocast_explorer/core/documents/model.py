@@ -19,6 +19,8 @@ Why pydantic and not msgspec: see docs/architecture.md (measured import cost and
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, WithJsonSchema
@@ -182,6 +184,18 @@ def def_ref(name: str) -> WithJsonSchema:
 
 
 _OUTSIDE_DEF = "x-outside-def"
+
+
+@dataclass(frozen=True)
+class SchemaWhenMade:
+    """Annotate a field whose JSON Schema is made each time a schema is, not when its model is
+    defined: an enum a registry fills (a sweep's `param`, from the model families registered
+    by then). pydantic calls `__get_pydantic_json_schema__` at every generation."""
+
+    make: Callable[[], dict[str, Any]]
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        return self.make()
 
 
 def _renamed(node: Any, names: dict[str, str]) -> Any:

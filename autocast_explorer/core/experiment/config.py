@@ -27,11 +27,11 @@ from autocast_explorer.core.experiment.config_fields import (
 from autocast_explorer.core.experiment.config_rules import (
     CHANNELS_RULE,
     CHECKPOINT_RULE,
-    DATA_RULE,
     INPUT_SHAPE_RULE,
     MAX_TIME_RULE,
     MAX_WIDTH,
     WIDTHS_RULE,
+    data_source_refusal,
 )
 from autocast_explorer.core.experiment.model_args import MODEL_ARGS_SCHEMA, normalise_model_args
 from autocast_explorer.core.experiment.route_kinds import (
@@ -87,11 +87,12 @@ INPUT_KINDS: tuple[str, ...] = ("auto", "float", "tokens")
 
 
 class FamilyRules(Protocol):
-    """What a config asks of the family registry: the built-in families' names, which fields
-    are a config's own, its model in words, and the family's own validation. The families
-    (above this module) install it on import."""
+    """What a config asks of the family registry: the built-in families' names (all, and those
+    that take rows of real data), which fields are a config's own, its model in words, and the
+    family's own validation. The families (above this module) install it on import."""
 
     def names(self) -> tuple[str, ...]: ...
+    def row_models(self) -> tuple[str, ...]: ...
     def own_fields(self, config: ExperimentConfig) -> set[str]: ...
     def describe(self, config: ExperimentConfig) -> str: ...
     def validate(self, config: ExperimentConfig) -> None: ...
@@ -115,6 +116,11 @@ def family_rules() -> FamilyRules:
 def built_in_models() -> tuple[str, ...]:
     """The registered families' names, in menu order (every other `model` is a user's spec)."""
     return family_rules().names()
+
+
+def row_models() -> tuple[str, ...]:
+    """The registered families that take rows of real data (`data`), in menu order."""
+    return family_rules().row_models()
 
 
 def parse_widths(text: str, field_name: str = "widths") -> tuple[int, ...]:
@@ -146,6 +152,17 @@ def _model(model: Any, config: Any) -> str | None:
     return (
         f"{model!r} is not a built-in model ({', '.join(built_in_models())}) nor a spec: use "
         "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory"
+    )
+
+
+def _data(data: Any, config: Any) -> str | None:
+    """A source or file of rows, for a family that takes rows (or the user's own model)."""
+    refusal = data_source_refusal(data)
+    if refusal or data == "synthetic" or config.is_user_model or config.model in row_models():
+        return refusal
+    return (
+        f"real data needs model {', '.join(row_models())} or your own (the {config.model} "
+        "family takes no rows)"
     )
 
 
@@ -313,7 +330,7 @@ class ExperimentConfig:
         "data",
         "digits: the bundled 8×8 handwritten digits; FILE: a .npz, .safetensors or weights-only "
         ".pt with arrays x (rows, features… or images) and y (labels 0…classes−1)",
-        DATA_RULE,
+        Rule(_data, {"type": "string"}),
         default_words="default synthetic: random inputs, untrained model",
         metavar="synthetic|digits|FILE",
     )

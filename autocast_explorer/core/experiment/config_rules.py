@@ -63,16 +63,13 @@ def _suffix(path: str) -> str:
     return os.path.splitext(path)[1].lower()
 
 
-def _data(data: Any, config: Any) -> str | None:
-    """Checked without reading a file (the files are checked when read)."""
+def data_source_refusal(data: Any) -> str | None:
+    """The `data` rule's first half, checked without reading a file (the files are checked when
+    read); the second, which families take rows, is the config's (it asks the registry)."""
     if not isinstance(data, str) or (
         data not in DATA_SOURCES and _suffix(data) not in DATA_SUFFIXES
     ):
         return f"must be synthetic, digits or a {', '.join(DATA_SUFFIXES)} file (got {data!r})"
-    if data != "synthetic" and config.model not in ("mlp", "cnn") and not config.is_user_model:
-        return (
-            f"real data needs model mlp, cnn or your own (the {config.model} family takes no rows)"
-        )
     return None
 
 
@@ -119,6 +116,5 @@ CHANNELS_RULE = Rule(
     {"items": {"type": "integer", "minimum": 1}, "minItems": 2, "maxItems": MAX_STAGES + 1},
 )
 MAX_TIME_RULE = Rule(_max_time, {"type": ["number", "null"], "maximum": 3600})
-DATA_RULE = Rule(_data, {"type": "string"})
 CHECKPOINT_RULE = Rule(_checkpoint, {"type": "string"})
 INPUT_SHAPE_RULE = Rule(_input_shape, INPUT_SHAPE_SCHEMA)

@@ -1,8 +1,9 @@
 """Fitting a model to the data: the config's input and classes set from the data set, float32
 training for a fixed, seeded number of epochs, or the user's trained weights loaded instead.
 
-Training takes any `nn.Module` and the per-row input shape it wants (flat features for an MLP,
-(C, H, W) for a CNN), so a user's own classifier trains and evaluates through the same code.
+Training takes any `nn.Module` and the per-row input shape it wants (flat features, or (C, H, W)
+for a family whose rows are images), so a user's own classifier trains and evaluates through
+the same code.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import numpy as np
 from autocast_explorer.core.data.dataset import Dataset
 from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.data.records import EpochRecord
-from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.config_rules import MAX_CHANNELS, MAX_WIDTH
+from autocast_explorer.core.experiment.config import ExperimentConfig, row_models
+from autocast_explorer.core.experiment.config_rules import MAX_WIDTH
+from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.families.base import ROWS_OF_IMAGES
 from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -31,51 +34,18 @@ LISTED_KEYS = 4
 
 
 def fit_config(config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
-    """`config` with its input and class count taken from the data (DataError if it cannot).
-
-    MLP: the first width is the features of a row, the last the classes. CNN: the input
-    channels and image side are the rows' (C, H, W), which must be square images.
-    """
-    if config.model in ("mlp", "cnn"):
-        _classes_fit(dataset, config.model.upper())
-    if config.model == "mlp":
-        if dataset.features > MAX_WIDTH:
-            raise DataError(
-                f"x: rows of {dataset.features:,} values are more than the MLP takes "
-                f"(at most {MAX_WIDTH:,} inputs)"
-            )
-        widths = (dataset.features, *config.widths[1:-1], dataset.classes)
-        return config.replace(widths=widths)
-    if config.model == "cnn":
-        shape = dataset.row_shape
-        if not dataset.image:
-            raise DataError(
-                f"x: rows of shape {shape} are not images; the CNN takes x of shape "
-                "(rows, C, H, W) or (rows, H, W)"
-            )
-        channels, height, width = shape
-        if channels > MAX_CHANNELS:
-            raise DataError(
-                f"x: images of {channels:,} channels are more than the CNN takes "
-                f"(at most {MAX_CHANNELS:,})"
-            )
-        if height != width:
-            raise DataError(f"x: the CNN takes square images, got {height}×{width}")
-        stages = len(config.channels) - 1
-        if height < 2**stages:
-            raise DataError(
-                f"x: {height}×{width} images are too small for {stages} pooling stages "
-                f"(each halves the side); use --channels with at most "
-                f"{max(1, int(np.log2(height)))} stages"
-            )
-        return config.replace(
-            channels=(channels, *config.channels[1:]), image=height, classes=dataset.classes
-        )
+    """`config` with its input and class count taken from the data (DataError if it cannot):
+    by its family when the family takes rows (MLP: the widths; CNN: channels, image, classes),
+    else by the user's own model's probe."""
     if config.is_user_model:
         return _fit_user_model(config, dataset)
+    fam = family(config)
+    if fam.rows:
+        _classes_fit(dataset, fam.name.upper())
+        return fam.fit_data(config, dataset)
     raise DataError(
-        f"--data needs --model mlp, cnn or your own (the {config.model} family takes no rows of "
-        "features)"
+        f"--data needs --model {', '.join(row_models())} or your own (the {config.model} family "
+        "takes no rows of features)"
     )
 
 
@@ -117,7 +87,7 @@ def input_shape(config: ExperimentConfig, dataset: Dataset) -> tuple[int, ...]:
     """The shape one row takes on its way into the config's model."""
     if config.is_user_model and config.input_shape:
         return tuple(config.input_shape)
-    return dataset.row_shape if config.model == "cnn" else (dataset.features,)
+    return dataset.row_shape if family(config).rows == ROWS_OF_IMAGES else (dataset.features,)
 
 
 EpochFn = Callable[[EpochRecord], None]

@@ -29,9 +29,7 @@ from autocast_explorer.core.experiment.certainty import RUN_TARGET, TimingEviden
 from autocast_explorer.core.experiment.config import (
     DEFAULT_ROUTES,
     MAX_STEPS,
-    TRAINING_STEP_FORWARDS,
     ExperimentConfig,
-    flops_per_training_step,
 )
 from autocast_explorer.core.experiment.data_run import fitted, prepare, train_data_info
 from autocast_explorer.core.experiment.data_task import data_task
@@ -515,8 +513,5 @@ def _training_warnings(
 
 
 def training_step_flops(config: ExperimentConfig) -> int:
-    """An MLP's exact count (the first layer's input needs no gradient); for the other
-    families forward + weight gradients + input gradients, each about one forward."""
-    if config.model == "mlp":
-        return flops_per_training_step(config.widths, config.batch)
-    return TRAINING_STEP_FORWARDS * family(config).flops(config)
+    """One training step's FLOPs, as the config's family counts them."""
+    return family(config).training_step_flops(config)

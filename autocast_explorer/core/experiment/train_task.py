@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.model import build_input, build_model
 from autocast_explorer.core.runtime.errors import ConfigError
 
@@ -51,13 +52,12 @@ class LossPlan:
 
 
 def loss_plan(config: ExperimentConfig) -> LossPlan:
-    """The built-in families are classifiers (an MLP's last width, another family's `classes`);
-    a user model is one when its batch-1 probe measured batch × classes float logits, else
+    """The built-in families are classifiers (of as many classes as their family counts); a
+    user model is one when its batch-1 probe measured batch × classes float logits, else
     it trains with MSE. The probe reads the same tensor every run path reads (the output
     adapter's rule: a Hugging Face output's `logits`, else its `last_hidden_state`)."""
     if not config.is_user_model:
-        classes = config.widths[-1] if config.model == "mlp" else config.classes
-        return LossPlan(CROSS_ENTROPY, classes)
+        return LossPlan(CROSS_ENTROPY, family(config).classes(config))
     from autocast_explorer.core.experiment.families.user.probe import probe
 
     measured = probe(config)

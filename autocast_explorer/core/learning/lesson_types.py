@@ -15,16 +15,22 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
 
-#: Chart ids a lesson can point at, with the name the window gives each chart.
+#: The views a lesson can point at, by the id the window registers each under (a tab, or a chart
+#: inside one), with how a lesson names it.
 CHARTS: dict[str, str] = {
     "latency": "Latency",
     "dtype": "Dtype per layer",
     "agreement": "Prediction agreement",
     "layers": "Per-layer table",
-    "ops": "Op trace",
+    "optrace": "Op trace",
     "loss": "Training",
     "accuracy": "Accuracy",
 }
+#: Ids read as today's view ids: "ops" named the op trace before lesson ids were view ids (the
+#: view "ops" is the op-policy probe).
+EARLIER_CHART_IDS: dict[str, str] = {"ops": "optrace"}
+#: What answers when this window has no view a lesson names: every run draws its dtypes.
+FALLBACK_CHART = "dtype"
 
 #: Ops the probe calls directly, as in the tutorial's third snippet.
 PROBE_OPS: tuple[str, ...] = ("softmax", "log_softmax", "mean")

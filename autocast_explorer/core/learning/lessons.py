@@ -20,6 +20,8 @@ from autocast_explorer.core.learning import lesson_checks as checks
 from autocast_explorer.core.learning.exercise import EXERCISE, Exercise, Grade
 from autocast_explorer.core.learning.lesson_types import (
     CHARTS,
+    EARLIER_CHART_IDS,
+    FALLBACK_CHART,
     PROBE_OPS,
     CheckFn,
     Lesson,
@@ -37,7 +39,9 @@ if TYPE_CHECKING:
 #: and the tests import them all from here).
 __all__ = [
     "CHARTS",
+    "EARLIER_CHART_IDS",
     "EXERCISE",
+    "FALLBACK_CHART",
     "LESSONS",
     "PROBE_OPS",
     "TRANSFORMER_CONFIG",

@@ -23,7 +23,15 @@ from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema, model_v
 
 from autocast_explorer.core.documents.field_types import refuse
 from autocast_explorer.core.documents.files import not_a_regular_file, write_atomic
-from autocast_explorer.core.documents.model import Part, build, def_ref, dump, read, schema
+from autocast_explorer.core.documents.model import (
+    Part,
+    SchemaWhenMade,
+    build,
+    def_ref,
+    dump,
+    read,
+    schema,
+)
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     cap_text,
@@ -34,7 +42,7 @@ from autocast_explorer.core.documents.resources import presets_dir
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.runtime.errors import ConfigError
-from autocast_explorer.core.sweeps.spec import PARAMS, SweepSpec
+from autocast_explorer.core.sweeps.spec import SweepSpec, sweep_params
 
 SCHEMA = "autocast-explorer/preset/1"
 MAX_PRESET_BYTES = 64 * 1024
@@ -186,30 +194,34 @@ def _sweep(value: Any) -> Any:
 
 
 _WHOLE = {"type": "integer", "minimum": 1}
-_SWEEP_SCHEMA = {
-    "anyOf": [
-        {"type": "null"},
-        {
-            "type": "object",
-            "properties": {
-                "param": {"enum": list(PARAMS)},
-                "values": {
-                    "description": "at least 2 distinct values (repeats are dropped)",
-                    "type": "array",
-                    "items": _WHOLE,
-                    "minItems": 2,
+
+
+def _sweep_schema() -> dict[str, Any]:
+    """The preset's `sweep`, its `param` enum from the family registry as it is now."""
+    return {
+        "anyOf": [
+            {"type": "null"},
+            {
+                "type": "object",
+                "properties": {
+                    "param": {"enum": list(sweep_params())},
+                    "values": {
+                        "description": "at least 2 distinct values (repeats are dropped)",
+                        "type": "array",
+                        "items": _WHOLE,
+                        "minItems": 2,
+                    },
+                    "width_values": {
+                        "description": "a batch × width grid's widths",
+                        "type": "array",
+                        "items": _WHOLE,
+                    },
                 },
-                "width_values": {
-                    "description": "a batch × width grid's widths",
-                    "type": "array",
-                    "items": _WHOLE,
-                },
+                "required": ["param", "values"],
+                "additionalProperties": False,
             },
-            "required": ["param", "values"],
-            "additionalProperties": False,
-        },
-    ]
-}
+        ]
+    }
 
 
 class PresetPart(Part):
@@ -238,7 +250,7 @@ class PresetPart(Part):
         WithJsonSchema({"type": "string", "pattern": "\\S", "maxLength": MAX_DESCRIPTION_CHARS}),
     ]
     config: Annotated[Any, BeforeValidator(_config), def_ref("config")]
-    sweep: Annotated[Any, BeforeValidator(_sweep), WithJsonSchema(_SWEEP_SCHEMA)] = None
+    sweep: Annotated[Any, BeforeValidator(_sweep), SchemaWhenMade(_sweep_schema)] = None
 
     @model_validator(mode="before")
     @classmethod

@@ -44,6 +44,7 @@ from autocast_explorer.core.documents.field_types import (
 from autocast_explorer.core.documents.model import (
     OpenPart,
     Part,
+    SchemaWhenMade,
     build,
     dump,
     part_schema,
@@ -87,7 +88,7 @@ from autocast_explorer.core.sweeps.roofline import (
     build_roofline_from_work,
     flops_formula,
 )
-from autocast_explorer.core.sweeps.spec import GRID, PARAMS, SweepSpec
+from autocast_explorer.core.sweeps.spec import GRID, SweepSpec, sweep_params
 from autocast_explorer.core.sweeps.verdict import HardwareVerdict, VerdictPart
 
 SCHEMA = "autocast-explorer/sweep/1"
@@ -118,9 +119,13 @@ CSV_FIELDS = (
 def _param(value: Any) -> Any:
     if not isinstance(value, str):
         raise refuse("expected text")
-    if value not in (*PARAMS, GRID):
+    if value not in (*sweep_params(), GRID):
         raise refuse(f"expected one of batch, width, {GRID} (got {clean_text(value)[:40]!r})")
     return value
+
+
+def _param_schema() -> dict[str, Any]:
+    return {"enum": [*sweep_params(), GRID]}
 
 
 def _values(value: Any) -> Any:
@@ -139,7 +144,7 @@ _VALUES_SCHEMA = {
     "uniqueItems": True,
 }
 SweptValues = Annotated[tuple[int, ...], BeforeValidator(_values), WithJsonSchema(_VALUES_SCHEMA)]
-Param = Annotated[str, BeforeValidator(_param), WithJsonSchema({"enum": [*PARAMS, GRID]})]
+Param = Annotated[str, BeforeValidator(_param), SchemaWhenMade(_param_schema)]
 
 
 class CrossoverRowPart(Part):

@@ -33,21 +33,13 @@ from autocast_explorer.core.experiment.config import (
     flops_per_forward,
     parameter_count,
 )
+from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.families.mlp import MLP_FLOPS_FORMULA
 from autocast_explorer.core.hardware.capabilities import cpu_capabilities, native_support
 from autocast_explorer.core.hardware.cpu import cpu_identity
 
-FLOPS_FORMULA = "FLOPs = Σ over Linear layers of 2·B·in·out (bias adds and activations not counted)"
-#: What a CNN's, transformer's or RNN's FLOP count covers (core/experiment/families/).
-#: What a user model's FLOP count is (core/experiment/families/user/probe.py).
-USER_FLOPS_FORMULA = (
-    "FLOPs = torch.utils.flop_counter.FlopCounterMode's count of the model's batch-1 forward "
-    "× batch (matrix products and convolutions; elementwise ops not counted)"
-)
-FAMILY_FLOPS_FORMULA = (
-    "FLOPs = 2 per multiply-add of the model's matrix products (convolutions as implicit "
-    "GEMMs, attention projections and score products, recurrent projections at every step; "
-    "norms, pooling and activations not counted)"
-)
+#: What an MLP's FLOP count covers: a file without `flops_formula` is an MLP's (older files).
+FLOPS_FORMULA = MLP_FLOPS_FORMULA
 BYTES_FORMULA = (
     "bytes: float32 = 4·(P + A); autocast = 2·(P + A) + 6·(P + B·in₀) for the casts "
     "(read 4 B, write 2 B), where P = weights + biases, A = B·Σ widths (input and every "
@@ -482,7 +474,5 @@ def build_roofline_from_work(
 
 
 def flops_formula(config: ExperimentConfig) -> str:
-    """What `config`'s FLOP count covers, in words."""
-    if config.model == "mlp":
-        return FLOPS_FORMULA
-    return USER_FLOPS_FORMULA if config.is_user_model else FAMILY_FLOPS_FORMULA
+    """What `config`'s FLOP count covers, in words (its family's)."""
+    return family(config).flops_formula

@@ -1,10 +1,10 @@
 """What a sweep varies and over which values; validated before anything is measured.
 
 No torch here (like config.py): the window checks a sweep's values while torch is loading.
-A sweep varies the batch size (every model family) or one of the family's own sizes: the MLP's
-hidden width (every hidden layer at once; the input width and the number of classes stay), a
-CNN's stage channels or image side, a transformer's or RNN's sequence length, a transformer's
-d_model, an RNN's hidden width; an MLP also sweeps a batch × width grid.
+A sweep varies the batch size (every model family) or one of the sizes the family registry
+lists for the config's family (`Family.sweeps`: the MLP's hidden width, every hidden layer at
+once; a CNN's stage channels or image side; a sequence length …); an MLP also sweeps a
+batch × width grid.
 """
 
 from __future__ import annotations
@@ -14,21 +14,52 @@ from dataclasses import dataclass
 from typing import Any
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families import families_sweeping, family, swept_sizes
+from autocast_explorer.core.experiment.families.base import SweptSize
 from autocast_explorer.core.runtime.errors import ConfigError
 
-PARAMS: tuple[str, ...] = ("batch", "width", "channels", "image", "seq", "d_model", "hidden")
+#: Every family sweeps the batch.
+BATCH = SweptSize("batch", "batch size", (1, 2048, 12))
 GRID = "batch,width"
 MAX_POINTS = 64
 MAX_GRID_POINTS = 256
-DEFAULT_RANGES: dict[str, tuple[int, int, int]] = {
-    "batch": (1, 2048, 12),
-    "width": (64, 4096, 7),
-    "channels": (8, 256, 6),
-    "image": (8, 128, 5),
-    "seq": (8, 512, 7),
-    "d_model": (32, 512, 5),
-    "hidden": (16, 1024, 7),
-}
+
+
+def sweep_sizes() -> tuple[SweptSize, ...]:
+    """The batch, then every size some family sweeps (the registry's, in menu order)."""
+    return (BATCH, *swept_sizes())
+
+
+def sweep_params() -> tuple[str, ...]:
+    """'batch', 'width', 'channels' …: what `sweep --param` and a sweep file may name."""
+    return tuple(size.name for size in sweep_sizes())
+
+
+def sweep_params_in_words() -> str:
+    """'width (mlp), channels or image (cnn), seq (transformer, rnn) …': which family sweeps
+    what (neighbours swept by the same families share their parentheses)."""
+    groups: list[tuple[list[str], tuple[str, ...]]] = []
+    for size in swept_sizes():
+        owners = tuple(fam.name for fam in families_sweeping(size.name))
+        if not owners:
+            continue  # only the user's own model sweeps it
+        if groups and groups[-1][1] == owners:
+            groups[-1][0].append(size.name)
+        else:
+            groups.append(([size.name], owners))
+    return ", ".join(f"{' or '.join(names)} ({', '.join(owners)})" for names, owners in groups)
+
+
+def default_ranges_in_words() -> str:
+    """'batch 1:2048:12, width 64:4096:7 …': every param's default values as typed."""
+    return ", ".join(f"{size.name} {':'.join(map(str, size.default))}" for size in sweep_sizes())
+
+
+def _known(param: str) -> SweptSize:
+    size = next((s for s in sweep_sizes() if s.name == param), None)
+    if size is None:
+        raise ConfigError("param", f"must be one of {', '.join(sweep_params())} (got {param!r})")
+    return size
 
 
 def log_spaced(low: int, high: int, count: int) -> tuple[int, ...]:
@@ -50,11 +81,14 @@ def log_spaced(low: int, high: int, count: int) -> tuple[int, ...]:
     return tuple(sorted(set(values)))
 
 
+def default_range(param: str) -> tuple[int, int, int]:
+    """LOW, HIGH, COUNT of `param`'s default values (its SweptSize's)."""
+    return _known(param).default
+
+
 def default_values(param: str) -> tuple[int, ...]:
     """The values a sweep of `param` uses when none are given (log-spaced powers of two)."""
-    if param not in DEFAULT_RANGES:
-        raise ConfigError("param", f"must be one of {', '.join(PARAMS)} (got {param!r})")
-    return log_spaced(*DEFAULT_RANGES[param])
+    return log_spaced(*default_range(param))
 
 
 def parse_values(text: str, field: str = "values") -> tuple[int, ...]:
@@ -101,10 +135,7 @@ def _normalize(values: tuple[int, ...] | list[int], field: str) -> tuple[int, ..
 
 def point_config(config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
     """`config` with the swept parameter set to `value` (validated; errors name the value)."""
-    if param not in PARAMS:
-        raise ConfigError("param", f"must be one of {', '.join(PARAMS)} (got {param!r})")
-    from autocast_explorer.core.experiment.families import family
-
+    _known(param)
     fam = family(config)
     if param != "batch" and param not in fam.sweep_params:
         choices = ", ".join(("batch", *fam.sweep_params))
@@ -151,8 +182,7 @@ class SweepSpec:
     width_values: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.param not in PARAMS:
-            raise ConfigError("param", f"must be one of {', '.join(PARAMS)} (got {self.param!r})")
+        _known(self.param)
         object.__setattr__(self, "values", _normalize(self.values, "values"))
         if self.width_values:
             if self.param != "batch":

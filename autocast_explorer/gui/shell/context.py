@@ -7,15 +7,17 @@ field of it, shown by an input or not, and the next Run measures it), whether th
 ready, a task client of its own, a place for its views (by id) and actions (by menu), the banner
 and status messages, file writing, chart exports, and it listens to the stream of results.
 Features talk to each other only through it: a sweep preset calls `request_sweep(spec)` and
-whoever shows sweeps listens to `sweepRequested`; a lesson calls `show_view("optrace")` without
-knowing which tab that is.
+whoever shows sweeps listens to `sweepRequested`; a lesson calls `show_view("dtype")` without
+knowing which tab that chart is in. Views (tabs, and the parts of a tab others point at) share
+one registry of ids; objects others call are published under typed handles (shell/handles.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.runtime.errors import ConfigError
+from autocast_explorer.gui.shell.handles import Handle, Handles
 
 if TYPE_CHECKING:
     import pyqtgraph as pg
@@ -34,8 +37,19 @@ if TYPE_CHECKING:
     from autocast_explorer.gui.shell.host import WindowHost
     from autocast_explorer.gui.tasks.client import TaskClient
 
-#: What a feature module exposes: build your views and actions, return the handles testers use.
-Feature = Callable[["AppContext"], dict[str, Any]]
+#: What a feature module exposes: build your views and actions, publish your handles.
+Feature = Callable[["AppContext"], None]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _View:
+    """One id of the view registry: the widget, the tab page that holds it (itself for a tab),
+    and what a pointer at it frames (the widget, or the part of it that answers)."""
+
+    widget: QWidget
+    page: QWidget
+    focus: QWidget
 
 
 class AppContext(QObject):
@@ -72,7 +86,8 @@ class AppContext(QObject):
         super().__init__(cast(QObject, window))  # the host is the QMainWindow
         self.setObjectName("appContext")
         self._window = window
-        self._views: dict[str, QWidget] = {}
+        self._views: dict[str, _View] = {}
+        self._handles = Handles()
         self._charts: dict[str, Callable[[], pg.PlotWidget]] = {}
         self._windows: list[QWidget] = []
         self.requested_sweep: SweepSpec | None = None
@@ -175,11 +190,11 @@ class AppContext(QObject):
         tip: str = "",
         *,
         result_view: bool = True,
+        focus: QWidget | None = None,
     ) -> None:
-        """A tab, known by `view_id`; a result view also gets show_result/clear calls."""
-        if view_id in self._views:
-            raise ValueError(f"a view with id {view_id!r} exists already")
-        self._views[view_id] = widget
+        """A tab, known by `view_id`; a result view also gets show_result/clear calls. `focus`:
+        the part a pointer at this view frames (a lesson's answer), else the whole tab."""
+        self._register(view_id, _View(widget, widget, focus or widget))
         if result_view:
             self._window.add_view(widget, title)
         else:
@@ -188,25 +203,63 @@ class AppContext(QObject):
             tabs = self._window.resultTabs
             tabs.setTabToolTip(tabs.indexOf(widget), tip)
 
-    def view(self, view_id: str) -> QWidget | None:
-        """The view with this id while the window shows it (None once its tab is gone)."""
-        widget = self._views.get(view_id)
-        if widget is None or self._window.resultTabs.indexOf(widget) < 0:
+    def add_view_part(self, view_id: str, widget: QWidget, within: str) -> None:
+        """A part of the tab of view `within` (one of its charts), known by `view_id`:
+        `show_view(view_id)` brings that tab forward and a pointer frames the part."""
+        page = self._views[within].page
+        self._register(view_id, _View(widget, page, widget))
+
+    def _register(self, view_id: str, view: _View) -> None:
+        if view_id in self._views:
+            raise ValueError(f"a view with id {view_id!r} exists already")
+        self._views[view_id] = view
+
+    def _shown(self, view_id: str) -> _View | None:
+        view = self._views.get(view_id)
+        if view is None or self._window.resultTabs.indexOf(view.page) < 0:
             return None
-        return widget
+        return view
+
+    def view(self, view_id: str) -> QWidget | None:
+        """The view with this id while the window shows its tab (None once the tab is gone)."""
+        view = self._shown(view_id)
+        return view.widget if view is not None else None
+
+    def view_focus(self, view_id: str) -> QWidget | None:
+        """What a pointer at the view frames (its answering part, or the view itself)."""
+        view = self._shown(view_id)
+        return view.focus if view is not None else None
 
     def view_title(self, view_id: str) -> str | None:
-        """The tab title of the view (None: no such view in this window)."""
-        widget = self.view(view_id)
+        """The title of the view's tab (None: no such view in this window)."""
+        view = self._shown(view_id)
         tabs = self._window.resultTabs
-        return tabs.tabText(tabs.indexOf(widget)) if widget is not None else None
+        return tabs.tabText(tabs.indexOf(view.page)) if view is not None else None
 
     def show_view(self, view_id: str) -> QWidget | None:
         """Bring the view's tab to the front; None if this window has no such view."""
-        widget = self.view(view_id)
-        if widget is not None:
-            self._window.resultTabs.setCurrentWidget(widget)
-        return widget
+        view = self._shown(view_id)
+        if view is None:
+            return None
+        self._window.resultTabs.setCurrentWidget(view.page)
+        return view.widget
+
+    def view_ids(self) -> tuple[str, ...]:
+        """Every registered view id, tabs and parts, in the order they were added."""
+        return tuple(self._views)
+
+    # ---- handles --------------------------------------------------------------------------
+    def publish(self, handle: Handle[T], value: T) -> T:
+        """Make `value` findable by `handle` (and `window.<name>` for testers)."""
+        return self._handles.publish(handle, value)
+
+    def handle(self, handle: Handle[T]) -> T:
+        """What a feature published under `handle` (LookupError naming it if none did)."""
+        return self._handles.get(handle)
+
+    def published(self) -> dict[str, object]:
+        """Every published handle's object by name (the window's attributes for testers)."""
+        return self._handles.by_name()
 
     # ---- actions, menus, charts -------------------------------------------------------------
     def menu(self, name: str) -> QMenu:

@@ -6,9 +6,9 @@ validation, Run and Cancel), `result_router` (the result shown in every view, th
 the stale mark), `files` (open, save, CSV, chart exports) and `menus` (the menu bar and the
 window's own entries). Everything else comes from `FIRST_PAINT_FEATURES` and
 `later_features()`, each a function `install(ctx)` that gets the narrow AppContext (never the
-window) and returns the handles testers may use, published as attributes of the same name.
-Those the window itself calls (presets, sweeps, compareRuns, reportExporter …) are declared
-on the class with their types. The app's window is progressive: it paints with the first group
+window) and publishes its handles under typed keys (shell/handles.py); the window sets each as
+an attribute of the key's name for testers, and its own calls (feature_handles.py) ask the
+context by key. The app's window is progressive: it paints with the first group
 and builds the second right after (`featuresInstalled`); `MainWindow()` builds both at once.
 
 Contract for testers (docs/testing.md, guarded by tests/contract/snapshot.json): the signals
@@ -103,7 +103,7 @@ class MainWindow(FeatureHandles, QMainWindow):
         self.result_path: Path | None = None
         #: Asks whether to import a model file not run before (tests replace it).
         self.confirm_model_file: Callable[[str], bool] = functools.partial(ask_model_file, self)
-        #: What each feature handed back (by attribute name), e.g. "sweeps", "lessonsPanel".
+        #: What each feature published (by its handle's name), e.g. "sweeps", "lessonsPanel".
         self.handles: dict[str, Any] = {}
         #: Work features asked to run after the first paint (None once it ran, or at once).
         self._after_first_paint: list[Callable[[], object]] | None = [] if progressive else None
@@ -167,10 +167,14 @@ class MainWindow(FeatureHandles, QMainWindow):
         self.featuresInstalled.emit()
 
     def _install(self, install: Feature) -> None:
-        """Publish what the feature handed back as attributes for testers (`window.<name>`)."""
-        for name, handle in (install(self.context) or {}).items():
-            if name in self.handles or hasattr(type(self), name):
-                raise ValueError(f"two features publish {name!r}")
+        """Install a feature, then set what it published as attributes for testers
+        (`window.<name>`, and `handles`); the window's own code asks the context by key."""
+        install(self.context)
+        for name, handle in self.context.published().items():
+            if name in self.handles:
+                continue
+            if hasattr(type(self), name):
+                raise ValueError(f"a feature publishes {name!r}, a name of the window's own")
             self.handles[name] = handle
             setattr(self, name, handle)
 

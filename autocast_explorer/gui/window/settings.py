@@ -26,9 +26,10 @@ from PySide6.QtWidgets import QLabel, QMenu, QStatusBar
 from autocast_explorer.core.documents.reader import DocumentFormatError, parse_json
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.runtime.errors import ConfigError
-from autocast_explorer.gui.features.lessons.panel import LessonsPanel
-from autocast_explorer.gui.features.presentation.mode import Presentation, PresentationState
+from autocast_explorer.gui.features.lessons.dock import LESSONS_PANEL
+from autocast_explorer.gui.features.presentation.mode import PRESENTATION, PresentationState
 from autocast_explorer.gui.shell.actions import set_tip
+from autocast_explorer.gui.shell.context import AppContext
 from autocast_explorer.gui.shell.experiment_state import ExperimentState
 
 
@@ -39,9 +40,7 @@ class RememberedWindow(Protocol):
     settingsKeeper: SettingsKeeper
 
     @property
-    def presentation(self) -> Presentation: ...
-    @property
-    def lessonsPanel(self) -> LessonsPanel: ...
+    def context(self) -> AppContext: ...  # the presentation and lessons handles, by key
     @property
     def experiment_state(self) -> ExperimentState: ...
 
@@ -228,8 +227,8 @@ class SettingsKeeper(QObject):
             lambda v: state.__setitem__("controls_hidden", v),
         )
         if state:
-            w.presentation.set_state(PresentationState(**state))
-        lessons = w.lessonsPanel
+            w.context.handle(PRESENTATION).set_state(PresentationState(**state))
+        lessons = w.context.handle(LESSONS_PANEL)
         last = len(lessons.steps()) - 1
         read(LESSON_KEY, lambda raw: parse_int(raw, "lesson step", 0, last), lessons.go_to)
         self._report(problems)
@@ -267,11 +266,11 @@ class SettingsKeeper(QObject):
         store.setValue(CONFIG_KEY, json.dumps(w.experiment_state.config.to_dict()))
         store.setValue(GEOMETRY_KEY, w.saveGeometry())
         store.setValue(STATE_KEY, w.layout_state())
-        state = w.presentation.state()
+        state = w.context.handle(PRESENTATION).state()
         store.setValue(SCALE_KEY, f"{state.font_scale:g}")
         store.setValue(THEME_KEY, state.theme)
         store.setValue(HIDDEN_KEY, "true" if state.controls_hidden else "false")
-        store.setValue(LESSON_KEY, str(w.lessonsPanel.step_index()))
+        store.setValue(LESSON_KEY, str(w.context.handle(LESSONS_PANEL).step_index()))
         store.sync()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -291,9 +290,9 @@ class SettingsKeeper(QObject):
             w.showNormal()
         w.restore_layout(self._default_state)
         w.resize(1280, 800)
-        w.presentation.set_state(PresentationState())
+        w.context.handle(PRESENTATION).set_state(PresentationState())
         w.set_config(ExperimentConfig())
-        w.lessonsPanel.go_to(0)
+        w.context.handle(LESSONS_PANEL).go_to(0)
         w.messageBanner.hide()
         w.statusBar().showMessage("Settings reset to defaults.", 5000)
 

@@ -12,15 +12,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.config_fields import FieldSpec, field_specs
 from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     import torch
 
+    from autocast_explorer.core.data.dataset import Dataset
+
 #: Common fields that mean something only for some families (the rest apply to all).
 OPTIONAL_COMMON = ("widths", "activation", "head")
+#: How a family's rows of real data are shaped (`Family.rows`): flat, or C × H × W images.
+ROWS_OF_FEATURES = "features"
+ROWS_OF_IMAGES = "images"
+#: What a family's FLOP count covers (its `gemms`), as a sweep's roofline states it.
+GEMM_FLOPS_FORMULA = (
+    "FLOPs = 2 per multiply-add of the model's matrix products (convolutions as implicit "
+    "GEMMs, attention projections and score products, recurrent projections at every step; "
+    "norms, pooling and activations not counted)"
+)
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,22 @@ class FamilyParam:
 
 
 @dataclass(frozen=True)
+class SweptSize:
+    """A size of a family's model a sweep can vary: its name (a config field, or the MLP's
+    `width`: every hidden width at once), how titles, `--param`'s help and the Sweeps tab say
+    it, and its default values (LOW, HIGH, COUNT: log-spaced, as `sweep --values` reads them)."""
+
+    name: str
+    label: str
+    default: tuple[int, int, int]
+
+
+#: Sizes more than one family sweeps (each family lists those its model has).
+SEQUENCE_LENGTH = SweptSize("seq", "sequence length", (8, 512, 7))
+IMAGE_SIDE = SweptSize("image", "image side", (8, 128, 5))
+
+
+@dataclass(frozen=True)
 class Gemm:
     """One matrix product a forward runs `count` times: (m × k) @ (k × n).
 
@@ -114,8 +141,15 @@ class Family:
     params: tuple[FamilyParam, ...] = ()
     #: Which of OPTIONAL_COMMON this family uses.
     uses: frozenset[str] = frozenset({"activation", "head"})
-    #: Parameters a sweep can vary, besides batch (every family sweeps batch).
-    sweep_params: tuple[str, ...] = ()
+    #: The sizes a sweep can vary, besides batch (every family sweeps batch).
+    sweeps: tuple[SweptSize, ...] = ()
+    #: How it takes rows of real data (`data`): ROWS_OF_FEATURES, ROWS_OF_IMAGES, or "" for
+    #: synthetic inputs only. A family that takes rows fits a config to them (`fit_data`) and
+    #: says what the data sets in `data_sets` (the window's note under the data selector).
+    rows: str = ""
+    data_sets: str = ""
+    #: What `flops` counts (a sweep's roofline says it beside the points).
+    flops_formula: str = GEMM_FLOPS_FORMULA
 
     # ---- torch-free -----------------------------------------------------------------------
     def validate(self, config: ExperimentConfig) -> None:
@@ -149,6 +183,25 @@ class Family:
     def input_elements(self, config: ExperimentConfig) -> int:
         raise NotImplementedError
 
+    def training_step_flops(self, config: ExperimentConfig) -> int:
+        """One training step: forward + weight gradients + input gradients, each about one
+        forward (a family that counts exactly says so)."""
+        return TRAINING_STEP_FORWARDS * self.flops(config)
+
+    def classes(self, config: ExperimentConfig) -> int:
+        """How many logits its output has per row: what training's cross-entropy counts."""
+        return config.classes
+
+    def fit_data(self, config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
+        """`config` with its input and classes taken from `dataset` (DataError if the rows do
+        not fit); only a family that takes rows (`rows`) answers."""
+        raise NotImplementedError(f"the {self.name} family takes no rows of real data")
+
+    @property
+    def sweep_params(self) -> tuple[str, ...]:
+        """The names of the sizes it sweeps (besides batch)."""
+        return tuple(size.name for size in self.sweeps)
+
     def sweep_config(self, config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
         """`config` with a swept family parameter set to `value` (batch is handled outside)."""
         if param not in self.sweep_params:
@@ -159,8 +212,8 @@ class Family:
         return config.replace(**{param: value})
 
     def sweep_label(self, param: str) -> str:
-        """How a sweep of `param` reads in titles."""
-        return param
+        """How a sweep of `param` reads in titles (its SweptSize's label)."""
+        return next((size.label for size in self.sweeps if size.name == param), param)
 
     # ---- torch ----------------------------------------------------------------------------
     def construction(self) -> Construction:

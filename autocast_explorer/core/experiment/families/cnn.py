@@ -8,14 +8,25 @@ built network does.
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
+from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import MAX_CHANNELS
 from autocast_explorer.core.experiment.families.base import (
+    IMAGE_SIDE,
+    ROWS_OF_IMAGES,
     Construction,
     Family,
     FamilyParam,
     Gemm,
+    SweptSize,
 )
 from autocast_explorer.core.runtime.errors import ConfigError
+
+if TYPE_CHECKING:
+    from autocast_explorer.core.data.dataset import Dataset
 
 
 def stage_sides(config: ExperimentConfig) -> list[int]:
@@ -36,7 +47,9 @@ class CnnFamily(Family):
         FamilyParam("image"),
         FamilyParam("classes"),
     )
-    sweep_params = ("channels", "image")
+    sweeps = (SweptSize("channels", "stage channels", (8, 256, 6)), IMAGE_SIDE)
+    rows = ROWS_OF_IMAGES
+    data_sets = "channels[0] and image side"
 
     def validate(self, config: ExperimentConfig) -> None:
         super().validate(config)
@@ -47,6 +60,34 @@ class CnnFamily(Family):
                 f"{config.image} px is too small for {stages} pooling stages "
                 f"(each halves the side): use at least {2**stages}",
             )
+
+    def fit_data(self, config: ExperimentConfig, dataset: Dataset) -> ExperimentConfig:
+        """The input channels and image side are the rows' (C, H, W): square images, at least
+        one pixel left after every pooling stage."""
+        shape = dataset.row_shape
+        if not dataset.image:
+            raise DataError(
+                f"x: rows of shape {shape} are not images; the CNN takes x of shape "
+                "(rows, C, H, W) or (rows, H, W)"
+            )
+        channels, height, width = shape
+        if channels > MAX_CHANNELS:
+            raise DataError(
+                f"x: images of {channels:,} channels are more than the CNN takes "
+                f"(at most {MAX_CHANNELS:,})"
+            )
+        if height != width:
+            raise DataError(f"x: the CNN takes square images, got {height}×{width}")
+        stages = len(config.channels) - 1
+        if height < 2**stages:
+            raise DataError(
+                f"x: {height}×{width} images are too small for {stages} pooling stages "
+                f"(each halves the side); use --channels with at most "
+                f"{max(1, int(math.log2(height)))} stages"
+            )
+        return config.replace(
+            channels=(channels, *config.channels[1:]), image=height, classes=dataset.classes
+        )
 
     def describe(self, config: ExperimentConfig) -> str:
         return (
@@ -85,9 +126,6 @@ class CnnFamily(Family):
             stages = len(config.channels) - 1
             return config.replace(channels=(config.channels[0], *(value,) * stages))
         return super().sweep_config(config, param, value)
-
-    def sweep_label(self, param: str) -> str:
-        return {"channels": "stage channels", "image": "image side"}.get(param, param)
 
     def construction(self) -> Construction:
         from autocast_explorer.core.experiment.families.construct import cnn

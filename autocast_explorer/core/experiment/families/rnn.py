@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
+    SEQUENCE_LENGTH,
     Construction,
     Family,
     FamilyParam,
     Gemm,
+    SweptSize,
 )
 
 GATES = {"lstm": 4, "gru": 3}
@@ -29,7 +31,7 @@ class RnnFamily(Family):
         FamilyParam("classes"),
     )
     uses = frozenset({"head"})
-    sweep_params = ("seq", "hidden")
+    sweeps = (SEQUENCE_LENGTH, SweptSize("hidden", "hidden width", (16, 1024, 7)))
 
     def describe(self, config: ExperimentConfig) -> str:
         return (
@@ -64,9 +66,6 @@ class RnnFamily(Family):
 
     def input_elements(self, config: ExperimentConfig) -> int:
         return config.batch * config.seq * config.features
-
-    def sweep_label(self, param: str) -> str:
-        return {"seq": "sequence length", "hidden": "hidden width"}.get(param, param)
 
     def construction(self) -> Construction:
         from autocast_explorer.core.experiment.families.construct import rnn

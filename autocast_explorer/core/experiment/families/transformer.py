@@ -13,10 +13,12 @@ from collections.abc import Collection
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.base import (
+    SEQUENCE_LENGTH,
     Construction,
     Family,
     FamilyParam,
     Gemm,
+    SweptSize,
 )
 from autocast_explorer.core.runtime.errors import ConfigError
 
@@ -33,7 +35,7 @@ class TransformerFamily(Family):
         FamilyParam("classes"),
         FamilyParam("fast_path"),
     )
-    sweep_params = ("seq", "d_model")
+    sweeps = (SEQUENCE_LENGTH, SweptSize("d_model", "d_model", (32, 512, 5)))
 
     def validate(self, config: ExperimentConfig) -> None:
         super().validate(config)
@@ -76,9 +78,6 @@ class TransformerFamily(Family):
 
     def input_elements(self, config: ExperimentConfig) -> int:
         return config.batch * config.seq * config.d_model
-
-    def sweep_label(self, param: str) -> str:
-        return {"seq": "sequence length", "d_model": "d_model"}.get(param, param)
 
     def fused(self, called: Collection[str]) -> bool:
         """Whether the fused kernel ran: an encoder layer was called but not its attention."""

@@ -6,12 +6,12 @@ both copies stream into its chart through the context's `experimentStep`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QObject, Slot
 
+from autocast_explorer.gui.charts.epoch_accuracy_chart import EpochAccuracyChart
 from autocast_explorer.gui.features.accuracy.view import AccuracyView
 from autocast_explorer.gui.shell.context import AppContext
+from autocast_explorer.gui.shell.handles import Handle
 
 TAB_TIP = (
     "Real data: held-out accuracy in float32 and under autocast, the interval of the "
@@ -48,9 +48,10 @@ class AccuracyFeed(QObject):
             self.view.epochAccuracyPlot.add_epoch(epoch, plain, auto, self._dtype)
 
 
-def install(ctx: AppContext) -> dict[str, Any]:
+def install(ctx: AppContext) -> None:
     view = AccuracyView()
-    ctx.add_view("accuracy", view, "Accuracy", TAB_TIP)
+    # A pointer at this view (a lesson) frames the rows whose answer changed.
+    ctx.add_view("accuracy", view, "Accuracy", TAB_TIP, focus=view.flipBox)
     ctx.add_action(
         "&Accuracy on real data",
         lambda: ctx.show_view("accuracy"),
@@ -68,8 +69,6 @@ def install(ctx: AppContext) -> dict[str, Any]:
         "epoch_accuracy", "Held-out &accuracy chart…", lambda: view.epochAccuracyPlot, has_data
     )
     feed = AccuracyFeed(ctx, view)
-    return {
-        "accuracyView": view,
-        "epochAccuracyPlot": view.epochAccuracyPlot,
-        "accuracyFeed": feed,
-    }
+    ctx.publish(Handle("accuracyView", AccuracyView), view)
+    ctx.publish(Handle("epochAccuracyPlot", EpochAccuracyChart), view.epochAccuracyPlot)
+    ctx.publish(Handle("accuracyFeed", AccuracyFeed), feed)

@@ -90,6 +90,7 @@ class AccuracyView(QWidget):
         flips = QGroupBox("Rows whose answer changed")
         self._flipParts: list[QWidget] = [flips]
         flips.setObjectName("flipBox")
+        self.flipBox = flips  # what answers "which rows flipped?"
         flips_layout = QVBoxLayout(flips)
         self.flipGallery = FlipGallery()
         self.flipTable = flip_table(

@@ -34,6 +34,7 @@ from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.gui.charts.compare_charts import CompareLatencyChart, CompareSpeedupChart
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import make_action
+from autocast_explorer.gui.shell.handles import Handle
 from autocast_explorer.gui.shell.keys import Shortcut, StandardKey
 from autocast_explorer.gui.shell.tables import row_header, row_texts
 
@@ -338,6 +339,11 @@ class CompareRuns(QObject):
         return self._show().add_files(paths)
 
 
-def install(ctx: AppContext) -> dict[str, object]:
+#: The Compare runs window's owner (the window's `compare_files` goes through it).
+COMPARE_RUNS = Handle("compareRuns", CompareRuns)
+
+
+def install(ctx: AppContext) -> None:
     runs = CompareRuns(ctx)
-    return {"compareRuns": runs, "compareAction": runs.action}
+    ctx.publish(COMPARE_RUNS, runs)
+    ctx.publish(Handle("compareAction", QAction), runs.action)

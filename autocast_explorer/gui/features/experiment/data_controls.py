@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families import data_fitting_words
 from autocast_explorer.gui.features.experiment.bindings import Binding
 from autocast_explorer.gui.shell import style
 
@@ -31,10 +32,14 @@ DATA_ITEMS = (("Synthetic (random inputs)", "synthetic"), ("Handwritten digits",
 DATA_FILE_ITEM = ("File…", "")
 DATA_FILTER = "Arrays x and y (*.npz *.safetensors *.pt)"
 CHECKPOINT_FILTER = "State dict (*.safetensors *.pt)"
-DATA_NOTE = (
-    "The model's input (MLP: first width; CNN: channels[0] and image side) and its classes "
-    "are taken from the data when the run starts."
-)
+
+
+def data_note() -> str:
+    """What the data sets of the config, by family that takes rows (the family registry's)."""
+    return (
+        f"The model's input ({data_fitting_words()}) and its classes are taken from the data "
+        "when the run starts."
+    )
 
 
 class DataControls(QObject):
@@ -49,7 +54,7 @@ class DataControls(QObject):
         self.dataCombo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._data_index = 0
         self.dataCombo.activated.connect(self._on_activated)
-        self.dataNote = QLabel(DATA_NOTE)
+        self.dataNote = QLabel(data_note())
         self.dataNote.setObjectName("dataNote")
         self.dataNote.setWordWrap(True)
         self.dataNote.setStyleSheet(f"color: {style.MUTED};")

@@ -6,13 +6,15 @@ feature draws what each run measured.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QObject, Slot
 
+from autocast_explorer.gui.charts.agreement_chart import AgreementChart
+from autocast_explorer.gui.charts.dtype_chart import DtypeChart
+from autocast_explorer.gui.charts.latency_chart import LatencyChart
 from autocast_explorer.gui.features.experiment.layer_table import LayerTable
 from autocast_explorer.gui.features.experiment.overview import OverviewTab
 from autocast_explorer.gui.shell.context import AppContext
+from autocast_explorer.gui.shell.handles import Handle
 
 LOADING_TEXT = "Loading PyTorch…"
 
@@ -33,20 +35,22 @@ class _Headline(QObject):
             self._overview.header.clear()
 
 
-def install(ctx: AppContext) -> dict[str, Any]:
+def install(ctx: AppContext) -> None:
     overview = OverviewTab()
     layers = LayerTable()
     ctx.add_view("overview", overview, "Overview", "The verdict and the three charts.")
     ctx.add_view("layers", layers, "Layers", "Every layer with its measured dtypes.")
+    # The three charts are views of their own (a lesson points at one by its id).
+    ctx.add_view_part("latency", overview.latency, within="overview")
+    ctx.add_view_part("dtype", overview.dtypes, within="overview")
+    ctx.add_view_part("agreement", overview.agreement, within="overview")
     _Headline(ctx, overview)
     has_result = lambda: ctx.last_result() is not None  # noqa: E731
     ctx.add_chart_export("latency", "&Latency chart…", lambda: overview.latency, has_result)
     ctx.add_chart_export("dtype", "&Dtype per layer chart…", lambda: overview.dtypes, has_result)
     ctx.add_chart_export("agreement", "&Agreement chart…", lambda: overview.agreement, has_result)
-    return {
-        "overview": overview,
-        "layerTable": layers,
-        "latencyPlot": overview.latency,
-        "dtypePlot": overview.dtypes,
-        "agreementPlot": overview.agreement,
-    }
+    ctx.publish(Handle("overview", OverviewTab), overview)
+    ctx.publish(Handle("layerTable", LayerTable), layers)
+    ctx.publish(Handle("latencyPlot", LatencyChart), overview.latency)
+    ctx.publish(Handle("dtypePlot", DtypeChart), overview.dtypes)
+    ctx.publish(Handle("agreementPlot", AgreementChart), overview.agreement)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from PySide6.QtGui import QAction
 
 from autocast_explorer.gui.features.hardware.tab import HardwareTab
 from autocast_explorer.gui.shell.context import AppContext
+from autocast_explorer.gui.shell.handles import Handle
 
 
-def install(ctx: AppContext) -> dict[str, Any]:
+def install(ctx: AppContext) -> None:
     tab = HardwareTab(ctx)
     ctx.add_view(
         "hardware",
@@ -37,4 +38,4 @@ def install(ctx: AppContext) -> dict[str, Any]:
     # The verdict changes after the tab's own slots ran: re-check the export entry then.
     for changed in (ctx.engineReady, ctx.resultShown, ctx.sweepFinished, tab.probeFinished):
         changed.connect(ctx.refresh_actions)
-    return {"onednnAction": action}
+    ctx.publish(Handle("onednnAction", QAction), action)

@@ -1,8 +1,10 @@
-"""The chart that answers a lesson: which one this window has, and the frame around it.
+"""The view that answers a lesson: which one this window has, and the frame around it.
 
-Apart from the panel because it depends on what the window holds (views are looked up by id,
-charts by key, so no other feature is imported) and on following a widget through splitters
-and resizes, neither of which is about walking through steps.
+A lesson names its answer by view id (core's CHARTS), the id the feature that draws it
+registered it under (`add_view`, `add_view_part`): the context knows which tab holds it and which
+part of it answers (`view_focus`), so no other feature is imported and no widget is looked up
+by its objectName. Apart from the panel because following a widget through splitters and
+resizes is not about walking through steps.
 """
 
 from __future__ import annotations
@@ -13,45 +15,35 @@ import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtWidgets import QFrame, QSplitter, QWidget
 
-from autocast_explorer.core.learning.lessons import CHARTS
+from autocast_explorer.core.learning.lessons import CHARTS, EARLIER_CHART_IDS, FALLBACK_CHART
 
 if TYPE_CHECKING:
     from autocast_explorer.core.learning.lessons import Lesson
     from autocast_explorer.gui.shell.context import AppContext
 
 HIGHLIGHT = "#c2185b"
-#: The view that answers a lesson about ops: the op trace of the run on screen.
-OPS_VIEW_ID = "optrace"
 
 
-def chart_target(ctx: AppContext, chart_id: str) -> tuple[str, str, QWidget | None]:
-    """(chart id used, the tab to show, the widget to frame); 'ops' falls back to dtype."""
-    if chart_id == "ops":
-        page = ctx.view(OPS_VIEW_ID)
-        if page is not None:
-            return "ops", OPS_VIEW_ID, page
-        chart_id = "dtype"
-    if chart_id == "layers":
-        return "layers", "layers", ctx.view("layers")
-    view = ctx.view("accuracy")
-    if chart_id == "accuracy" and view is not None:
-        flips = view.findChild(QWidget, "flipBox")  # the flipped rows answer the question
-        return "accuracy", "accuracy", flips if flips is not None else view
-    if chart_id == "loss" and ctx.view("training") is not None:
-        loss = ctx.chart("loss")
-        if loss is not None:
-            return "loss", "training", loss
-    plot = ctx.chart(chart_id) if chart_id in ("latency", "dtype", "agreement") else None
-    if plot is None:
-        chart_id, plot = "dtype", ctx.chart("dtype")
-    return chart_id, "overview", plot
+def chart_target(ctx: AppContext, chart_id: str) -> tuple[str, QWidget | None]:
+    """(the view id shown, the widget to frame): the view `chart_id` names, or the dtype
+    chart when this window has no such view (an earlier id, such as "ops", is read as today's)."""
+    view_id = EARLIER_CHART_IDS.get(chart_id, chart_id)
+    if ctx.view(view_id) is None:
+        view_id = FALLBACK_CHART
+    return view_id, ctx.view_focus(view_id)
+
+
+def answer_id(chart_id: str, shown: str) -> str:
+    """The id a lesson's chart is reported by: the one asked for when that view was shown (an
+    earlier id too: "ops" stays "ops"), else the stand-in's."""
+    return chart_id if EARLIER_CHART_IDS.get(chart_id, chart_id) == shown else shown
 
 
 def chart_title(ctx: AppContext, lesson: Lesson) -> str:
     """What the panel names as the answering chart, saying so when it stands in for another."""
-    chart_id, _tab, _target = chart_target(ctx, lesson.chart)
-    title = CHARTS[chart_id] + (" chart" if chart_id != "layers" else "")
-    if chart_id != lesson.chart:
+    view_id, _target = chart_target(ctx, lesson.chart)
+    title = CHARTS[view_id] + (" chart" if view_id != "layers" else "")
+    if view_id != lesson.chart:
         title += f" (no {CHARTS[lesson.chart]} view in this window)"
     return title
 

@@ -5,17 +5,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
 from autocast_explorer.gui.features.lessons.panel import LessonsPanel
 from autocast_explorer.gui.shell.actions import set_tip
+from autocast_explorer.gui.shell.handles import Handle
 
 if TYPE_CHECKING:
     from autocast_explorer.gui.shell.context import AppContext
 
 
-def install(ctx: AppContext) -> dict[str, object]:
+#: The lessons panel (the settings keeper saves and restores its step).
+LESSONS_PANEL = Handle("lessonsPanel", LessonsPanel)
+
+
+def install(ctx: AppContext) -> None:
     """The Lessons dock (hidden at first; View › Lessons, Ctrl+L) and the Lessons menu."""
     window = ctx.host()
     panel = LessonsPanel(ctx)
@@ -49,4 +54,6 @@ def install(ctx: AppContext) -> dict[str, object]:
         menu.addAction(action)
         action.setEnabled(False)
     dock.visibilityChanged.connect(panel._on_dock_visible)
-    return {"lessonsPanel": panel, "lessonsDock": dock, "lessonsAction": toggle}
+    ctx.publish(LESSONS_PANEL, panel)
+    ctx.publish(Handle("lessonsDock", QDockWidget), dock)
+    ctx.publish(Handle("lessonsAction", QAction), toggle)

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.learning.lessons import EXERCISE, LESSONS, Lesson, LessonOutcome
 from autocast_explorer.gui.features.lessons.answer_chart import (
     ChartHighlight,
+    answer_id,
     chart_target,
     chart_title,
 )
@@ -361,11 +362,12 @@ class LessonsPanel(QWidget):
 
     # ---- charts ---------------------------------------------------------------------------
     def show_chart(self, chart_id: str) -> str:
-        """Bring the chart to the front with a frame around it; returns the id shown."""
-        used, view_id, target = chart_target(self._ctx, chart_id)
-        self._ctx.show_view(view_id)
+        """Bring the view `chart_id` names to the front with a frame around its answering part;
+        returns the id shown (the id asked for, unless the dtype chart stands in for it)."""
+        used, target = chart_target(self._ctx, chart_id)
+        self._ctx.show_view(used)
         self._frame().attach(target, used)
-        return used
+        return answer_id(chart_id, used)
 
     def _frame(self) -> ChartHighlight:
         # The frame is a child of the chart it surrounds, so it goes when that chart goes.

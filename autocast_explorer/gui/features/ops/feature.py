@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from PySide6.QtGui import QAction
 
 from autocast_explorer.gui.features.ops.panel import OpsPanel
 from autocast_explorer.gui.shell.context import AppContext
+from autocast_explorer.gui.shell.handles import Handle
 
 PROBE_SHORTCUT = "F9"  # Ctrl+Shift+P is "Save config as preset…"
 
 
-def install(ctx: AppContext) -> dict[str, Any]:
+def install(ctx: AppContext) -> None:
     panel = OpsPanel(ctx)
     ctx.add_view(
         "ops",
@@ -33,4 +34,5 @@ def install(ctx: AppContext) -> dict[str, Any]:
         shortcut=PROBE_SHORTCUT,
         tip="Run the op-policy probe on the Ops tab.",
     )
-    return {"opsPanel": panel, "probeAction": action}
+    ctx.publish(Handle("opsPanel", OpsPanel), panel)
+    ctx.publish(Handle("probeAction", QAction), action)

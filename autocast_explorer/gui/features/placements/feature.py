@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from PySide6.QtGui import QAction
 
 from autocast_explorer.gui.features.placements.tab import PlacementsTab
 from autocast_explorer.gui.shell.context import AppContext
+from autocast_explorer.gui.shell.handles import Handle
 
 
-def install(ctx: AppContext) -> dict[str, Any]:
+def install(ctx: AppContext) -> None:
     tab = PlacementsTab(ctx)
     ctx.add_view(
         "placements",
@@ -33,4 +34,4 @@ def install(ctx: AppContext) -> dict[str, Any]:
         "placements", "&Placements chart…", lambda: tab.chart, lambda: tab.report is not None
     )
     tab.shownChanged.connect(ctx.refresh_actions)
-    return {"placementsAction": action}
+    ctx.publish(Handle("placementsAction", QAction), action)

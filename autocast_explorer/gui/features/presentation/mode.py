@@ -22,6 +22,7 @@ from PySide6.QtGui import QColor, QFont, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QApplication, QWidget
 
 from autocast_explorer.gui.shell import style
+from autocast_explorer.gui.shell.handles import Handle
 from autocast_explorer.gui.shell.keys import Shortcut, StandardKey
 
 if TYPE_CHECKING:
@@ -550,6 +551,10 @@ def controls_content_width(column: QWidget) -> int:
     return need
 
 
-def install(ctx: AppContext) -> dict[str, Presentation]:
+#: The text scale, theme and hidden controls (the settings keeper saves and restores them).
+PRESENTATION = Handle("presentation", Presentation)
+
+
+def install(ctx: AppContext) -> None:
     """The View menu's presentation actions; `window.presentation` afterwards."""
-    return {"presentation": Presentation(ctx)}
+    ctx.publish(PRESENTATION, Presentation(ctx))

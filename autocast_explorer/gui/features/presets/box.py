@@ -40,6 +40,7 @@ from autocast_explorer.core.learning.claims import check_claims, preset_claims
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import find_entry
+from autocast_explorer.gui.shell.handles import Handle
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -499,7 +500,11 @@ def _holder(path: Path, name: str) -> str:
     return f"The preset {owner!r} (its name gives the same file name as {name!r})"
 
 
-def install(ctx: AppContext) -> dict[str, PresetBox]:
+#: The preset box (the window's `save_preset` saves through it).
+PRESETS = Handle("presets", PresetBox)
+
+
+def install(ctx: AppContext) -> None:
     """The preset box above the controls, and its File menu entries; `window.presets`."""
     box = PresetBox(ctx)
     ctx.add_control(box)
@@ -509,4 +514,4 @@ def install(ctx: AppContext) -> dict[str, PresetBox]:
         file_menu.insertSeparator(open_result)
     else:
         file_menu.addSeparator()
-    return {"presets": box}
+    ctx.publish(PRESETS, box)

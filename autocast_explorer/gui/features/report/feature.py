@@ -7,12 +7,14 @@ charts are the window's own chart widgets (asked of the context by key), exporte
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from autocast_explorer.gui.shell.context import AppContext
+from autocast_explorer.gui.shell.handles import Handle
 
 if TYPE_CHECKING:
     from autocast_explorer.core.reports.report import Report
@@ -77,6 +79,11 @@ class ReportExporter(QObject):
         return report.markdown
 
 
-def install(ctx: AppContext) -> dict[str, Any]:
+#: File › Export report (the window's `export_report` goes through it).
+REPORT_EXPORTER = Handle("reportExporter", ReportExporter)
+
+
+def install(ctx: AppContext) -> None:
     exporter = ReportExporter(ctx)
-    return {"reportExporter": exporter, "exportReportAction": exporter.action}
+    ctx.publish(REPORT_EXPORTER, exporter)
+    ctx.publish(Handle("exportReportAction", QAction), exporter.action)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from PySide6.QtWidgets import QTableWidget
 
 from autocast_explorer.core.experiment.route_kinds import route_kinds
+from autocast_explorer.gui.charts.routes_chart import RoutesCompileChart, RoutesLatencyChart
 from autocast_explorer.gui.features.routes.view import RoutesView
 from autocast_explorer.gui.shell.context import AppContext
+from autocast_explorer.gui.shell.handles import Handle
 
 
 def _route_words() -> str:
@@ -15,7 +17,7 @@ def _route_words() -> str:
     return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else words[0]
 
 
-def install(ctx: AppContext) -> dict[str, Any]:
+def install(ctx: AppContext) -> None:
     view = RoutesView()
     ctx.add_view(
         "routes",
@@ -29,9 +31,7 @@ def install(ctx: AppContext) -> dict[str, Any]:
         return result is not None and bool(result.routes)
 
     ctx.add_chart_export("routes", "&Routes latency chart…", lambda: view.latencyChart, has_routes)
-    return {
-        "routesView": view,
-        "routesLatencyPlot": view.latencyChart,
-        "routesCompilePlot": view.compileChart,
-        "routesTable": view.table,
-    }
+    ctx.publish(Handle("routesView", RoutesView), view)
+    ctx.publish(Handle("routesLatencyPlot", RoutesLatencyChart), view.latencyChart)
+    ctx.publish(Handle("routesCompilePlot", RoutesCompileChart), view.compileChart)
+    ctx.publish(Handle("routesTable", QTableWidget), view.table)

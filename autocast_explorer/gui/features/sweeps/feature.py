@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from autocast_explorer.gui.features.sweeps.tab import SweepsTab
 from autocast_explorer.gui.shell.context import AppContext
+from autocast_explorer.gui.shell.handles import Handle
 
 if TYPE_CHECKING:
     from autocast_explorer.core.sweeps.spec import SweepSpec
@@ -134,9 +135,13 @@ class SweepsHandle(QObject):
             self.save_sweep_csv(path)
 
 
-def install(ctx: AppContext) -> dict[str, Any]:
+#: The Sweeps tab's calls (the window's `save_sweep` goes through it).
+SWEEPS = Handle("sweeps", SweepsHandle)
+
+
+def install(ctx: AppContext) -> None:
     tab = SweepsTab(ctx)
     ctx.add_view(
         "sweeps", tab, "Sweeps", "When does autocast pay? Latency and speedup over many sizes."
     )
-    return {"sweeps": SweepsHandle(ctx, tab)}
+    ctx.publish(SWEEPS, SweepsHandle(ctx, tab))

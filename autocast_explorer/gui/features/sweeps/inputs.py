@@ -10,20 +10,32 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePolicy, QWidget
 
-from autocast_explorer.core.sweeps.spec import DEFAULT_RANGES
+from autocast_explorer.core.experiment.families import families_sweeping, swept_sizes
+from autocast_explorer.core.sweeps.spec import (
+    BATCH,
+    GRID,
+    default_range,
+    sweep_params,
+    sweep_params_in_words,
+)
 from autocast_explorer.gui.shell import style
 
-#: Param combo entries: (data, text). "grid" is a batch × width grid.
-PARAM_CHOICES = (
-    ("batch", "batch size"),
-    ("width", "hidden width"),
-    ("grid", "batch × width grid"),
-    ("channels", "stage channels (CNN)"),
-    ("image", "image side (CNN)"),
-    ("seq", "sequence length (transformer, RNN)"),
-    ("d_model", "d_model (transformer)"),
-    ("hidden", "hidden width (RNN)"),
-)
+#: The param combo's entry of a batch × width grid (its data; SweepSpec's label is GRID).
+GRID_CHOICE = ("grid", "batch × width grid")
+
+
+def param_choices() -> tuple[tuple[str, str], ...]:
+    """The param combo's entries, (data, text), from the family registry: the batch, each size
+    a family sweeps with the families that sweep it, and the grid after the width it crosses."""
+    choices = [(BATCH.name, BATCH.label)]
+    crossed = GRID.split(",")[1]
+    for size in swept_sizes():
+        owners = ", ".join(fam.title for fam in families_sweeping(size.name))
+        choices.append((size.name, f"{size.label} ({owners})" if owners else size.label))
+        if size.name == crossed:
+            choices.append(GRID_CHOICE)
+    return tuple(choices)
+
 
 RUN_SWEEP_TIP = (
     "Measure float32 vs autocast at every value, one point after another, on a worker "
@@ -42,13 +54,13 @@ def text_key(param: str) -> str:
 
 def default_text(param: str) -> str:
     """The log-spaced default of `param` as the range text a person can edit ('1:2048:12')."""
-    low, high, count = DEFAULT_RANGES[param]
+    low, high, count = default_range(param)
     return f"{low}:{high}:{count}"
 
 
 def default_texts() -> dict[str, str]:
     """Every param's default values text, by param."""
-    return {p: default_text(p) for p in DEFAULT_RANGES}
+    return {p: default_text(p) for p in sweep_params()}
 
 
 class TextLabel(QLabel):
@@ -71,13 +83,12 @@ def param_combo() -> QComboBox:
     combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(12)
     combo.setObjectName("sweepParamCombo")
-    for data, text in PARAM_CHOICES:
+    for data, text in param_choices():
         combo.addItem(text, data)
     combo.setToolTip(
-        "What to vary: the batch size (any model), every hidden width of the MLP at once "
-        "(input width and classes stay), both as a grid (MLP), or a size of the model "
-        "chosen on the left: CNN channels or image side, sequence length, d_model, RNN "
-        "hidden width."
+        "What to vary: the batch size (any model), a size of the model chosen on the left – "
+        f"{sweep_params_in_words()} – where an MLP's width is every hidden width at once "
+        "(input width and classes stay), or batch × width as a grid (MLP)."
     )
     return combo
 

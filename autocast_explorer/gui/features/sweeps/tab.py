@@ -36,7 +36,6 @@ from autocast_explorer.gui.charts.sweep_latency_chart import SweepLatencyChart
 from autocast_explorer.gui.features.sweeps import inputs
 from autocast_explorer.gui.features.sweeps.inputs import (
     INVALID_BORDER,
-    PARAM_CHOICES,
     RUN_SWEEP_TIP,
     TextLabel,
     default_text,
@@ -53,7 +52,6 @@ if TYPE_CHECKING:
 
 #: Names other modules and the tests import from here.
 __all__ = [
-    "PARAM_CHOICES",
     "SweepsTab",
     "TextLabel",
     "ThrottledProgress",

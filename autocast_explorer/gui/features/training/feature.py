@@ -7,12 +7,15 @@ the front with empty curves sized for its steps.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 
+from autocast_explorer.gui.charts.loss_chart import LossChart
+from autocast_explorer.gui.charts.saved_bytes_chart import SavedBytesChart
 from autocast_explorer.gui.features.training.view import TrainingView
 from autocast_explorer.gui.shell.context import AppContext
+from autocast_explorer.gui.shell.handles import Handle
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -54,9 +57,10 @@ class TrainingFeed(QObject):
         self.view.lossPlot.flush()
 
 
-def install(ctx: AppContext) -> dict[str, Any]:
+def install(ctx: AppContext) -> None:
     view = TrainingView()
     ctx.add_view("training", view, "Training", TAB_TIP)
+    ctx.add_view_part("loss", view.lossPlot, within="training")
 
     def has_training() -> bool:
         result = ctx.last_result()
@@ -70,9 +74,7 @@ def install(ctx: AppContext) -> dict[str, Any]:
         has_training,
     )
     feed = TrainingFeed(ctx, view)
-    return {
-        "trainingView": view,
-        "lossPlot": view.lossPlot,
-        "savedBytesPlot": view.savedBytesPlot,
-        "trainingFeed": feed,
-    }
+    ctx.publish(Handle("trainingView", TrainingView), view)
+    ctx.publish(Handle("lossPlot", LossChart), view.lossPlot)
+    ctx.publish(Handle("savedBytesPlot", SavedBytesChart), view.savedBytesPlot)
+    ctx.publish(Handle("trainingFeed", TrainingFeed), feed)

@@ -11,12 +11,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.families.base import Family, Gemm
+from autocast_explorer.core.experiment.families.base import (
+    IMAGE_SIDE,
+    SEQUENCE_LENGTH,
+    Family,
+    Gemm,
+)
 
 if TYPE_CHECKING:
     import torch
 
     from autocast_explorer.core.experiment.families.user.probe import ModelProbe
+
+#: What a user model's FLOP count is (probe.py here).
+PROBE_FLOPS_FORMULA = (
+    "FLOPs = torch.utils.flop_counter.FlopCounterMode's count of the model's batch-1 forward "
+    "× batch (matrix products and convolutions; elementwise ops not counted)"
+)
 
 
 class UserFamily(Family):
@@ -26,7 +37,8 @@ class UserFamily(Family):
     #: user-model fields instead, since it means nothing to an image model.
     params = ()
     uses = frozenset()
-    sweep_params = ("image", "seq")
+    sweeps = (IMAGE_SIDE, SEQUENCE_LENGTH)
+    flops_formula = PROBE_FLOPS_FORMULA
 
     def validate(self, config: ExperimentConfig) -> None:
         super().validate(config)
@@ -82,9 +94,6 @@ class UserFamily(Family):
         if param == "image":
             return config.replace(input_image=value)
         return super().sweep_config(config, param, value)
-
-    def sweep_label(self, param: str) -> str:
-        return {"image": "image side", "seq": "sequence length"}.get(param, param)
 
     def build_model(self, config: ExperimentConfig) -> torch.nn.Module:
         from autocast_explorer.core.experiment.families.user.probe import build

@@ -1,7 +1,7 @@
 """Model spec strings: which model a user means, parsed without torch or importing anything.
 
 `hf:TYPE`, `torchvision:NAME`, `timm:NAME`, `package.module:factory` and `path/to/file.py:factory`.
-The built-in family names (mlp, cnn, transformer, rnn) are not specs. Parsing checks only the
+The registered family names (mlp, cnn …) are not specs. Parsing checks only the
 shape of the text; whether the library, file or factory exists is found out when it is built.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from autocast_explorer.core.experiment.config import MAX_SPEC_LENGTH
+from autocast_explorer.core.experiment.config import MAX_SPEC_LENGTH, built_in_models
 from autocast_explorer.core.runtime.errors import ConfigError
 
 LIBRARIES: tuple[str, ...] = ("hf", "torchvision", "timm")
@@ -90,7 +90,7 @@ def parse_spec(text: str) -> ModelSpec:
 
 def _usage(text: str) -> str:
     return (
-        f"{text!r} is not a built-in model (mlp, cnn, transformer, rnn) nor a spec: use "
+        f"{text!r} is not a built-in model ({', '.join(built_in_models())}) nor a spec: use "
         "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory"
     )
 
