@@ -149,6 +149,11 @@ class Family:
     def input_elements(self, config: ExperimentConfig) -> int:
         raise NotImplementedError
 
+    def sizes_known(self, config: ExperimentConfig) -> bool:
+        """Whether the counts above come without running anything: formulas here; the user's
+        model only once its probe is made (after memory ran out, it is not run again)."""
+        return True
+
     def sweep_config(self, config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
         """`config` with a swept family parameter set to `value` (batch is handled outside)."""
         if param not in self.sweep_params:

@@ -11,6 +11,7 @@ import os
 import traceback
 from collections.abc import Iterable
 
+from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.runtime.errors import ConfigError
 
 
@@ -23,7 +24,11 @@ class UserModelError(ConfigError):
 
 
 def error_line(exc: BaseException) -> str:
-    """'RuntimeError: first lines of the message' without a C++ backtrace."""
+    """'RuntimeError: first lines of the message' without a C++ backtrace; 'called
+    sys.exit(3)' for a SystemExit (the user's code ending the process is its failure)."""
+    if isinstance(exc, SystemExit):
+        code = "" if exc.code is None else repr(exc.code)
+        return f"called sys.exit({code})"[:500]
     text = str(exc).strip().split("\nException raised from")[0].strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()][:3]
     return f"{type(exc).__name__}: {' '.join(lines)}"[:500]
@@ -72,3 +77,11 @@ def from_exception(
     where = f"{frame}: " if frame else ""
     lead = f"{what}: " if what else ""
     return UserModelError(spec, f"{lead}{where}{error_line(exc)}")
+
+
+def user_failure(
+    spec: str, exc: BaseException, user_paths: Iterable[str] = (), what: str = ""
+) -> BaseException:
+    """What to raise for `exc` from the user's code: the one-line error, or `exc` itself when
+    it is memory running out (the run's out-of-memory outcome says that, exit 1)."""
+    return exc if is_out_of_memory(exc) else from_exception(spec, exc, user_paths, what)

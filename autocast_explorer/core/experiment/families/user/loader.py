@@ -23,7 +23,7 @@ import torch
 from autocast_explorer.core.experiment.families.user.errors import (
     UserModelError,
     error_line,
-    from_exception,
+    user_failure,
 )
 from autocast_explorer.core.experiment.families.user.spec import ModelSpec, parse_spec
 
@@ -104,7 +104,7 @@ def _hf(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     try:
         module = auto.from_config(config)
     except Exception as exc:
-        raise from_exception(spec.text, exc, what="building it") from None
+        raise user_failure(spec.text, exc, what="building it") from None
     stated: tuple[int, ...] | None = None
     vocab = getattr(config, "vocab_size", None)
     channels = getattr(config, "num_channels", None)
@@ -122,7 +122,7 @@ def _torchvision(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     try:
         module = torchvision.models.get_model(spec.target, weights=None, **kwargs)
     except Exception as exc:
-        raise from_exception(spec.text, exc, what="building it") from None
+        raise user_failure(spec.text, exc, what="building it") from None
     return Loaded(module, stated_input=TORCHVISION_INPUT)
 
 
@@ -132,7 +132,7 @@ def _timm(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     try:
         module = timm.create_model(spec.target, pretrained=False, **kwargs)
     except Exception as exc:
-        raise from_exception(spec.text, exc, what="building it") from None
+        raise user_failure(spec.text, exc, what="building it") from None
     cfg = getattr(module, "pretrained_cfg", None) or {}
     size = cfg.get("input_size") if isinstance(cfg, Mapping) else None
     stated = tuple(int(s) for s in size) if isinstance(size, list | tuple) else None
@@ -175,15 +175,15 @@ def _import_user(spec: ModelSpec) -> tuple[Any, tuple[str, ...], str | None]:
                 loader_spec.loader.exec_module(module)
         except BaseException as exc:
             sys.modules.pop(name, None)
-            if not isinstance(exc, Exception):
+            if not isinstance(exc, Exception | SystemExit):
                 raise
-            raise from_exception(spec.text, exc, (path,), "importing it") from None
+            raise user_failure(spec.text, exc, (path,), "importing it") from None
         return module, (path,), digest
     try:
         with _on_path(os.getcwd()):
             module = importlib.import_module(spec.target)
-    except Exception as exc:
-        raise from_exception(spec.text, exc, (os.getcwd(),), "importing it") from None
+    except (Exception, SystemExit) as exc:
+        raise user_failure(spec.text, exc, (os.getcwd(),), "importing it") from None
     origin = getattr(module, "__file__", None)
     paths = (os.path.dirname(origin),) if origin else ()
     return module, paths, None
@@ -196,8 +196,8 @@ def _factory(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
         raise UserModelError(spec.text, f"{spec.factory!r} is not a callable in {spec.target}")
     try:
         made = factory(**kwargs)
-    except Exception as exc:
-        raise from_exception(spec.text, exc, paths, f"calling {spec.factory}") from None
+    except (Exception, SystemExit) as exc:
+        raise user_failure(spec.text, exc, paths, f"calling {spec.factory}") from None
     example = None
     if isinstance(made, tuple) and len(made) == 2:
         made, example = made

@@ -17,7 +17,7 @@ import torch
 
 from autocast_explorer.core.experiment.capture import first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.families.user.errors import UserModelError, from_exception
+from autocast_explorer.core.experiment.families.user.errors import UserModelError, user_failure
 from autocast_explorer.core.experiment.families.user.loader import Loaded, load, module_class_name
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
@@ -124,13 +124,14 @@ def build(config: ExperimentConfig) -> tuple[torch.nn.Module, Loaded, InputPlan]
 def run_user_forward(
     config: ExperimentConfig, loaded: Loaded, x: torch.Tensor, dtype: torch.dtype | None
 ) -> torch.Tensor:
-    """One forward; the user's error as one line, a non-tensor output refused."""
+    """One forward; the user's error (sys.exit too) as one line, a non-tensor output refused.
+    Memory running out is raised as it came: the callers' out-of-memory outcome says it."""
     try:
         with torch.no_grad(), autocast_context(dtype):
             y = loaded.module(x)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         what = f"the forward (input {'×'.join(map(str, x.shape))} {dtype_name(x.dtype)})"
-        raise from_exception(config.model, exc, loaded.user_paths, what) from None
+        raise user_failure(config.model, exc, loaded.user_paths, what) from None
     if not isinstance(y, torch.Tensor):
         raise UserModelError(
             config.model, f"the forward returned {type(y).__name__}, which holds no tensor"
@@ -154,9 +155,24 @@ def _key(config: ExperimentConfig) -> ExperimentConfig:
     return config.replace(batch=1, mode="infer", min_time=0.5, allow_slow=False, steps=50)
 
 
+#: Probes made, newest last (a file's edit is a new entry): a sweep probes once.
+_PROBES: dict[tuple[ExperimentConfig, str], ModelProbe] = {}
+_PROBES_KEPT = 8
+
+
 def probe(config: ExperimentConfig) -> ModelProbe:
     """The batch-1 probe of `config`'s model (cached; a file's edit is a new entry)."""
-    return _probe(_key(config), source_digest(config.model))
+    key = (_key(config), source_digest(config.model))
+    made = _PROBES.pop(key, None) or _probe(*key)
+    _PROBES[key] = made
+    while len(_PROBES) > _PROBES_KEPT:
+        del _PROBES[next(iter(_PROBES))]
+    return made
+
+
+def probed(config: ExperimentConfig) -> ModelProbe | None:
+    """The probe if it was made already (None: making it would run the user's model)."""
+    return _PROBES.get((_key(config), source_digest(config.model)))
 
 
 def source_digest(text: str) -> str:
@@ -177,9 +193,8 @@ def _built(config: ExperimentConfig, digest: str) -> tuple[torch.nn.Module, Load
     return build(config)
 
 
-@functools.lru_cache(maxsize=8)
 def _probe(config: ExperimentConfig, digest: str) -> ModelProbe:
-    """`digest` only keys the cache."""
+    """`digest` only keys the cache (probe's)."""
     from torch.utils.flop_counter import FlopCounterMode
 
     model, loaded, plan = _built(config, digest)
