@@ -99,9 +99,7 @@ def _gone(pid: int, seconds: float = 30) -> bool:
 
 
 @pytest.mark.parametrize(("signum", "word"), SIGNALS)
-def test_a_signal_during_a_build_ends_the_compiler_and_its_temporary_files(
-    tmp_path, signum, word
-):
+def test_a_signal_during_a_build_ends_the_compiler_and_its_temporary_files(tmp_path, signum, word):
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER)
     proc = subprocess.Popen(

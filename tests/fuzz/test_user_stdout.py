@@ -107,8 +107,17 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_prints_past_python_stay_out_of_stdout(tmp_path, output):
     spec = model_file(tmp_path, BYPASS, "factory")
     proc = subprocess.run(
-        [sys.executable, "-m", "autocast_explorer", "run", *QUICK, "--model", spec]
-        + ["--csv", output],
+        [
+            sys.executable,
+            "-m",
+            "autocast_explorer",
+            "run",
+            *QUICK,
+            "--model",
+            spec,
+            "--csv",
+            output,
+        ],
         capture_output=True,
         text=True,
         timeout=300,
