@@ -114,7 +114,7 @@ def _tail_handler(signum: int, _frame: FrameType | None) -> None:
     now would land in the interpreter's shutdown, ignoring would drop the request: say so in
     one line and leave at once with the signal's exit code."""
     word = Interrupted(signum).word
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         sys.stdout.flush()
     with contextlib.suppress(OSError):
         os.write(2, f"{word} (after all outputs were written)\n".encode())
@@ -220,7 +220,7 @@ def exit_now(code: int) -> NoReturn:
     teardown (torch's and Qt's): every output is already on disk (fsync'd), and a signal in
     that last second would otherwise meet a half-finalized interpreter."""
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             stream.flush()
     os._exit(code)
 

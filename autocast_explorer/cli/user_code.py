@@ -82,11 +82,11 @@ def _own_descriptor(stream: TextIO) -> bool:
         return False
 
 
-def _flush_all(stream: TextIO) -> None:
+def _flush_all(stream: TextIO | None) -> None:
     """Python's buffer of `stream` and C's stdio buffers: what was printed before the swap
-    leaves by the descriptor it was meant for."""
+    leaves by the descriptor it was meant for (`stream` None: Python has no stdout)."""
     from autocast_explorer.core.hardware.onednn import flush_c_stdio
 
-    with contextlib.suppress(OSError, ValueError):
-        stream.flush()
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        stream.flush()  # type: ignore[union-attr]
     flush_c_stdio()

@@ -129,3 +129,21 @@ def test_prints_past_python_stay_out_of_stdout(tmp_path, output):
     assert "PRINT" not in proc.stdout
     for word in ("PY-PRINT", "FD-PRINT", "CHILD-PRINT"):
         assert word in proc.stderr
+
+
+@pytest.mark.process
+def test_a_closed_stdout_still_ends_cleanly(tmp_path):
+    """`>&-`: Python has no sys.stdout; the run writes its --json and exits 0, no traceback."""
+    spec = model_file(tmp_path, PRINTS, "forward")
+    command = [sys.executable, "-m", "autocast_explorer", "run", *QUICK, "--model", spec]
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *command, "--json", "r.json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "USER-PRINT" in proc.stderr
+    _json_document((tmp_path / "r.json").read_text())
