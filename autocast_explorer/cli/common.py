@@ -349,11 +349,22 @@ def check_output(flag: str, path: str | None, what: str = "file") -> None:
         raise UsageError(f"{flag}: {clean_text(str(exc))}") from None
 
 
+#: The output flags of every command, and what each names.
+OUTPUT_FLAGS = (("json", "file"), ("csv", "file"), ("report", "folder"))
+
+
 def check_outputs(args: argparse.Namespace) -> None:
-    """Every output flag of a command (--json, --csv, --report) checked before measuring."""
+    """Every output flag of a command (--json, --csv, --report) checked before measuring, then
+    made absolute: the user's code may change the working folder (os.chdir in a factory), and a
+    relative --json must still land where it was asked for."""
     check_distinct(args)
-    for flag, what in (("json", "file"), ("csv", "file"), ("report", "folder")):
+    for flag, what in OUTPUT_FLAGS:
         check_output(f"--{flag}", getattr(args, flag, None), what)
+    for flag, _what in OUTPUT_FLAGS:
+        path = getattr(args, flag, None)
+        if path and path != "-" and not os.path.isabs(path):
+            with contextlib.suppress(OSError):  # no working folder: the check refused it
+                setattr(args, flag, os.path.join(os.getcwd(), path))
 
 
 def check_distinct(args: argparse.Namespace) -> None:

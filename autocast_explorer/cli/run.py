@@ -22,6 +22,7 @@ from autocast_explorer.cli.common import (
     to_stdout,
 )
 from autocast_explorer.cli.signals import deferred
+from autocast_explorer.cli.user_code import running_user_code
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -101,7 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"run it with: autocast-explorer sweep --preset {preset.id}\n"
         )
     run = run_with_placements if placements else run_experiment
-    with StderrProgress() as progress, resource_errors(config):
+    with StderrProgress() as progress, resource_errors(config), running_user_code(config):
         result = run(config, progress=progress)
     staged_reports: list[StagedReport] = []
     notes: list[str] = []

@@ -19,6 +19,7 @@ from autocast_explorer.cli.common import (
     result_files,
     to_stdout,
 )
+from autocast_explorer.cli.user_code import running_user_code
 from autocast_explorer.core.sweeps.spec import (
     GRID,
     default_ranges_in_words,
@@ -120,16 +121,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     check_outputs(args)
     human = not to_stdout(args.json, args.csv)
     progress = StderrProgress()
+    with progress, resource_errors(config), running_user_code(config) as documents:
 
-    def on_point(point: SweepPoint) -> None:
-        progress.close()
-        print(point_row(point), flush=True)
+        def on_point(point: SweepPoint) -> None:
+            progress.close()
+            print(point_row(point), file=documents, flush=True)
 
-    if human:
-        check_points(spec.plan(config))  # refusals come before the table's header
-        print(sweep_title(config, spec))
-        print(table_header(spec), flush=True)
-    with progress, resource_errors(config):
+        if human:
+            check_points(spec.plan(config))  # refusals come before the table's header
+            print(sweep_title(config, spec), file=documents)
+            print(table_header(spec), file=documents, flush=True)
         result = run_spec(
             config,
             spec,

@@ -141,6 +141,17 @@ def test_core_sweep_names_the_point(monkeypatch):
         (RuntimeError("could not create a primitive descriptor"), False, None),
         (ValueError("can't allocate memory"), False, None),
         (RuntimeError("mat1 and mat2 shapes cannot be multiplied"), False, None),
+        # Windows' words, and torch's own type
+        (
+            RuntimeError("DefaultCPUAllocator: not enough memory: you tried to allocate 64 bytes."),
+            True,
+            64,
+        ),
+        (torch.OutOfMemoryError("out of memory"), True, None),
+        # a user's own error that only says so is not the allocator's
+        (RuntimeError("my cache is out of memory"), False, None),
+        (RuntimeError("out of memory"), False, None),
+        (RuntimeError("bad_alloc in my own parser"), False, None),
     ],
 )
 def test_out_of_memory_is_recognised(exc, oom, refused):

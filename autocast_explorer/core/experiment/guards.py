@@ -377,18 +377,30 @@ def out_of_memory(config: ExperimentConfig, exc: BaseException, where: str = "")
     `where`, e.g. a sweep's point)."""
     if isinstance(exc, OutOfMemory):
         return exc
-    training = config.mode == "train"
-    estimate = (estimate_training_peak_bytes if training else estimate_peak_bytes)(config)
+    estimate = _known_peak(config)
     budget = memory_budget_bytes(config)
     refused = refused_bytes(exc)
     asked = f"the allocator refused {_mb(refused)}" if refused else "memory ran out"
     at = f" at {where}" if where else ""
-    message = (
-        f"out of memory{at}: {asked}; the memory guard estimated a peak of {_mb(estimate)} "
-        f"against a budget of {_mb(budget)} (the process may be limited below that, e.g. "
-        "ulimit -v); use smaller sizes or batch"
+    guessed = (
+        f"the memory guard estimated a peak of {_mb(estimate)}"
+        if estimate is not None
+        else "the memory guard had no estimate (building or probing the model at batch 1 ran out)"
     )
-    return OutOfMemory(message, refused, estimate, budget)
+    message = (
+        f"out of memory{at}: {asked}; {guessed} against a budget of {_mb(budget)} (the process "
+        "may be limited below that, e.g. ulimit -v); use smaller sizes or batch"
+    )
+    return OutOfMemory(message, refused, estimate or 0, budget)
+
+
+def _known_peak(config: ExperimentConfig) -> int | None:
+    """The guard's peak estimate when it needs nothing run: a user model whose batch-1 probe
+    is what ran out is not probed again (it would run out again, inside this handler)."""
+    if not family(config).sizes_known(config):
+        return None
+    training = config.mode == "train"
+    return (estimate_training_peak_bytes if training else estimate_peak_bytes)(config)
 
 
 def _mb(count: int) -> str:

@@ -12,9 +12,19 @@ guard estimated.
 from __future__ import annotations
 
 import re
+import sys
 
 _ALLOCATION = re.compile(r"tried to allocate (\d+) bytes", re.IGNORECASE)
-_MARKERS = ("can't allocate memory", "out of memory", "not enough memory", "bad_alloc")
+#: What an allocator says when it refuses, as torch words it (CPU on Linux/macOS and Windows,
+#: CUDA, and a C++ std::bad_alloc turned into RuntimeError). A message that merely contains
+#: "out of memory" (a user's own RuntimeError) is not one of them.
+_ALLOCATOR_WORDS = re.compile(
+    r"DefaultCPUAllocator: (can't allocate|not enough) memory"
+    r"|you tried to allocate \d+ bytes"
+    r"|CUDA out of memory\. Tried to allocate"
+    r"|^(std::)?bad_alloc$",
+    re.IGNORECASE,
+)
 
 
 class OutOfMemory(MemoryError):
@@ -28,10 +38,16 @@ class OutOfMemory(MemoryError):
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """True for MemoryError and for torch's allocator refusing (a RuntimeError saying so)."""
+    """True for MemoryError and for an allocator refusing: torch's OutOfMemoryError, or a
+    RuntimeError in the allocator's own words (never one that only says "out of memory")."""
     if isinstance(exc, MemoryError):
         return True
-    return isinstance(exc, RuntimeError) and any(m in str(exc).lower() for m in _MARKERS)
+    if not isinstance(exc, RuntimeError):
+        return False
+    out_of_memory_error = getattr(sys.modules.get("torch"), "OutOfMemoryError", None)
+    if isinstance(out_of_memory_error, type) and isinstance(exc, out_of_memory_error):
+        return True
+    return _ALLOCATOR_WORDS.search(str(exc).strip()) is not None
 
 
 def refused_bytes(exc: BaseException) -> int | None:

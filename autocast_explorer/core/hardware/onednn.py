@@ -152,7 +152,7 @@ def onednn_version() -> str | None:
     return match.group(1) if match else None
 
 
-def _fflush() -> None:
+def flush_c_stdio() -> None:
     """Flush C stdio buffers so nothing from before or during the swap lands in the wrong file."""
     with contextlib.suppress(OSError, AttributeError, TypeError):
         ctypes.CDLL(None).fflush(None)
@@ -161,14 +161,14 @@ def _fflush() -> None:
 def capture_fd1(fn: Callable[[], object]) -> str:
     """Run `fn` with file descriptor 1 pointed at a temporary file; return what was written."""
     sys.stdout.flush()
-    _fflush()
+    flush_c_stdio()
     saved = os.dup(1)
     with tempfile.TemporaryFile() as sink:
         os.dup2(sink.fileno(), 1)
         try:
             fn()
         finally:
-            _fflush()
+            flush_c_stdio()
             os.dup2(saved, 1)
             os.close(saved)
         sink.seek(0)

@@ -134,12 +134,14 @@ def _point_routes(
 def check_points(planned: Sequence[PlannedPoint]) -> list[float]:
     """Memory and time guards on every point; returns each point's forward estimate (s).
 
-    A refusal names the point: "memory: batch 4096: this model needs about …".
+    A refusal names the point: "memory: batch 4096: this model needs about …"; so does memory
+    running out while a user model is probed there ("out of memory at image side 4096: …").
     """
     estimates = []
     for point in planned:
         try:
-            estimates.append(guards.check(point.config))
+            with guards.memory_outcome(point.config, point.name):
+                estimates.append(guards.check(point.config))
         except guards.GuardError as exc:
             raise guards.GuardError(exc.field, f"{point.name}: {exc.rule}") from None
     return estimates

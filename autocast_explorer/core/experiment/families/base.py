@@ -202,6 +202,11 @@ class Family:
         """The names of the sizes it sweeps (besides batch)."""
         return tuple(size.name for size in self.sweeps)
 
+    def sizes_known(self, config: ExperimentConfig) -> bool:
+        """Whether the counts above come without running anything: formulas here; the user's
+        model only once its probe is made (after memory ran out, it is not run again)."""
+        return True
+
     def sweep_config(self, config: ExperimentConfig, param: str, value: int) -> ExperimentConfig:
         """`config` with a swept family parameter set to `value` (batch is handled outside)."""
         if param not in self.sweep_params:

@@ -73,6 +73,27 @@ def _compiled_sides(
     return [torch.compile(plain_fn, backend=backend), torch.compile(lower_fn, backend=backend)]
 
 
+def _start_dynamo(dtype: str) -> RouteResult | None:
+    """Import Dynamo and clear its cache (one session compiles many models); None when ready,
+    else the route's finding. Its import makes inductor's cache folder, which can fail."""
+    try:
+        import torch._dynamo
+
+        torch._dynamo.reset()
+    except Exception as exc:
+        hint = (
+            "; inductor's cache folder (TORCHINDUCTOR_CACHE_DIR) must be writable"
+            if isinstance(exc, OSError)
+            else ""
+        )
+        return RouteResult(
+            "compiled",
+            dtype,
+            finding=f"not compiled: torch.compile could not start here ({error_text(exc)}){hint}",
+        )
+    return None
+
+
 def compiled_route(call: RouteCall) -> RouteResult:
     """torch.compile of the float32 forward and of one with autocast inside, then timed."""
     model, x, low, reference, reporter = call.model, call.x, call.low, call.reference, call.reporter
@@ -82,9 +103,9 @@ def compiled_route(call: RouteCall) -> RouteResult:
         estimate = guards.check_compile(leaves, call.allow_slow)
     except guards.GuardError as exc:
         return RouteResult("compiled", dtype, finding=f"not compiled: {exc.rule}")
-    import torch._dynamo
-
-    torch._dynamo.reset()  # one session compiles many models: keep Dynamo's cache from filling
+    refusal = _start_dynamo(dtype)
+    if refusal is not None:
+        return refusal
     ops: dict[str, int] = {}
     compiled = _compiled_sides(model, low, _recording_backend(ops))
     start_graphs = compiled_graphs()

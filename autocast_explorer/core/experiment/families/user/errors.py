@@ -23,7 +23,11 @@ class UserModelError(ConfigError):
 
 
 def error_line(exc: BaseException) -> str:
-    """'RuntimeError: first lines of the message' without a C++ backtrace."""
+    """'RuntimeError: first lines of the message' without a C++ backtrace; 'called
+    sys.exit(3)' for a SystemExit (the user's code ending the process is its failure)."""
+    if isinstance(exc, SystemExit):
+        code = "" if exc.code is None else repr(exc.code)
+        return f"called sys.exit({code})"[:500]
     text = str(exc).strip().split("\nException raised from")[0].strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()][:3]
     return f"{type(exc).__name__}: {' '.join(lines)}"[:500]

@@ -81,6 +81,11 @@ class UserFamily(Family):
             count *= size
         return count
 
+    def sizes_known(self, config: ExperimentConfig) -> bool:
+        from autocast_explorer.core.experiment.families.user.probe import probed
+
+        return probed(config) is not None
+
     def measured_forward(self, config: ExperimentConfig) -> tuple[float, str]:
         """Seconds of one forward at `config.batch` from the model's own timed forwards."""
         from autocast_explorer.core.experiment.families.user.probe import forward_seconds

@@ -24,9 +24,10 @@ from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.runtime.progress import Cancelled
 
-#: Raised through as they came, wherever they start: Ctrl-C and a signal end the program, and
-#: SystemExit is its own outcome (whoever decides how the program exits decides it too).
-ENDS_THE_PROGRAM: tuple[type[BaseException], ...] = (KeyboardInterrupt, SystemExit)
+#: Raised through as they came, wherever they start: Ctrl-C and a signal end the program. A
+#: SystemExit inside a guard is the user's code calling sys.exit: its failure ("called
+#: sys.exit(3)"), never a silent end with that code.
+ENDS_THE_PROGRAM: tuple[type[BaseException], ...] = (KeyboardInterrupt,)
 #: The program's own outcomes, also passed through: a refused input (a ConfigError is already
 #: its one line; an inner guard's line keeps its own phase) and a cancel. Memory running out is
 #: one too (guards.memory_outcome words it), told by `is_out_of_memory`.

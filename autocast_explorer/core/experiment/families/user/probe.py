@@ -153,9 +153,24 @@ def _key(config: ExperimentConfig) -> ExperimentConfig:
     return config.replace(batch=1, mode="infer", min_time=0.5, allow_slow=False, steps=50)
 
 
+#: Probes made, newest last (a file's edit is a new entry): a sweep probes once.
+_PROBES: dict[tuple[ExperimentConfig, str], ModelProbe] = {}
+_PROBES_KEPT = 8
+
+
 def probe(config: ExperimentConfig) -> ModelProbe:
     """The batch-1 probe of `config`'s model (cached; a file's edit is a new entry)."""
-    return _probe(_key(config), source_digest(config.model))
+    key = (_key(config), source_digest(config.model))
+    made = _PROBES.pop(key, None) or _probe(*key)
+    _PROBES[key] = made
+    while len(_PROBES) > _PROBES_KEPT:
+        del _PROBES[next(iter(_PROBES))]
+    return made
+
+
+def probed(config: ExperimentConfig) -> ModelProbe | None:
+    """The probe if it was made already (None: making it would run the user's model)."""
+    return _PROBES.get((_key(config), source_digest(config.model)))
 
 
 def source_digest(text: str) -> str:
@@ -176,9 +191,8 @@ def _built(config: ExperimentConfig, digest: str) -> tuple[torch.nn.Module, Load
     return build(config)
 
 
-@functools.lru_cache(maxsize=8)
 def _probe(config: ExperimentConfig, digest: str) -> ModelProbe:
-    """`digest` only keys the cache."""
+    """`digest` only keys the cache (probe's)."""
     from torch.utils.flop_counter import FlopCounterMode
 
     model, loaded, plan = _built(config, digest)
