@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
@@ -70,6 +71,7 @@ from autocast_explorer.core.experiment.routes import (
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
 from autocast_explorer.core.experiment.train_report import TrainPart, TrainReport
 from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
+from autocast_explorer.core.hardware.load import MachineLoad
 from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart
 from autocast_explorer.core.numerics.optrace import (
     CastsByGradMode,
@@ -294,7 +296,15 @@ class ExperimentResult:
         iqrs = tuple(
             s.iqr_ms / s.median_ms for s in (self.plain, self.autocast) if s and s.median_ms > 0
         )
-        return judge(self.speedup, self.evidence, self.environment.threads, iqrs)
+        auto = self.autocast.median_ms if self.autocast is not None else math.nan
+        medians = self.plain.median_ms / auto if auto > 0 else math.nan
+        return judge(self.speedup, self.evidence, self.environment.threads, iqrs, medians)
+
+    @property
+    def run_load(self) -> MachineLoad | None:
+        """The machine's load during the timing (None: not read, or an older file): a route's
+        call is made under it (RouteResult.call_under)."""
+        return self.evidence.load if self.evidence is not None else None
 
     def gflops(self, mode: str) -> float:
         stats = self._stats(mode)
@@ -333,7 +343,9 @@ class ExperimentResult:
         if self.model_info is not None:
             optional["model_info"] = self.model_info.to_part()
         if self.routes:
-            optional["routes"] = routes_to_parts(self.routes)
+            optional["routes"] = routes_to_parts(
+                self.routes, self.run_load, self.environment.threads
+            )
         autocast = self.autocast
         return build(
             ResultPart,
@@ -347,6 +359,7 @@ class ExperimentResult:
                 autocast=None if autocast is None else autocast.to_part(self.flops),
                 speedup=self.speedup,
                 **(self.evidence.to_fields() if self.evidence is not None else {}),
+                verdict=self.speed_call.to_part(),
             ),
             flops_per_forward=self.flops,
             output_dtype=build(

@@ -7,6 +7,7 @@ readers and the roofline is drawn again from the points.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -39,6 +40,7 @@ from autocast_explorer.core.experiment.routes import (
     routes_to_parts,
 )
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
+from autocast_explorer.core.hardware.load import MachineLoad
 from autocast_explorer.core.sweeps.roofline import bytes_moved, family_bytes_moved, linear_flops
 
 
@@ -109,7 +111,12 @@ class SweepPoint:
     @property
     def call(self) -> SpeedCall:
         """faster / slower / same / unclear / noisy for this point (certainty.judge)."""
-        return judge(self.speedup, self.evidence)
+        auto = self.autocast.median_ms
+        medians = self.plain.median_ms / auto if auto > 0 else None
+        return judge(self.speedup, self.evidence, medians_ratio=medians)
+
+    def _load(self) -> MachineLoad | None:
+        return self.evidence.load if self.evidence is not None else None
 
     @property
     def flops(self) -> int:
@@ -122,6 +129,12 @@ class SweepPoint:
         """The paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
         autocast was faster."""
         return speedup_figure(self.plain.median_ms, self.autocast.median_ms, self.evidence)
+
+    @property
+    def told_speedup(self) -> float:
+        """The speedup a sentence may state from this point: NaN where its call is "can't
+        tell" or "too noisy" (certainty.judge), so no verdict or crossover rests on it."""
+        return self.speedup if self.call.graded else math.nan
 
     @property
     def gflops_plain(self) -> float:
@@ -168,6 +181,7 @@ class SweepPoint:
                 autocast=self.autocast.to_part(),
                 speedup=nan_to_none(self.speedup),
                 **(self.evidence.to_fields() if self.evidence is not None else {}),
+                verdict=self.call.to_part(),
             ),
             gflops=build(PerModeRate, plain=self.gflops_plain, autocast=self.gflops_autocast),
             flops=self.flops,
@@ -175,12 +189,13 @@ class SweepPoint:
             intensity=build(
                 PerModeRate, plain=self.intensity_plain, autocast=self.intensity_autocast
             ),
-            **({"routes": routes_to_parts(self.routes)} if self.routes else {}),
+            **({"routes": routes_to_parts(self.routes, self._load())} if self.routes else {}),
         )
 
 
 def roofline_work(points: Any) -> list[tuple[int, int, int, int, float, float]]:
-    """(value, flops, bytes plain, bytes autocast, GFLOP/s plain, GFLOP/s autocast) per point."""
+    """(value, flops, bytes plain, bytes autocast, GFLOP/s plain, GFLOP/s autocast) per point
+    whose call was not too noisy: a busy machine's rates are no fact about the CPU."""
     return [
         (
             p.value,
@@ -191,6 +206,7 @@ def roofline_work(points: Any) -> list[tuple[int, int, int, int, float, float]]:
             p.gflops_autocast,
         )
         for p in points
+        if not p.call.too_noisy
     ]
 
 

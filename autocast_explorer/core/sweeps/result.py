@@ -280,10 +280,11 @@ class SweepResult:
 
     @property
     def crossover(self) -> tuple[float, ...] | None:
-        """1-D: every value where the speedup crosses 1.0, None when it never does."""
+        """1-D: every value where the speedup crosses 1.0, None when it never does. Only the
+        points whose call could tell count (SweepPoint.told_speedup)."""
         if self.is_grid:
             raise ValueError("a grid has one crossover per row: use grid_rows")
-        found = crossovers(self.values, self.speedups)
+        found = crossovers(self.values, [p.told_speedup for p in self.points])
         return tuple(found) if found else None
 
     def row(self, width: int) -> tuple[SweepPoint, ...]:
@@ -296,7 +297,8 @@ class SweepResult:
         rows = []
         for width in self.spec.width_values:
             pts = self.row(width)
-            found = crossovers([p.value for p in pts], [p.speedup for p in pts]) if pts else []
+            told = [p.told_speedup for p in pts]
+            found = crossovers([p.value for p in pts], told) if pts else []
             rows.append(GridRow(width, tuple(found)))
         return tuple(rows)
 
@@ -317,11 +319,14 @@ class SweepResult:
             parts = []
             for r in self.grid_rows:
                 where = ", ".join(format_value(v) for v in r.crossovers) or "never"
+                if not any(p.call.graded for p in self.row(r.width)):
+                    where = "can't tell"
                 bands = [interval_words(c, "batch") for c in self.row_crossover_intervals(r.width)]
                 band = f" (by the 95% intervals: {'; '.join(bands)})" if bands else ""
                 parts.append(f"width {r.width}: {where}{band}")
             return "Speedup crosses 1.0 at batch — " + "; ".join(parts) + "."
-        sentence = crossover_sentence(self.spec.param, self.values, self.speedups)
+        told = [p.told_speedup for p in self.points]
+        sentence = crossover_sentence(self.spec.param, self.values, told)
         if any(p.interval is not None for p in self.points):
             bands = [interval_words(c, self.spec.param) for c in self.crossover_intervals]
             if bands:
@@ -359,6 +364,20 @@ class SweepResult:
         if not any(r.crossovers for r in rows):
             return None
         return [{"width": r.width, "values": list(r.crossovers) or None} for r in rows]
+
+    def _legacy_crossover_json(self) -> Any:
+        """What files written before points that cannot tell were left out stored: the
+        crossings of every point's speedup."""
+        if not self.is_grid:
+            return crossovers(self.values, self.speedups) or None
+        rows = [
+            (w, crossovers([p.value for p in pts], [p.speedup for p in pts]))
+            for w in self.spec.width_values
+            for pts in [self.row(w)]
+        ]
+        if not any(found for _w, found in rows):
+            return None
+        return [{"width": w, "values": found or None} for w, found in rows]
 
     def to_dict(self) -> dict[str, Any]:
         data = dump(self.to_part())
@@ -481,13 +500,23 @@ class SweepResult:
 
 
 def _check_crossover(stored: Any, result: SweepResult) -> None:
-    """The document's crossover must be what its points give (catches edited files)."""
-    expected = result._crossover_json()
+    """The document's crossover must be what its points give (catches edited files): today's
+    rule, or for a file written before it, the crossings of every point."""
+    try:
+        _check_crossover_is(stored, result._crossover_json(), result.is_grid)
+    except DocumentFormatError:
+        legacy = result._legacy_crossover_json()
+        if legacy == result._crossover_json():
+            raise
+        _check_crossover_is(stored, legacy, result.is_grid)
+
+
+def _check_crossover_is(stored: Any, expected: Any, grid: bool) -> None:
     if (stored is None) != (expected is None):
         raise DocumentFormatError("crossover: does not match the points")
     if stored is None:
         return
-    if not result.is_grid:
+    if not grid:
         if not isinstance(stored, list) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in stored
         ):

@@ -25,19 +25,22 @@ from autocast_explorer.core.documents.field_types import (
 from autocast_explorer.core.documents.model import Part, build, dump, nan_if_none
 from autocast_explorer.core.experiment.agreement import Agreement
 from autocast_explorer.core.experiment.certainty import (
+    SPEED_CALL_WORDS,
     IntervalPart,
     SpeedCall,
+    SpeedVerdictPart,
     TimingEvidence,
     judge,
     speedup_figure,
 )
-from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_text
+from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.route_kinds import (
     detail_description,
     route_kind,
     route_names,
 )
 from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
+from autocast_explorer.core.hardware.load import MachineLoad
 from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart
 
 
@@ -122,7 +125,16 @@ class RouteResult:
     @property
     def call(self) -> SpeedCall:
         """faster / slower / same / can't tell / too noisy, from the interval as for a run."""
-        return judge(self.speedup, self._evidence())
+        return self.call_under()
+
+    def call_under(self, load: MachineLoad | None = None, threads: int | None = None) -> SpeedCall:
+        """The call with the machine's `load` during the run (the run's own reading: a route is
+        timed in the same run) and its thread count, by the rules a run's call follows."""
+        if self.plain is None or self.lower is None:
+            return judge(math.nan, None)
+        evidence = TimingEvidence(self.interval, load=load)
+        medians = self.plain.median_ms / self.lower.median_ms if self.lower.median_ms else None
+        return judge(self.speedup, evidence, threads, medians_ratio=medians)
 
     @property
     def computed_dtype(self) -> str:
@@ -133,19 +145,22 @@ class RouteResult:
             return "float32"
         return self.lower_dtype
 
-    def speedup_text(self) -> str:
-        """'1.72× (95%: 1.66–1.79)', '… · too noisy to tell', or '—' when not timed."""
-        if not math.isfinite(self.speedup):
+    def speedup_text(self, call: SpeedCall | None = None) -> str:
+        """'1.72× faster (95%: 1.66–1.79)', 'about 7× slower · the machine was busy', 'can't
+        tell' or 'too noisy to tell' (no figure), '—' when not timed; `call`: this route's
+        call under the run's load (`call_under`), else its own."""
+        call = self.call if call is None else call
+        if call.kind == "untimed":
             return "—"
-        text = f"{ratio_text(self.speedup)}×"
-        if self.interval is not None:
-            text += f" ({self.interval.text()})"
-        return text + (" · too noisy to tell" if self.call.too_noisy else "")
+        if not call.graded:
+            return SPEED_CALL_WORDS[call.kind]
+        text = call.figure_text() + call.interval_text(slower=call.kind == "slower")
+        return text + (f" · {call.rough}" if call.rough else "")
 
     def _evidence(self) -> TimingEvidence | None:
         return None if self.interval is None else TimingEvidence(self.interval)
 
-    def to_part(self) -> RoutePart:
+    def to_part(self, load: MachineLoad | None = None, threads: int | None = None) -> RoutePart:
         def part(value: Any) -> Any:
             return None if value is None else value.to_part()
 
@@ -168,6 +183,7 @@ class RouteResult:
             kernels=tuple(self.kernels),
             finding=self.finding,
             speedup_interval=IntervalPart.of(self.interval),
+            verdict=self.call_under(load, threads).to_part(),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -254,10 +270,18 @@ class RoutePart(Part):
     speedup_interval: IntervalPart | None = Field(
         default=None, description="null: not timed, or written before routes had intervals"
     )
+    verdict: SpeedVerdictPart | None = Field(
+        default=None,
+        description="the route's speed call under the run's load (written, never read back); "
+        "null: a side was not timed",
+    )
 
 
-def routes_to_parts(routes: tuple[RouteResult, ...]) -> tuple[RoutePart, ...]:
-    return tuple(route.to_part() for route in routes)
+def routes_to_parts(
+    routes: tuple[RouteResult, ...], load: MachineLoad | None = None, threads: int | None = None
+) -> tuple[RoutePart, ...]:
+    """The `routes` list of a document; `load` and `threads`: the run's, for each verdict."""
+    return tuple(route.to_part(load, threads) for route in routes)
 
 
 def routes_from_parts(parts: tuple[RoutePart, ...] | None) -> tuple[RouteResult, ...]:

@@ -68,6 +68,15 @@ def _yes_no(value: bool | None) -> str:
     return "unknown" if value is None else "yes" if value else "no"
 
 
+def _native_text(v: HardwareVerdict) -> str:
+    """'yes', 'no (oneDNN emulates it)' where torch says its oneDNN supports the dtype, else
+    'no': nothing emulated it, torch's own kernels converted to float32."""
+    if v.native:
+        return "yes"
+    torch_says = v.torch_bf16_supported if v.dtype == "bfloat16" else v.torch_fp16_supported
+    return "no (oneDNN emulates it)" if torch_says else "no"
+
+
 def _kernels(kernels: tuple, fallback: str) -> str:
     gemms = [k.implementation for k in kernels if k.primitive in ("matmul", "inner_product")]
     return ", ".join(dict.fromkeys(gemms)) or fallback
@@ -104,6 +113,8 @@ class HardwareTab(QWidget):
         self.basis = "nothing"
         self._env: Environment | None = None
         self._run: ExperimentResult | None = None
+        #: The latest run whose call was not too noisy: the one GFLOP/s may come from.
+        self._trusted: ExperimentResult | None = None
         self._sweep: SweepResult | None = None
         self._build()
         self.client.busyChanged.connect(self._update_actions)
@@ -218,6 +229,8 @@ class HardwareTab(QWidget):
     def show_result(self, result: ExperimentResult) -> None:
         """A single run: its speedup in the verdict and its point on the roofline (no sweep yet)."""
         self._run = result
+        if result.autocast is not None and not result.speed_call.too_noisy:
+            self._trusted = result
         self._env = self._env or result.environment
         self._refresh()
 
@@ -234,6 +247,7 @@ class HardwareTab(QWidget):
 
     def clear(self) -> None:
         self._run = None
+        self._trusted = None
         self._sweep = None
         self._refresh()
 
@@ -260,7 +274,7 @@ class HardwareTab(QWidget):
         if self._sweep is not None:
             return sweep_basis(self._sweep)
         if self._run is not None and (measured := self._run.autocast) is not None:
-            return run_basis(self._run, measured, self.probe)
+            return run_basis(self._run, measured, self.probe, self._trusted)
         if self._env is not None:
             return flags_basis(self._env, self._dtype())
         return None
@@ -291,7 +305,7 @@ class HardwareTab(QWidget):
         rows += [
             ("torch: bf16 ok?", _yes_no(v.torch_bf16_supported), None, TORCH_QUERY % "bf16"),
             ("torch: fp16 ok?", _yes_no(v.torch_fp16_supported), None, TORCH_QUERY % "fp16"),
-            (f"Native {short}", "yes" if v.native else "no (emulated)", v.native, v.hardware),
+            (f"Native {short}", _native_text(v), v.native, v.hardware),
         ]
         if v.instead:
             rows.append(
