@@ -306,6 +306,11 @@ class ExperimentResult:
         call is made under it (RouteResult.call_under)."""
         return self.evidence.load if self.evidence is not None else None
 
+    def route_call(self, route: RouteResult) -> SpeedCall:
+        """A route's call under this run's load and threads: the same rules as the run's own
+        (eager's route then says what the headline says)."""
+        return route.call_under(self.run_load, self.environment.threads)
+
     def gflops(self, mode: str) -> float:
         stats = self._stats(mode)
         return float("nan") if stats is None else stats.gflops(self.flops)

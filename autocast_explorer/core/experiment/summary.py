@@ -257,7 +257,8 @@ def _finding_lines(result: ExperimentResult) -> list[str]:
     for fallback in silent_fallbacks(result):
         lines += ["", f"Finding: {fallback.headline}.", f"  {fallback.meaning}"]
     if result.routes:
-        lines += ["", *route_lines(result.routes)]
+        calls = [result.route_call(route) for route in result.routes]
+        lines += ["", *route_lines(result.routes, calls)]
     return lines
 
 
