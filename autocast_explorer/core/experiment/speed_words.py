@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from autocast_explorer.core.experiment.certainty import (
     SPEED_CALL_WORDS,
+    SpeedCall,
     rough_text,
     speedup_basis,
 )
@@ -22,7 +23,11 @@ def speed_clause(result: ExperimentResult) -> str:
     A "can't tell" or "too noisy" run names no figure here nor anywhere else: its reasons say
     what was measured and what helps.
     """
-    call = result.speed_call
+    return call_clause(result.speed_call)
+
+
+def call_clause(call: SpeedCall) -> str:
+    """`speed_clause` for a call by itself (docs/measurement.md's table shows these)."""
     if call.kind == "untimed":
         return "autocast could not be timed"
     if call.kind in ("faster", "slower") and call.rough:
