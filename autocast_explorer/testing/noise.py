@@ -44,10 +44,11 @@ class TimingNoise:
         machine: the call is faster, slower or about the same, by `speedup`."""
         self._install(speedup, CLEAR_SPREAD, other_cores=0.0)
 
-    def busy(self, speedup: float = 1.0, other_cores: float = 1.5) -> None:
-        """Steady blocks as `clear`, while other programs use `other_cores` cores: the load
-        rule applies (a direction only where the whole interval clears the bias bound, its
-        factor then rough; else too noisy)."""
+    def busy(self, speedup: float = 1.0, other_cores: float | None = None) -> None:
+        """Steady blocks as `clear`, while other programs use `other_cores` cores (None: every
+        core the machine has, so any thread count is disturbed): the load rule applies (a
+        direction only where the whole interval clears the bias bound, its factor then rough;
+        else too noisy)."""
         self._install(speedup, CLEAR_SPREAD, other_cores=other_cores)
 
     def noisy(self) -> None:
@@ -59,7 +60,7 @@ class TimingNoise:
         """The real timer and load readings again."""
         self.monkeypatch.undo()
 
-    def _install(self, speedup: float, spread: float, other_cores: float) -> None:
+    def _install(self, speedup: float, spread: float, other_cores: float | None) -> None:
         from autocast_explorer.core.experiment import timing
         from autocast_explorer.core.hardware import load
 
@@ -97,10 +98,12 @@ class _Script:
             return self._now
 
 
-def _load(other_cores: float) -> Callable[[MachineLoad], MachineLoad]:
-    """The load meter's report: what it read, with other programs using `other_cores`."""
+def _load(other_cores: float | None) -> Callable[[MachineLoad], MachineLoad]:
+    """The load meter's report: what it read, with other programs using `other_cores` (None:
+    all of the machine's)."""
 
     def observed(reading: MachineLoad) -> MachineLoad:
-        return replace(reading, other_cpu_s=other_cores * reading.wall_s)
+        cores = reading.cores if other_cores is None else other_cores
+        return replace(reading, other_cpu_s=cores * reading.wall_s)
 
     return observed
