@@ -19,10 +19,10 @@ if TYPE_CHECKING:
 def computes_text(route: RouteResult) -> str:
     """What the lower side ran, as tables and charts say it: 'compiled autocast (bfloat16)';
     for a route whose own evidence says it computed float32 after all (implicit: oneDNN ran
-    no GEMM with bf16 maths), 'float32 (fp32_precision=bf16 asked, no bf16 GEMM ran)'."""
+    no GEMM with bf16 maths), 'float32 (fp32_precision=bf16 unused)'."""
     label = route_label(route.name)
     if route.computed_dtype != route.lower_dtype:
-        return f"{route.computed_dtype} ({label} asked, no {route.lower_dtype} maths ran)"
+        return f"{route.computed_dtype} ({label} unused)"
     return f"{label} ({route.lower_dtype})"
 
 
@@ -77,7 +77,7 @@ def route_lines(
     lines = [
         "Routes (median ms per forward, float32 side vs lower side; error and agreement of the "
         "lower side against eager float32):",
-        f"  {'route':<9}{'float32':>10}{'lower':>10}{'speedup':>9}  {'lower computes':<31}"
+        f"  {'route':<9}{'float32':>10}{'lower':>10}{'speedup':>9}  {'lower computes':<36} "
         f"{'output':<10}{'compile':>9}{'SQNR':>11}{'argmax':>9}",
     ]
     for route, call in zip(routes, calls, strict=True):
@@ -87,7 +87,7 @@ def route_lines(
         agree = f"{route.agreement.fraction:8.1%}" if route.agreement else f"{'—':>8}"
         computes = computes_text(route)
         lines.append(
-            f"  {route.name:<9}{_ms(route.plain)}{_ms(route.lower)}{speedup}  {computes:<31}"
+            f"  {route.name:<9}{_ms(route.plain)}{_ms(route.lower)}{speedup}  {computes:<36} "
             f"{route.output_dtype.get('lower', '—'):<10}{compile_s}{_sqnr(route)} {agree}"
         )
         if call.kind != "untimed":
