@@ -20,7 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
-from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS
+from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS, rough_text
 from autocast_explorer.core.sweeps.crossover import crossovers, format_value
 from autocast_explorer.gui.charts.log_ticks import number
 from autocast_explorer.gui.charts.speedup_chart import FASTER, SLOWER
@@ -100,6 +100,8 @@ class HeatCell:
     too_noisy: bool = False
     #: "too noisy to tell" or "can't tell" when the point's call states no figure, else ''.
     untold: str = ""
+    #: Why the point's factor is rough ("the paired timings varied widely"), else ''.
+    rough: str = ""
 
     @property
     def tooltip(self) -> str:
@@ -112,10 +114,15 @@ class HeatCell:
             )
         words = "faster" if self.speedup >= 1 else "slower"
         factor = self.speedup if self.speedup >= 1 else 1 / self.speedup
-        noisy = " — too noisy to tell" if self.too_noisy else ""
+        if self.rough:
+            return (
+                f"batch {self.batch} × width {self.width}: autocast about "
+                f"{rough_text(factor)}× {words} ({self.rough}, so the factor is uncertain; "
+                f"float32 {self.plain_ms:.4g} ms, autocast {self.autocast_ms:.4g} ms)"
+            )
         return (
             f"batch {self.batch} × width {self.width}: speedup {self.speedup:.2f}×"
-            f"{self.interval}{noisy} (autocast {factor:.2f}× {words}; float32 "
+            f"{self.interval} (autocast {factor:.2f}× {words}; float32 "
             f"{self.plain_ms:.4g} ms, autocast {self.autocast_ms:.4g} ms)"
         )
 
@@ -223,6 +230,9 @@ class SpeedupHeatmap(StaticChart):
         call = p.call if p is not None else None
         untold = SPEED_CALL_WORDS[call.kind] if call is not None and not call.graded else ""
         text = "?" if untold else cell_text(s) if math.isfinite(s) else ""
+        rough = call.rough if call is not None else ""
+        if rough:
+            text = f"≈{text}"
         return HeatCell(
             width=width,
             batch=batch,
@@ -234,6 +244,7 @@ class SpeedupHeatmap(StaticChart):
             interval=call.interval_text() if call is not None and not untold else "",
             too_noisy=call is not None and call.too_noisy,
             untold=untold,
+            rough=rough,
         )
 
     def _draw_texts(self, cells: list[HeatCell], col: dict, row: dict) -> None:
