@@ -34,7 +34,7 @@ from autocast_explorer.core.documents.field_types import (
 )
 from autocast_explorer.core.documents.model import Part, build
 from autocast_explorer.core.experiment.interval import LEVEL, MIN_PAIRS_95, SpeedupInterval
-from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
+from autocast_explorer.core.experiment.pace import SAME_SPEED, pace, rough_text
 from autocast_explorer.core.experiment.timing import STALL_FACTOR, PairedTiming, Stall
 from autocast_explorer.core.hardware.load import MachineLoad
 
@@ -329,11 +329,6 @@ class SpeedCall:
         )
 
 
-def rough_text(times: float) -> str:
-    """A factor known only roughly: one decimal below 2 ('1.4'), whole numbers above ('7')."""
-    return f"{times:.1f}" if times < 2 else f"{times:.0f}"
-
-
 def _edge_words(interval: SpeedupInterval) -> str:
     """Which two calls an interval that straddles an edge of "about the same" spans."""
     if interval.high > SAME_SPEED and interval.low < 1 / SAME_SPEED:
@@ -341,17 +336,6 @@ def _edge_words(interval: SpeedupInterval) -> str:
     if interval.high > SAME_SPEED:
         return "about the same and faster"
     return "slower and about the same"
-
-
-#: Each call of `judge` in a few words (tables, route rows).
-SPEED_CALL_WORDS: dict[str, str] = {
-    "faster": "faster",
-    "slower": "slower",
-    "same": "about the same",
-    "unclear": "can't tell",
-    "noisy": "too noisy to tell",
-    "untimed": "not timed",
-}
 
 
 #: What the speedup figure is, in a phrase for tooltips and notes.

@@ -1,7 +1,10 @@
-"""The one threshold for "about the same speed", shared by every sentence that compares modes.
+"""The one threshold for "about the same speed", shared by every sentence that compares modes,
+and the words for each speed call (certainty.judge makes the calls).
 
 Speedups within SAME_SPEED of 1.0 (either way) are called about even: the summary, the lessons,
 the placements and the hardware verdict all use it, so no two of them disagree about one run.
+Nothing here imports more than the standard library: charts built before the first paint use
+these words.
 """
 
 from __future__ import annotations
@@ -19,3 +22,19 @@ def pace(speedup: float) -> str:
     if speedup <= 1 / SAME_SPEED:
         return "slower"
     return "same"
+
+
+#: Each call of `judge` in a few words (tables, route rows).
+SPEED_CALL_WORDS: dict[str, str] = {
+    "faster": "faster",
+    "slower": "slower",
+    "same": "about the same",
+    "unclear": "can't tell",
+    "noisy": "too noisy to tell",
+    "untimed": "not timed",
+}
+
+
+def rough_text(times: float) -> str:
+    """A factor known only roughly: one decimal below 2 ('1.4'), whole numbers above ('7')."""
+    return f"{times:.1f}" if times < 2 else f"{times:.0f}"

@@ -15,14 +15,13 @@ from autocast_explorer.core.experiment.certainty import (
     BIAS_BOUND,
     BUSY_CORES,
     NOISY_WIDTH,
-    SPEED_CALL_WORDS,
     STALL_SHARE,
     SpeedCall,
     TimingEvidence,
     judge,
 )
 from autocast_explorer.core.experiment.interval import LEVEL, SpeedupInterval
-from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.experiment.pace import SAME_SPEED, SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.speed_words import call_clause
 from autocast_explorer.core.hardware.load import MachineLoad
 

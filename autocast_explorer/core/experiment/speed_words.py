@@ -7,12 +7,8 @@ it): a "can't tell" or "too noisy" call gets no figure in any of them.
 
 from __future__ import annotations
 
-from autocast_explorer.core.experiment.certainty import (
-    SPEED_CALL_WORDS,
-    SpeedCall,
-    rough_text,
-    speedup_basis,
-)
+from autocast_explorer.core.experiment.certainty import SpeedCall, speedup_basis
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, rough_text
 from autocast_explorer.core.experiment.result import ExperimentResult
 
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.data.summary import accuracy_lines
 from autocast_explorer.core.experiment.capture import LayerRecord
-from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.config_words import model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
-from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.experiment.pace import SAME_SPEED, SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.policy_summary import format_probe
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines

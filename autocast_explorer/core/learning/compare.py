@@ -20,13 +20,10 @@ from typing import Any
 from autocast_explorer.core.data.answers import AccuracyReport
 from autocast_explorer.core.data.summary import interval_text
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
-from autocast_explorer.core.experiment.certainty import (
-    SPEED_CALL_WORDS,
-    SPEEDUP_MEANING,
-    rough_text,
-)
+from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import LEVEL, ratio_text
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, rough_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.training import TrainReport
 

@@ -37,10 +37,11 @@ from autocast_explorer.core.documents.files import (
     temp_prefix,
     write_atomic,
 )
-from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS, speedup_basis
+from autocast_explorer.core.experiment.certainty import speedup_basis
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_cells
 from autocast_explorer.core.experiment.summary import (

@@ -23,8 +23,8 @@ from autocast_explorer.core.documents.field_types import (
     Whole,
 )
 from autocast_explorer.core.documents.model import Part, build, dump, read
-from autocast_explorer.core.experiment.certainty import SpeedCall, rough_text
-from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.experiment.certainty import SpeedCall
+from autocast_explorer.core.experiment.pace import SAME_SPEED, rough_text
 from autocast_explorer.core.hardware.capabilities import (
     NativeSupport,
     architecture_of,

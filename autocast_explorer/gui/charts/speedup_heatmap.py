@@ -20,7 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
-from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS, rough_text
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, rough_text
 from autocast_explorer.core.sweeps.crossover import crossovers, format_value
 from autocast_explorer.gui.charts.log_ticks import number
 from autocast_explorer.gui.charts.speedup_chart import FASTER, SLOWER

@@ -25,7 +25,6 @@ from autocast_explorer.core.documents.field_types import (
 from autocast_explorer.core.documents.model import Part, build, dump, nan_if_none
 from autocast_explorer.core.experiment.agreement import Agreement
 from autocast_explorer.core.experiment.certainty import (
-    SPEED_CALL_WORDS,
     IntervalPart,
     SpeedCall,
     SpeedVerdictPart,
@@ -34,6 +33,7 @@ from autocast_explorer.core.experiment.certainty import (
     speedup_figure,
 )
 from autocast_explorer.core.experiment.interval import SpeedupInterval
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.route_kinds import (
     detail_description,
     route_kind,
