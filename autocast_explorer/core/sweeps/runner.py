@@ -406,13 +406,17 @@ def _warnings(points: Sequence[SweepPoint], stalled: list[str], noisy: list[str]
 
 
 def _caveat(points: Sequence[SweepPoint], stalled: list[str], noisy: list[str]) -> str:
-    """The verdict's caveat when half the points or more are doubtful, else ''."""
+    """The verdict's caveat when half the points or more are doubtful, or when the factors
+    it states are rough (a direction told on a busy machine), else ''."""
     doubtful = len(set(stalled) | set(noisy))
     if doubtful * 2 >= len(points):
         return (
             f"{doubtful} of {len(points)} points were noisy or slowed by other programs: "
             "provisional, see the warnings"
         )
+    rough = [p.call.rough for p in points if p.call.rough]
+    if rough:
+        return f"the factors are rough at {len(rough)} of {len(points)} points ({rough[0]})"
     return ""
 
 
