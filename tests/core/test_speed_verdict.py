@@ -177,3 +177,65 @@ def test_a_live_run_on_scripted_timing_makes_each_call(steady_result, monkeypatc
     verdict = json.loads(rough.to_json())["latency"]["verdict"]
     assert (verdict["call"], verdict["direction"]) == ("slower", "slower")
     assert verdict["factor"] == pytest.approx(rough.speedup)
+
+
+# ---- the same call everywhere it is said ----------------------------------------------------
+def test_the_hardware_verdict_says_what_the_run_s_headline_says():
+    from autocast_explorer.core.hardware.cpu import environment
+    from autocast_explorer.core.sweeps.verdict import measured_clause, single_run_verdict
+
+    env = environment(None)
+
+    def said(low, high, figure, load=QUIET):
+        call = judge(figure, evidence(low, high, figure, load), threads=2)
+        return single_run_verdict(env, "bfloat16", 8, figure, call=call).measured
+
+    # Never "1× faster" under "about the same", nor "1.1× faster" under "can't tell".
+    assert said(1.0, 1.04, 1.02) == (
+        "in a single run, autocast and float32 ran at about the same speed at batch 8"
+    )
+    assert (
+        said(1.02, 1.10, 1.06)
+        == "in a single run, can't tell whether autocast was faster at batch 8"
+    )
+    assert said(1.66, 1.79, 1.72) == "in a single run, autocast ran 1.7× faster at batch 8"
+    assert said(0.13, 0.14, 0.135, BUSY) == (
+        "in a single run, autocast ran slower at batch 8, about 7× (the machine was busy)"
+    )
+    assert said(0.5, 3.1, 1.25) == "in a single run, too noisy to tell"
+    assert measured_clause("batch", [8], [1.03]) == (
+        "autocast and float32 ran at about the same speed at batch 8"
+    )
+
+
+def test_a_sweep_whose_points_cannot_tell_states_no_crossover():
+    from autocast_explorer.core.sweeps.crossover import crossover_sentence
+
+    nan = float("nan")
+    assert crossover_sentence("batch", [1, 8, 64], [nan, nan, nan]) == (
+        "No crossover can be told: no point could tell which mode was faster."
+    )
+    assert crossover_sentence("batch", [1, 8, 64], [0.5, nan, 0.7]) == (
+        "No crossover (among the 2 of 3 points that could tell): the speedup stays below 1.0 "
+        "from batch 1 … 64."
+    )
+
+
+def test_a_run_that_stopped_precise_yet_cannot_tell_says_so_where_it_stopped(steady_result):
+    from autocast_explorer.core.experiment.summary import format_summary
+
+    # A user model once printed "interval 0.041–0.045× … within ±5%" and then "too noisy".
+    busy = dataclasses.replace(
+        steady_result,
+        evidence=evidence(0.041, 0.045, 0.043, BUSY, stopped="precise", target=0.05),
+    )
+    auto = dataclasses.replace(busy.autocast, median_ms=busy.plain.median_ms / 1.0)
+    noisy = dataclasses.replace(busy, autocast=auto)  # the bars disagree: too noisy
+    text = format_summary(noisy)
+    assert noisy.speed_call.kind == "noisy"
+    assert "interval 0.041" not in text
+    assert (
+        "timing stopped when the interval was within ±5% (too noisy to tell all the same: see "
+        "the verdict)"
+    ) in text
+    assert "speedup  not stated: too noisy to tell (see the verdict)" in text
