@@ -128,3 +128,29 @@ def test_a_busy_run_with_a_clear_direction_keeps_its_bars_and_marks_its_factor(
         "autocast about 10× slower (typical paired ratio; the machine was busy)"
     )
     assert re.search(r"95%", drawn["speedup_text"]) is None  # no interval for a rough factor
+
+
+def test_cpu_facts_come_only_from_a_run_that_could_tell(window, timing_noise):
+    hardware = window.findChild(QWidget, "hardwareTab")
+    timing_noise.noisy()
+    first = run_and_wait(window)
+    assert first.speed_call.too_noisy
+    # No run could tell yet: no GFLOP/s, no roofline point, and the tab says why.
+    assert "no GFLOP/s: it was too noisy to tell, and no earlier run could tell" in (
+        hardware.basisLabel.text()
+    )
+    assert hardware.rooflinePlot.drawn()["plain"] == []
+    assert "GFLOP/s" not in hardware.verdict.sentence
+    timing_noise.clear(0.5)
+    clear = run_and_wait(window)
+    assert not clear.speed_call.too_noisy
+    assert [g for _i, g in hardware.rooflinePlot.drawn()["plain"]] == [clear.gflops("plain")]
+    # A later noisy run keeps the clear run's rates, and the tab names the run they are from.
+    noisy = dataclasses.replace(noisy_copy(clear), config=clear.config.replace(batch=16))
+    window.show_result(noisy)
+    assert hardware.verdict.measured == "in a single run, too noisy to tell"
+    assert "the GFLOP/s are from the run finished" in hardware.basisLabel.text()
+    assert f"(batch {clear.config.batch}, " in hardware.basisLabel.text()
+    assert [g for _i, g in hardware.rooflinePlot.drawn()["plain"]] == [clear.gflops("plain")]
+    if hardware.verdict.instead:  # where the dtype is not native: the clear run's rates
+        assert f"{clear.gflops('plain'):,.1f} GFLOP/s in float32" in hardware.verdict.instead
