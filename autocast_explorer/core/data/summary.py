@@ -23,7 +23,8 @@ def data_line(info: DataInfo) -> str:
             f"{info.n_test:,} rows evaluated"
         )
     return (
-        f"{info.name}: trained {info.epochs} epochs in float32 on {info.n_train:,} rows, "
+        f"{info.name}: trained {info.epochs} epoch{'s' if info.epochs != 1 else ''} in float32 "
+        f"on {info.n_train:,} rows, "
         f"{info.n_test:,} rows held out (seeded split)"
     )
 

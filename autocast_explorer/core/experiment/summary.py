@@ -488,7 +488,8 @@ def epoch_lines(info: DataInfo, epochs: tuple[EpochScore, ...], dtype: str) -> l
     """Training mode on real data: both copies' loss and held-out accuracy after each epoch."""
     lines = [
         "",
-        f"{info.name}: both copies trained {info.epochs} epochs on {info.n_train:,} rows, "
+        f"{info.name}: both copies trained {info.epochs} epoch{'s' if info.epochs != 1 else ''} "
+        f"on {info.n_train:,} rows, "
         f"scored on {info.n_test:,} held-out rows after each:",
         f"  epoch  loss float32  loss {dtype:<9} held-out float32  held-out {dtype}",
     ]

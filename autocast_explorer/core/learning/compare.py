@@ -350,7 +350,10 @@ def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         ),
         ("speedup", timed([_speedup_text(r) for r in rows])),
         ("speed call", timed([CALL_WORDS.get(r.call, r.call) for r in rows])),
-        ("predictions agree", timed([f"{r.agree}/{r.rows}" for r in rows])),
+        (
+            "predictions agree",
+            timed([f"{r.agree}/{r.rows}" if r.rows else "no predicted class" for r in rows]),
+        ),
         ("allclose", timed([str(r.allclose) for r in rows])),
         ("max |diff|", timed([f"{r.max_abs_diff:.3g}" for r in rows])),
         *training_table(comparison),

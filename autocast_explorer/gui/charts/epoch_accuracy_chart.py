@@ -46,13 +46,22 @@ class EpochAccuracyChart(StaticChart):
         )
         plot = self.getPlotItem()
         self._legend = plot.addLegend(offset=(-10, -10), labelTextSize="10pt")
+        # Each epoch a marker as well as the line: one epoch is a point, not an empty chart.
         self._plain = plot.plot(
-            [], [], pen=pg.mkPen(style.dtype_color("float32"), width=3), name="float32"
+            [],
+            [],
+            pen=pg.mkPen(style.dtype_color("float32"), width=3),
+            symbol="o",
+            symbolSize=8,
+            symbolBrush=pg.mkBrush(style.dtype_color("float32")),
+            name="float32",
         )
         self._auto = plot.plot(
             [],
             [],
             pen=pg.mkPen(style.dtype_color("bfloat16"), width=2, style=Qt.PenStyle.DashLine),
+            symbol="s",
+            symbolSize=7,
             name="autocast",
         )
         self._points: dict[str, list[tuple[int, float]]] = {"plain": [], "autocast": []}
@@ -127,6 +136,7 @@ class EpochAccuracyChart(StaticChart):
             points = self._points[mode]
             item.setData([p[0] for p in points], [p[1] for p in points])
         self._auto.setPen(pg.mkPen(style.dtype_color(dtype), width=2, style=Qt.PenStyle.DashLine))
+        self._auto.setSymbolBrush(pg.mkBrush(style.dtype_color(dtype)))
         for sample, label in self._legend.items:
             if sample.item is self._auto:
                 label.setText(f"autocast ({dtype})")
