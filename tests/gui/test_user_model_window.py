@@ -240,3 +240,8 @@ def test_no_names_and_a_one_line_hint_when_they_do_not_import(window, qtbot, sta
         f"pip install torchvision matching torch {torch.__version__}"
     ) in text
     assert "import timm failed (RuntimeError: operator torchvision::nms does not exist)" in text
+    # Only while a library spec (or none) is typed: hf: and files need neither library.
+    spec = window.findChild(QLineEdit, "modelSpecEdit")
+    for typed, shown in (("hf:bert", False), ("net.py:build", False), ("timm:vit", True)):
+        spec.setText(typed)
+        assert hint.isVisible() is shown, typed

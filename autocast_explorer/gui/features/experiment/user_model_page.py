@@ -54,6 +54,7 @@ class UserModelPage(QWidget):
         self.modelSpecEdit.setToolTip(SPEC_TIP)
         self.modelSpecEdit.setClearButtonEnabled(True)
         self.modelSpecEdit.textChanged.connect(self.changed)
+        self.modelSpecEdit.textChanged.connect(self._show_completion_hint)
         self._completions = QStringListModel(self)
         completer = QCompleter(self._completions, self)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
@@ -157,9 +158,19 @@ class UserModelPage(QWidget):
             found = library_model_names()
             self._library_names = found.names
             self.modelCompletionHint.setText(found.hint)
-            self.modelCompletionHint.setVisible(bool(found.hint))
+            self._show_completion_hint()
         self._completions.setStringList(
             list(dict.fromkeys([*self._recent, *EXAMPLE_SPECS, *self._library_names]))
+        )
+
+    @Slot()
+    def _show_completion_hint(self) -> None:
+        """What to install for torchvision:/timm: names, only while such a spec (or none) is
+        typed: an hf: spec or a file's factory needs neither library."""
+        spec = self.modelSpecEdit.text().strip()
+        library = spec.split(":", 1)[0] in ("torchvision", "timm")
+        self.modelCompletionHint.setVisible(
+            bool(self.modelCompletionHint.text()) and (not spec or library)
         )
 
     def set_recent(self, specs: list[str]) -> None:
