@@ -22,6 +22,7 @@ from autocast_explorer.core.experiment.speed_words import (
     speed_title,
     speedup_line,
 )
+from autocast_explorer.core.experiment.timing import ms_text
 from autocast_explorer.core.experiment.train_report import EpochScore, TrainReport
 from autocast_explorer.core.hardware.capabilities import native_support
 
@@ -60,8 +61,8 @@ def guard_line(result: ExperimentResult) -> str:
         estimated, per = estimated * TRAINING_STEP_FORWARDS, "per training step"
     ratio = estimated / measured if measured > 0 else float("nan")
     return (
-        f"time guard estimated {estimated:.3g} ms {per}; measured "
-        f"{measured:.3g} ms ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
+        f"time guard estimated {ms_text(estimated)} {per}; measured "
+        f"{ms_text(measured)} ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
     )
 
 
