@@ -376,3 +376,14 @@ def test_transformer_paths_lesson_is_graded_against_both_live_paths():
     assert (
         outcome.headline == "The encoder layer's dtype depends on the path: bfloat16 on this one."
     )
+
+
+def test_a_claim_not_in_the_tutorial_is_called_an_assumption():
+    # Lesson 8 once read "The tutorial says: (Not in the tutorial.) …" and then "✓ Here the
+    # tutorial's claim holds": a claim the tutorial does not make is an assumption throughout.
+    answers = lesson("answers")
+    assert answers.claim_by == "assumption"
+    assert "tutorial" not in answers.tutorial_claim.lower()
+    for item in LESSONS:
+        if item.claim_by == "tutorial":
+            assert "not in the tutorial" not in item.tutorial_claim.lower(), item.id
