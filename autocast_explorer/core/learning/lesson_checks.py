@@ -12,12 +12,8 @@ from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import parameter_count
 from autocast_explorer.core.experiment.interval import ratio_text
-from autocast_explorer.core.learning.lesson_types import (
-    PROBE_OPS,
-    LessonOutcome,
-    Probe,
-    ms_text,
-)
+from autocast_explorer.core.experiment.timing import ms_text
+from autocast_explorer.core.learning.lesson_types import PROBE_OPS, LessonOutcome, Probe
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.agreement import Agreement
