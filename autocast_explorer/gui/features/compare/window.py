@@ -186,12 +186,20 @@ class CompareWindow(QMainWindow):
         from autocast_explorer.core.learning.compare import ResultFileError, load_result_file
 
         errors: list[ResultFileError] = []
+        repeated: list[str] = []
         for path in paths:
             try:
-                self._runs.append((str(path), load_result_file(path)))
+                result = load_result_file(path)
             except ResultFileError as exc:
                 errors.append(exc)
+                continue
+            if any(r == result for _s, r in self._runs):  # e.g. this window's run, saved
+                repeated.append(Path(path).name)
+                continue
+            self._runs.append((str(path), result))
         self._show_errors(errors)
+        if repeated and not errors:
+            self._show_message(f"Already compared (the same run): {', '.join(repeated)}")
         self._update()
         return errors
 
@@ -205,7 +213,7 @@ class CompareWindow(QMainWindow):
         if result is None:
             self._show_message("The main window shows no result yet: run or open one first.")
             return
-        if any(r is result for _s, r in self._runs):
+        if any(r == result for _s, r in self._runs):  # already here, from its file
             return
         self.add_result(result, CURRENT_SOURCE)
 
