@@ -70,7 +70,8 @@ class AppContext(QObject):
     experimentFinished = Signal(object)
     experimentFailed = Signal(str)
     experimentCancelled = Signal()
-    #: Someone (a sweep preset) asks for this sweep to be set up: a core SweepSpec.
+    #: Someone (a sweep preset) asks for this sweep to be set up: a core SweepSpec; None when
+    #: the request is forgotten (a lesson's step measures one config).
     sweepRequested = Signal(object)
     #: A sweep finished: a core SweepResult.
     sweepFinished = Signal(object)
@@ -169,8 +170,7 @@ class AppContext(QObject):
     def request_sweep(self, spec: SweepSpec | None) -> None:
         """Ask for this sweep to be set up where sweeps are shown (None: forget it)."""
         self.requested_sweep = spec
-        if spec is not None:
-            self.sweepRequested.emit(spec)
+        self.sweepRequested.emit(spec)
 
     def publish_sweep(self, result: object) -> None:
         """Tell everyone a sweep finished (the hardware verdict uses it)."""

@@ -400,6 +400,7 @@ class LessonsPanel(QWidget):
         if self.client.busy():
             return self._refuse("Another run is in progress: wait for it or Cancel (Esc).")
         config = step_config(lesson, ctx.valid_config())
+        ctx.request_sweep(None)  # a step measures one config: no sweep preset's sweep is asked
         ctx.set_config(config)
         if lesson.uses_probe:
             errors = ctx.input_errors()
@@ -564,6 +565,7 @@ class LessonsPanel(QWidget):
         if result is not None and any(la.kind == "Linear" for la in result.layers):
             return self.grade(answer)
         ctx = self._ctx
+        ctx.request_sweep(None)
         ctx.set_config(step_config(LESSONS[1], ctx.valid_config()))
         self._grade_answer = answer
         if not ctx.run_experiment():

@@ -159,6 +159,7 @@ class PresetBox(QGroupBox):
         self._build_actions()
         self.combo.currentIndexChanged.connect(self._on_index_changed)
         ctx.configChanged.connect(self._sync)
+        ctx.sweepRequested.connect(self._sync)  # a forgotten sweep: name a plain preset
         ctx.resultShown.connect(self._check_claims)
         self.combo.setPlaceholderText(LOADING_TEXT)
         ctx.after_first_paint(self.reload)
@@ -390,8 +391,12 @@ class PresetBox(QGroupBox):
         except ConfigError:
             config = None
         chosen = self._chosen
-        if chosen is None or not same_experiment(chosen.config, config):
-            chosen = next((p for p in self._presets if same_experiment(p.config, config)), None)
+        # A sweep preset stays named only while its sweep is the one asked for (a lesson's
+        # step forgets it): else the list names a plain preset of the same config.
+        asked = chosen is not None and chosen.sweep == self._ctx.requested_sweep
+        if chosen is None or not same_experiment(chosen.config, config) or not asked:
+            matches = [p for p in self._presets if same_experiment(p.config, config)]
+            chosen = min(matches, key=lambda p: p.sweep is not None, default=None)
         self._chosen = chosen
         self._syncing = True
         try:
