@@ -113,7 +113,9 @@ def test_file_methods_do_what_the_menus_do_without_dialogs(window, qtbot, tmp_pa
 
     assert window.compare_files([saved]) == []
     assert window.compare_window is compare and compare.isVisible()
-    assert len(compare.labels()) == 2  # this window's run and the file
+    # This window's run is the file's run: listed once, the repeat named.
+    assert len(compare.labels()) == 1
+    assert "Already compared (the same run): result.json" in compare.message.text()
 
     markdown = window.export_report(tmp_path / "report")
     assert markdown == tmp_path / "report" / "report.md"
