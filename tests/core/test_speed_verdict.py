@@ -242,7 +242,7 @@ def test_a_run_that_stopped_precise_yet_cannot_tell_says_so_where_it_stopped(ste
 
 
 def test_a_latency_is_never_written_in_scientific_notation():
-    from autocast_explorer.core.experiment.timing import ms_text
+    from autocast_explorer.core.experiment.interval import ms_text
 
     assert [ms_text(v) for v in (0.0421, 12.34, 250.0, 6380.2)] == [
         "0.0421 ms",

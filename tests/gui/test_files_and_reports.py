@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
+from autocast_explorer.core.experiment.interval import ms_text
 from autocast_explorer.core.experiment.summary import guard_line
-from autocast_explorer.core.experiment.timing import ms_text
 from autocast_explorer.core.reports.report import RESULT_JSON
 from autocast_explorer.gui.charts.report_charts import REPORT_CHARTS, render_chart_pngs
 from autocast_explorer.gui.shell import style

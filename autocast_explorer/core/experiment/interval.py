@@ -178,3 +178,8 @@ def ratio_text(value: float) -> str:
     return (
         f"{value:.2f}" if value >= 0.1 or value == 0 or not math.isfinite(value) else f"{value:.2g}"
     )
+
+
+def ms_text(value: float) -> str:
+    """A latency in words: '0.0421 ms', '12.3 ms', '250 ms', '6,380 ms' (never '6.38e+03')."""
+    return f"{value:.3g} ms" if value < 100 else f"{value:,.0f} ms"

@@ -11,6 +11,7 @@ from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.config_words import model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
+from autocast_explorer.core.experiment.interval import ms_text
 from autocast_explorer.core.experiment.pace import SAME_SPEED, SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.policy_summary import format_probe
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -22,7 +23,6 @@ from autocast_explorer.core.experiment.speed_words import (
     speed_title,
     speedup_line,
 )
-from autocast_explorer.core.experiment.timing import ms_text
 from autocast_explorer.core.experiment.train_report import EpochScore, TrainReport
 from autocast_explorer.core.hardware.capabilities import native_support
 

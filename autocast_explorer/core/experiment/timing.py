@@ -181,11 +181,6 @@ class PairedTiming:
 Clock = Callable[[], float]
 
 
-def ms_text(value: float) -> str:
-    """A latency in words: '0.0421 ms', '12.3 ms', '250 ms', '6,380 ms' (never '6.38e+03')."""
-    return f"{value:.3g} ms" if value < 100 else f"{value:,.0f} ms"
-
-
 def default_clock() -> float:
     """What every timing here reads when given no clock: time.perf_counter (looked up at each
     read, so a patched one is honoured). Tests of whole runs swap this for a steady fake clock."""
