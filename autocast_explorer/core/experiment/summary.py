@@ -11,7 +11,7 @@ from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.config_words import model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
-from autocast_explorer.core.experiment.interval import ms_text
+from autocast_explorer.core.experiment.interval import ms_text, ratio_text
 from autocast_explorer.core.experiment.pace import SAME_SPEED, SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.policy_summary import format_probe
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -61,8 +61,8 @@ def guard_line(result: ExperimentResult) -> str:
         estimated, per = estimated * TRAINING_STEP_FORWARDS, "per training step"
     ratio = estimated / measured if measured > 0 else float("nan")
     return (
-        f"time guard estimated {ms_text(estimated)} {per}; measured "
-        f"{ms_text(measured)} ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
+        f"time guard estimated {ms_text(estimated)} {per}; measured {ms_text(measured)} "
+        f"({slower}, the slower mode), so the estimate was {ratio_text(ratio)}× that"
     )
 
 
