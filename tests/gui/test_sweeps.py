@@ -14,7 +14,7 @@ from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
 from autocast_explorer.core.sweeps.placements import casts_text, format_bytes
-from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
+from autocast_explorer.core.sweeps.result import SCHEMA, SweepPoint, SweepResult
 from autocast_explorer.core.sweeps.roofline import build_roofline
 from autocast_explorer.core.sweeps.spec import SweepSpec
 from autocast_explorer.core.sweeps.verdict import (
@@ -82,8 +82,7 @@ def test_sweep_streams_point_by_point_and_draws_cores_numbers(
     window, qtbot, tmp_path, timing_noise
 ):
     timing_noise.clear(0.8)  # every point can tell (and is drawn), whatever the machine's load
-    install = window.sweeps
-    tab = install.sweeps
+    install, tab = window.sweeps, window.sweeps.sweeps
     assert window.resultTabs.tabText(window.resultTabs.indexOf(tab)) == "Sweeps"
     tab.set_sweep("batch", "1,4,16")
     assert tab.input_errors() == {}
@@ -152,9 +151,7 @@ def test_sweep_streams_point_by_point_and_draws_cores_numbers(
     assert install.save_sweep_json(tmp_path / "sweep.json")
     saved = SweepResult.from_json((tmp_path / "sweep.json").read_text())
     assert [p.plain.median_ms for p in saved.points] == latency["plain"]["median"]
-    assert (
-        json.loads((tmp_path / "sweep.json").read_text())["schema"] == "autocast-explorer/sweep/1"
-    )
+    assert json.loads((tmp_path / "sweep.json").read_text())["schema"] == SCHEMA
     assert install.save_sweep_csv(tmp_path / "sweep.csv")
     assert (tmp_path / "sweep.csv").read_text() == result.to_csv()
     assert install.export_chart("speedup", tmp_path / "speedup.png")

@@ -87,14 +87,7 @@ class SpeedupChart(StaticChart):
         )
         self._markers.setZValue(10)
         plot.addItem(self._markers)
-        # Points whose call could not tell: hollow, on the 1.0 line, no figure.
-        self._untold = pg.PlotDataItem(
-            pen=None,
-            symbol="o",
-            symbolSize=11,
-            symbolBrush=pg.mkBrush(255, 255, 255, 0),
-            symbolPen=pg.mkPen(style.MUTED, width=2),
-        )
+        self._untold = _untold_marks()
         plot.addItem(self._untold)
         self._faster = pg.TextItem(
             "▲ autocast faster", color=FASTER, anchor=(0, 0), fill=(255, 255, 255, 200)
@@ -349,6 +342,17 @@ class SpeedupChart(StaticChart):
             },
             "route_legend": self._route_legend.toHtml(),
         }
+
+
+def _untold_marks() -> pg.PlotDataItem:
+    """The marks of points whose call could not tell: hollow, on the 1.0 line, no figure."""
+    return pg.PlotDataItem(
+        pen=None,
+        symbol="o",
+        symbolSize=11,
+        symbolBrush=pg.mkBrush(255, 255, 255, 0),
+        symbolPen=pg.mkPen(style.MUTED, width=2),
+    )
 
 
 def _brushes(curve: pg.PlotDataItem) -> list:
