@@ -13,7 +13,8 @@ import pytest
 from PySide6.QtWidgets import QComboBox, QSpinBox
 
 from autocast_explorer.cli import build_parser
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig, built_in_models
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import built_in_models
 from autocast_explorer.core.experiment.config_schema import config_properties
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families import FAMILIES, register_family

@@ -9,7 +9,8 @@ test's fake family).
 
 from __future__ import annotations
 
-from autocast_explorer.core.experiment.config import ExperimentConfig, install_family_rules
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import install_family_rules
 from autocast_explorer.core.experiment.families.base import Family, FamilyParam, Gemm
 from autocast_explorer.core.experiment.families.cnn import CnnFamily
 from autocast_explorer.core.experiment.families.mlp import MlpFamily

@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import (
+from autocast_explorer.core.experiment.config import TRAINING_FIELDS, ExperimentConfig
+from autocast_explorer.core.experiment.config_parts import (
     ACTIVATIONS,
     DEFAULT_LR,
     DEFAULT_ROUTES,
@@ -42,8 +43,6 @@ from autocast_explorer.core.experiment.config import (
     MAX_STEPS,
     MAX_TIME_FACTOR,
     OPTIMIZERS,
-    TRAINING_FIELDS,
-    ExperimentConfig,
 )
 from autocast_explorer.core.experiment.families import FAMILIES, USER
 from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds

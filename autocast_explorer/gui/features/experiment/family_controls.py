@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ExperimentConfig, parse_widths
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import parse_widths
 from autocast_explorer.core.experiment.families import FAMILIES, USER, FamilyParam
 from autocast_explorer.gui.features.experiment.bindings import Binding
 from autocast_explorer.gui.features.experiment.user_model_page import (
