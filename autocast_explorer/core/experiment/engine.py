@@ -27,10 +27,9 @@ from autocast_explorer.core.experiment.capture import (
 )
 from autocast_explorer.core.experiment.certainty import RUN_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import (
-    DEFAULT_ROUTES,
-    MAX_STEPS,
     ExperimentConfig,
 )
+from autocast_explorer.core.experiment.config_parts import DEFAULT_ROUTES, MAX_STEPS
 from autocast_explorer.core.experiment.data_run import fitted, prepare, train_data_info
 from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family

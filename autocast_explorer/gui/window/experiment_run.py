@@ -349,7 +349,7 @@ class ExperimentRun(QObject):
 
 def edit_layers(parent: QWidget, controls: ControlsPanel) -> None:
     """The layer editor for the widths the controls show (the defaults if they do not parse)."""
-    from autocast_explorer.core.experiment.config import parse_widths
+    from autocast_explorer.core.experiment.config_rules import parse_widths
     from autocast_explorer.gui.features.experiment.layer_editor import LayerEditorDialog
 
     try:

@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ExperimentConfig, parse_widths
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import parse_widths
 from autocast_explorer.core.experiment.model_args import normalise_model_args, parse_model_arg
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.shell import style

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from autocast_explorer.core.experiment.config import MAX_SPEC_LENGTH, built_in_models
+from autocast_explorer.core.experiment.config_rules import MAX_SPEC_LENGTH, built_in_models
 from autocast_explorer.core.runtime.errors import ConfigError
 
 LIBRARIES: tuple[str, ...] = ("hf", "torchvision", "timm")
