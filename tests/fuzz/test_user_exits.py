@@ -74,7 +74,8 @@ def test_sys_exit_while_measuring_not_probing_is_the_users_failure_too(tmp_path,
     args = [command, *QUICK[:4], *extra, "--model", spec]
     assert main(args + (["--no-onednn"] if command == "sweep" else [])) == 2
     line = _one_error_line(capsys)
-    assert line == f"error: model: {spec}: m.py:11: called sys.exit(4)"
+    phase = "the first (cold) calls" if command == "run" else "sweep point batch 16"
+    assert line == f"error: model: {spec}: {phase}: m.py:11: called sys.exit(4)"
 
 
 # ---- out of memory ------------------------------------------------------------------------
