@@ -10,6 +10,7 @@ from pathlib import Path
 import pyqtgraph as pg
 import pytest
 import torch
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QWidget
 
 from autocast_explorer.gui.window.settings import recent_specs
@@ -87,6 +88,26 @@ def test_a_failing_factory_is_shown_under_the_model_field(window, qtbot, tmp_pat
     assert f"calling broken: my_model.py:{line}: RuntimeError: the factory broke" in error.text()
     assert window.last_result is kept
     assert window.runButton.isEnabled()  # the file may be fixed: Run stays available
+
+
+def test_a_fixed_file_clears_its_old_error_when_run_again(window, qtbot, tmp_path: Path):
+    # The same spec fails, the file is fixed, Run: the old line goes at once, as dataError's does.
+    path = tmp_path / "my_model.py"
+    path.write_text(MODEL.replace("def build():", "def build():\n    raise ValueError('not yet')"))
+    window.confirm_model_file = lambda _p: True
+    _choose_user(window, qtbot).setText(f"{path}:build")
+    with qtbot.waitSignal(window.experimentFailed, timeout=60_000):
+        assert window.start_experiment()
+    assert window.input_errors()["model"].endswith("ValueError: not yet")
+    error = window.findChild(QLabel, "modelError")
+    assert error.isVisibleTo(window)
+    path.write_text(MODEL)
+    with qtbot.waitSignal(window.experimentFinished, timeout=60_000) as finished:
+        qtbot.mouseClick(window.runButton, Qt.MouseButton.LeftButton)
+        assert "model" not in window.input_errors()  # gone as the run starts, not a run later
+        assert not error.isVisibleTo(window) and error.text() == ""
+    assert finished.args[0].model_info.class_name == "Sequential"
+    assert window.input_errors() == {}
 
 
 def test_a_bad_spec_is_refused_inline(window, qtbot):

@@ -239,6 +239,11 @@ class ExperimentRun(QObject):
         config = self._controls.config()  # valid: no edit is pending (no errors)
         if not self._trusted(config):
             return False
+        if self._user_error is not None:
+            # The user's file may have been fixed: the old failure goes now, as a data file's
+            # does; a new failure shows again when this run ends.
+            self._user_error = None
+            self._controls.show_errors(self._errors)
         self._config = config
         if not self._client.start(functools.partial(experiment_task, config)):
             self._config = None
@@ -270,7 +275,6 @@ class ExperimentRun(QObject):
             trust_file(path)
         remember_spec(config.model)
         self._controls.family.userPage.set_recent(recent_specs())
-        self._user_error = None
         return True
 
     def cancel(self) -> None:
