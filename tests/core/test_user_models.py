@@ -466,6 +466,32 @@ def test_layer_depth_groups_rows() -> None:
 def test_an_unknown_hf_type_and_a_download_are_refused() -> None:
     with pytest.raises(UserModelError, match="knows no model type 'no_such_model'"):
         probe(ExperimentConfig(model="hf:no_such_model"))
+    # Asking for trained weights is refused by hf: as by torchvision: and timm: (an hf config
+    # would keep it as a silent attribute and build random weights all the same).
+    for key, value in (
+        ("pretrained", True),
+        ("weights", "DEFAULT"),
+        ("use_pretrained_backbone", 1),
+    ):
+        config = ExperimentConfig(model="hf:bert", model_args={key: value, **TINY_BERT})
+        with pytest.raises(UserModelError) as refused:
+            probe(config)
+        assert str(refused.value) == (
+            f"model: hf:bert: --model-arg {key}=… would download weights; nothing is downloaded"
+        )
+    built = probe(ExperimentConfig(model="hf:bert", model_args={"pretrained": False, **TINY_BERT}))
+    assert built.class_name == "BertModel"
+
+
+def test_a_factory_gets_a_weights_argument_as_given(tmp_path: Path) -> None:
+    """A factory is the user's code: what it does with `pretrained` is its own business."""
+    path = tmp_path / "asks.py"
+    path.write_text(
+        "import torch\n\n\ndef build(pretrained=False):\n"
+        "    return torch.nn.Linear(2, 2 + pretrained), torch.randn(1, 2)\n"
+    )
+    config = ExperimentConfig(model=f"{path}:build", model_args={"pretrained": True}, batch=1)
+    assert probe(config).output_shape == (1, 3)
 
 
 # ---- torchvision / timm: the real code path through small fake packages --------------------
