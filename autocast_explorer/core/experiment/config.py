@@ -378,7 +378,8 @@ class ExperimentConfig:
     layer_depth: int | None = spec(
         None,
         "user model",
-        "layer rows: modules at depth N of the module tree",
+        "layer rows: the recorded modules cut at depth N of the module tree, deeper where "
+        "nothing on a path down to N was recorded",
         whole(1, ceiling=MAX_WIDTH, nullable=True),
         default_words="default: the deepest with ≤ 40 rows",
         metavar="N",
