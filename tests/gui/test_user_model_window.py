@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QWidget
 
 from autocast_explorer.gui.window.settings import recent_specs
+from autocast_explorer.testing import RunNotStarted, run_and_wait
 from tests.gui.helpers import run_to_end
 
 MODEL = """\
@@ -63,13 +64,24 @@ def test_a_file_model_runs_after_one_trust_question(window, qtbot, tmp_path: Pat
     assert recent_specs()[0] == f"{path}:build"
 
 
-def test_declining_the_trust_question_runs_nothing(window, qtbot, tmp_path: Path):
+def test_declining_the_trust_question_runs_nothing_and_says_why(window, qtbot, tmp_path: Path):
     path = tmp_path / "other.py"
     path.write_text(MODEL)
     window.confirm_model_file = lambda _p: False
     _choose_user(window, qtbot).setText(f"{path}:build")
-    assert window.start_experiment() is False
+    with pytest.raises(RunNotStarted) as refused:
+        run_and_wait(window)
+    why = (
+        f'{path}:build: not run: the answer to "Run code from this file?" was No '
+        f"({path.resolve()})"
+    )
+    assert refused.value.errors == {"model": why} == window.input_errors()
+    assert window.findChild(QLabel, "modelError").text() == why
     assert window.last_result is None
+    assert window.runButton.isEnabled()  # Run asks again
+    window.confirm_model_file = lambda _p: True
+    result = run_and_wait(window)
+    assert result.model_info.class_name == "Sequential" and window.input_errors() == {}
 
 
 def test_a_failing_factory_is_shown_under_the_model_field(window, qtbot, tmp_path: Path):

@@ -271,6 +271,11 @@ class ExperimentRun(QObject):
         path = model_file(config.model)
         if path is not None and not is_trusted_file(path):
             if not self._confirm(path):
+                # Said under the model field (input_errors()["model"]), as a failure would be;
+                # Run stays on and asks again.
+                declined = f'not run: the answer to "Run code from this file?" was No ({path})'
+                self._user_error = (config, {"model": f"{config.model}: {declined}"})
+                self.validate()
                 return False
             trust_file(path)
         remember_spec(config.model)
