@@ -18,7 +18,7 @@ from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families.user.depth import default_depth, shown_names
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
 from autocast_explorer.core.experiment.families.user.probe import probe
-from autocast_explorer.core.experiment.families.user.spec import parse_spec
+from autocast_explorer.core.experiment.families.user.spec import file_factory, parse_spec
 from autocast_explorer.core.experiment.guards import estimate_forward
 from autocast_explorer.core.experiment.model_args import normalise_model_args, parse_value
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
@@ -131,6 +131,22 @@ def test_specs_parse_into_their_kinds() -> None:
 def test_bad_specs_say_what_a_spec_is(text: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         ExperimentConfig(model=text)
+
+
+def test_a_file_s_factory_is_read_off_the_file_without_running_it(tmp_path: Path) -> None:
+    def factory(source: str, typed: str = "") -> str:
+        path = tmp_path / "model.py"
+        path.write_text(source)
+        return file_factory(str(path), typed)
+
+    never_run = "raise SystemExit('imported')\n"
+    assert factory(never_run + "def _helper(): ...\ndef make(): ...\ndef build(): ...\n") == "build"
+    assert factory(never_run + "def _helper(): ...\ndef make(): ...\ndef other(): ...\n") == "make"
+    assert factory("def make(): ...\ndef mine(): ...\n", typed="mine") == "mine"
+    assert factory("def build(): ...\n", typed="gone") == "build"
+    assert factory("class Net: ...\nx = 1\n") == "build"  # no function: the documented name
+    assert factory("def broken(:\n") == "build"  # not Python: nothing to read
+    assert file_factory(str(tmp_path / "missing.py"), "mine") == "mine"
 
 
 def test_model_args_are_typed() -> None:

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 import pytest
 import torch
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QToolButton, QWidget
 
 from autocast_explorer.gui.window.settings import recent_specs
 from autocast_explorer.testing import RunNotStarted, run_and_wait
@@ -72,8 +72,7 @@ def test_declining_the_trust_question_runs_nothing_and_says_why(window, qtbot, t
     with pytest.raises(RunNotStarted) as refused:
         run_and_wait(window)
     why = (
-        f'{path}:build: not run: the answer to "Run code from this file?" was No '
-        f"({path.resolve()})"
+        f'{path}:build: not run: the answer to "Run code from this file?" was No ({path.resolve()})'
     )
     assert refused.value.errors == {"model": why} == window.input_errors()
     assert window.findChild(QLabel, "modelError").text() == why
@@ -120,6 +119,17 @@ def test_a_fixed_file_clears_its_old_error_when_run_again(window, qtbot, tmp_pat
         assert not error.isVisibleTo(window) and error.text() == ""
     assert finished.args[0].model_info.class_name == "Sequential"
     assert window.input_errors() == {}
+
+
+def test_the_file_button_names_the_file_s_own_factory(window, qtbot, tmp_path, file_dialogs):
+    edit = _choose_user(window, qtbot)
+    edit.setText("hf:resnet")  # not a file's spec: nothing of it is kept
+    path = tmp_path / "net.py"
+    path.write_text("import torch\n\n\ndef make_net():\n    return torch.nn.Linear(2, 2)\n")
+    file_dialogs.answer(path)
+    qtbot.mouseClick(window.findChild(QToolButton, "modelFileButton"), Qt.MouseButton.LeftButton)
+    assert edit.text() == f"{path}:make_net"  # its one function; `build` where it has one
+    assert [request.caption for request in file_dialogs.asked] == ["Your model's file"]
 
 
 def test_a_bad_spec_is_refused_inline(window, qtbot):
