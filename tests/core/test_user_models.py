@@ -149,6 +149,18 @@ def test_a_file_s_factory_is_read_off_the_file_without_running_it(tmp_path: Path
     assert file_factory(str(tmp_path / "missing.py"), "mine") == "mine"
 
 
+def test_a_list_argument_reaches_the_factory_as_a_list(tmp_path: Path) -> None:
+    path = tmp_path / "sized.py"
+    path.write_text(
+        "import torch\n\n\ndef build(sizes=(2, 5)):\n"
+        "    assert isinstance(sizes, list), type(sizes)\n"
+        "    return torch.nn.Linear(sizes[0], sizes[-1]), torch.randn(1, sizes[0])\n"
+    )
+    config = ExperimentConfig(model=f"{path}:build", model_args=["sizes=[2,3]"], batch=1)
+    assert config.model_args == (("sizes", (2, 3)),)  # the frozen config holds a tuple
+    assert probe(config).output_shape == (1, 3)
+
+
 def test_model_args_are_typed() -> None:
     assert [parse_value(v) for v in ("2", "0.5", "true", "False", "gelu", "[1,2]")] == [
         2,

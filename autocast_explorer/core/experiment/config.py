@@ -336,7 +336,8 @@ class ExperimentConfig:
         (),
         "user model",
         "a keyword argument for the factory or config override (repeatable; VALUE reads as "
-        "int, float, true/false, else text), e.g. num_hidden_layers=2",
+        "int, float, true/false, a JSON list of those ([1,2]: a list for the factory, a tuple "
+        "in the config), else text), e.g. num_hidden_layers=2",
         Rule(lambda value, config: None, MODEL_ARGS_SCHEMA),  # checked as __post_init__ reads it
         default_words="",
         metavar="KEY=VALUE",
