@@ -18,7 +18,7 @@ from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families.user.depth import default_depth, shown_names
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
 from autocast_explorer.core.experiment.families.user.probe import probe
-from autocast_explorer.core.experiment.families.user.spec import file_factory, parse_spec
+from autocast_explorer.core.experiment.families.user.spec import parse_spec
 from autocast_explorer.core.experiment.guards import estimate_forward
 from autocast_explorer.core.experiment.model_args import normalise_model_args, parse_value
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
@@ -131,34 +131,6 @@ def test_specs_parse_into_their_kinds() -> None:
 def test_bad_specs_say_what_a_spec_is(text: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         ExperimentConfig(model=text)
-
-
-def test_a_file_s_factory_is_read_off_the_file_without_running_it(tmp_path: Path) -> None:
-    def factory(source: str, typed: str = "") -> str:
-        path = tmp_path / "model.py"
-        path.write_text(source)
-        return file_factory(str(path), typed)
-
-    never_run = "raise SystemExit('imported')\n"
-    assert factory(never_run + "def _helper(): ...\ndef make(): ...\ndef build(): ...\n") == "build"
-    assert factory(never_run + "def _helper(): ...\ndef make(): ...\ndef other(): ...\n") == "make"
-    assert factory("def make(): ...\ndef mine(): ...\n", typed="mine") == "mine"
-    assert factory("def build(): ...\n", typed="gone") == "build"
-    assert factory("class Net: ...\nx = 1\n") == "build"  # no function: the documented name
-    assert factory("def broken(:\n") == "build"  # not Python: nothing to read
-    assert file_factory(str(tmp_path / "missing.py"), "mine") == "mine"
-
-
-def test_a_list_argument_reaches_the_factory_as_a_list(tmp_path: Path) -> None:
-    path = tmp_path / "sized.py"
-    path.write_text(
-        "import torch\n\n\ndef build(sizes=(2, 5)):\n"
-        "    assert isinstance(sizes, list), type(sizes)\n"
-        "    return torch.nn.Linear(sizes[0], sizes[-1]), torch.randn(1, sizes[0])\n"
-    )
-    config = ExperimentConfig(model=f"{path}:build", model_args=["sizes=[2,3]"], batch=1)
-    assert config.model_args == (("sizes", (2, 3)),)  # the frozen config holds a tuple
-    assert probe(config).output_shape == (1, 3)
 
 
 def test_model_args_are_typed() -> None:
@@ -494,32 +466,6 @@ def test_layer_depth_groups_rows() -> None:
 def test_an_unknown_hf_type_and_a_download_are_refused() -> None:
     with pytest.raises(UserModelError, match="knows no model type 'no_such_model'"):
         probe(ExperimentConfig(model="hf:no_such_model"))
-    # Asking for trained weights is refused by hf: as by torchvision: and timm: (an hf config
-    # would keep it as a silent attribute and build random weights all the same).
-    for key, value in (
-        ("pretrained", True),
-        ("weights", "DEFAULT"),
-        ("use_pretrained_backbone", 1),
-    ):
-        config = ExperimentConfig(model="hf:bert", model_args={key: value, **TINY_BERT})
-        with pytest.raises(UserModelError) as refused:
-            probe(config)
-        assert str(refused.value) == (
-            f"model: hf:bert: --model-arg {key}=… would download weights; nothing is downloaded"
-        )
-    built = probe(ExperimentConfig(model="hf:bert", model_args={"pretrained": False, **TINY_BERT}))
-    assert built.class_name == "BertModel"
-
-
-def test_a_factory_gets_a_weights_argument_as_given(tmp_path: Path) -> None:
-    """A factory is the user's code: what it does with `pretrained` is its own business."""
-    path = tmp_path / "asks.py"
-    path.write_text(
-        "import torch\n\n\ndef build(pretrained=False):\n"
-        "    return torch.nn.Linear(2, 2 + pretrained), torch.randn(1, 2)\n"
-    )
-    config = ExperimentConfig(model=f"{path}:build", model_args={"pretrained": True}, batch=1)
-    assert probe(config).output_shape == (1, 3)
 
 
 # ---- torchvision / timm: the real code path through small fake packages --------------------
