@@ -84,12 +84,21 @@ class Driven(mw.MainWindow):
             return
         self.watch.stop()
         if {then!r} == "ctrl-c twice":
-            os.kill(os.getpid(), signal.SIGINT)
-            QTimer.singleShot(300, lambda: os.kill(os.getpid(), signal.SIGINT))
+            os.kill(os.getpid(), signal.SIGINT)  # closes; the second once the window waits
+            self.watch.timeout.disconnect(self.when_entered)
+            self.watch.timeout.connect(self.when_waiting)
+            self.watch.start()
             return
         print("close returned", self.close(), "visible", self.isVisible(), flush=True)
         if {then!r} == "close twice":
             QTimer.singleShot(0, self.close)
+
+
+    @Slot()
+    def when_waiting(self):
+        if self.messageBanner.text().startswith("Closing: waiting"):
+            self.watch.stop()
+            os.kill(os.getpid(), signal.SIGINT)
 
 
 mw.MainWindow = Driven

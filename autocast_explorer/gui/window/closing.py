@@ -81,7 +81,11 @@ class AppCloser(QObject):
         if watched is not self._window or event.type() != QEvent.Type.Close:
             return False
         if self._deadline is not None:  # closed again while waiting: leave now
-            self.leave(self._still_running(0.0))
+            left = self._still_running(0.0)
+            if left:
+                self.leave(left)
+            self._stop_waiting()
+            return False  # the work ended meanwhile: the window closes as usual
         for runner in self._runners():
             runner.cancel()
         if not self._still_running(min(QUICK_STOP_S, CLOSE_GRACE_S)):
@@ -101,19 +105,22 @@ class AppCloser(QObject):
     def _check_stopped(self) -> None:
         left = self._still_running(0.0)
         if not left:
-            self._poll.stop()
-            self._deadline = None
+            self._stop_waiting()
             self._window.close()  # nothing running now: closes as usual
         elif self._deadline is not None and time.monotonic() >= self._deadline:
             self.leave(left)
 
+    def _stop_waiting(self) -> None:
+        self._poll.stop()
+        self._deadline = None
+
     def leave(self, left: list[str]) -> NoReturn:
         """End the process now, leaving `left` running: settings saved, one line, the close's
         exit code. Never returns (destroying a running QThread would abort)."""
-        problem = self._save_settings()
+        settings = self._save_settings()
         word = "interrupted" if self.interrupted else "closed"
         names = ", ".join(left) or "a task"
-        line = f"{word} while {names} could not stop: its work was abandoned; {problem}\n"
+        line = f"{word} while {names} could not stop: its work was abandoned; {settings}\n"
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
