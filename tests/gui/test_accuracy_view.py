@@ -28,14 +28,15 @@ def test_the_data_selector_offers_synthetic_digits_and_a_file(window, file_dialo
     assert window.controls.epochsSpin.isVisibleTo(window.controls)
     path = tmp_path / "mine.npz"
     file_dialogs.answer(str(path))
-    combo.setCurrentIndex(2)
-    combo.activated.emit(2)
+    combo.setCurrentIndex(2)  # "File…", chosen in code as by a click: one dialog
+    assert [request.caption for request in file_dialogs.asked] == ["Open data"]
     assert window.current_config().data == str(path)
     assert combo.currentText() == "mine.npz"
     file_dialogs.cancel()  # cancelling the dialog keeps the file chosen before
     combo.setCurrentIndex(combo.count() - 1)
-    combo.activated.emit(combo.count() - 1)
+    assert len(file_dialogs.asked) == 2 and file_dialogs.pending() == 0
     assert window.current_config().data == str(path)
+    assert combo.currentText() == "mine.npz"
 
 
 def test_a_digits_run_shows_both_accuracies_and_the_flipped_digits(window, qtbot):

@@ -358,6 +358,21 @@ def test_lessons_panel_moves_below_the_results_when_they_would_be_too_narrow(sho
     assert room.user_placed() == []  # none of these moves was the user's
 
 
+def test_no_pass_pending_means_the_tabs_already_have_their_width(window, qtbot):
+    """`is_pending()` turns false once the window is laid out as the pass left it, not one
+    layout pass before (the tabs read 264 px there, and 610 px a moment later)."""
+    room = window.resultRoom
+    window.lessonsAction.trigger()
+    window.presentation.set_font_scale(1.5)
+    window.resize(*SMALL)
+    qtbot.waitUntil(lambda: not room.is_pending(), timeout=5000)
+    width = window.resultTabs.width()
+    assert window.dockWidgetArea(window.lessonsDock) == BOTTOM
+    assert width >= room.narrowest()
+    settle(window)
+    assert window.resultTabs.width() == width
+
+
 def test_a_panel_the_user_moved_stays_where_they_put_it(shown_run, qtbot):
     """Dragged back beside the results in a window too narrow for it, or anywhere else, the
     panel stays where the user put it: the result room never moves it again."""

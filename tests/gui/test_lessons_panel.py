@@ -150,6 +150,19 @@ def test_page_keys_step_and_ctrl_return_runs_while_the_panel_is_shown(window, qt
     assert panel.last_run.lesson.id == LESSONS[1].id
 
 
+def test_the_lessons_action_shows_the_dock_when_checked_or_triggered(window, qtbot):
+    action, dock = window.lessonsAction, window.lessonsDock
+    assert not action.isChecked() and not dock.isVisible()
+    action.setChecked(True)  # as trigger() does, not only the menu entry's own signal
+    qtbot.waitUntil(dock.isVisible, timeout=2000)
+    action.setChecked(False)
+    qtbot.waitUntil(lambda: not dock.isVisible(), timeout=2000)
+    action.trigger()  # once: shown, not shown and hidden again
+    assert dock.isVisible() and action.isChecked()
+    dock.close()  # the dock's own close button: the entry follows
+    assert not action.isChecked() and not dock.isVisible()
+
+
 def test_ops_chart_brings_the_op_trace_tab_forward(window):
     panel = show_lessons(window)
     assert panel.show_chart("ops") == "ops"

@@ -223,7 +223,7 @@ def test_heatmap_cells_say_each_points_interval_and_noise(window, qtbot):
     points[2] = dataclasses.replace(points[2], evidence=wide)
     tab = window.sweeps.sweeps
     tab.show_sweep(dataclasses.replace(result, points=tuple(points)))
-    cells = {(c.width, c.batch): c for c in tab.heatmap.cells()}
+    cells = {(c.width, c.batch): c for c in tab.speedupHeatmap.cells()}
     assert cells[(128, 8)].tooltip.startswith(
         "batch 8 × width 128: speedup 2.00× (95%: 1.94–2.06) (autocast 2.00× faster;"
     )
@@ -240,7 +240,10 @@ def test_heatmap_colors_diverge_around_one(window, qtbot):
     result = synthetic((1, 8, 64), speedups, width_values=(128, 512))
     window.resultTabs.setCurrentWidget(tab)
     tab.show_sweep(result)
-    heat = tab.heatmap
+    heat = tab.speedupHeatmap  # the attribute is named as its objectName, as speedupPlot is
+    assert heat is window.findChild(pg.PlotWidget, "speedupHeatmap")
+    assert tab.speedupPlot is window.findChild(pg.PlotWidget, "speedupPlot")
+    assert tab.latencyPlot is window.findChild(pg.PlotWidget, "sweepLatencyPlot")
     assert tab.rightStack.currentWidget() is heat
     cells = heat.cells()
     assert [(c.width, c.batch) for c in cells] == [(w, b) for w in (128, 512) for b in (1, 8, 64)]
@@ -409,7 +412,7 @@ def test_grid_streams_into_the_heatmap(window, qtbot):
     measured_after_each: list[int] = []
     tab.sweepPoint.connect(
         lambda _p: measured_after_each.append(
-            sum(math.isfinite(c.speedup) for c in tab.heatmap.cells())
+            sum(math.isfinite(c.speedup) for c in tab.speedupHeatmap.cells())
         )
     )
     with qtbot.waitSignal(tab.sweepFinished, timeout=RUN_TIMEOUT_MS) as blocker:
@@ -417,7 +420,7 @@ def test_grid_streams_into_the_heatmap(window, qtbot):
     result = blocker.args[0]
     assert measured_after_each == [1, 2, 3, 4]
     matrix = result.speedup_matrix()
-    assert [c.speedup for c in tab.heatmap.cells()] == [s for row in matrix for s in row]
+    assert [c.speedup for c in tab.speedupHeatmap.cells()] == [s for row in matrix for s in row]
     assert tab.rowCombo.currentData() == 32  # the latency chart shows the widest row
     widest = [p for p in result.points if p.value2 == 32]
     assert tab.latencyPlot.drawn()["plain"]["median"] == [p.plain.median_ms for p in widest]

@@ -417,7 +417,8 @@ class UserModelPart(ConfigPart):
     model_args: tuple[tuple[str, Any], ...] = spec(
         (),
         "a keyword argument for the factory or config override (repeatable; VALUE reads as "
-        "int, float, true/false, else text), e.g. num_hidden_layers=2",
+        "int, float, true/false, a JSON list of those ([1,2]: a list for the factory, a tuple "
+        "in the config), else text), e.g. num_hidden_layers=2",
         Rule(lambda value, config: None, MODEL_ARGS_SCHEMA),  # checked as __post_init__ reads it
         default_words="",
         metavar="KEY=VALUE",
@@ -454,7 +455,8 @@ class UserModelPart(ConfigPart):
     )
     layer_depth: int | None = spec(
         None,
-        "layer rows: modules at depth N of the module tree",
+        "layer rows: the recorded modules cut at depth N of the module tree, deeper where "
+        "nothing on a path down to N was recorded",
         whole(1, ceiling=MAX_WIDTH, nullable=True),
         default_words="default: the deepest with ≤ 40 rows",
         metavar="N",

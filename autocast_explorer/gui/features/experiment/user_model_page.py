@@ -7,6 +7,7 @@ imports the user's code itself: the run does, on the worker, after the trust que
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_rules import parse_widths
+from autocast_explorer.core.experiment.families.user.spec import file_factory, parse_spec
 from autocast_explorer.core.experiment.model_args import normalise_model_args, parse_model_arg
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.shell import style
@@ -176,10 +178,13 @@ class UserModelPage(QWidget):
             self.set_file(path)
 
     def set_file(self, path: str) -> None:
-        """Use `path`, keeping the factory name already typed (else `build`)."""
-        current = self.modelSpecEdit.text()
-        factory = current.rpartition(":")[2] if ":" in current else ""
-        self.modelSpecEdit.setText(f"{path}:{factory or 'build'}")
+        """Use `path` with the factory core reads off the file (the one typed for a file
+        before, if this file defines it; else `build`; else its first function)."""
+        typed = ""
+        with contextlib.suppress(ConfigError):
+            current = parse_spec(self.modelSpecEdit.text())
+            typed = current.factory if current.kind == "file" else ""
+        self.modelSpecEdit.setText(f"{path}:{file_factory(path, typed)}")
 
     # ---- config ---------------------------------------------------------------------------
     def fields(self) -> dict[str, Any]:
