@@ -2,11 +2,12 @@
 (float8, sparse, quantized, meta, nested, complex), empty and truncated archives, archives
 missing a record or holding a short or garbled one, the legacy format cut short, an .npz, a
 gzip or a text file named .pt, a pickled class or array, a .pt holding something other than
-a dict of tensors, an .npz whose header claims more than the file holds, rows the model cannot take or score (no values, a label
-past the widest layer, one class), a folder, FIFO or link loop where a file goes, and paths the
-window cannot save to. Each is one line naming the file or the tensor and the rule, the
-documented exit code (2: refused before anything is measured), and no output file appears,
-whole or half-written; the user's files are left exactly as they were.
+a dict of tensors, an .npz whose header claims more than the file holds, rows the model
+cannot take or score (no values, a label past the widest layer, one class), a folder, FIFO or
+link loop where a file goes, and paths the window cannot save to. Each is one line naming the
+file or the tensor and the rule, the documented exit code (2: refused before anything is
+measured), and no output file appears, whole or half-written; the user's files are left
+exactly as they were.
 """
 
 from __future__ import annotations
