@@ -66,15 +66,20 @@ def _line_of(place: str) -> int:
     return {"import": 3, "forward": 11, "factory": 15}[place]
 
 
-@pytest.mark.parametrize("command", ["run", "sweep"])
-def test_sys_exit_while_measuring_not_probing_is_the_users_failure_too(tmp_path, capsys, command):
-    """Batch 16 is measured but never probed (the probe runs batch 1 and 8)."""
+@pytest.mark.parametrize(
+    ("command", "phase"), [("run", "the first (cold) calls"), ("sweep", "sweep point batch 16")]
+)
+def test_sys_exit_while_measuring_not_probing_is_the_users_failure_too(
+    tmp_path, capsys, command, phase
+):
+    """Batch 16 is measured but never probed (the probe runs batch 1 and 8): the line names
+    the phase, as for any other failure of the user's code there."""
     spec = model_file(tmp_path, "if x.shape[0] >= 16: sys.exit(4)", "forward")
     extra = ["--batch", "16"] if command == "run" else ["--values", "1,16"]
     args = [command, *QUICK[:4], *extra, "--model", spec]
     assert main(args + (["--no-onednn"] if command == "sweep" else [])) == 2
     line = _one_error_line(capsys)
-    assert line == f"error: model: {spec}: m.py:11: called sys.exit(4)"
+    assert line == f"error: model: {spec}: {phase}: m.py:11: called sys.exit(4)"
 
 
 # ---- out of memory ------------------------------------------------------------------------
