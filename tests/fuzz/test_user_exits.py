@@ -218,11 +218,6 @@ def test_an_unwritable_inductor_cache_is_the_compiled_routes_finding(tmp_path, c
 
 @pytest.mark.process
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (Linux)")
-@pytest.mark.xfail(
-    strict=True,
-    reason="the second point imports torch._dynamo again: 'AssertionError: Artifact of "
-    "type=precompile already registered in mega-cache artifact factory'",
-)
 @pytest.mark.parametrize("cache", ["under-proc", "under-a-file"])
 def test_an_unwritable_inductor_cache_is_each_sweep_points_finding(tmp_path, cache):
     """Every point of a sweep says why it was not compiled, stdout holding the document only."""
