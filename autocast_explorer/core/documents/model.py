@@ -71,6 +71,10 @@ class Part(BaseModel):
         omittable = _omittable_keys(type(self))
         super().__init__(**{k: v for k, v in values.items() if v is not None or k not in omittable})
 
+    # The program's constructor only: reading (`model_validate`) must not call it, or a file's
+    # unknown keys would be refused and its validators run twice.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
     # Transitional, while the twins are folded one module at a time: a folded class still
     # answers the calls of parents that are not folded yet. Removed with the last twin.
     def to_part(self) -> Self:

@@ -41,7 +41,6 @@ from autocast_explorer.core.experiment.train_report import (
     OpUse,
     PhaseTimes,
     ScalerReport,
-    TrainPart,
     TrainReport,
 )
 from autocast_explorer.core.experiment.train_step import (
@@ -99,7 +98,6 @@ __all__ = [
     "StepTiming",
     "SyntheticTask",
     "Task",
-    "TrainPart",
     "TrainReport",
     "Trainer",
     "TrainingRun",

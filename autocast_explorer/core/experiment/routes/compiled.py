@@ -81,7 +81,7 @@ def compiled_route(call: RouteCall) -> RouteResult:
     try:
         estimate = guards.check_compile(leaves, call.allow_slow)
     except guards.GuardError as exc:
-        return RouteResult("compiled", dtype, finding=f"not compiled: {exc.rule}")
+        return RouteResult(name="compiled", lower_dtype=dtype, finding=f"not compiled: {exc.rule}")
     import torch._dynamo
 
     torch._dynamo.reset()  # one session compiles many models: keep Dynamo's cache from filling
