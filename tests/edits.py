@@ -22,8 +22,13 @@ KEEP: Any = object()
 
 
 def edited(part: P, **changes: Any) -> P:
-    """`part` with `changes` (by attribute name), validated again."""
-    return type(part).model_validate({**dict(part), **changes})
+    """`part` with `changes` (by attribute name), made again as the program makes it: validated,
+    what follows from the fields derived again, other tools' sections kept."""
+    derived = set(getattr(part, "derived_keys", ()))
+    given = {name: getattr(part, name) for name in part.model_fields_set - derived}
+    made = type(part)(**{**given, **changes})
+    extras = part.model_extra or {}
+    return made.model_copy(update=extras) if extras else made
 
 
 def retimed(

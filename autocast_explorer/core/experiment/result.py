@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from typing import Annotated, Any, ClassVar
 
 from pydantic import (
@@ -17,7 +18,9 @@ from pydantic import (
     Field,
     PlainSerializer,
     PlainValidator,
+    SerializerFunctionWrapHandler,
     create_model,
+    field_serializer,
     model_validator,
 )
 
@@ -288,14 +291,20 @@ class ExperimentResult(OpenPart):
             self._without_autocast()
         else:
             self._autocast_measured()
-        flops = self.flops_per_forward
-        plain, auto = self.latency.plain, self.latency.autocast
-        rates = {"plain": plain.with_gflops(flops)}
-        if auto is not None:
-            rates["autocast"] = auto.with_gflops(flops)
-        derive(self, latency=self.latency.model_copy(update=rates))
         leave_out_empty(self, "autocast_error", *_SOMETIMES)
         return self
+
+    @field_serializer("latency", mode="wrap")
+    def _rates_written(
+        self, latency: LatencySection, write: SerializerFunctionWrapHandler
+    ) -> dict[str, Any]:
+        """Each mode's GFLOP/s at this result's FLOPs, written beside its statistics."""
+        flops, auto = self.flops_per_forward, latency.autocast
+        rates = {"plain": latency.plain.with_gflops(flops)}
+        if auto is not None:
+            rates["autocast"] = auto.with_gflops(flops)
+        written: dict[str, Any] = write(latency.model_copy(update=rates))
+        return written
 
     def _autocast_measured(self) -> None:
         if self.latency.autocast is None:
@@ -309,7 +318,7 @@ class ExperimentResult(OpenPart):
                 raise refuse("expected a JSON object", at=f"layers[{i}].autocast")
 
     def _without_autocast(self) -> None:
-        latency = self.latency.model_copy(update={"autocast": None})
+        latency = self.latency.model_copy(update={"autocast": None, "speedup": math.nan})
         output_dtype = self.output_dtype.model_copy(update={"autocast": None})
         derive(self, latency=latency, output_dtype=output_dtype, agreement=None)
 

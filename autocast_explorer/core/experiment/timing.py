@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from autocast_explorer.core.documents.field_types import (
     NonNegative,
@@ -68,12 +68,18 @@ class LatencyStats(Part):
     samples: Annotated[Whole, Field(description="timed blocks")]
     cold_ms: Annotated[NonNegative, Field(description="the first call, timed on its own")]
     block_size: Annotated[PositiveWhole, Field(description="calls per timed block")] = 1
-    #: The achieved rate, written for readers where the FLOPs are known (`with_gflops`); the
-    #: program asks `gflops(flops)`.
+    #: The achieved rate, written for readers where the FLOPs are known (a result's latency,
+    #: `with_gflops`); the program asks `gflops(flops)`, a file's own is not read.
     written_gflops: Annotated[NonNegative, Field(alias="gflops")] = 0.0
     times_ms: Annotated[
         NonNegatives, Field(description="each block's per-call time", repr=False)
     ] = ()
+
+    @model_validator(mode="after")
+    def _rate_not_read(self) -> LatencyStats:
+        object.__setattr__(self, "written_gflops", 0.0)
+        self.model_fields_set.discard("written_gflops")
+        return self
 
     @property
     def noisy(self) -> bool:
@@ -84,7 +90,7 @@ class LatencyStats(Part):
         return flops / (self.median_ms * 1e-3) / 1e9 if self.median_ms > 0 else 0.0
 
     def with_gflops(self, flops: int) -> LatencyStats:
-        """These statistics with the rate `flops` per call gives written beside them."""
+        """These statistics with the rate `flops` per call gives, to be written beside them."""
         return self.model_copy(update={"written_gflops": self.gflops(flops)})
 
     @classmethod
