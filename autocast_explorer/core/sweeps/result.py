@@ -147,7 +147,7 @@ SweptValues = Annotated[tuple[int, ...], BeforeValidator(_values), WithJsonSchem
 Param = Annotated[str, BeforeValidator(_param), WithJsonSchema({"enum": [*PARAMS, GRID]})]
 
 
-class CrossoverRowPart(Part):
+class CrossoverRow(Part):
     """One width row of a grid's crossover: the batch values where its speedup crosses 1."""
 
     width: PositiveWhole
@@ -160,14 +160,19 @@ _CROSSOVER_SCHEMA = {
     "anyOf": [
         {"type": "null"},
         {"type": "array", "items": {"type": "number"}},
-        {"type": "array", "items": part_schema(CrossoverRowPart)},
+        {"type": "array", "items": part_schema(CrossoverRow)},
     ],
 }
 #: Checked against the points after reading (`_check_crossover`), with its own messages.
 Crossover = Annotated[Any, WithJsonSchema(_CROSSOVER_SCHEMA)]
 
 
-class CrossingPart(Part):
+class CrossingBand(Part):
+    """One crossing of `crossover_interval`: where the speedup crosses 1.0 and the band the
+    points' intervals allow (crossover.CrossingInterval, written for readers)."""
+
+    schema_name: ClassVar[str] = "crossing"
+
     value: Number
     low: Annotated[
         NullableNumber, Field(description="null: open to the start of the range swept")
@@ -234,7 +239,7 @@ class SweepResult(DerivingPart, OpenPart):
     crossover: Crossover = None
     #: The crossover in words (1-D), or one clause per row (grid).
     crossover_sentence: Text = ""
-    crossover_interval: tuple[CrossingPart, ...] | None = Field(
+    crossover_interval: tuple[CrossingBand, ...] | None = Field(
         default=None,
         description="1-D sweeps whose points have intervals: each crossing with where the "
         "points' 95% interval edges cross 1.0 (derived again from the points on reading)",
@@ -317,7 +322,7 @@ class SweepResult(DerivingPart, OpenPart):
             self.model_fields_set.discard("crossover_interval")
             return
         found = tuple(
-            CrossingPart(value=c.value, low=c.low, high=c.high) for c in self.crossover_intervals
+            CrossingBand(value=c.value, low=c.low, high=c.high) for c in self.crossover_intervals
         )
         derive(self, crossover_interval=found or None)
 
@@ -482,7 +487,7 @@ def _check_crossover(stored: Any, expected: Any, grid: bool) -> None:
         raise refuse("expected one entry per width", at="crossover")
     for i, (got, want) in enumerate(zip(stored, expected, strict=True)):
         try:
-            row = read(CrossoverRowPart, got, at=f"crossover[{i}]")
+            row = read(CrossoverRow, got, at=f"crossover[{i}]")
         except DocumentFormatError as exc:
             at, _, problem = exc.detail.partition(": ")
             raise refuse(problem, at=at) from None
