@@ -289,12 +289,10 @@ class SweepResult(DerivingPart, OpenPart):
         for i, (point, planned_config) in enumerate(zip(self.points, configs, strict=False)):
             config = planned_config or ExperimentConfig()
             if config.model == "mlp" and len(point.widths) < 2:
-                problem = (
-                    "missing"
-                    if "widths" not in point.model_fields_set
-                    else ("needs at least 2 entries")
+                given = "widths" in point.model_fields_set
+                raise refuse(
+                    "needs at least 2 entries" if given else "missing", at=f"points[{i}].widths"
                 )
-                raise refuse(problem, at=f"points[{i}].widths")
             if grid and point.value2 is None:
                 raise refuse("missing", at=f"points[{i}].width")
             if not grid and point.value2 is not None:
