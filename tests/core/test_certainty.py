@@ -24,6 +24,7 @@ from autocast_explorer.core.experiment.interval import (
     paired_ratios,
 )
 from autocast_explorer.core.hardware.load import LoadMeter, MachineLoad
+from tests.edits import edited, retimed
 
 
 class FakeClock:
@@ -368,9 +369,9 @@ def live():
 
 def with_speedup(result, speedup, low, high):
     """`result` with autocast's median set to give `speedup` and an interval [low, high]."""
-    auto = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms / speedup)
+    auto = edited(result.autocast, median_ms=result.plain.median_ms / speedup)
     ev = TimingEvidence(SpeedupInterval(low, high, LEVEL, 24), stopped="max_time", target=0.05)
-    return dataclasses.replace(result, autocast=auto, evidence=ev)
+    return retimed(result, autocast=auto, evidence=ev)
 
 
 def test_a_live_run_records_its_interval_and_evidence(live):
@@ -483,7 +484,7 @@ def test_each_grid_row_states_its_crossing_with_the_band_its_intervals_allow():
         (32, 8): (1.8, 2.0, 2.2),
     }
     points = tuple(
-        dataclasses.replace(
+        retimed(
             p,
             evidence=TimingEvidence(
                 SpeedupInterval(low, high, LEVEL, 24, median), stopped="precise", target=0.03
@@ -492,7 +493,7 @@ def test_each_grid_row_states_its_crossing_with_the_band_its_intervals_allow():
         for p in grid.points
         for low, median, high in [bands[(p.value2, p.value)]]
     )
-    grid = dataclasses.replace(grid, points=points)
+    grid = edited(grid, points=points)
     (found,) = grid.row_crossover_intervals(16)
     assert found == crossing_intervals([1, 8], [0.5, 2.0], [0.45, 1.8], [0.55, 2.2])[0]
     assert grid.row_crossover_intervals(32) == []

@@ -40,6 +40,7 @@ from autocast_explorer.core.sweeps.verdict import (
     VERDICT_FLAGS,
     hardware_verdict,
 )
+from tests.edits import edited, retimed
 
 X86_BASE = {"architecture": "x86_64", "sse4_2": True, "avx": True, "avx2": True, "fma3": True}
 AVX512 = {"avx512_f": True, "avx512_bw": True, "avx512_vl": True, "avx512_vnni": True}
@@ -242,11 +243,10 @@ def simulated_env(kind: Kind):
 def simulated_result(live, kind: Kind):
     """The live run as that CPU kind would have measured it (float32 at PLAIN_GFLOPS)."""
     plain_ms = live.flops / (PLAIN_GFLOPS * 1e9) * 1e3
-    return dataclasses.replace(
-        live,
-        environment=simulated_env(kind),
-        plain=dataclasses.replace(live.plain, median_ms=plain_ms),
-        autocast=dataclasses.replace(live.autocast, median_ms=plain_ms / kind.speedup),
+    return retimed(
+        edited(live, environment=simulated_env(kind)),
+        plain=edited(live.plain, median_ms=plain_ms),
+        autocast=edited(live.autocast, median_ms=plain_ms / kind.speedup),
         # A quiet machine's interval: ±1% around the speedup.
         evidence=TimingEvidence(
             SpeedupInterval(kind.speedup / 1.01, kind.speedup * 1.01, 0.95, 30), stopped="precise"

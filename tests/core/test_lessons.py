@@ -21,6 +21,7 @@ from autocast_explorer.core.learning.lessons import (
     measure_probe,
     run_lesson,
 )
+from tests.edits import edited, retimed
 from tests.steady_rate import steady_rates
 
 FAST = {"min_time": 0.02}
@@ -71,7 +72,7 @@ def with_autocast_out(result, dtypes):
         else la
         for la in result.layers
     )
-    return dataclasses.replace(result, layers=layers)
+    return edited(result, layers=layers)
 
 
 def test_lessons_are_complete_data():
@@ -177,7 +178,7 @@ def test_lesson_3_softmax_follows_its_input_on_cpu(results):
 
 def test_lesson_3_wording_follows_the_data(results):
     r = result_for(results, "float32-ops")
-    kept = dataclasses.replace(
+    kept = edited(
         r,
         layers=tuple(
             dataclasses.replace(la, autocast=LayerDtypes("bfloat16", "float32"))
@@ -206,7 +207,7 @@ def test_lesson_4_agreement_sentences_carry_the_numbers(results):
     assert outcome.headline == f"The predicted class was the same on all {a.rows} rows."
     assert f"at most {a.max_abs_diff:.3g}" in outcome.sentences[0]
     assert outcome.matches_tutorial == (a.agree == a.rows and a.allclose)
-    flipped = dataclasses.replace(
+    flipped = edited(
         r, agreement=dataclasses.replace(a, agree=a.rows - 3, fraction=(a.rows - 3) / a.rows)
     )
     text = lesson("agreement").check(flipped).headline
@@ -223,10 +224,10 @@ def test_lesson_4_agreement_sentences_carry_the_numbers(results):
 )
 def test_lesson_5_phrases_the_measured_speedup(results, ratio, fragment, matches):
     r = result_for(results, "timing")
-    auto = dataclasses.replace(r.autocast, median_ms=r.plain.median_ms / ratio)
+    auto = edited(r.autocast, median_ms=r.plain.median_ms / ratio)
     # Without evidence (as saved before intervals) the call follows the speedup alone;
     # calls from intervals are tested in test_certainty.py.
-    outcome = lesson("timing").check(dataclasses.replace(r, autocast=auto, evidence=None))
+    outcome = lesson("timing").check(retimed(r, autocast=auto, evidence=None))
     assert fragment in outcome.headline
     assert outcome.matches_tutorial is matches
     assert "134,154 parameters" in outcome.text  # 256·256·2 + 256·10 weights + 522 biases
@@ -270,12 +271,12 @@ def test_exercise_is_graded_from_the_live_measurement(results):
     bad = EXERCISE.grade("float32", r)
     assert not bad.correct and "the measurement says bfloat16, not float32" in bad.explanation
     # Were autocast to leave the Linear layers in float32, float32 would be the right answer.
-    edited = with_autocast_out(r, ["float32"] * 3)
-    assert EXERCISE.grade("float32", edited).correct is True
-    assert EXERCISE.grade("bfloat16", edited).correct is False
+    in_float32 = with_autocast_out(r, ["float32"] * 3)
+    assert EXERCISE.grade("float32", in_float32).correct is True
+    assert EXERCISE.grade("bfloat16", in_float32).correct is False
     odd = with_autocast_out(r, ["float8_e4m3fn"] * 3)
     assert EXERCISE.choices_for(odd)[-1] == "float8_e4m3fn"
-    empty = EXERCISE.grade("bfloat16", dataclasses.replace(r, layers=()))
+    empty = EXERCISE.grade("bfloat16", edited(r, layers=()))
     assert empty.correct is False and "no Linear layers" in empty.explanation
 
 
@@ -321,11 +322,9 @@ def test_lesson_6_says_so_when_the_run_did_not_train(results):
 
 def test_lesson_6_reports_a_float32_loss_it_did_not_see(results):
     result = result_for(results, "training")
-    odd = dataclasses.replace(
+    odd = edited(
         result,
-        train=dataclasses.replace(
-            result.train, loss_dtype={"plain": "float32", "autocast": "bfloat16"}
-        ),
+        train=edited(result.train, loss_dtype={"plain": "float32", "autocast": "bfloat16"}),
     )
     outcome = lesson("training").check(odd)
     assert not outcome.matches_tutorial

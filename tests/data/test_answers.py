@@ -10,6 +10,7 @@ from autocast_explorer.core.data.answers import (
     paired_bootstrap,
 )
 from autocast_explorer.core.documents.model import dump, read
+from tests.edits import edited
 
 
 def _logits(preds, classes=3, top=2.0, second=1.0):
@@ -84,7 +85,6 @@ def test_the_report_round_trips_through_its_reader():
 
 
 def test_report_and_compare_carry_the_accuracy(tmp_path):
-    import dataclasses
 
     from autocast_explorer.core.data.records import DataInfo
     from autocast_explorer.core.experiment.engine import run_experiment
@@ -96,7 +96,7 @@ def test_report_and_compare_carry_the_accuracy(tmp_path):
     labels = np.array([0, 1, 2, 0])
     acc = compare_answers(labels, _logits([0, 1, 2, 1]), _logits([0, 2, 2, 0]), "bfloat16", 0)
     info = DataInfo("digits", 10, 4, 3, (1, 8, 8), True, 2)
-    real = dataclasses.replace(synthetic, data=info, accuracy=acc)
+    real = edited(synthetic, data=info, accuracy=acc)
     text = report_markdown(real)
     assert "## Held-out accuracy on real data" in text
     assert "- float32: 75.00% of 4 held-out rows" in text and "| 1 | 1 | 1 | 1 | 2 | 1 |" in text

@@ -3,8 +3,6 @@ interval is drawn wherever the speedup is (latency title, sweep chart, compare c
 
 from __future__ import annotations
 
-import dataclasses
-
 import pyqtgraph as pg
 import pytest
 from PySide6.QtWidgets import QLabel
@@ -12,12 +10,13 @@ from PySide6.QtWidgets import QLabel
 from autocast_explorer.core.experiment.certainty import TimingEvidence
 from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.testing import run_and_wait
+from tests.edits import edited, retimed
 
 
 def with_interval(result, speedup: float, low: float, high: float):
-    auto = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms / speedup)
+    auto = edited(result.autocast, median_ms=result.plain.median_ms / speedup)
     evidence = TimingEvidence(SpeedupInterval(low, high, 0.95, 24), stopped="max_time")
-    return dataclasses.replace(result, autocast=auto, evidence=evidence)
+    return retimed(result, autocast=auto, evidence=evidence)
 
 
 @pytest.fixture
@@ -68,7 +67,7 @@ def test_the_compare_chart_draws_each_run_s_interval_and_clears(qtbot, measured)
     chart.show()
     runs = (
         ComparedRun("a", "a.json", with_interval(measured, 1.72, 1.66, 1.79)),
-        ComparedRun("b", "b.json", dataclasses.replace(measured, evidence=None)),
+        ComparedRun("b", "b.json", retimed(measured, evidence=None)),
         ComparedRun("c", "c.json", with_interval(measured, 1.7, 0.5, 3.1)),
     )
     chart.show_comparison(Comparison(runs))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from autocast_explorer.core.experiment.summary import guard_line
 from autocast_explorer.core.reports.report import RESULT_JSON
 from autocast_explorer.gui.charts.report_charts import REPORT_CHARTS, render_chart_pngs
 from autocast_explorer.gui.shell import style
+from tests.edits import edited, retimed
 from tests.gui.helpers import TINY, run_to_end
 
 
@@ -79,9 +79,9 @@ def test_export_report_writes_the_charts_as_png_and_links_them(
     # The bar colours below are read from the PNG, so both bars must be tall enough to hold
     # pixels: show the measured result with autocast's latency set to twice float32's (a
     # stalled or non-native bf16 run can be 1000× slower, leaving float32 a sub-pixel bar).
-    result = dataclasses.replace(
+    result = retimed(
         measured,
-        autocast=dataclasses.replace(
+        autocast=edited(
             measured.plain,
             median_ms=2 * measured.plain.median_ms,
             p25_ms=2 * measured.plain.p25_ms,

@@ -18,6 +18,7 @@ from autocast_explorer.gui.charts.flip_chart import NO_FLIP_COLOR
 from autocast_explorer.gui.features.experiment.layer_table import COLUMNS, ERROR_COLUMNS
 from autocast_explorer.gui.shell import style
 from tests.core.test_flips import constructed
+from tests.edits import edited
 from tests.gui.helpers import run_to_end
 
 
@@ -98,7 +99,7 @@ def test_identical_missing_and_overflowed_errors_are_named_not_drawn_as_numbers(
     layers[0] = dataclasses.replace(layers[0], error=identical)
     layers[1] = dataclasses.replace(layers[1], error=None)
     layers[2] = dataclasses.replace(layers[2], error=overflowed)
-    window.show_result(dataclasses.replace(result, layers=tuple(layers)))
+    window.show_result(edited(result, layers=tuple(layers)))
 
     drawn = window.errorPlot.drawn()
     assert drawn["labels"] == ["∞", "n/a", "overflow"]
@@ -117,7 +118,7 @@ def test_flipped_rows_and_flip_rate_on_a_constructed_case(window, qtbot):
     result = run_to_end(qtbot, window)
     plain, auto = constructed()
     agreement = compare_logits(plain, auto, atol=0.01, rtol=0.0, topk=2)
-    case = dataclasses.replace(result, agreement=agreement)
+    case = edited(result, agreement=agreement)
     window.show_result(case)
     view = window.agreementView
 

@@ -14,7 +14,8 @@ from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
 from autocast_explorer.core.sweeps.placements import casts_text, format_bytes
-from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
+from autocast_explorer.core.sweeps.points import PointLatency
+from autocast_explorer.core.sweeps.result import SCHEMA, SweepPoint, SweepResult
 from autocast_explorer.core.sweeps.roofline import build_roofline
 from autocast_explorer.core.sweeps.spec import SweepSpec
 from autocast_explorer.core.sweeps.verdict import (
@@ -24,6 +25,7 @@ from autocast_explorer.core.sweeps.verdict import (
     verdict_flags,
 )
 from autocast_explorer.gui.charts.speedup_heatmap import NEUTRAL, speedup_color
+from tests.edits import edited, retimed
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
 from tests.steady_clock import steady_timing
 from tests.steady_rate import steady_rates
@@ -43,21 +45,23 @@ def synthetic(values, speedups, width_values=()) -> SweepResult:
     env = environment(2)
     points = tuple(
         SweepPoint(
-            plan.index,
-            plan.value,
-            plan.value2,
-            plan.config.batch,
-            plan.config.widths,
-            "bfloat16",
-            plain=stats(1.0),
-            autocast=stats(1.0 / s),
+            index=plan.index,
+            value=plan.value,
+            value2=plan.value2,
+            batch=plan.config.batch,
+            widths=plan.config.widths,
+            dtype="bfloat16",
+            latency=PointLatency.of(stats(1.0), stats(1.0 / s), None),
         )
         for plan, s in zip(spec.plan(base), speedups, strict=True)
     )
     return SweepResult(
+        schema_=SCHEMA,
         config=base,
         environment=env,
-        spec=spec,
+        param=spec.label,
+        values=spec.values,
+        width_values=spec.width_values or None,
         points=points,
         verdict=hardware_verdict(env, "bfloat16", "batch", spec.values, speedups[: len(values)]),
         roofline=build_roofline(
@@ -137,7 +141,7 @@ def test_sweep_streams_point_by_point_and_draws_cores_numbers(window, qtbot, tmp
         (p.intensity, p.gflops) for p in result.roofline.points if p.mode == "plain"
     ]
     assert [round(g, 6) for g, _label in roof["peaks"]] == [
-        round(p.gflops, 6) for p in result.roofline.peaks
+        round(p.gflops, 6) for p in result.roofline.peaks.values()
     ]
     assert all("(estimate)" in label for _g, label in roof["peaks"])
     assert result.roofline.peak_formula in hardware.formulaLabel.text()
@@ -210,8 +214,6 @@ def test_crossover_markers_are_cores_crossovers(window, speedups, count):
 
 
 def test_heatmap_cells_say_each_points_interval_and_noise(window, qtbot):
-    import dataclasses
-
     from autocast_explorer.core.experiment.certainty import TimingEvidence
     from autocast_explorer.core.experiment.interval import SpeedupInterval
 
@@ -219,10 +221,10 @@ def test_heatmap_cells_say_each_points_interval_and_noise(window, qtbot):
     tight = TimingEvidence(SpeedupInterval(1.94, 2.06, 0.95, 30, 2.0), stopped="precise")
     wide = TimingEvidence(SpeedupInterval(0.15, 0.40, 0.95, 30, 0.25), stopped="max_time")
     points = list(result.points)
-    points[1] = dataclasses.replace(points[1], evidence=tight)
-    points[2] = dataclasses.replace(points[2], evidence=wide)
+    points[1] = retimed(points[1], evidence=tight)
+    points[2] = retimed(points[2], evidence=wide)
     tab = window.sweeps.sweeps
-    tab.show_sweep(dataclasses.replace(result, points=tuple(points)))
+    tab.show_sweep(edited(result, points=tuple(points)))
     cells = {(c.width, c.batch): c for c in tab.speedupHeatmap.cells()}
     assert cells[(128, 8)].tooltip.startswith(
         "batch 8 × width 128: speedup 2.00× (95%: 1.94–2.06) (autocast 2.00× faster;"

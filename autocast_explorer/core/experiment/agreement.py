@@ -23,11 +23,8 @@ from autocast_explorer.core.documents.field_types import (
 from autocast_explorer.core.documents.model import Part, build, nan_if_none
 from autocast_explorer.core.numerics.flips import (
     Flip,
-    FlipPart,
     MarginBin,
-    MarginBinPart,
     TopK,
-    TopKPart,
     flip_rate_by_margin,
     flipped_rows,
     topk_agreement,
@@ -55,9 +52,9 @@ class AgreementPart(Part):
     rtol: NonNegative = 1e-5
     cosine: NullableNumber
     histogram: HistogramPart
-    topk: TopKPart | None = None
-    flips: tuple[FlipPart, ...] = ()
-    flip_rate_by_margin: tuple[MarginBinPart, ...] = ()
+    topk: TopK | None = None
+    flips: tuple[Flip, ...] = ()
+    flip_rate_by_margin: tuple[MarginBin, ...] = ()
     no_argmax_reason: Annotated[
         MultilineText,
         Field(
@@ -105,9 +102,9 @@ class Agreement:
         deeper: dict[str, Any] = {}
         if self.topk is not None:
             deeper = {
-                "topk": self.topk.to_part(),
-                "flips": tuple(f.to_part() for f in self.flips),
-                "flip_rate_by_margin": tuple(b.to_part() for b in self.margin_bins),
+                "topk": self.topk,
+                "flips": self.flips,
+                "flip_rate_by_margin": self.margin_bins,
             }
         return build(
             AgreementPart,
@@ -140,9 +137,9 @@ class Agreement:
             rtol=part.rtol,
             cosine=nan_if_none(part.cosine),
             histogram=Histogram(part.histogram.edges, part.histogram.counts),
-            topk=None if part.topk is None else TopK.from_part(part.topk),
-            flips=tuple(Flip.from_part(f) for f in part.flips),
-            margin_bins=tuple(MarginBin.from_part(b) for b in part.flip_rate_by_margin),
+            topk=part.topk,
+            flips=part.flips,
+            margin_bins=part.flip_rate_by_margin,
             no_argmax_reason=part.no_argmax_reason,
         )
 

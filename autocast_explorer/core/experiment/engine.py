@@ -43,7 +43,12 @@ from autocast_explorer.core.experiment.families.user.record import (
 )
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
-from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.result import (
+    SCHEMA,
+    ExperimentResult,
+    LatencySection,
+    OutputDtypes,
+)
 from autocast_explorer.core.experiment.routes import (
     Reference,
     RouteCall,
@@ -179,22 +184,22 @@ def run_inference(
             routes = (eager, *_other_routes(config, model, x, low, seen.reference, reporter, share))
     reporter.report(1.0, "done")
     return ExperimentResult(
+        schema_=SCHEMA,
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         config=config,
         environment=environment(threads),
-        plain=plain_stats,
-        autocast=auto_stats,
-        output_dtype_plain=seen.plain_dtype,
-        output_dtype_autocast=seen.auto_dtype,
+        latency=LatencySection.of(
+            plain_stats, auto_stats, None if seen.autocast_error else evidence
+        ),
+        flops_per_forward=family(config).flops(config),
+        output_dtype=OutputDtypes(plain=seen.plain_dtype, autocast=seen.auto_dtype or None),
         layers=layers,
         agreement=seen.agreement,
-        flops=family(config).flops(config),
         warnings=tuple(noise_warnings(config, plain_stats, auto_stats)),
-        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        op_trace=op_trace,
-        guard=estimate,
         autocast_error=seen.autocast_error,
         fast_path=seen.fast_path,
-        evidence=None if seen.autocast_error else evidence,
+        **(op_trace.sections() if op_trace is not None else {}),
+        guard=estimate,
         data=prepared.info if prepared is not None else None,
         accuracy=prepared.accuracy if prepared is not None else None,
         model_info=seen.model_info,
@@ -445,20 +450,20 @@ def run_training(
         _shown, model_info = rows_at_depth(config, probe(config).module_names)
     reporter.report(1.0, "done")
     return ExperimentResult(
+        schema_=SCHEMA,
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         config=config,
         environment=environment(threads),
-        plain=plain_stats,
-        autocast=auto_stats,
-        output_dtype_plain=report.output_dtype["plain"],
-        output_dtype_autocast=report.output_dtype["autocast"],
+        latency=LatencySection.of(plain_stats, auto_stats, evidence),
+        flops_per_forward=training_step_flops(config),
+        output_dtype=OutputDtypes(
+            plain=report.output_dtype["plain"], autocast=report.output_dtype["autocast"]
+        ),
         layers=_training_layers(report),
         agreement=agreement,
-        flops=training_step_flops(config),
         warnings=tuple(_training_warnings(config, report, plain_stats, auto_stats)),
-        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         guard=estimate,
         train=report,
-        evidence=evidence,
         data=info,
         model_info=model_info,
     )

@@ -99,7 +99,7 @@ class RooflineChart(StaticChart):
             xs += list(x[keep])
             ys += list(y[keep])
         self.fit_text()
-        self._peak_data = [(p.dtype, p.gflops) for p in roofline.peaks if p.gflops > 0]
+        self._peak_data = [(p.dtype, p.gflops) for p in roofline.peaks.values() if p.gflops > 0]
         for i, line in enumerate(self._peaks):
             if i < len(self._peak_data):
                 dtype_i, gflops = self._peak_data[i]

@@ -8,24 +8,13 @@ message, not a failed run. Routes work on any nn.Module and input.
 
 from autocast_explorer.core.experiment.routes.common import Reference, RouteCall, measure_route
 from autocast_explorer.core.experiment.routes.eager import eager_route
-from autocast_explorer.core.experiment.routes.result import (
-    RouteAgreement,
-    RouteAgreementPart,
-    RoutePart,
-    RouteResult,
-    routes_from_parts,
-    routes_to_parts,
-)
+from autocast_explorer.core.experiment.routes.result import RouteAgreement, RouteResult
 
 __all__ = [
     "Reference",
     "RouteAgreement",
-    "RouteAgreementPart",
     "RouteCall",
-    "RoutePart",
     "RouteResult",
     "eager_route",
     "measure_route",
-    "routes_from_parts",
-    "routes_to_parts",
 ]

@@ -97,7 +97,7 @@ def _start_dynamo(dtype: str) -> RouteResult | None:
                 f"not compiled: torch.compile could not start here ({error_text(exc)}){hint}"
             )
     if _dynamo_refusal:
-        return RouteResult("compiled", dtype, finding=_dynamo_refusal[0])
+        return RouteResult(name="compiled", lower_dtype=dtype, finding=_dynamo_refusal[0])
     return None
 
 
@@ -109,7 +109,7 @@ def compiled_route(call: RouteCall) -> RouteResult:
     try:
         estimate = guards.check_compile(leaves, call.allow_slow)
     except guards.GuardError as exc:
-        return RouteResult("compiled", dtype, finding=f"not compiled: {exc.rule}")
+        return RouteResult(name="compiled", lower_dtype=dtype, finding=f"not compiled: {exc.rule}")
     refusal = _start_dynamo(dtype)
     if refusal is not None:
         return refusal

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.core.experiment.config import TRAINING_FIELDS, ExperimentConfig
 from autocast_explorer.core.experiment.config_parts import DEFAULT_LR, DEFAULT_ROUTES
 from autocast_explorer.core.experiment.families import FAMILIES, USER
-from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds
+from autocast_explorer.core.experiment.route_kinds import reference_route, route_kind, route_kinds
 from autocast_explorer.gui.features.experiment.bindings import Binding, ConfigBindings
 from autocast_explorer.gui.features.experiment.data_controls import DataControls
 from autocast_explorer.gui.features.experiment.family_controls import FamilyControls
@@ -400,7 +400,10 @@ class ControlsPanel(QWidget):
     def _show_training_fields(self) -> None:
         training = self.mode() == "train"
         for name, check in self.routeChecks.items():
-            check.setEnabled(name != "eager" and not training)
+            kind = route_kind(name)
+            trains = kind is not None and kind.trains
+            # The reference is always measured; in Training mode only a route that trains.
+            check.setEnabled(name != reference_route() and (trains or not training))
         for field in (f for f in TRAINING_FIELDS if f != "mode"):  # the selector stays on
             for widget in self._field_widgets[field]:
                 widget.setEnabled(training)

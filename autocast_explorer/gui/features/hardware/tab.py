@@ -350,12 +350,12 @@ class HardwareTab(QWidget):
         esc = functools.partial(html.escape, quote=False)
         lines = [f"<b>Peaks are estimates:</b> {esc(roofline.peak_formula)}"]
         notes: list[str] = []
-        for peak in roofline.peaks:
+        for peak in roofline.peaks.values():
             lines.append(f"<b>{peak.dtype}</b>: {esc(peak.formula)} [{esc(peak.isa)}]")
             for note in peak.note.split("; "):
                 if note not in notes:
                     notes.append(note)
-        sources = dict.fromkeys(p.ghz_source for p in roofline.peaks)
+        sources = dict.fromkeys(p.ghz_source for p in roofline.peaks.values())
         lines.append(f"Assumed: clock from {esc(', '.join(sources))}; {esc('; '.join(notes))}")
         lines.append(f"<b>x, y:</b> {esc(roofline.bytes_formula)}; {esc(roofline.flops_formula)}")
         if roofline.note:
