@@ -235,8 +235,8 @@ def live():
 def simulated_env(kind: Kind):
     caps = capabilities_from(kind.caps, kind.cpuinfo, None)
     env = environment(2, caps=caps)
-    env = dataclasses.replace(env, torch_bf16_supported=kind.torch_bf16)
-    return dataclasses.replace(env, cpu_capability=kind.capability) if kind.capability else env
+    env = env.model_copy(update={"torch_bf16_supported": kind.torch_bf16})
+    return env.model_copy(update={"cpu_capability": kind.capability}) if kind.capability else env
 
 
 def simulated_result(live, kind: Kind):
@@ -255,10 +255,21 @@ def simulated_result(live, kind: Kind):
 
 
 def simulated_probe(kind: Kind) -> OneDnnProbe:
-    kernels = (
-        (OneDnnKernel("matmul", kind.gemm, "bfloat16", "128x256:256x256"),) if kind.gemm else ()
+    gemm = OneDnnKernel(
+        primitive="matmul",
+        implementation=kind.gemm,
+        src_dtype="bfloat16",
+        problem="128x256:256x256",
     )
-    return OneDnnProbe("bfloat16", True, True, "3.7.1", None, autocast_kernels=kernels)
+    return OneDnnProbe(
+        dtype="bfloat16",
+        available=True,
+        captured=True,
+        version="3.7.1",
+        autocast_kernels=(gemm,) if kind.gemm else (),
+        float32_kernels=(),
+        summary="",
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=IDS)
