@@ -241,9 +241,11 @@ def probe(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype) -> OneDnn
             available=False,
             captured=False,
             version=version,
+            cpu_isa=None,
             autocast_kernels=(),
             float32_kernels=(),
             summary="This torch was built without oneDNN.",
+            error=None,  # written as null, as in every probe
         )
     try:
         auto_text = _forward_log(model, x, dtype)
@@ -275,6 +277,7 @@ def probe(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype) -> OneDnn
         autocast_kernels=tuple(auto),
         float32_kernels=tuple(f32),
         summary=summarize(name, auto, f32, isa),
+        error=None,
     )
 
 
