@@ -249,7 +249,10 @@ def simulated_result(live, kind: Kind):
         autocast=dataclasses.replace(live.autocast, median_ms=plain_ms / kind.speedup),
         # A quiet machine's interval: ±1% around the speedup.
         evidence=TimingEvidence(
-            SpeedupInterval(kind.speedup / 1.01, kind.speedup * 1.01, 0.95, 30), stopped="precise"
+            interval=SpeedupInterval(
+                low=kind.speedup / 1.01, high=kind.speedup * 1.01, level=0.95, pairs=30
+            ),
+            stopped="precise",
         ),
     )
 

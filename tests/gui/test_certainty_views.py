@@ -16,7 +16,9 @@ from autocast_explorer.testing import run_and_wait
 
 def with_interval(result, speedup: float, low: float, high: float):
     auto = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms / speedup)
-    evidence = TimingEvidence(SpeedupInterval(low, high, 0.95, 24), stopped="max_time")
+    evidence = TimingEvidence(
+        interval=SpeedupInterval(low=low, high=high, level=0.95, pairs=24), stopped="max_time"
+    )
     return dataclasses.replace(result, autocast=auto, evidence=evidence)
 
 

@@ -143,7 +143,7 @@ class RouteResult:
         return text + (" · too noisy to tell" if self.call.too_noisy else "")
 
     def _evidence(self) -> TimingEvidence | None:
-        return None if self.interval is None else TimingEvidence(self.interval)
+        return None if self.interval is None else TimingEvidence(interval=self.interval)
 
     def to_part(self) -> RoutePart:
         def part(value: Any) -> Any:
