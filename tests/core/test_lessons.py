@@ -66,7 +66,7 @@ def with_autocast_out(result, dtypes):
     """A copy of `result` whose Linear layers report these autocast output dtypes."""
     it = iter(dtypes)
     layers = tuple(
-        dataclasses.replace(la, autocast=LayerDtypes(la.autocast.in_dtype, next(it)))
+        dataclasses.replace(la, autocast=LayerDtypes.of(la.autocast.in_dtype, next(it)))
         if la.kind == "Linear"
         else la
         for la in result.layers
@@ -180,7 +180,7 @@ def test_lesson_3_wording_follows_the_data(results):
     kept = dataclasses.replace(
         r,
         layers=tuple(
-            dataclasses.replace(la, autocast=LayerDtypes("bfloat16", "float32"))
+            dataclasses.replace(la, autocast=LayerDtypes.of("bfloat16", "float32"))
             if la.name == "softmax"
             else la
             for la in r.layers
