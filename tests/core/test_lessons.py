@@ -207,7 +207,7 @@ def test_lesson_4_agreement_sentences_carry_the_numbers(results):
     assert f"at most {a.max_abs_diff:.3g}" in outcome.sentences[0]
     assert outcome.matches_tutorial == (a.agree == a.rows and a.allclose)
     flipped = dataclasses.replace(
-        r, agreement=dataclasses.replace(a, agree=a.rows - 3, fraction=(a.rows - 3) / a.rows)
+        r, agreement=a.model_copy(update={"agree": a.rows - 3, "fraction": (a.rows - 3) / a.rows})
     )
     text = lesson("agreement").check(flipped).headline
     assert f"same on {a.rows - 3} of {a.rows} rows" in text and "3 flipped" in text
