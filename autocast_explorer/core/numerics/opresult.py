@@ -105,21 +105,16 @@ class CaseResult(Part):
         return dump(self)
 
 
-def _null_as_empty(value: Any) -> Any:
-    return "" if value is None else value
-
-
 class OpPolicy(Part):
     """The measured policy of one op, the cases it rests on, and a sentence saying why."""
 
     schema_name: ClassVar[str] = "op"
 
     name: Text
-    #: '' for an op the catalog does not hold; read from older files: from the catalog.
+    #: From the catalog where none is given (older files: null); '' for an op it does not hold.
     category: Annotated[
         str,
         *text_rules(),
-        BeforeValidator(_null_as_empty),  # runs first: null (older files) as none given
         WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]}),
         Field(description="the catalog's category slug"),
     ] = Field(default="", json_schema_extra={"default": None})
@@ -144,7 +139,7 @@ class OpPolicy(Part):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        if not data.get("category"):
+        if data.get("category") in (None, ""):
             data["category"] = category_of(data.get("name"))
         documented = data.get("documented")
         if "disagrees" not in data and not isinstance(documented, dict):

@@ -71,7 +71,7 @@ FORWARDS = ("plain", "autocast")
 
 
 def _unless_empty() -> Any:
-    """A text written only when not empty (older readers expect the key absent)."""
+    """A key written only when not empty (older readers expect it absent)."""
     return Field(exclude_if=lambda value: not value)
 
 
@@ -193,12 +193,12 @@ CastsByGradMode = dict[str, CastSummary]
 
 
 class OpTrace(Part):
-    """An OpTrace's sections on their own (the result document holds the same keys)."""
+    """The ops of one plain and one autocast forward, and the casts autocast added: the four
+    sections a result document holds at its top (JSON_KEYS).
 
-    # The ops of one plain and one autocast forward, and the casts autocast added.
-    # `casts_by_grad_mode` holds the autocast forward's casts seen under each grad mode (the
-    # visibility check described in the module docstring); `casts` is the one under
-    # `grad_mode`.
+    `casts_by_grad_mode` holds the autocast forward's casts seen under each grad mode (the
+    visibility check described in the module docstring); `casts` is the one under `grad_mode`.
+    """
     ops: OpsSection
     casts: CastSummary
     ops_diff: OpsDiffSection = ()
