@@ -199,6 +199,7 @@ class OpTrace(Part):
     `casts_by_grad_mode` holds the autocast forward's casts seen under each grad mode (the
     visibility check described in the module docstring); `casts` is the one under `grad_mode`.
     """
+
     ops: OpsSection
     casts: CastSummary
     ops_diff: OpsDiffSection = ()
