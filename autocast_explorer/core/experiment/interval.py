@@ -24,6 +24,7 @@ from pydantic import Field, model_validator
 
 from autocast_explorer.core.documents.field_types import Fraction, NonNegative, Whole, refuse
 from autocast_explorer.core.documents.model import Part, dump
+from autocast_explorer.core.experiment.pace import ratio_text as ratio_text  # also from here
 
 #: The interval's nominal coverage; with fewer than MIN_PAIRS_95 pairs it is lower (reported).
 LEVEL = 0.95
@@ -174,11 +175,4 @@ def t_quantile(p: float, df: int) -> float:
         + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
         + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
         + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4)
-    )
-
-
-def ratio_text(value: float) -> str:
-    """Two decimals, or two significant digits below 0.1 (a ratio of 0.0025 is not 0.00)."""
-    return (
-        f"{value:.2f}" if value >= 0.1 or value == 0 or not math.isfinite(value) else f"{value:.2g}"
     )
