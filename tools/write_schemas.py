@@ -2,8 +2,8 @@
 
 The schemas are package data that other tools read, so they are plain JSON files. Each is
 generated from its document's one typed definition (core/documents/model.py: ExperimentResult
-in core/experiment/result.py, SweepResult in core/sweeps/result.py, ProbePart in
-core/numerics/opresult.py, PresetPart in core/learning/presets.py, each made of parts) and
+in core/experiment/result.py, SweepResult in core/sweeps/result.py, ProbeResult in
+core/numerics/opresult.py, Preset in core/learning/presets.py, each made of parts) and
 self-contained (shared parts in `$defs`), the config's part from ExperimentConfig
 (core/experiment/config_schema.py). This script only writes them.
 

@@ -16,6 +16,7 @@ from collections import Counter
 import pytest
 import torch
 
+from autocast_explorer.core.experiment.capture import LayerDtypes
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment, with_compute_dtypes
 from autocast_explorer.core.experiment.model import build
@@ -130,12 +131,12 @@ def test_the_fused_encoder_layer_is_traced_as_it_runs_and_a_differing_layer_is_l
     assert enc.out_dtype == "bfloat16"
     assert enc.compute.count("_transformer_encoder_layer_fwd", "bfloat16") == 1
     # A layer whose traced output differs from the untraced one gets no compute dtypes.
-    changed = dataclasses.replace(
-        traced,
-        layer_outputs={"autocast": {**traced.layer_outputs["autocast"], "encoder1": "float32"}},
-    )
-    bare = [dataclasses.replace(la, autocast=dataclasses.replace(la.autocast, compute=None))
-            for la in result.layers]  # fmt: skip
+    outputs = {"autocast": {**traced.layer_outputs["autocast"], "encoder1": "float32"}}
+    changed = traced.model_copy(update={"layer_outputs": outputs})
+    untraced = [LayerDtypes.of(la.autocast.in_dtype, la.autocast.out_dtype) for la in result.layers]
+    bare = [
+        dataclasses.replace(la, autocast=a) for la, a in zip(result.layers, untraced, strict=True)
+    ]
     layers = with_compute_dtypes(tuple(bare), changed)
     left_out = edited(result, layers=layers)
     assert [la.name for la in layers if la.autocast.compute is None] == ["encoder1"]
@@ -181,7 +182,15 @@ def test_compute_by_layer_on_constructed_records():
     from autocast_explorer.core.numerics.optrace import OpRecord
 
     def rec(op, out, module, cast=False):
-        return OpRecord("autocast", op, ("float32",), (out,), (2,), cast=cast, module=module)
+        return OpRecord(
+            mode="autocast",
+            op=op,
+            in_dtypes=("float32",),
+            out_dtypes=(out,),
+            shape=(2,),
+            cast=cast,
+            module=module,
+        )
 
     records = [
         rec("aten._to_copy.default", "bfloat16", "a.b", cast=True),

@@ -11,7 +11,6 @@ compare table must then say what fits that kind, whichever CPU runs this test.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import tempfile
@@ -236,8 +235,8 @@ def live():
 def simulated_env(kind: Kind):
     caps = capabilities_from(kind.caps, kind.cpuinfo, None)
     env = environment(2, caps=caps)
-    env = dataclasses.replace(env, torch_bf16_supported=kind.torch_bf16)
-    return dataclasses.replace(env, cpu_capability=kind.capability) if kind.capability else env
+    env = env.model_copy(update={"torch_bf16_supported": kind.torch_bf16})
+    return env.model_copy(update={"cpu_capability": kind.capability}) if kind.capability else env
 
 
 def simulated_result(live, kind: Kind):
@@ -249,16 +248,30 @@ def simulated_result(live, kind: Kind):
         autocast=edited(live.autocast, median_ms=plain_ms / kind.speedup),
         # A quiet machine's interval: ±1% around the speedup.
         evidence=TimingEvidence(
-            SpeedupInterval(kind.speedup / 1.01, kind.speedup * 1.01, 0.95, 30), stopped="precise"
+            interval=SpeedupInterval(
+                low=kind.speedup / 1.01, high=kind.speedup * 1.01, level=0.95, pairs=30
+            ),
+            stopped="precise",
         ),
     )
 
 
 def simulated_probe(kind: Kind) -> OneDnnProbe:
-    kernels = (
-        (OneDnnKernel("matmul", kind.gemm, "bfloat16", "128x256:256x256"),) if kind.gemm else ()
+    gemm = OneDnnKernel(
+        primitive="matmul",
+        implementation=kind.gemm,
+        src_dtype="bfloat16",
+        problem="128x256:256x256",
     )
-    return OneDnnProbe("bfloat16", True, True, "3.7.1", None, autocast_kernels=kernels)
+    return OneDnnProbe(
+        dtype="bfloat16",
+        available=True,
+        captured=True,
+        version="3.7.1",
+        autocast_kernels=(gemm,) if kind.gemm else (),
+        float32_kernels=(),
+        summary="",
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=IDS)

@@ -67,7 +67,7 @@ def with_autocast_out(result, dtypes):
     """A copy of `result` whose Linear layers report these autocast output dtypes."""
     it = iter(dtypes)
     layers = tuple(
-        dataclasses.replace(la, autocast=LayerDtypes(la.autocast.in_dtype, next(it)))
+        dataclasses.replace(la, autocast=LayerDtypes.of(la.autocast.in_dtype, next(it)))
         if la.kind == "Linear"
         else la
         for la in result.layers
@@ -181,7 +181,7 @@ def test_lesson_3_wording_follows_the_data(results):
     kept = edited(
         r,
         layers=tuple(
-            dataclasses.replace(la, autocast=LayerDtypes("bfloat16", "float32"))
+            dataclasses.replace(la, autocast=LayerDtypes.of("bfloat16", "float32"))
             if la.name == "softmax"
             else la
             for la in r.layers
@@ -208,7 +208,7 @@ def test_lesson_4_agreement_sentences_carry_the_numbers(results):
     assert f"at most {a.max_abs_diff:.3g}" in outcome.sentences[0]
     assert outcome.matches_tutorial == (a.agree == a.rows and a.allclose)
     flipped = edited(
-        r, agreement=dataclasses.replace(a, agree=a.rows - 3, fraction=(a.rows - 3) / a.rows)
+        r, agreement=a.model_copy(update={"agree": a.rows - 3, "fraction": (a.rows - 3) / a.rows})
     )
     text = lesson("agreement").check(flipped).headline
     assert f"same on {a.rows - 3} of {a.rows} rows" in text and "3 flipped" in text

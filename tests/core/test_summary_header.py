@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -20,5 +18,5 @@ def test_the_header_counts_threads_in_words(threads, words):
     header = format_summary(result).splitlines()[1]
     assert header.endswith(f"· {words}"), header
     assert result.environment.threads_text == words
-    other = dataclasses.replace(result.environment, threads=threads + 1)
+    other = result.environment.model_copy(update={"threads": threads + 1})
     assert other.threads_text == f"{threads + 1} threads"

@@ -65,7 +65,12 @@ EMPTY: dict[str, str] = {
     "SweepPoint.config": "None for an MLP point, whose widths say all (not written)",
     "ExperimentResult.autocast_error": "'' (never None) unless the autocast forward raised",
     "LayerRecord.autocast": "None: the autocast forward raised before this layer",
-    "LayerDtypes.compute": "None: not traced (training, older files, a fused kernel)",
+    "LayerDtypes.compute_dtypes": "None: not traced (training, older files, a fused kernel); "
+    "`compute` holds it as a ComputeDtypes",
+    **{
+        f"LayerError.{name}": "what the other fields imply where a file holds null (layer_error.py)"
+        for name in ("max_abs", "mean_rel", "sqnr_db", "cosine")
+    },
     "TrainReport.accuracy": "`{}` when `loss_kind` is `'mse'` (no classes to score)",
     "SpeedupInterval.estimate": "None in files written before it",
     "RouteResult.plain": "None: not timed",

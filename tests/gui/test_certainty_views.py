@@ -15,7 +15,9 @@ from tests.edits import edited, retimed
 
 def with_interval(result, speedup: float, low: float, high: float):
     auto = edited(result.autocast, median_ms=result.plain.median_ms / speedup)
-    evidence = TimingEvidence(SpeedupInterval(low, high, 0.95, 24), stopped="max_time")
+    evidence = TimingEvidence(
+        interval=SpeedupInterval(low=low, high=high, level=0.95, pairs=24), stopped="max_time"
+    )
     return retimed(result, autocast=auto, evidence=evidence)
 
 

@@ -92,8 +92,25 @@ def test_error_chart_and_layer_table_show_each_layers_error(window, qtbot):
 
 def test_identical_missing_and_overflowed_errors_are_named_not_drawn_as_numbers(window, qtbot):
     result = run_to_end(qtbot, window)
-    identical = LayerError(0.0, 0.0, 0.0, math.inf, 1.0, True, 128)
-    overflowed = LayerError(math.inf, math.inf, math.nan, math.nan, math.nan, False, 32, 5)
+    identical = LayerError(
+        max_abs=0.0,
+        mean_abs=0.0,
+        mean_rel=0.0,
+        sqnr_db=math.inf,
+        cosine=1.0,
+        identical=True,
+        numel=128,
+    )
+    overflowed = LayerError(
+        max_abs=math.inf,
+        mean_abs=math.inf,
+        mean_rel=math.nan,
+        sqnr_db=math.nan,
+        cosine=math.nan,
+        identical=False,
+        numel=32,
+        nonfinite=5,
+    )
     layers = list(result.layers)
     assert len(layers) == 3
     layers[0] = dataclasses.replace(layers[0], error=identical)

@@ -218,8 +218,14 @@ def test_heatmap_cells_say_each_points_interval_and_noise(window, qtbot):
     from autocast_explorer.core.experiment.interval import SpeedupInterval
 
     result = synthetic((1, 8), (0.5, 2.0, 0.25, 4.0), width_values=(128, 512))
-    tight = TimingEvidence(SpeedupInterval(1.94, 2.06, 0.95, 30, 2.0), stopped="precise")
-    wide = TimingEvidence(SpeedupInterval(0.15, 0.40, 0.95, 30, 0.25), stopped="max_time")
+    tight = TimingEvidence(
+        interval=SpeedupInterval(low=1.94, high=2.06, level=0.95, pairs=30, estimate=2.0),
+        stopped="precise",
+    )
+    wide = TimingEvidence(
+        interval=SpeedupInterval(low=0.15, high=0.40, level=0.95, pairs=30, estimate=0.25),
+        stopped="max_time",
+    )
     points = list(result.points)
     points[1] = retimed(points[1], evidence=tight)
     points[2] = retimed(points[2], evidence=wide)

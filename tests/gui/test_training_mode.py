@@ -154,7 +154,9 @@ def test_a_far_slower_autocast_never_reads_speedup_zero(window, qtbot):
     result = run_to_end(qtbot, window)
     slow = edited(result.autocast, median_ms=result.plain.median_ms * 400)
     # A clean measurement of that ratio (this machine's own load must not make it "too noisy").
-    clean = TimingEvidence(SpeedupInterval(0.0024, 0.0026, 0.95, 30), blocks=60)
+    clean = TimingEvidence(
+        interval=SpeedupInterval(low=0.0024, high=0.0026, level=0.95, pairs=30), blocks=60
+    )
     window.show_result(retimed(result, autocast=slow, evidence=clean))
     text = window.latencyPlot.drawn()["speedup_text"]
     assert text == "autocast 400.00× slower (speedup 0.0025×, 95%: 0.0024–0.0026)"

@@ -38,7 +38,9 @@ class DerivingPart(Part):
         finally:
             _MADE_BY_PROGRAM.reset(token)
 
-    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]  # see Part.__init__
+    # The program's constructor only: pydantic must not call it while reading a file (it would
+    # mark the file's values as the program's).
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     def require_in_files(self) -> None:
         """Read from a file (not made by the program), a derived key left out is refused."""

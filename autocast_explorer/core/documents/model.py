@@ -29,8 +29,10 @@ from pydantic import (
     ConfigDict,
     SerializerFunctionWrapHandler,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     model_serializer,
+    model_validator,
 )
 
 from autocast_explorer.core.documents.field_types import NotNull
@@ -66,16 +68,19 @@ class Part(BaseModel):
         if "schema_name" in cls.__dict__:
             _SCHEMA_NAMES[cls.__name__] = cls.schema_name
 
-    def __init__(self, /, **values: Any) -> None:
-        unknown = values.keys() - _known_keys(type(self))
+    # Not an __init__: pydantic calls a model's own __init__ while reading a file too.
+    @model_validator(mode="before")
+    @classmethod
+    def _as_the_program_made_it(cls, data: Any, info: ValidationInfo) -> Any:
+        """Made by the program (not read, see `read`): an unknown keyword is a TypeError and an
+        Omittable None is left out."""
+        if info.context is _READING or not isinstance(data, dict):
+            return data
+        unknown = data.keys() - _known_keys(cls)
         if unknown:
-            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
-        omittable = _omittable_keys(type(self))
-        super().__init__(**{k: v for k, v in values.items() if v is not None or k not in omittable})
-
-    # The program's constructor only: reading (`model_validate`) must not call it, or a file's
-    # unknown keys would be refused and its validators run twice.
-    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+            raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
+        omittable = _omittable_keys(cls)
+        return {k: v for k, v in data.items() if v is not None or k not in omittable}
 
     # Transitional, while the twins are folded one module at a time: a folded class still
     # answers the calls of parents that are not folded yet. Removed with the last twin.
@@ -96,6 +101,8 @@ class Part(BaseModel):
 
 
 _SCHEMA_NAMES: dict[str, str] = {}
+#: The validation context of `read`: the values come from a file, not from the program.
+_READING = {"from": "a file"}
 
 
 @functools.cache
@@ -170,7 +177,7 @@ def read(model: type[P], data: Any, kind: str = "", at: str = "") -> P:
     field's dotted path (below `at`: a part read on its own, e.g. `Environment.from_dict(data,
     "environment")`)."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=_READING)
     except ValidationError as exc:
         words = _words(exc.errors()[0])
         if at:

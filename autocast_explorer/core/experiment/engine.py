@@ -381,7 +381,9 @@ def with_compute_dtypes(
         traced = op_trace.layer_outputs.get(mode, {}).get(name)
         if traced is None or traced != dtypes.out_dtype:
             return dtypes
-        return dataclasses.replace(dtypes, compute=found[mode].get(name, ComputeDtypes()))
+        return LayerDtypes.of(
+            dtypes.in_dtype, dtypes.out_dtype, found[mode].get(name, ComputeDtypes())
+        )
 
     return tuple(
         dataclasses.replace(
@@ -497,8 +499,8 @@ def _training_layers(report: TrainReport) -> tuple[LayerRecord, ...]:
         LayerRecord(
             name=t.name,
             kind=t.kind,
-            plain=LayerDtypes(*t.forward["plain"]),
-            autocast=LayerDtypes(*t.forward["autocast"]),
+            plain=LayerDtypes.of(*t.forward["plain"]),
+            autocast=LayerDtypes.of(*t.forward["autocast"]),
         )
         for t in report.layers
     )

@@ -1,10 +1,14 @@
-"""The one threshold for "about the same speed", shared by every sentence that compares modes.
+"""The one threshold for "about the same speed", shared by every sentence that compares modes,
+and how a speed ratio is written.
 
 Speedups within SAME_SPEED of 1.0 (either way) are called about even: the summary, the lessons,
 the placements and the hardware verdict all use it, so no two of them disagree about one run.
+Torch- and pydantic-free: the window's lessons use it before either is loaded.
 """
 
 from __future__ import annotations
+
+import math
 
 #: Speedups in [1 / SAME_SPEED, SAME_SPEED] are "about the same speed".
 SAME_SPEED = 1.05
@@ -19,3 +23,10 @@ def pace(speedup: float) -> str:
     if speedup <= 1 / SAME_SPEED:
         return "slower"
     return "same"
+
+
+def ratio_text(value: float) -> str:
+    """Two decimals, or two significant digits below 0.1 (a ratio of 0.0025 is not 0.00)."""
+    return (
+        f"{value:.2f}" if value >= 0.1 or value == 0 or not math.isfinite(value) else f"{value:.2g}"
+    )

@@ -9,7 +9,7 @@ import math
 from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS
-from autocast_explorer.core.experiment.interval import ratio_text
+from autocast_explorer.core.experiment.pace import ratio_text
 from autocast_explorer.core.experiment.route_kinds import route_label
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -26,6 +26,7 @@ from autocast_explorer.core.documents.field_types import (
     NonNegative,
     NonNegatives,
     PositiveWhole,
+    Text,
     Whole,
 )
 from autocast_explorer.core.documents.model import Part
@@ -109,21 +110,16 @@ class LatencyStats(Part):
         )
 
 
-@dataclass(frozen=True)
-class Stall:
-    """A block far slower than its mode's running median: recorded, left out, re-measured.
+class Stall(Part):
+    """One block far over its mode's running median: left out of the statistics, re-measured."""
 
-    `round` is the protocol's round (0-based), `ms` the block's time per call and `median_ms`
-    the mode's median of the blocks kept before it.
-    """
-
-    mode: str
-    round: int
-    ms: float
-    median_ms: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode, "round": self.round, "ms": self.ms, "median_ms": self.median_ms}
+    # `round` is the protocol's round (0-based).
+    mode: Text
+    round: Whole
+    ms: Annotated[NonNegative, Field(description="the stalled block's per-call time")]
+    median_ms: Annotated[
+        NonNegative, Field(description="its mode's median of the blocks kept before it")
+    ]
 
 
 @dataclass(frozen=True)
@@ -430,7 +426,12 @@ class _PairedRun:
             self.block_sizes[i] = max(1, math.ceil(self.block_target / seconds))
         if is_stall(ms, self.ordered[i]):
             self.stalls.append(
-                Stall(self.labels[i], self.rounds, ms, _sorted_median(self.ordered[i]))
+                Stall(
+                    mode=self.labels[i],
+                    round=self.rounds,
+                    ms=ms,
+                    median_ms=_sorted_median(self.ordered[i]),
+                )
             )
             return None
         self.samples[i].append(ms)

@@ -22,7 +22,7 @@ from autocast_explorer.core.data.summary import interval_text
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
 from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS, SPEEDUP_MEANING
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.interval import ratio_text
+from autocast_explorer.core.experiment.pace import ratio_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.training import TrainReport
 

@@ -178,7 +178,7 @@ def casts_text(count: int) -> str:
 
 
 def _evidence(interval: SpeedupInterval | None) -> TimingEvidence | None:
-    return None if interval is None else TimingEvidence(interval)
+    return None if interval is None else TimingEvidence(interval=interval)
 
 
 def _versus(

@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
-from autocast_explorer.core.experiment.interval import ratio_text
+from autocast_explorer.core.experiment.pace import ratio_text
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.charts.whiskers import whisker_ends
 from autocast_explorer.gui.shell import style

@@ -170,7 +170,7 @@ class RouteResult(Part):
         return text + (" · too noisy to tell" if self.call.too_noisy else "")
 
     def _evidence(self) -> TimingEvidence | None:
-        return None if self.interval is None else TimingEvidence(self.interval)
+        return None if self.interval is None else TimingEvidence(interval=self.interval)
 
     def to_dict(self) -> dict[str, Any]:
         return dump(self)
