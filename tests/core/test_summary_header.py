@@ -22,3 +22,19 @@ def test_the_header_counts_threads_in_words(threads, words):
     assert result.environment.threads_text == words
     other = dataclasses.replace(result.environment, threads=threads + 1)
     assert other.threads_text == f"{threads + 1} threads"
+
+
+def test_the_time_guard_line_writes_milliseconds_as_numbers():
+    """A transformer's forecast read "6.38e+03 ms": a number with no exponent, as measured."""
+    from autocast_explorer.core.experiment.summary import guard_line
+
+    result = run_experiment(ExperimentConfig(widths=(8, 4), batch=2, min_time=0.01))
+    assert result.guard is not None
+    slow = dataclasses.replace(result.guard, seconds=6.3817)
+    line = guard_line(dataclasses.replace(result, guard=slow))
+    assert line.startswith("time guard estimated 6382 ms per forward; measured ")
+    assert "e+" not in line
+    small = dataclasses.replace(result.guard, seconds=0.04213e-3)
+    assert guard_line(dataclasses.replace(result, guard=small)).startswith(
+        "time guard estimated 0.0421 ms per forward"
+    )

@@ -141,9 +141,11 @@ class OpTraceView(QWidget):
             "(an aten._to_copy-like op whose output dtype differs from its input's)."
         )
         header = self.opsTable.horizontalHeader()
-        # Every column fits its contents except the op name, which takes (or gives up) the rest.
+        # Every column fits its contents (a stretched op name gave up its width to the others
+        # and was 30 px wide in a narrow tab); the last takes what is left, and a table wider
+        # than its tab scrolls sideways.
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(True)
         column_header(self.opsTable, 5).setToolTip(
             "Bytes a cast wrote (its low-precision copy); empty for ops that are not casts."
         )
@@ -153,9 +155,8 @@ class OpTraceView(QWidget):
             "autocast dispatched on top of the plain forward."
         )
         header = self.addedTable.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in range(1, len(ADDED_COLUMNS)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
 
     def _build_splitter(self, filters: QHBoxLayout) -> QSplitter:
         """The filtered op list beside "what autocast added" (stacked in a narrow tab)."""
