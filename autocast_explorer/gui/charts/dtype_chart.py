@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QSizePolicy
 
 from autocast_explorer.gui.charts.layer_ticks import layer_ticks
 from autocast_explorer.gui.charts.static_chart import LEGEND_ROW, StaticChart
@@ -117,6 +119,9 @@ class DtypeChart(StaticChart):
         self._legend = pg.LegendItem(colCount=4, labelTextSize="10pt")
         self._legend.layout.setContentsMargins(2, 0, 2, 0)  # one line high, not a box
         plot.layout.addItem(self._legend, LEGEND_ROW, 1)
+        # As wide as its entries, centred under the cells (not spread across the row).
+        self._legend.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Maximum)
+        plot.layout.setAlignment(self._legend, Qt.AlignmentFlag.AlignHCenter)
         self._legend_samples: dict[str, pg.BarGraphItem] = {}
         self._cells_item = pg.BarGraphItem(
             x0=[], y0=[], width=[], height=[], brushes=[], pen=pg.mkPen("w", width=2)

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.gui.charts import formats
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import reflow_below
-from autocast_explorer.gui.shell.tables import cell, column_header, row_texts
+from autocast_explorer.gui.shell.tables import RestOfWidth, cell, column_header, row_texts
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -141,11 +141,9 @@ class OpTraceView(QWidget):
             "(an aten._to_copy-like op whose output dtype differs from its input's)."
         )
         header = self.opsTable.horizontalHeader()
-        # Every column fits its contents (a stretched op name gave up its width to the others
-        # and was 30 px wide in a narrow tab); the last takes what is left, and a table wider
-        # than its tab scrolls sideways.
+        # Every column fits its contents; the op name takes what is left, never less.
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self._opsWidth = RestOfWidth(self.opsTable, OP_COLUMNS.index("aten op"))
         column_header(self.opsTable, 5).setToolTip(
             "Bytes a cast wrote (its low-precision copy); empty for ops that are not casts."
         )
@@ -156,7 +154,7 @@ class OpTraceView(QWidget):
         )
         header = self.addedTable.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self._addedWidth = RestOfWidth(self.addedTable, ADDED_COLUMNS.index("aten op"))
 
     def _build_splitter(self, filters: QHBoxLayout) -> QSplitter:
         """The filtered op list beside "what autocast added" (stacked in a narrow tab)."""
@@ -279,6 +277,8 @@ class OpTraceView(QWidget):
             )
             self.gradModeLabel.setText(self._grad_mode_sentence(trace))
         self._apply_filter()
+        self._opsWidth.fit()
+        self._addedWidth.fit()
 
     def _grad_mode_sentence(self, trace: OpTrace) -> str:
         other = trace.casts_by_grad_mode.get("inference_mode")
