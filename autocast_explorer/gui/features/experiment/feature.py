@@ -6,6 +6,8 @@ feature draws what each run measured.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Slot
 
 from autocast_explorer.gui.charts.agreement_chart import AgreementChart
@@ -35,7 +37,7 @@ class _Headline(QObject):
             self._overview.header.clear()
 
 
-def _add_why_action(ctx: AppContext, overview: OverviewTab, has_result) -> None:
+def _add_why_action(ctx: AppContext, overview: OverviewTab, has_result: Callable[[], bool]) -> None:
     """View › Why this verdict: the Overview's "Why?" disclosure from the menu (and its keys)."""
     header = overview.header
 
