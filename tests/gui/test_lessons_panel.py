@@ -242,3 +242,25 @@ def test_the_exercise_question_wraps_inside_the_panel_at_150_percent(window, qtb
     assert label.height() >= label.heightForWidth(label.width())
     window.presentation.set_font_scale(1.0)
     qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)
+
+
+def test_a_claim_the_tutorial_never_makes_reads_as_an_assumption(window):
+    """Lesson 8 said "The tutorial says: (Not in the tutorial.)" and then "✓ Here the
+    tutorial's claim holds": its claim is named a common assumption, and checked as one."""
+    from autocast_explorer.core.learning.lessons import LessonOutcome
+    from autocast_explorer.gui.features.lessons.steps import match_line
+
+    panel = show_lessons(window)
+    answers = next(i for i, lesson in enumerate(LESSONS) if lesson.id == "answers")
+    panel.go_to(answers)
+    claim = panel.claimLabel.text()
+    assert claim == (
+        "<i>A common assumption:</i> A trained model gives the same answers under autocast as "
+        "in float32."
+    )
+    held = LessonOutcome("answers", "The same answers.", (), True, "accuracy")
+    assert match_line(held, LESSONS[answers].claim_by == "tutorial")[0] == (
+        "✓ Here the assumption holds."
+    )
+    for lesson in LESSONS:
+        assert "tutorial" not in lesson.tutorial_claim.lower() or lesson.claim_by == "tutorial"

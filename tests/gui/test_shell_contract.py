@@ -3,6 +3,7 @@ end with an outcome, closing is bounded, and every file action runs without its 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 
@@ -113,7 +114,12 @@ def test_file_methods_do_what_the_menus_do_without_dialogs(window, qtbot, tmp_pa
 
     assert window.compare_files([saved]) == []
     assert window.compare_window is compare and compare.isVisible()
-    assert len(compare.labels()) == 2  # this window's run and the file
+    # This window's run, once: the file holds the same run (it was listed twice).
+    assert len(compare.labels()) == 1
+    other = tmp_path / "other.json"
+    other.write_text(dataclasses.replace(result, config=result.config.replace(batch=3)).to_json())
+    assert window.compare_files([other]) == []
+    assert len(compare.labels()) == 2  # this window's run and the other file
 
     markdown = window.export_report(tmp_path / "report")
     assert markdown == tmp_path / "report" / "report.md"

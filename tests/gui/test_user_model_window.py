@@ -283,3 +283,15 @@ def test_no_names_and_a_one_line_hint_when_they_do_not_import(window, qtbot, sta
         f"pip install torchvision matching torch {torch.__version__}"
     ) in text
     assert "import timm failed (RuntimeError: operator torchvision::nms does not exist)" in text
+    # The note is about torchvision:/timm: specs only: beside hf:bert or a file it puzzled.
+    spec = window.findChild(QLineEdit, "modelSpecEdit")
+    for typed, shown in (
+        ("hf:bert", False),
+        ("models/my_model.py:build", False),
+        ("timm:resnet18", True),
+        ("torchvision:resnet18", True),
+        ("", True),
+    ):
+        spec.setText(typed)
+        assert hint.isVisible() == shown, typed
+    assert hint.text() == text

@@ -25,6 +25,11 @@ def pace(speedup: float) -> str:
     return "same"
 
 
+def ms_text(value: float) -> str:
+    """A latency as sentences print it: '0.0421 ms', '12.3 ms', '6380 ms' (never '6.38e+03')."""
+    return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"
+
+
 def ratio_text(value: float) -> str:
     """Two decimals, or two significant digits below 0.1 (a ratio of 0.0025 is not 0.00)."""
     return (

@@ -6,13 +6,13 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 from __future__ import annotations
 
 from autocast_explorer.core.data.records import DataInfo
-from autocast_explorer.core.data.summary import accuracy_lines
+from autocast_explorer.core.data.summary import accuracy_lines, epochs_text
 from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.certainty import speedup_basis, straddle_text
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.config_words import model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
-from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.experiment.pace import SAME_SPEED, ms_text
 from autocast_explorer.core.experiment.policy_summary import format_probe
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
@@ -51,8 +51,8 @@ def guard_line(result: ExperimentResult) -> str:
         estimated, per = estimated * TRAINING_STEP_FORWARDS, "per training step"
     ratio = estimated / measured if measured > 0 else float("nan")
     return (
-        f"time guard estimated {estimated:.3g} ms {per}; measured "
-        f"{measured:.3g} ms ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
+        f"time guard estimated {ms_text(estimated)} {per}; measured "
+        f"{ms_text(measured)} ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
     )
 
 
@@ -543,7 +543,7 @@ def epoch_lines(info: DataInfo, epochs: tuple[EpochScore, ...], dtype: str) -> l
     """Training mode on real data: both copies' loss and held-out accuracy after each epoch."""
     lines = [
         "",
-        f"{info.name}: both copies trained {info.epochs} epochs on {info.n_train:,} rows, "
+        f"{info.name}: both copies trained {epochs_text(info.epochs)} on {info.n_train:,} rows, "
         f"scored on {info.n_test:,} held-out rows after each:",
         f"  epoch  loss float32  loss {dtype:<9} held-out float32  held-out {dtype}",
     ]

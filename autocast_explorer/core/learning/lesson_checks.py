@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import parameter_count
+from autocast_explorer.core.experiment.pace import ms_text
 from autocast_explorer.core.learning.lesson_types import (
     PROBE_OPS,
     LessonOutcome,
     Probe,
-    ms_text,
 )
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from autocast_explorer.core.documents.reader import cap_text
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.pace import ms_text
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -157,8 +158,3 @@ class LessonRun:
     result: ExperimentResult
     probe: Probe | None
     outcome: LessonOutcome
-
-
-def ms_text(value: float) -> str:
-    """A latency as lessons print it: '0.0421 ms', '12.3 ms', '250 ms'."""
-    return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"

@@ -36,6 +36,8 @@ SPEC_TIP = (
     "torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory. Random "
     "weights; nothing is downloaded. Importing a file runs its code: the window asks first."
 )
+#: Spec prefixes whose names the completion offers: the only specs its install note is about.
+LISTED_PREFIXES = ("torchvision:", "timm:")
 #: The config fields this page shows (`fields()` returns them; the others keep their values).
 USER_PAGE_FIELDS = ("model", "model_args", "input_shape", "input_image", "seq", "layer_depth")
 
@@ -57,6 +59,7 @@ class UserModelPage(QWidget):
         self.modelSpecEdit.setToolTip(SPEC_TIP)
         self.modelSpecEdit.setClearButtonEnabled(True)
         self.modelSpecEdit.textChanged.connect(self.changed)
+        self.modelSpecEdit.textChanged.connect(self._show_completion_hint)
         self._completions = QStringListModel(self)
         completer = QCompleter(self._completions, self)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
@@ -160,10 +163,18 @@ class UserModelPage(QWidget):
             found = library_model_names()
             self._library_names = found.names
             self.modelCompletionHint.setText(found.hint)
-            self.modelCompletionHint.setVisible(bool(found.hint))
+            self._show_completion_hint()
         self._completions.setStringList(
             list(dict.fromkeys([*self._recent, *EXAMPLE_SPECS, *self._library_names]))
         )
+
+    @Slot()
+    def _show_completion_hint(self) -> None:
+        """What to install for torchvision:/timm: names, while such a spec (or none) is typed:
+        beside hf:bert or a file's factory it only puzzled."""
+        spec = self.modelSpecEdit.text().strip()
+        wanted = not spec or spec.startswith(LISTED_PREFIXES)
+        self.modelCompletionHint.setVisible(wanted and bool(self.modelCompletionHint.text()))
 
     def set_recent(self, specs: list[str]) -> None:
         """The specs run before, newest first (the window keeps them in its settings)."""

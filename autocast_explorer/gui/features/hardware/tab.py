@@ -147,9 +147,9 @@ class HardwareTab(QWidget):
         self.table.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.table.setAlternatingRowColors(True)
         self.table.setToolTip(
-            "CPU facts from torch.cpu.get_capabilities() and torch's own queries; flags absent "
-            "here mean "
-            "oneDNN converts to float32 (emulation) instead of computing in low precision."
+            "CPU facts from torch.cpu.get_capabilities() and torch's own queries. Without the "
+            "flags for a dtype its matrix products convert their operands and compute in "
+            "float32 kernels; 'What ran instead' and the oneDNN probe say which ran here."
         )
         self.onednnLabel = QLabel("")
         self.onednnLabel.setObjectName("onednnLabel")
@@ -291,7 +291,8 @@ class HardwareTab(QWidget):
         rows += [
             ("torch: bf16 ok?", _yes_no(v.torch_bf16_supported), None, TORCH_QUERY % "bf16"),
             ("torch: fp16 ok?", _yes_no(v.torch_fp16_supported), None, TORCH_QUERY % "fp16"),
-            (f"Native {short}", "yes" if v.native else "no (emulated)", v.native, v.hardware),
+            # "no", not "emulated": what ran instead is measured (the row below, the probe).
+            (f"Native {short}", "yes" if v.native else "no", v.native, v.hardware),
         ]
         if v.instead:
             rows.append(

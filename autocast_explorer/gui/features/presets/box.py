@@ -159,6 +159,7 @@ class PresetBox(QGroupBox):
         self._build_actions()
         self.combo.currentIndexChanged.connect(self._on_index_changed)
         ctx.configChanged.connect(self._sync)
+        ctx.requestedSweepChanged.connect(self._sync)
         ctx.resultShown.connect(self._check_claims)
         self.combo.setPlaceholderText(LOADING_TEXT)
         ctx.after_first_paint(self.reload)
@@ -390,8 +391,8 @@ class PresetBox(QGroupBox):
         except ConfigError:
             config = None
         chosen = self._chosen
-        if chosen is None or not same_experiment(chosen.config, config):
-            chosen = next((p for p in self._presets if same_experiment(p.config, config)), None)
+        if chosen is None or not self._matches(chosen, config):
+            chosen = next((p for p in self._presets if self._matches(p, config)), None)
         self._chosen = chosen
         self._syncing = True
         try:
@@ -399,6 +400,13 @@ class PresetBox(QGroupBox):
         finally:
             self._syncing = False
         self._show_description(chosen)
+
+    def _matches(self, preset: Preset, config: ExperimentConfig | None) -> bool:
+        """The controls describe `preset`: its config, and its sweep if it has one is the one
+        set up (a lesson sets the tutorial's config without the width sweep's sweep)."""
+        if preset.sweep is not None and preset.sweep != self._ctx.requested_sweep:
+            return False
+        return same_experiment(preset.config, config)
 
     @Slot()
     def _open_list(self) -> None:
