@@ -9,7 +9,6 @@ the LSTM, which raises on some CPUs, is asserted against what this run did.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 
@@ -135,7 +134,7 @@ def test_the_fused_encoder_layer_is_traced_as_it_runs_and_a_differing_layer_is_l
     changed = traced.model_copy(update={"layer_outputs": outputs})
     untraced = [LayerDtypes.of(la.autocast.in_dtype, la.autocast.out_dtype) for la in result.layers]
     bare = [
-        dataclasses.replace(la, autocast=a) for la, a in zip(result.layers, untraced, strict=True)
+        la.model_copy(update={"autocast": a}) for la, a in zip(result.layers, untraced, strict=True)
     ]
     layers = with_compute_dtypes(tuple(bare), changed)
     left_out = edited(result, layers=layers)

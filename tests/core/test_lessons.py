@@ -1,6 +1,5 @@
 """Lessons describe what was measured; the exercise is graded from the measurement."""
 
-import dataclasses
 import re
 
 import pytest
@@ -67,7 +66,7 @@ def with_autocast_out(result, dtypes):
     """A copy of `result` whose Linear layers report these autocast output dtypes."""
     it = iter(dtypes)
     layers = tuple(
-        dataclasses.replace(la, autocast=LayerDtypes.of(la.autocast.in_dtype, next(it)))
+        la.model_copy(update={"autocast": LayerDtypes.of(la.autocast.in_dtype, next(it))})
         if la.kind == "Linear"
         else la
         for la in result.layers
@@ -181,7 +180,7 @@ def test_lesson_3_wording_follows_the_data(results):
     kept = edited(
         r,
         layers=tuple(
-            dataclasses.replace(la, autocast=LayerDtypes.of("bfloat16", "float32"))
+            la.model_copy(update={"autocast": LayerDtypes.of("bfloat16", "float32")})
             if la.name == "softmax"
             else la
             for la in r.layers

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-#: (module, class) of every public dataclass a test is handed, in the order documented.
+#: (module, class) of every public class a test is handed, in the order documented.
 CLASSES: tuple[tuple[str, str], ...] = (
     ("autocast_explorer.core.experiment.result", "ExperimentResult"),
     ("autocast_explorer.core.experiment.timing", "LatencyStats"),
@@ -75,6 +75,9 @@ EMPTY: dict[str, str] = {
     "SpeedupInterval.estimate": "None in files written before it",
     "RouteResult.plain": "None: not timed",
     "RouteResult.lower": "None: not timed (`finding` says why)",
+    "RouteResult.speedup": "NaN when a side was not timed (derived from the sides; written null)",
+    "RouteAgreement.max_abs_diff": "NaN when not measured (written null)",
+    "RouteAgreement.cosine": "NaN when not measured (written null)",
     "RouteResult.interval": "None: not timed, or a file written before routes had one "
     "(JSON key `speedup_interval`)",
     "HeatCell.interval": "`''`: no interval (a `str`, the words ' (95%: 1.66–1.79)', "

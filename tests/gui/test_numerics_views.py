@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import pyqtgraph as pg
@@ -113,9 +112,9 @@ def test_identical_missing_and_overflowed_errors_are_named_not_drawn_as_numbers(
     )
     layers = list(result.layers)
     assert len(layers) == 3
-    layers[0] = dataclasses.replace(layers[0], error=identical)
-    layers[1] = dataclasses.replace(layers[1], error=None)
-    layers[2] = dataclasses.replace(layers[2], error=overflowed)
+    layers[0] = layers[0].model_copy(update={"error": identical})
+    layers[1] = layers[1].model_copy(update={"error": None})
+    layers[2] = layers[2].model_copy(update={"error": overflowed})
     window.show_result(edited(result, layers=tuple(layers)))
 
     drawn = window.errorPlot.drawn()

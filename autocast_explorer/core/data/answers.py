@@ -202,7 +202,3 @@ def _row_values(rows: np.ndarray | None, i: int) -> tuple[float, ...]:
     if rows is None or rows[i].size > MAX_STORED_ROW:
         return ()
     return tuple(float(v) for v in rows[i].reshape(-1))
-
-
-# transitional alias: removed with the last twin
-AccuracyPart = AccuracyReport

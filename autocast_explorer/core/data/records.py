@@ -47,7 +47,3 @@ class DataInfo(Part):
         Text, Field(description="the weights file's name, '' when trained here")
     ] = ""
     history: tuple[EpochRecord, ...] = Field(default=())
-
-
-# transitional alias: removed with the last twin
-DataPart = DataInfo

@@ -22,7 +22,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -81,15 +81,6 @@ class Part(BaseModel):
             raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
         omittable = _omittable_keys(cls)
         return {k: v for k, v in data.items() if v is not None or k not in omittable}
-
-    # Transitional, while the twins are folded one module at a time: a folded class still
-    # answers the calls of parents that are not folded yet. Removed with the last twin.
-    def to_part(self) -> Self:
-        return self
-
-    @classmethod
-    def from_part(cls, part: Self) -> Self:
-        return part
 
     @model_serializer(mode="wrap")
     def _leave_out_absent(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -201,12 +192,6 @@ def dump(part: BaseModel) -> dict[str, Any]:
     return part.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
-def build(model: type[P], **values: Any) -> P:
-    """A part made from values the program computed (trusted: not validated again); omit a
-    keyword to leave an optional key out of the file."""
-    return model.model_construct(**values)
-
-
 def schema(
     model: type[BaseModel],
     tag: str,
@@ -216,7 +201,7 @@ def schema(
 ) -> dict[str, Any]:
     """The published JSON Schema (draft 2020-12) of a document whose `schema` key is `tag`.
 
-    Self-contained: shared parts live in `$defs` under plain names (`EnvironmentPart` →
+    Self-contained: shared parts live in `$defs` under plain names (`Environment` →
     `environment`), plus `defs` made elsewhere (the config's, by ExperimentConfig's rules).
     """
     body = model.model_json_schema(by_alias=True, mode="validation")
@@ -251,7 +236,8 @@ def part_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _def_name(name: str) -> str:
-    """`LayerErrorPart` → `layer_error`: the names the schemas used before they were generated."""
+    """`LayerError` → `layer_error` (a final "Part" dropped), or the class's `schema_name`: the
+    names the schemas used before they were generated."""
     if name in _SCHEMA_NAMES:
         return _SCHEMA_NAMES[name]
     stem = name.removesuffix("Part")

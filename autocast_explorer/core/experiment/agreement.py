@@ -138,7 +138,3 @@ def compare_logits(
         margin_bins=flip_rate_by_margin(reference, low),
         **close,
     )
-
-
-# transitional alias: removed with the last twin
-AgreementPart = Agreement

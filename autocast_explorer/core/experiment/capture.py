@@ -13,12 +13,13 @@ import contextlib
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import torch
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.field_types import Text, Whole, WholeMap
+from autocast_explorer.core.documents.field_types import Text, Whole, WholeMap, Wholes
+from autocast_explorer.core.documents.held import write_always
 from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.compute import ComputeDtypes
@@ -65,16 +66,26 @@ class LayerDtypes(Part):
         return dump(self)
 
 
-@dataclass(frozen=True)
-class LayerRecord:
-    """One layer of the model with the dtypes measured in each mode."""
+class LayerRecord(Part):
+    """One layer of the model with the dtypes measured in each mode (an entry of `layers`)."""
 
-    name: str
-    kind: str
+    schema_name: ClassVar[str] = "layer"
+
+    name: Text
+    kind: Text
+    out_shape: Wholes = ()
     plain: LayerDtypes
-    autocast: LayerDtypes | None  # None: the autocast forward failed before this layer ran
-    out_shape: tuple[int, ...] = ()
-    error: LayerError | None = None  # autocast output vs float32 output (core/numerics.py)
+    autocast: LayerDtypes | None = Field(
+        description="null: the autocast forward raised before this layer"
+    )
+    #: The autocast output against the float32 output (numerics/layer_error.py); None: not
+    #: compared (left out of the file).
+    error: LayerError | None = Field(default=None, exclude_if=lambda value: value is None)
+
+    @model_validator(mode="after")
+    def _shape_written(self) -> LayerRecord:
+        write_always(self, "out_shape")  # every layer's file entry has one, () or not
+        return self
 
 
 @dataclass
@@ -222,7 +233,3 @@ def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[Lay
             )
         )
     return records
-
-
-# transitional alias: removed with the last twin
-LayerDtypesPart = LayerDtypes

@@ -272,8 +272,3 @@ def _noise_reasons(
     if evidence.stopped == "max_time":
         advice.append("a longer maximum time")
     return tuple(reasons), tuple(advice)
-
-
-# transitional aliases: removed with the last twin
-IntervalPart = SpeedupInterval
-EvidenceSection = TimingEvidence

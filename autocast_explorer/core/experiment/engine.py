@@ -9,7 +9,6 @@ are set for the duration of the run, in the calling thread, and restored afterwa
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -386,12 +385,13 @@ def with_compute_dtypes(
         )
 
     return tuple(
-        dataclasses.replace(
-            layer,
-            plain=side("plain", layer.name, layer.plain),
-            autocast=None
-            if layer.autocast is None
-            else side("autocast", layer.name, layer.autocast),
+        layer.model_copy(
+            update={
+                "plain": side("plain", layer.name, layer.plain),
+                "autocast": None
+                if layer.autocast is None
+                else side("autocast", layer.name, layer.autocast),
+            }
         )
         for layer in layers
     )

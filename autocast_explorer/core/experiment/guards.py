@@ -408,7 +408,3 @@ def memory_outcome(config: ExperimentConfig, where: str = "") -> Iterator[None]:
         if not is_out_of_memory(exc):
             raise
         raise out_of_memory(config, exc, where) from None
-
-
-# transitional alias: removed with the last twin
-GuardPart = ForwardEstimate

@@ -81,14 +81,6 @@ class SpeedupInterval(Part):
     def to_dict(self) -> dict[str, Any]:
         return dump(self)
 
-    # Transitional, the twin's API for parts not folded yet: removed with the last twin.
-    def interval(self) -> SpeedupInterval:
-        return self
-
-    @classmethod
-    def of(cls, interval: SpeedupInterval | None) -> SpeedupInterval | None:
-        return interval
-
 
 def paired_ratios(plain_ms: Sequence[float], autocast_ms: Sequence[float]) -> list[float]:
     """float32 ÷ autocast for each pair of neighbouring blocks (pairs with a zero are skipped)."""

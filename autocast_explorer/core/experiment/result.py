@@ -24,8 +24,8 @@ from pydantic import (
     model_validator,
 )
 
-from autocast_explorer.core.data.answers import AccuracyPart, AccuracyReport
-from autocast_explorer.core.data.records import DataInfo, DataPart
+from autocast_explorer.core.data.answers import AccuracyReport
+from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.documents.field_types import (
     FlagMap,
     Measured,
@@ -34,7 +34,6 @@ from autocast_explorer.core.documents.field_types import (
     Omittable,
     Text,
     Whole,
-    Wholes,
     refuse,
     schema_tag,
     text_rules,
@@ -56,11 +55,9 @@ from autocast_explorer.core.documents.reader import (
     finite_or_null,
     load_document,
 )
-from autocast_explorer.core.documents.twins import HeldAs
-from autocast_explorer.core.experiment.agreement import Agreement, AgreementPart
-from autocast_explorer.core.experiment.capture import LayerDtypes, LayerDtypesPart, LayerRecord
+from autocast_explorer.core.experiment.agreement import Agreement
+from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.certainty import (
-    EvidenceSection,
     SpeedCall,
     TimingEvidence,
     judge,
@@ -69,16 +66,15 @@ from autocast_explorer.core.experiment.certainty import (
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.families.user.info import ModelInfo, ModelInfoPart
-from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
+from autocast_explorer.core.experiment.families.user.info import ModelInfo
+from autocast_explorer.core.experiment.guards import ForwardEstimate
 from autocast_explorer.core.experiment.routes import RouteResult
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.experiment.train_report import TrainReport
-from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
-from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart
+from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.numerics.optrace import (
     CastsByGradMode,
-    CastSummaryPart,
+    CastSummary,
     OpsDiffSection,
     OpsSection,
     OpTrace,
@@ -134,7 +130,7 @@ ConfigField = Annotated[
 ]
 
 
-class LatencySection(EvidenceSection):
+class LatencySection(TimingEvidence):
     """Both modes' latency, the speedup (derived from them and the interval), and (since
     intervals) the paired timing's evidence."""
 
@@ -173,48 +169,6 @@ class OutputDtypes(Part):
     autocast: NullableText
 
 
-class LayerPart(Part):
-    """One layer of the model with the dtypes measured in each mode (an entry of `layers`)."""
-
-    schema_name: ClassVar[str] = "layer"
-
-    name: Text
-    kind: Text
-    out_shape: Wholes = ()
-    plain: Annotated[LayerDtypes, HeldAs(LayerDtypesPart)]
-    autocast: Annotated[LayerDtypes, HeldAs(LayerDtypesPart)] | None = Field(
-        description="null: the autocast forward raised before this layer"
-    )
-    error: Annotated[LayerError, HeldAs(LayerErrorPart)] | None = None
-
-
-def _layer_record(part: LayerPart) -> LayerRecord:
-    return LayerRecord(
-        name=part.name,
-        kind=part.kind,
-        plain=part.plain,
-        autocast=part.autocast,
-        out_shape=part.out_shape,
-        error=part.error,
-    )
-
-
-def _layer_part(layer: LayerRecord) -> LayerPart:
-    error = {"error": layer.error} if layer.error is not None else {}
-    return LayerPart(
-        name=layer.name,
-        kind=layer.kind,
-        out_shape=layer.out_shape,
-        plain=layer.plain,
-        autocast=layer.autocast,
-        **error,
-    )
-
-
-#: Transitional, until capture.LayerRecord is a part of its own: the record as the file holds it.
-HeldLayerRecord = Annotated[LayerRecord, HeldAs(LayerPart, read=_layer_record, write=_layer_part)]
-
-
 class ExperimentResult(OpenPart):
     """Everything measured for one config: latency, dtypes per layer, agreement, environment
     (one config measured in float32 and under torch.autocast('cpu')).
@@ -233,7 +187,7 @@ class ExperimentResult(OpenPart):
     schema_: Annotated[str, schema_tag(SCHEMA), Field(alias="schema")]
     created: Annotated[Text, Field(description="ISO 8601 UTC time")] = ""
     config: ConfigField
-    environment: Annotated[Environment, HeldAs(EnvironmentPart)]
+    environment: Environment
     latency: LatencySection
     flops_per_forward: Annotated[
         Whole,
@@ -243,10 +197,8 @@ class ExperimentResult(OpenPart):
         ),
     ]
     output_dtype: OutputDtypes
-    layers: tuple[HeldLayerRecord, ...]
-    agreement: Annotated[Agreement, HeldAs(AgreementPart)] | None = Field(
-        description="null when the autocast forward raised"
-    )
+    layers: tuple[LayerRecord, ...]
+    agreement: Agreement | None = Field(description="null when the autocast forward raised")
     warnings: MultilineTexts = ()
     #: The message when the autocast forward raised: a finding ('' when it did not).
     autocast_error: Annotated[
@@ -262,16 +214,16 @@ class ExperimentResult(OpenPart):
         Field(description="transformer: whether the fused encoder kernel ran, per mode"),
     ] = None
     ops: OpsSection | None = None
-    casts: CastSummaryPart | None = None
+    casts: CastSummary | None = None
     ops_diff: OpsDiffSection = ()
     casts_by_grad_mode: CastsByGradMode = Field(default_factory=dict)
-    guard: Annotated[ForwardEstimate, HeldAs(GuardPart)] | None = Field(
+    guard: ForwardEstimate | None = Field(
         default=None, description="the time guard's estimate, beside the measurement"
     )
     train: TrainReport | None = None
-    data: Annotated[DataInfo, HeldAs(DataPart)] | None = None
-    accuracy: Annotated[AccuracyReport, HeldAs(AccuracyPart)] | None = None
-    model_info: Annotated[ModelInfo, HeldAs(ModelInfoPart)] | None = Field(
+    data: DataInfo | None = None
+    accuracy: AccuracyReport | None = None
+    model_info: ModelInfo | None = Field(
         default=None, description="your own model (--model SPEC): what ran"
     )
     #: config.routes beyond eager: every route (routes.py); () when only eager ran.
@@ -354,7 +306,7 @@ class ExperimentResult(OpenPart):
     @property
     def op_trace(self) -> OpTrace | None:
         """The aten ops and casts of one forward per mode (optrace.py; None: not traced)."""
-        return None if self.ops is None else OpTrace.from_part(self)
+        return None if self.ops is None else OpTrace.from_sections(self)
 
     @property
     def extras(self) -> dict[str, Any]:

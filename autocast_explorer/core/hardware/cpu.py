@@ -148,7 +148,3 @@ def available_memory_bytes() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return 8 << 30
-
-
-# transitional alias: removed with the last twin
-EnvironmentPart = Environment

@@ -279,7 +279,3 @@ def probe(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype) -> OneDnn
         summary=summarize(name, auto, f32, isa),
         error=None,
     )
-
-
-# transitional alias: removed with the last twin
-OneDnnPart = OneDnnProbe

@@ -159,7 +159,3 @@ def layer_error(reference: torch.Tensor, low: torch.Tensor) -> LayerError:
         numel=n,
         nonfinite=nonfinite,
     )
-
-
-# transitional alias: removed with the last twin
-LayerErrorPart = LayerError

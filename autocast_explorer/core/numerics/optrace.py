@@ -261,11 +261,6 @@ class OpTrace(Part):
         """From any part holding the four sections (the result document)."""
         return cls(**{key: getattr(part, key) for key in cls.JSON_KEYS})
 
-    # Transitional, for the result document not folded yet: removed with the last twin.
-    @classmethod
-    def from_part(cls, part: Any) -> OpTrace:
-        return cls.from_sections(part)
-
 
 def _tensors(value: Any) -> list[torch.Tensor]:
     return [t for t in tree_leaves(value) if isinstance(t, torch.Tensor)]
@@ -526,7 +521,3 @@ def trace_model(
         casts_by_grad_mode=by_mode,
         layer_outputs=outputs,
     )
-
-
-# transitional alias: removed with the last twin
-CastSummaryPart = CastSummary

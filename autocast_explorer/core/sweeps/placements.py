@@ -40,7 +40,6 @@ from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_text
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.experiment.routes.result import HeldInterval
 from autocast_explorer.core.experiment.timing import LatencyStats, measure_paired
 from autocast_explorer.core.numerics.optrace import (
     CastSummary,
@@ -89,7 +88,7 @@ class PlacementStats(DerivingPart):
     latency: LatencyStats
     #: float32 ÷ this placement over the rounds both kept: the speedup's 95% interval.
     interval: Annotated[
-        HeldInterval | None,
+        SpeedupInterval | None,
         Field(
             alias="speedup_interval",
             description="float32 ÷ this placement, paired by round (null: older files)",

@@ -29,7 +29,6 @@ from autocast_explorer.core.documents.held import (
 )
 from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.certainty import (
-    EvidenceSection,
     SpeedCall,
     TimingEvidence,
     judge,
@@ -43,7 +42,7 @@ from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.sweeps.roofline import bytes_moved, family_bytes_moved, linear_flops
 
 
-class PointLatency(DerivingPart, EvidenceSection):
+class PointLatency(DerivingPart, TimingEvidence):
     """A point's latency: both modes, the speedup (derived from them and the interval), and the
     paired timing's evidence."""
 

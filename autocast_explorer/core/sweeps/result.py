@@ -66,11 +66,10 @@ from autocast_explorer.core.documents.reader import (
     is_finite_number,
     load_document,
 )
-from autocast_explorer.core.documents.twins import HeldAs
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.result import ConfigField
-from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
+from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.sweeps.crossover import (
     CrossingInterval,
@@ -232,7 +231,7 @@ class SweepResult(DerivingPart, OpenPart):
     schema_: Annotated[str, schema_tag(SCHEMA), Field(alias="schema")]
     created: Text = ""
     config: ConfigField
-    environment: Annotated[Environment, HeldAs(EnvironmentPart)]
+    environment: Environment
     #: 'batch', 'width' or 'batch,width' (a grid: batch along a row, one row per width).
     param: Param
     #: The swept values (for a grid: the batch values along each row).

@@ -24,7 +24,6 @@ from autocast_explorer.core.documents.field_types import (
 )
 from autocast_explorer.core.documents.held import write_always
 from autocast_explorer.core.documents.model import Part, dump, read
-from autocast_explorer.core.documents.twins import HeldAs
 from autocast_explorer.core.experiment.pace import SAME_SPEED
 from autocast_explorer.core.hardware.capabilities import (
     NativeSupport,
@@ -32,7 +31,7 @@ from autocast_explorer.core.hardware.capabilities import (
     native_support,
 )
 from autocast_explorer.core.hardware.cpu import Environment
-from autocast_explorer.core.hardware.onednn import OneDnnPart, OneDnnProbe
+from autocast_explorer.core.hardware.onednn import OneDnnProbe
 from autocast_explorer.core.sweeps.crossover import find_crossings, format_value
 
 #: The flags the verdict panel lists, whether present or not: x86's, and Arm's on Arm.
@@ -83,7 +82,7 @@ class HardwareVerdict(Part):
     torch_bf16_supported: NullableFlag = None
     torch_fp16_supported: NullableFlag = None
     mkldnn: Flag
-    onednn: Annotated[OneDnnProbe, HeldAs(OneDnnPart)] | None = None
+    onednn: OneDnnProbe | None = None
 
     @model_validator(mode="after")
     def _written_whole(self) -> HardwareVerdict:

@@ -23,10 +23,8 @@ from autocast_explorer.core.documents.field_types import (
 )
 from autocast_explorer.core.documents.held import derive, write_always
 from autocast_explorer.core.documents.model import Part, dump
-from autocast_explorer.core.documents.twins import HeldAs
 from autocast_explorer.core.experiment.agreement import Agreement
 from autocast_explorer.core.experiment.certainty import (
-    IntervalPart,
     SpeedCall,
     TimingEvidence,
     judge,
@@ -39,7 +37,7 @@ from autocast_explorer.core.experiment.route_kinds import (
     route_names,
 )
 from autocast_explorer.core.experiment.timing import LatencyStats
-from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart
+from autocast_explorer.core.numerics.layer_error import LayerError
 
 
 class RouteAgreement(Part):
@@ -62,14 +60,6 @@ class RouteAgreement(Part):
             cosine=a.cosine,
             allclose=a.allclose,
         )
-
-
-#: A layer error as the file holds it (transitional: LayerError's own part once folded).
-HeldLayerError = Annotated[LayerError, HeldAs(LayerErrorPart)]
-#: The paired ratio's interval, `speedup_interval` in the file.
-HeldInterval = Annotated[
-    SpeedupInterval, HeldAs(IntervalPart, read=IntervalPart.interval, write=IntervalPart.of)
-]
 
 
 class RouteResult(Part):
@@ -102,10 +92,10 @@ class RouteResult(Part):
     output_dtype: Annotated[
         TextMap, Field(description="dtype each side returned (plain, lower)")
     ] = Field(default_factory=dict, json_schema_extra={"default": None})
-    error: HeldLayerError | None = Field(
+    error: LayerError | None = Field(
         default=None, description="the lower output against eager float32"
     )
-    plain_error: HeldLayerError | None = Field(
+    plain_error: LayerError | None = Field(
         default=None, description="the route's float32 output against eager float32"
     )
     agreement: RouteAgreement | None = None
@@ -128,7 +118,7 @@ class RouteResult(Part):
     #: The 95% interval of the paired float32 ÷ lower ratio (None: not timed, or a file
     #: written before routes had one).
     interval: Annotated[
-        HeldInterval | None,
+        SpeedupInterval | None,
         Field(
             alias="speedup_interval",
             description="null: not timed, or written before routes had intervals",

@@ -48,7 +48,3 @@ class ModelInfo(Part):
 
     def to_dict(self) -> dict[str, Any]:
         return dump(self)
-
-
-# transitional alias: removed with the last twin
-ModelInfoPart = ModelInfo
