@@ -7,8 +7,6 @@ Sizes are read from the laid-out widgets (offscreen platform) and the fonts they
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QFontMetrics
@@ -19,6 +17,7 @@ from autocast_explorer.core.experiment.certainty import TimingEvidence
 from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.learning.lessons import LESSONS
 from autocast_explorer.gui.features.lessons.answer_chart import scroll_area_of
+from tests.edits import edited, retimed
 from tests.gui.helpers import run_to_end
 from tests.gui.test_layout import settle
 
@@ -29,9 +28,11 @@ JARGON = ("IQR", "factor", "interval", "%", "level", "spans", "median")
 
 def with_interval(result, speedup: float, low: float, high: float):
     """`result` with autocast's median and the paired interval set (no load reading)."""
-    auto = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms / speedup)
-    evidence = TimingEvidence(SpeedupInterval(low, high, 0.95, 24), stopped="max_time")
-    return dataclasses.replace(result, autocast=auto, evidence=evidence)
+    auto = edited(result.autocast, median_ms=result.plain.median_ms / speedup)
+    evidence = TimingEvidence(
+        interval=SpeedupInterval(low=low, high=high, level=0.95, pairs=24), stopped="max_time"
+    )
+    return retimed(result, autocast=auto, evidence=evidence)
 
 
 def arrange(window, size, scale: float, lessons: bool) -> None:

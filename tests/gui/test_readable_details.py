@@ -3,11 +3,10 @@ one-epoch chart, peak labels on each other, cut columns and tabs, a legend over 
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from PySide6.QtWidgets import QWidget
 
+from tests.edits import edited
 from tests.gui.helpers import run_to_end
 from tests.gui.test_layout import settle
 from tests.gui.test_presenting_layout import arrange
@@ -29,10 +28,10 @@ def test_no_predicted_class_is_never_a_green_0_of_0_rows(measured):
     from autocast_explorer.gui.shell import style
 
     window, result = measured
-    hidden = dataclasses.replace(
+    hidden = edited(
         result.agreement, rows=0, agree=0, no_argmax_reason="the output is hidden states"
     )
-    window.show_result(dataclasses.replace(result, agreement=hidden))
+    window.show_result(edited(result, agreement=hidden))
     title = window.agreementPlot.drawn()["title"]
     assert "no predicted class" in title
     assert "0/0" not in title and "rows agree" not in title
@@ -64,10 +63,8 @@ def test_equal_peaks_keep_their_labels_apart(qtbot):
     from autocast_explorer.gui.charts.roofline_chart import RooflineChart
 
     roofline = build_roofline("bfloat16", 2, [])
-    fp32, bf16 = roofline.peaks
-    equal = dataclasses.replace(
-        roofline, peaks=(fp32, dataclasses.replace(bf16, gflops=fp32.gflops))
-    )
+    fp32, bf16 = roofline.peaks.values()
+    equal = edited(roofline, peaks={"float32": fp32, "bfloat16": edited(bf16, gflops=fp32.gflops)})
     chart = RooflineChart()
     qtbot.addWidget(chart)
     chart.resize(500, 360)
@@ -84,8 +81,8 @@ def test_equal_peaks_keep_their_labels_apart(qtbot):
 def test_native_support_is_no_not_emulated(measured):
     """The table said "no (emulated)" where nothing was emulated: what ran is its own row."""
     window, result = measured
-    plain_cpu = dataclasses.replace(result.environment, cpu_flags=("avx2", "fma"))
-    window.show_result(dataclasses.replace(result, environment=plain_cpu))
+    plain_cpu = edited(result.environment, cpu_flags=("avx2", "fma"))
+    window.show_result(edited(result, environment=plain_cpu))
     tab = window.findChild(QWidget, "hardwareTab")
     rows = {
         tab.table.item(r, 0).text(): tab.table.item(r, 1).text()

@@ -3,7 +3,6 @@ end with an outcome, closing is bounded, and every file action runs without its 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 
@@ -13,6 +12,7 @@ from PySide6.QtWidgets import QComboBox
 
 from autocast_explorer.core.learning.presets import builtin_presets, user_presets_dir
 from autocast_explorer.gui.tasks.runner import TaskRunner
+from tests.edits import edited
 from tests.gui.helpers import RUN_TIMEOUT_MS, run_to_end
 
 
@@ -117,7 +117,7 @@ def test_file_methods_do_what_the_menus_do_without_dialogs(window, qtbot, tmp_pa
     # This window's run, once: the file holds the same run (it was listed twice).
     assert len(compare.labels()) == 1
     other = tmp_path / "other.json"
-    other.write_text(dataclasses.replace(result, config=result.config.replace(batch=3)).to_json())
+    other.write_text(edited(result, config=result.config.replace(batch=3)).to_json())
     assert window.compare_files([other]) == []
     assert len(compare.labels()) == 2  # this window's run and the other file
 
