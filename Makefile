@@ -17,19 +17,23 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 run: $(STAMP)
 	$(BIN)/autocast-explorer
 
+# The suite runs on every core (pytest-xdist; a test file stays on one worker, so a module's
+# fixtures are built once): on 2 cores about half the wall time of one process.
+PARALLEL := -n auto --maxprocesses=4 --dist loadfile
+
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PARALLEL)
 
 # While editing: the suite less what needs a wheel build, torch.compile, over 5 s per test, a
 # fresh Python or the kit's window (the `install`, `compile`, `slow`, `process` and `window`
 # markers in pyproject.toml): about a quarter of the suite's CPU time. `make test` runs everything.
 FAST := not install and not compile and not slow and not process and not window
 test-fast: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "$(FAST)"
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PARALLEL) -m "$(FAST)"
 
 # The suite as an AVX2-only host runs it, on a native-bf16 machine (docs/measurement.md,
 # "CPU capabilities and running as another CPU kind" says what this does and does not emulate).
@@ -38,7 +42,7 @@ test-fast: $(STAMP)
 AVX2_HOST := ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2 \
 	AUTOCAST_EXPLORER_CPU_FLAGS=avx2,fma TORCHINDUCTOR_CACHE_DIR=/tmp/autocast-explorer-inductor-avx2
 test-as-avx2: $(STAMP)
-	$(AVX2_HOST) QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	$(AVX2_HOST) QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PARALLEL)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

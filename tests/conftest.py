@@ -114,6 +114,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.window)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under xdist a worker hands its counts to the controller, which prints the summary."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["documents_validated"] = dict(VALIDATED)
+
+
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    for tag, count in getattr(node, "workeroutput", {}).get("documents_validated", {}).items():
+        VALIDATED[tag] = VALIDATED.get(tag, 0) + count
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if VALIDATED:
         counts = ", ".join(f"{tag.split('/')[1]} {n}" for tag, n in sorted(VALIDATED.items()))

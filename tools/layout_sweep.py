@@ -5,8 +5,9 @@ text scales.
 The layout check behind `make screenshots`: one run of a GRU (so the dtype chart has a mixed
 cell) is shown in one window, which is then resized, given the Lessons dock and a larger text
 scale, and grabbed tab by tab. The PNGs go to DIR (default `out/screens`, ignored by git), named
-`WxH-lessons|nolessons-100|150-tab.png`, `WxH-lesson-N.png` and `WxH-lesson-N-150.png`; look
-at them, a clipped label is a bug. Run under Xvfb like every screenshot (the Makefile's
+`WxH-lessons|nolessons-100|150-tab.png`, `WxH-lesson-N.png` and `WxH-lesson-N-150.png` (each
+lesson with the chart it names brought into view and framed, as after its run); look at them,
+a clipped label is a bug. Run under Xvfb like every screenshot (the Makefile's
 `screenshots` does).
 """
 
@@ -74,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                 suffix = "" if scale == 1.0 else f"-{round(scale * 100)}"
                 for step in range(len(LESSONS) + 1):  # the lessons, then the exercise
                     panel.go_to(step)
+                    if step < len(LESSONS):  # as after its run: the chart it names, framed
+                        panel.show_chart(LESSONS[step].chart)
                     pause(SETTLE_MS)
                     save_png(window, out / f"{width}x{height}-lesson-{step + 1}{suffix}.png")
             window.presentation.set_font_scale(1.0)

@@ -1,11 +1,11 @@
 """Write the published JSON Schemas (draft 2020-12) into resources/schemas/.
 
 The schemas are package data that other tools read, so they are plain JSON files. Each is
-generated from its document's one typed definition (core/documents/model.py: ResultPart in
-core/experiment/result.py, SweepPart in core/sweeps/result.py, ProbePart in
-core/numerics/opresult.py, PresetPart in core/learning/presets.py, made of the parts beside
-each dataclass) and self-contained (shared parts in `$defs`), the config's part from
-ExperimentConfig (core/experiment/config_schema.py). This script only writes them.
+generated from its document's one typed definition (core/documents/model.py: ExperimentResult
+in core/experiment/result.py, SweepResult in core/sweeps/result.py, ProbeResult in
+core/numerics/opresult.py, Preset in core/learning/presets.py, each made of parts) and
+self-contained (shared parts in `$defs`), the config's part from ExperimentConfig
+(core/experiment/config_schema.py). This script only writes them.
 
     python tools/write_schemas.py           # rewrite the files
     python tools/write_schemas.py --check   # exit 1 if a file differs (the test suite runs this)
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's package, also when run as a plai
 from autocast_explorer.core.experiment.result import result_schema  # noqa: E402
 from autocast_explorer.core.learning.presets import preset_schema  # noqa: E402
 from autocast_explorer.core.numerics.opresult import probe_schema  # noqa: E402
-from autocast_explorer.core.sweeps.placements import EXTRAS_KEY, PlacementsPart  # noqa: E402
+from autocast_explorer.core.sweeps.placements import EXTRAS_KEY, PlacementReport  # noqa: E402
 from autocast_explorer.core.sweeps.result import sweep_schema  # noqa: E402
 
 OUT = ROOT / "resources" / "schemas"
@@ -36,7 +36,7 @@ Schema = dict[str, Any]
 
 def result_with_sections() -> Schema:
     """The result with the sections layers above it add (run --placements)."""
-    return result_schema(sections={EXTRAS_KEY: PlacementsPart})
+    return result_schema(sections={EXTRAS_KEY: PlacementReport})
 
 
 SCHEMAS = {

@@ -20,12 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO
 
 from autocast_explorer.cli.signals import deferred
-from autocast_explorer.core.experiment.config import (
-    DEFAULT_LR,
-    USER_MODEL_FIELDS,
-    ExperimentConfig,
-)
+from autocast_explorer.core.experiment.config import USER_MODEL_FIELDS, ExperimentConfig
 from autocast_explorer.core.experiment.config_fields import Part, field_specs
+from autocast_explorer.core.experiment.config_parts import DEFAULT_LR
 from autocast_explorer.core.experiment.families import FAMILIES, family_fields
 from autocast_explorer.core.experiment.families.user.spec import is_user_spec
 from autocast_explorer.core.runtime.errors import ConfigError

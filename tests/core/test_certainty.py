@@ -3,7 +3,6 @@ the "can't tell" / "too noisy to tell" rule, stalled blocks and adaptive stoppin
 asserted anywhere: every block's duration is scripted."""
 
 import contextlib
-import dataclasses
 import itertools
 import math
 
@@ -24,6 +23,7 @@ from autocast_explorer.core.experiment.interval import (
     paired_ratios,
 )
 from autocast_explorer.core.hardware.load import LoadMeter, MachineLoad
+from tests.edits import edited, retimed
 
 
 class FakeClock:
@@ -70,7 +70,7 @@ def test_the_stated_speedup_is_the_paired_estimate_inside_its_interval():
     plain = [10.0, 10.0, 10.0, 10.0, 10.0, 30.0, 30.0, 30.0, 30.0]
     auto = [20.0, 20.0, 20.0, 20.0, 60.0, 60.0, 60.0, 60.0, 60.0]
     ratios = paired_ratios(plain, auto)
-    ev = TimingEvidence(speedup_interval(ratios), stopped="precise", target=0.05)
+    ev = TimingEvidence(interval=speedup_interval(ratios), stopped="precise", target=0.05)
     ratio_of_medians = 10.0 / 60.0
     # The odd round is trimmed away: the interval is that of the other eight, exactly 0.5.
     assert (ev.interval.low, ev.interval.high) == (pytest.approx(0.5), pytest.approx(0.5))
@@ -78,10 +78,12 @@ def test_the_stated_speedup_is_the_paired_estimate_inside_its_interval():
     assert figure == pytest.approx(0.5)
     assert ev.interval.low <= figure <= ev.interval.high
     assert speedup_basis(ev) == "20%-trimmed geometric mean of 9 paired rounds' float32 ÷ autocast"
-    few = TimingEvidence(speedup_interval(ratios[:4]), stopped="max_time")
+    few = TimingEvidence(interval=speedup_interval(ratios[:4]), stopped="max_time")
     assert speedup_basis(few) == "median of 4 paired rounds' float32 ÷ autocast"
     # A file written before the estimate was kept: the ratio of medians, said so.
-    old = TimingEvidence(SpeedupInterval(0.5, 0.5, 0.96, 9), stopped="precise")
+    old = TimingEvidence(
+        interval=SpeedupInterval(low=0.5, high=0.5, level=0.96, pairs=9), stopped="precise"
+    )
     assert speedup_figure(10.0, 60.0, old) == ratio_of_medians
     assert speedup_basis(old) == speedup_basis(None) == "plain median ÷ autocast median"
     assert math.isnan(speedup_figure(30.0, None, ev))
@@ -137,12 +139,14 @@ def test_interval_half_width_and_words():
     interval = SpeedupInterval(low=1.66, high=1.79, level=0.95, pairs=30)
     assert interval.half_width == pytest.approx(math.sqrt(1.79 / 1.66) - 1)
     assert interval.text() == "95%: 1.66–1.79"
-    assert SpeedupInterval(0.5, 0.8, 0.95, 9).slower_text() == "95%: 1.25–2.00"
+    assert SpeedupInterval(low=0.5, high=0.8, level=0.95, pairs=9).slower_text() == "95%: 1.25–2.00"
 
 
 # ---- the call ------------------------------------------------------------------------------
 def evidence(low, high, **extra) -> TimingEvidence:
-    return TimingEvidence(SpeedupInterval(low, high, LEVEL, 30), **extra)
+    return TimingEvidence(
+        interval=SpeedupInterval(low=low, high=high, level=LEVEL, pairs=30), **extra
+    )
 
 
 @pytest.mark.parametrize(
@@ -165,7 +169,7 @@ def test_the_call_follows_the_whole_interval(speedup, low, high, kind):
 
 def test_too_noisy_names_its_measured_reasons_and_what_helps():
     load = MachineLoad(wall_s=2.0, cores=2, other_cpu_s=2.6)
-    stalls = tuple(timing.Stall("float32", k, 40.0, 1.0) for k in range(4))
+    stalls = tuple(timing.Stall(mode="float32", round=k, ms=40.0, median_ms=1.0) for k in range(4))
     ev = evidence(0.5, 3.1, stalls=stalls, load=load, stopped="max_time", blocks=26)
     call = judge(1.7, ev, threads=2, iqr_ratios=(0.68, 0.05))
     assert call.kind == "noisy" and not call.graded
@@ -188,7 +192,9 @@ def test_too_noisy_names_its_measured_reasons_and_what_helps():
 def test_a_run_whose_blocks_stalled_throughout_is_too_noisy(stalled, kept, kind):
     """A tight interval between disturbances is no evidence (measured: 121 stalls, 1.21–1.37
     where the quiet run is 0.65×): over STALL_SHARE of the blocks stalled means noisy."""
-    stalls = tuple(timing.Stall("float32", k, 40.0, 1.0) for k in range(stalled))
+    stalls = tuple(
+        timing.Stall(mode="float32", round=k, ms=40.0, median_ms=1.0) for k in range(stalled)
+    )
     call = judge(1.3, evidence(1.21, 1.37, stalls=stalls, blocks=kept), threads=1)
     assert stalled / (stalled + kept) > STALL_SHARE or kind == "faster"
     assert call.kind == kind
@@ -222,25 +228,30 @@ def test_no_interval_at_all_is_too_noisy_and_old_results_keep_their_pace():
 
 
 def test_evidence_round_trips_through_its_json_keys():
-    from autocast_explorer.core.documents.model import build, dump, read
-    from autocast_explorer.core.experiment.certainty import EvidenceSection
+    from autocast_explorer.core.documents.model import dump, read
 
     ev = evidence(
         1.1,
         1.2,
-        stalls=(timing.Stall("bfloat16", 3, 9.0, 1.5),),
-        load=MachineLoad(1.5, 2, None, (2600.0, 2600.0), None),
+        stalls=(timing.Stall(mode="bfloat16", round=3, ms=9.0, median_ms=1.5),),
+        load=MachineLoad(
+            wall_s=1.5,
+            cores=2,
+            other_cpu_s=None,
+            freq_start_mhz=(2600.0, 2600.0),
+            freq_end_mhz=None,
+        ),
         stopped="precise",
         target=0.05,
         blocks=40,
     )
-    data = dump(build(EvidenceSection, **ev.to_fields()))
+    data = dump(ev)
     assert data["speedup_interval"] == {"low": 1.1, "high": 1.2, "level": LEVEL, "pairs": 30}
     assert data["stalls"] == [{"mode": "bfloat16", "round": 3, "ms": 9.0, "median_ms": 1.5}]
-    assert TimingEvidence.from_section(read(EvidenceSection, data)) == ev
-    assert TimingEvidence.from_section(read(EvidenceSection, {})) is None  # an older file
+    assert TimingEvidence.from_section(read(TimingEvidence, data)) == ev
+    assert TimingEvidence.from_section(read(TimingEvidence, {})) is None  # an older file
     with pytest.raises(ValueError, match="high"):
-        read(EvidenceSection, {**data, "speedup_interval": {"low": 2, "high": 1, "level": 0.9}})
+        read(TimingEvidence, {**data, "speedup_interval": {"low": 2, "high": 1, "level": 0.9}})
 
 
 # ---- the protocol on a fake clock -----------------------------------------------------------
@@ -354,7 +365,7 @@ def test_without_proc_the_load_claims_nothing():
     load = meter.stop()
     assert load.other_cpu_s is None and load.other_cores is None and load.busy_text() == ""
     assert not load.freq_changed
-    assert dataclasses.asdict(load)["cores"] == 4
+    assert load.to_dict()["cores"] == 4
 
 
 # ---- every place the speedup is stated ------------------------------------------------------
@@ -368,9 +379,13 @@ def live():
 
 def with_speedup(result, speedup, low, high):
     """`result` with autocast's median set to give `speedup` and an interval [low, high]."""
-    auto = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms / speedup)
-    ev = TimingEvidence(SpeedupInterval(low, high, LEVEL, 24), stopped="max_time", target=0.05)
-    return dataclasses.replace(result, autocast=auto, evidence=ev)
+    auto = edited(result.autocast, median_ms=result.plain.median_ms / speedup)
+    ev = TimingEvidence(
+        interval=SpeedupInterval(low=low, high=high, level=LEVEL, pairs=24),
+        stopped="max_time",
+        target=0.05,
+    )
+    return retimed(result, autocast=auto, evidence=ev)
 
 
 def test_a_live_run_records_its_interval_and_evidence(live):
@@ -491,18 +506,22 @@ def test_each_grid_row_states_its_crossing_with_the_band_its_intervals_allow():
         (32, 8): (1.8, 2.0, 2.2),
     }
     points = tuple(
-        dataclasses.replace(
+        retimed(
             p,
             # The medians (the bars) agree with the paired figure, as on a quiet machine.
-            autocast=dataclasses.replace(p.autocast, median_ms=p.plain.median_ms / median),
+            autocast=edited(p.autocast, median_ms=p.plain.median_ms / median),
             evidence=TimingEvidence(
-                SpeedupInterval(low, high, LEVEL, 24, median), stopped="precise", target=0.03
+                interval=SpeedupInterval(
+                    low=low, high=high, level=LEVEL, pairs=24, estimate=median
+                ),
+                stopped="precise",
+                target=0.03,
             ),
         )
         for p in grid.points
         for low, median, high in [bands[(p.value2, p.value)]]
     )
-    grid = dataclasses.replace(grid, points=points)
+    grid = edited(grid, points=points)
     (found,) = grid.row_crossover_intervals(16)
     assert found == crossing_intervals([1, 8], [0.5, 2.0], [0.45, 1.8], [0.55, 2.2])[0]
     assert grid.row_crossover_intervals(32) == []

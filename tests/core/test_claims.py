@@ -112,15 +112,17 @@ def test_every_lesson_sentence_comes_from_its_run(item):
 
 
 def test_a_run_too_noisy_to_tell_checks_no_speed_claim(results):
-    import dataclasses
-
     from autocast_explorer.core.experiment.certainty import TimingEvidence
     from autocast_explorer.core.experiment.interval import SpeedupInterval
+    from tests.edits import retimed
 
     pid = next(p for p, claims in PRESET_CLAIMS.items() if any("slower" in c.text for c in claims))
     result = results[pid]
-    wide = TimingEvidence(SpeedupInterval(0.5, 3.0, 0.95, 12, 1.2), stopped="max_time")
-    noisy = dataclasses.replace(result, evidence=wide)
+    wide = TimingEvidence(
+        interval=SpeedupInterval(low=0.5, high=3.0, level=0.95, pairs=12, estimate=1.2),
+        stopped="max_time",
+    )
+    noisy = retimed(result, evidence=wide)
     assert noisy.speed_call.kind == "noisy"
     check = next(c for c in check_claims(preset_claims(pid), noisy) if "slower" in c.text)
     assert check.holds is None

@@ -9,14 +9,16 @@ the LSTM, which raises on some CPUs, is asserted against what this run did.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 
 import pytest
+import torch
 
+from autocast_explorer.core.experiment.capture import LayerDtypes
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment, with_compute_dtypes
+from autocast_explorer.core.experiment.model import build
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.summary import compute_sentence, format_summary
 from autocast_explorer.core.numerics.compute import (
@@ -25,6 +27,9 @@ from autocast_explorer.core.numerics.compute import (
     compute_by_layer,
     packet,
 )
+from autocast_explorer.core.numerics.optrace import trace_model
+from autocast_explorer.core.runtime.threads import torch_threads
+from tests.edits import edited
 
 FAST = {"min_time": 0.02, "threads": 1}
 RNN = {"model": "rnn", "features": 8, "hidden": 16, "seq": 6, "depth": 1, "batch": 4, **FAST}
@@ -116,21 +121,23 @@ def test_the_fused_encoder_layer_is_traced_as_it_runs_and_a_differing_layer_is_l
     result = run_experiment(cfg)
     assert result.fast_path == {"plain": True, "autocast": True}
     # The tracer runs the fused kernel under autocast, as the untraced forward does (it
-    # returned float32 traced before): its one op is seen, in bfloat16.
-    assert result.op_trace.layer_outputs["autocast"]["encoder1"] == "bfloat16"
+    # returned float32 traced before): its one op is seen, in bfloat16. (What each layer
+    # returned while traced is the engine's to compare, not kept in the result: traced again.)
+    with torch_threads(cfg.threads), torch.no_grad():  # as the engine traces
+        traced = trace_model(*build(cfg), torch.bfloat16)
+    assert traced.layer_outputs["autocast"]["encoder1"] == "bfloat16"
     enc = layer(result, "encoder1").autocast
     assert enc.out_dtype == "bfloat16"
     assert enc.compute.count("_transformer_encoder_layer_fwd", "bfloat16") == 1
     # A layer whose traced output differs from the untraced one gets no compute dtypes.
-    changed = dataclasses.replace(
-        result.op_trace,
-        layer_outputs={"autocast": {**result.op_trace.layer_outputs["autocast"],
-                                    "encoder1": "float32"}},
-    )  # fmt: skip
-    bare = [dataclasses.replace(la, autocast=dataclasses.replace(la.autocast, compute=None))
-            for la in result.layers]  # fmt: skip
+    outputs = {"autocast": {**traced.layer_outputs["autocast"], "encoder1": "float32"}}
+    changed = traced.model_copy(update={"layer_outputs": outputs})
+    untraced = [LayerDtypes.of(la.autocast.in_dtype, la.autocast.out_dtype) for la in result.layers]
+    bare = [
+        la.model_copy(update={"autocast": a}) for la, a in zip(result.layers, untraced, strict=True)
+    ]
     layers = with_compute_dtypes(tuple(bare), changed)
-    left_out = dataclasses.replace(result, layers=layers)
+    left_out = edited(result, layers=layers)
     assert [la.name for la in layers if la.autocast.compute is None] == ["encoder1"]
     assert (
         layer(left_out, "encoder2").autocast.compute == layer(result, "encoder2").autocast.compute
@@ -174,7 +181,15 @@ def test_compute_by_layer_on_constructed_records():
     from autocast_explorer.core.numerics.optrace import OpRecord
 
     def rec(op, out, module, cast=False):
-        return OpRecord("autocast", op, ("float32",), (out,), (2,), cast=cast, module=module)
+        return OpRecord(
+            mode="autocast",
+            op=op,
+            in_dtypes=("float32",),
+            out_dtypes=(out,),
+            shape=(2,),
+            cast=cast,
+            module=module,
+        )
 
     records = [
         rec("aten._to_copy.default", "bfloat16", "a.b", cast=True),

@@ -4,8 +4,8 @@ from autocast_explorer.core.experiment.config import (
     ConfigError,
     ExperimentConfig,
     flops_per_forward,
-    parse_widths,
 )
+from autocast_explorer.core.experiment.config_rules import parse_widths
 
 
 def test_defaults_are_the_tutorial_example():

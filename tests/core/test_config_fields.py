@@ -1,5 +1,6 @@
-"""Each config field is defined once (config.py: `spec(default, part, help, rule)`), and the
-family registry agrees with the config's family part: the checks that keep it so."""
+"""Each config field is defined once (config_parts.py: `spec(default, help, rule)` in its
+part), and the family registry agrees with the config's family part: the checks that keep it
+so."""
 
 from __future__ import annotations
 

@@ -158,7 +158,9 @@ def test_result_records_the_guard_and_reads_old_files_without_it():
 
 def test_time_guard_counts_a_training_step_as_three_forwards(monkeypatch):
     monkeypatch.setattr(
-        guards, "estimate_forward", lambda config: guards.ForwardEstimate(4.0, "injected")
+        guards,
+        "estimate_forward",
+        lambda config: guards.ForwardEstimate.of_seconds(4.0, "injected"),
     )
     assert guards.check_time(ExperimentConfig()) == 4.0
     with pytest.raises(GuardError) as info:

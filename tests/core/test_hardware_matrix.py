@@ -11,7 +11,6 @@ compare table must then say what fits that kind, whichever CPU runs this test.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import tempfile
@@ -40,6 +39,7 @@ from autocast_explorer.core.sweeps.verdict import (
     VERDICT_FLAGS,
     hardware_verdict,
 )
+from tests.edits import edited, retimed
 
 X86_BASE = {"architecture": "x86_64", "sse4_2": True, "avx": True, "avx2": True, "fma3": True}
 AVX512 = {"avx512_f": True, "avx512_bw": True, "avx512_vl": True, "avx512_vnni": True}
@@ -235,30 +235,43 @@ def live():
 def simulated_env(kind: Kind):
     caps = capabilities_from(kind.caps, kind.cpuinfo, None)
     env = environment(2, caps=caps)
-    env = dataclasses.replace(env, torch_bf16_supported=kind.torch_bf16)
-    return dataclasses.replace(env, cpu_capability=kind.capability) if kind.capability else env
+    env = env.model_copy(update={"torch_bf16_supported": kind.torch_bf16})
+    return env.model_copy(update={"cpu_capability": kind.capability}) if kind.capability else env
 
 
 def simulated_result(live, kind: Kind):
     """The live run as that CPU kind would have measured it (float32 at PLAIN_GFLOPS)."""
     plain_ms = live.flops / (PLAIN_GFLOPS * 1e9) * 1e3
-    return dataclasses.replace(
-        live,
-        environment=simulated_env(kind),
-        plain=dataclasses.replace(live.plain, median_ms=plain_ms),
-        autocast=dataclasses.replace(live.autocast, median_ms=plain_ms / kind.speedup),
+    return retimed(
+        edited(live, environment=simulated_env(kind)),
+        plain=edited(live.plain, median_ms=plain_ms),
+        autocast=edited(live.autocast, median_ms=plain_ms / kind.speedup),
         # A quiet machine's interval: ±1% around the speedup.
         evidence=TimingEvidence(
-            SpeedupInterval(kind.speedup / 1.01, kind.speedup * 1.01, 0.95, 30), stopped="precise"
+            interval=SpeedupInterval(
+                low=kind.speedup / 1.01, high=kind.speedup * 1.01, level=0.95, pairs=30
+            ),
+            stopped="precise",
         ),
     )
 
 
 def simulated_probe(kind: Kind) -> OneDnnProbe:
-    kernels = (
-        (OneDnnKernel("matmul", kind.gemm, "bfloat16", "128x256:256x256"),) if kind.gemm else ()
+    gemm = OneDnnKernel(
+        primitive="matmul",
+        implementation=kind.gemm,
+        src_dtype="bfloat16",
+        problem="128x256:256x256",
     )
-    return OneDnnProbe("bfloat16", True, True, "3.7.1", None, autocast_kernels=kernels)
+    return OneDnnProbe(
+        dtype="bfloat16",
+        available=True,
+        captured=True,
+        version="3.7.1",
+        autocast_kernels=(gemm,) if kind.gemm else (),
+        float32_kernels=(),
+        summary="",
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=IDS)

@@ -1,6 +1,5 @@
 """Lessons describe what was measured; the exercise is graded from the measurement."""
 
-import dataclasses
 import re
 
 import pytest
@@ -24,6 +23,7 @@ from autocast_explorer.core.learning.lessons import (
     measure_probe,
     run_lesson,
 )
+from tests.edits import edited, retimed
 from tests.steady_rate import steady_rates
 
 FAST = {"min_time": 0.02}
@@ -69,12 +69,12 @@ def with_autocast_out(result, dtypes):
     """A copy of `result` whose Linear layers report these autocast output dtypes."""
     it = iter(dtypes)
     layers = tuple(
-        dataclasses.replace(la, autocast=LayerDtypes(la.autocast.in_dtype, next(it)))
+        la.model_copy(update={"autocast": LayerDtypes.of(la.autocast.in_dtype, next(it))})
         if la.kind == "Linear"
         else la
         for la in result.layers
     )
-    return dataclasses.replace(result, layers=layers)
+    return edited(result, layers=layers)
 
 
 def test_lessons_are_complete_data():
@@ -180,10 +180,10 @@ def test_lesson_3_softmax_follows_its_input_on_cpu(results):
 
 def test_lesson_3_wording_follows_the_data(results):
     r = result_for(results, "float32-ops")
-    kept = dataclasses.replace(
+    kept = edited(
         r,
         layers=tuple(
-            dataclasses.replace(la, autocast=LayerDtypes("bfloat16", "float32"))
+            la.model_copy(update={"autocast": LayerDtypes.of("bfloat16", "float32")})
             if la.name == "softmax"
             else la
             for la in r.layers
@@ -209,8 +209,8 @@ def test_lesson_4_agreement_sentences_carry_the_numbers(results):
     assert outcome.headline == f"The predicted class was the same on all {a.rows} rows."
     assert f"at most {a.max_abs_diff:.3g}" in outcome.sentences[0]
     assert outcome.matches_tutorial == (a.agree == a.rows and a.allclose)
-    flipped = dataclasses.replace(
-        r, agreement=dataclasses.replace(a, agree=a.rows - 3, fraction=(a.rows - 3) / a.rows)
+    flipped = edited(
+        r, agreement=a.model_copy(update={"agree": a.rows - 3, "fraction": (a.rows - 3) / a.rows})
     )
     text = lesson("agreement").check(flipped).headline
     assert f"same on {a.rows - 3} of {a.rows} rows" in text and "3 flipped" in text
@@ -226,10 +226,10 @@ def test_lesson_4_agreement_sentences_carry_the_numbers(results):
 )
 def test_lesson_5_phrases_the_measured_speedup(results, ratio, fragment, matches):
     r = result_for(results, "timing")
-    auto = dataclasses.replace(r.autocast, median_ms=r.plain.median_ms / ratio)
+    auto = edited(r.autocast, median_ms=r.plain.median_ms / ratio)
     # Without evidence (as saved before intervals) the call follows the speedup alone;
     # calls from intervals are tested in test_certainty.py.
-    outcome = lesson("timing").check(dataclasses.replace(r, autocast=auto, evidence=None))
+    outcome = lesson("timing").check(retimed(r, autocast=auto, evidence=None))
     assert fragment in outcome.headline
     assert outcome.matches_tutorial is matches
     assert "134,154 parameters" in outcome.text  # 256·256·2 + 256·10 weights + 522 biases
@@ -264,9 +264,12 @@ def test_lesson_5_names_its_figure_and_the_ratio_of_the_medians_it_shows(results
     r = result_for(results, "timing")
     # A paired figure of 0.35× beside medians whose ratio is 0.37× (inside the interval, ×1.05
     # either side, or the run would be too noisy): both said, each named.
-    auto = dataclasses.replace(r.autocast, median_ms=r.plain.median_ms / 0.37)
-    ev = TimingEvidence(SpeedupInterval(0.34, 0.36, 0.95, 24, 0.35), stopped="precise")
-    outcome = lesson("timing").check(dataclasses.replace(r, autocast=auto, evidence=ev))
+    auto = edited(r.autocast, median_ms=r.plain.median_ms / 0.37)
+    ev = TimingEvidence(
+        interval=SpeedupInterval(low=0.34, high=0.36, level=0.95, pairs=24, estimate=0.35),
+        stopped="precise",
+    )
+    outcome = lesson("timing").check(retimed(r, autocast=auto, evidence=ev))
     assert outcome.headline.startswith("Autocast was 2.86× slower here (95%: 2.78–2.94)")
     shown = next(s for s in outcome.sentences if s.startswith("Median per forward:"))
     assert f"{ms_text(r.plain.median_ms)} in float32, {ms_text(auto.median_ms)}" in shown
@@ -276,8 +279,11 @@ def test_lesson_5_names_its_figure_and_the_ratio_of_the_medians_it_shows(results
     ) in outcome.sentences
     assert "0.35" not in " ".join(outcome.sentences)
     # Too noisy: no figure at all, neither the paired one nor the medians' ratio.
-    wide = TimingEvidence(SpeedupInterval(0.1, 3.0, 0.95, 24, 0.35), stopped="max_time")
-    noisy = lesson("timing").check(dataclasses.replace(r, autocast=auto, evidence=wide))
+    wide = TimingEvidence(
+        interval=SpeedupInterval(low=0.1, high=3.0, level=0.95, pairs=24, estimate=0.35),
+        stopped="max_time",
+    )
+    noisy = lesson("timing").check(retimed(r, autocast=auto, evidence=wide))
     assert not noisy.graded
     assert re.search(r"\d×", noisy.text) is None, noisy.text
 
@@ -292,12 +298,12 @@ def test_exercise_is_graded_from_the_live_measurement(results):
     bad = EXERCISE.grade("float32", r)
     assert not bad.correct and "the measurement says bfloat16, not float32" in bad.explanation
     # Were autocast to leave the Linear layers in float32, float32 would be the right answer.
-    edited = with_autocast_out(r, ["float32"] * 3)
-    assert EXERCISE.grade("float32", edited).correct is True
-    assert EXERCISE.grade("bfloat16", edited).correct is False
+    in_float32 = with_autocast_out(r, ["float32"] * 3)
+    assert EXERCISE.grade("float32", in_float32).correct is True
+    assert EXERCISE.grade("bfloat16", in_float32).correct is False
     odd = with_autocast_out(r, ["float8_e4m3fn"] * 3)
     assert EXERCISE.choices_for(odd)[-1] == "float8_e4m3fn"
-    empty = EXERCISE.grade("bfloat16", dataclasses.replace(r, layers=()))
+    empty = EXERCISE.grade("bfloat16", edited(r, layers=()))
     assert empty.correct is False and "no Linear layers" in empty.explanation
 
 
@@ -343,11 +349,9 @@ def test_lesson_6_says_so_when_the_run_did_not_train(results):
 
 def test_lesson_6_reports_a_float32_loss_it_did_not_see(results):
     result = result_for(results, "training")
-    odd = dataclasses.replace(
+    odd = edited(
         result,
-        train=dataclasses.replace(
-            result.train, loss_dtype={"plain": "float32", "autocast": "bfloat16"}
-        ),
+        train=edited(result.train, loss_dtype={"plain": "float32", "autocast": "bfloat16"}),
     )
     outcome = lesson("training").check(odd)
     assert not outcome.matches_tutorial

@@ -126,7 +126,7 @@ def test_an_op_that_errors_is_reported_not_raised():
 
 def test_classify_from_synthetic_cases():
     def case(name, ins, out, error=None):
-        return CaseResult(name, tuple(ins), out, error)
+        return CaseResult(case=name, in_dtypes=tuple(ins), out_dtype=out, error=error)
 
     lo = "bfloat16"
     follows = [
@@ -261,10 +261,12 @@ def test_documented_policies_come_from_the_lists():
     assert documented("mkldnn_rnn_layer").docs == "lower"
     assert documented("cross_entropy_loss").policy == "fp32"
     assert documented("eq").tests == "promote" and documented("eq").docs is None
-    assert documented("softmax") == Documented("softmax", "unlisted", None, None, ())
-    assert Documented("x", "unlisted", None, None).agrees_with("follows")
-    assert Documented("x", "unlisted", None, None).agrees_with("promote")
-    assert not Documented("x", "fp32", "fp32", None).agrees_with("follows")
+    assert documented("softmax") == Documented(
+        name="softmax", policy="unlisted", docs=None, tests=None, lists=()
+    )
+    assert Documented(name="x", policy="unlisted", docs=None, tests=None).agrees_with("follows")
+    assert Documented(name="x", policy="unlisted", docs=None, tests=None).agrees_with("promote")
+    assert not Documented(name="x", policy="fp32", docs="fp32", tests=None).agrees_with("follows")
     spec_names = {spec.name: spec.listed_name for spec in PROBED_OPS}
     assert spec_names["cross_entropy"] == "cross_entropy_loss"
     assert spec_names["lstm"] == "mkldnn_rnn_layer"

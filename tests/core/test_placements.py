@@ -97,7 +97,7 @@ def test_explanation_words_follow_the_measurements(report):
     assert "Casting costs too little to measure here" in text
     assert "about as fast as float32 (1.00×)" in text
     # Paired intervals decide: pre-cast vs per-call cannot be told apart here.
-    unclear = SpeedupInterval(0.98, 1.09, 0.95, 30, 1.03)
+    unclear = SpeedupInterval(low=0.98, high=1.09, level=0.95, pairs=30, estimate=1.03)
     text = explain("bfloat16", base.median_ms, base, report.hoisted, fast, {"pre_cast": unclear})
     assert (
         f"pre-casting made {base.casts_per_forward} casts per forward, can't tell whether "
@@ -119,7 +119,7 @@ def test_explanation_words_follow_the_measurements(report):
 def test_a_placement_comparison_says_what_its_interval_supports(ratio, low, high, alone, words):
     from autocast_explorer.core.sweeps.placements import _versus
 
-    interval = SpeedupInterval(low, high, 0.95, 30, ratio)
+    interval = SpeedupInterval(low=low, high=high, level=0.95, pairs=30, estimate=ratio)
     assert _versus(ratio, interval, "per-call", alone=alone) == words
 
 

@@ -1,7 +1,6 @@
 """Report folders: their files, their Markdown, and a reproduce.py that really reproduces."""
 
 import ast
-import dataclasses
 import json
 import struct
 import subprocess
@@ -21,6 +20,7 @@ from autocast_explorer.core.reports.report import (
     reproduce_script,
     write_report,
 )
+from tests.edits import edited
 from tests.steady_clock import clear_timing
 
 
@@ -111,8 +111,9 @@ def test_chart_writer_must_name_files_it_wrote_in_the_folder(result, tmp_path, f
 
 
 def test_markdown_cells_cannot_break_the_tables(result):
-    env = dataclasses.replace(result.environment, cpu_model="Evil | CPU\n# heading")
-    md = report_markdown(dataclasses.replace(result, environment=env))
+    # Not validated (model_copy): the hostile text reaches the report as a file could hold it.
+    env = result.environment.model_copy(update={"cpu_model": "Evil | CPU\n# heading"})
+    md = report_markdown(result.model_copy(update={"environment": env}))
     assert "| CPU | Evil \\| CPU # heading |" in md
 
 
@@ -142,8 +143,9 @@ def test_reproduce_py_needs_only_torch_and_the_standard_library(result):
 
 def test_no_text_in_a_result_becomes_code_in_reproduce_py(result):
     evil = '"""\nimport os; os.system("echo pwned")\n\'\'\' __CONFIG_JSON__'
-    env = dataclasses.replace(result.environment, cpu_model=evil, torch_version="2' + x + '")
-    hostile = dataclasses.replace(result, environment=env, created=evil)
+    env = result.environment.model_copy(update={"cpu_model": evil, "torch_version": "2' + x + '"})
+    # Put in without validation: a result the program makes has its text cleaned already.
+    hostile = result.model_copy(update={"environment": env, "created": evil})
 
     def shape(source: str) -> str:
         tree = ast.parse(source)
@@ -235,7 +237,7 @@ def test_a_failed_export_leaves_the_previous_report_whole(result, tmp_path):
         (build / "latency.png").write_bytes(png_1x1())
         raise KeyboardInterrupt  # Ctrl-C while the charts render
 
-    other = dataclasses.replace(result, created="another run")
+    other = edited(result, created="another run")
     with pytest.raises(KeyboardInterrupt):
         write_report(other, folder, chart_writer=breaks_halfway)
     assert _report_state(folder) == before
@@ -250,7 +252,7 @@ def test_a_new_report_replaces_the_old_one_entirely(result, tmp_path):
         return [("Old", "old-chart.png")]
 
     write_report(result, folder, chart_writer=charts)
-    report = write_report(dataclasses.replace(result, created="newer"), folder)
+    report = write_report(edited(result, created="newer"), folder)
     names = sorted(p.name for p in folder.iterdir())
     assert names == sorted(f.name for f in report.files)
     assert "old-chart.png" not in names  # nothing of the old report mixes with the new one

@@ -1,6 +1,5 @@
 """reproduce.py is built from the explorer's own code: one definition, pasted, lint-clean."""
 
-import dataclasses
 import importlib.util
 import inspect
 import subprocess
@@ -15,6 +14,7 @@ from autocast_explorer.core.experiment.families import FAMILIES
 from autocast_explorer.core.experiment.families.base import Construction, Family
 from autocast_explorer.core.reports import reproduce
 from autocast_explorer.core.reports.reproduce import PASTED, reproduce_script
+from tests.edits import edited
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,7 +135,7 @@ def test_the_scripts_model_line_is_the_explorers_description(scripts):
 
 
 def test_a_user_models_script_builds_through_the_explorers_loader(result):
-    user = dataclasses.replace(result, config=result.config.replace(model="my_model.py:build"))
+    user = edited(result, config=result.config.replace(model="my_model.py:build"))
     script = reproduce_script(user)
     assert "from autocast_explorer.core.experiment.model import build as build_config" in script
     assert "MODEL_LINE = 'my_model.py:build'" in script

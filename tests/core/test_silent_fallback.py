@@ -18,6 +18,7 @@ from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.fallback import listed_op, silent_fallbacks
 from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.reports.report import write_report
+from tests.edits import edited
 
 RNN = {"model": "rnn", "features": 8, "hidden": 8, "seq": 3, "depth": 1, "batch": 2}
 
@@ -105,7 +106,7 @@ def test_no_finding_where_the_listed_op_ran_or_raised():
 
 
 def test_without_an_op_trace_the_finding_rests_on_the_lists(lstm_without_onednn):
-    bare = dataclasses.replace(lstm_without_onednn, op_trace=None)
+    bare = edited(lstm_without_onednn, ops=None, casts=None, ops_diff=(), casts_by_grad_mode={})
     (found,) = silent_fallbacks(bare)
     assert not found.traced and "op trace" not in found.meaning
     assert "lists its op, mkldnn_rnn_layer" in found.meaning

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.summary import format_summary
+from tests.edits import edited
 
 
 @pytest.mark.parametrize(("threads", "words"), [(1, "1 thread"), (2, "2 threads")])
@@ -20,5 +19,21 @@ def test_the_header_counts_threads_in_words(threads, words):
     header = format_summary(result).splitlines()[1]
     assert header.endswith(f"· {words}"), header
     assert result.environment.threads_text == words
-    other = dataclasses.replace(result.environment, threads=threads + 1)
+    other = result.environment.model_copy(update={"threads": threads + 1})
     assert other.threads_text == f"{threads + 1} threads"
+
+
+def test_the_time_guard_line_writes_milliseconds_as_numbers():
+    """A transformer's forecast read "6.38e+03 ms": a number with no exponent, as measured."""
+    from autocast_explorer.core.experiment.summary import guard_line
+
+    result = run_experiment(ExperimentConfig(widths=(8, 4), batch=2, min_time=0.01))
+    assert result.guard is not None
+    slow = edited(result.guard, estimated_forward_ms=6381.7)
+    line = guard_line(edited(result, guard=slow))
+    assert line.startswith("time guard estimated 6382 ms per forward; measured ")
+    assert "e+" not in line
+    small = edited(result.guard, estimated_forward_ms=0.04213)
+    assert guard_line(edited(result, guard=small)).startswith(
+        "time guard estimated 0.0421 ms per forward"
+    )

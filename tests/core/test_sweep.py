@@ -11,6 +11,7 @@ from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.runtime.progress import Cancelled
 from autocast_explorer.core.sweeps import runner as sweep
 from autocast_explorer.core.sweeps.crossover import crossovers
+from autocast_explorer.core.sweeps.points import PointLatency
 from autocast_explorer.core.sweeps.result import SweepPoint
 from autocast_explorer.core.sweeps.runner import run_grid, run_sweep
 from autocast_explorer.core.sweeps.spec import (
@@ -183,7 +184,7 @@ def test_sweep_result_carries_verdict_roofline_and_crossover(streamed):
     assert result.verdict.sentence.endswith(".")
     assert result.verdict.threads == torch.get_num_threads()
     assert len(result.roofline.points) == 2 * 3
-    assert {p.dtype for p in result.roofline.peaks} == {"float32", "bfloat16"}
+    assert {p.dtype for p in result.roofline.peaks.values()} == {"float32", "bfloat16"}
     assert result.verdict.onednn is not None and result.verdict.onednn.captured
 
 
@@ -246,14 +247,22 @@ def test_grid_streams_row_by_row_and_fills_the_matrix():
     assert matrix[1][0] == points[2].speedup and matrix[0][1] == points[1].speedup
     assert [r.width for r in result.grid_rows] == [16, 32]
     assert "(the widest row)" in result.verdict.sentence
-    with pytest.raises(ValueError, match="grid_rows"):
-        _ = result.crossover
+    # A grid's crossover is one entry per width (the file's form), None when no row crosses.
+    rows = tuple({"width": r.width, "values": r.crossovers or None} for r in result.grid_rows)
+    assert result.crossover == (rows if any(r.crossovers for r in result.grid_rows) else None)
 
 
 def test_stalled_points_are_those_far_slower_than_expected():
     def point(batch, ms, widths=(256, 256, 10)):
         stats = LatencyStats.from_times([ms], cold_ms=ms, block_size=1)
-        return SweepPoint(0, batch, None, batch, widths, "bfloat16", stats, stats)
+        return SweepPoint(
+            index=0,
+            value=batch,
+            batch=batch,
+            widths=widths,
+            dtype="bfloat16",
+            latency=PointLatency.of(stats, stats, None),
+        )
 
     # Expected time: max(FLOP estimate, bytes moved / 5 GB/s, 0.2 ms); flagged above 20× it.
     tiny = point(1, 0.05)

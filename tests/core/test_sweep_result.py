@@ -9,6 +9,7 @@ from autocast_explorer.core.documents.reader import DocumentFormatError
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import environment
+from autocast_explorer.core.sweeps.points import PointLatency
 from autocast_explorer.core.sweeps.result import SCHEMA, SweepPoint, SweepResult
 from autocast_explorer.core.sweeps.roofline import build_roofline
 from autocast_explorer.core.sweeps.runner import run_sweep
@@ -30,20 +31,22 @@ def synthetic(values, speedups, width_values=()):
     for plan, s in zip(spec.plan(BASE), speedups, strict=True):
         points.append(
             SweepPoint(
-                plan.index,
-                plan.value,
-                plan.value2,
-                plan.config.batch,
-                plan.config.widths,
-                "bfloat16",
-                plain=stats(1.0),
-                autocast=stats(1.0 / s),
+                index=plan.index,
+                value=plan.value,
+                value2=plan.value2,
+                batch=plan.config.batch,
+                widths=plan.config.widths,
+                dtype="bfloat16",
+                latency=PointLatency.of(stats(1.0), stats(1.0 / s), None),
             )
         )
     return SweepResult(
+        schema_=SCHEMA,
         config=BASE,
         environment=env,
-        spec=spec,
+        param=spec.label,
+        values=spec.values,
+        width_values=spec.width_values or None,
         points=tuple(points),
         verdict=hardware_verdict(env, "bfloat16", "batch", spec.values, speedups[: len(values)]),
         roofline=build_roofline(

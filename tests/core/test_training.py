@@ -137,7 +137,7 @@ def test_losses_stream_per_step_and_cancel_stops_between_steps():
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adamw"])
 def test_each_optimizer_lowers_the_loss(optimizer):
-    from autocast_explorer.core.experiment.config import DEFAULT_LR
+    from autocast_explorer.core.experiment.config_parts import DEFAULT_LR
 
     config = ExperimentConfig(**SMALL, steps=25, optimizer=optimizer, lr=DEFAULT_LR[optimizer])
     run = train_side_by_side(config, Reporter())

@@ -43,6 +43,8 @@ def user_file(tmp_path: Path):
         (lambda m: RuntimeError("bad\nsecond line"), "RuntimeError: bad second line"),
         (lambda m: m.Boom("boom"), "Boom: boom"),
         (lambda m: GeneratorExit("closing"), "GeneratorExit: closing"),
+        (lambda m: SystemExit(3), "called sys.exit(3)"),
+        (lambda m: SystemExit(), "called sys.exit()"),
     ],
 )
 def test_what_the_users_code_raises_is_one_line_naming_spec_phase_and_frame(user_file, make, named):
@@ -60,7 +62,6 @@ def test_what_the_users_code_raises_is_one_line_naming_spec_phase_and_frame(user
     "error",
     [
         KeyboardInterrupt(),
-        SystemExit(3),
         Cancelled(),
         ConfigError("model", "an inner guard's line"),
         MemoryError(),

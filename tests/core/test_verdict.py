@@ -1,6 +1,5 @@
 """The hardware verdict sentence (flags + measurements) and oneDNN's verbose log."""
 
-import dataclasses
 import os
 
 import pytest
@@ -17,11 +16,12 @@ from autocast_explorer.core.sweeps.verdict import hardware_verdict, measured_cla
 
 
 def env_with(*flags, bf16=None, fp16=None):
-    return dataclasses.replace(
-        environment(2),
-        cpu_flags=tuple(flags),
-        torch_bf16_supported=bf16,
-        torch_fp16_supported=fp16,
+    return environment(2).model_copy(
+        update={
+            "cpu_flags": tuple(flags),
+            "torch_bf16_supported": bf16,
+            "torch_fp16_supported": fp16,
+        }
     )
 
 

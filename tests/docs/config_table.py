@@ -1,9 +1,10 @@
 """docs/file-formats.md's table of the config's fields, generated from their one definition.
 
-Each ExperimentConfig field is declared with its part, help sentence and rule (config.py); the
-table lists them with the type and the default as JSON, and a family parameter with the families
-that take it (the registry). tests/docs/test_config_table.py fails when the block and the code
-differ; `python -m tests.docs.config_table` prints the block to paste.
+Each ExperimentConfig field is declared in its part with its help sentence and rule
+(config_parts.py); the table lists them with the type and the default as JSON, and a family
+parameter with the families that take it (the registry). tests/docs/test_config_table.py fails
+when the block and the code differ; `python -m tests.docs.config_table` prints the block to
+paste.
 """
 
 from __future__ import annotations

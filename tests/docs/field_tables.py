@@ -1,8 +1,10 @@
-"""The tester's reference's field tables, generated from the dataclasses themselves.
+"""The tester's reference's field tables, generated from the classes themselves.
 
-`docs/testing.md` holds, between the FIELD TABLES markers, one table per public dataclass a
-test receives: every field, its type as annotated, and its empty value (the default, or what
-the field holds when there is nothing to report; "required" when it always has one).
+`docs/testing.md` holds, between the FIELD TABLES markers, one table per public class a test
+receives (a dataclass, or a document part: a pydantic model whose fields are its file's keys):
+every field, its type as annotated, and its empty value (the default, or what the field holds
+when there is nothing to report; "required" when it always has one). A part's properties, the
+names the program reads it by besides its fields, are listed under its table.
 tests/docs/test_field_tables.py fails when the block and the classes differ;
 `python -m tests.docs.field_tables` prints the block to paste.
 """
@@ -11,8 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import types
+import typing
+from collections.abc import Iterator
+from typing import Any
 
-#: (module, class) of every public dataclass a test is handed, in the order documented.
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+#: (module, class) of every public class a test is handed, in the order documented.
 CLASSES: tuple[tuple[str, str], ...] = (
     ("autocast_explorer.core.experiment.result", "ExperimentResult"),
     ("autocast_explorer.core.experiment.timing", "LatencyStats"),
@@ -29,8 +38,12 @@ CLASSES: tuple[tuple[str, str], ...] = (
     ("autocast_explorer.core.experiment.training", "ScalerReport"),
     ("autocast_explorer.core.experiment.training", "LayerTrace"),
     ("autocast_explorer.core.experiment.training", "StepProgress"),
+    ("autocast_explorer.core.experiment.interval", "SpeedupInterval"),
+    ("autocast_explorer.core.experiment.routes.result", "RouteResult"),
+    ("autocast_explorer.core.experiment.routes.result", "RouteAgreement"),
     ("autocast_explorer.core.sweeps.result", "SweepResult"),
     ("autocast_explorer.core.sweeps.result", "SweepPoint"),
+    ("autocast_explorer.gui.charts.speedup_heatmap", "HeatCell"),
     ("autocast_explorer.core.learning.presets", "Preset"),
     ("autocast_explorer.core.learning.claims", "ClaimCheck"),
     ("autocast_explorer.core.learning.lessons", "LessonOutcome"),
@@ -38,27 +51,93 @@ CLASSES: tuple[tuple[str, str], ...] = (
 )
 #: What a field holds when there is nothing to report, where that is not its default.
 EMPTY: dict[str, str] = {
-    "ExperimentResult.autocast": "None when the autocast forward raised",
-    "ExperimentResult.output_dtype_autocast": "'' when the autocast forward raised",
     "ExperimentResult.agreement": "None when the autocast forward raised",
+    "ExperimentResult.routes": "`()` when only eager ran",
+    "TrainReport.held_out_loss": "`{}` in older results",
+    "SweepResult.crossover": "None when the speedup never crosses 1.0 (1-D: the values where it "
+    "does; a grid: `{width, values}` per row); derived from the points",
+    "SweepPoint.gflops": "derived from the point's config and medians",
+    "SweepPoint.flops": "derived from the point's config",
+    "SweepPoint.bytes": "derived from the point's config",
+    "SweepPoint.intensity": "derived from the point's config",
+    "SweepPoint.routes": "`()` when only eager ran",
+    "SweepPoint.dtype": "the sweep's autocast dtype (not written: the sweep's config holds it)",
+    "SweepPoint.config": "None for an MLP point, whose widths say all (not written)",
     "ExperimentResult.autocast_error": "'' (never None) unless the autocast forward raised",
     "LayerRecord.autocast": "None: the autocast forward raised before this layer",
-    "LayerDtypes.compute": "None: not traced (training, older files, a fused kernel)",
+    "LayerDtypes.compute_dtypes": "None: not traced (training, older files, a fused kernel); "
+    "`compute` holds it as a ComputeDtypes",
+    **{
+        f"LayerError.{name}": "what the other fields imply where a file holds null (layer_error.py)"
+        for name in ("max_abs", "mean_rel", "sqnr_db", "cosine")
+    },
     "TrainReport.accuracy": "`{}` when `loss_kind` is `'mse'` (no classes to score)",
+    "SpeedupInterval.estimate": "None in files written before it",
+    "RouteResult.plain": "None: not timed",
+    "RouteResult.lower": "None: not timed (`finding` says why)",
+    "RouteResult.speedup": "NaN when a side was not timed (derived from the sides; written null)",
+    "RouteAgreement.max_abs_diff": "NaN when not measured (written null)",
+    "RouteAgreement.cosine": "NaN when not measured (written null)",
+    "RouteResult.interval": "None: not timed, or a file written before routes had one "
+    "(JSON key `speedup_interval`)",
+    "HeatCell.interval": "`''`: no interval (a `str`, the words ' (95%: 1.66–1.79)', "
+    "not a `SpeedupInterval`)",
 }
 START = "<!-- FIELD TABLES: generated by tests/docs/field_tables.py -->"
 END = "<!-- END FIELD TABLES -->"
 
 
-def _empty(cls_name: str, field: dataclasses.Field) -> str:
-    key = f"{cls_name}.{field.name}"
+def _empty(cls_name: str, name: str, default: Any, factory: Any) -> str:
+    key = f"{cls_name}.{name}"
     if key in EMPTY:
         return EMPTY[key]
-    if field.default is not dataclasses.MISSING:
-        return f"`{field.default!r}`"
-    if field.default_factory is not dataclasses.MISSING:
-        return f"`{field.default_factory()!r}`"
+    if default is not dataclasses.MISSING and default is not PydanticUndefined:
+        return f"`{default!r}`"
+    if factory not in (dataclasses.MISSING, None):
+        return f"`{factory()!r}`"
     return "required"
+
+
+def _type_name(annotation: Any) -> str:
+    """`tuple[LayerRecord, ...]`, `LatencyStats | None`: the type as a reader thinks of it (a
+    field type's rules, `Annotated[...]`, left out)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
+    if origin in (types.UnionType, typing.Union):
+        return " | ".join(_type_name(a) for a in args)
+    if origin is typing.Literal:
+        return f"Literal[{', '.join(repr(a) for a in args)}]"
+    if origin is not None:
+        inner = ", ".join("..." if a is Ellipsis else _type_name(a) for a in args)
+        return f"{getattr(origin, '__name__', str(origin))}[{inner}]"
+    if annotation is types.NoneType:
+        return "None"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _rows(cls: type) -> Iterator[tuple[str, str, str]]:
+    """(field, type, empty) of a dataclass or a part, in order."""
+    if isinstance(cls, type) and issubclass(cls, BaseModel):
+        for name, info in cls.model_fields.items():
+            empty = _empty(cls.__name__, name, info.default, info.default_factory)
+            yield name, _type_name(info.annotation), empty
+        return
+    for field in dataclasses.fields(cls):
+        empty = _empty(cls.__name__, field.name, field.default, field.default_factory)
+        yield field.name, str(field.type), empty
+
+
+def _properties(cls: type) -> list[str]:
+    """A part's public properties (what it is read as besides its fields)."""
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+        return []
+    return [
+        name
+        for klass in reversed(cls.__mro__)
+        for name, value in vars(klass).items()
+        if isinstance(value, property) and not name.startswith("_") and klass is not BaseModel
+    ]
 
 
 def tables() -> str:
@@ -67,10 +146,12 @@ def tables() -> str:
     for module, name in CLASSES:
         cls = getattr(importlib.import_module(module), name)
         lines += [f"**`{name}`** (`{module}`)", "", "| field | type | empty |", "|---|---|---|"]
-        for field in dataclasses.fields(cls):
-            kind = str(field.type).replace("|", "\\|")
-            lines.append(f"| `{field.name}` | `{kind}` | {_empty(name, field)} |")
+        for field, kind, empty in _rows(cls):
+            lines.append(f"| `{field}` | `{kind.replace('|', chr(92) + '|')}` | {empty} |")
         lines.append("")
+        properties = _properties(cls)
+        if properties:
+            lines += [f"Properties: {', '.join(f'`{p}`' for p in properties)}.", ""]
     lines.append(END)
     return "\n".join(lines)
 

@@ -136,7 +136,11 @@ def test_the_compare_window_takes_every_kind_side_by_side(qtbot, results):
     rows = dict((row[0], row[1:]) for row in window.table_rows())
     assert rows["model"][KINDS.index("cnn")].startswith("CNN")
     assert "model" in window.config_differences()
-    window.add_files([str(results["mlp"][1])])  # adding more keeps working
+    # The same run again is listed once (and named as a repeat); another run still joins.
+    assert window.add_files([str(results["mlp"][1])]) == []
+    assert len(window.labels()) == len(KINDS)
+    other = results["mlp"][0].model_copy(update={"created": "another run"})
+    window.add_result(other, "another")
     assert len(window.labels()) == len(KINDS) + 1
     window.close()
 

@@ -2,12 +2,13 @@
 with one `error:` line naming the spec, the phase and the user's frame, exit code 2 (or the
 training refusal), nothing on stdout, and no output file written, not even in part.
 
-One factory file, written to tmp_path, builds a small model that fails when it sees a given
-phase (a model argument says which): training mode, a batch of 16, its 13th call, its layers
-being recorded or traced, oneDNN's bf16 maths (the implicit route), its weights converted to
-bfloat16 (the pre-cast placement), training steps past the trained ones, the held-out rows.
-It raises an Exception, a BaseException subclass of its own or GeneratorExit, as asked. Each
-case runs the CLI in-process on tiny sizes.
+One factory file (faulty_models.py), written to tmp_path, builds a small model that fails when
+it sees a given phase (a model argument says which): training mode, a batch of 16, its 13th
+call, its layers being recorded or traced, oneDNN's bf16 maths (the implicit route), its
+weights converted to bfloat16 (the pre-cast placement), training steps past the trained ones,
+the held-out rows. It raises an Exception, a BaseException subclass of its own or
+GeneratorExit, as asked. Each case runs the CLI in-process on tiny sizes; every phase crossed
+with every way of failing and every command is test_user_code_matrix.py.
 """
 
 from __future__ import annotations
@@ -18,109 +19,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
-import torch
 
 from autocast_explorer.cli import main
 from tests.fuzz.conftest import snapshot
+from tests.fuzz.faulty_models import FACTORIES, line_of, write_files
 
-FACTORIES = '''\
-import torch
-from torch import nn
-
-
-class Boom(BaseException):
-    """Not an Exception: the user's failure all the same."""
-
-
-FAULTS = {"fault": RuntimeError, "boom": Boom, "generator_exit": GeneratorExit}
-
-
-def dispatching():
-    return torch._C._len_torch_dispatch_stack() > 0
-
-
-class Net(nn.Module):
-    def __init__(self, when, n, kind):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-        self.when, self.n, self.kind = when, n, kind
-        self.calls = self.trained = 0
-
-    def fails(self, x):
-        wrapped = "forward" in self.fc.__dict__
-        return {
-            "training": self.training,
-            "later_training": self.training and self.trained > 1,
-            "training_timed": self.training and self.trained > self.n,
-            "held_out": not self.training and self.trained > 0,
-            "batch": x.shape[0] >= 16,
-            "eval_batch": not self.training and x.shape[0] > 1,
-            "call": self.calls == self.n,
-            "recording": wrapped and not dispatching(),
-            "tracing": wrapped and dispatching(),
-            "implicit": torch.backends.mkldnn.matmul.fp32_precision == "bf16",
-            "pre_cast": self.fc.weight.dtype != torch.float32,
-        }.get(self.when, False)
-
-    def forward(self, x):
-        self.calls += 1
-        self.trained += self.training
-        if self.fails(x):
-            raise FAULTS[self.kind](f"fails at {self.when}")  # the user's raise
-        return self.fc(x)
-
-
-def build(when="never", n=0, kind="fault"):
-    return Net(when, n, kind), torch.randn(1, 8)
-
-
-class Zero(nn.Module):
-    def forward(self, x):
-        return x[:, :4] * 2
-
-
-def no_parameters():
-    return Zero(), torch.randn(1, 8)
-
-
-class Total(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x):
-        return self.fc(x).sum()
-
-
-def scalar():
-    return Total(), torch.randn(1, 8)
-
-
-def normalised():
-    net = nn.Sequential(nn.Linear(8, 6), nn.BatchNorm1d(6), nn.Linear(6, 4))
-    return net, torch.randn(1, 8)
-
-
-def raises_boom():
-    raise Boom("factory boom")
-
-
-def raises_generator_exit():
-    raise GeneratorExit("factory closing")
-'''
-
-#: Rows of the data file: a quarter (10) held out leaves 31 training rows, so a batch of 6
-#: ends each epoch with a batch of one row.
-ROWS = 41
 FAST = ["--min-time", "0.01", "--threads", "1"]
 RAISE = "the user's raise"
-
-
-def _line(marker: str) -> int:
-    """The line of the factory file holding `marker` (the frame the error must name)."""
-    return next(i for i, text in enumerate(FACTORIES.splitlines(), 1) if marker in text)
 
 
 #: (id, arguments after the command and spec, the phase named, the frame's marker, the error).
@@ -304,16 +210,8 @@ def files(tmp_path: Path) -> dict[str, Path]:
     the factory's model, and an empty folder the outputs are asked into."""
     folder = tmp_path / "in"
     folder.mkdir()
-    model = folder / "faults.py"
-    model.write_text(FACTORIES)
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((ROWS, 8)).astype(np.float32)
-    data = folder / "rows.npz"
-    np.savez(data, x=x, y=np.arange(ROWS) % 4)
-    checkpoint = folder / "weights.pt"
-    torch.save({"fc.weight": torch.randn(4, 8), "fc.bias": torch.randn(4)}, checkpoint)
     (tmp_path / "out").mkdir()
-    return {"model": model, "data": data, "checkpoint": checkpoint, "out": tmp_path / "out"}
+    return {**write_files(folder), "out": tmp_path / "out"}
 
 
 def _argv(args: list[str], files: dict[str, Path]) -> tuple[list[str], str]:
@@ -335,7 +233,7 @@ def _argv(args: list[str], files: dict[str, Path]) -> tuple[list[str], str]:
     return argv, spec
 
 
-def _one_line(capsys: pytest.CaptureFixture[str], command: str) -> str:
+def _oneline_of(capsys: pytest.CaptureFixture[str], command: str) -> str:
     """The one error line; stdout empty (a sweep streams the rows of the points it finished,
     never a row of the failing point)."""
     out, err = capsys.readouterr()
@@ -351,15 +249,15 @@ def _one_line(capsys: pytest.CaptureFixture[str], command: str) -> str:
     ("args", "phase", "marker", "error"),
     [pytest.param(*case[1:], id=case[0]) for case in CASES],
 )
-def test_the_users_code_failing_in_any_phase_is_one_line(
+def test_the_users_code_failing_in_any_phase_is_oneline_of(
     args, phase, marker, error, files, capsys, monkeypatch
 ):
     monkeypatch.chdir(files["out"].parent)
     argv, spec = _argv(args, files)
     before = snapshot(files["out"].parent)
     assert main(argv) == 2
-    line = _one_line(capsys, argv[0])
-    frame = f"faults.py:{_line(marker)}: " if marker else ""
+    line = _oneline_of(capsys, argv[0])
+    frame = f"faults.py:{line_of(marker)}: " if marker else ""
     assert line.startswith(f"error: model: {spec}: {phase}: {frame}{error}"), line
     assert snapshot(files["out"].parent) == before  # no output, not even in part
 
@@ -372,7 +270,7 @@ def test_a_model_training_cannot_take_is_the_training_refusal(
     argv, spec = _argv(args, files)
     before = snapshot(files["out"].parent)
     assert main(argv) == 2
-    assert _one_line(capsys, argv[0]) == f"error: {expected.format(spec=spec)}"
+    assert _oneline_of(capsys, argv[0]) == f"error: {expected.format(spec=spec)}"
     assert snapshot(files["out"].parent) == before
 
 
@@ -384,7 +282,7 @@ def test_a_model_training_cannot_take_is_the_training_refusal(
         ("ZeroDivisionError('at import')", "ZeroDivisionError: at import"),
     ],
 )
-def test_a_module_failing_at_import_is_one_line(raised, named, files, capsys):
+def test_a_module_failing_at_import_is_oneline_of(raised, named, files, capsys):
     path = files["model"].with_name("at_import.py")
     path.write_text(f"class Boom(BaseException):\n    pass\n\n\nraise {raised}\n")
     spec = f"{path}:build"
@@ -393,7 +291,7 @@ def test_a_module_failing_at_import_is_one_line(raised, named, files, capsys):
     argv = ["run", "--model", spec, *FAST, "--json", str(out / "r.json")]
     assert main(argv) == 2
     assert (
-        _one_line(capsys, "run") == f"error: model: {spec}: importing it: at_import.py:5: {named}"
+        _oneline_of(capsys, "run") == f"error: model: {spec}: importing it: at_import.py:5: {named}"
     )
     assert snapshot(files["out"].parent) == before
 
@@ -417,7 +315,7 @@ def test_a_last_batch_of_one_row_joins_the_batch_before_it(mode, files):
 
 @pytest.mark.process
 @pytest.mark.slow
-def test_reproduce_py_names_the_users_frame_in_one_line(files, tmp_path):
+def test_reproduce_py_names_the_users_frame_in_oneline_of(files, tmp_path):
     """The report's reproduce.py rebuilds the model through the explorer's loader: when the
     model's code now fails, the script ends as the explorer would (one line, exit 2)."""
     spec = f"{files['model']}:build"
@@ -430,5 +328,5 @@ def test_reproduce_py_names_the_users_frame_in_one_line(files, tmp_path):
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(
-        f"error: model: {spec}: reproduce.py: faults.py:{_line(RAISE)}: RuntimeError: fails at"
+        f"error: model: {spec}: reproduce.py: faults.py:{line_of(RAISE)}: RuntimeError: fails at"
     )

@@ -66,15 +66,20 @@ def _line_of(place: str) -> int:
     return {"import": 3, "forward": 11, "factory": 15}[place]
 
 
-@pytest.mark.parametrize("command", ["run", "sweep"])
-def test_sys_exit_while_measuring_not_probing_is_the_users_failure_too(tmp_path, capsys, command):
-    """Batch 16 is measured but never probed (the probe runs batch 1 and 8)."""
+@pytest.mark.parametrize(
+    ("command", "phase"), [("run", "the first (cold) calls"), ("sweep", "sweep point batch 16")]
+)
+def test_sys_exit_while_measuring_not_probing_is_the_users_failure_too(
+    tmp_path, capsys, command, phase
+):
+    """Batch 16 is measured but never probed (the probe runs batch 1 and 8): the line names
+    the phase, as for any other failure of the user's code there."""
     spec = model_file(tmp_path, "if x.shape[0] >= 16: sys.exit(4)", "forward")
     extra = ["--batch", "16"] if command == "run" else ["--values", "1,16"]
     args = [command, *QUICK[:4], *extra, "--model", spec]
     assert main(args + (["--no-onednn"] if command == "sweep" else [])) == 2
     line = _one_error_line(capsys)
-    assert line == f"error: model: {spec}: m.py:11: called sys.exit(4)"
+    assert line == f"error: model: {spec}: {phase}: m.py:11: called sys.exit(4)"
 
 
 # ---- out of memory ------------------------------------------------------------------------
@@ -161,33 +166,65 @@ def test_a_users_error_saying_out_of_memory_in_the_probe_names_the_model(tmp_pat
 
 # ---- the compiled route's cache folder ------------------------------------------------------
 ROOT = Path(__file__).resolve().parents[2]
-COMMAND = [sys.executable, "-m", "autocast_explorer", "run"]
 
 
-@pytest.mark.process
-@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (Linux)")
-@pytest.mark.parametrize("cache", ["/proc/nope", "FILE/sub"])
-def test_an_unwritable_inductor_cache_is_the_compiled_routes_finding(tmp_path, cache):
-    """torch._dynamo's import makes the cache folder: refused there, the route says so."""
+#: Inductor cache folders that cannot be made: (id, TORCHINDUCTOR_CACHE_DIR, "{tmp}" the case's
+#: folder, which holds FILE (a file), loop (a link to itself) and gone (a link to /proc/nope)).
+CACHES = {
+    "under-proc": "/proc/nope",
+    "under-a-file": "{tmp}/FILE/sub",
+    "through-a-link-loop": "{tmp}/loop/sub",
+    "through-a-link-to-proc": "{tmp}/gone/sub",
+}
+CACHE_FINDING = ("not compiled: torch.compile could not start here (", "; inductor's cache "
+                 "folder (TORCHINDUCTOR_CACHE_DIR) must be writable")  # fmt: skip
+
+
+def _run_with_cache(tmp_path: Path, cache: str, args: list[str]) -> subprocess.CompletedProcess:
     (tmp_path / "FILE").write_text("a file, not a folder")
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "gone").symlink_to("/proc/nope")
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "TORCHINDUCTOR_CACHE_DIR": cache.replace("FILE", str(tmp_path / "FILE")),
+        "TORCHINDUCTOR_CACHE_DIR": CACHES[cache].format(tmp=tmp_path),
     }
-    proc = subprocess.run(
-        [*COMMAND, "--routes", "eager,compiled", "--widths", "8,4", *QUICK, "--json", "r.json"],
+    return subprocess.run(
+        [sys.executable, "-m", "autocast_explorer", *args, "--routes", "eager,compiled"],
         capture_output=True,
         text=True,
         timeout=300,
         env=env,
         cwd=tmp_path,
     )
+
+
+def _is_cache_finding(finding: str) -> bool:
+    return finding.startswith(CACHE_FINDING[0]) and finding.endswith(CACHE_FINDING[1])
+
+
+@pytest.mark.process
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("cache", CACHES)
+def test_an_unwritable_inductor_cache_is_the_compiled_routes_finding(tmp_path, cache):
+    """torch._dynamo's import makes the cache folder: refused there, the route says so."""
+    proc = _run_with_cache(tmp_path, cache, ["run", "--widths", "8,4", *QUICK, "--json", "r.json"])
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     routes = json.loads((tmp_path / "r.json").read_text())["routes"]
     compiled = next(route for route in routes if route["name"] == "compiled")
-    assert compiled["finding"].startswith("not compiled: torch.compile could not start here (")
-    assert compiled["finding"].endswith(
-        "; inductor's cache folder (TORCHINDUCTOR_CACHE_DIR) must be writable"
-    )
+    assert _is_cache_finding(compiled["finding"]), compiled["finding"]
+
+
+@pytest.mark.process
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("cache", ["under-proc", "under-a-file"])
+def test_an_unwritable_inductor_cache_is_each_sweep_points_finding(tmp_path, cache):
+    """Every point of a sweep says why it was not compiled, stdout holding the document only."""
+    args = ["sweep", "--widths", "8,4", *QUICK_SWEEP, "--values", "1,2", "--json", "-"]
+    proc = _run_with_cache(tmp_path, cache, args)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    points = json.loads(proc.stdout)["points"]
+    findings = [r["finding"] for p in points for r in p["routes"] if r["name"] == "compiled"]
+    assert len(findings) == 2 and all(map(_is_cache_finding, findings)), findings

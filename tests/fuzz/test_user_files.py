@@ -1,14 +1,19 @@
 """A user's files that break a rule: data and checkpoints holding tensors numpy cannot hold
-(float8, sparse, quantized, meta, nested, complex), empty and truncated archives, an .npz whose
-header claims more than the file holds, rows the model cannot take or score (no values, a label
-past the widest layer, one class), a folder, FIFO or link loop where a file goes, and paths the
-window cannot save to. Each is one line naming the file or the tensor and the rule, the
-documented exit code (2: refused before anything is measured), and no output file appears,
-whole or half-written; the user's files are left exactly as they were.
+(float8, sparse, quantized, meta, nested, complex), empty and truncated archives, archives
+missing a record or holding a short or garbled one, the legacy format cut short, an .npz, a
+gzip or a text file named .pt, a pickled class or array, a .pt holding something other than
+a dict of tensors, an .npz whose header claims more than the file holds, rows the model
+cannot take or score (no values, a label past the widest layer, one class), a folder, FIFO or
+link loop where a file goes, and paths the window cannot save to. Each is one line naming the
+file or the tensor and the rule, the documented exit code (2: refused before anything is
+measured), and no output file appears, whole or half-written; the user's files are left
+exactly as they were.
 """
 
 from __future__ import annotations
 
+import argparse
+import gzip
 import io
 import json
 import os
@@ -321,11 +326,119 @@ def _path_cases() -> list:
     return cases
 
 
-CASES = [*_tensor_cases(), *_archive_cases(), *_claim_cases(), *_fault_cases(), *_path_cases()]
+def _rewritten(edit: Callable[[str, bytes], bytes | None]) -> Callable[[Path, dict], None]:
+    """A torch.save archive with each member `edit`ed (None: left out)."""
+
+    def write(path: Path, tensors: dict) -> None:
+        whole = path.with_suffix(".whole")
+        _save(whole, tensors)
+        with zipfile.ZipFile(whole) as source, zipfile.ZipFile(path, "w") as target:
+            for info in source.infolist():
+                data = edit(info.filename, source.read(info))
+                if data is not None:
+                    target.writestr(info, data)
+        whole.unlink()
+
+    return write
+
+
+def _legacy_cut(path: Path, tensors: dict) -> None:
+    """torch.save's pre-1.6 (not zip) format, its second half cut off."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.save(tensors, path, _use_new_zipfile_serialization=False)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _npz_named_pt(path: Path, tensors: dict) -> None:
+    with path.open("wb") as file:
+        np.savez(file, **{key: value.numpy() for key, value in tensors.items()})
+
+
+def _save_bytes(tensors: dict) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(tensors, buffer)
+    return buffer.getvalue()
+
+
+def _holding(make: Callable[[dict], object]) -> Callable[[Path, dict], None]:
+    return lambda path, tensors: _save(path, make(tensors))  # type: ignore[arg-type]
+
+
+NOT_TORCH_SAVE = "truncated or not a torch.save file ("
+REFUSED = "refused by torch.load(weights_only=True) (Unsupported global: GLOBAL "
+#: How else a .pt goes wrong: (id, how it is written from the good tensors, what the line says
+#: after the file's name). Each is tried as --data and as --checkpoint.
+PT_FAULTS: list[tuple[str, Callable[[Path, dict], None], str]] = [
+    ("legacy-format-cut", _legacy_cut, NOT_TORCH_SAVE),
+    ("no-data.pkl", _rewritten(lambda n, d: None if n.endswith("/data.pkl") else d),
+     NOT_TORCH_SAVE + "PytorchStreamReader failed locating file data.pkl"),
+    ("no-storage", _rewritten(lambda n, d: None if n.endswith("/data/0") else d),
+     NOT_TORCH_SAVE + "PytorchStreamReader failed locating file data/0"),
+    ("short-storage", _rewritten(lambda n, d: d[: len(d) // 2] if n.endswith("/data/0") else d),
+     NOT_TORCH_SAVE + "record size ("),
+    ("garbled-pickle",
+     _rewritten(lambda n, d: d[:10] + b"\xff" * 10 + d[20:] if n.endswith("/data.pkl") else d),
+     NOT_TORCH_SAVE),
+    ("no-version", _rewritten(lambda n, d: None if n.endswith("/version") else d),
+     NOT_TORCH_SAVE + 'Expected hasRecord("version")'),
+    ("future-version", _rewritten(lambda n, d: b"99\n" if n.endswith("/version") else d),
+     NOT_TORCH_SAVE),
+    ("an-npz-named-.pt", _npz_named_pt, NOT_TORCH_SAVE),
+    ("gzipped", lambda path, t: path.write_bytes(gzip.compress(_save_bytes(t))), NOT_TORCH_SAVE),
+    ("text", lambda path, _t: path.write_text("x,y\n1,2\n"), NOT_TORCH_SAVE),
+    ("an-empty-zip", lambda path, _t: zipfile.ZipFile(path, "w").close(), NOT_TORCH_SAVE),
+    ("a-pickled-class", _holding(lambda t: {**t, "extra": argparse.Namespace(a=1)}),
+     REFUSED + "argparse.Namespace"),
+    ("a-numpy-array", _holding(lambda t: {**t, "extra": np.zeros(3)}), REFUSED + "numpy"),
+    ("a-list", _holding(lambda t: list(t.values())), "must hold a dict of tensors (got list)"),
+    ("one-tensor", _holding(lambda t: next(iter(t.values()))),
+     "must hold a dict of tensors (got Tensor)"),
+    ("None", _holding(lambda _t: None), "must hold a dict of tensors (got NoneType)"),
+    ("a-string-value", _holding(lambda t: {**t, "note": "hi"}), "note is a str, not a tensor"),
+    ("a-nested-dict", _holding(lambda t: {"weights": t}), "weights is a dict, not a tensor"),
+]  # fmt: skip
+
+
+def _pt_cases() -> list:
+    faults = [
+        *[(name, write, words, ()) for name, write, words in PT_FAULTS],
+        ("a-pickled-function", _holding(lambda t: {**t, "run": os.system}),
+         "refused by torch.load(weights_only=True) "
+         "(Trying to load unsupported GLOBAL posix.system", ()),
+    ]  # fmt: skip
+    cases = []
+    for name, write, words, marks in faults:
+
+        def data(tmp: Path, write=write) -> str:
+            write(tmp / "d.pt", _good_arrays())
+            return str(tmp / "d.pt")
+
+        def weights(tmp: Path, write=write) -> str:
+            write(tmp / "w.pt", _state())
+            return str(tmp / "w.pt")
+
+        cases += [
+            pytest.param(_data(data), f"data: d.pt: {words}", id=f"data-{name}", marks=marks),
+            pytest.param(
+                _checkpoint(weights), f"checkpoint: w.pt: {words}", id=f"ckpt-{name}", marks=marks
+            ),
+        ]
+    return cases
+
+
+CASES = [
+    *_tensor_cases(),
+    *_pt_cases(),
+    *_archive_cases(),
+    *_claim_cases(),
+    *_fault_cases(),
+    *_path_cases(),
+]
 
 
 def test_the_table_covers_every_kind():
-    assert len(CASES) >= 90
+    assert len(CASES) >= 130
 
 
 @pytest.mark.parametrize(("make", "expected"), CASES)

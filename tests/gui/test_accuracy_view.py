@@ -3,8 +3,6 @@ training mode's per-epoch accuracy, and a bad file's one-line refusal."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -12,6 +10,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QTableWidget, QWidget
 
 from autocast_explorer.core.data.answers import compare_answers
 from autocast_explorer.gui.features.accuracy.gallery import FlipTile, row_image
+from tests.edits import edited
 from tests.gui.helpers import TINY, run_to_end
 
 DIGITS = TINY.replace(data="digits", widths=(64, 16, 10), epochs=2, batch=64, threads=1)
@@ -28,14 +27,15 @@ def test_the_data_selector_offers_synthetic_digits_and_a_file(window, file_dialo
     assert window.controls.epochsSpin.isVisibleTo(window.controls)
     path = tmp_path / "mine.npz"
     file_dialogs.answer(str(path))
-    combo.setCurrentIndex(2)
-    combo.activated.emit(2)
+    combo.setCurrentIndex(2)  # "File…", chosen in code as by a click: one dialog
+    assert [request.caption for request in file_dialogs.asked] == ["Open data"]
     assert window.current_config().data == str(path)
     assert combo.currentText() == "mine.npz"
     file_dialogs.cancel()  # cancelling the dialog keeps the file chosen before
     combo.setCurrentIndex(combo.count() - 1)
-    combo.activated.emit(combo.count() - 1)
+    assert len(file_dialogs.asked) == 2 and file_dialogs.pending() == 0
     assert window.current_config().data == str(path)
+    assert combo.currentText() == "mine.npz"
 
 
 def test_a_digits_run_shows_both_accuracies_and_the_flipped_digits(window, qtbot):
@@ -56,7 +56,7 @@ def test_a_digits_run_shows_both_accuracies_and_the_flipped_digits(window, qtbot
     auto = np.eye(10, dtype=np.float32)[[8, 5, 7]] * 2 + plain
     rows = np.stack([np.arange(64, dtype=np.float32).reshape(1, 8, 8)] * 3)
     forced = compare_answers(labels, plain, auto, "bfloat16", 0, rows=rows)
-    window.show_result(dataclasses.replace(result, accuracy=forced))
+    window.show_result(edited(result, accuracy=forced))
     tiles = view.findChildren(FlipTile)
     assert [t.flip.label for t in tiles] == [3, 7]  # row 1 kept its answer
     assert "true label 3" in tiles[0].toolTip() and "float32 says 3" in tiles[0].toolTip()

@@ -3,8 +3,6 @@ interval is drawn wherever the speedup is (latency title, sweep chart, compare c
 
 from __future__ import annotations
 
-import dataclasses
-
 import pyqtgraph as pg
 import pytest
 from PySide6.QtWidgets import QLabel
@@ -12,12 +10,15 @@ from PySide6.QtWidgets import QLabel
 from autocast_explorer.core.experiment.certainty import TimingEvidence
 from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.testing import run_and_wait
+from tests.edits import edited, retimed
 
 
 def with_interval(result, speedup: float, low: float, high: float):
-    auto = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms / speedup)
-    evidence = TimingEvidence(SpeedupInterval(low, high, 0.95, 24), stopped="max_time")
-    return dataclasses.replace(result, autocast=auto, evidence=evidence)
+    auto = edited(result.autocast, median_ms=result.plain.median_ms / speedup)
+    evidence = TimingEvidence(
+        interval=SpeedupInterval(low=low, high=high, level=0.95, pairs=24), stopped="max_time"
+    )
+    return retimed(result, autocast=auto, evidence=evidence)
 
 
 @pytest.fixture
@@ -55,19 +56,17 @@ def test_the_sweep_chart_draws_only_95_percent_intervals_and_no_untold_figure(wi
     timing_noise.clear(1.5)
     config = ExperimentConfig(widths=(32, 16, 4), batch=4, min_time=0.02)
     sweep = run_sweep(config, "batch", [1, 8, 64], probe_onednn=False)
-    few = SpeedupInterval(1.3, 1.6, 0.875, 4, 1.45)  # 4 pairs: covers 87.5%, not shown
-    wide = SpeedupInterval(0.5, 3.0, 0.95, 24, 1.45)  # too noisy to tell
-    firm = SpeedupInterval(1.45, 1.55, 0.95, 24, 1.5)
+    # 4 pairs: covers 87.5%, not shown
+    few = SpeedupInterval(low=1.3, high=1.6, level=0.875, pairs=4, estimate=1.45)
+    wide = SpeedupInterval(low=0.5, high=3.0, level=0.95, pairs=24, estimate=1.45)  # too noisy
+    firm = SpeedupInterval(low=1.45, high=1.55, level=0.95, pairs=24, estimate=1.5)
     points = [
-        dataclasses.replace(sweep.points[0], evidence=TimingEvidence(firm, stopped="precise")),
-        dataclasses.replace(sweep.points[1], evidence=TimingEvidence(few, stopped="max_time")),
-        dataclasses.replace(sweep.points[2], evidence=TimingEvidence(wide, stopped="max_time")),
+        retimed(sweep.points[0], evidence=TimingEvidence(interval=firm, stopped="precise")),
+        retimed(sweep.points[1], evidence=TimingEvidence(interval=few, stopped="max_time")),
+        retimed(sweep.points[2], evidence=TimingEvidence(interval=wide, stopped="max_time")),
     ]
-    points[1] = dataclasses.replace(
-        points[1],
-        autocast=dataclasses.replace(
-            points[1].autocast, median_ms=points[1].plain.median_ms / 1.45
-        ),
+    points[1] = retimed(
+        points[1], autocast=edited(points[1].autocast, median_ms=points[1].plain.median_ms / 1.45)
     )
     chart = window.findChild(pg.PlotWidget, "speedupPlot")
     chart.begin("batch", [1, 8, 64])
@@ -100,7 +99,7 @@ def test_the_compare_chart_draws_each_run_s_interval_and_clears(qtbot, measured)
     chart.show()
     runs = (
         ComparedRun("a", "a.json", with_interval(measured, 1.72, 1.66, 1.79)),
-        ComparedRun("b", "b.json", dataclasses.replace(measured, evidence=None)),
+        ComparedRun("b", "b.json", retimed(measured, evidence=None)),
         ComparedRun("c", "c.json", with_interval(measured, 1.7, 0.5, 3.1)),
     )
     chart.show_comparison(Comparison(runs))

@@ -254,3 +254,51 @@ def test_other_model_families_show_their_parameters(window, qtbot, monkeypatch, 
         ("16",),
         ("5",),
     )
+
+
+def test_this_window_s_run_and_its_own_file_are_compared_once(window, qtbot, monkeypatch, tmp_path):
+    """Compare opened with the window's run, then its saved file added: it was listed twice."""
+    result = run_to_end(qtbot, window)
+    saved = tmp_path / "mine.json"
+    saved.write_text(result.to_json())
+    compare = open_compare(window, qtbot, monkeypatch, [saved])
+    assert len(compare.labels()) == 1
+    message = compare.findChild(QLabel, "compareMessage")
+    assert message.isVisible()
+    assert message.text() == "Compared already (the same run): mine.json"
+    compare.add_current()
+    compare.add_files([str(saved)])
+    assert len(compare.labels()) == 1
+    assert len(compare.speedupChart.drawn()["speedups"]) == 1
+
+
+def test_run_labels_never_run_into_each_other(window, qtbot, monkeypatch, two_files):
+    """Two long CPU names under a narrow speedup chart were drawn over each other: each line
+    of a run's label keeps to its run's slot, and is whole where there is room."""
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QApplication
+
+    from autocast_explorer.gui.charts.compare_charts import TICK_GAP_PX, run_tick
+
+    _result, laptop, server = two_files
+    compare = open_compare(window, qtbot, monkeypatch, [laptop, server])
+    narrowed = []
+    for width in (560, 1900):
+        compare.resize(width, 800)
+        for _ in range(5):
+            QApplication.processEvents()
+        for chart in (compare.latencyChart, compare.speedupChart):
+            plot = chart.getPlotItem()
+            metrics = QFontMetrics(plot.getAxis("bottom").style["tickFont"])
+            room = plot.getViewBox().width() / 2 - TICK_GAP_PX
+            labels = chart.drawn()["labels"]
+            assert len(labels) == 2
+            for line in (line for label in labels for line in label.split("\n")):
+                assert metrics.horizontalAdvance(line) <= room + 1, line
+            full = [run_tick(label) for label in compare.labels()]
+            fits = all(
+                metrics.horizontalAdvance(line) <= room for t in full for line in t.split("\n")
+            )
+            assert (labels == full) == fits, (width, labels)
+            narrowed.append(not fits)
+    assert narrowed[:2] == [True, True] and narrowed[2:] == [False, False]

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox
 
 from autocast_explorer.cli import build_parser
 from autocast_explorer.core.data.dataset import dataset_from_arrays
-from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig, built_in_models
+from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import built_in_models
 from autocast_explorer.core.experiment.config_schema import config_properties
 from autocast_explorer.core.experiment.data_fit import fit_config, input_shape
 from autocast_explorer.core.experiment.engine import run_experiment, training_step_flops

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -10,11 +9,13 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
-from autocast_explorer.core.experiment.interval import ms_text
-from autocast_explorer.core.experiment.summary import guard_line
+from autocast_explorer.core.experiment.headline import headline
+from autocast_explorer.core.experiment.pace import ms_text
+from autocast_explorer.core.experiment.summary import guard_line, verdict
 from autocast_explorer.core.reports.report import RESULT_JSON
 from autocast_explorer.gui.charts.report_charts import REPORT_CHARTS, render_chart_pngs
 from autocast_explorer.gui.shell import style
+from tests.edits import edited, retimed
 from tests.gui.helpers import TINY, run_to_end
 
 
@@ -61,13 +62,17 @@ def test_save_then_open_through_the_menu_shows_the_same_result_everywhere(
     ]
     assert window.agreementPlot.drawn()["counts"] == list(result.agreement.histogram.counts)
     assert window.layerTable.rows() == layers_before
-    assert window.overview.header.headline.text().lower() == window.verdictLabel.text().lower()
-    # The time guard's forecast sits beside the measurement, read back from the file too.
-    guard = window.overview.header.guard
+    header = window.overview.header
+    assert header.headline.text() == headline(loaded).sentence == headline(result).sentence
+    assert window.verdictLabel.text() == verdict(result)
+    # The time guard's forecast sits behind "Why?" with the reasons, read back from the file too.
+    guard = header.guard
     assert loaded.guard == result.guard and result.guard is not None
+    assert not guard.isVisibleTo(window)
+    header.whyButton.click()
     assert guard.isVisibleTo(window)
     assert guard.text() == "T" + guard_line(result)[1:]
-    assert f"estimated {result.guard.estimated_forward_ms:.3g} ms" in guard.text()
+    assert f"estimated {ms_text(result.guard.estimated_forward_ms)}" in guard.text()
     assert f"measured {ms_text(result.slower_ms)}" in guard.text()
     assert window.exportReportAction.isEnabled()
 
@@ -81,9 +86,9 @@ def test_export_report_writes_the_charts_as_png_and_links_them(
     # The bar colours below are read from the PNG, so both bars must be tall enough to hold
     # pixels: show the measured result with autocast's latency set to twice float32's (a
     # stalled or non-native bf16 run can be 1000× slower, leaving float32 a sub-pixel bar).
-    result = dataclasses.replace(
+    result = retimed(
         measured,
-        autocast=dataclasses.replace(
+        autocast=edited(
             measured.plain,
             median_ms=2 * measured.plain.median_ms,
             p25_ms=2 * measured.plain.p25_ms,

@@ -150,6 +150,19 @@ def test_page_keys_step_and_ctrl_return_runs_while_the_panel_is_shown(window, qt
     assert panel.last_run.lesson.id == LESSONS[1].id
 
 
+def test_the_lessons_action_shows_the_dock_when_checked_or_triggered(window, qtbot):
+    action, dock = window.lessonsAction, window.lessonsDock
+    assert not action.isChecked() and not dock.isVisible()
+    action.setChecked(True)  # as trigger() does, not only the menu entry's own signal
+    qtbot.waitUntil(dock.isVisible, timeout=2000)
+    action.setChecked(False)
+    qtbot.waitUntil(lambda: not dock.isVisible(), timeout=2000)
+    action.trigger()  # once: shown, not shown and hidden again
+    assert dock.isVisible() and action.isChecked()
+    dock.close()  # the dock's own close button: the entry follows
+    assert not action.isChecked() and not dock.isVisible()
+
+
 def test_ops_chart_brings_the_op_trace_tab_forward(window):
     panel = show_lessons(window)
     assert panel.show_chart("ops") == "ops"
@@ -245,3 +258,25 @@ def test_a_lesson_step_is_not_named_after_a_sweep_preset(window, qtbot):
         assert panel.run_step()
     assert presets.chosen().id == "tutorial" and presets.shown_text() == "tutorial example"
     assert window.pending_sweep is None
+
+
+def test_a_claim_the_tutorial_never_makes_reads_as_an_assumption(window):
+    """Lesson 8 said "The tutorial says: (Not in the tutorial.)" and then "✓ Here the
+    tutorial's claim holds": its claim is named a common assumption, and checked as one."""
+    from autocast_explorer.core.learning.lessons import LessonOutcome
+    from autocast_explorer.gui.features.lessons.steps import match_line
+
+    panel = show_lessons(window)
+    answers = next(i for i, lesson in enumerate(LESSONS) if lesson.id == "answers")
+    panel.go_to(answers)
+    claim = panel.claimLabel.text()
+    assert claim == (
+        "<i>A common assumption:</i> A trained model gives the same answers under autocast as "
+        "in float32."
+    )
+    held = LessonOutcome("answers", "The same answers.", (), True, "accuracy")
+    assert match_line(held, LESSONS[answers].claim_by == "tutorial")[0] == (
+        "✓ Here the assumption holds."
+    )
+    for lesson in LESSONS:
+        assert "tutorial" not in lesson.tutorial_claim.lower() or lesson.claim_by == "tutorial"

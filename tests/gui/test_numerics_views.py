@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import pyqtgraph as pg
@@ -18,6 +17,7 @@ from autocast_explorer.gui.charts.flip_chart import NO_FLIP_COLOR
 from autocast_explorer.gui.features.experiment.layer_table import COLUMNS, ERROR_COLUMNS
 from autocast_explorer.gui.shell import style
 from tests.core.test_flips import constructed
+from tests.edits import edited
 from tests.gui.helpers import run_to_end
 
 
@@ -91,14 +91,31 @@ def test_error_chart_and_layer_table_show_each_layers_error(window, qtbot):
 
 def test_identical_missing_and_overflowed_errors_are_named_not_drawn_as_numbers(window, qtbot):
     result = run_to_end(qtbot, window)
-    identical = LayerError(0.0, 0.0, 0.0, math.inf, 1.0, True, 128)
-    overflowed = LayerError(math.inf, math.inf, math.nan, math.nan, math.nan, False, 32, 5)
+    identical = LayerError(
+        max_abs=0.0,
+        mean_abs=0.0,
+        mean_rel=0.0,
+        sqnr_db=math.inf,
+        cosine=1.0,
+        identical=True,
+        numel=128,
+    )
+    overflowed = LayerError(
+        max_abs=math.inf,
+        mean_abs=math.inf,
+        mean_rel=math.nan,
+        sqnr_db=math.nan,
+        cosine=math.nan,
+        identical=False,
+        numel=32,
+        nonfinite=5,
+    )
     layers = list(result.layers)
     assert len(layers) == 3
-    layers[0] = dataclasses.replace(layers[0], error=identical)
-    layers[1] = dataclasses.replace(layers[1], error=None)
-    layers[2] = dataclasses.replace(layers[2], error=overflowed)
-    window.show_result(dataclasses.replace(result, layers=tuple(layers)))
+    layers[0] = layers[0].model_copy(update={"error": identical})
+    layers[1] = layers[1].model_copy(update={"error": None})
+    layers[2] = layers[2].model_copy(update={"error": overflowed})
+    window.show_result(edited(result, layers=tuple(layers)))
 
     drawn = window.errorPlot.drawn()
     assert drawn["labels"] == ["∞", "n/a", "overflow"]
@@ -117,7 +134,7 @@ def test_flipped_rows_and_flip_rate_on_a_constructed_case(window, qtbot):
     result = run_to_end(qtbot, window)
     plain, auto = constructed()
     agreement = compare_logits(plain, auto, atol=0.01, rtol=0.0, topk=2)
-    case = dataclasses.replace(result, agreement=agreement)
+    case = edited(result, agreement=agreement)
     window.show_result(case)
     view = window.agreementView
 

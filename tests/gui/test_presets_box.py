@@ -147,3 +147,26 @@ def test_a_presets_claims_are_checked_against_its_run(window, qtbot):
     # Another preset: nothing checked until its own run.
     window.presets.choose("tutorial")
     assert window.presets.claim_checks() == [] and not claims.isVisible()
+
+
+def test_a_lesson_step_is_never_named_a_sweep_preset(window, qtbot):
+    """A lesson sets the tutorial's config, which the width sweep's preset shares: the list
+    named "width sweep" during the lesson. A sweep preset is named only with its sweep."""
+    from tests.gui.helpers import RUN_TIMEOUT_MS
+
+    width_sweep = window.presets.choose("width-sweep")
+    assert window.presets.shown_text() == width_sweep.name
+    assert window.pending_sweep == width_sweep.sweep
+    window.lessonsAction.trigger()
+    panel = window.lessonsPanel
+    panel.go_to(0)
+    with qtbot.waitSignal(window.experimentFinished, timeout=RUN_TIMEOUT_MS):
+        assert panel.run_step()
+        assert window.pending_sweep is None
+        assert window.presets.chosen() is not None
+        assert window.presets.chosen().id == "tutorial"
+        assert window.presets.shown_text() != width_sweep.name
+    # Choosing the sweep preset again names it, with its sweep.
+    window.presets.choose("width-sweep")
+    assert window.presets.shown_text() == width_sweep.name
+    assert window.pending_sweep == width_sweep.sweep

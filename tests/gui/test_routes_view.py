@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QTableWidget, QWidget
 
 from autocast_explorer.core.experiment.routes import RouteResult
+from tests.edits import edited
 from tests.gui.helpers import RUN_TIMEOUT_MS, run_to_end
 
 
@@ -62,8 +61,8 @@ def test_compile_time_has_its_own_bar(window, implicit_run):
     """A compiled route's compile time (here put into the run's result) is drawn apart."""
     eager = implicit_run.routes[0]
     compiled = RouteResult(
-        "compiled",
-        "bfloat16",
+        name="compiled",
+        lower_dtype="bfloat16",
         plain=eager.plain,
         lower=eager.lower,
         output_dtype={"plain": "float32", "lower": "bfloat16"},
@@ -74,7 +73,7 @@ def test_compile_time_has_its_own_bar(window, implicit_run):
         finding="compiled in 12.5 s (2 graphs)",
     )
     view = window.findChild(QWidget, "routesView")
-    view.show_result(dataclasses.replace(implicit_run, routes=(eager, compiled)))
+    view.show_result(edited(implicit_run, routes=(eager, compiled)))
     assert view.compileChart.drawn() == {
         "heights": [12.5, 10.0],
         "ticks": ["measured\n12.5 s", "forecast\n10.0 s"],

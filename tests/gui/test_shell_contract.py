@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox
 
 from autocast_explorer.core.learning.presets import builtin_presets, user_presets_dir
 from autocast_explorer.gui.tasks.runner import TaskRunner
+from tests.edits import edited
 from tests.gui.helpers import RUN_TIMEOUT_MS, run_to_end
 
 
@@ -113,9 +114,12 @@ def test_file_methods_do_what_the_menus_do_without_dialogs(window, qtbot, tmp_pa
 
     assert window.compare_files([saved]) == []
     assert window.compare_window is compare and compare.isVisible()
-    # This window's run is the file's run: listed once, the repeat named.
+    # This window's run, once: the file holds the same run (it was listed twice).
     assert len(compare.labels()) == 1
-    assert "Already compared (the same run): result.json" in compare.message.text()
+    other = tmp_path / "other.json"
+    other.write_text(edited(result, config=result.config.replace(batch=3)).to_json())
+    assert window.compare_files([other]) == []
+    assert len(compare.labels()) == 2  # this window's run and the other file
 
     markdown = window.export_report(tmp_path / "report")
     assert markdown == tmp_path / "report" / "report.md"

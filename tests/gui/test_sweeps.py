@@ -14,6 +14,7 @@ from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.sweeps.crossover import crossovers, find_crossings, format_value
 from autocast_explorer.core.sweeps.placements import casts_text, format_bytes
+from autocast_explorer.core.sweeps.points import PointLatency
 from autocast_explorer.core.sweeps.result import SCHEMA, SweepPoint, SweepResult
 from autocast_explorer.core.sweeps.roofline import build_roofline
 from autocast_explorer.core.sweeps.spec import SweepSpec
@@ -24,6 +25,7 @@ from autocast_explorer.core.sweeps.verdict import (
     verdict_flags,
 )
 from autocast_explorer.gui.charts.speedup_heatmap import NEUTRAL, speedup_color
+from tests.edits import edited, retimed
 from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
 from tests.steady_clock import steady_timing
 from tests.steady_rate import steady_rates
@@ -43,21 +45,23 @@ def synthetic(values, speedups, width_values=()) -> SweepResult:
     env = environment(2)
     points = tuple(
         SweepPoint(
-            plan.index,
-            plan.value,
-            plan.value2,
-            plan.config.batch,
-            plan.config.widths,
-            "bfloat16",
-            plain=stats(1.0),
-            autocast=stats(1.0 / s),
+            index=plan.index,
+            value=plan.value,
+            value2=plan.value2,
+            batch=plan.config.batch,
+            widths=plan.config.widths,
+            dtype="bfloat16",
+            latency=PointLatency.of(stats(1.0), stats(1.0 / s), None),
         )
         for plan, s in zip(spec.plan(base), speedups, strict=True)
     )
     return SweepResult(
+        schema_=SCHEMA,
         config=base,
         environment=env,
-        spec=spec,
+        param=spec.label,
+        values=spec.values,
+        width_values=spec.width_values or None,
         points=points,
         verdict=hardware_verdict(env, "bfloat16", "batch", spec.values, speedups[: len(values)]),
         roofline=build_roofline(
@@ -139,7 +143,7 @@ def test_sweep_streams_point_by_point_and_draws_cores_numbers(
         (p.intensity, p.gflops) for p in result.roofline.points if p.mode == "plain"
     ]
     assert [round(g, 6) for g, _label in roof["peaks"]] == [
-        round(p.gflops, 6) for p in result.roofline.peaks
+        round(p.gflops, 6) for p in result.roofline.peaks.values()
     ]
     assert all("(estimate)" in label for _g, label in roof["peaks"])
     assert result.roofline.peak_formula in hardware.formulaLabel.text()
@@ -210,22 +214,29 @@ def test_crossover_markers_are_cores_crossovers(window, speedups, count):
 
 
 def test_heatmap_cells_say_each_points_interval_and_noise(window, qtbot):
-    import dataclasses
-
     from autocast_explorer.core.experiment.certainty import TimingEvidence
     from autocast_explorer.core.experiment.interval import SpeedupInterval
 
     result = synthetic((1, 8), (0.5, 2.0, 0.25, 4.0), width_values=(128, 512))
-    tight = TimingEvidence(SpeedupInterval(1.94, 2.06, 0.95, 30, 2.0), stopped="precise")
-    wide = TimingEvidence(SpeedupInterval(0.15, 0.40, 0.95, 30, 0.25), stopped="max_time")
-    noisy = TimingEvidence(SpeedupInterval(0.8, 1.6, 0.95, 30, 4.0), stopped="max_time")
+    tight = TimingEvidence(
+        interval=SpeedupInterval(low=1.94, high=2.06, level=0.95, pairs=30, estimate=2.0),
+        stopped="precise",
+    )
+    wide = TimingEvidence(
+        interval=SpeedupInterval(low=0.15, high=0.40, level=0.95, pairs=30, estimate=0.25),
+        stopped="max_time",
+    )
+    noisy = TimingEvidence(
+        interval=SpeedupInterval(low=0.8, high=1.6, level=0.95, pairs=30, estimate=1.2),
+        stopped="max_time",
+    )
     points = list(result.points)
-    points[1] = dataclasses.replace(points[1], evidence=tight)
-    points[2] = dataclasses.replace(points[2], evidence=wide)
-    points[3] = dataclasses.replace(points[3], evidence=noisy)
+    points[1] = retimed(points[1], evidence=tight)
+    points[2] = retimed(points[2], evidence=wide)
+    points[3] = retimed(points[3], evidence=noisy)
     tab = window.sweeps.sweeps
-    tab.show_sweep(dataclasses.replace(result, points=tuple(points)))
-    cells = {(c.width, c.batch): c for c in tab.heatmap.cells()}
+    tab.show_sweep(edited(result, points=tuple(points)))
+    cells = {(c.width, c.batch): c for c in tab.speedupHeatmap.cells()}
     assert cells[(128, 8)].tooltip.startswith(
         "batch 8 × width 128: speedup 2.00× (95%: 1.94–2.06) (autocast 2.00× faster;"
     )
@@ -235,7 +246,7 @@ def test_heatmap_cells_say_each_points_interval_and_noise(window, qtbot):
     assert rough.tooltip.startswith(
         "batch 1 × width 512: autocast about 4× slower (the paired timings varied widely"
     )
-    # 0.8–1.6 around a figure of 4.0: too noisy, a hatched '?' with no figure at all.
+    # 0.8–1.6 beside medians 4.0 apart: too noisy, a hatched '?' with no figure at all.
     untold = cells[(512, 8)]
     assert (untold.text, untold.too_noisy, untold.untold) == ("?", True, "too noisy to tell")
     assert untold.tooltip.count("×") == 1  # "batch 8 × width 512" only: no speedup
@@ -250,7 +261,10 @@ def test_heatmap_colors_diverge_around_one(window, qtbot):
     result = synthetic((1, 8, 64), speedups, width_values=(128, 512))
     window.resultTabs.setCurrentWidget(tab)
     tab.show_sweep(result)
-    heat = tab.heatmap
+    heat = tab.speedupHeatmap  # the attribute is named as its objectName, as speedupPlot is
+    assert heat is window.findChild(pg.PlotWidget, "speedupHeatmap")
+    assert tab.speedupPlot is window.findChild(pg.PlotWidget, "speedupPlot")
+    assert tab.latencyPlot is window.findChild(pg.PlotWidget, "sweepLatencyPlot")
     assert tab.rightStack.currentWidget() is heat
     cells = heat.cells()
     assert [(c.width, c.batch) for c in cells] == [(w, b) for w in (128, 512) for b in (1, 8, 64)]
@@ -421,7 +435,7 @@ def test_grid_streams_into_the_heatmap(window, qtbot):
     measured_after_each: list[int] = []
     tab.sweepPoint.connect(
         lambda _p: measured_after_each.append(
-            sum(math.isfinite(c.speedup) for c in tab.heatmap.cells())
+            sum(math.isfinite(c.speedup) for c in tab.speedupHeatmap.cells())
         )
     )
     with qtbot.waitSignal(tab.sweepFinished, timeout=RUN_TIMEOUT_MS) as blocker:
@@ -429,7 +443,7 @@ def test_grid_streams_into_the_heatmap(window, qtbot):
     result = blocker.args[0]
     assert measured_after_each == [1, 2, 3, 4]
     matrix = result.speedup_matrix()
-    assert [c.speedup for c in tab.heatmap.cells()] == [s for row in matrix for s in row]
+    assert [c.speedup for c in tab.speedupHeatmap.cells()] == [s for row in matrix for s in row]
     assert tab.rowCombo.currentData() == 32  # the latency chart shows the widest row
     widest = [p for p in result.points if p.value2 == 32]
     assert tab.latencyPlot.drawn()["plain"]["median"] == [p.plain.median_ms for p in widest]

@@ -147,15 +147,16 @@ def test_a_long_stream_of_steps_is_drawn_whole_with_few_redraws(qtbot, monkeypat
 
 def test_a_far_slower_autocast_never_reads_speedup_zero(window, qtbot):
     """A ratio below 0.01 keeps two significant digits instead of printing 0.00×."""
-    import dataclasses
-
     from autocast_explorer.core.experiment.certainty import TimingEvidence
     from autocast_explorer.core.experiment.interval import SpeedupInterval
+    from tests.edits import edited, retimed
 
     result = run_to_end(qtbot, window)
-    slow = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms * 400)
+    slow = edited(result.autocast, median_ms=result.plain.median_ms * 400)
     # A clean measurement of that ratio (this machine's own load must not make it "too noisy").
-    clean = TimingEvidence(SpeedupInterval(0.0024, 0.0026, 0.95, 30), blocks=60)
-    window.show_result(dataclasses.replace(result, autocast=slow, evidence=clean))
+    clean = TimingEvidence(
+        interval=SpeedupInterval(low=0.0024, high=0.0026, level=0.95, pairs=30), blocks=60
+    )
+    window.show_result(retimed(result, autocast=slow, evidence=clean))
     text = window.latencyPlot.drawn()["speedup_text"]
     assert text == "autocast 400.00× slower (typical paired ratio, 95%: 384.62–416.67)"

@@ -10,9 +10,11 @@ from pathlib import Path
 import pyqtgraph as pg
 import pytest
 import torch
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QToolButton, QWidget
 
 from autocast_explorer.gui.window.settings import recent_specs
+from autocast_explorer.testing import RunNotStarted, run_and_wait
 from tests.gui.helpers import run_to_end
 
 MODEL = """\
@@ -76,13 +78,23 @@ def test_a_file_model_runs_after_one_trust_question(window, qtbot, tmp_path: Pat
     assert recent_specs()[0] == f"{path}:build"
 
 
-def test_declining_the_trust_question_runs_nothing(window, qtbot, tmp_path: Path):
+def test_declining_the_trust_question_runs_nothing_and_says_why(window, qtbot, tmp_path: Path):
     path = tmp_path / "other.py"
     path.write_text(MODEL)
     window.confirm_model_file = lambda _p: False
     _choose_user(window, qtbot).setText(f"{path}:build")
-    assert window.start_experiment() is False
+    with pytest.raises(RunNotStarted) as refused:
+        run_and_wait(window)
+    why = (
+        f'{path}:build: not run: the answer to "Run code from this file?" was No ({path.resolve()})'
+    )
+    assert refused.value.errors == {"model": why} == window.input_errors()
+    assert window.findChild(QLabel, "modelError").text() == why
     assert window.last_result is None
+    assert window.runButton.isEnabled()  # Run asks again
+    window.confirm_model_file = lambda _p: True
+    result = run_and_wait(window)
+    assert result.model_info.class_name == "Sequential" and window.input_errors() == {}
 
 
 def test_a_failing_factory_is_shown_under_the_model_field(window, qtbot, tmp_path: Path):
@@ -132,6 +144,37 @@ def test_code_failing_after_the_probe_is_shown_as_the_probe_failing_is(
     assert window.messageBanner.text() == f"Run failed: {expected}"
     assert window.last_result is kept
     assert window.runButton.isEnabled()
+
+
+def test_a_fixed_file_clears_its_old_error_when_run_again(window, qtbot, tmp_path: Path):
+    # The same spec fails, the file is fixed, Run: the old line goes at once, as dataError's does.
+    path = tmp_path / "my_model.py"
+    path.write_text(MODEL.replace("def build():", "def build():\n    raise ValueError('not yet')"))
+    window.confirm_model_file = lambda _p: True
+    _choose_user(window, qtbot).setText(f"{path}:build")
+    with qtbot.waitSignal(window.experimentFailed, timeout=60_000):
+        assert window.start_experiment()
+    assert window.input_errors()["model"].endswith("ValueError: not yet")
+    error = window.findChild(QLabel, "modelError")
+    assert error.isVisibleTo(window)
+    path.write_text(MODEL)
+    with qtbot.waitSignal(window.experimentFinished, timeout=60_000) as finished:
+        qtbot.mouseClick(window.runButton, Qt.MouseButton.LeftButton)
+        assert "model" not in window.input_errors()  # gone as the run starts, not a run later
+        assert not error.isVisibleTo(window) and error.text() == ""
+    assert finished.args[0].model_info.class_name == "Sequential"
+    assert window.input_errors() == {}
+
+
+def test_the_file_button_names_the_file_s_own_factory(window, qtbot, tmp_path, file_dialogs):
+    edit = _choose_user(window, qtbot)
+    edit.setText("hf:resnet")  # not a file's spec: nothing of it is kept
+    path = tmp_path / "net.py"
+    path.write_text("import torch\n\n\ndef make_net():\n    return torch.nn.Linear(2, 2)\n")
+    file_dialogs.answer(path)
+    qtbot.mouseClick(window.findChild(QToolButton, "modelFileButton"), Qt.MouseButton.LeftButton)
+    assert edit.text() == f"{path}:make_net"  # its one function; `build` where it has one
+    assert [request.caption for request in file_dialogs.asked] == ["Your model's file"]
 
 
 def test_a_bad_spec_is_refused_inline(window, qtbot):
@@ -240,8 +283,15 @@ def test_no_names_and_a_one_line_hint_when_they_do_not_import(window, qtbot, sta
         f"pip install torchvision matching torch {torch.__version__}"
     ) in text
     assert "import timm failed (RuntimeError: operator torchvision::nms does not exist)" in text
-    # Only while a library spec (or none) is typed: hf: and files need neither library.
+    # The note is about torchvision:/timm: specs only: beside hf:bert or a file it puzzled.
     spec = window.findChild(QLineEdit, "modelSpecEdit")
-    for typed, shown in (("hf:bert", False), ("net.py:build", False), ("timm:vit", True)):
+    for typed, shown in (
+        ("hf:bert", False),
+        ("models/my_model.py:build", False),
+        ("timm:resnet18", True),
+        ("torchvision:resnet18", True),
+        ("", True),
+    ):
         spec.setText(typed)
-        assert hint.isVisible() is shown, typed
+        assert hint.isVisible() == shown, typed
+    assert hint.text() == text

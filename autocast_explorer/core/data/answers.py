@@ -8,8 +8,7 @@ resampled together, so both copies are always scored on the same rows.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -22,7 +21,7 @@ from autocast_explorer.core.documents.field_types import (
     Whole,
     refuse,
 )
-from autocast_explorer.core.documents.model import Part, build
+from autocast_explorer.core.documents.model import Part
 
 if TYPE_CHECKING:
     import torch
@@ -39,7 +38,14 @@ MAX_STORED_ROW = 4096
 EVAL_BATCH = 512
 
 
-class FlippedPart(Part):
+class FlippedRow(Part):
+    """A held-out row whose predicted class differs between float32 and autocast."""
+
+    # A margin is the top logit minus the runner-up in that copy's own logits (small: the
+    # answer was nearly a tie). `x` is empty (and not written) for a row too big to keep.
+
+    schema_name: ClassVar[str] = "flipped"
+
     index: Annotated[Whole, Field(description="the row's position in the data file")]
     label: Whole
     plain: Annotated[Whole, Field(description="float32's predicted class")]
@@ -51,88 +57,41 @@ class FlippedPart(Part):
         NonNegative, Field(description="top logit minus the runner-up, autocast")
     ]
     x: Annotated[
-        Numbers, Field(description="the row's values (for drawing), when small enough")
+        Numbers,
+        Field(
+            description="the row's values (for drawing), when small enough",
+            exclude_if=lambda values: not values,
+        ),
     ] = ()
 
 
-class AccuracyPart(Part):
+class AccuracyReport(Part):
     """real data: held-out answers in float32 and under autocast"""
+
+    # Held-out accuracy of one trained model in float32 and under autocast; the result's
+    # `accuracy` object. `interval` bounds autocast − float32 accuracy (95%, paired bootstrap).
+    schema_name: ClassVar[str] = "accuracy"
 
     plain: Annotated[Fraction, Field(description="held-out accuracy in float32")]
     autocast: Annotated[Fraction, Field(description="held-out accuracy under autocast")]
     rows: Whole = 0
     dtype: Annotated[Text, Field(description="the autocast dtype")] = ""
-    flipped: tuple[FlippedPart, ...] = Field(
+    flipped: tuple[FlippedRow, ...] = Field(
         description="rows whose predicted class changed (at most 200)"
     )
     flipped_total: Annotated[Whole, Field(description="all rows whose predicted class changed")] = 0
+    #: (low, high).
     interval: Annotated[
         Numbers, Field(description="95% paired-bootstrap interval of autocast − float32 accuracy")
     ] = Field(json_schema_extra={"minItems": 2, "maxItems": 2})
 
     @model_validator(mode="after")
-    def _interval_and_count(self) -> AccuracyPart:
+    def _interval_and_count(self) -> AccuracyReport:
         if len(self.interval) != 2 or self.interval[0] > self.interval[1]:
             raise refuse("expected [low, high] with low ≤ high", at="interval")
         if self.flipped_total < len(self.flipped):
             raise refuse("expected at least the flipped rows listed", at="flipped_total")
         return self
-
-
-@dataclass(frozen=True)
-class FlippedRow:
-    """A held-out row whose predicted class differs between float32 and autocast.
-
-    `index` is the row's position in the data file; a margin is the top logit minus the
-    runner-up in that copy's own logits (small: the answer was nearly a tie). `x` holds the
-    row's values (for drawing it) when the row is small enough, else is empty.
-    """
-
-    index: int
-    label: int
-    plain: int
-    autocast: int
-    plain_margin: float
-    autocast_margin: float
-    x: tuple[float, ...] = ()
-
-    def to_part(self) -> FlippedPart:
-        return build(
-            FlippedPart,
-            index=self.index,
-            label=self.label,
-            plain=self.plain,
-            autocast=self.autocast,
-            plain_margin=self.plain_margin,
-            autocast_margin=self.autocast_margin,
-            **({"x": self.x} if self.x else {}),  # absent for rows too big to keep
-        )
-
-    @classmethod
-    def from_part(cls, part: FlippedPart) -> FlippedRow:
-        return cls(
-            part.index,
-            part.label,
-            part.plain,
-            part.autocast,
-            part.plain_margin,
-            part.autocast_margin,
-            tuple(part.x),
-        )
-
-
-@dataclass(frozen=True)
-class AccuracyReport:
-    """Held-out accuracy of one trained model in float32 and under autocast; the result's
-    `accuracy` object. `interval` bounds autocast − float32 accuracy (95%, paired bootstrap)."""
-
-    plain: float
-    autocast: float
-    rows: int
-    flipped: tuple[FlippedRow, ...]
-    flipped_total: int
-    interval: tuple[float, float]
-    dtype: str
 
     @property
     def difference(self) -> float:
@@ -141,30 +100,6 @@ class AccuracyReport:
     def confusion(self) -> dict[tuple[int, int], int]:
         """How often float32's answer p became autocast's answer a, over the flips kept."""
         return dict(Counter((f.plain, f.autocast) for f in self.flipped))
-
-    def to_part(self) -> AccuracyPart:
-        return build(
-            AccuracyPart,
-            plain=self.plain,
-            autocast=self.autocast,
-            rows=self.rows,
-            dtype=self.dtype,
-            flipped=tuple(f.to_part() for f in self.flipped),
-            flipped_total=self.flipped_total,
-            interval=self.interval,
-        )
-
-    @classmethod
-    def from_part(cls, part: AccuracyPart) -> AccuracyReport:
-        return cls(
-            plain=part.plain,
-            autocast=part.autocast,
-            rows=part.rows,
-            flipped=tuple(FlippedRow.from_part(f) for f in part.flipped),
-            flipped_total=part.flipped_total,
-            interval=(part.interval[0], part.interval[1]),
-            dtype=part.dtype,
-        )
 
 
 def predict(

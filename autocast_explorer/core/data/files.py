@@ -10,6 +10,7 @@ be made of (float8, sparse, quantized, meta, nested, complex) is a DataError, ne
 from __future__ import annotations
 
 import math
+import re
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -192,7 +193,7 @@ def _torch_load(path: Path, field_name: str) -> Any:
         raise
     except pickle.UnpicklingError as exc:
         reason = _unpickler_reason(exc)
-        if "Unsupported global" in reason:
+        if "global" in reason.lower():
             raise DataError(
                 f"{path.name}: refused by torch.load(weights_only=True) ({reason})", field_name
             ) from None
@@ -213,8 +214,17 @@ def _load_reason(exc: Exception) -> str:
     return first if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {first}"
 
 
+#: The weights-only unpickler naming what it refused, for a class and for a function.
+_BLOCKED_GLOBAL = re.compile(r"(Unsupported global: GLOBAL|Trying to load unsupported GLOBAL) \S+")
+
+
 def _unpickler_reason(exc: BaseException) -> str:
-    """The weights-only unpickler's own reason, without torch's paragraphs of advice."""
+    """The weights-only unpickler's own reason, without torch's paragraphs of advice: its
+    paragraph naming the blocked global ("Unsupported global: …" for a class, "Trying to load
+    unsupported GLOBAL posix.system …" for a function), else the text after "error:"."""
+    blocked = _BLOCKED_GLOBAL.search(str(exc))
+    if blocked:
+        return blocked.group(0)
     tail = str(exc).rsplit("error:", 1)[-1]
     first = " ".join(tail.strip().split("\n\n")[0].split())
     return first.split(". ")[0][:160] or type(exc).__name__

@@ -3,32 +3,38 @@ float32 training's history (torch-free, so reports and the window read them with
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
 from autocast_explorer.core.documents.field_types import (
     Flag,
     Fraction,
-    NullableNumber,
+    Measured,
     PositiveWhole,
     PositiveWholes,
     Text,
     Whole,
 )
-from autocast_explorer.core.documents.model import Part, build
+from autocast_explorer.core.documents.model import Part
 
 
-class EpochRecordPart(Part):
+class EpochRecord(Part):
+    """One epoch of float32 training: mean training loss and held-out accuracy after it."""
+
     epoch: PositiveWhole
-    loss: Annotated[NullableNumber, Field(description="mean training loss")]
+    #: NaN when the loss was not finite (written as null).
+    loss: Annotated[Measured, Field(description="mean training loss")]
     accuracy: Annotated[Fraction, Field(description="float32 held-out accuracy after the epoch")]
 
 
-class DataPart(Part):
+class DataInfo(Part):
     """real data: what the model was fitted to and evaluated on"""
+
+    # The result JSON's `data` object. With a checkpoint nothing is trained (`n_train` 0,
+    # `epochs` 0) and every row is held out. `shape` is one row's shape ([1, 8, 8] for the
+    # digits); `image` says whether it is drawable.
+    schema_name: ClassVar[str] = "data"
 
     name: Annotated[Text, Field(description="digits, or the data file's name")]
     n_train: Annotated[Whole, Field(description="rows trained on (0 with a checkpoint)")]
@@ -40,66 +46,4 @@ class DataPart(Part):
     checkpoint: Annotated[
         Text, Field(description="the weights file's name, '' when trained here")
     ] = ""
-    history: tuple[EpochRecordPart, ...] = Field(default=())
-
-
-@dataclass(frozen=True)
-class EpochRecord:
-    """One epoch of float32 training: mean training loss and held-out accuracy after it."""
-
-    epoch: int
-    loss: float
-    accuracy: float
-
-    def to_part(self) -> EpochRecordPart:
-        return build(EpochRecordPart, epoch=self.epoch, loss=self.loss, accuracy=self.accuracy)
-
-
-@dataclass(frozen=True)
-class DataInfo:
-    """What the model was fitted to and evaluated on: the result JSON's `data` object.
-
-    With a checkpoint nothing is trained (`n_train` 0, `epochs` 0) and every row is held out.
-    `shape` is one row's shape ([1, 8, 8] for the digits); `image` says whether it is drawable.
-    """
-
-    name: str
-    n_train: int
-    n_test: int
-    classes: int
-    shape: tuple[int, ...]
-    image: bool
-    epochs: int
-    checkpoint: str = ""
-    history: tuple[EpochRecord, ...] = ()
-
-    def to_part(self) -> DataPart:
-        return build(
-            DataPart,
-            name=self.name,
-            n_train=self.n_train,
-            n_test=self.n_test,
-            classes=self.classes,
-            shape=self.shape,
-            image=self.image,
-            epochs=self.epochs,
-            checkpoint=self.checkpoint,
-            history=tuple(h.to_part() for h in self.history),
-        )
-
-    @classmethod
-    def from_part(cls, part: DataPart) -> DataInfo:
-        return cls(
-            name=part.name,
-            n_train=part.n_train,
-            n_test=part.n_test,
-            classes=part.classes,
-            shape=tuple(part.shape),
-            image=part.image,
-            epochs=part.epochs,
-            checkpoint=part.checkpoint,
-            history=tuple(
-                EpochRecord(h.epoch, h.loss if h.loss is not None else math.nan, h.accuracy)
-                for h in part.history
-            ),
-        )
+    history: tuple[EpochRecord, ...] = Field(default=())

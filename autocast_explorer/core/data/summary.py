@@ -15,6 +15,11 @@ if TYPE_CHECKING:  # torch-free at import: the window imports these words before
 LISTED_FLIPS = 10
 
 
+def epochs_text(count: int) -> str:
+    """'1 epoch', '20 epochs'."""
+    return f"{count} epoch{'s' if count != 1 else ''}"
+
+
 def data_line(info: DataInfo) -> str:
     """What the model was fitted to: '1,347 rows trained 20 epochs in float32, 450 held out'."""
     if info.checkpoint:
@@ -23,8 +28,7 @@ def data_line(info: DataInfo) -> str:
             f"{info.n_test:,} rows evaluated"
         )
     return (
-        f"{info.name}: trained {info.epochs} epoch{'s' if info.epochs != 1 else ''} in float32 "
-        f"on {info.n_train:,} rows, "
+        f"{info.name}: trained {epochs_text(info.epochs)} in float32 on {info.n_train:,} rows, "
         f"{info.n_test:,} rows held out (seeded split)"
     )
 

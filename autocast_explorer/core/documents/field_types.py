@@ -11,11 +11,12 @@ a bound no alias names is spelled with the rules behind the aliases,
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, get_args
 
-from pydantic import BeforeValidator, Field, GetCoreSchemaHandler
+from pydantic import BeforeValidator, Field, GetCoreSchemaHandler, PlainSerializer, WithJsonSchema
 from pydantic_core import CoreSchema, PydanticCustomError
 
 from autocast_explorer.core.documents.reader import (
@@ -194,6 +195,40 @@ NullableNumber = Annotated[float | None, *number_rules(nullable=True)]
 NullableNonNegative = Annotated[float | None, *number_rules(ge=0, nullable=True)]
 NullableFraction = Annotated[float | None, *number_rules(ge=0, le=1, nullable=True)]
 
+
+def measured_rules(
+    ge: float | None = None, le: float | None = None, null_reads_as: float = math.nan
+) -> tuple[Any, ...]:
+    """A number the program holds as a float even when it is not finite (NaN: not measured; inf:
+    no margin): written as null, and null read back as `null_reads_as`. One definition for what
+    `nan_if_none` and `x if finite else None` used to do on each side of a twin."""
+    check = _number_check(ge, None, le, nullable=True)
+
+    def read_back(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return value
+        checked = check(value)
+        return null_reads_as if checked is None else checked
+
+    bounds: dict[str, float] = {}
+    if le is not None:
+        bounds["maximum"] = le
+    if ge is not None:
+        bounds["minimum"] = ge
+    return (
+        BeforeValidator(read_back),
+        PlainSerializer(lambda v: v if math.isfinite(v) else None, when_used="json"),
+        WithJsonSchema({"anyOf": [{**bounds, "type": "number"}, {"type": "null"}]}),
+    )
+
+
+#: A measured number: NaN when it could not be measured, written as null (read back as NaN).
+Measured = Annotated[float, *measured_rules()]
+MeasuredNonNegative = Annotated[float, *measured_rules(ge=0)]
+MeasuredFraction = Annotated[float, *measured_rules(ge=0, le=1)]
+#: A bound that may be unlimited: inf written as null, read back as inf (no runner-up).
+UnboundedNonNegative = Annotated[float, *measured_rules(ge=0, null_reads_as=math.inf)]
+
 Whole = Annotated[int, *whole_rules()]
 PositiveWhole = Annotated[int, *whole_rules(ge=1)]
 
@@ -240,7 +275,7 @@ FlagMap = Annotated[dict[str, bool], _each_value(_flag_check(False), "expected t
 AnyObject = Annotated[dict[str, Any], BeforeValidator(_any_object)]
 
 
-class _NotNull:
+class NotNull:
     """pydantic reads `T | None` as `T`: see Omittable."""
 
     def __get_pydantic_core_schema__(
@@ -252,4 +287,4 @@ class _NotNull:
 
 #: A key that may be left out (the attribute is then None, its default) but is never null in a
 #: file: the reader refuses null in T's own words and the schema does not offer it.
-Omittable = Annotated[T | None, _NotNull()]
+Omittable = Annotated[T | None, NotNull()]

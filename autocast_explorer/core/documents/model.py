@@ -18,13 +18,24 @@ Why pydantic and not msgspec: see docs/architecture.md (measured import cost and
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    model_serializer,
+    model_validator,
+)
 
+from autocast_explorer.core.documents.field_types import NotNull
 from autocast_explorer.core.documents.field_types import refuse as refuse
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
@@ -38,10 +49,68 @@ P = TypeVar("P", bound="Part")
 
 
 class Part(BaseModel):
-    """An object of a document: unknown keys are ignored (newer files load), keys may be given by
-    field name or alias (`in`, `out`)."""
+    """An object of a document, the one class the program computes with and the file holds.
+
+    Read from a file (`read`), unknown keys are ignored (a newer file loads); made by the program
+    (`Part(key=…)`), every value is validated and an unknown keyword is a TypeError, so a
+    misspelt key can never be stored silently. Keys may be given by field name or alias (`in`).
+    An `Omittable` field left None is not written (older readers expect the key absent)."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+
+    #: The part's name in the published schemas' `$defs` when it is not the class name's
+    #: (`ExperimentResult` was `ResultPart`, "result"): the schemas keep their names.
+    schema_name: ClassVar[str] = ""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "schema_name" in cls.__dict__:
+            _SCHEMA_NAMES[cls.__name__] = cls.schema_name
+
+    # Not an __init__: pydantic calls a model's own __init__ while reading a file too.
+    @model_validator(mode="before")
+    @classmethod
+    def _as_the_program_made_it(cls, data: Any, info: ValidationInfo) -> Any:
+        """Made by the program (not read, see `read`): an unknown keyword is a TypeError and an
+        Omittable None is left out."""
+        if info.context is _READING or not isinstance(data, dict):
+            return data
+        unknown = data.keys() - _known_keys(cls)
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
+        omittable = _omittable_keys(cls)
+        return {k: v for k, v in data.items() if v is not None or k not in omittable}
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = write(self)
+        for key in _omittable_keys(type(self)):
+            if key in out and out[key] is None:
+                del out[key]
+        return out
+
+
+_SCHEMA_NAMES: dict[str, str] = {}
+#: The validation context of `read`: the values come from a file, not from the program.
+_READING = {"from": "a file"}
+
+
+@functools.cache
+def _known_keys(model: type[BaseModel]) -> frozenset[str]:
+    names = set(model.model_fields)
+    names.update(f.alias for f in model.model_fields.values() if f.alias)
+    return frozenset(names)
+
+
+@functools.cache
+def _omittable_keys(model: type[BaseModel]) -> tuple[str, ...]:
+    """Both spellings of every Omittable field (a dump may be by alias or not)."""
+    keys: list[str] = []
+    for name, info in model.model_fields.items():
+        if any(isinstance(m, NotNull) for m in info.metadata):
+            keys += [name, info.alias] if info.alias else [name]
+    return tuple(keys)
 
 
 class OpenPart(Part):
@@ -99,7 +168,7 @@ def read(model: type[P], data: Any, kind: str = "", at: str = "") -> P:
     field's dotted path (below `at`: a part read on its own, e.g. `Environment.from_dict(data,
     "environment")`)."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=_READING)
     except ValidationError as exc:
         words = _words(exc.errors()[0])
         if at:
@@ -123,12 +192,6 @@ def dump(part: BaseModel) -> dict[str, Any]:
     return part.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
-def build(model: type[P], **values: Any) -> P:
-    """A part made from values the program computed (trusted: not validated again); omit a
-    keyword to leave an optional key out of the file."""
-    return model.model_construct(**values)
-
-
 def schema(
     model: type[BaseModel],
     tag: str,
@@ -138,7 +201,7 @@ def schema(
 ) -> dict[str, Any]:
     """The published JSON Schema (draft 2020-12) of a document whose `schema` key is `tag`.
 
-    Self-contained: shared parts live in `$defs` under plain names (`EnvironmentPart` →
+    Self-contained: shared parts live in `$defs` under plain names (`Environment` →
     `environment`), plus `defs` made elsewhere (the config's, by ExperimentConfig's rules).
     """
     body = model.model_json_schema(by_alias=True, mode="validation")
@@ -173,7 +236,10 @@ def part_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _def_name(name: str) -> str:
-    """`LayerErrorPart` → `layer_error`: the names the schemas used before they were generated."""
+    """`LayerError` → `layer_error` (a final "Part" dropped), or the class's `schema_name`: the
+    names the schemas used before they were generated."""
+    if name in _SCHEMA_NAMES:
+        return _SCHEMA_NAMES[name]
     stem = name.removesuffix("Part")
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in stem).lstrip("_")
 

@@ -78,6 +78,8 @@ def clean_text(value: str, multiline: bool = False) -> str:
     Tabs become spaces; newlines stay only when `multiline`. Text from a file is shown in a
     terminal and in labels, where ESC sequences would clear the screen or retitle the window.
     """
+    if value.isprintable():  # none of those (the common case, checked in C): as it is
+        return value
     out = []
     for char in value:
         if char == "\n" and multiline:

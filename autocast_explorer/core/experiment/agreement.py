@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 import torch
 from pydantic import Field, model_validator
@@ -11,23 +10,20 @@ from pydantic import Field, model_validator
 from autocast_explorer.core.documents.field_types import (
     Flag,
     Fraction,
+    Measured,
+    MeasuredNonNegative,
     MultilineText,
     NonNegative,
-    NullableNonNegative,
-    NullableNumber,
     Numbers,
     Whole,
     Wholes,
     refuse,
 )
-from autocast_explorer.core.documents.model import Part, build, nan_if_none
+from autocast_explorer.core.documents.model import Part
 from autocast_explorer.core.numerics.flips import (
     Flip,
-    FlipPart,
     MarginBin,
-    MarginBinPart,
     TopK,
-    TopKPart,
     flip_rate_by_margin,
     flipped_rows,
     topk_agreement,
@@ -36,28 +32,34 @@ from autocast_explorer.core.numerics.flips import (
 HISTOGRAM_BINS = 30
 
 
-class HistogramPart(Part):
+class Histogram(Part):
+    """Counts of |plain − autocast| over all logits; len(edges) == len(counts) + 1."""
+
     edges: Numbers
     counts: Wholes
 
 
-class AgreementPart(Part):
+class Agreement(Part):
     """The result's `agreement`: counts whole, fractions in 0 … 1, differences null when not
     finite; the deeper keys (topk, flips, flip_rate_by_margin) are absent in older files."""
 
     rows: Whole
     agree: Whole
     fraction: Fraction
-    max_abs_diff: NullableNonNegative
-    mean_abs_diff: NullableNonNegative
+    #: NaN when not finite (written as null).
+    max_abs_diff: MeasuredNonNegative
+    mean_abs_diff: MeasuredNonNegative
     allclose: Flag
     atol: NonNegative
     rtol: NonNegative = 1e-5
-    cosine: NullableNumber
-    histogram: HistogramPart
-    topk: TopKPart | None = None
-    flips: tuple[FlipPart, ...] = ()
-    flip_rate_by_margin: tuple[MarginBinPart, ...] = ()
+    cosine: Measured
+    histogram: Histogram
+    # Deeper agreement (core/numerics/flips.py): None/empty in files written before it existed.
+    topk: TopK | None = None
+    flips: tuple[Flip, ...] = ()
+    margin_bins: Annotated[tuple[MarginBin, ...], Field(alias="flip_rate_by_margin")] = ()
+    #: Why there is no argmax (the output is not batch × classes logits): then rows and agree
+    #: are 0 and only the closeness measures (cosine, differences, allclose) apply.
     no_argmax_reason: Annotated[
         MultilineText,
         Field(
@@ -67,84 +69,10 @@ class AgreementPart(Part):
     ] = ""
 
     @model_validator(mode="after")
-    def _agree_within_rows(self) -> AgreementPart:
+    def _agree_within_rows(self) -> Agreement:
         if self.agree > self.rows:
             raise refuse("expected at most `rows`", at="agree")
         return self
-
-
-@dataclass(frozen=True)
-class Histogram:
-    """Counts of |plain − autocast| over all logits; len(edges) == len(counts) + 1."""
-
-    edges: tuple[float, ...]
-    counts: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Agreement:
-    rows: int
-    agree: int
-    fraction: float
-    max_abs_diff: float
-    mean_abs_diff: float
-    allclose: bool
-    atol: float
-    rtol: float
-    cosine: float
-    histogram: Histogram
-    # Deeper agreement (core/flips.py); None/empty in files written before it existed.
-    topk: TopK | None = None
-    flips: tuple[Flip, ...] = ()
-    margin_bins: tuple[MarginBin, ...] = ()
-    #: Why there is no argmax (the output is not batch × classes logits): then rows and agree
-    #: are 0 and only the closeness measures (cosine, differences, allclose) apply.
-    no_argmax_reason: str = ""
-
-    def to_part(self) -> AgreementPart:
-        deeper: dict[str, Any] = {}
-        if self.topk is not None:
-            deeper = {
-                "topk": self.topk.to_part(),
-                "flips": tuple(f.to_part() for f in self.flips),
-                "flip_rate_by_margin": tuple(b.to_part() for b in self.margin_bins),
-            }
-        return build(
-            AgreementPart,
-            rows=self.rows,
-            agree=self.agree,
-            fraction=self.fraction,
-            max_abs_diff=self.max_abs_diff,
-            mean_abs_diff=self.mean_abs_diff,
-            allclose=self.allclose,
-            atol=self.atol,
-            rtol=self.rtol,
-            cosine=self.cosine,
-            histogram=build(
-                HistogramPart, edges=self.histogram.edges, counts=self.histogram.counts
-            ),
-            **deeper,
-            **({"no_argmax_reason": self.no_argmax_reason} if self.no_argmax_reason else {}),
-        )
-
-    @classmethod
-    def from_part(cls, part: AgreementPart) -> Agreement:
-        return cls(
-            rows=part.rows,
-            agree=part.agree,
-            fraction=part.fraction,
-            max_abs_diff=nan_if_none(part.max_abs_diff),
-            mean_abs_diff=nan_if_none(part.mean_abs_diff),
-            allclose=part.allclose,
-            atol=part.atol,
-            rtol=part.rtol,
-            cosine=nan_if_none(part.cosine),
-            histogram=Histogram(part.histogram.edges, part.histogram.counts),
-            topk=None if part.topk is None else TopK.from_part(part.topk),
-            flips=tuple(Flip.from_part(f) for f in part.flips),
-            margin_bins=tuple(MarginBin.from_part(b) for b in part.flip_rate_by_margin),
-            no_argmax_reason=part.no_argmax_reason,
-        )
 
 
 def abs_diff_histogram(diff: torch.Tensor, bins: int = HISTOGRAM_BINS) -> Histogram:

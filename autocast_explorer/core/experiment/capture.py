@@ -13,13 +13,14 @@ import contextlib
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import torch
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.field_types import Text, Whole, WholeMap
-from autocast_explorer.core.documents.model import Part, build, dump
+from autocast_explorer.core.documents.field_types import Text, Whole, WholeMap, Wholes
+from autocast_explorer.core.documents.held import write_always
+from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
@@ -29,57 +30,62 @@ from autocast_explorer.core.runtime.errors import ConfigError, error_text
 from autocast_explorer.core.runtime.wrapping import wrapped_forwards
 
 
-class LayerDtypesPart(Part):
-    in_dtype: Text = Field(alias="in")
-    out_dtype: Text = Field(alias="out")
+class LayerDtypes(Part):
+    """A layer's dtypes in one mode (`layers[].plain`, `layers[].autocast`)."""
+
+    # Input and output dtype, and (when the op trace ran) the dtypes of the ops it computed
+    # with: a GRU returns float32 under autocast yet multiplies in bfloat16.
+
+    in_dtype: Annotated[Text, Field(alias="in")]
+    out_dtype: Annotated[Text, Field(alias="out")]
     compute_dtypes: dict[str, WholeMap] | None = Field(
         default=None,
         description="what the layer computed in, from the op trace: op → dtype → count of its "
         "ops that did maths (casts, views and shape ops left out), the ops of the layers nested "
         "inside it included; absent when not traced",
+        exclude_if=lambda value: value is None,
     )
     casts: Annotated[
         Whole, Field(description="dtype casts dispatched inside the layer (with compute_dtypes)")
     ] = 0
 
+    @classmethod
+    def of(cls, in_dtype: str, out_dtype: str, compute: ComputeDtypes | None = None) -> LayerDtypes:
+        extra = compute.to_json() if compute is not None else {}
+        return cls(in_dtype=in_dtype, out_dtype=out_dtype, **extra)
 
-@dataclass(frozen=True)
-class LayerDtypes:
-    """Input and output dtype of one layer in one mode, and (when the op trace ran) the dtypes
-    of the ops it computed with: a GRU returns float32 under autocast yet multiplies in
-    bfloat16."""
-
-    in_dtype: str
-    out_dtype: str
-    compute: ComputeDtypes | None = None
+    @property
+    def compute(self) -> ComputeDtypes | None:
+        """What the layer computed in; None: not traced (training, older files, a fused
+        kernel)."""
+        if self.compute_dtypes is None:
+            return None
+        return ComputeDtypes({op: dict(d) for op, d in self.compute_dtypes.items()}, self.casts)
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> LayerDtypesPart:
-        extra = self.compute.to_json() if self.compute is not None else {}
-        return build(LayerDtypesPart, in_dtype=self.in_dtype, out_dtype=self.out_dtype, **extra)
-
-    @classmethod
-    def from_part(cls, part: LayerDtypesPart) -> LayerDtypes:
-        compute = None
-        if part.compute_dtypes is not None:
-            compute = ComputeDtypes(
-                {op: dict(d) for op, d in part.compute_dtypes.items()}, part.casts
-            )
-        return cls(part.in_dtype, part.out_dtype, compute)
+        return dump(self)
 
 
-@dataclass(frozen=True)
-class LayerRecord:
-    """One layer of the model with the dtypes measured in each mode."""
+class LayerRecord(Part):
+    """One layer of the model with the dtypes measured in each mode (an entry of `layers`)."""
 
-    name: str
-    kind: str
+    schema_name: ClassVar[str] = "layer"
+
+    name: Text
+    kind: Text
+    out_shape: Wholes = ()
     plain: LayerDtypes
-    autocast: LayerDtypes | None  # None: the autocast forward failed before this layer ran
-    out_shape: tuple[int, ...] = ()
-    error: LayerError | None = None  # autocast output vs float32 output (core/numerics.py)
+    autocast: LayerDtypes | None = Field(
+        description="null: the autocast forward raised before this layer"
+    )
+    #: The autocast output against the float32 output (numerics/layer_error.py); None: not
+    #: compared (left out of the file).
+    error: LayerError | None = Field(default=None, exclude_if=lambda value: value is None)
+
+    @model_validator(mode="after")
+    def _shape_written(self) -> LayerRecord:
+        write_always(self, "out_shape")  # every layer's file entry has one, () or not
+        return self
 
 
 @dataclass
@@ -211,8 +217,10 @@ def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[Lay
             LayerRecord(
                 name=p.name,
                 kind=p.kind,
-                plain=LayerDtypes(p.in_dtype, p.out_dtype),
-                autocast=LayerDtypes(twin.in_dtype, twin.out_dtype) if twin is not None else None,
+                plain=LayerDtypes.of(p.in_dtype, p.out_dtype),
+                autocast=LayerDtypes.of(twin.in_dtype, twin.out_dtype)
+                if twin is not None
+                else None,
                 out_shape=p.out_shape,
                 error=(
                     layer_error(p.output, twin.output)

@@ -16,23 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from autocast_explorer.core.documents.field_types import (
-    Fraction,
-    NonNegative,
-    NonNegatives,
-    NullableNonNegative,
-    NullableNumber,
-    PositiveWhole,
-    Text,
-    Texts,
-    Whole,
-    refuse,
-)
-from autocast_explorer.core.documents.model import Part, build
+from autocast_explorer.core.documents.field_types import NullableNonNegative, Texts, Whole
+from autocast_explorer.core.documents.model import Part
 from autocast_explorer.core.experiment.interval import LEVEL, MIN_PAIRS_95, SpeedupInterval
 from autocast_explorer.core.experiment.pace import SAME_SPEED, pace, rough_text
 from autocast_explorer.core.experiment.timing import STALL_FACTOR, PairedTiming, Stall
@@ -60,8 +49,11 @@ STALL_SHARE = 0.2
 BIAS_BOUND = 3.9
 #: The calls that grade and headline a speedup; "unclear", "noisy" and "untimed" do not.
 GRADED = ("faster", "slower", "same")
+#: A verdict's `call` and `direction` as the documents write them.
+VerdictCall = Literal["faster", "slower", "same", "can't tell", "too noisy"]
+Direction = Literal["faster", "slower", "same"]
 #: Each call as the result document's `latency.verdict.call` names it ("untimed": no verdict).
-VERDICT_CALLS: dict[str, str] = {
+VERDICT_CALLS: dict[str, VerdictCall] = {
     "faster": "faster",
     "slower": "slower",
     "same": "same",
@@ -70,75 +62,17 @@ VERDICT_CALLS: dict[str, str] = {
 }
 
 
-class IntervalPart(Part):
-    """`latency.speedup_interval`: the paired speedup's interval (interval.speedup_interval)."""
-
-    low: NonNegative
-    high: NonNegative
-    level: Annotated[Fraction, Field(description="coverage: 0.95, less with under 6 pairs")]
-    pairs: Annotated[Whole, Field(description="paired rounds the interval is built from")] = 0
-    #: The paired ratios' trimmed geometric mean, the run's speedup figure (None: older files).
-    estimate: NonNegative | None = None
-
-    def interval(self) -> SpeedupInterval:
-        return SpeedupInterval(self.low, self.high, self.level, self.pairs, self.estimate)
-
-    @classmethod
-    def of(cls, interval: SpeedupInterval | None) -> IntervalPart | None:
-        """The document part of `interval` (None stays None): `interval()` the other way."""
-        return None if interval is None else build(cls, **interval.to_dict())
-
-    @model_validator(mode="after")
-    def _ordered(self) -> IntervalPart:
-        if self.high < self.low:
-            raise refuse("expected a number ≥ low", at="high")
-        if self.estimate is not None and not self.low <= self.estimate <= self.high:
-            raise refuse("expected a number from low to high", at="estimate")
-        return self
+#: Why timing stopped (TimingEvidence.stopped).
+Stopped = Literal["budget", "precise", "max_time"]
 
 
-class StallPart(Part):
-    """One block far over its mode's running median: left out of the statistics, re-measured."""
-
-    mode: Text
-    round: Whole
-    ms: Annotated[NonNegative, Field(description="the stalled block's per-call time")]
-    median_ms: Annotated[
-        NonNegative, Field(description="its mode's median of the blocks kept before it")
-    ]
-
-
-class LoadPart(Part):
-    """The machine during timing; null: not readable on this OS."""
-
-    wall_s: NonNegative
-    cores: PositiveWhole
-    other_cpu_s: Annotated[
-        NullableNumber, Field(description="CPU seconds other processes used")
-    ] = None
-    freq_start_mhz: (
-        Annotated[NonNegatives, Field(description="[lowest, highest] core clock")] | None
-    ) = None
-    freq_end_mhz: (
-        Annotated[NonNegatives, Field(description="[lowest, highest] core clock")] | None
-    ) = None
-
-    @model_validator(mode="after")
-    def _pairs(self) -> LoadPart:
-        for key in ("freq_start_mhz", "freq_end_mhz"):
-            value = getattr(self, key)
-            if value is not None and len(value) != 2:
-                raise refuse("expected [lowest, highest]", at=key)
-        return self
-
-
-class SpeedVerdictPart(Part):
+class SpeedVerdict(Part):
     """`latency.verdict` (a result's, a sweep point's) and a route's `verdict`: the call the
     window, the CLI and reports make, so a reader need not re-implement the rules."""
 
-    call: Literal["faster", "slower", "same", "can't tell", "too noisy"]
+    call: VerdictCall
     direction: Annotated[
-        Literal["faster", "slower", "same"] | None,
+        Direction | None,
         Field(description="null: not even the direction is certain (can't tell, too noisy)"),
     ] = None
     factor: Annotated[
@@ -153,41 +87,35 @@ class SpeedVerdictPart(Part):
     ] = ()
 
 
-class EvidenceSection(Part):
+class TimingEvidence(Part):
     """The keys paired timing adds to a `latency` object (result and sweep point); all optional:
     files written before intervals lack them."""
 
-    speedup_interval: IntervalPart | None = Field(
-        default=None, description="null: fewer than 2 pairs (see docs/measurement.md)"
-    )
-    stalls: tuple[StallPart, ...] = ()
-    load: LoadPart | None = None
-    stopped: Literal["budget", "precise", "max_time"] = "budget"
+    # What the protocol saw besides the medians: the interval, the stalls, the machine's load.
+    # `stopped`: "precise" (the interval reached `target`), "max_time" (it did not, in time) or
+    # "budget" (a fixed budget, no target); `blocks`: kept, all modes (stalls come on top).
+
+    interval: Annotated[
+        SpeedupInterval | None,
+        Field(
+            alias="speedup_interval",
+            description="null: fewer than 2 pairs (see docs/measurement.md)",
+        ),
+    ] = None
+    stalls: tuple[Stall, ...] = ()
+    load: MachineLoad | None = None
+    stopped: Stopped = "budget"
     target: Annotated[
         NullableNonNegative, Field(description="the half-width aimed at (null: none)")
     ] = None
     blocks: Annotated[Whole, Field(description="timed blocks kept, all modes")] = 0
-    verdict: SpeedVerdictPart | None = Field(
-        default=None,
-        description="the speed call made from these keys (written, never read back: readers "
-        "call again); null or absent: not timed, or written before verdicts",
-    )
-
-
-@dataclass(frozen=True)
-class TimingEvidence:
-    """What the protocol saw besides the medians: the interval, the stalls, the machine's load.
-
-    `stopped`: "precise" (the interval reached `target`), "max_time" (it did not, in time) or
-    "budget" (a fixed budget, no target).
-    """
-
-    interval: SpeedupInterval | None
-    stalls: tuple[Stall, ...] = ()
-    load: MachineLoad | None = None
-    stopped: str = "budget"
-    target: float | None = None
-    blocks: int = 0  # blocks kept, all modes (stalls come on top)
+    verdict: Annotated[
+        SpeedVerdict | None,
+        Field(
+            description="the speed call made from these keys (written, never read back: "
+            "readers call again); null or absent: not timed, or written before verdicts"
+        ),
+    ] = None
 
     @classmethod
     def from_timing(cls, timing: PairedTiming, load: MachineLoad | None = None) -> TimingEvidence:
@@ -195,61 +123,27 @@ class TimingEvidence:
             interval=timing.interval,
             stalls=timing.stalls,
             load=load,
-            stopped=timing.stopped,
+            stopped=cast(Stopped, timing.stopped),  # checked here, as from a file
             target=timing.target,
             blocks=sum(s.samples for s in timing.stats),
         )
 
     def to_fields(self) -> dict[str, Any]:
-        """The keys this adds to a document's `latency` part (EvidenceSection), for build()."""
-        load = self.load
+        """The keys this adds to a document's `latency` part (a subclass of this one)."""
         return {
-            "speedup_interval": IntervalPart.of(self.interval),
-            "stalls": tuple(
-                build(StallPart, mode=s.mode, round=s.round, ms=s.ms, median_ms=s.median_ms)
-                for s in self.stalls
-            ),
-            "load": None
-            if load is None
-            else build(
-                LoadPart,
-                wall_s=load.wall_s,
-                cores=load.cores,
-                other_cpu_s=load.other_cpu_s,
-                freq_start_mhz=load.freq_start_mhz,
-                freq_end_mhz=load.freq_end_mhz,
-            ),
-            "stopped": self.stopped,
-            "target": self.target,
-            "blocks": self.blocks,
+            "speedup_interval": self.interval,
+            **{name: getattr(self, name) for name in _SECTION_KEYS},
         }
 
     @classmethod
-    def from_section(cls, section: EvidenceSection) -> TimingEvidence | None:
-        """From a read `latency` part; None for documents written before intervals."""
-        if "speedup_interval" not in section.model_fields_set:
+    def from_section(cls, section: TimingEvidence) -> TimingEvidence | None:
+        """The evidence of a read `latency` part; None for documents written before intervals."""
+        if "interval" not in section.model_fields_set:
             return None
-        band, load = section.speedup_interval, section.load
-        return cls(
-            interval=None if band is None else band.interval(),
-            stalls=tuple(Stall(s.mode, s.round, s.ms, s.median_ms) for s in section.stalls),
-            load=None
-            if load is None
-            else MachineLoad(
-                wall_s=load.wall_s,
-                cores=load.cores,
-                other_cpu_s=load.other_cpu_s,
-                freq_start_mhz=_pair(load.freq_start_mhz),
-                freq_end_mhz=_pair(load.freq_end_mhz),
-            ),
-            stopped=section.stopped,
-            target=section.target,
-            blocks=section.blocks,
-        )
+        return cls(interval=section.interval, **{k: getattr(section, k) for k in _SECTION_KEYS})
 
 
-def _pair(values: tuple[float, ...] | None) -> tuple[float, float] | None:
-    return None if values is None else (values[0], values[1])
+_SECTION_KEYS = ("stalls", "load", "stopped", "target", "blocks")
 
 
 @dataclass(frozen=True)
@@ -280,9 +174,9 @@ class SpeedCall:
         return self.kind == "noisy"
 
     @property
-    def direction(self) -> str | None:
+    def direction(self) -> Direction | None:
         """ "faster", "slower" or "same" when certain, else None."""
-        return self.kind if self.graded else None
+        return cast(Direction, self.kind) if self.graded else None
 
     @property
     def factor(self) -> float | None:
@@ -316,12 +210,11 @@ class SpeedCall:
             return ""
         return f" ({self.interval.slower_text() if slower else self.interval.text()})"
 
-    def to_part(self) -> SpeedVerdictPart | None:
+    def verdict(self) -> SpeedVerdict | None:
         """The document's verdict object; None for a run whose autocast side was not timed."""
         if self.kind not in VERDICT_CALLS:
             return None
-        return build(
-            SpeedVerdictPart,
+        return SpeedVerdict(
             call=VERDICT_CALLS[self.kind],
             direction=self.direction,
             factor=self.factor,

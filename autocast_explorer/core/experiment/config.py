@@ -1,9 +1,10 @@
-"""Experiment configuration: one frozen dataclass, validated on construction.
+"""Experiment configuration: one frozen dataclass composed of typed parts, validated on
+construction.
 
 Validation lives here (not in the CLI or the window) so every front end shows the same message,
-naming the field and the rule that was broken. Each field is declared once, with its part, help
-sentence and rule (config_fields.py). This module must not import torch: the window validates
-input while torch is still loading.
+naming the field and the rule that was broken. Each field is declared once, in its part
+(config_parts.py), with its help sentence and rule (config_fields.py). This module must not
+import torch: the window validates input while torch is still loading.
 """
 
 from __future__ import annotations
@@ -11,420 +12,57 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Self, TypeVar
 
-from autocast_explorer.core.experiment.config_fields import (
-    Rule,
-    Schema,
-    boolean,
-    choice,
-    field_specs,
-    number,
-    part_fields,
-    spec,
-    whole,
+from autocast_explorer.core.experiment.config_fields import PART_CLASSES, field_specs, part_fields
+from autocast_explorer.core.experiment.config_parts import (
+    DEFAULT_ROUTES,
+    MAX_TIME_FACTOR,
+    ConfigParts,
+    DataPart,
+    FamilyPart,
+    InterventionsPart,
+    MeasurementPart,
+    ModelPart,
+    TrainingPart,
+    UserModelPart,
 )
 from autocast_explorer.core.experiment.config_rules import (
-    CHANNELS_RULE,
-    CHECKPOINT_RULE,
-    INPUT_SHAPE_RULE,
-    MAX_TIME_RULE,
-    MAX_WIDTH,
-    WIDTHS_RULE,
-    data_source_refusal,
+    built_in_models,
+    family_rules,
+    parse_widths,
 )
-from autocast_explorer.core.experiment.model_args import MODEL_ARGS_SCHEMA, normalise_model_args
-from autocast_explorer.core.experiment.route_kinds import (
-    reference_route,
-    route_names,
-    routes_help,
-    routes_refusal,
-    routes_schema,
-)
-from autocast_explorer.core.runtime.dtypes import DTYPES
+from autocast_explorer.core.experiment.model_args import normalise_model_args
+from autocast_explorer.core.experiment.route_kinds import route_names
 from autocast_explorer.core.runtime.errors import ConfigError
-from autocast_explorer.core.runtime.threads import validate_threads
 
-ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "tanh", "sigmoid", "none")
-HEADS: tuple[str, ...] = ("none", "softmax", "log_softmax")
-INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform")
-MODES: tuple[str, ...] = ("infer", "train")
-#: Epochs of float32 training on real data: the digits reach ≥ 95% held out well before this.
-DEFAULT_EPOCHS = 20
-MAX_EPOCHS = 10_000
-OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
-#: The routes a run measures unless asked for more: the reference alone (eager autocast). Every
-#: route, its order and its words are registered in route_kinds.py.
-DEFAULT_ROUTES: tuple[str, ...] = (reference_route(),)
-#: A learning rate that makes the synthetic task's loss fall within the default 50 steps
-#: (SGD with momentum wants a larger step than AdamW, which normalises its updates).
-DEFAULT_LR: dict[str, float] = {"sgd": 0.05, "adamw": 0.001}
-#: More training steps than anyone watches in a window; far beyond it is a typo.
-MAX_STEPS = 100_000
-MAX_LR = 100.0
 #: A training step costs about three forwards: the forward, then the backward's two GEMMs per
 #: layer (gradient of the input and of the weight), each the size of the forward's.
 TRAINING_STEP_FORWARDS = 3
-#: Without a `max_time`, a run may go on to this many times its `min_time` per mode while its
-#: speedup's interval is wider than the target.
-MAX_TIME_FACTOR = 4.0
-
-#: The tutorial's closing example: Linear 256→256, ReLU, Linear 256→256, ReLU, Linear 256→10.
-TUTORIAL_WIDTHS: tuple[int, ...] = (256, 256, 256, 10)
-TUTORIAL_BATCH = 128
-
-#: Tolerances and scales beyond this are typing slips, not experiments (and overflow float16).
-MAX_TOLERANCE = 1e6
-MAX_MEMORY_BUDGET_MB = float(1 << 30)
-#: The RNN family's recurrent cells.
-CELLS: tuple[str, ...] = ("lstm", "gru")
-#: The longest spec of a user's own model (families/user/spec.py).
-MAX_SPEC_LENGTH = 1000
-#: A family's size (width, heads, steps): a positive whole number, at most 2**20 (a typo guard).
-SIZE = whole(1, ceiling=MAX_WIDTH)
-
-INPUT_KINDS: tuple[str, ...] = ("auto", "float", "tokens")
-
-
-class FamilyRules(Protocol):
-    """What a config asks of the family registry: the built-in families' names (all, and those
-    that take rows of real data), which fields are a config's own, its model in words, and the
-    family's own validation. The families (above this module) install it on import."""
-
-    def names(self) -> tuple[str, ...]: ...
-    def row_models(self) -> tuple[str, ...]: ...
-    def own_fields(self, config: ExperimentConfig) -> set[str]: ...
-    def describe(self, config: ExperimentConfig) -> str: ...
-    def validate(self, config: ExperimentConfig) -> None: ...
-
-
-_installed_rules: list[FamilyRules] = []
-
-
-def install_family_rules(rules: FamilyRules) -> None:
-    """Called once by core.experiment.families (importing core.experiment imports it)."""
-    _installed_rules[:] = [rules]
-
-
-def family_rules() -> FamilyRules:
-    """The installed family rules (core.experiment's package import installs them)."""
-    if not _installed_rules:
-        raise RuntimeError("core.experiment.families was not imported: no family rules")
-    return _installed_rules[0]
-
-
-def built_in_models() -> tuple[str, ...]:
-    """The registered families' names, in menu order (every other `model` is a user's spec)."""
-    return family_rules().names()
-
-
-def row_models() -> tuple[str, ...]:
-    """The registered families that take rows of real data (`data`), in menu order."""
-    return family_rules().row_models()
-
-
-def parse_widths(text: str, field_name: str = "widths") -> tuple[int, ...]:
-    """Parse '256,256,256,10' (spaces allowed) into a tuple; raise ConfigError naming the field."""
-    parts = [p.strip() for p in text.replace(";", ",").split(",")]
-    example = "256,256,10" if field_name == "widths" else "3,32,64"
-    if not text.strip():
-        raise ConfigError(field_name, f"enter at least 2 comma-separated numbers, e.g. {example}")
-    values: list[int] = []
-    for part in parts:
-        if not part:
-            raise ConfigError(field_name, f"empty entry in {text!r}; use e.g. {example}")
-        try:
-            values.append(int(part))
-        except ValueError:
-            raise ConfigError(field_name, f"{part!r} is not a whole number") from None
-    return tuple(values)
-
-
-# ---- rules that ask the family registry or another module -----------------------------------
-def _threads(threads: Any, config: Any) -> str | None:
-    validate_threads(threads)  # shared with the commands that take threads alone (its words)
-    return None
-
-
-def _model(model: Any, config: Any) -> str | None:
-    if model in built_in_models() or (isinstance(model, str) and ":" in model):
-        return None
-    return (
-        f"{model!r} is not a built-in model ({', '.join(built_in_models())}) nor a spec: use "
-        "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory"
-    )
-
-
-def _data(data: Any, config: Any) -> str | None:
-    """A source or file of rows, for a family that takes rows (or the user's own model)."""
-    refusal = data_source_refusal(data)
-    if refusal or data == "synthetic" or config.is_user_model or config.model in row_models():
-        return refusal
-    return (
-        f"real data needs model {', '.join(row_models())} or your own (the {config.model} "
-        "family takes no rows)"
-    )
-
-
-def _model_help() -> str:
-    return (
-        f"a built-in family ({', '.join(built_in_models())}; default mlp, the tutorial's model), "
-        "each with its own parameters, or your own model: hf:TYPE, torchvision:NAME, timm:NAME, "
-        "package.module:factory or path/to/file.py:factory (docs/models.md)"
-    )
-
-
-def _model_schema() -> Schema:
-    return {
-        "anyOf": [
-            {"enum": list(built_in_models())},
-            {"type": "string", "pattern": ":", "maxLength": MAX_SPEC_LENGTH},
-        ]
-    }
-
-
-def _routes_from_text(text: str) -> tuple[str, ...]:
-    """'eager,compiled' → the routes, checked by the config's rules (ConfigError naming them)."""
-    return ExperimentConfig(routes=text).routes  # type: ignore[arg-type]  # the config parses "a,b"
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
-class ExperimentConfig:
+class ExperimentConfig(
+    InterventionsPart,
+    TrainingPart,
+    UserModelPart,
+    DataPart,
+    FamilyPart,
+    MeasurementPart,
+    ModelPart,
+):
     """Everything that defines one plain-vs-autocast measurement.
 
-    Each field is declared once with `spec(default, part, help, rule)` (config_fields.py):
-    validate(), the JSON Schema, the command line's flags, the part tables and the docs table
-    all read it from there. `min_time` is the measurement budget: seconds of timed forwards per
-    mode; a run goes on past it until its speedup's interval is within ±5%, for at most
-    `max_time` seconds per mode. `mode` "train" trains a float32 copy and an autocast copy side
-    by side for `steps` steps instead of timing forwards.
+    Composed of the parts in config_parts.py (a dataclass takes its bases' fields last base
+    first: model, measurement, family, data, user model, training, interventions), so the flat
+    constructor, attributes and JSON are every part's fields, and each part is also a typed
+    object: `config.measurement.batch`, `config.training`, `config.parts.model`.
+    `min_time` is the measurement budget: seconds of timed forwards per mode; a run goes on
+    past it until its speedup's interval is within ±5%, for at most `max_time` seconds per
+    mode. `mode` "train" trains a float32 and an autocast copy side by side for `steps` steps
+    instead of timing forwards.
     """
-
-    widths: tuple[int, ...] = spec(
-        TUTORIAL_WIDTHS,
-        "model",
-        "mlp: layer widths: input, hidden…, classes",
-        WIDTHS_RULE,
-        text=parse_widths,
-    )
-    batch: int = spec(
-        TUTORIAL_BATCH, "measurement", "rows per forward", whole(1, noun="an integer")
-    )
-    seed: int = spec(
-        0,
-        "measurement",
-        "torch.manual_seed",
-        whole(0, 2**63 - 1, noun="an integer", span="in 0 … 2**63-1"),
-    )
-    dtype: str = spec("bfloat16", "measurement", "autocast dtype", choice(DTYPES))
-    threads: int | None = spec(
-        None,
-        "measurement",
-        "torch threads",
-        Rule(_threads, {"minimum": 1}),
-        default_words="default: torch's",
-    )
-    activation: str = spec(
-        "relu",
-        "model",
-        "between layers (mlp, cnn) or inside the feed-forward (transformer)",
-        choice(ACTIVATIONS),
-    )
-    head: str = spec("none", "model", "optional output head", choice(HEADS))
-    atol: float = spec(0.05, "measurement", "allclose atol", number(0, ceiling=MAX_TOLERANCE))
-    rtol: float = spec(1e-5, "measurement", "allclose rtol", number(0, ceiling=MAX_TOLERANCE))
-    topk: int = spec(5, "measurement", "k for top-k agreement", whole(1, noun="an integer"))
-    input_scale: float = spec(
-        1.0,
-        "measurement",
-        "multiply x by this",
-        number(1e-6, 1e6, words="must be a number in 1e-6 … 1e6"),
-        default_words="default 1",
-    )
-    input_distribution: str = spec(
-        "normal", "measurement", "what the input is drawn from", choice(INPUT_DISTRIBUTIONS)
-    )
-    min_time: float = spec(
-        0.5,
-        "measurement",
-        "measurement budget: seconds of timed forwards per mode",
-        number(0.001, 600, words="must be a number of seconds in 0.001 … 600"),
-    )
-    max_time: float | None = spec(
-        None,
-        "measurement",
-        "seconds per mode a run may go on past `min_time` while the speedup's 95% interval is "
-        "wider than ±5%; a sweep point's budget is `min_time`",
-        MAX_TIME_RULE,
-        default_words=f"default {MAX_TIME_FACTOR:g} × `min_time`",
-    )
-    allow_slow: bool = spec(
-        False,
-        "measurement",
-        "run even if one forward is estimated to take over 10 s (or, with `routes` compiled, a "
-        "compile over 120 s)",
-        boolean(),
-        default_words="",
-    )
-    memory_budget_mb: float | None = spec(
-        None,
-        "measurement",
-        "memory a run may use, in MB",
-        number(
-            0,
-            ceiling=MAX_MEMORY_BUDGET_MB,
-            above=True,
-            nullable=True,
-            words=f"must be a number > 0 and ≤ {MAX_MEMORY_BUDGET_MB:g}",
-        ),
-        default_words="default: half the RAM available when the run starts",
-        flag=None,
-    )
-    routes: tuple[str, ...] = spec(
-        DEFAULT_ROUTES,
-        "measurement",
-        routes_help,
-        Rule(lambda routes, config: routes_refusal(routes, config.mode), routes_schema),
-        default_words="",
-        metavar="LIST",
-        text=_routes_from_text,
-    )
-    model: str = spec(
-        "mlp",
-        "model",
-        _model_help,
-        Rule(_model, _model_schema),
-        default_words="",
-        metavar="FAMILY|SPEC",
-    )
-    # ---- the families' parameters (each family validates its own; core/experiment/families/)
-    channels: tuple[int, ...] = spec(
-        (3, 32, 64),
-        "family",
-        "input channels, then each stage's output channels",
-        CHANNELS_RULE,
-        metavar="C0,C1,…",
-        text=lambda text: parse_widths(text, "channels"),
-    )
-    image: int = spec(32, "family", "square image side in pixels", whole(2, ceiling=MAX_WIDTH))
-    classes: int = spec(10, "family", "number of classes the Linear classifier outputs", SIZE)
-    d_model: int = spec(64, "family", "token width, divisible by heads", SIZE)
-    heads: int = spec(4, "family", "attention heads", SIZE)
-    seq: int = spec(32, "family", "tokens / time steps per sequence", SIZE)
-    depth: int = spec(2, "family", "stacked layers", SIZE)
-    ff: int = spec(256, "family", "feed-forward width inside each layer", SIZE)
-    fast_path: bool = spec(
-        True,
-        "family",
-        "let torch run its fused encoder kernel (eval + no_grad); off measures the ordinary "
-        "path (train mode, dropout 0)",
-        boolean(),
-        default_words="",
-    )
-    cell: str = spec("lstm", "family", "recurrent cell", choice(CELLS))
-    features: int = spec(32, "family", "input features per time step", SIZE)
-    hidden: int = spec(64, "family", "hidden state width", SIZE)
-    # ---- real data (core/data/): "synthetic", "digits" or a file; the user's weights; epochs
-    data: str = spec(
-        "synthetic",
-        "data",
-        "digits: the bundled 8×8 handwritten digits; FILE: a .npz, .safetensors or weights-only "
-        ".pt with arrays x (rows, features… or images) and y (labels 0…classes−1)",
-        Rule(_data, {"type": "string"}),
-        default_words="default synthetic: random inputs, untrained model",
-        metavar="synthetic|digits|FILE",
-    )
-    checkpoint: str = spec(
-        "",
-        "data",
-        "a state_dict (.safetensors or weights-only .pt) to evaluate instead of training",
-        CHECKPOINT_RULE,
-        default_words="",
-        metavar="FILE",
-    )
-    epochs: int = spec(
-        DEFAULT_EPOCHS,
-        "data",
-        "float32 training epochs on the data's training rows",
-        whole(1, MAX_EPOCHS, span=f"in 1 … {MAX_EPOCHS:,}"),
-    )
-    # ---- a user model (model = a spec, families/user/): its keyword arguments and input ----
-    model_args: tuple[tuple[str, Any], ...] = spec(
-        (),
-        "user model",
-        "a keyword argument for the factory or config override (repeatable; VALUE reads as "
-        "int, float, true/false, else text), e.g. num_hidden_layers=2",
-        Rule(lambda value, config: None, MODEL_ARGS_SCHEMA),  # checked as __post_init__ reads it
-        default_words="",
-        metavar="KEY=VALUE",
-        flag="--model-arg",
-        repeat=True,
-    )
-    input_shape: tuple[int, ...] | None = spec(
-        None,
-        "user model",
-        "one sample's shape; `batch` adds the batch dimension",
-        INPUT_SHAPE_RULE,
-        default_words="default: what the model says: its example input, timm's pretrained_cfg, "
-        "3,224,224 for torchvision",
-        metavar="C,H,W",
-        text=lambda text: parse_widths(text, "input_shape"),
-    )
-    input_kind: str = spec(
-        "auto",
-        "user model",
-        "float tensors or token ids",
-        choice(INPUT_KINDS),
-        default_words="default auto: what the model says",
-    )
-    vocab: int | None = spec(
-        None,
-        "user model",
-        "token ids are drawn below this",
-        whole(2, ceiling=MAX_WIDTH, nullable=True),
-        default_words="default: the model's",
-    )
-    input_image: int | None = spec(
-        None,
-        "user model",
-        "square side replacing the input's last two dimensions (the image flag)",
-        whole(1, ceiling=MAX_WIDTH, nullable=True),
-        default_words="default: the model's own",
-        flag=None,
-    )
-    layer_depth: int | None = spec(
-        None,
-        "user model",
-        "layer rows: modules at depth N of the module tree",
-        whole(1, ceiling=MAX_WIDTH, nullable=True),
-        default_words="default: the deepest with ≤ 40 rows",
-        metavar="N",
-    )
-    # ---- training mode (kept together, last) ----
-    mode: str = spec(
-        "infer",
-        "training",
-        "infer: time forwards; train: train a float32 and an autocast copy side by side",
-        choice(MODES),
-    )
-    steps: int = spec(
-        50, "training", "training steps", whole(1, MAX_STEPS, span=f"in 1 … {MAX_STEPS:,}")
-    )
-    lr: float = spec(
-        DEFAULT_LR["sgd"],
-        "training",
-        "learning rate",
-        number(0, MAX_LR, above=True, words=f"must be a finite number > 0 and at most {MAX_LR:g}"),
-        default_words=f"default {DEFAULT_LR['sgd']:g} for sgd, {DEFAULT_LR['adamw']:g} for adamw",
-    )
-    optimizer: str = spec("sgd", "training", "sgd (momentum 0.9) or adamw", choice(OPTIMIZERS))
-    scaler: bool = spec(
-        True,
-        "training",
-        "float16 training: scale the loss with a GradScaler (off: see gradients underflow)",
-        boolean(),
-        default_words="",
-    )
 
     def __post_init__(self) -> None:
         channels = self.channels
@@ -456,9 +94,54 @@ class ExperimentConfig:
             object.__setattr__(self, "routes", tuple(ranked))
         validate(self)
 
-    def replace(self, **changes: Any) -> ExperimentConfig:
-        """A copy with some fields changed (validated like any other config)."""
-        return dataclasses.replace(self, **changes)
+    def replace(self, **changes: Any) -> Self:
+        """A copy with some fields changed (validated like any other config); a part given
+        whole (`measurement=config.measurement.replace(…)`) changes its fields."""
+        fields: dict[str, Any] = {}
+        for name, value in changes.items():
+            if type(value) in PART_CLASSES.values():
+                fields.update(_values(value, type(value)))
+            else:
+                fields[name] = value
+        return dataclasses.replace(self, **fields)
+
+    # ---- the parts, each a typed object of its fields' values ------------------------------
+    def _part(self, cls: type[P]) -> P:
+        return cls(**_values(self, cls))
+
+    @property
+    def parts(self) -> ConfigParts:
+        """Every part (the model and data parts are reached here: `config.model` and
+        `config.data` are fields)."""
+        return ConfigParts(
+            model=self._part(ModelPart),
+            measurement=self.measurement,
+            family=self.family,
+            data=self._part(DataPart),
+            user_model=self.user_model,
+            training=self.training,
+            interventions=self.interventions,
+        )
+
+    @property
+    def measurement(self) -> MeasurementPart:
+        return self._part(MeasurementPart)
+
+    @property
+    def family(self) -> FamilyPart:
+        return self._part(FamilyPart)
+
+    @property
+    def user_model(self) -> UserModelPart:
+        return self._part(UserModelPart)
+
+    @property
+    def training(self) -> TrainingPart:
+        return self._part(TrainingPart)
+
+    @property
+    def interventions(self) -> InterventionsPart:
+        return self._part(InterventionsPart)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the common fields, `model`, and the family's own parameters.
@@ -529,6 +212,11 @@ FAMILY_FIELDS: tuple[str, ...] = part_fields(ExperimentConfig, "family")
 USER_MODEL_FIELDS: tuple[str, ...] = part_fields(ExperimentConfig, "user model")
 DATA_FIELDS: tuple[str, ...] = part_fields(ExperimentConfig, "data")
 TRAINING_FIELDS: tuple[str, ...] = part_fields(ExperimentConfig, "training")
+
+
+def _values(source: Any, cls: type) -> dict[str, Any]:
+    """`source`'s values of the fields of dataclass `cls`."""
+    return {f.name: getattr(source, f.name) for f in dataclasses.fields(cls)}
 
 
 def validate(config: ExperimentConfig) -> None:

@@ -1,13 +1,17 @@
 """The config fields' rules that a kind (whole, number, choice; config_fields.py) cannot say:
-lists with bounds, rules that read another field, file suffixes. Each is a Rule (its refusal
-words and its JSON Schema) that one field of ExperimentConfig declares (config.py)."""
+lists with bounds, rules that read another field or ask the family registry, file suffixes,
+and the parsers of typed text. Each is a Rule (its refusal words and its JSON Schema) that one
+field declares in its part (config_parts.py)."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Protocol
 
-from autocast_explorer.core.experiment.config_fields import Rule, is_int, is_number
+from autocast_explorer.core.experiment.config_fields import Rule, Schema, is_int, is_number
+from autocast_explorer.core.experiment.route_kinds import routes_refusal
+from autocast_explorer.core.runtime.errors import ConfigError
+from autocast_explorer.core.runtime.threads import validate_threads
 
 MAX_LAYERS = 64
 MAX_WIDTH = 1 << 20
@@ -19,6 +23,106 @@ MAX_INPUT_DIMS = 6
 DATA_SOURCES: tuple[str, ...] = ("synthetic", "digits")
 DATA_SUFFIXES: tuple[str, ...] = (".npz", ".safetensors", ".pt")
 CHECKPOINT_SUFFIXES: tuple[str, ...] = (".safetensors", ".pt")
+#: The longest spec of a user's own model (families/user/spec.py).
+MAX_SPEC_LENGTH = 1000
+
+
+class FamilyRules(Protocol):
+    """What a config asks of the family registry: the built-in families' names (all, and those
+    that take rows of real data), which fields are a config's own, its model in words, and the
+    family's own validation. The families (above the config) install it on import; `config` is
+    an ExperimentConfig (config.py, above this module)."""
+
+    def names(self) -> tuple[str, ...]: ...
+    def row_models(self) -> tuple[str, ...]: ...
+    def own_fields(self, config: Any) -> set[str]: ...
+    def describe(self, config: Any) -> str: ...
+    def validate(self, config: Any) -> None: ...
+
+
+_installed_rules: list[FamilyRules] = []
+
+
+def install_family_rules(rules: FamilyRules) -> None:
+    """Called once by core.experiment.families (importing core.experiment imports it)."""
+    _installed_rules[:] = [rules]
+
+
+def family_rules() -> FamilyRules:
+    """The installed family rules (core.experiment's package import installs them)."""
+    if not _installed_rules:
+        raise RuntimeError("core.experiment.families was not imported: no family rules")
+    return _installed_rules[0]
+
+
+def built_in_models() -> tuple[str, ...]:
+    """The registered families' names, in menu order (every other `model` is a user's spec)."""
+    return family_rules().names()
+
+
+def row_models() -> tuple[str, ...]:
+    """The registered families that take rows of real data (`data`), in menu order."""
+    return family_rules().row_models()
+
+
+def parse_widths(text: str, field_name: str = "widths") -> tuple[int, ...]:
+    """Parse '256,256,256,10' (spaces allowed) into a tuple; raise ConfigError naming the field."""
+    parts = [p.strip() for p in text.replace(";", ",").split(",")]
+    example = "256,256,10" if field_name == "widths" else "3,32,64"
+    if not text.strip():
+        raise ConfigError(field_name, f"enter at least 2 comma-separated numbers, e.g. {example}")
+    values: list[int] = []
+    for part in parts:
+        if not part:
+            raise ConfigError(field_name, f"empty entry in {text!r}; use e.g. {example}")
+        try:
+            values.append(int(part))
+        except ValueError:
+            raise ConfigError(field_name, f"{part!r} is not a whole number") from None
+    return tuple(values)
+
+
+# ---- rules that ask the family registry or another module -----------------------------------
+def _threads(threads: Any, config: Any) -> str | None:
+    validate_threads(threads)  # shared with the commands that take threads alone (its words)
+    return None
+
+
+def _model(model: Any, config: Any) -> str | None:
+    if model in built_in_models() or (isinstance(model, str) and ":" in model):
+        return None
+    return (
+        f"{model!r} is not a built-in model ({', '.join(built_in_models())}) nor a spec: use "
+        "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory"
+    )
+
+
+def model_help() -> str:
+    """`model`'s help sentence (it lists the registered families)."""
+    return (
+        f"a built-in family ({', '.join(built_in_models())}; default mlp, the tutorial's model), "
+        "each with its own parameters, or your own model: hf:TYPE, torchvision:NAME, timm:NAME, "
+        "package.module:factory or path/to/file.py:factory (docs/models.md)"
+    )
+
+
+def _model_schema() -> Schema:
+    return {
+        "anyOf": [
+            {"enum": list(built_in_models())},
+            {"type": "string", "pattern": ":", "maxLength": MAX_SPEC_LENGTH},
+        ]
+    }
+
+
+def parse_routes(text: str) -> tuple[str, ...]:
+    """'eager,compiled' → the routes, checked by the routes rule (ConfigError naming it); the
+    config puts them in registration order."""
+    routes = tuple(r.strip() for r in text.split(","))
+    refusal = routes_refusal(routes, "infer")  # the mode is checked with the whole config
+    if refusal is not None:
+        raise ConfigError("routes", refusal)
+    return routes
 
 
 def _widths(widths: tuple[Any, ...], config: Any) -> str | None:
@@ -73,6 +177,17 @@ def data_source_refusal(data: Any) -> str | None:
     return None
 
 
+def _data(data: Any, config: Any) -> str | None:
+    """A source or file of rows, for a family that takes rows (or the user's own model)."""
+    refusal = data_source_refusal(data)
+    if refusal or data == "synthetic" or config.is_user_model or config.model in row_models():
+        return refusal
+    return (
+        f"real data needs model {', '.join(row_models())} or your own (the {config.model} "
+        "family takes no rows)"
+    )
+
+
 def _checkpoint(checkpoint: Any, config: Any) -> str | None:
     if not isinstance(checkpoint, str) or (
         checkpoint and _suffix(checkpoint) not in CHECKPOINT_SUFFIXES
@@ -116,5 +231,8 @@ CHANNELS_RULE = Rule(
     {"items": {"type": "integer", "minimum": 1}, "minItems": 2, "maxItems": MAX_STAGES + 1},
 )
 MAX_TIME_RULE = Rule(_max_time, {"type": ["number", "null"], "maximum": 3600})
+DATA_RULE = Rule(_data, {"type": "string"})
 CHECKPOINT_RULE = Rule(_checkpoint, {"type": "string"})
 INPUT_SHAPE_RULE = Rule(_input_shape, INPUT_SHAPE_SCHEMA)
+THREADS_RULE = Rule(_threads, {"minimum": 1})
+MODEL_RULE = Rule(_model, _model_schema)

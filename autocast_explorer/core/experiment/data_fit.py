@@ -16,8 +16,8 @@ import numpy as np
 from autocast_explorer.core.data.dataset import Dataset
 from autocast_explorer.core.data.errors import DataError
 from autocast_explorer.core.data.records import EpochRecord
-from autocast_explorer.core.experiment.config import ExperimentConfig, row_models
-from autocast_explorer.core.experiment.config_rules import MAX_WIDTH
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import MAX_WIDTH, row_models
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.base import ROWS_OF_IMAGES
 from autocast_explorer.core.runtime.errors import ConfigError

@@ -144,4 +144,6 @@ def train_data_info(dataset: Dataset, task: DataTask, epochs: int) -> DataInfo:
         shape=dataset.row_shape,
         image=dataset.image,
         epochs=epochs,
+        checkpoint="",  # both written, empty, as in every `data` object
+        history=(),
     )

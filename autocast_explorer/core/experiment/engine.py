@@ -9,7 +9,6 @@ are set for the duration of the run, in the calling thread, and restored afterwa
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,10 +26,9 @@ from autocast_explorer.core.experiment.capture import (
 )
 from autocast_explorer.core.experiment.certainty import RUN_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import (
-    DEFAULT_ROUTES,
-    MAX_STEPS,
     ExperimentConfig,
 )
+from autocast_explorer.core.experiment.config_parts import DEFAULT_ROUTES, MAX_STEPS
 from autocast_explorer.core.experiment.data_run import fitted, prepare, train_data_info
 from autocast_explorer.core.experiment.data_task import data_task
 from autocast_explorer.core.experiment.families import family
@@ -44,7 +42,12 @@ from autocast_explorer.core.experiment.families.user.record import (
 )
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
-from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.result import (
+    SCHEMA,
+    ExperimentResult,
+    LatencySection,
+    OutputDtypes,
+)
 from autocast_explorer.core.experiment.routes import (
     Reference,
     RouteCall,
@@ -180,22 +183,22 @@ def run_inference(
             routes = (eager, *_other_routes(config, model, x, low, seen.reference, reporter, share))
     reporter.report(1.0, "done")
     return ExperimentResult(
+        schema_=SCHEMA,
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         config=config,
         environment=environment(threads),
-        plain=plain_stats,
-        autocast=auto_stats,
-        output_dtype_plain=seen.plain_dtype,
-        output_dtype_autocast=seen.auto_dtype,
+        latency=LatencySection.of(
+            plain_stats, auto_stats, None if seen.autocast_error else evidence
+        ),
+        flops_per_forward=family(config).flops(config),
+        output_dtype=OutputDtypes(plain=seen.plain_dtype, autocast=seen.auto_dtype or None),
         layers=layers,
         agreement=seen.agreement,
-        flops=family(config).flops(config),
         warnings=tuple(noise_warnings(config, plain_stats, auto_stats)),
-        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        op_trace=op_trace,
-        guard=estimate,
         autocast_error=seen.autocast_error,
         fast_path=seen.fast_path,
-        evidence=None if seen.autocast_error else evidence,
+        **(op_trace.sections() if op_trace is not None else {}),
+        guard=estimate,
         data=prepared.info if prepared is not None else None,
         accuracy=prepared.accuracy if prepared is not None else None,
         model_info=seen.model_info,
@@ -377,15 +380,18 @@ def with_compute_dtypes(
         traced = op_trace.layer_outputs.get(mode, {}).get(name)
         if traced is None or traced != dtypes.out_dtype:
             return dtypes
-        return dataclasses.replace(dtypes, compute=found[mode].get(name, ComputeDtypes()))
+        return LayerDtypes.of(
+            dtypes.in_dtype, dtypes.out_dtype, found[mode].get(name, ComputeDtypes())
+        )
 
     return tuple(
-        dataclasses.replace(
-            layer,
-            plain=side("plain", layer.name, layer.plain),
-            autocast=None
-            if layer.autocast is None
-            else side("autocast", layer.name, layer.autocast),
+        layer.model_copy(
+            update={
+                "plain": side("plain", layer.name, layer.plain),
+                "autocast": None
+                if layer.autocast is None
+                else side("autocast", layer.name, layer.autocast),
+            }
         )
         for layer in layers
     )
@@ -446,20 +452,20 @@ def run_training(
         _shown, model_info = rows_at_depth(config, probe(config).module_names)
     reporter.report(1.0, "done")
     return ExperimentResult(
+        schema_=SCHEMA,
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         config=config,
         environment=environment(threads),
-        plain=plain_stats,
-        autocast=auto_stats,
-        output_dtype_plain=report.output_dtype["plain"],
-        output_dtype_autocast=report.output_dtype["autocast"],
+        latency=LatencySection.of(plain_stats, auto_stats, evidence),
+        flops_per_forward=training_step_flops(config),
+        output_dtype=OutputDtypes(
+            plain=report.output_dtype["plain"], autocast=report.output_dtype["autocast"]
+        ),
         layers=_training_layers(report),
         agreement=agreement,
-        flops=training_step_flops(config),
         warnings=tuple(_training_warnings(config, report, plain_stats, auto_stats)),
-        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         guard=estimate,
         train=report,
-        evidence=evidence,
         data=info,
         model_info=model_info,
     )
@@ -493,8 +499,8 @@ def _training_layers(report: TrainReport) -> tuple[LayerRecord, ...]:
         LayerRecord(
             name=t.name,
             kind=t.kind,
-            plain=LayerDtypes(*t.forward["plain"]),
-            autocast=LayerDtypes(*t.forward["autocast"]),
+            plain=LayerDtypes.of(*t.forward["plain"]),
+            autocast=LayerDtypes.of(*t.forward["autocast"]),
         )
         for t in report.layers
     )

@@ -12,13 +12,13 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import Field
 
 from autocast_explorer.core.documents.field_types import NonNegative, Text
-from autocast_explorer.core.documents.model import Part, build, dump
+from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.out_of_memory import (
@@ -94,35 +94,27 @@ class OpCalibration:
     time_call: Callable[[tuple[int, ...], torch.dtype | None], float]
 
 
-class GuardPart(Part):
+class ForwardEstimate(Part):
     """The result's `guard`: the time guard's estimate, beside the measurement."""
+
+    # The time guard's forecast of one forward (the slower mode) and what it rests on.
+    schema_name: ClassVar[str] = "guard"
 
     estimated_forward_ms: Annotated[
         NonNegative, Field(description="the time guard's forecast of one forward")
     ]
     basis: Annotated[Text, Field(description="what was calibrated to make it")]
 
-
-@dataclass(frozen=True)
-class ForwardEstimate:
-    """The time guard's forecast of one forward (the slower mode) and what it rests on."""
-
-    seconds: float
-    basis: str
+    @classmethod
+    def of_seconds(cls, seconds: float, basis: str) -> ForwardEstimate:
+        return cls(estimated_forward_ms=seconds * 1e3, basis=basis)
 
     @property
-    def estimated_forward_ms(self) -> float:
-        return self.seconds * 1e3
+    def seconds(self) -> float:
+        return self.estimated_forward_ms / 1e3
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> GuardPart:
-        return build(GuardPart, estimated_forward_ms=self.estimated_forward_ms, basis=self.basis)
-
-    @classmethod
-    def from_part(cls, part: GuardPart) -> ForwardEstimate:
-        return cls(part.estimated_forward_ms / 1e3, part.basis)
+        return dump(self)
 
 
 def _power_of_two(value: int, low: int, high: int) -> int:
@@ -257,7 +249,7 @@ def estimate_work(items: Sequence[OpWork], dtype: str, threads: int) -> ForwardE
         f"{ops} timed in float32 and under {dtype} autocast, {threads} thread"
         f"{'s' if threads != 1 else ''}; slower mode {slower}"
     )
-    return ForwardEstimate(totals[slower], basis)
+    return ForwardEstimate.of_seconds(totals[slower], basis)
 
 
 def estimate_forward(config: ExperimentConfig) -> ForwardEstimate:
@@ -265,7 +257,7 @@ def estimate_forward(config: ExperimentConfig) -> ForwardEstimate:
     model's from its own timed forwards (families/user/probe.py)."""
     measured = getattr(family(config), "measured_forward", None)
     if measured is not None:
-        return ForwardEstimate(*measured(config))
+        return ForwardEstimate.of_seconds(*measured(config))
     threads = config.threads or torch.get_num_threads()
     return estimate_work(work_items(config), config.dtype, threads)
 

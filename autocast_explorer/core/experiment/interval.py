@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field, model_validator
+
+from autocast_explorer.core.documents.field_types import Fraction, NonNegative, Whole, refuse
+from autocast_explorer.core.documents.model import Part, dump
+from autocast_explorer.core.experiment.pace import ratio_text as ratio_text  # also from here
 
 #: The interval's nominal coverage; with fewer than MIN_PAIRS_95 pairs it is lower (reported).
 LEVEL = 0.95
@@ -29,20 +34,28 @@ MIN_PAIRS_95 = 6
 TRIM = 0.2
 
 
-@dataclass(frozen=True)
-class SpeedupInterval:
-    """`level` interval of the paired speedup (float32 ÷ autocast) from `pairs` ratios.
+class SpeedupInterval(Part):
+    """`latency.speedup_interval`: the paired speedup's interval (interval.speedup_interval)."""
 
-    `estimate` is the speedup the interval is about (the ratios' trimmed geometric mean; their
-    median below MIN_PAIRS_95 pairs): the run's speedup figure, always inside the interval
-    (the ratio of the two modes' medians need not be). None in files written before it.
-    """
+    # `level` interval of the paired speedup (float32 ÷ autocast) from `pairs` ratios.
+    # `estimate` is the speedup the interval is about (the ratios' trimmed geometric mean; their
+    # median below MIN_PAIRS_95 pairs): the run's speedup figure, always inside the interval
+    # (the ratio of the two modes' medians need not be). None in files written before it.
+    schema_name: ClassVar[str] = "interval"
 
-    low: float
-    high: float
-    level: float
-    pairs: int
-    estimate: float | None = None
+    low: NonNegative
+    high: NonNegative
+    level: Annotated[Fraction, Field(description="coverage: 0.95, less with under 6 pairs")]
+    pairs: Annotated[Whole, Field(description="paired rounds the interval is built from")] = 0
+    estimate: Annotated[NonNegative | None, Field(exclude_if=lambda value: value is None)] = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SpeedupInterval:
+        if self.high < self.low:
+            raise refuse("expected a number ≥ low", at="high")
+        if self.estimate is not None and not self.low <= self.estimate <= self.high:
+            raise refuse("expected a number from low to high", at="estimate")
+        return self
 
     @property
     def width(self) -> float:
@@ -79,10 +92,7 @@ class SpeedupInterval:
         return f"{self.pairs} paired rounds: too few for a 95% interval"
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"low": self.low, "high": self.high, "level": self.level, "pairs": self.pairs}
-        if self.estimate is not None:
-            data["estimate"] = self.estimate
-        return data
+        return dump(self)
 
 
 def paired_ratios(plain_ms: Sequence[float], autocast_ms: Sequence[float]) -> list[float]:
@@ -171,15 +181,3 @@ def t_quantile(p: float, df: int) -> float:
         + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
         + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4)
     )
-
-
-def ratio_text(value: float) -> str:
-    """Two decimals, or two significant digits below 0.1 (a ratio of 0.0025 is not 0.00)."""
-    return (
-        f"{value:.2f}" if value >= 0.1 or value == 0 or not math.isfinite(value) else f"{value:.2g}"
-    )
-
-
-def ms_text(value: float) -> str:
-    """A latency in words: '0.0421 ms', '12.3 ms', '250 ms', '6,380 ms' (never '6.38e+03')."""
-    return f"{value:.3g} ms" if value < 100 else f"{value:,.0f} ms"

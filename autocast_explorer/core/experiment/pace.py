@@ -1,13 +1,16 @@
 """The one threshold for "about the same speed", shared by every sentence that compares modes,
-and the words for each speed call (certainty.judge makes the calls).
+and the words for each speed call and how a speed ratio is written (certainty.judge makes
+the calls).
 
 Speedups within SAME_SPEED of 1.0 (either way) are called about even: the summary, the lessons,
 the placements and the hardware verdict all use it, so no two of them disagree about one run.
-Nothing here imports more than the standard library: charts built before the first paint use
-these words.
+Torch- and pydantic-free: the window's lessons and the charts built before the first paint use
+it before either is loaded.
 """
 
 from __future__ import annotations
+
+import math
 
 #: Speedups in [1 / SAME_SPEED, SAME_SPEED] are "about the same speed".
 SAME_SPEED = 1.05
@@ -38,3 +41,15 @@ SPEED_CALL_WORDS: dict[str, str] = {
 def rough_text(times: float) -> str:
     """A factor known only roughly: one decimal below 2 ('1.4'), whole numbers above ('7')."""
     return f"{times:.1f}" if times < 2 else f"{times:.0f}"
+
+
+def ms_text(value: float) -> str:
+    """A latency as sentences print it: '0.0421 ms', '12.3 ms', '6380 ms' (never '6.38e+03')."""
+    return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"
+
+
+def ratio_text(value: float) -> str:
+    """Two decimals, or two significant digits below 0.1 (a ratio of 0.0025 is not 0.00)."""
+    return (
+        f"{value:.2f}" if value >= 0.1 or value == 0 or not math.isfinite(value) else f"{value:.2g}"
+    )

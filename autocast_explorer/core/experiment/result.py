@@ -11,30 +11,37 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, ConfigDict, Field, create_model, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    SerializerFunctionWrapHandler,
+    create_model,
+    field_serializer,
+    model_validator,
+)
 
-from autocast_explorer.core.data.answers import AccuracyPart, AccuracyReport
-from autocast_explorer.core.data.records import DataInfo, DataPart
+from autocast_explorer.core.data.answers import AccuracyReport
+from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.documents.field_types import (
     FlagMap,
+    Measured,
     MultilineTexts,
-    NullableNumber,
     NullableText,
     Omittable,
     Text,
     Whole,
-    Wholes,
     refuse,
     schema_tag,
     text_rules,
 )
+from autocast_explorer.core.documents.held import EmptyWhenNull, derive, leave_out_empty
 from autocast_explorer.core.documents.model import (
     OpenPart,
     Part,
-    build,
     def_ref,
     dump,
     read,
@@ -48,10 +55,9 @@ from autocast_explorer.core.documents.reader import (
     finite_or_null,
     load_document,
 )
-from autocast_explorer.core.experiment.agreement import Agreement, AgreementPart
-from autocast_explorer.core.experiment.capture import LayerDtypes, LayerDtypesPart, LayerRecord
+from autocast_explorer.core.experiment.agreement import Agreement
+from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.certainty import (
-    EvidenceSection,
     SpeedCall,
     TimingEvidence,
     judge,
@@ -60,22 +66,16 @@ from autocast_explorer.core.experiment.certainty import (
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.families.user.info import ModelInfo, ModelInfoPart
-from autocast_explorer.core.experiment.guards import ForwardEstimate, GuardPart
-from autocast_explorer.core.experiment.routes import (
-    RoutePart,
-    RouteResult,
-    routes_from_parts,
-    routes_to_parts,
-)
-from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
-from autocast_explorer.core.experiment.train_report import TrainPart, TrainReport
-from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
+from autocast_explorer.core.experiment.families.user.info import ModelInfo
+from autocast_explorer.core.experiment.guards import ForwardEstimate
+from autocast_explorer.core.experiment.routes import RouteResult, routes_under
+from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.experiment.train_report import TrainReport
+from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.hardware.load import MachineLoad
-from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart
 from autocast_explorer.core.numerics.optrace import (
     CastsByGradMode,
-    CastSummaryPart,
+    CastSummary,
     OpsDiffSection,
     OpsSection,
     OpTrace,
@@ -104,8 +104,10 @@ CSV_FIELDS = (
 ResultFormatError = DocumentFormatError
 
 
-# ---- the document, defined once: reading, writing and the published schema --------------------
+# ---- the document, defined once: the program's result, reading, writing, the schema -----------
 def _config(value: Any) -> Any:
+    if isinstance(value, ExperimentConfig):
+        return value  # the program's own
     if not isinstance(value, dict):
         raise refuse("expected a JSON object")
     try:
@@ -121,23 +123,46 @@ def _config(value: Any) -> Any:
 
 
 #: The `config` object: read (and its schema made) by ExperimentConfig itself (config_schema.py).
-ConfigField = Annotated[Any, BeforeValidator(_config), def_ref("config")]
+ConfigField = Annotated[
+    ExperimentConfig,
+    PlainValidator(_config),
+    PlainSerializer(lambda config: config.to_dict()),
+    def_ref("config"),
+]
 
 
-class LatencySection(EvidenceSection):
-    """Both modes' latency, the speedup, and (since intervals) the paired timing's evidence."""
+class LatencySection(TimingEvidence):
+    """Both modes' latency, the speedup (derived from them and the interval), and (since
+    intervals) the paired timing's evidence."""
 
-    plain: LatencyPart
-    autocast: LatencyPart | None = Field(
+    plain: LatencyStats
+    autocast: LatencyStats | None = Field(
         description="null when the autocast forward raised (autocast_error)"
     )
-    speedup: Annotated[
-        NullableNumber,
-        Field(
-            description="the paired float32 ÷ autocast ratio (speedup_interval.estimate); "
-            "plain median ÷ autocast median without one"
-        ),
-    ] = None
+    speedup: Measured = Field(
+        default=None,
+        validate_default=True,
+        description="the paired float32 ÷ autocast ratio (speedup_interval.estimate); "
+        "plain median ÷ autocast median without one",
+    )
+
+    @model_validator(mode="after")
+    def _speedup_of_modes(self) -> LatencySection:
+        auto = self.autocast.median_ms if self.autocast is not None else None
+        evidence = TimingEvidence.from_section(self)
+        derive(self, speedup=speedup_figure(self.plain.median_ms, auto, evidence))
+        return self
+
+    @classmethod
+    def of(
+        cls,
+        plain: LatencyStats,
+        autocast: LatencyStats | None,
+        evidence: TimingEvidence | None,
+    ) -> LatencySection:
+        """Both modes' statistics with the evidence of their paired timing (None: none)."""
+        fields = evidence.to_fields() if evidence is not None else {}
+        return cls(plain=plain, autocast=autocast, **fields)
 
 
 class OutputDtypes(Part):
@@ -145,26 +170,25 @@ class OutputDtypes(Part):
     autocast: NullableText
 
 
-class LayerPart(Part):
-    name: Text
-    kind: Text
-    out_shape: Wholes = ()
-    plain: LayerDtypesPart
-    autocast: LayerDtypesPart | None = Field(
-        description="null: the autocast forward raised before this layer"
-    )
-    error: LayerErrorPart | None = None
+class ExperimentResult(OpenPart):
+    """Everything measured for one config: latency, dtypes per layer, agreement, environment
+    (one config measured in float32 and under torch.autocast('cpu')).
 
+    The program reads the measurement through properties named as it thinks of them (`plain`,
+    `autocast`, `evidence`, `flops`, `op_trace`…); the fields are the document's keys. Keys
+    of other tools' sections (placements) ride along in `extras`.
+    """
 
-class ResultPart(OpenPart):
-    """One config measured in float32 and under torch.autocast('cpu')."""
+    #: The document kind: it leads refusals and names fallback files ("result-….json").
+    KIND: ClassVar[str] = "result"
+    schema_name: ClassVar[str] = "result"
 
     model_config = ConfigDict(json_schema_extra={"dependentRequired": {"ops": ["casts"]}})
 
-    schema_: Annotated[str, schema_tag(SCHEMA)] = Field(alias="schema")
+    schema_: Annotated[str, schema_tag(SCHEMA), Field(alias="schema")]
     created: Annotated[Text, Field(description="ISO 8601 UTC time")] = ""
     config: ConfigField
-    environment: EnvironmentPart
+    environment: Environment
     latency: LatencySection
     flops_per_forward: Annotated[
         Whole,
@@ -174,9 +198,10 @@ class ResultPart(OpenPart):
         ),
     ]
     output_dtype: OutputDtypes
-    layers: tuple[LayerPart, ...]
-    agreement: AgreementPart | None = Field(description="null when the autocast forward raised")
+    layers: tuple[LayerRecord, ...]
+    agreement: Agreement | None = Field(description="null when the autocast forward raised")
     warnings: MultilineTexts = ()
+    #: The message when the autocast forward raised: a finding ('' when it did not).
     autocast_error: Annotated[
         str,
         *text_rules(multiline=True, limit=MAX_SHOWN_CHARS),
@@ -190,30 +215,60 @@ class ResultPart(OpenPart):
         Field(description="transformer: whether the fused encoder kernel ran, per mode"),
     ] = None
     ops: OpsSection | None = None
-    casts: CastSummaryPart | None = None
+    casts: CastSummary | None = None
     ops_diff: OpsDiffSection = ()
     casts_by_grad_mode: CastsByGradMode = Field(default_factory=dict)
-    guard: GuardPart | None = Field(
+    guard: ForwardEstimate | None = Field(
         default=None, description="the time guard's estimate, beside the measurement"
     )
-    train: TrainPart | None = None
-    data: DataPart | None = None
-    accuracy: AccuracyPart | None = None
-    model_info: ModelInfoPart | None = Field(
+    train: TrainReport | None = None
+    data: DataInfo | None = None
+    accuracy: AccuracyReport | None = None
+    model_info: ModelInfo | None = Field(
         default=None, description="your own model (--model SPEC): what ran"
     )
-    routes: tuple[RoutePart, ...] | None = Field(
+    #: config.routes beyond eager: every route (routes.py); () when only eager ran.
+    routes: Annotated[tuple[RouteResult, ...], EmptyWhenNull()] = Field(
         default=None,
+        validate_default=True,
         description="run --routes: each route float32 vs lower, compared with eager float32",
     )
 
     @model_validator(mode="after")
-    def _measured_unless_failed(self) -> ResultPart:
-        """Autocast's side may be null only when the autocast forward raised (autocast_error)."""
+    def _measured_unless_failed(self) -> ExperimentResult:
+        """Autocast's side may be null only when the autocast forward raised (autocast_error);
+        when it did, nothing of it is kept."""
         if self.ops is not None and self.casts is None:
             raise refuse("missing", at="casts")
         if self.autocast_error:
-            return self
+            self._without_autocast()
+        else:
+            self._autocast_measured()
+        leave_out_empty(self, "autocast_error", *_SOMETIMES)
+        return self
+
+    @field_serializer("latency", mode="wrap")
+    def _rates_written(
+        self, latency: LatencySection, write: SerializerFunctionWrapHandler
+    ) -> dict[str, Any]:
+        """Each mode's GFLOP/s at this result's FLOPs, written beside its statistics, and the
+        run's speed verdict (written, never read back: readers call again)."""
+        flops, auto = self.flops_per_forward, latency.autocast
+        rates: dict[str, Any] = {"plain": latency.plain.with_gflops(flops)}
+        if auto is not None:
+            rates["autocast"] = auto.with_gflops(flops)
+        rates["verdict"] = self.speed_call.verdict()
+        written: dict[str, Any] = write(latency.model_copy(update=rates))
+        return written
+
+    @field_serializer("routes", mode="wrap")
+    def _routes_written(
+        self, routes: tuple[RouteResult, ...], write: SerializerFunctionWrapHandler
+    ) -> Any:
+        """Each route with its verdict under this run's load and threads."""
+        return write(routes_under(routes, self.run_load, self.environment.threads))
+
+    def _autocast_measured(self) -> None:
         if self.latency.autocast is None:
             raise refuse("expected a JSON object", at="latency.autocast")
         if self.output_dtype.autocast is None:
@@ -223,59 +278,50 @@ class ResultPart(OpenPart):
         for i, layer in enumerate(self.layers):
             if layer.autocast is None:
                 raise refuse("expected a JSON object", at=f"layers[{i}].autocast")
-        return self
 
+    def _without_autocast(self) -> None:
+        latency = self.latency.model_copy(update={"autocast": None, "speedup": math.nan})
+        output_dtype = self.output_dtype.model_copy(update={"autocast": None})
+        derive(self, latency=latency, output_dtype=output_dtype, agreement=None)
 
-def result_schema(sections: dict[str, type[Part]] | None = None) -> dict[str, Any]:
-    """The published schema of the result document (tools/write_schemas.py writes it).
+    # ---- the measurement, as the program reads it ---------------------------------------
+    @property
+    def plain(self) -> LatencyStats:
+        return self.latency.plain
 
-    `sections`: optional top-level objects that layers above the result add to it (`run
-    --placements` writes `placements`); each is described by its own part.
-    """
-    # Type forms made at run time (`part | None`) are values to a type checker.
-    fields: dict[str, Any] = {key: (part | None, None) for key, part in (sections or {}).items()}
-    extended = create_model("ResultPart", __base__=ResultPart, **fields)
-    return schema(
-        extended,
-        SCHEMA,
-        "Autocast Explorer result",
-        "One config measured in float32 and under torch.autocast('cpu'): written by "
-        "`autocast-explorer run --json`, the window's File › Save and experimentFinished. "
-        "Readers ignore keys they do not know.",
-        defs={"config": config_schema(closed=False)},
-    )
+    @property
+    def autocast(self) -> LatencyStats | None:
+        """None when the autocast forward raised (autocast_error)."""
+        return self.latency.autocast
 
+    @property
+    def output_dtype_plain(self) -> str:
+        return self.output_dtype.plain
 
-@dataclass(frozen=True)
-class ExperimentResult:
-    """Everything measured for one config: latency, dtypes per layer, agreement, environment."""
+    @property
+    def output_dtype_autocast(self) -> str:
+        """'' when the autocast forward raised."""
+        return self.output_dtype.autocast or ""
 
-    #: The document kind: it leads refusals and names fallback files ("result-….json").
-    KIND: ClassVar[str] = "result"
+    @property
+    def flops(self) -> int:
+        return self.flops_per_forward
 
-    config: ExperimentConfig
-    environment: Environment
-    plain: LatencyStats
-    autocast: LatencyStats | None  # None when the autocast forward raised (autocast_error)
-    output_dtype_plain: str
-    output_dtype_autocast: str  # "" when the autocast forward raised
-    layers: tuple[LayerRecord, ...]
-    agreement: Agreement | None  # None when the autocast forward raised
-    flops: int
-    warnings: tuple[str, ...] = ()
-    created: str = ""
-    extras: dict[str, Any] = field(default_factory=dict, compare=False)
-    op_trace: OpTrace | None = None  # aten ops and casts of one forward per mode (optrace.py)
-    autocast_error: str = ""  # the message when the autocast forward raised: a finding
-    fast_path: dict[str, bool] | None = None  # transformer: did the fused kernel run, per mode
-    guard: ForwardEstimate | None = None  # the time guard's forecast, beside the measurement
-    train: TrainReport | None = None  # training mode: losses, dtypes, saved bytes (train_report.py)
-    #: The speedup's interval, stalled blocks and the machine's load (None: saved before them).
-    evidence: TimingEvidence | None = None
-    data: DataInfo | None = None  # real data: what the model was fitted to (core/data/)
-    accuracy: AccuracyReport | None = None  # real data: held-out answers both ways
-    model_info: ModelInfo | None = None  # a user model: its class, size, file hash, input
-    routes: tuple[RouteResult, ...] = ()  # config.routes beyond eager: every route (routes.py)
+    @property
+    def evidence(self) -> TimingEvidence | None:
+        """The speedup's interval, stalled blocks and the machine's load (None: saved before
+        them, or the autocast forward raised)."""
+        return None if self.autocast_error else TimingEvidence.from_section(self.latency)
+
+    @property
+    def op_trace(self) -> OpTrace | None:
+        """The aten ops and casts of one forward per mode (optrace.py; None: not traced)."""
+        return None if self.ops is None else OpTrace.from_sections(self)
+
+    @property
+    def extras(self) -> dict[str, Any]:
+        """Top-level sections other tools added (placements): kept as read, written back."""
+        return dict(self.model_extra or {})
 
     @property
     def slower_ms(self) -> float:
@@ -323,71 +369,9 @@ class ExperimentResult:
         """True when the autocast forward raised: only float32 was measured."""
         return bool(self.autocast_error)
 
-    # ---- JSON (one definition: ResultPart) ----------------------------------------------
+    # ---- JSON ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        data = dump(self.to_part())
-        data.update(self.extras)
-        return data
-
-    def to_part(self) -> ResultPart:
-        optional: dict[str, Any] = {}
-        if self.autocast_error:
-            optional["autocast_error"] = self.autocast_error
-        if self.fast_path is not None:
-            optional["fast_path"] = dict(self.fast_path)
-        if self.op_trace is not None:
-            optional.update(self.op_trace.sections())
-        if self.guard is not None:
-            optional["guard"] = self.guard.to_part()
-        if self.train is not None:
-            optional["train"] = self.train.to_part()
-        if self.data is not None:
-            optional["data"] = self.data.to_part()
-        if self.accuracy is not None:
-            optional["accuracy"] = self.accuracy.to_part()
-        if self.model_info is not None:
-            optional["model_info"] = self.model_info.to_part()
-        if self.routes:
-            optional["routes"] = routes_to_parts(
-                self.routes, self.run_load, self.environment.threads
-            )
-        autocast = self.autocast
-        return build(
-            ResultPart,
-            schema=SCHEMA,
-            created=self.created,
-            config=self.config.to_dict(),
-            environment=self.environment.to_part(),
-            latency=build(
-                LatencySection,
-                plain=self.plain.to_part(self.flops),
-                autocast=None if autocast is None else autocast.to_part(self.flops),
-                speedup=self.speedup,
-                **(self.evidence.to_fields() if self.evidence is not None else {}),
-                verdict=self.speed_call.to_part(),
-            ),
-            flops_per_forward=self.flops,
-            output_dtype=build(
-                OutputDtypes,
-                plain=self.output_dtype_plain,
-                autocast=self.output_dtype_autocast or None,
-            ),
-            layers=tuple(
-                build(
-                    LayerPart,
-                    name=layer.name,
-                    kind=layer.kind,
-                    out_shape=layer.out_shape,
-                    plain=layer.plain.to_part(),
-                    autocast=layer.autocast.to_part() if layer.autocast else None,
-                    **({"error": layer.error.to_part()} if layer.error else {}),
-                )
-                for layer in self.layers
-            ),
-            agreement=None if self.agreement is None else self.agreement.to_part(),
-            warnings=self.warnings,
-            **optional,
-        )
+        return dump(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         """Strict JSON: a value that is not finite (float16 overflow → NaN) is written null."""
@@ -396,51 +380,7 @@ class ExperimentResult:
     @classmethod
     def from_dict(cls, data: Any) -> ExperimentResult:
         """Strict: DocumentFormatError naming `result` and the first bad field."""
-        return cls.from_part(read(ResultPart, data, cls.KIND))
-
-    @classmethod
-    def from_part(cls, part: ResultPart) -> ExperimentResult:
-        failed = bool(part.autocast_error)
-        layers = tuple(
-            LayerRecord(
-                name=layer.name,
-                kind=layer.kind,
-                plain=_dtypes(layer.plain),
-                autocast=None if layer.autocast is None else _dtypes(layer.autocast),
-                out_shape=layer.out_shape,
-                error=None if layer.error is None else LayerError.from_part(layer.error),
-            )
-            for layer in part.layers
-        )
-        latency, agreement = part.latency, part.agreement
-        return cls(
-            config=part.config,
-            environment=Environment.from_part(part.environment),
-            plain=LatencyStats.from_part(latency.plain),
-            autocast=(
-                None
-                if failed or latency.autocast is None
-                else LatencyStats.from_part(latency.autocast)
-            ),
-            output_dtype_plain=part.output_dtype.plain,
-            output_dtype_autocast="" if failed else part.output_dtype.autocast or "",
-            layers=layers,
-            agreement=None if failed or agreement is None else Agreement.from_part(agreement),
-            flops=part.flops_per_forward,
-            warnings=part.warnings,
-            created=part.created,
-            extras=dict(part.model_extra or {}),
-            op_trace=None if part.ops is None else OpTrace.from_part(part),
-            guard=None if part.guard is None else ForwardEstimate.from_part(part.guard),
-            autocast_error=part.autocast_error,
-            fast_path=part.fast_path,
-            train=None if part.train is None else TrainReport.from_part(part.train),
-            evidence=None if failed else TimingEvidence.from_section(latency),
-            data=None if part.data is None else DataInfo.from_part(part.data),
-            accuracy=None if part.accuracy is None else AccuracyReport.from_part(part.accuracy),
-            model_info=None if part.model_info is None else ModelInfo.from_part(part.model_info),
-            routes=routes_from_parts(part.routes),
-        )
+        return read(cls, data, cls.KIND)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ExperimentResult:
@@ -483,13 +423,33 @@ class ExperimentResult:
         return buffer.getvalue()
 
 
+#: Sections only some runs have: absent from the file when the run has none.
+_SOMETIMES = ("guard", "train", "data", "accuracy", "model_info", "routes")
+
+
+def result_schema(sections: dict[str, type[Part]] | None = None) -> dict[str, Any]:
+    """The published schema of the result document (tools/write_schemas.py writes it).
+
+    `sections`: optional top-level objects that layers above the result add to it (`run
+    --placements` writes `placements`); each is described by its own part.
+    """
+    # Type forms made at run time (`part | None`) are values to a type checker.
+    fields: dict[str, Any] = {key: (part | None, None) for key, part in (sections or {}).items()}
+    extended = create_model("ResultPart", __base__=ExperimentResult, **fields)
+    return schema(
+        extended,
+        SCHEMA,
+        "Autocast Explorer result",
+        "One config measured in float32 and under torch.autocast('cpu'): written by "
+        "`autocast-explorer run --json`, the window's File › Save and experimentFinished. "
+        "Readers ignore keys they do not know.",
+        defs={"config": config_schema(closed=False)},
+    )
+
+
 def _interval_cells(evidence: TimingEvidence | None) -> dict[str, str]:
     """speedup_low / speedup_high for a CSV row ('' where no interval was measured)."""
     interval = evidence.interval if evidence is not None else None
     if interval is None:
         return {"speedup_low": "", "speedup_high": ""}
     return {"speedup_low": f"{interval.low:.4f}", "speedup_high": f"{interval.high:.4f}"}
-
-
-def _dtypes(part: LayerDtypesPart) -> LayerDtypes:
-    return LayerDtypes.from_part(part)

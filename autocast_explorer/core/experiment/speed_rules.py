@@ -46,7 +46,8 @@ class SpeedRule:
     def judged(self) -> SpeedCall:
         """The call `judge` makes of the example; raises when it is not the row's."""
         low, high, figure, medians, load = self.example
-        evidence = TimingEvidence(SpeedupInterval(low, high, LEVEL, 24, figure), load=load)
+        interval = SpeedupInterval(low=low, high=high, level=LEVEL, pairs=24, estimate=figure)
+        evidence = TimingEvidence(interval=interval, load=load)
         call = judge(figure, evidence, threads=2, medians_ratio=medians)
         if call.kind != self.call:
             raise AssertionError(f"{self.when}: judged {call.kind}, the table says {self.call}")

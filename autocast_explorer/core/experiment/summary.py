@@ -6,13 +6,12 @@ Kept in core so the window's status bar, the CLI and reports say the same thing.
 from __future__ import annotations
 
 from autocast_explorer.core.data.records import DataInfo
-from autocast_explorer.core.data.summary import accuracy_lines
+from autocast_explorer.core.data.summary import accuracy_lines, epochs_text
 from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.config_words import model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
-from autocast_explorer.core.experiment.interval import ms_text, ratio_text
-from autocast_explorer.core.experiment.pace import SAME_SPEED, SPEED_CALL_WORDS
+from autocast_explorer.core.experiment.pace import SAME_SPEED, SPEED_CALL_WORDS, ms_text, ratio_text
 from autocast_explorer.core.experiment.policy_summary import format_probe
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
@@ -489,8 +488,7 @@ def epoch_lines(info: DataInfo, epochs: tuple[EpochScore, ...], dtype: str) -> l
     """Training mode on real data: both copies' loss and held-out accuracy after each epoch."""
     lines = [
         "",
-        f"{info.name}: both copies trained {info.epochs} epoch{'s' if info.epochs != 1 else ''} "
-        f"on {info.n_train:,} rows, "
+        f"{info.name}: both copies trained {epochs_text(info.epochs)} on {info.n_train:,} rows, "
         f"scored on {info.n_test:,} held-out rows after each:",
         f"  epoch  loss float32  loss {dtype:<9} held-out float32  held-out {dtype}",
     ]

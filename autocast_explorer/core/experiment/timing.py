@@ -16,19 +16,20 @@ import functools
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, ClassVar
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from autocast_explorer.core.documents.field_types import (
     NonNegative,
     NonNegatives,
     PositiveWhole,
+    Text,
     Whole,
 )
-from autocast_explorer.core.documents.model import Part, build
+from autocast_explorer.core.documents.model import Part
 from autocast_explorer.core.experiment.interval import (
     LEVEL,
     MIN_PAIRS_95,
@@ -55,8 +56,11 @@ OVERSHOOT = 4.0
 BlockContext = Callable[[], contextlib.AbstractContextManager[object]]
 
 
-class LatencyPart(Part):
-    """Latency statistics of one mode, as every document writes them."""
+class LatencyStats(Part):
+    """Per-forward latency of one mode, from `samples` timed blocks of `block_size` calls: the
+    latency object every document writes."""
+
+    schema_name: ClassVar[str] = "latency"
 
     median_ms: Annotated[NonNegative, Field(description="median per-call time of the timed blocks")]
     p25_ms: NonNegative
@@ -65,22 +69,18 @@ class LatencyPart(Part):
     samples: Annotated[Whole, Field(description="timed blocks")]
     cold_ms: Annotated[NonNegative, Field(description="the first call, timed on its own")]
     block_size: Annotated[PositiveWhole, Field(description="calls per timed block")] = 1
-    gflops: NonNegative = 0.0
-    times_ms: Annotated[NonNegatives, Field(description="each block's per-call time")] = ()
+    #: The achieved rate, written for readers where the FLOPs are known (a result's latency,
+    #: `with_gflops`); the program asks `gflops(flops)`, a file's own is not read.
+    written_gflops: Annotated[NonNegative, Field(alias="gflops")] = 0.0
+    times_ms: Annotated[
+        NonNegatives, Field(description="each block's per-call time", repr=False)
+    ] = ()
 
-
-@dataclass(frozen=True)
-class LatencyStats:
-    """Per-forward latency of one mode, from `samples` timed blocks of `block_size` calls."""
-
-    median_ms: float
-    p25_ms: float
-    p75_ms: float
-    iqr_ms: float
-    samples: int
-    cold_ms: float
-    block_size: int
-    times_ms: tuple[float, ...] = field(default=(), repr=False)
+    @model_validator(mode="after")
+    def _rate_not_read(self) -> LatencyStats:
+        object.__setattr__(self, "written_gflops", 0.0)
+        self.model_fields_set.discard("written_gflops")
+        return self
 
     @property
     def noisy(self) -> bool:
@@ -90,35 +90,9 @@ class LatencyStats:
     def gflops(self, flops: int) -> float:
         return flops / (self.median_ms * 1e-3) / 1e9 if self.median_ms > 0 else 0.0
 
-    def to_part(self, flops: int | None = None) -> LatencyPart:
-        """The document's latency object (gflops only when FLOPs are known)."""
-        gflops = {} if flops is None else {"gflops": self.gflops(flops)}
-        return build(
-            LatencyPart,
-            median_ms=self.median_ms,
-            p25_ms=self.p25_ms,
-            p75_ms=self.p75_ms,
-            iqr_ms=self.iqr_ms,
-            samples=self.samples,
-            cold_ms=self.cold_ms,
-            block_size=self.block_size,
-            **gflops,
-            times_ms=self.times_ms,
-        )
-
-    @classmethod
-    def from_part(cls, part: LatencyPart) -> LatencyStats:
-        """Durations are ≥ 0, counts whole: a negative median or 2.5 samples was refused."""
-        return cls(
-            median_ms=part.median_ms,
-            p25_ms=part.p25_ms,
-            p75_ms=part.p75_ms,
-            iqr_ms=part.iqr_ms,
-            samples=part.samples,
-            cold_ms=part.cold_ms,
-            block_size=part.block_size,
-            times_ms=part.times_ms,
-        )
+    def with_gflops(self, flops: int) -> LatencyStats:
+        """These statistics with the rate `flops` per call gives, to be written beside them."""
+        return self.model_copy(update={"written_gflops": self.gflops(flops)})
 
     @classmethod
     def from_times(cls, times_ms: Sequence[float], cold_ms: float, block_size: int) -> LatencyStats:
@@ -136,21 +110,16 @@ class LatencyStats:
         )
 
 
-@dataclass(frozen=True)
-class Stall:
-    """A block far slower than its mode's running median: recorded, left out, re-measured.
+class Stall(Part):
+    """One block far over its mode's running median: left out of the statistics, re-measured."""
 
-    `round` is the protocol's round (0-based), `ms` the block's time per call and `median_ms`
-    the mode's median of the blocks kept before it.
-    """
-
-    mode: str
-    round: int
-    ms: float
-    median_ms: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode, "round": self.round, "ms": self.ms, "median_ms": self.median_ms}
+    # `round` is the protocol's round (0-based).
+    mode: Text
+    round: Whole
+    ms: Annotated[NonNegative, Field(description="the stalled block's per-call time")]
+    median_ms: Annotated[
+        NonNegative, Field(description="its mode's median of the blocks kept before it")
+    ]
 
 
 @dataclass(frozen=True)
@@ -467,7 +436,12 @@ class _PairedRun:
             self.block_sizes[i] = max(1, math.ceil(self.block_target / seconds))
         if is_stall(ms, self.ordered[i]):
             self.stalls.append(
-                Stall(self.labels[i], self.rounds, ms, _sorted_median(self.ordered[i]))
+                Stall(
+                    mode=self.labels[i],
+                    round=self.rounds,
+                    ms=ms,
+                    median_ms=_sorted_median(self.ordered[i]),
+                )
             )
             return None
         self.samples[i].append(ms)

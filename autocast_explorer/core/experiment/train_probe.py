@@ -65,7 +65,9 @@ def _name(t: torch.Tensor | None) -> str:
 
 def _op_uses(tracer: OpTracer) -> tuple[OpUse, ...]:
     counts = Counter((r.op, r.in_dtypes, r.out_dtypes) for r in tracer.records)
-    return tuple(OpUse(op, i, o, n) for (op, i, o), n in counts.items())
+    return tuple(
+        OpUse(op=op, in_dtypes=i, out_dtypes=o, count=n) for (op, i, o), n in counts.items()
+    )
 
 
 def traced_modules(

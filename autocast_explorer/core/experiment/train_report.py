@@ -1,18 +1,17 @@
 """What training both copies found, and the result JSON's `train` object it is written as.
 
-One typed definition (the Parts) serves reading, writing and the schema; the dataclasses are
-what code and the tester's kit handle. Every figure is per copy: `plain` (float32) and
-`autocast`.
+One class per part serves the program, reading, writing and the schema. Every figure is per
+copy, `plain` (float32) and `autocast`: the program holds them as dicts by mode, the file as an
+object with both keys.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from autocast_explorer.core.documents.field_types import (
     Flag,
@@ -29,57 +28,25 @@ from autocast_explorer.core.documents.field_types import (
     Wholes,
     refuse,
 )
-from autocast_explorer.core.documents.model import Part, build, dump, nan_if_none
+from autocast_explorer.core.documents.held import WrittenAs, leave_out_empty, write_always
+from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.train_step import StepTiming
 from autocast_explorer.core.experiment.train_task import CROSS_ENTROPY, LOSS_NAMES
 
 MODES: tuple[str, str] = ("plain", "autocast")
 
 
-# ---- the `train` object of a result (one typed definition: reading, writing, schema) -------------
+# ---- the file's shapes of a per-copy value -----------------------------------------------------
 
 
 class DtypePair(Part):
-    in_: Text = Field(alias="in")
+    in_: Annotated[Text, Field(alias="in")]
     out: Text
 
 
 class GradPair(Part):
     grad_out: Text
     grad_in: Text
-
-
-class LayerTracePart(Part):
-    name: Text
-    kind: Text
-    forward: dict[str, DtypePair]
-    backward: dict[str, GradPair]
-
-
-class OpUsePart(Part):
-    op: Text
-    in_dtypes: Texts = Field(default=(), alias="in")
-    out_dtypes: Texts = Field(default=(), alias="out")
-    count: Whole
-
-
-class PhasesPart(Part):
-    forward_ms: NonNegative
-    backward_ms: NonNegative
-    optimizer_ms: NonNegative
-
-
-class ScalerPart(Part):
-    used: Flag
-    enabled: Flag
-    init_scale: NullableNumber = None
-    final_scale: NullableNumber = None
-    skipped_steps: Whole
-    underflowed_grads: Annotated[
-        Whole,
-        Field(description="gradient elements zero under autocast but not in float32, first step"),
-    ]
-    grad_elements: Whole
 
 
 class PerModeLoss(Part):
@@ -111,155 +78,81 @@ class PerModeNullableNumber(Part):
     autocast: NullableNumber
 
 
-class EpochScorePart(Part):
-    epoch: PositiveWhole
-    step: PositiveWhole
-    loss: PerModeNullableNumber = Field(description="mean training loss of the epoch")
-    accuracy: PerModeAccuracy = Field(description="held-out accuracy after the epoch")
+def _loss_kind(value: Any) -> Any:
+    if value not in LOSS_NAMES:
+        raise refuse(f"expected one of {', '.join(LOSS_NAMES)}")
+    return value
 
 
-class TrainPart(Part):
-    """training mode: both copies' losses, dtypes, saved bytes and the scaler"""
+#: cross_entropy or mse (train_task.LOSS_NAMES).
+LossKind = Annotated[
+    str, BeforeValidator(_loss_kind), WithJsonSchema({"enum": list(LOSS_NAMES), "type": "string"})
+]
 
-    steps: PositiveWhole
-    loss_kind: Literal["cross_entropy", "mse"] = Field(
-        default="cross_entropy",
-        description="the loss trained on: cross_entropy against seeded labels (classifier "
-        "logits), or mse to a fixed seeded random target of the output's shape (any other "
-        "output); absent in older files, which all trained with cross-entropy",
-    )
-    loss: PerModeLoss
-    accuracy: PerModeAccuracy | None = Field(
-        default=None,
-        description="held-out accuracy after training (cross_entropy only: an mse task has no "
-        "classes)",
-    )
-    held_out_loss: PerModeNullableNumber | None = Field(
-        default=None,
-        description="the loss on the held-out batches after training, in float32 from each "
-        "copy's output (absent in older files)",
-    )
-    target_shape: Annotated[
-        Wholes, Field(description="mse: one sample's target (the output's shape)")
-    ] = ()
-    held_out_rows: Whole
-    loss_dtype: PerModeText
-    output_dtype: PerModeText
-    grad_dtypes: Annotated[TextMap, Field(description="parameter → gradient dtype (autocast)")]
-    grad_dtypes_plain: TextMap
-    saved_bytes: PerModeCount = Field(description="bytes packed by saved_tensors_hooks")
-    saved_tensors: PerModeCount
-    layers: tuple[LayerTracePart, ...]
-    ops: dict[str, dict[str, tuple[OpUsePart, ...]]]
-    phases: dict[str, PhasesPart]
-    scaler: ScalerPart
-    nonfinite_steps: WholeMap = Field(default_factory=dict)
-    epochs: tuple[EpochScorePart, ...] = Field(
-        default=(),
-        description="real data: both copies scored on the held-out rows after every epoch",
-    )
-
-    @model_validator(mode="after")
-    def _accuracy_with_cross_entropy(self) -> TrainPart:
-        if self.loss_kind == "cross_entropy" and self.accuracy is None:
-            raise refuse("missing (cross-entropy training has an accuracy)", at="accuracy")
-        return self
+#: Per copy, the program's dict {"plain": …, "autocast": …} written as the part's object.
+ModeLosses = Annotated[dict[str, tuple[float, ...]], WrittenAs(PerModeLoss, nan_for_null=True)]
+ModeAccuracies = Annotated[dict[str, float], WrittenAs(PerModeAccuracy)]
+ModeTexts = Annotated[dict[str, str], WrittenAs(PerModeText)]
+ModeCounts = Annotated[dict[str, int], WrittenAs(PerModeCount)]
+ModeNumbers = Annotated[dict[str, float], WrittenAs(PerModeNullableNumber, nan_for_null=True)]
 
 
 # ---- what one probed step saw, per layer and per op ----------------------------------------------
 
 
-@dataclass(frozen=True)
-class LayerTrace:
+class LayerTrace(Part):
     """One layer in both modes: forward input/output dtypes, backward grad-output/grad-input."""
 
-    name: str
-    kind: str
-    forward: dict[str, tuple[str, str]]  # mode -> (in dtype, out dtype)
-    backward: dict[str, tuple[str, str]]  # mode -> (grad of output dtype, grad of input dtype)
-
-    def to_part(self) -> LayerTracePart:
-        return build(
-            LayerTracePart,
-            name=self.name,
-            kind=self.kind,
-            forward={m: build(DtypePair, in_=i, out=o) for m, (i, o) in self.forward.items()},
-            backward={
-                m: build(GradPair, grad_out=o, grad_in=i) for m, (o, i) in self.backward.items()
-            },
-        )
-
-    @classmethod
-    def from_part(cls, part: LayerTracePart) -> LayerTrace:
-        return cls(
-            name=part.name,
-            kind=part.kind,
-            forward={m: (p.in_, p.out) for m, p in part.forward.items()},
-            backward={m: (p.grad_out, p.grad_in) for m, p in part.backward.items()},
-        )
+    name: Text
+    kind: Text
+    #: mode → (in dtype, out dtype)
+    forward: dict[str, Annotated[tuple[str, str], WrittenAs(DtypePair, pair=True)]]
+    #: mode → (grad of output dtype, grad of input dtype)
+    backward: dict[str, Annotated[tuple[str, str], WrittenAs(GradPair, pair=True)]]
 
 
-@dataclass(frozen=True)
-class OpUse:
+class OpUse(Part):
     """How often one aten op ran with given input and output dtypes in one phase of a step."""
 
-    op: str
-    in_dtypes: tuple[str, ...]
-    out_dtypes: tuple[str, ...]
-    count: int
-
-    def to_part(self) -> OpUsePart:
-        return build(
-            OpUsePart,
-            op=self.op,
-            in_dtypes=self.in_dtypes,
-            out_dtypes=self.out_dtypes,
-            count=self.count,
-        )
-
-    @classmethod
-    def from_part(cls, part: OpUsePart) -> OpUse:
-        return cls(part.op, part.in_dtypes, part.out_dtypes, part.count)
+    op: Text
+    in_dtypes: Annotated[Texts, Field(alias="in")] = ()
+    out_dtypes: Annotated[Texts, Field(alias="out")] = ()
+    count: Whole
 
 
 # ---- the report ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ScalerReport:
+class ScalerReport(Part):
     """The GradScaler (float16 only) and what the low dtype did to the gradients."""
 
-    used: bool
-    enabled: bool
-    init_scale: float | None
-    final_scale: float | None
-    skipped_steps: int
-    underflowed_grads: int
-    grad_elements: int
+    schema_name: ClassVar[str] = "scaler"
 
-    def to_part(self) -> ScalerPart:
-        return build(ScalerPart, **{name: getattr(self, name) for name in ScalerPart.model_fields})
+    used: Flag
+    enabled: Flag
+    init_scale: NullableNumber = None
+    final_scale: NullableNumber = None
+    skipped_steps: Whole
+    underflowed_grads: Annotated[
+        Whole,
+        Field(description="gradient elements zero under autocast but not in float32, first step"),
+    ]
+    grad_elements: Whole
 
-    @classmethod
-    def from_part(cls, part: ScalerPart) -> ScalerReport:
-        return cls(**{name: getattr(part, name) for name in ScalerPart.model_fields})
+    @model_validator(mode="after")
+    def _written_whole(self) -> ScalerReport:
+        write_always(self, *type(self).model_fields)
+        return self
 
 
-@dataclass(frozen=True)
-class PhaseTimes:
+class PhaseTimes(Part):
     """Median milliseconds of each phase of a training step, over the steps after the first."""
 
-    forward_ms: float
-    backward_ms: float
-    optimizer_ms: float
+    schema_name: ClassVar[str] = "phases"
 
-    def to_part(self) -> PhasesPart:
-        return build(
-            PhasesPart,
-            forward_ms=self.forward_ms,
-            backward_ms=self.backward_ms,
-            optimizer_ms=self.optimizer_ms,
-        )
+    forward_ms: NonNegative
+    backward_ms: NonNegative
+    optimizer_ms: NonNegative
 
     @classmethod
     def of(cls, steps: list[StepTiming]) -> PhaseTimes:
@@ -271,59 +164,76 @@ class PhaseTimes:
         )
 
 
-@dataclass(frozen=True)
-class EpochScore:
+class EpochScore(Part):
     """Training on real data: one epoch's mean loss and held-out accuracy, per copy."""
 
-    epoch: int
-    step: int
-    loss: dict[str, float]
-    accuracy: dict[str, float]
-
-    def to_part(self) -> EpochScorePart:
-        return build(
-            EpochScorePart,
-            epoch=self.epoch,
-            step=self.step,
-            loss=build(PerModeNullableNumber, **self.loss),
-            accuracy=build(PerModeAccuracy, **self.accuracy),
-        )
-
-    @classmethod
-    def from_part(cls, part: EpochScorePart) -> EpochScore:
-        return cls(
-            epoch=part.epoch,
-            step=part.step,
-            loss={m: nan_if_none(getattr(part.loss, m)) for m in MODES},
-            accuracy={m: getattr(part.accuracy, m) for m in MODES},
-        )
+    epoch: PositiveWhole
+    step: PositiveWhole
+    loss: Annotated[ModeNumbers, Field(description="mean training loss of the epoch")]
+    accuracy: Annotated[ModeAccuracies, Field(description="held-out accuracy after the epoch")]
 
 
-@dataclass(frozen=True)
-class TrainReport:
-    """Everything measured by training both copies; the result JSON's `train` object."""
+class TrainReport(Part):
+    """Training mode: everything measured by training both copies (losses, dtypes, saved
+    bytes, the scaler); the result JSON's `train` object."""
 
-    steps: int
-    loss: dict[str, tuple[float, ...]]  # mode -> loss of every step
-    accuracy: dict[str, float]  # mode -> held-out accuracy after training
-    held_out_rows: int
-    loss_dtype: dict[str, str]
-    output_dtype: dict[str, str]
-    grad_dtypes: dict[str, str]  # parameter -> gradient dtype under autocast
-    grad_dtypes_plain: dict[str, str]
-    saved_bytes: dict[str, int]
-    saved_tensors: dict[str, int]
+    schema_name: ClassVar[str] = "train"
+
+    steps: PositiveWhole
+    #: cross_entropy (classifier logits; `accuracy` filled) or mse (no classes: `accuracy`
+    #: empty, `target_shape` one sample's target). Older results: cross_entropy.
+    loss_kind: LossKind = Field(
+        default=CROSS_ENTROPY,
+        description="the loss trained on: cross_entropy against seeded labels (classifier "
+        "logits), or mse to a fixed seeded random target of the output's shape (any other "
+        "output); absent in older files, which all trained with cross-entropy",
+    )
+    loss: ModeLosses  # mode -> loss of every step
+    #: mode -> held-out accuracy after training; {} for mse
+    accuracy: Annotated[
+        dict[str, float],
+        WrittenAs(PerModeAccuracy, empty_for_null=True),
+        Field(
+            description="held-out accuracy after training (cross_entropy only: an mse task has "
+            "no classes)"
+        ),
+    ] = Field(default=None, validate_default=True)
+    #: mode -> held-out loss; {} in older results
+    held_out_loss: Annotated[
+        dict[str, float],
+        WrittenAs(PerModeNullableNumber, nan_for_null=True, empty_for_null=True),
+        Field(
+            description="the loss on the held-out batches after training, in float32 from each "
+            "copy's output (absent in older files)"
+        ),
+    ] = Field(default=None, validate_default=True)
+    target_shape: Annotated[
+        Wholes, Field(description="mse: one sample's target (the output's shape)")
+    ] = ()
+    held_out_rows: Whole
+    loss_dtype: ModeTexts
+    output_dtype: ModeTexts
+    grad_dtypes: Annotated[TextMap, Field(description="parameter → gradient dtype (autocast)")]
+    grad_dtypes_plain: TextMap
+    saved_bytes: Annotated[ModeCounts, Field(description="bytes packed by saved_tensors_hooks")]
+    saved_tensors: ModeCounts
     layers: tuple[LayerTrace, ...]
     ops: dict[str, dict[str, tuple[OpUse, ...]]]  # mode -> phase (forward/backward) -> ops
     phases: dict[str, PhaseTimes]
     scaler: ScalerReport
-    nonfinite_steps: dict[str, int] = field(default_factory=dict)
-    epochs: tuple[EpochScore, ...] = ()  # real data only: loss and held-out accuracy per epoch
-    #: cross_entropy (classifier logits; `accuracy` filled) or mse (no classes: `accuracy`
-    #: empty, `target_shape` one sample's target). Older results: cross_entropy.
-    loss_kind: str = CROSS_ENTROPY
-    held_out_loss: dict[str, float] = field(default_factory=dict)  # empty in older results
-    target_shape: tuple[int, ...] = ()
+    nonfinite_steps: WholeMap = Field(default_factory=dict)
+    epochs: tuple[EpochScore, ...] = Field(
+        default=(),
+        description="real data: both copies scored on the held-out rows after every epoch",
+    )
+
+    @model_validator(mode="after")
+    def _accuracy_with_cross_entropy(self) -> TrainReport:
+        if self.loss_kind == CROSS_ENTROPY and not self.accuracy:
+            raise refuse("missing (cross-entropy training has an accuracy)", at="accuracy")
+        write_always(self, *type(self).model_fields)
+        leave_out_empty(self, "accuracy", "held_out_loss", "target_shape")
+        return self
 
     @property
     def has_accuracy(self) -> bool:
@@ -384,76 +294,4 @@ class TrainReport:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> TrainPart:
-        def per_mode(model: type[Part], values: dict[str, Any]) -> Part:
-            return build(model, **values)
-
-        scores: dict[str, Any] = {}
-        if self.accuracy:
-            scores["accuracy"] = per_mode(PerModeAccuracy, self.accuracy)
-        if self.held_out_loss:
-            scores["held_out_loss"] = per_mode(PerModeNullableNumber, self.held_out_loss)
-        if self.target_shape:
-            scores["target_shape"] = self.target_shape
-        return build(
-            TrainPart,
-            steps=self.steps,
-            loss_kind=self.loss_kind,
-            loss=per_mode(PerModeLoss, {m: tuple(v) for m, v in self.loss.items()}),
-            **scores,
-            held_out_rows=self.held_out_rows,
-            loss_dtype=per_mode(PerModeText, self.loss_dtype),
-            output_dtype=per_mode(PerModeText, self.output_dtype),
-            grad_dtypes=dict(self.grad_dtypes),
-            grad_dtypes_plain=dict(self.grad_dtypes_plain),
-            saved_bytes=per_mode(PerModeCount, self.saved_bytes),
-            saved_tensors=per_mode(PerModeCount, self.saved_tensors),
-            layers=tuple(layer.to_part() for layer in self.layers),
-            ops={
-                m: {phase: tuple(op.to_part() for op in ops) for phase, ops in phases.items()}
-                for m, phases in self.ops.items()
-            },
-            phases={m: p.to_part() for m, p in self.phases.items()},
-            scaler=self.scaler.to_part(),
-            nonfinite_steps=dict(self.nonfinite_steps),
-            epochs=tuple(e.to_part() for e in self.epochs),
-        )
-
-    @classmethod
-    def from_part(cls, part: TrainPart) -> TrainReport:
-        def modes(per_mode: Part) -> dict[str, Any]:
-            return {m: getattr(per_mode, m) for m in MODES}
-
-        return cls(
-            steps=part.steps,
-            loss={m: tuple(nan_if_none(v) for v in getattr(part.loss, m)) for m in MODES},
-            accuracy=modes(part.accuracy) if part.accuracy is not None else {},
-            held_out_rows=part.held_out_rows,
-            loss_dtype=modes(part.loss_dtype),
-            output_dtype=modes(part.output_dtype),
-            grad_dtypes=dict(part.grad_dtypes),
-            grad_dtypes_plain=dict(part.grad_dtypes_plain),
-            saved_bytes=modes(part.saved_bytes),
-            saved_tensors=modes(part.saved_tensors),
-            layers=tuple(LayerTrace.from_part(layer) for layer in part.layers),
-            ops={
-                m: {phase: tuple(OpUse.from_part(o) for o in ops) for phase, ops in phases.items()}
-                for m, phases in part.ops.items()
-            },
-            phases={
-                m: PhaseTimes(p.forward_ms, p.backward_ms, p.optimizer_ms)
-                for m, p in part.phases.items()
-            },
-            scaler=ScalerReport.from_part(part.scaler),
-            nonfinite_steps=dict(part.nonfinite_steps),
-            epochs=tuple(EpochScore.from_part(e) for e in part.epochs),
-            loss_kind=part.loss_kind,
-            held_out_loss=(
-                {m: nan_if_none(getattr(part.held_out_loss, m)) for m in MODES}
-                if part.held_out_loss is not None
-                else {}
-            ),
-            target_shape=tuple(part.target_shape),
-        )
+        return dump(self)

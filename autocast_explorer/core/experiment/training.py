@@ -42,7 +42,6 @@ from autocast_explorer.core.experiment.train_report import (
     OpUse,
     PhaseTimes,
     ScalerReport,
-    TrainPart,
     TrainReport,
 )
 from autocast_explorer.core.experiment.train_step import (
@@ -101,7 +100,6 @@ __all__ = [
     "StepTiming",
     "SyntheticTask",
     "Task",
-    "TrainPart",
     "TrainReport",
     "Trainer",
     "TrainingRun",

@@ -10,7 +10,6 @@ import functools
 import os
 import platform
 import sys
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,7 +24,7 @@ from autocast_explorer.core.documents.field_types import (
     Texts,
     Whole,
 )
-from autocast_explorer.core.documents.model import Part, build, dump, read
+from autocast_explorer.core.documents.model import Part, dump, read
 from autocast_explorer.core.documents.reader import clean_text
 from autocast_explorer.core.hardware.capabilities import (
     CpuCapabilities,
@@ -53,9 +52,10 @@ LOW_PRECISION_FLAGS: tuple[str, ...] = (
 )
 
 
-class EnvironmentPart(Part):
+class Environment(Part):
     """The `environment` object of every document (older files lack some keys: defaults)."""
 
+    # The facts a result depends on, recorded with every result so runs can be compared.
     torch_version: Text = "?"
     python: Text = "?"
     os: Text = "?"
@@ -73,41 +73,14 @@ class EnvironmentPart(Part):
     threads: Whole = 0
     extra: AnyObject = Field(default_factory=dict)
 
-
-@dataclass(frozen=True)
-class Environment:
-    """The facts a result depends on, recorded with every result so runs can be compared."""
-
-    torch_version: str
-    python: str
-    os: str
-    cpu_model: str
-    cpu_capability: str
-    cpu_flags: tuple[str, ...]
-    native_bf16: bool
-    native_fp16: bool
-    torch_bf16_supported: bool | None
-    torch_fp16_supported: bool | None
-    mkldnn: bool
-    cores: int
-    threads: int
-    extra: dict[str, Any] = field(default_factory=dict)
-
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> EnvironmentPart:
-        return build(EnvironmentPart, **asdict(self))
+        return dump(self)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "environment") -> Environment:
         """Strict about types (a list where the CPU model goes is refused), lenient about
         absent keys (older files lack some); text is stripped of control characters."""
-        return cls.from_part(read(EnvironmentPart, data, at=path))
-
-    @classmethod
-    def from_part(cls, part: EnvironmentPart) -> Environment:
-        return cls(**{name: getattr(part, name) for name in EnvironmentPart.model_fields})
+        return read(cls, data, at=path)
 
     @property
     def threads_text(self) -> str:

@@ -15,7 +15,18 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field, model_validator
+
+from autocast_explorer.core.documents.field_types import (
+    NonNegative,
+    NonNegatives,
+    NullableNumber,
+    PositiveWhole,
+    refuse,
+)
+from autocast_explorer.core.documents.model import Part, dump
 
 try:  # resource is Unix-only
     import resource
@@ -81,19 +92,33 @@ def read_freq_mhz() -> tuple[float, float] | None:
     return (min(rates), max(rates)) if rates else None
 
 
-@dataclass(frozen=True)
-class MachineLoad:
-    """Over `wall_s` seconds: CPU seconds other processes used, the cores, the clock rates.
+class MachineLoad(Part):
+    """The machine during timing; null: not readable on this OS."""
 
-    `other_cpu_s` is None where /proc/stat or getrusage is missing; `freq_mhz` holds the
-    (lowest, highest) rate seen at the start and at the end, or None where unreadable.
-    """
+    # Over `wall_s` seconds: CPU seconds other processes used (None where /proc/stat or
+    # getrusage is missing), the cores, and the (lowest, highest) clock rate seen at the start
+    # and at the end (None where unreadable).
+    schema_name: ClassVar[str] = "load"
 
-    wall_s: float
-    cores: int
-    other_cpu_s: float | None = None
-    freq_start_mhz: tuple[float, float] | None = None
-    freq_end_mhz: tuple[float, float] | None = None
+    wall_s: NonNegative
+    cores: PositiveWhole
+    other_cpu_s: Annotated[
+        NullableNumber, Field(description="CPU seconds other processes used")
+    ] = None
+    freq_start_mhz: (
+        Annotated[NonNegatives, Field(description="[lowest, highest] core clock")] | None
+    ) = None
+    freq_end_mhz: (
+        Annotated[NonNegatives, Field(description="[lowest, highest] core clock")] | None
+    ) = None
+
+    @model_validator(mode="after")
+    def _pairs(self) -> MachineLoad:
+        for key in ("freq_start_mhz", "freq_end_mhz"):
+            value = getattr(self, key)
+            if value is not None and len(value) != 2:
+                raise refuse("expected [lowest, highest]", at=key)
+        return self
 
     @property
     def other_cores(self) -> float | None:
@@ -132,16 +157,7 @@ class MachineLoad:
         return f"the clock moved between {min(rates):.0f} and {max(rates):.0f} MHz"
 
     def to_dict(self) -> dict[str, Any]:
-        def pair(value: tuple[float, float] | None) -> list[float] | None:
-            return None if value is None else [value[0], value[1]]
-
-        return {
-            "wall_s": self.wall_s,
-            "cores": self.cores,
-            "other_cpu_s": self.other_cpu_s,
-            "freq_start_mhz": pair(self.freq_start_mhz),
-            "freq_end_mhz": pair(self.freq_end_mhz),
-        }
+        return dump(self)
 
 
 def observed(load: MachineLoad) -> MachineLoad:

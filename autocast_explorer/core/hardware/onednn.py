@@ -17,13 +17,13 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
+from pydantic import model_validator
 
 from autocast_explorer.core.documents.field_types import Flag, NullableText, Text
-from autocast_explorer.core.documents.model import Part, build, dump, read
+from autocast_explorer.core.documents.model import Part, dump, read
 from autocast_explorer.core.runtime.autocast import autocast_context
 
 _ISA_LINE: dict[str, str] = {}
@@ -32,117 +32,79 @@ _GEMM_PRIMITIVES = frozenset({"matmul", "inner_product", "convolution"})
 _DT_NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "s8": "int8", "u8": "uint8"}
 
 
-class OneDnnKernelPart(Part):
+def _isa(implementation: Any) -> str:
+    """The ISA part of an implementation name ('avx512_core_bf16'), or '' if it has none."""
+    if not isinstance(implementation, str):
+        return ""
+    return implementation.split(":", 1)[1] if ":" in implementation else ""
+
+
+class OneDnnKernel(Part):
+    """One executed oneDNN primitive: `implementation` is e.g. 'brg_matmul:avx512_core_bf16'."""
+
     primitive: Text
     implementation: Text
+    #: The ISA part of the implementation ('avx512_core_bf16', '' if none): computed when not
+    #: given, written for readers of the file.
     isa: Text = ""
     src_dtype: Text
     problem: Text
 
+    @model_validator(mode="before")
+    @classmethod
+    def _isa_from_implementation(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "isa" not in data:
+            data = {**data, "isa": _isa(data.get("implementation"))}
+        return data
 
-class OneDnnPart(Part):
+    def to_dict(self) -> dict[str, Any]:
+        return dump(self)
+
+
+class OneDnnProbe(Part):
     """which oneDNN kernel ran (its verbose log of one forward)"""
+
+    # What oneDNN reported for one float32 and one autocast forward of the same model.
+    schema_name: ClassVar[str] = "one_dnn"
 
     dtype: Text
     available: Flag
     captured: Flag
+    #: True when the ISA kernel of the autocast GEMMs is known: computed when not given.
     determined: Flag = False
     version: NullableText = None
     cpu_isa: NullableText = None
-    autocast_kernels: tuple[OneDnnKernelPart, ...]
-    float32_kernels: tuple[OneDnnKernelPart, ...]
+    autocast_kernels: tuple[OneDnnKernel, ...]
+    float32_kernels: tuple[OneDnnKernel, ...]
     summary: Text
     error: NullableText = None
 
-
-@dataclass(frozen=True)
-class OneDnnKernel:
-    """One executed oneDNN primitive: `implementation` is e.g. 'brg_matmul:avx512_core_bf16'."""
-
-    primitive: str
-    implementation: str
-    src_dtype: str
-    problem: str
-
-    @property
-    def isa(self) -> str:
-        """The ISA part of the implementation name ('avx512_core_bf16'), or '' if it has none."""
-        return self.implementation.split(":", 1)[1] if ":" in self.implementation else ""
+    @model_validator(mode="before")
+    @classmethod
+    def _determined_from_kernels(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "determined" not in data:
+            kernels = data.get("autocast_kernels")
+            if isinstance(kernels, tuple | list):
+                found = any(_kernel_isa(k) for k in kernels)
+                data = {**data, "determined": found}
+        return data
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> OneDnnKernelPart:
-        return build(
-            OneDnnKernelPart,
-            primitive=self.primitive,
-            implementation=self.implementation,
-            isa=self.isa,
-            src_dtype=self.src_dtype,
-            problem=self.problem,
-        )
-
-
-@dataclass(frozen=True)
-class OneDnnProbe:
-    """What oneDNN reported for one float32 and one autocast forward of the same model."""
-
-    dtype: str
-    available: bool
-    captured: bool
-    version: str | None
-    cpu_isa: str | None
-    autocast_kernels: tuple[OneDnnKernel, ...] = ()
-    float32_kernels: tuple[OneDnnKernel, ...] = ()
-    summary: str = ""
-    error: str | None = field(default=None, compare=False)
-
-    @property
-    def determined(self) -> bool:
-        """True when the ISA kernel of the autocast GEMMs is known."""
-        return any(k.isa for k in self.autocast_kernels)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> OneDnnPart:
-        return build(
-            OneDnnPart,
-            dtype=self.dtype,
-            available=self.available,
-            captured=self.captured,
-            determined=self.determined,
-            version=self.version,
-            cpu_isa=self.cpu_isa,
-            autocast_kernels=tuple(k.to_part() for k in self.autocast_kernels),
-            float32_kernels=tuple(k.to_part() for k in self.float32_kernels),
-            summary=self.summary,
-            error=self.error,
-        )
+        return dump(self)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "onednn") -> OneDnnProbe:
         """Strict reading (DocumentFormatError naming the first bad field)."""
-        return cls.from_part(read(OneDnnPart, data, at=path))
+        return read(cls, data, at=path)
 
-    @classmethod
-    def from_part(cls, part: OneDnnPart) -> OneDnnProbe:
-        def kernels(found: tuple[OneDnnKernelPart, ...]) -> tuple[OneDnnKernel, ...]:
-            return tuple(
-                OneDnnKernel(k.primitive, k.implementation, k.src_dtype, k.problem) for k in found
-            )
 
-        return cls(
-            dtype=part.dtype,
-            available=part.available,
-            captured=part.captured,
-            version=part.version,
-            cpu_isa=part.cpu_isa,
-            autocast_kernels=kernels(part.autocast_kernels),
-            float32_kernels=kernels(part.float32_kernels),
-            summary=part.summary,
-            error=part.error,
-        )
+def _kernel_isa(kernel: Any) -> str:
+    if isinstance(kernel, OneDnnKernel):
+        return kernel.isa
+    if isinstance(kernel, dict):
+        isa = kernel.get("isa")
+        return isa if isinstance(isa, str) else _isa(kernel.get("implementation"))
+    return ""
 
 
 @functools.cache
@@ -275,18 +237,28 @@ def probe(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype) -> OneDnn
     version = onednn_version()
     if not available:
         return OneDnnProbe(
-            name, False, False, version, None, summary="This torch was built without oneDNN."
+            dtype=name,
+            available=False,
+            captured=False,
+            version=version,
+            cpu_isa=None,
+            autocast_kernels=(),
+            float32_kernels=(),
+            summary="This torch was built without oneDNN.",
+            error=None,  # written as null, as in every probe
         )
     try:
         auto_text = _forward_log(model, x, dtype)
         f32_text = _forward_log(model, x, None)
     except (OSError, RuntimeError, AttributeError, ValueError) as exc:
         return OneDnnProbe(
-            name,
-            True,
-            False,
-            version,
-            _ISA_LINE.get("isa"),
+            dtype=name,
+            available=True,
+            captured=False,
+            version=version,
+            cpu_isa=_ISA_LINE.get("isa"),
+            autocast_kernels=(),
+            float32_kernels=(),
             summary=f"oneDNN's verbose output could not be captured ({exc}), so which ISA "
             "kernel ran could not be determined.",
             error=str(exc),
@@ -305,4 +277,5 @@ def probe(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype) -> OneDnn
         autocast_kernels=tuple(auto),
         float32_kernels=tuple(f32),
         summary=summarize(name, auto, f32, isa),
+        error=None,
     )

@@ -16,8 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from autocast_explorer.core.experiment.interval import ratio_text
-from autocast_explorer.core.experiment.pace import rough_text
+from autocast_explorer.core.experiment.pace import ratio_text, rough_text
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.capture import LayerRecord

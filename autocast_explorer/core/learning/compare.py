@@ -22,8 +22,8 @@ from autocast_explorer.core.data.summary import interval_text
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
 from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.interval import LEVEL, ratio_text
-from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, rough_text
+from autocast_explorer.core.experiment.interval import LEVEL
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, ratio_text, rough_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.training import TrainReport
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import parameter_count
-from autocast_explorer.core.experiment.interval import ms_text, ratio_text
+from autocast_explorer.core.experiment.pace import ms_text, ratio_text
 from autocast_explorer.core.learning.lesson_types import PROBE_OPS, LessonOutcome, Probe
 
 if TYPE_CHECKING:

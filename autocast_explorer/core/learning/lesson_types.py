@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from autocast_explorer.core.documents.reader import cap_text
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.interval import ms_text
+from autocast_explorer.core.experiment.pace import ms_text
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult

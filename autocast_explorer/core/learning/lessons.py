@@ -216,10 +216,8 @@ LESSONS: tuple[Lesson, ...] = (
             "paired bootstrap over the held-out rows, and every digit whose predicted class "
             "changed, drawn with its true label and both answers."
         ),
-        # Not the tutorial's claim: an assumption people make (the panel says so, and says
-        # whether it held against the assumption, never "the tutorial's claim").
         tutorial_claim="A trained model gives the same answers under autocast as in float32.",
-        claim_by="assumption",
+        claim_by="assumption",  # the tutorial never says so
         # The tutorial's MLP with 64 inputs, one per pixel: the config the run fits to the data.
         config=TUTORIAL_CONFIG.replace(data="digits", widths=(64, 256, 256, 10)),
         chart="accuracy",

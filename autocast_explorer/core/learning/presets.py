@@ -15,18 +15,24 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PrivateAttr,
+    WithJsonSchema,
+    model_validator,
+)
 
 from autocast_explorer.core.documents.field_types import refuse
 from autocast_explorer.core.documents.files import not_a_regular_file, write_atomic
 from autocast_explorer.core.documents.model import (
     Part,
     SchemaWhenMade,
-    build,
     def_ref,
     dump,
     read,
@@ -70,41 +76,6 @@ class PresetError(DocumentFormatError):
         return str(self.args[0])
 
 
-@dataclass(frozen=True)
-class Preset:
-    """One preset: `id` is the file stem ('tutorial'), `name` what the preset list shows."""
-
-    id: str
-    name: str
-    description: str
-    config: ExperimentConfig
-    sweep: SweepSpec | None = None
-    path: Path | None = None
-    builtin: bool = False
-
-    @property
-    def is_tutorial(self) -> bool:
-        return self.id == TUTORIAL_ID
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (schema tag first); `id`, `path` and `builtin` come from where it lives."""
-        return dump(self.to_part())
-
-    def to_part(self) -> PresetPart:
-        sweep = {} if self.sweep is None else {"sweep": self.sweep.to_dict()}
-        return build(
-            PresetPart,
-            schema_=SCHEMA,
-            name=self.name,
-            description=self.description,
-            config=self.config.to_dict(),
-            **sweep,
-        )
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
-
-
 def parse_preset(
     text: str | bytes, source: str = "preset", preset_id: str = "preset", builtin: bool = False
 ) -> Preset:
@@ -119,13 +90,13 @@ def parse_preset(
 def preset_from_dict(
     data: Any, source: str = "preset", preset_id: str = "preset", builtin: bool = False
 ) -> Preset:
-    """Check the parsed JSON (PresetPart: every key known, the config through ExperimentConfig)
-    and build the Preset."""
+    """Check the parsed JSON (every key known, the config through ExperimentConfig): the
+    Preset, `preset_id` its id."""
     try:
-        part = read(PresetPart, data, "preset")
+        preset = read(Preset, data, "preset")
     except DocumentFormatError as exc:
         raise PresetError(source, exc.detail.removeprefix("document: ")) from None
-    return Preset(preset_id, part.name, part.description, part.config, part.sweep, builtin=builtin)
+    return preset.located(preset_id, builtin=builtin)
 
 
 # ---- the document, defined once: reading, writing and the published schema --------------------
@@ -224,14 +195,16 @@ def _sweep_schema() -> dict[str, Any]:
     }
 
 
-class PresetPart(Part):
+class Preset(Part):
     """A named, described experiment config and optional sweep (built-in presets, the window's
     saved presets, `run --preset FILE`). Loading is strict: at most 64 KB, every key known, the
     config validated like any other."""
 
+    # Where it lives is not in the file: `id` is the file stem ('tutorial'), `path` the file
+    # (None: not loaded from one), `builtin` whether it ships with the program (`located`).
     model_config = ConfigDict(extra="forbid")
 
-    schema_: str = Field(alias="schema")
+    schema_: Annotated[str, Field(alias="schema")]
     name: Annotated[
         str,
         BeforeValidator(_text(MAX_NAME_CHARS, single_line=True)),
@@ -249,8 +222,22 @@ class PresetPart(Part):
         BeforeValidator(_text(MAX_DESCRIPTION_CHARS, single_line=False)),
         WithJsonSchema({"type": "string", "pattern": "\\S", "maxLength": MAX_DESCRIPTION_CHARS}),
     ]
-    config: Annotated[Any, BeforeValidator(_config), def_ref("config")]
-    sweep: Annotated[Any, BeforeValidator(_sweep), SchemaWhenMade(_sweep_schema)] = None
+    config: Annotated[
+        ExperimentConfig,
+        BeforeValidator(_config),
+        PlainSerializer(lambda config: config.to_dict()),
+        def_ref("config"),
+    ]
+    sweep: Annotated[
+        SweepSpec | None,
+        BeforeValidator(_sweep),
+        PlainSerializer(lambda sweep: None if sweep is None else sweep.to_dict()),
+        SchemaWhenMade(_sweep_schema),
+        Field(exclude_if=lambda sweep: sweep is None),
+    ] = None
+    _id: str = PrivateAttr("preset")
+    _path: Path | None = PrivateAttr(None)
+    _builtin: bool = PrivateAttr(False)
 
     @model_validator(mode="before")
     @classmethod
@@ -273,7 +260,7 @@ class PresetPart(Part):
         return data
 
     @model_validator(mode="after")
-    def _sweep_fits_the_model(self) -> PresetPart:
+    def _sweep_fits_the_model(self) -> Preset:
         """A sweep of a parameter the model has not is refused here."""
         if self.sweep is not None:
             try:
@@ -282,11 +269,40 @@ class PresetPart(Part):
                 raise refuse(exc.rule, at=f"sweep.{exc.field}") from None
         return self
 
+    def located(self, preset_id: str, path: Path | None = None, builtin: bool = False) -> Preset:
+        """This preset as the one with id `preset_id` (its file's stem) in `path`."""
+        found = self.model_copy()
+        found._id, found._path, found._builtin = preset_id, path, builtin
+        return found
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def builtin(self) -> bool:
+        return self._builtin
+
+    @property
+    def is_tutorial(self) -> bool:
+        return self.id == TUTORIAL_ID
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (schema tag first); `id`, `path` and `builtin` come from where it lives."""
+        return dump(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
 
 def preset_schema() -> dict[str, Any]:
     """The published schema of the preset document (tools/write_schemas.py writes it)."""
     return schema(
-        PresetPart,
+        Preset,
         SCHEMA,
         "Autocast Explorer preset",
         "A named, described experiment config and optional sweep (built-in presets, the "
@@ -308,10 +324,7 @@ def load_preset(path: str | os.PathLike[str], builtin: bool = False) -> Preset:
             raw = handle.read(MAX_PRESET_BYTES + 1)
     except OSError as exc:
         raise PresetError(source, f"cannot read: {exc.strerror or exc}") from None
-    preset = parse_preset(raw, source, target.stem, builtin)
-    return Preset(
-        preset.id, preset.name, preset.description, preset.config, preset.sweep, target, builtin
-    )
+    return parse_preset(raw, source, target.stem, builtin).located(target.stem, target, builtin)
 
 
 def sort_presets(presets: Iterable[Preset]) -> list[Preset]:

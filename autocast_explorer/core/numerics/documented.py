@@ -19,7 +19,12 @@ import functools
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
+
+from autocast_explorer.core.documents.field_types import NullableText, Text, Texts
+from autocast_explorer.core.documents.model import Part
 
 #: Where the docs' lists below were copied from, stated once wherever they are shown.
 DOCS_ORIGIN = (
@@ -181,46 +186,24 @@ def docs_real_valued() -> tuple[str, ...]:
     return tuple(op for op in (*DOCS_LOWER, *DOCS_FP32) if op not in COMPLEX_VALUED)
 
 
-@dataclass(frozen=True)
-class Documented:
-    """What PyTorch publishes about one op: the policy and the lists that say so.
+class Documented(Part):
+    """what PyTorch documents for the op (null or absent in files written before it was kept)"""
 
-    `policy` is `lower`, `fp32`, `promote`, or `unlisted` (on no list: the docs say it runs in
-    its inputs' type). `docs`/`tests` are the docs' policy and torch's test lists' policy
-    (None: not on any of that source's lists); `lists` names every list that holds the op.
-    """
-
-    name: str
-    policy: str
-    docs: str | None
-    tests: str | None
-    lists: tuple[str, ...] = ()
+    # What PyTorch publishes about one op: the policy and the lists that say so. `policy` is
+    # `lower`, `fp32`, `promote`, or `unlisted` (on no list: the docs say it runs in its
+    # inputs' type). `docs`/`tests` are the docs' policy and torch's test lists' policy (None:
+    # not on any of that source's lists); `lists` names every list that holds the op.
+    name: Annotated[Text, Field(alias="as", description="the aten name PyTorch's lists use")] = ""
+    policy: Text
+    docs: Annotated[NullableText, Field(description="the AMP docs' CPU lists")] = None
+    tests: Annotated[NullableText, Field(description="AutocastCPUTestLists")] = None
+    lists: Annotated[Texts, Field(description="every list that holds the op")] = ()
 
     def agrees_with(self, measured: str) -> bool:
         return measured in AGREEING.get(self.policy, frozenset())
 
     def sources_disagree(self) -> bool:
         return self.docs is not None and self.tests is not None and self.docs != self.tests
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "as": self.name,
-            "policy": self.policy,
-            "docs": self.docs,
-            "tests": self.tests,
-            "lists": list(self.lists),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Documented:
-        docs, tests = data.get("docs"), data.get("tests")
-        return cls(
-            name=str(data.get("as", "")),
-            policy=str(data["policy"]),
-            docs=None if docs is None else str(docs),
-            tests=None if tests is None else str(tests),
-            lists=tuple(str(v) for v in data.get("lists", [])),
-        )
 
 
 def documented(name: str, tests: TestLists | None = None) -> Documented:
@@ -239,4 +222,6 @@ def documented(name: str, tests: TestLists | None = None) -> Documented:
     lists += [f"tests: {TEST_LISTS_CLASS}.{list_name}" for list_name in tests.membership(name)]
     # torch's tests run against the installed torch: where the two differ they are the newer word.
     policy = test_policy or docs_policy or UNLISTED
-    return Documented(name, policy, docs_policy, test_policy, tuple(lists))
+    return Documented(
+        name=name, policy=policy, docs=docs_policy, tests=test_policy, lists=tuple(lists)
+    )

@@ -15,8 +15,6 @@ Definitions (shared by the window, the CLI and the JSON):
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import torch
@@ -25,12 +23,12 @@ from pydantic import Field, model_validator
 from autocast_explorer.core.documents.field_types import (
     Fraction,
     NonNegative,
-    NullableNonNegative,
     PositiveWhole,
+    UnboundedNonNegative,
     Whole,
     refuse,
 )
-from autocast_explorer.core.documents.model import Part, build, dump, read
+from autocast_explorer.core.documents.model import Part, dump, read
 
 #: At most this many flipped rows are listed (all are counted: rows − agree).
 MAX_FLIPS_LISTED = 1000
@@ -38,140 +36,74 @@ MAX_FLIPS_LISTED = 1000
 MARGIN_BINS = 10
 
 
-class FlipPart(Part):
-    """One entry of `agreement.flips`."""
+class Flip(Part):
+    """One row whose predicted class changed under autocast (one entry of `agreement.flips`)."""
 
     row: Whole
-    plain: Annotated[Whole, Field(description="float32's predicted class")]
-    autocast: Annotated[Whole, Field(description="autocast's predicted class")]
-    margin: Annotated[NullableNonNegative, Field(description="float32 top-1 − top-2 logit")]
+    plain_class: Annotated[Whole, Field(alias="plain", description="float32's predicted class")]
+    autocast_class: Annotated[
+        Whole, Field(alias="autocast", description="autocast's predicted class")
+    ]
+    #: inf when the logits overflowed (JSON has no infinities: written as null).
+    margin: Annotated[UnboundedNonNegative, Field(description="float32 top-1 − top-2 logit")]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dump(self)
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "flip") -> Flip:
+        return read(cls, data, at=path)
 
 
-class MarginBinPart(Part):
-    """One entry of `agreement.flip_rate_by_margin`."""
+class MarginBin(Part):
+    """Rows whose float32 margin lies in [low, high], and how many of them flipped (one entry of
+    `agreement.flip_rate_by_margin`)."""
 
-    low: NullableNonNegative
-    high: NullableNonNegative
+    low: UnboundedNonNegative
+    high: UnboundedNonNegative
     rows: Whole
     flips: Whole
+    #: flips / rows, written for readers of the file; computed when not given.
     rate: NonNegative = 0.0
 
+    @model_validator(mode="before")
+    @classmethod
+    def _rate_from_counts(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "rate" not in data:
+            rows, flips = data.get("rows"), data.get("flips")
+            if isinstance(rows, int) and isinstance(flips, int):
+                data = {**data, "rate": flips / rows if rows else 0.0}
+        return data
+
     @model_validator(mode="after")
-    def _flips_within_rows(self) -> MarginBinPart:
+    def _flips_within_rows(self) -> MarginBin:
         if self.flips > self.rows:
             raise refuse("expected at most `rows`", at="flips")
         return self
 
+    def to_dict(self) -> dict[str, Any]:
+        return dump(self)
 
-class TopKPart(Part):
-    """`agreement.topk`: both measures are fractions of rows."""
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "bin") -> MarginBin:
+        return read(cls, data, at=path)
+
+
+class TopK(Part):
+    """Top-k agreement over all rows (`agreement.topk`; see the module docstring for both
+    measures): both are fractions of rows."""
 
     k: PositiveWhole
     contains: Whole
     fraction: Fraction
     overlap: Fraction
 
-
-@dataclass(frozen=True)
-class Flip:
-    """One row whose predicted class changed under autocast."""
-
-    row: int
-    plain_class: int
-    autocast_class: int
-    margin: float
-
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> FlipPart:
-        return build(
-            FlipPart,
-            row=self.row,
-            plain=self.plain_class,
-            autocast=self.autocast_class,
-            margin=_finite_or_none(self.margin),
-        )
-
-    @classmethod
-    def from_dict(cls, data: Any, path: str = "flip") -> Flip:
-        return cls.from_part(read(FlipPart, data, at=path))
-
-    @classmethod
-    def from_part(cls, part: FlipPart) -> Flip:
-        margin = math.inf if part.margin is None else part.margin
-        return cls(part.row, part.plain, part.autocast, margin)
-
-
-@dataclass(frozen=True)
-class MarginBin:
-    """Rows whose float32 margin lies in [low, high], and how many of them flipped."""
-
-    low: float
-    high: float
-    rows: int
-    flips: int
-
-    @property
-    def rate(self) -> float:
-        return self.flips / self.rows if self.rows else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> MarginBinPart:
-        return build(
-            MarginBinPart,
-            low=_finite_or_none(self.low),
-            high=_finite_or_none(self.high),
-            rows=self.rows,
-            flips=self.flips,
-            rate=self.rate,
-        )
-
-    @classmethod
-    def from_dict(cls, data: Any, path: str = "bin") -> MarginBin:
-        return cls.from_part(read(MarginBinPart, data, at=path))
-
-    @classmethod
-    def from_part(cls, part: MarginBinPart) -> MarginBin:
-        return cls(
-            low=math.inf if part.low is None else part.low,
-            high=math.inf if part.high is None else part.high,
-            rows=part.rows,
-            flips=part.flips,
-        )
-
-
-@dataclass(frozen=True)
-class TopK:
-    """Top-k agreement over all rows (see module docstring for both measures)."""
-
-    k: int
-    contains: int
-    fraction: float
-    overlap: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> TopKPart:
-        return build(
-            TopKPart, k=self.k, contains=self.contains, fraction=self.fraction, overlap=self.overlap
-        )
+        return dump(self)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "topk") -> TopK:
-        return cls.from_part(read(TopKPart, data, at=path))
-
-    @classmethod
-    def from_part(cls, part: TopKPart) -> TopK:
-        return cls(part.k, part.contains, part.fraction, part.overlap)
-
-
-def _finite_or_none(value: float) -> float | None:
-    """JSON has no infinities: an infinite margin (overflowed logits) is written as null."""
-    return value if math.isfinite(value) else None
+        return read(cls, data, at=path)
 
 
 def margins(logits: torch.Tensor) -> torch.Tensor:

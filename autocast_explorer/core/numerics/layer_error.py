@@ -24,93 +24,68 @@ relative error).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import torch
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.field_types import Flag, NullableNumber, Whole
-from autocast_explorer.core.documents.model import Part, build, dump, read
+from autocast_explorer.core.documents.field_types import Flag, Measured, Whole
+from autocast_explorer.core.documents.model import Part, dump, read
 
 
-class LayerErrorPart(Part):
+def _implied() -> Any:
+    """The default of a number a file may leave out: what the other fields imply (see
+    `_null_as_implied`); the schema says null."""
+    return Field(default=math.nan, json_schema_extra={"default": None})
+
+
+class LayerError(Part):
     """A layer's `error` object: null where a value was not finite (older files lack keys)."""
 
-    max_abs: NullableNumber = None
-    mean_abs: NullableNumber = 0.0
-    mean_rel: Annotated[NullableNumber, Field(description="mean|ref−low| ÷ mean|ref|")] = None
-    sqnr_db: Annotated[
-        NullableNumber, Field(description="null when not finite (identical: +∞)")
-    ] = None
-    cosine: NullableNumber = None
+    # Error of one layer's autocast output against its float32 output (module docstring).
+    # `nonfinite` counts values that are finite in float32 but inf/NaN in the autocast output
+    # (float16 overflows above 65504); when it is non-zero the other metrics are inf or NaN.
+    max_abs: Measured = _implied()
+    mean_abs: Measured = 0.0
+    mean_rel: Annotated[Measured, Field(description="mean|ref−low| ÷ mean|ref|")] = _implied()
+    sqnr_db: Annotated[Measured, Field(description="null when not finite (identical: +∞)")] = (
+        _implied()
+    )
+    cosine: Measured = _implied()
     identical: Flag = False
     numel: Whole = 0
     nonfinite: Whole = 0
 
-
-@dataclass(frozen=True)
-class LayerError:
-    """Error of one layer's autocast output against its float32 output (see module docstring).
-
-    `nonfinite` counts values that are finite in float32 but inf/NaN in the autocast output
-    (float16 overflows above 65504); when it is non-zero the other metrics are inf or NaN.
-    """
-
-    max_abs: float
-    mean_abs: float
-    mean_rel: float
-    sqnr_db: float
-    cosine: float
-    identical: bool
-    numel: int
-    nonfinite: int = 0
+    @model_validator(mode="before")
+    @classmethod
+    def _null_as_implied(cls, data: Any) -> Any:
+        """null (or, but for mean_abs, absent) becomes the non-finite value the other fields
+        imply (module docstring)."""
+        if not isinstance(data, dict):
+            return data
+        overflowed = bool(data.get("nonfinite"))
+        implied = {
+            "max_abs": math.inf,
+            "mean_abs": math.inf,
+            "mean_rel": math.nan if overflowed else math.inf,
+            "sqnr_db": math.inf
+            if data.get("identical") is True
+            else (math.nan if overflowed else -math.inf),
+            "cosine": math.nan,
+        }
+        missing = {
+            key: value
+            for key, value in implied.items()
+            if data.get(key) is None and (key in data or key != "mean_abs")
+        }
+        return {**data, **missing} if missing else data
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> LayerErrorPart:
-        return build(
-            LayerErrorPart,
-            max_abs=_finite_or_none(self.max_abs),
-            mean_abs=_finite_or_none(self.mean_abs),
-            mean_rel=_finite_or_none(self.mean_rel),
-            sqnr_db=_finite_or_none(self.sqnr_db),
-            cosine=_finite_or_none(self.cosine),
-            identical=self.identical,
-            numel=self.numel,
-            nonfinite=self.nonfinite,
-        )
+        return dump(self)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "error") -> LayerError:
-        return cls.from_part(read(LayerErrorPart, data, at=path))
-
-    @classmethod
-    def from_part(cls, part: LayerErrorPart) -> LayerError:
-        """null becomes the non-finite value the other fields imply (module docstring)."""
-        nan = math.nan if part.nonfinite else None
-        return cls(
-            max_abs=_none_to(part.max_abs, math.inf),
-            mean_abs=_none_to(part.mean_abs, math.inf),
-            mean_rel=_none_to(part.mean_rel, nan if nan is not None else math.inf),
-            sqnr_db=_none_to(
-                part.sqnr_db,
-                math.inf if part.identical else (nan if nan is not None else -math.inf),
-            ),
-            cosine=_none_to(part.cosine, math.nan),
-            identical=part.identical,
-            numel=part.numel,
-            nonfinite=part.nonfinite,
-        )
-
-
-def _finite_or_none(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def _none_to(value: float | None, fallback: float) -> float:
-    return fallback if value is None else value
+        return read(cls, data, at=path)
 
 
 _CHUNK = 1 << 20
@@ -135,7 +110,16 @@ def layer_error(reference: torch.Tensor, low: torch.Tensor) -> LayerError:
     other = low.detach().float()
     n = ref.numel()
     if n == 0:
-        return LayerError(0.0, 0.0, 0.0, math.inf, 1.0, True, 0)
+        return LayerError(
+            max_abs=0.0,
+            mean_abs=0.0,
+            mean_rel=0.0,
+            sqnr_db=math.inf,
+            cosine=1.0,
+            identical=True,
+            numel=0,
+            nonfinite=0,
+        )
     identical = bool(torch.equal(ref, other))
     nonfinite = int((torch.isfinite(ref) & ~torch.isfinite(other)).sum())
     diff = ref - other

@@ -185,20 +185,21 @@ def run_case(spec: OpSpec, case: str, low: torch.dtype, seed: int = 0) -> CaseRe
                 out = _result_tensor(spec.call(*tensors))
     except Exception as exc:  # an op unsupported for a dtype must be reported, not crash
         return CaseResult(
-            case,
-            in_dtypes,
-            None,
-            error_text(exc),
-            tracer.casts().count,
+            case=case,
+            in_dtypes=in_dtypes,
+            out_dtype=None,
+            computed=None,
+            error=error_text(exc),
+            casts=tracer.casts().count,
             kernels=_kernel_names(tracer.records),
         )
     return CaseResult(
-        case,
-        in_dtypes,
-        dtype_name(out.dtype) if out is not None else None,
-        None,
-        tracer.casts().count,
+        case=case,
+        in_dtypes=in_dtypes,
+        out_dtype=dtype_name(out.dtype) if out is not None else None,
         computed=None if out is None else computed_dtype(out, tracer.records),
+        error=None,
+        casts=tracer.casts().count,
         kernels=_kernel_names(tracer.records),
     )
 
@@ -265,7 +266,7 @@ def probe_op(spec: OpSpec, low: torch.dtype, tests: TestLists | None = None) -> 
     return OpPolicy(
         name=spec.name,
         policy=policy,
-        cases=cases,
+        by_case={c.case: c for c in cases},
         why=why,
         error=error,
         category=spec.category,
@@ -334,6 +335,7 @@ def probe_ops(
             results.append(probe_op(spec, low, tests))
     reporter.report(1.0, "done")
     return ProbeResult(
+        schema_=SCHEMA,
         dtype=dtype,
         environment=environment(used),
         ops=tuple(results),

@@ -8,10 +8,10 @@ core.numerics.opnotes'.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, Field, WithJsonSchema
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from autocast_explorer.core.documents.field_types import (
     Flag,
@@ -22,14 +22,15 @@ from autocast_explorer.core.documents.field_types import (
     Whole,
     refuse,
     schema_tag,
+    text_rules,
 )
-from autocast_explorer.core.documents.model import OpenPart, Part, build, dump, read, schema
+from autocast_explorer.core.documents.model import OpenPart, Part, dump, read, schema
 from autocast_explorer.core.documents.reader import (
     DocumentFormatError,
     document_kind,
     load_document,
 )
-from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
+from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.numerics.documented import Documented
 from autocast_explorer.core.numerics.opcatalog import PROBED_OPS
 from autocast_explorer.core.numerics.opcategories import CATEGORIES
@@ -63,9 +64,19 @@ def _one_of(allowed: tuple[str, ...]) -> tuple[Any, ...]:
     return BeforeValidator(check), WithJsonSchema({"enum": list(allowed)})
 
 
-class CasePart(Part):
-    in_dtypes: Annotated[Texts, Field(description="the input dtypes")] = Field(alias="in")
-    out: Annotated[NullableText, Field(description="null when the op raised")] = None
+class CaseResult(Part):
+    """One input case of one op: input dtypes, the output dtype (or the error), casts seen."""
+
+    schema_name: ClassVar[str] = "case"
+
+    #: The case's name: its key in the op's `cases` (not written inside it).
+    case: Annotated[str, SkipJsonSchema(), Field(exclude=True)] = ""
+    in_dtypes: Annotated[Texts, Field(alias="in", description="the input dtypes")]
+    out_dtype: Annotated[
+        NullableText, Field(alias="out", description="null when the op raised")
+    ] = None
+    #: The floating dtype the op computed in, when its output does not say it (a comparison's
+    #: bool, a rank's int64: the dtype its kernel received; a complex result: its real dtype).
     computed: Annotated[
         NullableText,
         Field(
@@ -75,75 +86,8 @@ class CasePart(Part):
     ] = None
     error: NullableText = None
     casts: Whole = 0
-    kernels: Annotated[Texts, Field(description="the aten ops dispatched, casts left out")] = ()
-
-
-class DocumentedPart(Part):
-    """what PyTorch documents for the op (null or absent in files written before it was kept)"""
-
-    as_: Annotated[Text, Field(description="the aten name PyTorch's lists use")] = Field(
-        default="", alias="as"
-    )
-    policy: Text
-    docs: Annotated[NullableText, Field(description="the AMP docs' CPU lists")] = None
-    tests: Annotated[NullableText, Field(description="AutocastCPUTestLists")] = None
-    lists: Annotated[Texts, Field(description="every list that holds the op")] = ()
-
-
-class OpPart(Part):
-    name: Text
-    category: Annotated[NullableText, Field(description="the catalog's category slug")] = None
-    policy: Text
-    why: Text = ""
-    error: NullableText = None
-    documented: DocumentedPart | None = None
-    disagrees: Annotated[
-        Flag, Field(description="the measured policy contradicts the documented")
-    ] = False
-    cases: dict[str, CasePart]
-
-
-class NotePart(Part):
-    op: Text
-    source: Text
-    claim: Text
-    measured: Text
-    verdict: Text
-    contradicts: Flag
-
-
-class ProbePart(OpenPart):
-    """The op-policy probe: which dtype autocast gave each op, beside what PyTorch documents."""
-
-    schema_: Annotated[str, schema_tag(SCHEMA)] = Field(alias="schema")
-    created: Text = ""
-    dtype: Annotated[str, *_one_of(DTYPES)] = Field(description="the autocast dtype")
-    environment: EnvironmentPart
-    sources: Annotated[
-        TextMap, Field(description="where the documented policies come from (docs, tests)")
-    ] = Field(default_factory=dict)
-    ops: tuple[OpPart, ...]
-    notes: tuple[NotePart, ...] = Field(
-        default=(),
-        description="disagreements with PyTorch's documentation (source starts 'documented "
-        "for CPU') and common beliefs, next to what was measured here",
-    )
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """One input case of one op: input dtypes, the output dtype (or the error), casts seen."""
-
-    case: str
-    in_dtypes: tuple[str, ...]
-    out_dtype: str | None
-    error: str | None = None
-    casts: int = 0
-    #: The floating dtype the op computed in, when its output does not say it (a comparison's
-    #: bool, a rank's int64: the dtype its kernel received; a complex result: its real dtype).
-    computed: str | None = None
     #: The aten ops dispatched (casts excluded), in order, each once.
-    kernels: tuple[str, ...] = ()
+    kernels: Annotated[Texts, Field(description="the aten ops dispatched, casts left out")] = ()
 
     def cell_text(self) -> str:
         """How a table shows this case: the output dtype, `[computed]` where it differs."""
@@ -158,145 +102,127 @@ class CaseResult:
         return self.computed or self.out_dtype
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> CasePart:
-        return build(
-            CasePart,
-            in_dtypes=self.in_dtypes,
-            out=self.out_dtype,
-            computed=self.computed,
-            error=self.error,
-            casts=self.casts,
-            kernels=self.kernels,
-        )
-
-    @classmethod
-    def from_part(cls, case: str, part: CasePart) -> CaseResult:
-        return cls(
-            case=case,
-            in_dtypes=part.in_dtypes,
-            out_dtype=part.out,
-            error=part.error,
-            casts=part.casts,
-            computed=part.computed,
-            kernels=part.kernels,
-        )
+        return dump(self)
 
 
-@dataclass(frozen=True)
-class OpPolicy:
+class OpPolicy(Part):
     """The measured policy of one op, the cases it rests on, and a sentence saying why."""
 
-    name: str
-    policy: str
-    cases: tuple[CaseResult, ...]
-    why: str
-    error: str | None = None
-    category: str = ""
+    schema_name: ClassVar[str] = "op"
+
+    name: Text
+    #: From the catalog where none is given (older files: null); '' for an op it does not hold.
+    category: Annotated[
+        str,
+        *text_rules(),
+        WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+        Field(description="the catalog's category slug"),
+    ] = Field(default="", json_schema_extra={"default": None})
+    policy: Text
+    why: Text = ""
+    error: NullableText = None
     #: What PyTorch publishes for this op (None in probe files written before it was kept).
     documented: Documented | None = None
+    #: Does this torch on this CPU contradict what PyTorch documents for the op? Computed when
+    #: not given.
+    disagrees: Annotated[
+        Flag, Field(description="the measured policy contradicts the documented")
+    ] = False
+    #: The cases by name, in the order they ran (`cases` gives them as a tuple).
+    by_case: Annotated[dict[str, CaseResult], Field(alias="cases")]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived(cls, data: Any) -> Any:
+        """The category from the catalog where none is given; `disagrees` from `documented`;
+        each case named by its key."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if data.get("category") in (None, ""):
+            data["category"] = category_of(data.get("name"))
+        documented = data.get("documented")
+        if "disagrees" not in data and not isinstance(documented, dict):
+            data["disagrees"] = isinstance(documented, Documented) and not documented.agrees_with(
+                str(data.get("policy"))
+            )
+        for key in ("cases", "by_case"):
+            cases = data.get(key)
+            if isinstance(cases, dict):
+                data[key] = {
+                    name: {**case, "case": name} if isinstance(case, dict) else case
+                    for name, case in cases.items()
+                }
+        return data
+
+    @property
+    def cases(self) -> tuple[CaseResult, ...]:
+        return tuple(self.by_case.values())
 
     def case(self, name: str) -> CaseResult | None:
-        return next((c for c in self.cases if c.case == name), None)
+        return self.by_case.get(name)
 
     def out(self, name: str) -> str | None:
         case = self.case(name)
         return case.out_dtype if case else None
 
-    @property
-    def disagrees(self) -> bool:
-        """Does this torch on this CPU contradict what PyTorch documents for the op?"""
-        return self.documented is not None and not self.documented.agrees_with(self.policy)
-
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> OpPart:
-        documented = None if self.documented is None else self.documented
-        return build(
-            OpPart,
-            name=self.name,
-            category=self.category,
-            policy=self.policy,
-            why=self.why,
-            error=self.error,
-            documented=None if documented is None else _documented_part(documented),
-            disagrees=self.disagrees,
-            cases={c.case: c.to_part() for c in self.cases},
-        )
+        return dump(self)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "op") -> OpPolicy:
-        return cls.from_part(read(OpPart, data, at=path))
-
-    @classmethod
-    def from_part(cls, part: OpPart) -> OpPolicy:
-        d = part.documented
-        return cls(
-            name=part.name,
-            policy=part.policy,
-            why=part.why,
-            error=part.error,
-            cases=tuple(CaseResult.from_part(k, v) for k, v in part.cases.items()),
-            category=part.category or category_of(part.name),
-            documented=(
-                None if d is None else Documented(d.as_, d.policy, d.docs, d.tests, d.lists)
-            ),
-        )
+        return read(cls, data, at=path)
 
 
-def category_of(name: str) -> str:
+def category_of(name: Any) -> str:
     """The catalog's category for an op name ('' for one the catalog does not hold)."""
     return next((spec.category for spec in PROBED_OPS if spec.name == name), "")
 
 
-def _documented_part(d: Documented) -> DocumentedPart:
-    return build(
-        DocumentedPart, as_=d.name, policy=d.policy, docs=d.docs, tests=d.tests, lists=d.lists
-    )
-
-
-@dataclass(frozen=True)
-class Note:
+class Note(Part):
     """A common belief about an op next to what was measured here, and whether it holds."""
 
-    op: str
-    source: str
-    claim: str
-    measured: str
-    verdict: str
-    contradicts: bool
+    op: Text
+    source: Text
+    claim: Text
+    measured: Text
+    verdict: Text
+    contradicts: Flag
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> NotePart:
-        return build(NotePart, **{name: getattr(self, name) for name in NotePart.model_fields})
+        return dump(self)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "note") -> Note:
-        return cls(**read(NotePart, data, at=path).model_dump())
+        return read(cls, data, at=path)
 
 
 #: A document that is not a valid op-policy probe result (the one document error class).
 ProbeFormatError = DocumentFormatError
 
 
-@dataclass(frozen=True)
-class ProbeResult:
-    """The whole probe for one autocast dtype on this machine and torch."""
+class ProbeResult(OpenPart):
+    """The op-policy probe: which dtype autocast gave each op, beside what PyTorch documents."""
 
+    # The whole probe for one autocast dtype on this machine and torch.
+    schema_name: ClassVar[str] = "probe"
     #: The document kind: it leads refusals and names fallback files ("probe-….json").
     KIND: ClassVar[str] = "probe"
 
-    dtype: str
+    schema_: Annotated[str, schema_tag(SCHEMA), Field(alias="schema")]
+    created: Text = ""
+    dtype: Annotated[str, *_one_of(DTYPES), Field(description="the autocast dtype")]
     environment: Environment
-    ops: tuple[OpPolicy, ...]
-    notes: tuple[Note, ...]
-    created: str = ""
     #: Where the documented policies came from: {"docs": …, "tests": …} (stated once).
-    sources: dict[str, str] = field(default_factory=dict)
+    sources: Annotated[
+        TextMap, Field(description="where the documented policies come from (docs, tests)")
+    ] = Field(default_factory=dict)
+    ops: tuple[OpPolicy, ...]
+    notes: tuple[Note, ...] = Field(
+        default=(),
+        description="disagreements with PyTorch's documentation (source starts 'documented "
+        "for CPU') and common beliefs, next to what was measured here",
+    )
 
     def op(self, name: str) -> OpPolicy:
         for op in self.ops:
@@ -331,19 +257,7 @@ class ProbeResult:
         return groups
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> ProbePart:
-        return build(
-            ProbePart,
-            schema_=SCHEMA,
-            created=self.created,
-            dtype=self.dtype,
-            environment=self.environment.to_part(),
-            sources=dict(self.sources),
-            ops=tuple(op.to_part() for op in self.ops),
-            notes=tuple(note.to_part() for note in self.notes),
-        )
+        return dump(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
@@ -351,15 +265,7 @@ class ProbeResult:
     @classmethod
     def from_dict(cls, data: Any) -> ProbeResult:
         """Strict: DocumentFormatError naming `probe` and the first bad field."""
-        part = read(ProbePart, data, cls.KIND)
-        return cls(
-            dtype=part.dtype,
-            environment=Environment.from_part(part.environment),
-            ops=tuple(OpPolicy.from_part(op) for op in part.ops),
-            notes=tuple(Note(**n.model_dump()) for n in part.notes),
-            created=part.created,
-            sources=dict(part.sources),
-        )
+        return read(cls, data, cls.KIND)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ProbeResult:
@@ -370,7 +276,7 @@ class ProbeResult:
 def probe_schema() -> dict[str, Any]:
     """The published schema of the probe document (tools/write_schemas.py writes it)."""
     return schema(
-        ProbePart,
+        ProbeResult,
         SCHEMA,
         "Autocast Explorer op-policy probe",
         "Which dtype torch.autocast('cpu') gave each op on PyTorch's CPU autocast lists (and "

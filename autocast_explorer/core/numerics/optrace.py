@@ -27,11 +27,11 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, ClassVar, NamedTuple
 
 import torch
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, Field, WithJsonSchema, model_validator
+from pydantic.json_schema import SkipJsonSchema
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
@@ -45,7 +45,7 @@ from autocast_explorer.core.documents.field_types import (
     refuse,
     whole_rules,
 )
-from autocast_explorer.core.documents.model import Part, build, dump, read
+from autocast_explorer.core.documents.model import Part, dump, read
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.wrapping import wrapped_forwards
@@ -66,19 +66,24 @@ CAST_OPS: frozenset[str] = frozenset(
 GRAD_MODES: tuple[str, ...] = ("no_grad", "inference_mode")
 
 
-def _mode(value: Any) -> Any:
-    if value not in ("plain", "autocast"):
-        raise refuse("expected 'plain' or 'autocast'")
-    return value
+#: The labels of a result's two traced forwards (an OpRecord's `mode` in a file).
+FORWARDS = ("plain", "autocast")
 
 
-class OpRecordPart(Part):
+def _unless_empty() -> Any:
+    """A key written only when not empty (older readers expect it absent)."""
+    return Field(exclude_if=lambda value: not value)
+
+
+class OpRecord(Part):
     """One entry of the result's `ops`: an aten op of one forward."""
 
-    mode: Annotated[Literal["plain", "autocast"], BeforeValidator(_mode)]
+    # One dispatched aten op: its dtypes and shapes, and whether it was a dtype cast. `mode` is
+    # the tracer's label: a result's forwards are "plain" and "autocast" (OpsSection checks).
+    mode: Annotated[Text, WithJsonSchema({"enum": list(FORWARDS), "type": "string"})]
     op: Annotated[Text, Field(description="aten op, e.g. aten.addmm.default")]
-    in_dtypes: Texts = Field(alias="in")
-    out_dtypes: Texts = Field(alias="out")
+    in_dtypes: Annotated[Texts, Field(alias="in")]
+    out_dtypes: Annotated[Texts, Field(alias="out")]
     shape: Wholes
     in_shapes: tuple[Wholes, ...] = ()
     cast: Flag
@@ -86,6 +91,7 @@ class OpRecordPart(Part):
     bytes_read: Whole = 0
     source: Annotated[
         Text,
+        _unless_empty(),
         Field(
             description="for a cast of a model parameter: the parameter it converted, by its path "
             "in the model (fc1.weight, encoder.layer.0.attention.self.query.weight); older files "
@@ -94,6 +100,7 @@ class OpRecordPart(Part):
     ] = ""
     source_kind: Annotated[
         Text,
+        _unless_empty(),
         Field(
             description="that parameter by its module's class, e.g. Linear.weight (absent in older "
             "files)"
@@ -101,17 +108,30 @@ class OpRecordPart(Part):
     ] = ""
     module: Annotated[
         Text,
+        _unless_empty(),
         Field(description="the innermost layer whose forward dispatched it (absent: the model)"),
     ] = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        return dump(self)
 
-class CastSummaryPart(Part):
+
+def _of_both_forwards(records: tuple[OpRecord, ...]) -> tuple[OpRecord, ...]:
+    for i, record in enumerate(records):
+        if record.mode not in FORWARDS:
+            raise refuse("expected 'plain' or 'autocast'", at=f"[{i}].mode")
+    return records
+
+
+class CastSummary(Part):
     """The casts of one forward: how many, their bytes, by op and by what they converted."""
 
     count: Whole
     bytes: Annotated[Whole, Field(description="bytes of the low-precision copies written")]
     bytes_read: Whole = 0
     by_op: WholeMap = Field(default_factory=dict)
+    #: Casts of model parameters by the parameter's path ('conv1.weight': 1, …); the rest of
+    #: `count` cast activations (the input, or a tensor between layers).
     by_source: Annotated[
         WholeMap,
         Field(
@@ -119,215 +139,127 @@ class CastSummaryPart(Part):
             "conv1.weight (older files: by its class, e.g. Conv2d.weight)"
         ),
     ] = Field(default_factory=dict)
+    #: The same casts by module class and parameter ('Conv2d.weight': 2, …); empty in older
+    #: results, whose `by_source` held these labels.
     by_kind: Annotated[
         WholeMap,
+        _unless_empty(),
         Field(
             description="the same casts by the module's class and parameter, e.g. Conv2d.weight "
             "(absent in older files)"
         ),
     ] = Field(default_factory=dict)
+    #: The grad mode it was traced under: written in a result's `casts` only.
     grad_mode: Text = "no_grad"
-
-
-class OpCountPart(Part):
-    """One entry of `ops_diff`: how often an op ran in each mode."""
-
-    op: Text
-    plain: Whole
-    autocast: Whole
-    added: Annotated[int, *whole_rules(ge=None)] = 0
-
-
-#: The four top-level sections of a result that hold an OpTrace (their types, written once).
-OpsSection = Annotated[
-    tuple[OpRecordPart, ...], Field(description="the aten ops of one forward per mode")
-]
-OpsDiffSection = tuple[OpCountPart, ...]
-CastsByGradMode = dict[str, CastSummaryPart]
-
-
-class OpTracePart(Part):
-    """An OpTrace's sections on their own (the result document holds the same keys)."""
-
-    ops: OpsSection
-    casts: CastSummaryPart
-    ops_diff: OpsDiffSection = ()
-    casts_by_grad_mode: CastsByGradMode = Field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class OpRecord:
-    """One dispatched aten op: its dtypes and shapes, and whether it was a dtype cast."""
-
-    mode: str
-    op: str
-    in_dtypes: tuple[str, ...]
-    out_dtypes: tuple[str, ...]
-    shape: tuple[int, ...]
-    in_shapes: tuple[tuple[int, ...], ...] = ()
-    cast: bool = False
-    bytes: int = 0
-    bytes_read: int = 0
-    source: str = ""  # a cast of a model parameter: its path, 'conv1.weight', 'gru.weight_hh_l0'
-    module: str = ""  # the innermost layer running when it was dispatched ('' for the model)
-    source_kind: str = ""  # that parameter by its module's class: 'Conv2d.weight'
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> OpRecordPart:
-        extra: dict[str, Any] = {"source": self.source} if self.source else {}
-        if self.source_kind:
-            extra["source_kind"] = self.source_kind
-        if self.module:
-            extra["module"] = self.module
-        return build(
-            OpRecordPart,
-            mode=self.mode,
-            op=self.op,
-            in_dtypes=self.in_dtypes,
-            out_dtypes=self.out_dtypes,
-            shape=self.shape,
-            in_shapes=self.in_shapes,
-            cast=self.cast,
-            bytes=self.bytes,
-            bytes_read=self.bytes_read,
-            **extra,
-        )
-
-    @classmethod
-    def from_part(cls, part: OpRecordPart) -> OpRecord:
-        return cls(**{name: getattr(part, name) for name in OpRecordPart.model_fields})
-
-
-@dataclass(frozen=True)
-class CastSummary:
-    """How many dtype casts one forward dispatched, the bytes they wrote/read, by op name."""
-
-    count: int
-    bytes: int
-    bytes_read: int
-    by_op: dict[str, int] = field(default_factory=dict)
-    #: Casts of model parameters by the parameter's path ('conv1.weight': 1, …); the rest of
-    #: `count` cast activations (the input, or a tensor between layers).
-    by_source: dict[str, int] = field(default_factory=dict)
-    #: The same casts by module class and parameter ('Conv2d.weight': 2, …); empty in older
-    #: results, whose `by_source` held these labels.
-    by_kind: dict[str, int] = field(default_factory=dict)
 
     @property
     def parameter_casts(self) -> int:
         return sum(self.by_source.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
+        return dump(self)
 
-    def to_part(self, **grad_mode: str) -> CastSummaryPart:
-        return build(
-            CastSummaryPart,
-            count=self.count,
-            bytes=self.bytes,
-            bytes_read=self.bytes_read,
-            by_op=dict(self.by_op),
-            by_source=dict(self.by_source),
-            **({"by_kind": dict(self.by_kind)} if self.by_kind else {}),
-            **grad_mode,
-        )
 
+class OpCount(Part):
+    """One entry of `ops_diff`: how often an op ran in each mode."""
+
+    op: Text
+    plain: Whole
+    autocast: Whole
+    #: Calls autocast added (negative: calls it removed): computed when not given.
+    added: Annotated[int, *whole_rules(ge=None)] = 0
+
+    @model_validator(mode="before")
     @classmethod
-    def from_part(cls, part: CastSummaryPart) -> CastSummary:
-        return cls(
-            part.count, part.bytes, part.bytes_read, part.by_op, part.by_source, part.by_kind
-        )
-
-
-@dataclass(frozen=True)
-class OpCount:
-    """One row of the side-by-side view: how often an op ran in each mode."""
-
-    op: str
-    plain: int
-    autocast: int
-
-    @property
-    def added(self) -> int:
-        """Calls autocast added (negative: calls it removed)."""
-        return self.autocast - self.plain
+    def _added_from_counts(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "added" not in data:
+            plain, autocast = data.get("plain"), data.get("autocast")
+            if isinstance(plain, int) and isinstance(autocast, int):
+                data = {**data, "added": autocast - plain}
+        return data
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> OpCountPart:
-        return build(
-            OpCountPart, op=self.op, plain=self.plain, autocast=self.autocast, added=self.added
-        )
+        return dump(self)
 
 
-@dataclass(frozen=True)
-class OpTrace:
-    """The ops of one plain and one autocast forward, and the casts autocast added.
+#: The four top-level sections of a result that hold an OpTrace (their types, written once).
+OpsSection = Annotated[
+    tuple[OpRecord, ...],
+    AfterValidator(_of_both_forwards),
+    Field(description="the aten ops of one forward per mode"),
+]
+OpsDiffSection = tuple[OpCount, ...]
+CastsByGradMode = dict[str, CastSummary]
+
+
+class OpTrace(Part):
+    """The ops of one plain and one autocast forward, and the casts autocast added: the four
+    sections a result document holds at its top (JSON_KEYS).
 
     `casts_by_grad_mode` holds the autocast forward's casts seen under each grad mode (the
     visibility check described in the module docstring); `casts` is the one under `grad_mode`.
     """
 
-    grad_mode: str
-    plain: tuple[OpRecord, ...]
-    autocast: tuple[OpRecord, ...]
+    ops: OpsSection
     casts: CastSummary
-    counts: tuple[OpCount, ...]
-    casts_by_grad_mode: dict[str, CastSummary] = field(default_factory=dict)
-    #: Mode → layer name → the dtype the layer returned in the traced forward (not saved: a
-    #: fused kernel can run differently under the tracer, see `trace_forward`).
-    layer_outputs: dict[str, dict[str, str]] = field(default_factory=dict, compare=False)
+    ops_diff: OpsDiffSection = ()
+    casts_by_grad_mode: CastsByGradMode = Field(default_factory=dict)
+    #: Mode → layer name → the dtype the layer returned in the traced forward (neither written
+    #: nor compared: a fused kernel can run differently under the tracer, see `trace_forward`).
+    layer_outputs: Annotated[
+        dict[str, dict[str, str]], SkipJsonSchema(), Field(exclude=True, repr=False)
+    ] = Field(default_factory=dict)
+
+    #: Top-level keys of the result JSON that hold an OpTrace.
+    JSON_KEYS: ClassVar[tuple[str, ...]] = ("ops", "casts", "ops_diff", "casts_by_grad_mode")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OpTrace):
+            return NotImplemented
+        return self.sections() == other.sections()
+
+    @property
+    def grad_mode(self) -> str:
+        return self.casts.grad_mode
+
+    @property
+    def plain(self) -> tuple[OpRecord, ...]:
+        return tuple(r for r in self.ops if r.mode == "plain")
+
+    @property
+    def autocast(self) -> tuple[OpRecord, ...]:
+        return tuple(r for r in self.ops if r.mode == "autocast")
+
+    @property
+    def records(self) -> tuple[OpRecord, ...]:
+        return self.ops
+
+    @property
+    def counts(self) -> tuple[OpCount, ...]:
+        return self.ops_diff
 
     @property
     def added(self) -> tuple[OpCount, ...]:
         """Ops autocast dispatched more often than the plain forward ("what autocast added")."""
         return tuple(c for c in self.counts if c.added > 0)
 
-    @property
-    def records(self) -> tuple[OpRecord, ...]:
-        return self.plain + self.autocast
-
-    #: Top-level keys of the result JSON that hold an OpTrace.
-    JSON_KEYS = ("ops", "casts", "ops_diff", "casts_by_grad_mode")
-
     def to_dict(self) -> dict[str, Any]:
         """The result JSON's sections: `ops`, `casts` (autocast forward), `ops_diff`, …"""
-        return dump(self.to_part())
-
-    def to_part(self) -> OpTracePart:
-        return build(OpTracePart, **self.sections())
+        return dump(self)
 
     def sections(self) -> dict[str, Any]:
-        """The four sections as parts, by key (the result document holds them at its top)."""
-        return {
-            "ops": tuple(r.to_part() for r in self.records),
-            "casts": self.casts.to_part(grad_mode=self.grad_mode),
-            "ops_diff": tuple(c.to_part() for c in self.counts),
-            "casts_by_grad_mode": {m: c.to_part() for m, c in self.casts_by_grad_mode.items()},
-        }
+        """The four sections by key (the result document holds them at its top)."""
+        return {key: getattr(self, key) for key in self.JSON_KEYS}
 
     @classmethod
     def from_dict(cls, data: Any) -> OpTrace:
         """Inverse of to_dict (DocumentFormatError naming the first bad field)."""
-        return cls.from_part(read(OpTracePart, data))
+        return read(cls, data)
 
     @classmethod
-    def from_part(cls, part: Any) -> OpTrace:
-        """From any part holding the four sections (OpTracePart, the result document)."""
-        records = [OpRecord.from_part(r) for r in part.ops]
-        return cls(
-            grad_mode=part.casts.grad_mode,
-            plain=tuple(r for r in records if r.mode == "plain"),
-            autocast=tuple(r for r in records if r.mode == "autocast"),
-            casts=CastSummary.from_part(part.casts),
-            counts=tuple(OpCount(c.op, c.plain, c.autocast) for c in part.ops_diff),
-            casts_by_grad_mode={
-                m: CastSummary.from_part(c) for m, c in part.casts_by_grad_mode.items()
-            },
-        )
+    def from_sections(cls, part: Any) -> OpTrace:
+        """From any part holding the four sections (the result document)."""
+        return cls(**{key: getattr(part, key) for key in cls.JSON_KEYS})
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -583,11 +515,9 @@ def trace_model(
                 check()
                 by_mode[other] = cast_summary(trace_forward(model, x, autocast_dtype, other))
     return OpTrace(
-        grad_mode=grad_mode,
-        plain=plain,
-        autocast=auto,
-        casts=casts,
-        counts=op_counts(plain, auto),
+        ops=plain + auto,
+        casts=casts.model_copy(update={"grad_mode": grad_mode}),
+        ops_diff=op_counts(plain, auto),
         casts_by_grad_mode=by_mode,
         layer_outputs=outputs,
     )

@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from autocast_explorer.core.documents.field_types import NonNegative, Text, Whole, WholeMap, refuse
+from autocast_explorer.core.documents.held import Carried, DerivingPart, derive, write_always
 from autocast_explorer.core.documents.model import Part, dump, read
-from autocast_explorer.core.documents.model import build as build_part
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.certainty import (
-    IntervalPart,
     TimingEvidence,
     judge,
     speedup_figure,
@@ -41,7 +40,7 @@ from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_text
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats, measure_paired
+from autocast_explorer.core.experiment.timing import LatencyStats, measure_paired
 from autocast_explorer.core.numerics.optrace import (
     CastSummary,
     OpTracer,
@@ -57,47 +56,9 @@ LABELS: dict[str, str] = {"per_call": "per-call", "hoisted": "hoisted", "pre_cas
 EXTRAS_KEY = "placements"
 
 
-class PlacementPart(Part):
-    median_ms: Annotated[NonNegative, Field(description="equals latency.median_ms")]
-    casts_per_forward: Whole
-    cast_bytes: Whole
-    one_time_casts: Whole
-    one_time_cast_bytes: Whole
-    cast_ops: WholeMap
-    cast_sources: Annotated[
-        WholeMap,
-        Field(
-            description="per-forward casts of model parameters, by module class and parameter "
-            "(Linear.weight)"
-        ),
-    ] = Field(default_factory=dict)
-    latency: LatencyPart
-    speedup_interval: IntervalPart | None = Field(
-        default=None,
-        description="float32 ÷ this placement, paired by round (null: older files)",
-    )
-
-    @model_validator(mode="after")
-    def _one_median(self) -> PlacementPart:
-        if self.median_ms != self.latency.median_ms:
-            raise refuse("differs from latency.median_ms", at="median_ms")
-        return self
-
-
-class PlacementsPart(Part):
-    """run --placements: where autocast is entered (the result's `placements`)."""
-
-    dtype: Text
-    per_call: PlacementPart
-    hoisted: PlacementPart
-    pre_cast: PlacementPart
-    float32: LatencyPart
-    explanation: Text
-
-
-@dataclass(frozen=True)
-class PlacementStats:
-    """One placement: its latency and the casts observed in a steady-state forward.
+class PlacementStats(DerivingPart):
+    """One placement: its latency and the casts observed in a steady-state forward (one of
+    the result's `placements`, under its name).
 
     `casts_per_forward` / `cast_bytes` count what every forward pays once the loop runs;
     `one_time_casts` / `one_time_cast_bytes` what is paid once (hoisted's first forward in
@@ -105,68 +66,77 @@ class PlacementStats:
     casts write, as in the run result's `casts.bytes` (core.optrace).
     """
 
-    name: str
-    latency: LatencyStats
-    casts_per_forward: int
-    cast_bytes: int
-    one_time_casts: int
-    one_time_cast_bytes: int
-    cast_ops: dict[str, int] = field(default_factory=dict, compare=False)
+    schema_name: ClassVar[str] = "placement"
+    derived_keys: ClassVar[tuple[str, ...]] = ("median_ms",)
+
+    #: per_call, hoisted or pre_cast: the key the file holds it under.
+    name: Annotated[str, Carried(), SkipJsonSchema()] = Field(default="", exclude=True)
+    median_ms: Annotated[NonNegative, Field(description="equals latency.median_ms")] = 0.0
+    casts_per_forward: Whole
+    cast_bytes: Whole
+    one_time_casts: Whole
+    one_time_cast_bytes: Whole
+    cast_ops: WholeMap
     #: Per-forward casts of model parameters by what they convert ('Conv2d.weight': 2, …).
-    cast_sources: dict[str, int] = field(default_factory=dict, compare=False)
+    cast_sources: Annotated[
+        WholeMap,
+        Field(
+            description="per-forward casts of model parameters, by module class and parameter "
+            "(Linear.weight)"
+        ),
+    ] = Field(default_factory=dict)
+    latency: LatencyStats
     #: float32 ÷ this placement over the rounds both kept: the speedup's 95% interval.
-    interval: SpeedupInterval | None = None
+    interval: Annotated[
+        SpeedupInterval | None,
+        Field(
+            alias="speedup_interval",
+            description="float32 ÷ this placement, paired by round (null: older files)",
+        ),
+    ] = None
+
+    @model_validator(mode="after")
+    def _one_median(self) -> PlacementStats:
+        self.require_in_files()
+        if "median_ms" in self.model_fields_set and self.median_ms != self.latency.median_ms:
+            raise refuse("differs from latency.median_ms", at="median_ms")
+        derive(self, median_ms=self.latency.median_ms)
+        write_always(self, "cast_sources", "interval")
+        return self
 
     @property
     def label(self) -> str:
         return LABELS[self.name]
 
-    @property
-    def median_ms(self) -> float:
-        return self.latency.median_ms
-
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> PlacementPart:
-        return build_part(
-            PlacementPart,
-            median_ms=self.latency.median_ms,
-            casts_per_forward=self.casts_per_forward,
-            cast_bytes=self.cast_bytes,
-            one_time_casts=self.one_time_casts,
-            one_time_cast_bytes=self.one_time_cast_bytes,
-            cast_ops=dict(self.cast_ops),
-            cast_sources=dict(self.cast_sources),
-            latency=self.latency.to_part(),
-            speedup_interval=IntervalPart.of(self.interval),
-        )
-
-    @classmethod
-    def from_part(cls, name: str, part: PlacementPart) -> PlacementStats:
-        return cls(
-            name=name,
-            latency=LatencyStats.from_part(part.latency),
-            casts_per_forward=part.casts_per_forward,
-            cast_bytes=part.cast_bytes,
-            one_time_casts=part.one_time_casts,
-            one_time_cast_bytes=part.one_time_cast_bytes,
-            cast_ops=part.cast_ops,
-            cast_sources=part.cast_sources,
-            interval=None if part.speedup_interval is None else part.speedup_interval.interval(),
-        )
+        return dump(self)
 
 
-@dataclass(frozen=True)
-class PlacementReport:
-    """The three placements and float32, measured side by side, with the sentence to show."""
+class PlacementReport(Part):
+    """The three placements and float32, measured side by side, with the sentence to show
+    (run --placements: where autocast is entered; the result's `placements`)."""
 
-    dtype: str
-    float32: LatencyStats
+    schema_name: ClassVar[str] = "placements"
+
+    dtype: Text
     per_call: PlacementStats
     hoisted: PlacementStats
     pre_cast: PlacementStats
-    explanation: str
+    float32: LatencyStats
+    explanation: Text
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_by_key(cls, data: Any) -> Any:
+        """Each placement knows its name, the key a file holds it under."""
+        if isinstance(data, dict):
+            data = {
+                key: {**value, "name": key}
+                if key in PLACEMENTS and isinstance(value, dict)
+                else value
+                for key, value in data.items()
+            }
+        return data
 
     @property
     def modes(self) -> tuple[PlacementStats, PlacementStats, PlacementStats]:
@@ -182,27 +152,12 @@ class PlacementReport:
         return _versus(self.speedup(mode), mode.interval, "float32", alone=True)
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> PlacementsPart:
-        return build_part(
-            PlacementsPart,
-            dtype=self.dtype,
-            **{mode.name: mode.to_part() for mode in self.modes},
-            float32=self.float32.to_part(),
-            explanation=self.explanation,
-        )
+        return dump(self)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = EXTRAS_KEY) -> PlacementReport:
         """Strict: every placement must be present and well typed (DocumentFormatError)."""
-        part = read(PlacementsPart, data, at=path)
-        return cls(
-            dtype=part.dtype,
-            float32=LatencyStats.from_part(part.float32),
-            explanation=part.explanation,
-            **{name: PlacementStats.from_part(name, getattr(part, name)) for name in PLACEMENTS},
-        )
+        return read(cls, data, at=path)
 
 
 def format_bytes(count: float) -> str:
@@ -222,7 +177,7 @@ def casts_text(count: int) -> str:
 
 
 def _evidence(interval: SpeedupInterval | None) -> TimingEvidence | None:
-    return None if interval is None else TimingEvidence(interval)
+    return None if interval is None else TimingEvidence(interval=interval)
 
 
 def _versus(
@@ -378,15 +333,15 @@ def _placement_stats(
     name: str, latency: LatencyStats, casts: _Casts, interval: SpeedupInterval | None
 ) -> PlacementStats:
     return PlacementStats(
-        name,
-        latency,
-        casts.steady.count,
-        casts.steady.bytes,
-        casts.once_count,
-        casts.once_bytes,
-        casts.steady.by_op,
-        casts.steady.by_kind,
-        interval,
+        name=name,
+        latency=latency,
+        casts_per_forward=casts.steady.count,
+        cast_bytes=casts.steady.bytes,
+        one_time_casts=casts.once_count,
+        one_time_cast_bytes=casts.once_bytes,
+        cast_ops=casts.steady.by_op,
+        cast_sources=casts.steady.by_kind,
+        interval=interval,
     )
 
 
@@ -448,7 +403,7 @@ class _Forwards:
 
 def attach(result: ExperimentResult, report: PlacementReport) -> ExperimentResult:
     """The result with a `placements` section in its JSON (kept in `extras`)."""
-    return dataclasses.replace(result, extras={**result.extras, EXTRAS_KEY: report.to_dict()})
+    return result.model_copy(update={EXTRAS_KEY: report.to_dict()})
 
 
 def from_result(result: ExperimentResult) -> PlacementReport | None:

@@ -1,4 +1,4 @@
-"""One measured point of a sweep: its document part, its figures and reading it back.
+"""One measured point of a sweep, as the program holds it and the sweep file writes it.
 
 A point is plain and autocast latency for one config of the sweep; its FLOPs, bytes and
 intensity follow from that config (an MLP's from its widths), so files store them only for
@@ -8,23 +8,28 @@ readers and the roofline is drawn again from the points.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, field_serializer, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from autocast_explorer.core.documents.field_types import (
+    MeasuredNonNegative,
     NonNegative,
-    NullableNonNegative,
     Omittable,
     PositiveWhole,
     PositiveWholes,
     Whole,
 )
-from autocast_explorer.core.documents.model import Part, build, dump
-from autocast_explorer.core.documents.reader import DocumentFormatError, nan_to_none
+from autocast_explorer.core.documents.held import (
+    Carried,
+    DerivingPart,
+    EmptyWhenNull,
+    derive,
+    leave_out_empty,
+)
+from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.certainty import (
-    EvidenceSection,
     SpeedCall,
     TimingEvidence,
     judge,
@@ -33,22 +38,37 @@ from autocast_explorer.core.experiment.certainty import (
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import SpeedupInterval
-from autocast_explorer.core.experiment.routes import (
-    RoutePart,
-    RouteResult,
-    routes_from_parts,
-    routes_to_parts,
-)
-from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
+from autocast_explorer.core.experiment.routes import RouteResult, routes_under
+from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.load import MachineLoad
 from autocast_explorer.core.sweeps.roofline import bytes_moved, family_bytes_moved, linear_flops
 
 
-# ---- the point's part of the sweep document (`points[…]`) -------------------------------------
-class PointLatency(EvidenceSection):
-    plain: LatencyPart
-    autocast: LatencyPart
-    speedup: NullableNonNegative
+class PointLatency(DerivingPart, TimingEvidence):
+    """A point's latency: both modes, the speedup (derived from them and the interval), and the
+    paired timing's evidence."""
+
+    derived_keys: ClassVar[tuple[str, ...]] = ("speedup",)
+
+    plain: LatencyStats
+    autocast: LatencyStats
+    speedup: MeasuredNonNegative = Field(default=None, validate_default=True)
+
+    @model_validator(mode="after")
+    def _speedup_of_modes(self) -> PointLatency:
+        self.require_in_files()
+        evidence = TimingEvidence.from_section(self)
+        figure = speedup_figure(self.plain.median_ms, self.autocast.median_ms, evidence)
+        derive(self, speedup=figure)
+        return self
+
+    @classmethod
+    def of(
+        cls, plain: LatencyStats, autocast: LatencyStats, evidence: TimingEvidence | None
+    ) -> PointLatency:
+        """Both modes' statistics with the evidence of their paired timing (None: none)."""
+        fields = evidence.to_fields() if evidence is not None else {}
+        return cls(plain=plain, autocast=autocast, **fields)
 
 
 class PerModeRate(Part):
@@ -61,52 +81,102 @@ class PerModeBytes(Part):
     autocast: Whole = 0
 
 
-class PointPart(Part):
+class SweepPoint(DerivingPart):
+    """One measured point: plain and autocast latency for one config of the sweep (one entry of
+    the sweep's `points`).
+
+    `value` is the swept value (the batch along a grid row); `value2` the grid row's width.
+    Its FLOPs, bytes moved and GFLOP/s are written for readers, derived from its config.
+    """
+
+    schema_name: ClassVar[str] = "point"
+    derived_keys: ClassVar[tuple[str, ...]] = ("gflops",)
+
     index: Whole
     value: PositiveWhole
-    width: Annotated[
-        Omittable[PositiveWhole], Field(description="grid only: the row's hidden width")
+    value2: Annotated[
+        Omittable[PositiveWhole],
+        Field(alias="width", description="grid only: the row's hidden width"),
     ] = None
     batch: PositiveWhole
     widths: Annotated[
-        Omittable[PositiveWholes],
-        Field(description="mlp points", json_schema_extra={"minItems": 2}),
-    ] = None
+        PositiveWholes,
+        Field(description="mlp points", json_schema_extra={"minItems": 2, "default": None}),
+    ] = ()
     latency: PointLatency
-    gflops: PerModeRate
+    gflops: PerModeRate = Field(default_factory=lambda: PerModeRate(plain=0, autocast=0))
     flops: Whole = 0
     bytes: PerModeBytes | None = None
     intensity: PerModeRate | None = None
-    routes: tuple[RoutePart, ...] | None = Field(
-        default=None, description="sweep --routes: the point's routes but eager"
+    #: The config's routes beyond eager, measured at this point (`sweep --routes`).
+    routes: Annotated[tuple[RouteResult, ...], EmptyWhenNull()] = Field(
+        default=None,
+        validate_default=True,
+        description="sweep --routes: the point's routes but eager",
+    )
+    #: The sweep's autocast dtype ('' until its sweep places a point read from a file).
+    dtype: Annotated[str, Carried(), SkipJsonSchema()] = Field(default="", exclude=True)
+    #: The point's full config: its family counts FLOPs and bytes (an MLP's follow from widths).
+    config: Annotated[ExperimentConfig | None, Carried(), SkipJsonSchema()] = Field(
+        default=None, exclude=True
     )
 
+    @model_validator(mode="after")
+    def _work_of_config(self) -> SweepPoint:
+        self.require_in_files()
+        if self.dtype:
+            derive(self, **self._work())
+        leave_out_empty(self, "widths", "routes")
+        return self
 
-@dataclass(frozen=True)
-class SweepPoint:
-    """One measured point: plain and autocast latency for one config of the sweep.
+    def in_sweep(self, dtype: str, config: ExperimentConfig | None) -> SweepPoint:
+        """This point read from a file, placed in its sweep: the sweep's dtype and the point's
+        planned config (None: an MLP's widths say all), its work derived from them."""
+        placed = self.model_copy(update={"dtype": dtype, "config": config})
+        return placed.model_copy(update=placed._work())
 
-    `value` is the swept value (the batch along a grid row); `value2` the grid row's width.
-    """
+    def _work(self) -> dict[str, Any]:
+        """FLOPs, bytes moved, GFLOP/s and intensity of each mode, from the config (an MLP's
+        from its widths): what the point writes for readers."""
+        if self.config is not None:
+            flops = family(self.config).flops(self.config)
+            moved = (
+                family_bytes_moved(self.config, None),
+                family_bytes_moved(self.config, self.dtype),
+            )
+        else:
+            flops = linear_flops(self.widths, self.batch)
+            moved = (
+                bytes_moved(self.widths, self.batch, None),
+                bytes_moved(self.widths, self.batch, self.dtype),
+            )
+        return {
+            "gflops": PerModeRate(
+                plain=self.plain.gflops(flops), autocast=self.autocast.gflops(flops)
+            ),
+            "flops": flops,
+            "bytes": PerModeBytes(plain=moved[0], autocast=moved[1]),
+            "intensity": PerModeRate(plain=flops / moved[0], autocast=flops / moved[1]),
+        }
 
-    index: int
-    value: int
-    value2: int | None
-    batch: int
-    widths: tuple[int, ...]
-    dtype: str
-    plain: LatencyStats
-    autocast: LatencyStats
-    #: The point's full config: its family counts FLOPs and bytes (an MLP's follow from widths).
-    config: ExperimentConfig | None = field(default=None, compare=False)
-    #: The config's routes beyond eager, measured at this point (`sweep --routes`).
-    routes: tuple[RouteResult, ...] = ()
-    #: The speedup's interval, stalled blocks, load, why timing stopped (None: older files).
-    evidence: TimingEvidence | None = None
+    @property
+    def plain(self) -> LatencyStats:
+        return self.latency.plain
+
+    @property
+    def autocast(self) -> LatencyStats:
+        return self.latency.autocast
+
+    @property
+    def evidence(self) -> TimingEvidence | None:
+        """The speedup's interval, stalled blocks, load, why timing stopped (None: older
+        files)."""
+        return TimingEvidence.from_section(self.latency)
 
     @property
     def interval(self) -> SpeedupInterval | None:
-        return self.evidence.interval if self.evidence is not None else None
+        evidence = self.evidence
+        return evidence.interval if evidence is not None else None
 
     @property
     def call(self) -> SpeedCall:
@@ -119,16 +189,10 @@ class SweepPoint:
         return self.evidence.load if self.evidence is not None else None
 
     @property
-    def flops(self) -> int:
-        if self.config is not None:
-            return family(self.config).flops(self.config)
-        return linear_flops(self.widths, self.batch)
-
-    @property
     def speedup(self) -> float:
         """The paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
         autocast was faster."""
-        return speedup_figure(self.plain.median_ms, self.autocast.median_ms, self.evidence)
+        return self.latency.speedup
 
     @property
     def told_speedup(self) -> float:
@@ -138,59 +202,45 @@ class SweepPoint:
 
     @property
     def gflops_plain(self) -> float:
-        return self.plain.gflops(self.flops)
+        return self.gflops.plain
 
     @property
     def gflops_autocast(self) -> float:
-        return self.autocast.gflops(self.flops)
+        return self.gflops.autocast
 
     @property
     def bytes_plain(self) -> int:
-        if self.config is not None:
-            return family_bytes_moved(self.config, None)
-        return bytes_moved(self.widths, self.batch, None)
+        return self.bytes.plain if self.bytes is not None else 0
 
     @property
     def bytes_autocast(self) -> int:
-        if self.config is not None:
-            return family_bytes_moved(self.config, self.dtype)
-        return bytes_moved(self.widths, self.batch, self.dtype)
+        return self.bytes.autocast if self.bytes is not None else 0
 
     @property
     def intensity_plain(self) -> float:
-        return self.flops / self.bytes_plain
+        return self.intensity.plain if self.intensity is not None else 0.0
 
     @property
     def intensity_autocast(self) -> float:
-        return self.flops / self.bytes_autocast
+        return self.intensity.autocast if self.intensity is not None else 0.0
 
-    def to_dict(self, grid: bool) -> dict[str, Any]:
-        return dump(self.to_part(grid))
+    @field_serializer("latency", mode="wrap")
+    def _verdict_written(
+        self, latency: PointLatency, write: SerializerFunctionWrapHandler
+    ) -> dict[str, Any]:
+        """The point's speed verdict beside its evidence (written, never read back)."""
+        written: dict[str, Any] = write(latency.model_copy(update={"verdict": self.call.verdict()}))
+        return written
 
-    def to_part(self, grid: bool) -> PointPart:
-        return build(
-            PointPart,
-            index=self.index,
-            value=self.value,
-            **({"width": self.value2} if grid else {}),
-            batch=self.batch,
-            **({"widths": self.widths} if self.widths else {}),
-            latency=build(
-                PointLatency,
-                plain=self.plain.to_part(),
-                autocast=self.autocast.to_part(),
-                speedup=nan_to_none(self.speedup),
-                **(self.evidence.to_fields() if self.evidence is not None else {}),
-                verdict=self.call.to_part(),
-            ),
-            gflops=build(PerModeRate, plain=self.gflops_plain, autocast=self.gflops_autocast),
-            flops=self.flops,
-            bytes=build(PerModeBytes, plain=self.bytes_plain, autocast=self.bytes_autocast),
-            intensity=build(
-                PerModeRate, plain=self.intensity_plain, autocast=self.intensity_autocast
-            ),
-            **({"routes": routes_to_parts(self.routes, self._load())} if self.routes else {}),
-        )
+    @field_serializer("routes", mode="wrap")
+    def _routes_written(
+        self, routes: tuple[RouteResult, ...], write: SerializerFunctionWrapHandler
+    ) -> Any:
+        """Each route with its verdict under the point's load."""
+        return write(routes_under(routes, self._load(), None))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dump(self)
 
 
 def roofline_work(points: Any) -> list[tuple[int, int, int, int, float, float]]:
@@ -208,29 +258,3 @@ def roofline_work(points: Any) -> list[tuple[int, int, int, int, float, float]]:
         for p in points
         if not p.call.too_noisy
     ]
-
-
-def point_from_part(
-    part: PointPart, i: int, grid: bool, dtype: str, config: ExperimentConfig | None
-) -> SweepPoint:
-    """One point; `config` is the point's planned config (None: an MLP file, widths say all)."""
-    config = config or ExperimentConfig()
-    widths = part.widths or ()
-    if config.model == "mlp" and len(widths) < 2:
-        problem = "missing" if part.widths is None else "needs at least 2 entries"
-        raise DocumentFormatError(f"points[{i}].widths: {problem}")
-    if grid and part.width is None:
-        raise DocumentFormatError(f"points[{i}].width: missing")
-    return SweepPoint(
-        index=part.index,
-        value=part.value,
-        value2=part.width if grid else None,
-        batch=part.batch,
-        widths=widths,
-        dtype=dtype,
-        plain=LatencyStats.from_part(part.latency.plain),
-        autocast=LatencyStats.from_part(part.latency.autocast),
-        config=config if config.model != "mlp" else None,
-        evidence=TimingEvidence.from_section(part.latency),
-        routes=routes_from_parts(part.routes),
-    )

@@ -25,10 +25,18 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from autocast_explorer.core.documents.field_types import (
     MultilineTexts,
@@ -41,11 +49,11 @@ from autocast_explorer.core.documents.field_types import (
     refuse,
     schema_tag,
 )
+from autocast_explorer.core.documents.held import DerivingPart, derive, write_always
 from autocast_explorer.core.documents.model import (
     OpenPart,
     Part,
     SchemaWhenMade,
-    build,
     dump,
     part_schema,
     read,
@@ -62,7 +70,7 @@ from autocast_explorer.core.documents.reader import (
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.result import ConfigField
-from autocast_explorer.core.hardware.cpu import Environment, EnvironmentPart
+from autocast_explorer.core.hardware.cpu import Environment
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.core.sweeps.crossover import (
     CrossingInterval,
@@ -74,7 +82,6 @@ from autocast_explorer.core.sweeps.crossover import (
 from autocast_explorer.core.sweeps.crossover import (
     crossover_sentence as crossover_sentence,  # re-exported: imported from here
 )
-from autocast_explorer.core.sweeps.points import PointPart, point_from_part
 from autocast_explorer.core.sweeps.points import (
     SweepPoint as SweepPoint,  # re-exported: imported from here
 )
@@ -82,14 +89,12 @@ from autocast_explorer.core.sweeps.points import (
     roofline_work as roofline_work,  # re-exported: imported from here
 )
 from autocast_explorer.core.sweeps.roofline import (
-    PeakEstimate,
     Roofline,
-    RooflinePart,
     build_roofline_from_work,
     flops_formula,
 )
-from autocast_explorer.core.sweeps.spec import GRID, SweepSpec, sweep_params
-from autocast_explorer.core.sweeps.verdict import HardwareVerdict, VerdictPart
+from autocast_explorer.core.sweeps.spec import GRID, PlannedPoint, SweepSpec, sweep_params
+from autocast_explorer.core.sweeps.verdict import HardwareVerdict
 
 SCHEMA = "autocast-explorer/sweep/1"
 CSV_FIELDS = (
@@ -130,7 +135,7 @@ def _param_schema() -> dict[str, Any]:
 
 def _values(value: Any) -> Any:
     """Swept values: a list of whole numbers ≥ 1 (order and repeats are the spec's to judge)."""
-    if not isinstance(value, list) or not all(is_finite_number(v) for v in value):
+    if not isinstance(value, list | tuple) or not all(is_finite_number(v) for v in value):
         raise refuse("expected a list of numbers")
     if not all(float(v).is_integer() and v >= 1 for v in value):
         raise refuse("expected whole numbers ≥ 1")
@@ -147,7 +152,7 @@ SweptValues = Annotated[tuple[int, ...], BeforeValidator(_values), WithJsonSchem
 Param = Annotated[str, BeforeValidator(_param), SchemaWhenMade(_param_schema)]
 
 
-class CrossoverRowPart(Part):
+class CrossoverRow(Part):
     """One width row of a grid's crossover: the batch values where its speedup crosses 1."""
 
     width: PositiveWhole
@@ -160,14 +165,19 @@ _CROSSOVER_SCHEMA = {
     "anyOf": [
         {"type": "null"},
         {"type": "array", "items": {"type": "number"}},
-        {"type": "array", "items": part_schema(CrossoverRowPart)},
+        {"type": "array", "items": part_schema(CrossoverRow)},
     ],
 }
 #: Checked against the points after reading (`_check_crossover`), with its own messages.
 Crossover = Annotated[Any, WithJsonSchema(_CROSSOVER_SCHEMA)]
 
 
-class CrossingPart(Part):
+class CrossingBand(Part):
+    """One crossing of `crossover_interval`: where the speedup crosses 1.0 and the band the
+    points' intervals allow (crossover.CrossingInterval, written for readers)."""
+
+    schema_name: ClassVar[str] = "crossing"
+
     value: Number
     low: Annotated[
         NullableNumber, Field(description="null: open to the start of the range swept")
@@ -175,52 +185,6 @@ class CrossingPart(Part):
     high: Annotated[
         NullableNumber, Field(description="null: open to the end of the range swept")
     ] = None
-
-
-class SweepPart(OpenPart):
-    """float32 vs autocast over many batch sizes or hidden widths (or a batch × width grid)."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "if": {"properties": {"param": {"const": GRID}}},
-            "then": {
-                "required": ["width_values"],
-                "properties": {"points": {"items": {"required": ["width"]}}},
-            },
-        }
-    )
-
-    schema_: Annotated[str, schema_tag(SCHEMA)] = Field(alias="schema")
-    created: Text = ""
-    config: ConfigField
-    environment: EnvironmentPart
-    param: Param
-    values: SweptValues
-    width_values: Omittable[SweptValues] = None
-    points: tuple[PointPart, ...]
-    crossover: Crossover
-    crossover_sentence: Text = ""
-    crossover_interval: tuple[CrossingPart, ...] | None = Field(
-        default=None,
-        description="1-D sweeps whose points have intervals: each crossing with where the "
-        "points' 95% interval edges cross 1.0 (derived again from the points on reading)",
-    )
-    verdict: VerdictPart
-    roofline: RooflinePart
-    warnings: MultilineTexts = ()
-
-
-def sweep_schema() -> dict[str, Any]:
-    """The published schema of the sweep document (tools/write_schemas.py writes it)."""
-    return schema(
-        SweepPart,
-        SCHEMA,
-        "Autocast Explorer sweep",
-        "float32 vs autocast over many batch sizes or hidden widths (or a batch × width grid): "
-        "written by `autocast-explorer sweep --json` and the window's Sweeps tab. `values` are "
-        "increasing; `points` hold one point per value (per width row in a grid), in order.",
-        defs={"config": config_schema(closed=False)},
-    )
 
 
 @dataclass(frozen=True)
@@ -241,51 +205,143 @@ def _crossing_bands(points: Sequence[SweepPoint]) -> list[CrossingInterval]:
     )
 
 
-@dataclass(frozen=True)
-class SweepResult:
-    """A whole sweep: base config, points in measuring order, verdict and roofline."""
+class SweepResult(DerivingPart, OpenPart):
+    """A whole sweep: base config, points in measuring order, verdict and roofline (float32 vs
+    autocast over many batch sizes or hidden widths, or a batch × width grid).
+
+    What follows from the points (the crossover and its sentence and bands, each point's work,
+    the roofline's points) is derived again whether the program or a file gave it; a file's
+    crossover must match its points, and its points the values swept (catches edited files).
+    """
 
     #: The document kind: it leads refusals and names fallback files ("sweep-….json").
     KIND: ClassVar[str] = "sweep"
+    schema_name: ClassVar[str] = "sweep"
+    derived_keys: ClassVar[tuple[str, ...]] = ("crossover",)
 
-    config: ExperimentConfig
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"param": {"const": GRID}}},
+            "then": {
+                "required": ["width_values"],
+                "properties": {"points": {"items": {"required": ["width"]}}},
+            },
+        }
+    )
+
+    schema_: Annotated[str, schema_tag(SCHEMA), Field(alias="schema")]
+    created: Text = ""
+    config: ConfigField
     environment: Environment
-    spec: SweepSpec
+    #: 'batch', 'width' or 'batch,width' (a grid: batch along a row, one row per width).
+    param: Param
+    #: The swept values (for a grid: the batch values along each row).
+    values: SweptValues
+    width_values: Omittable[SweptValues] = None
     points: tuple[SweepPoint, ...]
+    #: 1-D: every value where the speedup crosses 1.0, None when it never does; a grid: one
+    #: {width, values} per row, None when no row crosses.
+    crossover: Crossover = None
+    #: The crossover in words (1-D), or one clause per row (grid).
+    crossover_sentence: Text = ""
+    crossover_interval: tuple[CrossingBand, ...] | None = Field(
+        default=None,
+        description="1-D sweeps whose points have intervals: each crossing with where the "
+        "points' 95% interval edges cross 1.0 (derived again from the points on reading)",
+    )
     verdict: HardwareVerdict
     roofline: Roofline
-    warnings: tuple[str, ...] = ()
-    created: str = ""
-    extras: dict[str, Any] = field(default_factory=dict, compare=False)
+    warnings: MultilineTexts = ()
+    _spec: SweepSpec = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SweepResult:
+        self.require_in_files()
+        self._spec = self._swept()
+        try:
+            plan = self._spec.plan(self.config)
+        except ConfigError as exc:
+            raise refuse(str(exc), at="values") from None
+        derive(self, points=self._placed(plan))
+        derive(self, roofline=self._roofline_again())
+        found = self._crossover_json()
+        if "crossover" in self.model_fields_set:
+            self._check_stored_crossover(found)
+        derive(self, crossover=found, crossover_sentence=self._sentence())
+        self._crossover_interval_field()
+        write_always(self, "created", "warnings")
+        return self
+
+    def _swept(self) -> SweepSpec:
+        """The spec the values describe (refused: unordered or repeated values)."""
+        grid = self.param == GRID
+        if grid and self.width_values is None:
+            raise refuse("missing", at="width_values")
+        width_values = self.width_values or () if grid else ()
+        try:
+            spec = SweepSpec("batch" if grid else self.param, self.values, width_values)
+        except ConfigError as exc:
+            raise refuse(exc.rule, at="values") from None
+        if spec.values != self.values or spec.width_values != width_values:
+            raise refuse("must be increasing, without repeats", at="values")
+        return spec
+
+    def _placed(self, plan: list[PlannedPoint]) -> tuple[SweepPoint, ...]:
+        """Each point with its planned config and the sweep's dtype; one per planned value."""
+        grid, dtype = self.is_grid, self.config.dtype
+        configs = [p.config for p in plan] + [None] * max(0, len(self.points) - len(plan))
+        placed = []
+        for i, (point, planned_config) in enumerate(zip(self.points, configs, strict=False)):
+            config = planned_config or ExperimentConfig()
+            if config.model == "mlp" and len(point.widths) < 2:
+                given = "widths" in point.model_fields_set
+                raise refuse(
+                    "needs at least 2 entries" if given else "missing", at=f"points[{i}].widths"
+                )
+            if grid and point.value2 is None:
+                raise refuse("missing", at=f"points[{i}].width")
+            if not grid and point.value2 is not None:
+                point = point.model_copy(update={"value2": None})
+            placed.append(point.in_sweep(dtype, config if config.model != "mlp" else None))
+        planned = [(p.index, p.value, p.value2) for p in plan]
+        if [(p.index, p.value, p.value2) for p in placed] != planned:
+            raise refuse("do not match values (one point per value, in order)", at="points")
+        return tuple(placed)
+
+    def _roofline_again(self) -> Roofline:
+        """The roofline of the points under the peaks estimated when they were measured."""
+        return build_roofline_from_work(
+            self.config.dtype,
+            self.environment.threads,
+            roofline_work(self.points),
+            flops_formula=flops_formula(self.config),
+            peaks=tuple(self.roofline.peaks.values()),
+        )
+
+    def _crossover_interval_field(self) -> None:
+        """`crossover_interval` (1-D with intervals only): [{value, low, high}] or null."""
+        if self.is_grid or not any(p.interval is not None for p in self.points):
+            derive(self, crossover_interval=None)
+            self.model_fields_set.discard("crossover_interval")
+            return
+        found = tuple(
+            CrossingBand(value=c.value, low=c.low, high=c.high) for c in self.crossover_intervals
+        )
+        derive(self, crossover_interval=found or None)
 
     # ---- what the charts draw -------------------------------------------------------------
     @property
-    def param(self) -> str:
-        """'batch', 'width' or 'batch,width'."""
-        return self.spec.label
+    def spec(self) -> SweepSpec:
+        return self._spec
 
     @property
     def is_grid(self) -> bool:
-        return self.spec.is_grid
-
-    @property
-    def values(self) -> tuple[int, ...]:
-        """The swept values (for a grid: the batch values along each row)."""
-        return self.spec.values
+        return self.param == GRID
 
     @property
     def speedups(self) -> tuple[float, ...]:
         """1-D: one speedup per point, in the order of `values`."""
         return tuple(p.speedup for p in self.points)
-
-    @property
-    def crossover(self) -> tuple[float, ...] | None:
-        """1-D: every value where the speedup crosses 1.0, None when it never does. Only the
-        points whose call could tell count (SweepPoint.told_speedup)."""
-        if self.is_grid:
-            raise ValueError("a grid has one crossover per row: use grid_rows")
-        found = crossovers(self.values, [p.told_speedup for p in self.points])
-        return tuple(found) if found else None
 
     def row(self, width: int) -> tuple[SweepPoint, ...]:
         """Grid: the points of one width, in batch order."""
@@ -312,9 +368,7 @@ class SweepResult:
                 matrix[row[p.value2]][col[p.value]] = p.speedup
         return matrix
 
-    @property
-    def crossover_sentence(self) -> str:
-        """The crossover in words (1-D), or one clause per row (grid)."""
+    def _sentence(self) -> str:
         if self.is_grid:
             parts = []
             for r in self.grid_rows:
@@ -345,63 +399,50 @@ class SweepResult:
             return []
         return _crossing_bands(self.points)
 
-    def _crossover_interval_fields(self) -> dict[str, Any]:
-        """`crossover_interval` (1-D with intervals only): [{value, low, high}] or null."""
-        if self.is_grid or not any(p.interval is not None for p in self.points):
-            return {}
-        found = tuple(
-            build(CrossingPart, value=c.value, low=c.low, high=c.high)
-            for c in self.crossover_intervals
-        )
-        return {"crossover_interval": found or None}
-
-    # ---- JSON ---------------------------------------------------------------------------
     def _crossover_json(self) -> Any:
+        """Only the points whose call could tell count (SweepPoint.told_speedup)."""
         if not self.is_grid:
-            found = self.crossover
-            return list(found) if found else None
+            found = crossovers(self.values, [p.told_speedup for p in self.points])
+            return tuple(found) if found else None
         rows = self.grid_rows
         if not any(r.crossovers for r in rows):
             return None
-        return [{"width": r.width, "values": list(r.crossovers) or None} for r in rows]
+        return tuple({"width": r.width, "values": r.crossovers or None} for r in rows)
+
+    # ---- JSON ---------------------------------------------------------------------------
+    @property
+    def extras(self) -> dict[str, Any]:
+        """Top-level sections other tools added (kept as they were read, written back)."""
+        return dict(self.model_extra or {})
 
     def _legacy_crossover_json(self) -> Any:
         """What files written before points that cannot tell were left out stored: the
         crossings of every point's speedup."""
         if not self.is_grid:
-            return crossovers(self.values, self.speedups) or None
+            found = crossovers(self.values, self.speedups)
+            return tuple(found) if found else None
         rows = [
-            (w, crossovers([p.value for p in pts], [p.speedup for p in pts]))
+            (w, tuple(crossovers([p.value for p in pts], [p.speedup for p in pts])))
             for w in self.spec.width_values
             for pts in [self.row(w)]
         ]
         if not any(found for _w, found in rows):
             return None
-        return [{"width": w, "values": found or None} for w, found in rows]
+        return tuple({"width": w, "values": found or None} for w, found in rows)
+
+    def _check_stored_crossover(self, found: Any) -> None:
+        """A file's crossover must be what its points give (catches edited files): today's
+        rule, or for a file written before it, the crossings of every point."""
+        try:
+            _check_crossover(self.crossover, found, self.is_grid)
+        except PydanticCustomError:
+            legacy = self._legacy_crossover_json()
+            if legacy == found:
+                raise
+            _check_crossover(self.crossover, legacy, self.is_grid)
 
     def to_dict(self) -> dict[str, Any]:
-        data = dump(self.to_part())
-        data.update(self.extras)
-        return data
-
-    def to_part(self) -> SweepPart:
-        return build(
-            SweepPart,
-            schema=SCHEMA,
-            created=self.created,
-            config=self.config.to_dict(),
-            environment=self.environment.to_part(),
-            param=self.param,
-            values=self.spec.values,
-            **({"width_values": self.spec.width_values} if self.is_grid else {}),
-            points=tuple(p.to_part(self.is_grid) for p in self.points),
-            crossover=self._crossover_json(),
-            crossover_sentence=self.crossover_sentence,
-            **self._crossover_interval_fields(),
-            verdict=self.verdict.to_part(),
-            roofline=self.roofline.to_part(),
-            warnings=self.warnings,
-        )
+        return dump(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(finite_or_null(self.to_dict()), indent=indent, allow_nan=False)
@@ -409,57 +450,7 @@ class SweepResult:
     @classmethod
     def from_dict(cls, data: Any) -> SweepResult:
         """Strict: raises DocumentFormatError naming `sweep` and the first bad field."""
-        part = read(SweepPart, data, cls.KIND)
-        with document_kind(cls.KIND):
-            return cls.from_part(part)
-
-    @classmethod
-    def from_part(cls, part: SweepPart) -> SweepResult:
-        """The rules a schema cannot state: values increasing, one point per planned value in
-        order, and a crossover that matches the points (catches edited files)."""
-        config, grid = part.config, part.param == GRID
-        if grid and part.width_values is None:
-            raise DocumentFormatError("width_values: missing")
-        width_values = part.width_values or () if grid else ()
-        try:
-            spec = SweepSpec("batch" if grid else part.param, part.values, width_values)
-        except ConfigError as exc:
-            raise DocumentFormatError(f"values: {exc.rule}") from None
-        if spec.values != part.values or spec.width_values != width_values:
-            raise DocumentFormatError("values: must be increasing, without repeats")
-        try:
-            plan = spec.plan(config)
-        except ConfigError as exc:
-            raise DocumentFormatError(f"values: {exc}") from None
-        planned = [(p.index, p.value, p.value2) for p in plan]
-        configs = [p.config for p in plan] + [None] * max(0, len(part.points) - len(plan))
-        points = tuple(
-            point_from_part(p, i, grid, config.dtype, c)
-            for i, (p, c) in enumerate(zip(part.points, configs, strict=False))
-        )
-        if [(p.index, p.value, p.value2) for p in points] != planned:
-            raise DocumentFormatError("points: do not match values (one point per value, in order)")
-        environment = Environment.from_part(part.environment)
-        roofline = build_roofline_from_work(
-            config.dtype,
-            environment.threads,
-            roofline_work(points),
-            flops_formula=flops_formula(config),
-            peaks=tuple(PeakEstimate.from_part(p) for p in part.roofline.peaks.values()),
-        )
-        result = cls(
-            config=config,
-            environment=environment,
-            spec=spec,
-            points=points,
-            verdict=HardwareVerdict.from_part(part.verdict),
-            roofline=roofline,
-            warnings=part.warnings,
-            created=part.created,
-            extras=dict(part.model_extra or {}),
-        )
-        _check_crossover(part.crossover, result)
-        return result
+        return read(cls, data, cls.KIND)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> SweepResult:
@@ -499,48 +490,51 @@ class SweepResult:
         return buffer.getvalue()
 
 
-def _check_crossover(stored: Any, result: SweepResult) -> None:
-    """The document's crossover must be what its points give (catches edited files): today's
-    rule, or for a file written before it, the crossings of every point."""
-    try:
-        _check_crossover_is(stored, result._crossover_json(), result.is_grid)
-    except DocumentFormatError:
-        legacy = result._legacy_crossover_json()
-        if legacy == result._crossover_json():
-            raise
-        _check_crossover_is(stored, legacy, result.is_grid)
+def sweep_schema() -> dict[str, Any]:
+    """The published schema of the sweep document (tools/write_schemas.py writes it)."""
+    return schema(
+        SweepResult,
+        SCHEMA,
+        "Autocast Explorer sweep",
+        "float32 vs autocast over many batch sizes or hidden widths (or a batch × width grid): "
+        "written by `autocast-explorer sweep --json` and the window's Sweeps tab. `values` are "
+        "increasing; `points` hold one point per value (per width row in a grid), in order.",
+        defs={"config": config_schema(closed=False)},
+    )
 
 
-def _check_crossover_is(stored: Any, expected: Any, grid: bool) -> None:
+def _check_crossover(stored: Any, expected: Any, grid: bool) -> None:
+    """A file's crossover must be what its points give (catches edited files)."""
     if (stored is None) != (expected is None):
-        raise DocumentFormatError("crossover: does not match the points")
+        raise refuse("does not match the points", at="crossover")
     if stored is None:
         return
     if not grid:
         if not isinstance(stored, list) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in stored
         ):
-            raise DocumentFormatError("crossover: expected null or a list of numbers")
-        if len(stored) != len(expected) or any(
-            not math.isclose(a, b, rel_tol=1e-6) for a, b in zip(stored, expected, strict=True)
-        ):
-            raise DocumentFormatError("crossover: does not match the points")
+            raise refuse("expected null or a list of numbers", at="crossover")
+        if not _close(stored, expected):
+            raise refuse("does not match the points", at="crossover")
         return
     if not isinstance(stored, list) or len(stored) != len(expected):
-        raise DocumentFormatError("crossover: expected one entry per width")
+        raise refuse("expected one entry per width", at="crossover")
     for i, (got, want) in enumerate(zip(stored, expected, strict=True)):
-        row = read(CrossoverRowPart, got, at=f"crossover[{i}]")
+        try:
+            row = read(CrossoverRow, got, at=f"crossover[{i}]")
+        except DocumentFormatError as exc:
+            at, _, problem = exc.detail.partition(": ")
+            raise refuse(problem, at=at) from None
         if row.width != want["width"]:
-            raise DocumentFormatError(f"crossover[{i}].width: does not match width_values")
-        values = row.values
-        if (values is None) != (want["values"] is None) or (
-            values is not None
-            and (
-                len(values) != len(want["values"])
-                or any(
-                    not math.isclose(a, b, rel_tol=1e-6)
-                    for a, b in zip(values, want["values"], strict=True)
-                )
-            )
+            raise refuse("does not match width_values", at=f"crossover[{i}].width")
+        values, wanted = row.values, want["values"]
+        if (values is None) != (wanted is None) or (
+            values is not None and wanted is not None and not _close(values, wanted)
         ):
-            raise DocumentFormatError(f"crossover[{i}].values: does not match the points")
+            raise refuse("does not match the points", at=f"crossover[{i}].values")
+
+
+def _close(got: Sequence[float], want: Sequence[float]) -> bool:
+    return len(got) == len(want) and all(
+        math.isclose(a, b, rel_tol=1e-6) for a, b in zip(got, want, strict=True)
+    )

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import WithJsonSchema
+from pydantic import WithJsonSchema, model_validator
 
 from autocast_explorer.core.documents.field_types import (
     Flag,
@@ -27,7 +26,8 @@ from autocast_explorer.core.documents.field_types import (
     Text,
     Whole,
 )
-from autocast_explorer.core.documents.model import Part, build, dump, read
+from autocast_explorer.core.documents.held import derive, write_always
+from autocast_explorer.core.documents.model import Part, dump, read
 from autocast_explorer.core.experiment.config import (
     ExperimentConfig,
     flops_per_forward,
@@ -49,8 +49,11 @@ PEAK_FORMULA = "peak = cores × GHz × SIMD lanes × FMA units × 2"
 ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
-class PeakPart(Part):
-    """An estimated compute ceiling for one dtype and every input that went into it."""
+class PeakEstimate(Part):
+    """An estimated compute ceiling for one dtype, with every input that went into it (the
+    formula is written for readers, derived from the inputs)."""
+
+    schema_name: ClassVar[str] = "peak"
 
     dtype: Text
     gflops: NonNegative
@@ -65,8 +68,32 @@ class PeakPart(Part):
     formula: Text = ""
     estimate: Flag = True
 
+    @model_validator(mode="after")
+    def _formula_of_inputs(self) -> PeakEstimate:
+        derive(
+            self,
+            formula=(
+                f"{self.cores} core{'s' if self.cores != 1 else ''} × {self.ghz:.2f} GHz × "
+                f"{self.lanes} lanes × "
+                f"{self.fma_units} FMA unit{'s' if self.fma_units != 1 else ''} × 2 = "
+                f"{self.gflops:,.0f} GFLOP/s (estimate)"
+            ),
+            estimate=True,
+        )
+        return self
 
-class RooflinePointPart(Part):
+    def to_dict(self) -> dict[str, Any]:
+        return dump(self)
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "peak") -> PeakEstimate:
+        """Strict reading (DocumentFormatError naming the first bad field)."""
+        return read(cls, data, at=path)
+
+
+class RooflinePoint(Part):
+    """One measured mode at one sweep point: x = FLOPs/byte (derived), y = achieved GFLOP/s."""
+
     value: PositiveWhole
     mode: Annotated[Literal["plain", "autocast"], WithJsonSchema({"enum": ["plain", "autocast"]})]
     dtype: Text
@@ -75,98 +102,35 @@ class RooflinePointPart(Part):
     flops: Whole
     bytes: Whole
 
+    @model_validator(mode="after")
+    def _intensity_of_work(self) -> RooflinePoint:
+        derive(self, intensity=self.flops / self.bytes if self.bytes else 0.0)
+        return self
 
-class RooflinePart(Part):
-    """achieved GFLOP/s against estimated peaks (labelled as an estimate)"""
+
+class Roofline(Part):
+    """Peaks (float32 and the autocast dtype, by dtype) and the measured points under them:
+    achieved GFLOP/s against estimated peaks (labelled as an estimate)."""
+
+    schema_name: ClassVar[str] = "roofline"
 
     estimate: Flag = True
     flops_formula: Text = ""
     bytes_formula: Text = ""
     peak_formula: Text = ""
-    peaks: dict[str, PeakPart]
-    points: tuple[RooflinePointPart, ...] = ()
+    peaks: dict[str, PeakEstimate]
+    points: tuple[RooflinePoint, ...] = ()
+    #: A caveat to show beside the chart (unknown clock, or a point above the estimate).
     note: Text = ""
 
-
-#: The fields of a peak that are its inputs (formula and estimate are written for readers).
-_PEAK_INPUTS = frozenset(
-    ("dtype", "gflops", "cores", "ghz", "lanes", "fma_units", "isa", "ghz_source", "native", "note")
-)
-
-
-@dataclass(frozen=True)
-class PeakEstimate:
-    """An estimated compute ceiling for one dtype, with every input that went into it."""
-
-    dtype: str
-    gflops: float
-    cores: int
-    ghz: float
-    lanes: int
-    fma_units: int
-    isa: str
-    ghz_source: str
-    native: bool
-    note: str
-
-    @property
-    def formula(self) -> str:
-        return (
-            f"{self.cores} core{'s' if self.cores != 1 else ''} × {self.ghz:.2f} GHz × "
-            f"{self.lanes} lanes × "
-            f"{self.fma_units} FMA unit{'s' if self.fma_units != 1 else ''} × 2 = "
-            f"{self.gflops:,.0f} GFLOP/s (estimate)"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> PeakPart:
-        values = {name: getattr(self, name) for name in _PEAK_INPUTS}
-        return build(PeakPart, **values, formula=self.formula, estimate=True)
-
-    @classmethod
-    def from_dict(cls, data: Any, path: str = "peak") -> PeakEstimate:
-        """Strict reading (DocumentFormatError naming the first bad field)."""
-        return cls.from_part(read(PeakPart, data, at=path))
-
-    @classmethod
-    def from_part(cls, part: PeakPart) -> PeakEstimate:
-        return cls(**{name: getattr(part, name) for name in _PEAK_INPUTS})
-
-
-@dataclass(frozen=True)
-class RooflinePoint:
-    """One measured mode at one sweep point: x = FLOPs/byte, y = achieved GFLOP/s."""
-
-    value: int
-    mode: str
-    dtype: str
-    flops: int
-    bytes: int
-    gflops: float
-
-    @property
-    def intensity(self) -> float:
-        return self.flops / self.bytes if self.bytes else 0.0
-
-    def to_part(self) -> RooflinePointPart:
-        values = {name: getattr(self, name) for name in RooflinePointPart.model_fields}
-        return build(RooflinePointPart, **values)
-
-
-@dataclass(frozen=True)
-class Roofline:
-    """Peaks (float32 and the autocast dtype) and the measured points under them."""
-
-    peaks: tuple[PeakEstimate, ...]
-    points: tuple[RooflinePoint, ...]
-    flops_formula: str = FLOPS_FORMULA
-    bytes_formula: str = BYTES_FORMULA
-    peak_formula: str = PEAK_FORMULA
+    @model_validator(mode="after")
+    def _note_of_points(self) -> Roofline:
+        derive(self, estimate=True, note=self._note())
+        write_always(self, "points")
+        return self
 
     def peak(self, dtype: str) -> PeakEstimate | None:
-        return next((p for p in self.peaks if p.dtype == dtype), None)
+        return self.peaks.get(dtype)
 
     @property
     def above_estimate(self) -> tuple[RooflinePoint, ...]:
@@ -178,10 +142,8 @@ class Roofline:
                 out.append(point)
         return tuple(out)
 
-    @property
-    def note(self) -> str:
-        """A caveat to show beside the chart (unknown clock, or a point above the estimate)."""
-        if any(p.gflops <= 0 for p in self.peaks):
+    def _note(self) -> str:
+        if any(p.gflops <= 0 for p in self.peaks.values()):
             return "the CPU clock is unknown here, so no peak could be estimated"
         over = self.above_estimate
         if not over:
@@ -197,19 +159,7 @@ class Roofline:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> RooflinePart:
-        return build(
-            RooflinePart,
-            estimate=True,
-            flops_formula=self.flops_formula,
-            bytes_formula=self.bytes_formula,
-            peak_formula=self.peak_formula,
-            peaks={p.dtype: p.to_part() for p in self.peaks},
-            points=tuple(p.to_part() for p in self.points),
-            note=self.note,
-        )
+        return dump(self)
 
 
 # ---- inputs read from the machine -------------------------------------------------------
@@ -468,9 +418,20 @@ def build_roofline_from_work(
         peaks = (estimate_peak("float32", threads), estimate_peak(dtype, threads))
     points: list[RooflinePoint] = []
     for value, flops, bytes_plain, bytes_auto, plain, auto in measured:
-        points.append(RooflinePoint(value, "plain", "float32", flops, bytes_plain, plain))
-        points.append(RooflinePoint(value, "autocast", dtype, flops, bytes_auto, auto))
-    return Roofline(peaks=peaks, points=tuple(points), flops_formula=flops_formula)
+        work = {"value": value, "flops": flops}
+        points.append(
+            RooflinePoint(**work, mode="plain", dtype="float32", bytes=bytes_plain, gflops=plain)
+        )
+        points.append(
+            RooflinePoint(**work, mode="autocast", dtype=dtype, bytes=bytes_auto, gflops=auto)
+        )
+    return Roofline(
+        flops_formula=flops_formula,
+        bytes_formula=BYTES_FORMULA,
+        peak_formula=PEAK_FORMULA,
+        peaks={peak.dtype: peak for peak in peaks},
+        points=tuple(points),
+    )
 
 
 def flops_formula(config: ExperimentConfig) -> str:

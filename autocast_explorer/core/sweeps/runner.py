@@ -44,8 +44,8 @@ from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.runtime.errors import error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
-from autocast_explorer.core.sweeps.points import SweepPoint, roofline_work
-from autocast_explorer.core.sweeps.result import SweepResult
+from autocast_explorer.core.sweeps.points import PointLatency, SweepPoint, roofline_work
+from autocast_explorer.core.sweeps.result import SCHEMA, SweepResult
 from autocast_explorer.core.sweeps.roofline import (
     build_roofline_from_work,
     flops_formula,
@@ -293,9 +293,12 @@ def run_spec(
     )
     reporter.report(1.0, "done")
     return SweepResult(
+        schema_=SCHEMA,
         config=config,
         environment=env,
-        spec=spec,
+        param=spec.label,
+        values=spec.values,
+        width_values=spec.width_values or None,
         points=tuple(points),
         verdict=verdict,
         roofline=roofline,
@@ -364,12 +367,10 @@ def _measure_point(
         value2=plan.value2,
         batch=plan.config.batch,
         widths=plan.config.widths if plan.config.model == "mlp" else (),
-        dtype=config.dtype,
-        plain=plain,
-        autocast=auto,
-        config=plan.config if plan.config.model != "mlp" else None,
-        evidence=evidence,
+        latency=PointLatency.of(plain, auto, evidence),
         routes=routes,
+        dtype=config.dtype,
+        config=plan.config if plan.config.model != "mlp" else None,
     )
     return point, spent
 

@@ -132,7 +132,7 @@ def format_conclusion(result: SweepResult) -> str:
         lines.append(f"oneDNN: {result.verdict.onednn.summary}")
     roof = result.roofline
     lines.append(f"Roofline (estimates; {roof.flops_formula}):")
-    for peak in roof.peaks:
+    for peak in roof.peaks.values():
         lines.append(f"  {peak.dtype:<9} peak {peak.formula} [{peak.isa}; {peak.note}]")
     best: dict[str, RooflinePoint] = {}
     for point in roof.points:

@@ -8,21 +8,22 @@ slower at every size tried" or "avx512_bf16 present: autocast wins above batch 6
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from autocast_explorer.core.documents.field_types import (
     Flag,
     FlagMap,
     NullableFlag,
-    NullableText,
     Text,
     Whole,
+    text_rules,
 )
-from autocast_explorer.core.documents.model import Part, build, dump, read
+from autocast_explorer.core.documents.held import write_always
+from autocast_explorer.core.documents.model import Part, dump, read
 from autocast_explorer.core.experiment.certainty import SpeedCall
 from autocast_explorer.core.experiment.pace import SAME_SPEED, rough_text
 from autocast_explorer.core.hardware.capabilities import (
@@ -31,7 +32,7 @@ from autocast_explorer.core.hardware.capabilities import (
     native_support,
 )
 from autocast_explorer.core.hardware.cpu import Environment
-from autocast_explorer.core.hardware.onednn import OneDnnPart, OneDnnProbe
+from autocast_explorer.core.hardware.onednn import OneDnnProbe
 from autocast_explorer.core.sweeps.crossover import find_crossings, format_value
 
 #: The flags the verdict panel lists, whether present or not: x86's, and Arm's on Arm.
@@ -52,13 +53,26 @@ def verdict_flags(flags: Sequence[str]) -> tuple[str, ...]:
 NOISE_BAND = SAME_SPEED
 
 
-class VerdictPart(Part):
-    """The sweep's `verdict`: what the hardware verdict panel shows."""
+def _none_as_empty(value: Any) -> Any:
+    return "" if value is None else value
+
+
+class HardwareVerdict(Part):
+    """Everything the hardware verdict panel shows (the sweep's `verdict`); `sentence` is the
+    headline."""
+
+    schema_name: ClassVar[str] = "verdict"
 
     sentence: Text
     hardware: Text
     measured: Text
-    instead: NullableText = None
+    #: What ran in place of native instructions ('' when native; null in some files).
+    instead: Annotated[
+        str,
+        *text_rules(),
+        BeforeValidator(_none_as_empty),
+        WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+    ] = Field(default=None, validate_default=True)
     cpu_model: Text
     cores: Whole
     threads: Whole
@@ -69,48 +83,20 @@ class VerdictPart(Part):
     torch_bf16_supported: NullableFlag = None
     torch_fp16_supported: NullableFlag = None
     mkldnn: Flag
-    onednn: OneDnnPart | None = None
-
-
-@dataclass(frozen=True)
-class HardwareVerdict:
-    """Everything the hardware verdict panel shows; `sentence` is the headline."""
-
-    cpu_model: str
-    cores: int
-    threads: int
-    cpu_capability: str
-    dtype: str
-    flags: dict[str, bool]
-    native: bool
-    torch_bf16_supported: bool | None
-    torch_fp16_supported: bool | None
-    mkldnn: bool
-    hardware: str
-    measured: str
-    sentence: str
     onednn: OneDnnProbe | None = None
-    instead: str = ""  # what ran in place of native instructions ('' when native)
+
+    @model_validator(mode="after")
+    def _written_whole(self) -> HardwareVerdict:
+        write_always(self, *type(self).model_fields)
+        return self
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> VerdictPart:
-        values = {name: getattr(self, name) for name in VerdictPart.model_fields}
-        values["onednn"] = None if self.onednn is None else self.onednn.to_part()
-        return build(VerdictPart, **values)
+        return dump(self)
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "verdict") -> HardwareVerdict:
         """Strict reading (DocumentFormatError naming the first bad field)."""
-        return cls.from_part(read(VerdictPart, data, at=path))
-
-    @classmethod
-    def from_part(cls, part: VerdictPart) -> HardwareVerdict:
-        values = {name: getattr(part, name) for name in VerdictPart.model_fields}
-        values["onednn"] = None if part.onednn is None else OneDnnProbe.from_part(part.onednn)
-        values["instead"] = part.instead or ""
-        return cls(**values)
+        return read(cls, data, at=path)
 
 
 def hardware_clause(env: Environment, dtype: str) -> tuple[str, bool]:
@@ -276,11 +262,12 @@ def flags_verdict(env: Environment, dtype: str) -> HardwareVerdict:
     The window shows this until a run or a sweep exists (flags alone mislead, see above).
     """
     verdict = hardware_verdict(env, dtype, "batch", [], [])
-    return dataclasses.replace(
-        verdict,
-        measured="nothing measured yet",
-        sentence=f"{verdict.hardware}: nothing measured yet; whether autocast pays depends on "
-        "the sizes, so measure a run or a sweep.",
+    return verdict.model_copy(
+        update={
+            "measured": "nothing measured yet",
+            "sentence": f"{verdict.hardware}: nothing measured yet; whether autocast pays depends "
+            "on the sizes, so measure a run or a sweep.",
+        }
     )
 
 
@@ -316,7 +303,7 @@ def single_run_verdict(
         return verdict
     measured = f"in a single run, {call_clause(call, batch)}"
     sentence = verdict.sentence.replace(verdict.measured, measured, 1)
-    return dataclasses.replace(verdict, measured=measured, sentence=sentence)
+    return verdict.model_copy(update={"measured": measured, "sentence": sentence})
 
 
 def call_clause(call: SpeedCall, batch: int) -> str:

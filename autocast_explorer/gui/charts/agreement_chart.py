@@ -85,16 +85,15 @@ class AgreementChart(StaticChart):
         counts = list(hist.counts)
         self._bars.setOpts(x0=edges[:-1], x1=edges[1:], height=counts)
         verdict_color = style.OK if a.allclose else style.BAD
-        agree_color = style.OK if a.agree == a.rows else style.BAD
-        # No predicted class (an output that is not batch × classes logits): no rows to agree
-        # on, so no green "0/0 rows agree"; the cosine says how close the outputs are.
-        rows = (
-            f"<span style='color:{style.MUTED}'><b>no predicted class</b></span>"
-            if a.no_argmax_reason
-            else f"<span style='color:{agree_color}'><b>{a.agree}/{a.rows} rows agree</b></span>"
-        )
+        if a.no_argmax_reason:  # no predicted class (BERT's hidden states): no rows to agree
+            agreed = f"<span style='color:{style.MUTED}'><b>no predicted class</b></span>"
+        else:
+            agree_color = style.OK if a.agree == a.rows else style.BAD
+            agreed = (
+                f"<span style='color:{agree_color}'><b>{a.agree}/{a.rows} rows agree</b></span>"
+            )
         self._set_title(
-            f"{rows} · <span style='color:{verdict_color}'><b>allclose(atol {a.atol:g}): "
+            f"{agreed} · <span style='color:{verdict_color}'><b>allclose(atol {a.atol:g}): "
             f"{'yes' if a.allclose else 'no'}</b></span>"
         )
         xmax = edges[-1] if edges else 1.0

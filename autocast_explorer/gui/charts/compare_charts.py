@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetrics
 
 from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
-from autocast_explorer.core.experiment.interval import ratio_text
-from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, rough_text
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, ratio_text, rough_text
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.charts.whiskers import whisker_ends
 from autocast_explorer.gui.shell import style
@@ -29,6 +29,8 @@ HEADROOM = 1.25
 MAX_CPU_CHARS = 36
 #: Three-line run labels (CPU / torch / threads) under each group.
 AXIS_HEIGHT = 74
+#: Room (px) kept between two runs' labels.
+TICK_GAP_PX = 10
 _EMPTY = np.zeros(0)
 
 
@@ -41,6 +43,45 @@ def run_tick(label: str) -> str:
             cpu = cpu[: MAX_CPU_CHARS - 1] + "…"
         return "\n".join((cpu, parts[-2], parts[-1]))
     return label
+
+
+def fitted_ticks(labels: list[str], slot_px: float, font: QFont) -> list[tuple[int, str]]:
+    """Each run's three-line tick with every line elided to its run's slot: two long CPU
+    names side by side in a narrow chart were drawn over each other."""
+    metrics = QFontMetrics(font)
+    room = max(int(slot_px) - TICK_GAP_PX, metrics.horizontalAdvance("…") + 1)
+    return [
+        (
+            i,
+            "\n".join(
+                metrics.elidedText(line, Qt.TextElideMode.ElideRight, room)
+                for line in run_tick(label).split("\n")
+            ),
+        )
+        for i, label in enumerate(labels)
+    ]
+
+
+class RunChart(StaticChart):
+    """A chart with one slot per compared run, each labelled under the axis (fitted to the
+    slot's width whenever the chart resizes or the text scale changes)."""
+
+    _run_labels: tuple[str, ...] = ()
+
+    def _set_run_ticks(self, labels: list[str]) -> None:
+        self._run_labels = tuple(labels)
+        self._fit_run_ticks()
+
+    def _fit_run_ticks(self) -> None:
+        plot = self.getPlotItem()
+        axis = plot.getAxis("bottom")
+        font = axis.style.get("tickFont") or QFont()
+        slot = plot.getViewBox().width() / max(len(self._run_labels), 1)
+        axis.setTicks([fitted_ticks(list(self._run_labels), slot, font)])
+
+    def fit_text(self) -> None:
+        super().fit_text()
+        self._fit_run_ticks()
 
 
 def _prepare(plot: pg.PlotItem) -> None:
@@ -58,7 +99,7 @@ def _ticks(plot: pg.PlotItem) -> list[str]:
     return [text for _pos, text in levels[0]] if levels else []
 
 
-class CompareLatencyChart(StaticChart):
+class CompareLatencyChart(RunChart):
     """Median per forward of each run, plain and autocast side by side, p25–p75 whiskers."""
 
     def __init__(self, parent: Any = None) -> None:
@@ -131,7 +172,7 @@ class CompareLatencyChart(StaticChart):
             )
             self._legend.addItem(sample, text)
         plot = self.getPlotItem()
-        plot.getAxis("bottom").setTicks([[(i, run_tick(r.label)) for i, r in enumerate(series)]])
+        self._set_run_ticks([r.label for r in series])
         top = max((h + t for h, t in zip(heights, tops, strict=True)), default=1.0)
         plot.setXRange(-0.6, max(len(series), 1) - 0.4, padding=0)
         plot.setYRange(0, top * HEADROOM or 1.0, padding=0)
@@ -142,7 +183,7 @@ class CompareLatencyChart(StaticChart):
         self._errors.setData(x=_EMPTY, y=_EMPTY, top=_EMPTY, bottom=_EMPTY)
         self._legend.clear()
         plot = self.getPlotItem()
-        plot.getAxis("bottom").setTicks([[]])
+        self._set_run_ticks([])
         plot.setXRange(-0.6, 0.6, padding=0)
         plot.setYRange(0, 1, padding=0)
         style.set_title(plot, "Latency per forward, by run", "add result files to compare")
@@ -178,7 +219,7 @@ def _value_label(run: OverlaySeries) -> str:
     return f"{ratio_text(run.speedup)}×"
 
 
-class CompareSpeedupChart(StaticChart):
+class CompareSpeedupChart(RunChart):
     """Speedup (the paired ratio) of each run, with the break-even line at 1."""
 
     def __init__(self, parent: Any = None) -> None:
@@ -247,7 +288,7 @@ class CompareSpeedupChart(StaticChart):
                 item.setVisible(True)
             else:
                 item.setVisible(False)
-        plot.getAxis("bottom").setTicks([[(i, run_tick(r.label)) for i, r in enumerate(series)]])
+        self._set_run_ticks([r.label for r in series])
         highs = [r.speedup_high for r in series if r.whisker]
         top = max([*shown, *highs, 1.0]) * HEADROOM
         plot.setXRange(-0.6, max(len(series), 1) - 0.4, padding=0)
@@ -266,7 +307,7 @@ class CompareSpeedupChart(StaticChart):
         for item in self._labels:
             item.setVisible(False)
         plot = self.getPlotItem()
-        plot.getAxis("bottom").setTicks([[]])
+        self._set_run_ticks([])
         plot.setXRange(-0.6, 0.6, padding=0)
         plot.setYRange(0, 1.5, padding=0)
         style.set_title(plot, "Speedup, by run", "add result files to compare")

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QSizePolicy
 
 from autocast_explorer.gui.charts.layer_ticks import layer_ticks
-from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.charts.static_chart import LEGEND_ROW, StaticChart
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
@@ -33,8 +35,8 @@ CELL_HEIGHT = 0.8
 STRIPE_HEIGHT = 0.3
 #: The stripe's inset from the cell's edges (data units).
 STRIPE_INSET = 0.04
-#: The y range shown: both rows, and room above the top one for the legend.
-Y_RANGE = (-0.5, 1.95)
+#: The y range shown: both rows (the legend is a row of its own under the axis).
+Y_RANGE = (-0.5, 1.5)
 MODES = ("plain", "autocast")
 #: Row of each mode on the y axis: plain on top.
 MODE_ROW = {"plain": 1, "autocast": 0}
@@ -103,7 +105,7 @@ class DtypeChart(StaticChart):
             parent,
             name="dtypePlot",
             tooltip=base_tooltip,
-            minimum=(300, 170),
+            minimum=(300, 210),
             label_pt=None,
             tick_length=0,
             hover=True,
@@ -112,7 +114,14 @@ class DtypeChart(StaticChart):
         style.set_title(
             plot, "Dtype per layer · color: output · stripe: maths inside · text: in → out"
         )
-        self._legend = plot.addLegend(offset=(-4, 4), labelTextSize="10pt", colCount=4)
+        # The legend is a row under the axis: inside the plot it sat on the plain row's cells
+        # wherever the chart was short (large text, a narrow window).
+        self._legend = pg.LegendItem(colCount=4, labelTextSize="10pt")
+        self._legend.layout.setContentsMargins(2, 0, 2, 0)  # one line high, not a box
+        plot.layout.addItem(self._legend, LEGEND_ROW, 1)
+        # As wide as its entries, centred under the cells (not spread across the row).
+        self._legend.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Maximum)
+        plot.layout.setAlignment(self._legend, Qt.AlignmentFlag.AlignHCenter)
         self._legend_samples: dict[str, pg.BarGraphItem] = {}
         self._cells_item = pg.BarGraphItem(
             x0=[], y0=[], width=[], height=[], brushes=[], pen=pg.mkPen("w", width=2)
@@ -208,7 +217,6 @@ class DtypeChart(StaticChart):
         plot.getAxis("left").setTicks([rows])
         n = max(len(layer_names), 1)
         plot.setXRange(-0.5, n - 0.5, padding=0.01)
-        # Room above the top row for the legend.
         plot.setYRange(*Y_RANGE, padding=0)
 
     def _update_label_visibility(self) -> None:

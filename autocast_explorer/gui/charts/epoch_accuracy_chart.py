@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 TITLE = "Held-out accuracy per epoch"
 MSE_TITLE = "No accuracy: training MSE per step"
+#: The marks of float32's and autocast's epochs.
+EPOCH_SYMBOLS = ("o", "t1")
 
 
 class EpochAccuracyChart(StaticChart):
@@ -46,22 +48,23 @@ class EpochAccuracyChart(StaticChart):
         )
         plot = self.getPlotItem()
         self._legend = plot.addLegend(offset=(-10, -10), labelTextSize="10pt")
-        # Each epoch a marker as well as the line: one epoch is a point, not an empty chart.
+        # Each epoch is a mark as well as a point of the curve: one epoch draws no line.
         self._plain = plot.plot(
             [],
             [],
             pen=pg.mkPen(style.dtype_color("float32"), width=3),
-            symbol="o",
-            symbolSize=8,
-            symbolBrush=pg.mkBrush(style.dtype_color("float32")),
+            symbol=EPOCH_SYMBOLS[0],
+            symbolSize=9,
+            symbolBrush=style.dtype_color("float32"),
             name="float32",
         )
         self._auto = plot.plot(
             [],
             [],
             pen=pg.mkPen(style.dtype_color("bfloat16"), width=2, style=Qt.PenStyle.DashLine),
-            symbol="s",
-            symbolSize=7,
+            symbol=EPOCH_SYMBOLS[1],
+            symbolSize=9,
+            symbolBrush=style.dtype_color("bfloat16"),
             name="autocast",
         )
         self._points: dict[str, list[tuple[int, float]]] = {"plain": [], "autocast": []}
@@ -132,11 +135,14 @@ class EpochAccuracyChart(StaticChart):
         return out
 
     def _redraw(self, dtype: str) -> None:
-        for mode, item in (("plain", self._plain), ("autocast", self._auto)):
+        for (mode, item), symbol in zip(
+            (("plain", self._plain), ("autocast", self._auto)), EPOCH_SYMBOLS, strict=True
+        ):
             points = self._points[mode]
+            item.setSymbol(None if self._mse_line else symbol)  # no mark per training step
             item.setData([p[0] for p in points], [p[1] for p in points])
         self._auto.setPen(pg.mkPen(style.dtype_color(dtype), width=2, style=Qt.PenStyle.DashLine))
-        self._auto.setSymbolBrush(pg.mkBrush(style.dtype_color(dtype)))
+        self._auto.setSymbolBrush(style.dtype_color(dtype))
         for sample, label in self._legend.items:
             if sample.item is self._auto:
                 label.setText(f"autocast ({dtype})")

@@ -51,7 +51,7 @@ class LossChart(StaticChart):
                 "same batches: one in float32, one under autocast. The curves are drawn as the "
                 "steps complete."
             ),
-            minimum=(360, 260),
+            minimum=(360, 240),
             left=loss_caption("cross_entropy"),
             bottom="training step",
             grid=(True, True),

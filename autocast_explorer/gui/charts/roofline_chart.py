@@ -16,15 +16,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from autocast_explorer.gui.charts.log_ticks import decade_ticks
-from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.charts.static_chart import LEGEND_ROW, StaticChart
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
     from autocast_explorer.core.sweeps.roofline import Roofline
 
 MODES = ("plain", "autocast")
-#: The plot layout row under the bottom axis (rows: title, top axis, plot, bottom axis).
-LEGEND_ROW = 4
 _EMPTY = np.zeros(0)
 
 
@@ -99,7 +97,10 @@ class RooflineChart(StaticChart):
             xs += list(x[keep])
             ys += list(y[keep])
         self.fit_text()
-        self._peak_data = [(p.dtype, p.gflops) for p in roofline.peaks if p.gflops > 0]
+        self._peak_data = [(p.dtype, p.gflops) for p in roofline.peaks.values() if p.gflops > 0]
+        # Peaks are often close, and equal where the dtype is not native (float32's peak is
+        # its ceiling): the highest peak's label goes above its line, every other one under.
+        top = max(range(len(self._peak_data)), key=lambda i: self._peak_data[i][1], default=0)
         for i, line in enumerate(self._peaks):
             if i < len(self._peak_data):
                 dtype_i, gflops = self._peak_data[i]
@@ -110,9 +111,7 @@ class RooflineChart(StaticChart):
                 )
                 line.label.setFormat(peak_label(dtype_i, gflops))
                 line.label.setColor(style.dtype_color(dtype_i))
-                # Peaks are often close: the lower peak's label goes under its line.
-                lower = gflops < max(g for _d, g in self._peak_data)
-                line.label.anchors = [(0, 0), (0, 0)] if lower else [(0, 1), (0, 1)]
+                line.label.anchors = [(0, 1), (0, 1)] if i == top else [(0, 0), (0, 0)]
                 line.label.updatePosition()
             else:
                 line.hide()

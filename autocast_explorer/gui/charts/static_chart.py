@@ -15,6 +15,10 @@ from PySide6.QtCore import QPointF, Slot
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.fit_title import wrap_centred
 
+#: The plot layout row under the bottom axis (rows: title, top axis, plot, bottom axis), where
+#: a legend never covers what the plot draws.
+LEGEND_ROW = 4
+
 
 class StaticChart(pg.PlotWidget):
     """A PlotWidget with no menu, buttons or mouse interaction, styled like every chart.

@@ -70,9 +70,11 @@ class AppContext(QObject):
     experimentFinished = Signal(object)
     experimentFailed = Signal(str)
     experimentCancelled = Signal()
-    #: Someone (a sweep preset) asks for this sweep to be set up: a core SweepSpec; None when
-    #: the request is forgotten (a lesson's step measures one config).
+    #: Someone (a sweep preset) asks for this sweep to be set up: a core SweepSpec.
     sweepRequested = Signal(object)
+    #: The sweep the next sweep run is asked for changed: a SweepSpec, or None (a preset
+    #: without one, a lesson step) — the preset list names a sweep preset only with its sweep.
+    requestedSweepChanged = Signal(object)
     #: A sweep finished: a core SweepResult.
     sweepFinished = Signal(object)
     #: Another top-level window (Compare) that should follow the window's look.
@@ -169,8 +171,12 @@ class AppContext(QObject):
 
     def request_sweep(self, spec: SweepSpec | None) -> None:
         """Ask for this sweep to be set up where sweeps are shown (None: forget it)."""
+        changed = spec != self.requested_sweep
         self.requested_sweep = spec
-        self.sweepRequested.emit(spec)
+        if spec is not None:
+            self.sweepRequested.emit(spec)
+        if changed:
+            self.requestedSweepChanged.emit(spec)
 
     def publish_sweep(self, result: object) -> None:
         """Tell everyone a sweep finished (the hardware verdict uses it)."""

@@ -1,4 +1,5 @@
-"""A QTableWidget's items where the table's own fill put them.
+"""A QTableWidget's items where the table's own fill put them, and a column that takes the
+rest of a table's width.
 
 Qt answers None for an empty cell; our tables fill every cell and header they read back, so a
 gap is a bug, raised with the table and cell named instead of an AttributeError on None.
@@ -6,7 +7,8 @@ gap is a bug, raised with the table and cell named instead of an AttributeError 
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
+from PySide6.QtCore import QEvent, QObject, Slot
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
 
 
 def cell(table: QTableWidget, row: int, column: int) -> QTableWidgetItem:
@@ -33,3 +35,48 @@ def _present(item: QTableWidgetItem | None, table: QTableWidget, where: str) -> 
     if item is None:
         raise LookupError(f"table {table.objectName()!r} has no item at {where}")
     return item
+
+
+class RestOfWidth(QObject):
+    """Column `column` of `table` takes the width its other columns leave in the view, never
+    less than its own text needs (the table then scrolls sideways).
+
+    Qt's Stretch gives a column whatever is left, down to a few pixels (the op trace's "aten op"
+    was 30 px wide in a narrow tab); sized to its text instead, the columns after it were cut
+    wherever the table was a little narrow. `fit()` after filling the table; it fits again when
+    the view or another column changes size.
+    """
+
+    def __init__(self, table: QTableWidget, column: int) -> None:
+        super().__init__(table)
+        self._table = table
+        self._column = column
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        header.sectionResized.connect(self._on_section_resized)
+        self._viewport = table.viewport()
+        self._viewport.installEventFilter(self)
+
+    def fit(self) -> None:
+        table, column = self._table, self._column
+        header = table.horizontalHeader()
+        others = sum(
+            header.sectionSize(c)
+            for c in range(header.count())
+            if c != column and not header.isSectionHidden(c)
+        )
+        needed = max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
+        width = max(needed, table.viewport().width() - others)
+        if header.sectionSize(column) != width:
+            header.resizeSection(column, width)
+
+    @Slot(int, int, int)
+    def _on_section_resized(self, logical: int, _old: int, _new: int) -> None:
+        if logical != self._column:
+            self.fit()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._viewport and event.type() == QEvent.Type.Resize:
+            self.fit()
+        return False

@@ -190,6 +190,20 @@ class TaskRunner(QObject):
         for thread, _worker in self._threads:
             thread.requestInterruption()
 
+    def wait_for_threads(self, timeout_s: float) -> list[str]:
+        """Wait at most `timeout_s` for this runner's threads to end, asking none to stop.
+
+        Returns the names of those still running; they stay referenced, so Qt never destroys
+        a running thread (the app's closing polls this while a task cannot stop).
+        """
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        for thread, _worker in list(self._threads):
+            thread.quit()
+            left_ms = max(0, round((deadline - time.monotonic()) * 1000))
+            thread.wait(QDeadlineTimer(left_ms))
+        self._reap()
+        return [thread.objectName() for thread, _worker in self._threads]
+
     def shutdown(self, timeout_s: float = SHUTDOWN_TIMEOUT_S) -> list[str]:
         """Cancel, then quit and wait at most `timeout_s` in all for this runner's threads.
 
@@ -198,15 +212,8 @@ class TaskRunner(QObject):
         (also logged); they stay referenced, so Qt never destroys a running thread.
         """
         self.cancel()
-        deadline = time.monotonic() + max(0.0, timeout_s)
-        for thread, _worker in list(self._threads):
-            thread.quit()
-            left_ms = max(0, round((deadline - time.monotonic()) * 1000))
-            thread.wait(QDeadlineTimer(left_ms))
-        self._active_id = None
-        self._cancel_event = None
-        self._reap()
-        left = [thread.objectName() for thread, _worker in self._threads]
+        left = self.wait_for_threads(timeout_s)
+        self._become_idle()
         if left:
             log.warning(
                 "%s: %d thread(s) still running after %.1f s: %s",

@@ -239,6 +239,11 @@ class ExperimentRun(QObject):
         config = self._controls.config()  # valid: no edit is pending (no errors)
         if not self._trusted(config):
             return False
+        if self._user_error is not None:
+            # The user's file may have been fixed: the old failure goes now, as a data file's
+            # does; a new failure shows again when this run ends.
+            self._user_error = None
+            self._controls.show_errors(self._errors)
         self._config = config
         if not self._client.start(functools.partial(experiment_task, config)):
             self._config = None
@@ -266,11 +271,15 @@ class ExperimentRun(QObject):
         path = model_file(config.model)
         if path is not None and not is_trusted_file(path):
             if not self._confirm(path):
+                # Said under the model field (input_errors()["model"]), as a failure would be;
+                # Run stays on and asks again.
+                declined = f'not run: the answer to "Run code from this file?" was No ({path})'
+                self._user_error = (config, {"model": f"{config.model}: {declined}"})
+                self.validate()
                 return False
             trust_file(path)
         remember_spec(config.model)
         self._controls.family.userPage.set_recent(recent_specs())
-        self._user_error = None
         return True
 
     def cancel(self) -> None:
@@ -349,7 +358,7 @@ class ExperimentRun(QObject):
 
 def edit_layers(parent: QWidget, controls: ControlsPanel) -> None:
     """The layer editor for the widths the controls show (the defaults if they do not parse)."""
-    from autocast_explorer.core.experiment.config import parse_widths
+    from autocast_explorer.core.experiment.config_rules import parse_widths
     from autocast_explorer.gui.features.experiment.layer_editor import LayerEditorDialog
 
     try:

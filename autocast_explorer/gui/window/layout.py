@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QApplication,
     QLabel,
+    QProxyStyle,
     QScrollArea,
     QSplitter,
     QStatusBar,
+    QStyle,
+    QStyleFactory,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -47,10 +51,27 @@ def controls_column(scroll: QScrollArea, footer: QWidget) -> QWidget:
     return column
 
 
+class CompactTabStyle(QProxyStyle):
+    """The application's style with half its padding beside each tab's text: twelve tabs at
+    Fusion's 24 px each needed about 1000 px, so at 1280 px the last one, Hardware, was cut
+    to "H" behind the scroll arrows."""
+
+    TAB_PADDING = 12
+
+    def pixelMetric(self, metric, option=None, widget=None) -> int:  # type: ignore[no-untyped-def]
+        if metric == QStyle.PixelMetric.PM_TabBarTabHSpace:
+            return self.TAB_PADDING
+        return super().pixelMetric(metric, option, widget)
+
+
 def result_tabs() -> ScrollingTabs:
     tabs = ScrollingTabs()
     tabs.setObjectName("resultTabs")
     tabs.setDocumentMode(True)
+    # Built on the application's own style (without one, a proxy takes the desktop's).
+    style = CompactTabStyle(QStyleFactory.create(QApplication.style().name()))
+    style.setParent(tabs)  # a widget does not own the style it is given
+    tabs.tabBar().setStyle(style)
     return tabs
 
 

@@ -195,7 +195,7 @@ class MainWindow(FeatureHandles, QMainWindow):
         self._router = ResultRouter(self, self.resultTabs, self.verdictLabel, self.staleLabel)
         # Convenient handles (the same objects findChild returns by objectName).
         self.widthsEdit = self.controls.widthsEdit
-        self.batchSpin = self.controls.batchSpin
+        self.batchSpin = self.controls.inputs["batch"]
         self.runButton = self.controls.runButton
         self.cancelButton = self.controls.cancelButton
         self.progressBar = self.controls.progressBar

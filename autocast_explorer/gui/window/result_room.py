@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer, Slot
+from PySide6.QtCore import QByteArray, QCoreApplication, QEvent, QObject, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
@@ -164,6 +164,9 @@ class ResultRoom(QObject):
                 width += given
             if width < self.narrowest():
                 self._move_docks_below()
+            # Lay the window out now, not at the next pass of the event loop: when this pass
+            # is no longer pending, the tabs already have the width it gave them.
+            QCoreApplication.sendPostedEvents(self._window, QEvent.Type.LayoutRequest)
         finally:
             self._busy = False
 

@@ -9,7 +9,8 @@ window's selector, which families take real data, the reproduce script) reads FA
 
 from __future__ import annotations
 
-from autocast_explorer.core.experiment.config import ExperimentConfig, install_family_rules
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import install_family_rules
 from autocast_explorer.core.experiment.families.base import (
     ROWS_OF_FEATURES,
     ROWS_OF_IMAGES,

@@ -10,22 +10,16 @@ from autocast_explorer.core.experiment.routes.common import Reference, RouteCall
 from autocast_explorer.core.experiment.routes.eager import eager_route
 from autocast_explorer.core.experiment.routes.result import (
     RouteAgreement,
-    RouteAgreementPart,
-    RoutePart,
     RouteResult,
-    routes_from_parts,
-    routes_to_parts,
+    routes_under,
 )
 
 __all__ = [
     "Reference",
     "RouteAgreement",
-    "RouteAgreementPart",
     "RouteCall",
-    "RoutePart",
     "RouteResult",
     "eager_route",
     "measure_route",
-    "routes_from_parts",
-    "routes_to_parts",
+    "routes_under",
 ]

@@ -73,24 +73,31 @@ def _compiled_sides(
     return [torch.compile(plain_fn, backend=backend), torch.compile(lower_fn, backend=backend)]
 
 
+#: Why Dynamo could not start in this process, once it failed: its import half-registers
+#: torch's compile caches, so importing it again fails with an unrelated AssertionError
+#: ("Artifact … already registered") and every later point would blame that instead.
+_dynamo_refusal: list[str] = []
+
+
 def _start_dynamo(dtype: str) -> RouteResult | None:
     """Import Dynamo and clear its cache (one session compiles many models); None when ready,
     else the route's finding. Its import makes inductor's cache folder, which can fail."""
-    try:
-        import torch._dynamo
+    if not _dynamo_refusal:
+        try:
+            import torch._dynamo
 
-        torch._dynamo.reset()
-    except Exception as exc:
-        hint = (
-            "; inductor's cache folder (TORCHINDUCTOR_CACHE_DIR) must be writable"
-            if isinstance(exc, OSError)
-            else ""
-        )
-        return RouteResult(
-            "compiled",
-            dtype,
-            finding=f"not compiled: torch.compile could not start here ({error_text(exc)}){hint}",
-        )
+            torch._dynamo.reset()
+        except Exception as exc:
+            hint = (
+                "; inductor's cache folder (TORCHINDUCTOR_CACHE_DIR) must be writable"
+                if isinstance(exc, OSError)
+                else ""
+            )
+            _dynamo_refusal.append(
+                f"not compiled: torch.compile could not start here ({error_text(exc)}){hint}"
+            )
+    if _dynamo_refusal:
+        return RouteResult(name="compiled", lower_dtype=dtype, finding=_dynamo_refusal[0])
     return None
 
 
@@ -102,7 +109,7 @@ def compiled_route(call: RouteCall) -> RouteResult:
     try:
         estimate = guards.check_compile(leaves, call.allow_slow)
     except guards.GuardError as exc:
-        return RouteResult("compiled", dtype, finding=f"not compiled: {exc.rule}")
+        return RouteResult(name="compiled", lower_dtype=dtype, finding=f"not compiled: {exc.rule}")
     refusal = _start_dynamo(dtype)
     if refusal is not None:
         return refusal

@@ -92,8 +92,8 @@ def implicit_route(
     dtype = "bfloat16"
     if not implicit_supported():
         return RouteResult(
-            "implicit",
-            dtype,
+            name="implicit",
+            lower_dtype=dtype,
             finding=f"torch {torch.__version__} has no torch.backends.mkldnn.matmul.fp32_precision",
         )
     reporter.report(0.02, "asking oneDNN which GEMMs use bf16 maths")

@@ -1,33 +1,32 @@
-"""A route's result and its document part: what every route fills, plus the detail fields a
-route's registration (route_kinds.py) says are its own."""
+"""A route's result, as the program holds it and the file writes it: what every route fills,
+plus the detail fields a route's registration (route_kinds.py) says are its own."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from autocast_explorer.core.documents.field_types import (
     Flag,
+    Measured,
+    MeasuredFraction,
+    MeasuredNonNegative,
     MultilineText,
-    NullableFraction,
     NullableNonNegative,
-    NullableNumber,
-    Omittable,
     Text,
     TextMap,
     Texts,
     Whole,
     WholeMap,
 )
-from autocast_explorer.core.documents.model import Part, build, dump, nan_if_none
+from autocast_explorer.core.documents.held import derive, write_always
+from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.agreement import Agreement
 from autocast_explorer.core.experiment.certainty import (
-    IntervalPart,
     SpeedCall,
-    SpeedVerdictPart,
+    SpeedVerdict,
     TimingEvidence,
     judge,
     speedup_figure,
@@ -39,52 +38,36 @@ from autocast_explorer.core.experiment.route_kinds import (
     route_kind,
     route_names,
 )
-from autocast_explorer.core.experiment.timing import LatencyPart, LatencyStats
+from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.hardware.load import MachineLoad
-from autocast_explorer.core.numerics.layer_error import LayerError, LayerErrorPart
+from autocast_explorer.core.numerics.layer_error import LayerError
 
 
-@dataclass(frozen=True)
-class RouteAgreement:
+class RouteAgreement(Part):
     """A route's lower output against eager float32: argmax agreement and closeness."""
 
-    rows: int
-    agree: int
-    fraction: float
-    max_abs_diff: float
-    cosine: float
-    allclose: bool
+    rows: Whole
+    agree: Whole
+    fraction: MeasuredFraction
+    max_abs_diff: MeasuredNonNegative = Field(default=None, validate_default=True)
+    cosine: Measured = Field(default=None, validate_default=True)
+    allclose: Flag
 
     @classmethod
     def of(cls, a: Agreement) -> RouteAgreement:
-        return cls(a.rows, a.agree, a.fraction, a.max_abs_diff, a.cosine, a.allclose)
-
-    def to_part(self) -> RouteAgreementPart:
-        return build(
-            RouteAgreementPart,
-            rows=self.rows,
-            agree=self.agree,
-            fraction=self.fraction,
-            max_abs_diff=_finite(self.max_abs_diff),
-            cosine=_finite(self.cosine),
-            allclose=self.allclose,
-        )
-
-    @classmethod
-    def from_part(cls, part: RouteAgreementPart) -> RouteAgreement:
         return cls(
-            rows=part.rows,
-            agree=part.agree,
-            fraction=nan_if_none(part.fraction),
-            max_abs_diff=nan_if_none(part.max_abs_diff),
-            cosine=nan_if_none(part.cosine),
-            allclose=part.allclose,
+            rows=a.rows,
+            agree=a.agree,
+            fraction=a.fraction,
+            max_abs_diff=a.max_abs_diff,
+            cosine=a.cosine,
+            allclose=a.allclose,
         )
 
 
-@dataclass(frozen=True)
-class RouteResult:
-    """One route measured: latency of its float32 and lower side, and what the lower side did.
+class RouteResult(Part):
+    """One route measured: latency of its float32 and lower side, and what the lower side did
+    (one entry of `routes[]`, a result's or a sweep point's).
 
     `lower_dtype` is what the lower side computes in; `output_dtype` what each side returned.
     `error` and `agreement` compare the lower output with eager float32, `plain_error` the
@@ -93,33 +76,74 @@ class RouteResult:
     whose registration lists it (route_kinds.py; compiled: compile time, graphs, recompiles,
     graph ops; implicit: the GEMMs oneDNN ran with bf16 maths); other routes leave them empty.
     `finding` says what happened in words (why a side is missing, what did not change).
+    Every key is written, empty or not.
     """
 
-    name: str
-    lower_dtype: str
-    plain: LatencyStats | None = None
-    lower: LatencyStats | None = None
-    output_dtype: dict[str, str] = field(default_factory=dict)
-    error: LayerError | None = None
-    plain_error: LayerError | None = None
-    agreement: RouteAgreement | None = None
-    compile_s: float | None = None
-    compile_estimate_s: float | None = None
-    graphs: int | None = None
-    recompiles: int | None = None
-    graph_ops: dict[str, int] = field(default_factory=dict)
-    kernels: tuple[str, ...] = ()
-    finding: str = ""
-    #: The 95% interval of the paired float32 ÷ lower ratio (None: not timed, or a
-    #: file written before routes had one).
-    interval: SpeedupInterval | None = None
+    schema_name: ClassVar[str] = "route"
 
-    @property
-    def speedup(self) -> float:
-        """The paired float32 ÷ lower ratio, as a run's speedup (certainty.
-        speedup_figure); NaN when a side was not timed."""
+    name: Annotated[Text, Field(description=" | ".join(route_names()))]
+    lower_dtype: Annotated[Text, Field(description="what the lower side computes in")]
+    plain: LatencyStats | None = Field(default=None, description="null: not timed")
+    lower: LatencyStats | None = Field(default=None, description="null: not timed (finding)")
+    #: The paired float32 ÷ lower ratio, as a run's speedup (certainty.speedup_figure); NaN
+    #: when a side was not timed. Derived from the sides (a file's own is not read).
+    speedup: MeasuredNonNegative = Field(
+        default=None,
+        validate_default=True,
+        description="paired float32 ÷ lower ratio (speedup_interval.estimate)",
+    )
+    output_dtype: Annotated[
+        TextMap, Field(description="dtype each side returned (plain, lower)")
+    ] = Field(default_factory=dict, json_schema_extra={"default": None})
+    error: LayerError | None = Field(
+        default=None, description="the lower output against eager float32"
+    )
+    plain_error: LayerError | None = Field(
+        default=None, description="the route's float32 output against eager float32"
+    )
+    agreement: RouteAgreement | None = None
+    # Details: each route's own (route_kinds.py), described by its registration.
+    compile_s: Annotated[
+        NullableNonNegative, Field(description=detail_description("compile_s"))
+    ] = None
+    compile_estimate_s: Annotated[
+        NullableNonNegative, Field(description=detail_description("compile_estimate_s"))
+    ] = None
+    graphs: Annotated[Whole, Field(description=detail_description("graphs"))] | None = None
+    recompiles: Annotated[Whole, Field(description=detail_description("recompiles"))] | None = None
+    graph_ops: Annotated[WholeMap, Field(description=detail_description("graph_ops"))] = Field(
+        default_factory=dict, json_schema_extra={"default": None}
+    )
+    kernels: Annotated[Texts, Field(description=detail_description("kernels"))] = Field(
+        default=(), json_schema_extra={"default": None}
+    )
+    finding: Annotated[MultilineText, Field(description="what happened, in words")] = ""
+    #: The 95% interval of the paired float32 ÷ lower ratio (None: not timed, or a file
+    #: written before routes had one).
+    interval: Annotated[
+        SpeedupInterval | None,
+        Field(
+            alias="speedup_interval",
+            description="null: not timed, or written before routes had intervals",
+        ),
+    ] = None
+    verdict: Annotated[
+        SpeedVerdict | None,
+        Field(
+            description="the route's speed call under the run's load (written, never read "
+            "back); null: a side was not timed"
+        ),
+    ] = None
+
+    @model_validator(mode="after")
+    def _written_whole(self) -> RouteResult:
+        derive(self, speedup=self._figure())
+        write_always(self, *type(self).model_fields)
+        return self
+
+    def _figure(self) -> float:
         if self.plain is None or self.lower is None:
-            return float("nan")
+            return math.nan
         return speedup_figure(self.plain.median_ms, self.lower.median_ms, self._evidence())
 
     @property
@@ -132,7 +156,7 @@ class RouteResult:
         timed in the same run) and its thread count, by the rules a run's call follows."""
         if self.plain is None or self.lower is None:
             return judge(math.nan, None)
-        evidence = TimingEvidence(self.interval, load=load)
+        evidence = TimingEvidence(interval=self.interval, load=load)
         medians = self.plain.median_ms / self.lower.median_ms if self.lower.median_ms else None
         return judge(self.speedup, evidence, threads, medians_ratio=medians)
 
@@ -158,132 +182,19 @@ class RouteResult:
         return text + (f" · {call.rough}" if call.rough else "")
 
     def _evidence(self) -> TimingEvidence | None:
-        return None if self.interval is None else TimingEvidence(self.interval)
-
-    def to_part(self, load: MachineLoad | None = None, threads: int | None = None) -> RoutePart:
-        def part(value: Any) -> Any:
-            return None if value is None else value.to_part()
-
-        return build(
-            RoutePart,
-            name=self.name,
-            lower_dtype=self.lower_dtype,
-            plain=part(self.plain),
-            lower=part(self.lower),
-            speedup=_finite(self.speedup),
-            output_dtype=dict(self.output_dtype),
-            error=part(self.error),
-            plain_error=part(self.plain_error),
-            agreement=part(self.agreement),
-            compile_s=self.compile_s,
-            compile_estimate_s=self.compile_estimate_s,
-            graphs=self.graphs,
-            recompiles=self.recompiles,
-            graph_ops=dict(self.graph_ops),
-            kernels=tuple(self.kernels),
-            finding=self.finding,
-            speedup_interval=IntervalPart.of(self.interval),
-            verdict=self.call_under(load, threads).to_part(),
-        )
+        return None if self.interval is None else TimingEvidence(interval=self.interval)
 
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
+        return dump(self)
 
-    @classmethod
-    def from_part(cls, part: RoutePart) -> RouteResult:
-        return cls(
-            name=part.name,
-            lower_dtype=part.lower_dtype,
-            plain=None if part.plain is None else LatencyStats.from_part(part.plain),
-            lower=None if part.lower is None else LatencyStats.from_part(part.lower),
-            output_dtype=dict(part.output_dtype or {}),
-            error=None if part.error is None else LayerError.from_part(part.error),
-            plain_error=(
-                None if part.plain_error is None else LayerError.from_part(part.plain_error)
-            ),
-            agreement=(
-                None if part.agreement is None else RouteAgreement.from_part(part.agreement)
-            ),
-            compile_s=part.compile_s,
-            compile_estimate_s=part.compile_estimate_s,
-            graphs=part.graphs,
-            recompiles=part.recompiles,
-            graph_ops=dict(part.graph_ops or {}),
-            kernels=tuple(part.kernels or ()),
-            finding=part.finding,
-            interval=None if part.speedup_interval is None else part.speedup_interval.interval(),
-        )
+    def under(self, load: MachineLoad | None, threads: int | None) -> RouteResult:
+        """This route with its verdict under the run's `load` and `threads`, as a document
+        writes it (the verdict is written, never read back: readers call again)."""
+        return self.model_copy(update={"verdict": self.call_under(load, threads).verdict()})
 
 
-def _finite(value: float) -> float | None:
-    """JSON has no NaN: an undefined ratio is written null."""
-    return value if math.isfinite(value) else None
-
-
-class RouteAgreementPart(Part):
-    """A route's lower output against eager float32 (argmax agreement, closeness)."""
-
-    rows: Whole
-    agree: Whole
-    fraction: NullableFraction
-    max_abs_diff: NullableNonNegative = None
-    cosine: NullableNumber = None
-    allclose: Flag
-
-
-class RoutePart(Part):
-    """One entry of `routes[]` (a result's, or a sweep point's): a route measured float32 vs
-    its lower side and compared with eager float32."""
-
-    name: Annotated[Text, Field(description=" | ".join(route_names()))]
-    lower_dtype: Annotated[Text, Field(description="what the lower side computes in")]
-    plain: LatencyPart | None = Field(default=None, description="null: not timed")
-    lower: LatencyPart | None = Field(default=None, description="null: not timed (finding)")
-    speedup: Annotated[
-        NullableNonNegative,
-        Field(description="paired float32 ÷ lower ratio (speedup_interval.estimate)"),
-    ] = None
-    output_dtype: Annotated[
-        Omittable[TextMap], Field(description="dtype each side returned (plain, lower)")
-    ] = None
-    error: LayerErrorPart | None = Field(
-        default=None, description="the lower output against eager float32"
-    )
-    plain_error: LayerErrorPart | None = Field(
-        default=None, description="the route's float32 output against eager float32"
-    )
-    agreement: RouteAgreementPart | None = None
-    # Details: each route's own (route_kinds.py), described by its registration.
-    compile_s: Annotated[
-        NullableNonNegative, Field(description=detail_description("compile_s"))
-    ] = None
-    compile_estimate_s: Annotated[
-        NullableNonNegative, Field(description=detail_description("compile_estimate_s"))
-    ] = None
-    graphs: Annotated[Whole, Field(description=detail_description("graphs"))] | None = None
-    recompiles: Annotated[Whole, Field(description=detail_description("recompiles"))] | None = None
-    graph_ops: Annotated[
-        Omittable[WholeMap], Field(description=detail_description("graph_ops"))
-    ] = None
-    kernels: Annotated[Omittable[Texts], Field(description=detail_description("kernels"))] = None
-    finding: Annotated[MultilineText, Field(description="what happened, in words")] = ""
-    speedup_interval: IntervalPart | None = Field(
-        default=None, description="null: not timed, or written before routes had intervals"
-    )
-    verdict: SpeedVerdictPart | None = Field(
-        default=None,
-        description="the route's speed call under the run's load (written, never read back); "
-        "null: a side was not timed",
-    )
-
-
-def routes_to_parts(
-    routes: tuple[RouteResult, ...], load: MachineLoad | None = None, threads: int | None = None
-) -> tuple[RoutePart, ...]:
+def routes_under(
+    routes: tuple[RouteResult, ...], load: MachineLoad | None, threads: int | None
+) -> tuple[RouteResult, ...]:
     """The `routes` list of a document; `load` and `threads`: the run's, for each verdict."""
-    return tuple(route.to_part(load, threads) for route in routes)
-
-
-def routes_from_parts(parts: tuple[RoutePart, ...] | None) -> tuple[RouteResult, ...]:
-    """The `routes` list of a document (absent in files written before routes: empty)."""
-    return tuple(RouteResult.from_part(part) for part in parts or ())
+    return tuple(route.under(load, threads) for route in routes)

@@ -193,18 +193,22 @@ class CompareWindow(QMainWindow):
             except ResultFileError as exc:
                 errors.append(exc)
                 continue
-            if any(r == result for _s, r in self._runs):  # e.g. this window's run, saved
+            if self._listed(result):
                 repeated.append(Path(path).name)
-                continue
-            self._runs.append((str(path), result))
-        self._show_errors(errors)
-        if repeated and not errors:
-            self._show_message(f"Already compared (the same run): {', '.join(repeated)}")
+            else:
+                self._runs.append((str(path), result))
+        self._show_errors(errors, tuple(repeated))
         self._update()
         return errors
 
+    def _listed(self, result: ExperimentResult) -> bool:
+        """Whether this run is compared already: the window's own run, or a file of it."""
+        document = result.to_json()
+        return any(r is result or r.to_json() == document for _s, r in self._runs)
+
     def add_result(self, result: ExperimentResult, source: str) -> None:
-        self._runs.append((source, result))
+        if not self._listed(result):
+            self._runs.append((source, result))
         self._update()
 
     @Slot()
@@ -213,7 +217,8 @@ class CompareWindow(QMainWindow):
         if result is None:
             self._show_message("The main window shows no result yet: run or open one first.")
             return
-        if any(r == result for _s, r in self._runs):  # already here, from its file
+        if self._listed(result):
+            self._show_message("This window's run is compared already.")
             return
         self.add_result(result, CURRENT_SOURCE)
 
@@ -223,12 +228,17 @@ class CompareWindow(QMainWindow):
         self.message.hide()
         self._update()
 
-    def _show_errors(self, errors: list[ResultFileError]) -> None:
-        if not errors:
+    def _show_errors(self, errors: list[ResultFileError], repeated: tuple[str, ...] = ()) -> None:
+        lines = []
+        if errors:
+            what = "this file" if len(errors) == 1 else f"these {len(errors)} files"
+            lines += [f"Could not compare {what}:", *(str(e) for e in errors)]
+        if repeated:
+            lines.append(f"Compared already (the same run): {', '.join(repeated)}")
+        if lines:
+            self._show_message("\n".join(lines))
+        else:
             self.message.hide()
-            return
-        what = "this file" if len(errors) == 1 else f"these {len(errors)} files"
-        self._show_message(f"Could not compare {what}:\n" + "\n".join(str(e) for e in errors))
 
     def _show_message(self, text: str) -> None:
         self.message.setText(text)

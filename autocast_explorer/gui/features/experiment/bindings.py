@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.runtime.errors import ConfigError
@@ -34,33 +33,6 @@ class Binding:
     #: Show the config's fields in the inputs (their signals are blocked meanwhile).
     write: Callable[[ExperimentConfig], None]
     widgets: tuple[QObject, ...] = ()
-
-
-def input_binding(field: str, widget: QWidget, zero_is_none: bool = False) -> Binding:
-    """One field shown by one spin box, combo box or check box (0 stands for None if asked)."""
-
-    def read() -> dict[str, Any]:
-        if isinstance(widget, QSpinBox | QDoubleSpinBox):
-            value = widget.value()
-            return {field: (value or None) if zero_is_none else value}
-        if isinstance(widget, QComboBox):
-            return {field: widget.currentText()}
-        if isinstance(widget, QCheckBox):
-            return {field: widget.isChecked()}
-        raise TypeError(f"no binding for {type(widget).__name__}")
-
-    def write(config: ExperimentConfig) -> None:
-        value = getattr(config, field)
-        if isinstance(widget, QSpinBox):
-            widget.setValue(min(int(value or 0), widget.maximum()))
-        elif isinstance(widget, QDoubleSpinBox):
-            widget.setValue(float(value or 0.0))
-        elif isinstance(widget, QComboBox):
-            widget.setCurrentText(value)
-        elif isinstance(widget, QCheckBox):
-            widget.setChecked(bool(value))
-
-    return Binding(field, frozenset({field}), read, write, (widget,))
 
 
 class ConfigBindings(QObject):

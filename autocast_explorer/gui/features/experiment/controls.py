@@ -2,14 +2,15 @@
 
 The config itself lives in the window's ExperimentState; the inputs are bound to it both ways
 (bindings.py), so an edit sets the fields edited and a config set from elsewhere shows here.
-Validation is core's (ExperimentConfig raises ConfigError naming the field); this panel only
-shows the message beside the field it names. Spin boxes keep most values in range by
-construction; the text fields (widths) are where people type something invalid.
+Each field's input, label, tooltip, range and choices come from its spec (field_inputs.py);
+this panel places the rows (BOXES) and builds the few that hold more than one input. Validation
+is core's (ExperimentConfig raises ConfigError naming the field); this panel only shows the
+message beside the field it names.
 """
 
 from __future__ import annotations
 
-import os
+from typing import TypeVar
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence
@@ -24,45 +25,59 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
-    QSizePolicy,
-    QSpinBox,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import (
-    ACTIVATIONS,
-    DEFAULT_LR,
-    DEFAULT_ROUTES,
-    HEADS,
-    INPUT_DISTRIBUTIONS,
-    MAX_EPOCHS,
-    MAX_LR,
-    MAX_STEPS,
-    MAX_TIME_FACTOR,
-    OPTIMIZERS,
-    TRAINING_FIELDS,
-    ExperimentConfig,
-)
+from autocast_explorer.core.experiment.config import TRAINING_FIELDS, ExperimentConfig
+from autocast_explorer.core.experiment.config_parts import DEFAULT_LR, DEFAULT_ROUTES
 from autocast_explorer.core.experiment.families import FAMILIES, USER
-from autocast_explorer.core.experiment.route_kinds import reference_route, route_kinds
-from autocast_explorer.core.runtime.dtypes import DTYPES
-from autocast_explorer.gui.features.experiment.bindings import (
-    Binding,
-    ConfigBindings,
-    input_binding,
-)
+from autocast_explorer.core.experiment.route_kinds import reference_route, route_kind, route_kinds
+from autocast_explorer.gui.features.experiment.bindings import Binding, ConfigBindings
 from autocast_explorer.gui.features.experiment.data_controls import DataControls
-from autocast_explorer.gui.features.experiment.family_controls import MODEL_TIP, FamilyControls
+from autocast_explorer.gui.features.experiment.family_controls import FamilyControls
 from autocast_explorer.gui.features.experiment.field_errors import FieldErrors
+from autocast_explorer.gui.features.experiment.field_inputs import (
+    edited_signal,
+    field_binding,
+    has_control,
+    make_input,
+    make_label,
+    spec_of,
+)
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.experiment_state import FIELDS, ExperimentState
 
-ADVANCED_FIELDS = frozenset({"topk", "input_scale", "input_distribution", "memory_budget_mb"})
 PROGRESS_STEPS = 1000
-#: The mode selector's items: (shown text, config.mode).
-MODE_ITEMS = (("Inference", "infer"), ("Training", "train"))
+#: Rows that are not a field's: the guards' message row and the Advanced toggle (the rows
+#: after it are the less common settings, shown when it is open).
+GUARD = "guard"
+ADVANCED = "advanced"
+#: The panel's boxes, top to bottom, and their rows in order. A field's row is its input made
+#: from its spec; model, widths, data and checkpoint are rows the panel builds around their
+#: inputs (the family pages, the layer editor's button, the data note, a file button).
+BOXES: dict[str, tuple[str, ...]] = {
+    "Mode": ("mode", "steps", "optimizer", "lr", "scaler"),
+    "Model and input": ("model", "widths", "batch", GUARD, "seed", "activation", "head"),
+    "Data": ("data", "epochs", "checkpoint"),
+    "Autocast and comparison": ("dtype", "atol", "rtol"),
+    "Measurement": (
+        "threads",
+        "min_time",
+        "allow_slow",
+        ADVANCED,
+        "topk",
+        "input_scale",
+        "input_distribution",
+        "memory_budget_mb",
+        "max_time",
+    ),
+}
+#: Where a field whose spec has a control goes when no box lists it: the end of its part's box;
+#: any other part's, under Advanced.
+PART_BOXES = {"training": "Mode", "model": "Model and input", "data": "Data"}
+OTHER_BOX = "Measurement"
 
 READING_GUIDE = (
     "<b>How to read the charts</b><br>"
@@ -76,63 +91,32 @@ READING_GUIDE = (
     "and how far apart are they."
 )
 
+#: Tooltips of the inputs that are not a config field's (a field's tooltip is in its spec).
 TIPS = {
-    "widths": "Layer widths of the MLP: input width, hidden widths…, number of classes. "
-    "256,256,256,10 is the tutorial's model: Linear 256→256, ReLU, 256→256, ReLU, 256→10.",
     "layers": "Edit the widths as a list, one layer per row.",
-    "batch": "Rows per forward pass (the batch size of the random input x).",
-    "seed": "torch.manual_seed before building the model and input: same seed, same numbers.",
-    "activation": "Activation between the layers (MLP, CNN) or inside each encoder layer's "
-    "feed-forward (transformer; only relu and gelu allow the fused fast path).",
-    "model": MODEL_TIP,
-    "head": "Optional output layer: softmax / log_softmax show how autocast treats them on CPU.",
-    "dtype": "The low-precision dtype for torch.autocast('cpu', dtype=…).",
-    "atol": "Absolute tolerance for torch.allclose(plain, autocast) on the logits.",
-    "rtol": "Relative tolerance for torch.allclose(plain, autocast) on the logits.",
-    "threads": "torch.set_num_threads for the run; auto keeps torch's default for this machine.",
-    "min_time": "Measurement budget: seconds of timed forward passes per mode. "
-    "Longer gives steadier medians.",
-    "max_time": "How long a run may go on past the time per mode while the speedup's 95% "
-    "interval is wider than ±5% (a busy machine): seconds per mode; auto is "
-    f"{MAX_TIME_FACTOR:g} × the time per mode. Sweeps ignore it (a point's budget is its time).",
-    "allow_slow": "Run even if one forward pass is estimated to take longer than 10 s "
-    "(Cancel only takes effect between forward passes).",
-    "topk": "k for top-k agreement (Agreement tab): is the float32 class among autocast's k "
-    "highest logits, and how much do the two top-k sets overlap?",
-    "input_scale": "Multiply the random input x by this. bfloat16 has float32's range; float16 "
-    "overflows above 65504 and loses precision below 6.1e-5; with tiny inputs the biases "
-    "dominate. Run again and compare SQNR (Layer error tab) and agreement.",
-    "input_distribution": "Draw x from a normal (torch.randn) or uniform [-1, 1) distribution. "
-    "Different inputs give different per-layer error and margins: Run again and compare the "
-    "Layer error and Agreement tabs.",
-    "memory_budget_mb": "Refuse models whose estimated peak memory exceeds this many MB "
-    "(auto: half the memory available now).",
-    "mode": "Inference times forward passes. Training trains two copies of the model side by "
-    "side, from the same weights on the same batches: one in float32, one under autocast, and "
-    "measures step time, loss, gradient dtypes and the memory saved for backward.",
-    "steps": "Training steps for each copy (the loss chart draws them as they complete).",
-    "lr": "Learning rate of the optimizer (changing the optimizer sets its usual value).",
-    "optimizer": "sgd: SGD with momentum 0.9; adamw: AdamW.",
-    "scaler": "float16 only: scale the loss with torch.amp.GradScaler('cpu') so small gradients "
-    "do not underflow. Untick to see what happens without it.",
-    "data": "What the model sees. Synthetic: random inputs and an untrained model (timing and "
-    "dtypes). Handwritten digits: the bundled UCI digits (8×8 images); the model is trained in "
-    "float32 first, then its held-out answers are compared in float32 and under autocast. "
-    "File…: your own .npz, .safetensors or .pt with arrays x (rows) and y (labels).",
-    "epochs": "Epochs of float32 training on the data's training rows (seeded), before the "
-    "held-out rows are evaluated both ways.",
-    "checkpoint": "Optional: your trained weights (a state_dict as .safetensors or a "
-    "weights-only .pt) to evaluate instead of training. Its keys and shapes must match the model.",
     "run": "Measure this config: plain float32 vs autocast, on a worker thread (F5).",
     "cancel": "Stop the run at the next timing block (Esc).",
     "progress": "Progress of the current run.",
 }
+W = TypeVar("W", bound=QWidget)
+
+
+def box_rows() -> dict[str, tuple[str, ...]]:
+    """BOXES, plus each field with a control that none lists (nor the family and your model's
+    pages), at the end of its part's box."""
+    shown = {row for rows in BOXES.values() for row in rows} | FamilyControls.FIELDS
+    rows = {title: list(names) for title, names in BOXES.items()}
+    for name in FIELDS:
+        if name not in shown and has_control(name):
+            rows[PART_BOXES.get(spec_of(name).part, OTHER_BOX)].append(name)
+    return {title: tuple(names) for title, names in rows.items()}
 
 
 class ControlsPanel(QWidget):
     """All inputs, the Run/Cancel buttons and the progress bar, bound to an ExperimentState.
 
-    Emits `changed` on any edit and any change of the state.
+    Emits `changed` on any edit and any change of the state. Each field's input is in
+    `inputs` by field and an attribute by its objectName (`batchSpin`, `dtypeCombo`).
     """
 
     changed = Signal()
@@ -146,9 +130,14 @@ class ControlsPanel(QWidget):
         self.setObjectName("controlsPanel")
         self.state = state if state is not None else ExperimentState(parent=self)
         self._errors = FieldErrors()
+        self.inputs: dict[str, QWidget] = {}
         self._field_widgets: dict[str, list[QWidget]] = {}
         self._advanced_widgets: list[QWidget] = []
+        self._advanced_fields: set[str] = set()
+        self._forms: dict[str, QFormLayout] = {}
         self.bindings = ConfigBindings(self.state, self._show_rows, self)
+        self.family = FamilyControls(self)
+        self.dataControls = DataControls(self)
         self._build()
         self._bind()
         self.bindings.changed.connect(self.changed)
@@ -159,14 +148,17 @@ class ControlsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.setSpacing(8)
-        for box in (
-            self._build_mode(),
-            self._build_model(),
-            self._build_data(),
-            self._build_autocast(),
-            self._build_measure(),
-        ):
+        for title, rows in box_rows().items():
+            box = QGroupBox(title)
+            form = self._forms[title] = self._form(box)
+            advanced = False
+            for row in rows:
+                advanced = advanced or row == ADVANCED
+                self._build_row(form, row, advanced)
             layout.addWidget(box)
+        self._mode_form = self._forms["Mode"]
+        self._model_form = self._forms["Model and input"]
+        self._data_form = self._forms["Data"]
         self._toggle_advanced(False)
         self._build_footer()
         layout.addStretch(1)
@@ -176,48 +168,43 @@ class ControlsPanel(QWidget):
         guide.setStyleSheet(f"color: {style.MUTED};")
         guide.setToolTip("What the charts on the right show.")
         layout.addWidget(guide)
-
-        self.widthsEdit.textChanged.connect(self._emit_changed)
-
-    def _build_mode(self) -> QGroupBox:
-        """Mode: inference or training, and training's steps, optimizer and scaler."""
-        mode = QGroupBox("Mode")
-        mode_form = self._form(mode)
-        self._mode_form = mode_form
-        self.modeCombo = QComboBox()
-        self.modeCombo.setObjectName("modeCombo")
-        for text, value in MODE_ITEMS:
-            self.modeCombo.addItem(text, value)
+        self.modeCombo = self._typed("mode", QComboBox)
         self.modeCombo.currentIndexChanged.connect(self._on_mode_changed)
-        self._add_row(mode_form, "mode", "M&ode", self.modeCombo)
-        self.stepsSpin = self._spin("stepsSpin", 1, MAX_STEPS)
-        self._add_row(mode_form, "steps", "Ste&ps", self.stepsSpin)
-        self.optimizerCombo = self._combo("optimizerCombo", OPTIMIZERS)
-        self.optimizerCombo.currentTextChanged.connect(self._on_optimizer_changed)
-        self._add_row(mode_form, "optimizer", "O&ptimizer", self.optimizerCombo)
-        self.lrSpin = self._double("lrSpin", 1e-5, MAX_LR, 5, 0.01)
-        self._add_row(mode_form, "lr", "&Learning rate", self.lrSpin)
-        self.scalerCheck = QCheckBox("GradScaler for float16")
-        self.scalerCheck.setObjectName("scalerCheck")
-        self.scalerCheck.toggled.connect(self._emit_changed)
-        self._add_row(mode_form, "scaler", "", self.scalerCheck)
-        return mode
+        self._typed("optimizer", QComboBox).currentTextChanged.connect(self._on_optimizer_changed)
 
-    def _build_model(self) -> QGroupBox:
-        """Model and input: the family and its parameters, widths, batch, seed, activation."""
-        model = QGroupBox("Model and input")
-        model_form = self._form(model)
-        self.family = FamilyControls(self)
+    def _build_row(self, form: QFormLayout, row: str, advanced: bool) -> None:
+        """One row: a message row, the Advanced toggle, a row built here, or a field's input."""
+        special = {
+            GUARD: lambda: self._errors.add_row(form, GUARD),
+            ADVANCED: lambda: self._build_advanced(form),
+            "model": lambda: self._build_model(form),
+            "widths": lambda: self._build_widths(form),
+            "data": lambda: self._build_data(form),
+            "checkpoint": lambda: self._build_checkpoint(form),
+        }
+        if row in special:
+            special[row]()
+            return
+        widget = make_input(row)
+        edited_signal(widget).connect(self._emit_changed)
+        self.inputs[row] = widget
+        setattr(self, widget.objectName(), widget)  # controls.batchSpin, as always
+        self._add_row(form, row, widget, advanced)
+
+    def _build_model(self, form: QFormLayout) -> None:
+        """The model selector, the chosen family's page of parameters and their message."""
         self.modelCombo = self.family.modelCombo
-        self._add_row(model_form, "model", "Mo&del", self.modelCombo)
-        model_form.addRow(self.family.pages)
-        self._add_error_row(model_form, "family")
+        self._add_row(form, "model", self.modelCombo)
+        form.addRow(self.family.pages)
+        self._errors.add_row(form, "family")
         self.family.changed.connect(self._on_family_changed)
-        self._model_form = model_form
-        self.widthsEdit = QLineEdit()
-        self.widthsEdit.setObjectName("widthsEdit")
-        self.widthsEdit.setPlaceholderText("e.g. 256,256,256,10")
+
+    def _build_widths(self, form: QFormLayout) -> None:
+        """The MLP's widths as text beside the layer editor's button."""
+        self.widthsEdit = self._typed("widths", QLineEdit, make_input("widths"))
         self.widthsEdit.setClearButtonEnabled(True)
+        self.widthsEdit.textChanged.connect(self._emit_changed)
+        self.inputs["widths"] = self.widthsEdit
         self.layersButton = QToolButton()
         self.layersButton.setObjectName("layersButton")
         self.layersButton.setText("Layers…")
@@ -227,47 +214,11 @@ class ControlsPanel(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.widthsEdit, 1)
         row.addWidget(self.layersButton)
-        self._add_row(model_form, "widths", "&Widths", widths_row, targets=[self.widthsEdit])
+        self._add_row(form, "widths", widths_row, targets=[self.widthsEdit])
         self._widths_row = widths_row
         self.layersButton.setToolTip(TIPS["layers"])
 
-        self.batchSpin = self._spin("batchSpin", 1, 1_000_000)
-        self._add_row(model_form, "batch", "&Batch", self.batchSpin)
-        self._add_error_row(model_form, "guard")
-        self.seedSpin = self._spin("seedSpin", 0, 2**31 - 1)
-        self._add_row(model_form, "seed", "&Seed", self.seedSpin)
-        self.activationCombo = self._combo("activationCombo", ACTIVATIONS)
-        self._add_row(model_form, "activation", "Ac&tivation", self.activationCombo)
-        self.headCombo = self._combo("headCombo", HEADS)
-        self._add_row(model_form, "head", "&Head", self.headCombo)
-        return model
-
-    def _build_autocast(self) -> QGroupBox:
-        auto = QGroupBox("Autocast and comparison")
-        auto_form = self._form(auto)
-        self.dtypeCombo = self._combo("dtypeCombo", DTYPES)
-        self._add_row(auto_form, "dtype", "&Dtype", self.dtypeCombo)
-        self.atolSpin = self._double("atolSpin", 0.0, 1e3, 4, 0.01)
-        self._add_row(auto_form, "atol", "&atol", self.atolSpin)
-        self.rtolSpin = self._double("rtolSpin", 0.0, 1.0, 7, 1e-5)
-        self._add_row(auto_form, "rtol", "&rtol", self.rtolSpin)
-        return auto
-
-    def _build_measure(self) -> QGroupBox:
-        """Measurement: threads, time, and the less common settings under Advanced."""
-        measure = QGroupBox("Measurement")
-        measure_form = self._form(measure)
-        self.threadsSpin = self._spin("threadsSpin", 0, 1024)
-        self.threadsSpin.setSpecialValueText(f"auto ({os.cpu_count() or 1} cores)")
-        self._add_row(measure_form, "threads", "T&hreads", self.threadsSpin)
-        self.minTimeSpin = self._double("minTimeSpin", 0.001, 600.0, 3, 0.1)
-        self.minTimeSpin.setSuffix(" s")
-        self._add_row(measure_form, "min_time", "&Time per mode", self.minTimeSpin)
-        self.allowSlowCheck = QCheckBox("Allow slow runs (> 10 s per forward)")
-        self.allowSlowCheck.setObjectName("allowSlowCheck")
-        self.allowSlowCheck.toggled.connect(self._emit_changed)
-        self._add_row(measure_form, "allow_slow", "", self.allowSlowCheck)
-
+    def _build_advanced(self, form: QFormLayout) -> None:
         self.advancedButton = QToolButton()
         self.advancedButton.setObjectName("advancedButton")
         self.advancedButton.setText("Advanced")
@@ -276,26 +227,7 @@ class ControlsPanel(QWidget):
         self.advancedButton.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.advancedButton.setToolTip("Show the less common settings.")
         self.advancedButton.toggled.connect(self._toggle_advanced)
-        measure_form.addRow(self.advancedButton)
-        self.topkSpin = self._spin("topkSpin", 1, 1_000_000)
-        self._add_row(measure_form, "topk", "Top-&k", self.topkSpin, advanced=True)
-        self.inputScaleSpin = self._double("inputScaleSpin", 1e-6, 1e6, 6, 0.5)
-        self._add_row(measure_form, "input_scale", "Input &scale", self.inputScaleSpin, True)
-        self.distributionCombo = self._combo("distributionCombo", INPUT_DISTRIBUTIONS)
-        self._add_row(
-            measure_form, "input_distribution", "Input d&istribution", self.distributionCombo, True
-        )
-        self.memoryBudgetSpin = self._double("memoryBudgetSpin", 0.0, 1e7, 0, 256)
-        self.memoryBudgetSpin.setSuffix(" MB")
-        self.memoryBudgetSpin.setSpecialValueText("auto (½ free RAM)")
-        self._add_row(
-            measure_form, "memory_budget_mb", "&Memory budget", self.memoryBudgetSpin, True
-        )
-        self.maxTimeSpin = self._double("maxTimeSpin", 0.0, 3600.0, 3, 0.5)
-        self.maxTimeSpin.setSuffix(" s")
-        self.maxTimeSpin.setSpecialValueText(f"auto ({MAX_TIME_FACTOR:g} × time per mode)")
-        self._add_row(measure_form, "max_time", "Ma&x time per mode", self.maxTimeSpin, True)
-        return measure
+        form.addRow(self.advancedButton)
 
     def _build_footer(self) -> None:
         # Run, Cancel and the progress sit in a footer the window pins below the scrolling
@@ -353,27 +285,30 @@ class ControlsPanel(QWidget):
         footer.addWidget(self.progressBar)
         footer.addWidget(self.progressLabel)
 
-    def _build_data(self) -> QGroupBox:
-        """Data: synthetic, the bundled digits or a file; epochs; optional trained weights."""
-        box = QGroupBox("Data")
-        form = self._form(box)
-        self._data_form = form
-        self.dataControls = DataControls(self)
+    def _build_data(self, form: QFormLayout) -> None:
+        """Data: synthetic, the bundled digits or a file, and the note on what it sets."""
         self.dataCombo = self.dataControls.dataCombo
         self.dataCombo.currentIndexChanged.connect(self._on_data_changed)
-        self._add_row(form, "data", "D&ata", self.dataCombo)
+        self._add_row(form, "data", self.dataCombo)
         self.dataNote = self.dataControls.dataNote
-        self.dataNote.setToolTip(TIPS["data"])
+        self.dataNote.setToolTip(spec_of("data").tooltip())
         form.addRow(self.dataNote)
-        self.epochsSpin = self._spin("epochsSpin", 1, MAX_EPOCHS)
-        self._add_row(form, "epochs", "&Epochs", self.epochsSpin)
+
+    def _build_checkpoint(self, form: QFormLayout) -> None:
+        """Optional trained weights: a path beside a file button."""
         self.checkpointEdit = self.dataControls.checkpointEdit
         self.checkpointEdit.textChanged.connect(self._emit_changed)
         self.checkpointButton = self.dataControls.checkpointButton
         self._checkpoint_row = self.dataControls.checkpointRow
         row, edit = self._checkpoint_row, self.checkpointEdit
-        self._add_row(form, "checkpoint", "&Weights", row, targets=[edit])
-        return box
+        self._add_row(form, "checkpoint", row, targets=[edit])
+
+    def _typed(self, name: str, kind: type[W], widget: QWidget | None = None) -> W:
+        """The input of field `name` (or `widget`) as the kind of input it is."""
+        found = widget if widget is not None else self.inputs[name]
+        if not isinstance(found, kind):
+            raise TypeError(f"{name}: {type(found).__name__} is no {kind.__name__}")
+        return found
 
     def data(self) -> str:
         """config.data as the selector shows it: synthetic, digits or a file's path."""
@@ -387,7 +322,7 @@ class ControlsPanel(QWidget):
     def _show_data_fields(self) -> None:
         real = self.data() != "synthetic"
         self._data_form.setRowVisible(self.dataNote, real)
-        self._data_form.setRowVisible(self.epochsSpin, real)
+        self._data_form.setRowVisible(self.inputs["epochs"], real)
         self._data_form.setRowVisible(self._checkpoint_row, real)
 
     def _form(self, box: QGroupBox) -> QFormLayout:
@@ -401,56 +336,25 @@ class ControlsPanel(QWidget):
         self,
         form: QFormLayout,
         field: str,
-        label: str,
         widget: QWidget,
         advanced: bool = False,
         targets: list[QWidget] | None = None,
     ) -> None:
-        tip = TIPS.get(field, "")
-        widget.setToolTip(tip)
-        for target in targets or [widget]:
+        """The row of `field`: its label and tooltip from its spec, then its message row."""
+        inputs = targets or [widget]
+        tip = spec_of(field).tooltip()
+        for target in {widget, *inputs}:
             target.setToolTip(tip)
-        if label:
-            text = QLabel(label)
-            text.setBuddy((targets or [widget])[0])
-            text.setToolTip(tip)
-            form.addRow(text, widget)
-            if advanced:
-                self._advanced_widgets += [text, widget]
+        label = make_label(field, inputs[0])
+        if label is not None:
+            form.addRow(label, widget)
         else:
             form.addRow(widget)
-            if advanced:
-                self._advanced_widgets.append(widget)
-        self._field_widgets[field] = targets or [widget]
-        self._add_error_row(form, field)
-
-    def _add_error_row(self, form: QFormLayout, field: str) -> None:
+        if advanced:
+            self._advanced_widgets += [w for w in (label, widget) if w is not None]
+            self._advanced_fields.add(field)
+        self._field_widgets[field] = inputs
         self._errors.add_row(form, field)
-
-    def _spin(self, name: str, low: int, high: int) -> QSpinBox:
-        spin = QSpinBox()
-        spin.setObjectName(name)
-        spin.setRange(low, high)
-        spin.setAccelerated(True)
-        spin.valueChanged.connect(self._emit_changed)
-        return spin
-
-    def _double(self, name: str, low: float, high: float, decimals: int, step: float):
-        spin = QDoubleSpinBox()
-        spin.setObjectName(name)
-        spin.setDecimals(decimals)
-        spin.setRange(low, high)
-        spin.setSingleStep(step)
-        spin.valueChanged.connect(self._emit_changed)
-        return spin
-
-    def _combo(self, name: str, items: tuple[str, ...]) -> QComboBox:
-        combo = QComboBox()
-        combo.setObjectName(name)
-        combo.addItems(list(items))
-        combo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        combo.currentIndexChanged.connect(self._emit_changed)
-        return combo
 
     # ---- slots ----------------------------------------------------------------------------
     @Slot()
@@ -469,8 +373,8 @@ class ControlsPanel(QWidget):
         """Show the shared inputs the chosen family uses (widths: MLP; activation: not RNN)."""
         uses = FAMILIES.get(self.family.model(), USER).uses
         self._model_form.setRowVisible(self._widths_row, "widths" in uses)
-        self._model_form.setRowVisible(self.activationCombo, "activation" in uses)
-        self._model_form.setRowVisible(self.headCombo, "head" in uses)
+        self._model_form.setRowVisible(self.inputs["activation"], "activation" in uses)
+        self._model_form.setRowVisible(self.inputs["head"], "head" in uses)
 
     @Slot(int)
     def _on_mode_changed(self, _index: int) -> None:
@@ -487,7 +391,7 @@ class ControlsPanel(QWidget):
     def _on_optimizer_changed(self, name: str) -> None:
         """Each optimizer's usual step size (AdamW normalises its updates, SGD does not)."""
         if name in DEFAULT_LR:
-            self.lrSpin.setValue(DEFAULT_LR[name])
+            self._typed("lr", QDoubleSpinBox).setValue(DEFAULT_LR[name])
 
     def mode(self) -> str:
         """'infer' or 'train', as the mode selector shows."""
@@ -496,15 +400,18 @@ class ControlsPanel(QWidget):
     def _show_training_fields(self) -> None:
         training = self.mode() == "train"
         for name, check in self.routeChecks.items():
-            check.setEnabled(name != "eager" and not training)
+            kind = route_kind(name)
+            trains = kind is not None and kind.trains
+            # The reference is always measured; in Training mode only a route that trains.
+            check.setEnabled(name != reference_route() and (trains or not training))
         for field in (f for f in TRAINING_FIELDS if f != "mode"):  # the selector stays on
             for widget in self._field_widgets[field]:
                 widget.setEnabled(training)
                 # Shown only in Training mode, so Inference keeps the panel short.
                 if self._mode_form.indexOf(widget) >= 0:
                     self._mode_form.setRowVisible(widget, training)
-        self.minTimeSpin.setToolTip(
-            TIPS["min_time"]
+        self.inputs["min_time"].setToolTip(
+            spec_of("min_time").tooltip()
             + (" In Training mode: seconds of timed training steps per mode." if training else "")
         )
 
@@ -527,14 +434,14 @@ class ControlsPanel(QWidget):
             (self.modeCombo, *self.routeChecks.values()),
         )
         data = self.dataControls.binding()
-        model = self.family.binding(self.widthsEdit, self.activationCombo, self.headCombo)
+        activation, head = self._typed("activation", QComboBox), self._typed("head", QComboBox)
+        model = self.family.binding(self.widthsEdit, activation, head)
         for binding in (mode, model, data):
             self.bindings.add(binding)
         unbound = self.bindings.unbound_fields(FIELDS)
-        for field, (widget, *_) in self._field_widgets.items():
-            if field in unbound:  # threads, budget and max time show None as 0 ("auto")
-                none_at_zero = ExperimentConfig.__dataclass_fields__[field].default is None
-                self.bindings.add(input_binding(field, widget, zero_is_none=none_at_zero))
+        for field, widget in self.inputs.items():
+            if field in unbound:
+                self.bindings.add(field_binding(field, widget))
 
     def _write_mode(self, config: ExperimentConfig) -> None:
         self.modeCombo.setCurrentIndex(max(self.modeCombo.findData(config.mode), 0))
@@ -564,7 +471,7 @@ class ControlsPanel(QWidget):
     def show_errors(self, errors: dict[str, str]) -> None:
         """Show each message under its field (guard fields under batch); hide the rest."""
         shown = self._errors.show(errors, self._field_widgets, self.family.field_widgets())
-        if shown & ADVANCED_FIELDS:
+        if shown & self._advanced_fields:
             self.advancedButton.setChecked(True)
 
     def errors(self) -> dict[str, str]:

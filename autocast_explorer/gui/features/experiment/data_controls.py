@@ -53,7 +53,9 @@ class DataControls(QObject):
             self.dataCombo.addItem(text, value)
         self.dataCombo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._data_index = 0
-        self.dataCombo.activated.connect(self._on_activated)
+        self._choosing = False
+        # Not `activated` (a person's choice only): setCurrentIndex opens the dialog too.
+        self.dataCombo.currentIndexChanged.connect(self._on_chosen)
         self.dataNote = QLabel(data_note())
         self.dataNote.setObjectName("dataNote")
         self.dataNote.setWordWrap(True)
@@ -104,18 +106,25 @@ class DataControls(QObject):
         return Binding("data", frozenset({"data", "checkpoint"}), read, write, widgets)
 
     @Slot(int)
-    def _on_activated(self, index: int) -> None:
-        """ "File…" opens a dialog; cancelling it keeps the data that was selected."""
+    def _on_chosen(self, index: int) -> None:
+        """ "File…" opens a dialog however it is chosen (a click, a key, setCurrentIndex);
+        cancelling it keeps the data that was selected."""
+        if self._choosing:  # the file's item inserted, or the old choice back: no new dialog
+            return
         if self.dataCombo.itemData(index) != DATA_FILE_ITEM[1]:
             self._data_index = index
             return
-        path, _ = QFileDialog.getOpenFileName(
-            self.dataCombo, "Open data", str(Path.cwd()), DATA_FILTER
-        )
-        if path:
-            self.set_data(path)
-        else:
-            self.dataCombo.setCurrentIndex(self._data_index)
+        self._choosing = True
+        try:
+            path, _ = QFileDialog.getOpenFileName(
+                self.dataCombo, "Open data", str(Path.cwd()), DATA_FILTER
+            )
+            if path:
+                self.set_data(path)
+            else:
+                self.dataCombo.setCurrentIndex(self._data_index)
+        finally:
+            self._choosing = False
 
     @Slot()
     def _choose_checkpoint(self) -> None:

@@ -1,7 +1,9 @@
 """The model selector and each family's parameters, built from core's family descriptions.
 
 `modelCombo` picks the family; below it a stacked page per family holds one input per
-parameter core declares (core/experiment/families/), so a new family needs no code here.
+parameter core declares (core/experiment/families/), made from the parameter's config field
+(field_inputs.py: its label, range and choices from the field's spec, its tooltip from the
+family's meaning), so a new family needs no code here.
 The MLP's own inputs (widths, layer editor) stay where they always were, in the controls panel;
 the panel shows or hides the shared inputs (widths, activation) as the family uses them.
 """
@@ -12,20 +14,26 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QFormLayout,
     QLabel,
     QLineEdit,
     QSizePolicy,
-    QSpinBox,
     QStackedWidget,
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ExperimentConfig, parse_widths
-from autocast_explorer.core.experiment.families import FAMILIES, USER, FamilyParam
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families import FAMILIES, USER
 from autocast_explorer.gui.features.experiment.bindings import Binding
+from autocast_explorer.gui.features.experiment.field_inputs import (
+    edited_signal,
+    make_input,
+    make_label,
+    read_value,
+    spec_of,
+    write_value,
+)
 from autocast_explorer.gui.features.experiment.user_model_page import (
     USER_PAGE_FIELDS,
     UserModelPage,
@@ -33,33 +41,6 @@ from autocast_explorer.gui.features.experiment.user_model_page import (
 
 #: modelCombo's data for "Your model…" (the config's `model` is then the typed spec).
 USER_ITEM = "user"
-
-MODEL_TIP = (
-    "Which model to measure. mlp is the tutorial's model; cnn, transformer and rnn show how "
-    "autocast treats convolutions, attention and recurrent layers on this CPU. Your model… "
-    "runs a Hugging Face, torchvision or timm architecture, or your own factory."
-)
-LABELS = {
-    "channels": "C&hannels",
-    "image": "&Image side",
-    "classes": "C&lasses",
-    "d_model": "d_&model",
-    "heads": "H&eads",
-    "seq": "Se&quence",
-    "depth": "De&pth",
-    "ff": "&Feed-forward",
-    "fast_path": "",
-    "cell": "&Cell",
-    "features": "&Features",
-    "hidden": "H&idden",
-}
-SPIN_MAX = {"image": 4096, "heads": 256, "depth": 64, "classes": 1_000_000}
-
-
-def widget_name(family: str, field: str) -> str:
-    """objectName of a parameter's input: 'cnnChannelsEdit', 'transformerSeqSpin', …"""
-    camel = "".join(part.title() for part in field.split("_"))
-    return f"{family}{camel}"
 
 
 class FamilyControls(QObject):
@@ -82,7 +63,7 @@ class FamilyControls(QObject):
         for name, fam in FAMILIES.items():
             self.modelCombo.addItem(f"{fam.title} ({name})", name)
         self.modelCombo.addItem("Your model…", USER_ITEM)
-        self.modelCombo.setToolTip(MODEL_TIP)
+        self.modelCombo.setToolTip(spec_of("model").tooltip())
         self.modelCombo.currentIndexChanged.connect(self._on_model_changed)
         self.pages = QStackedWidget()
         self.pages.setObjectName("familyPages")
@@ -97,13 +78,14 @@ class FamilyControls(QObject):
             self._inputs[name] = {}
             self._labels[name] = {}
             for param in fam.params:
-                widget = self._input(name, param)
+                tip = param.help[:1].upper() + param.help[1:] + "."
+                widget = make_input(param.name, prefix=name, tip=tip)
+                edited_signal(widget).connect(self._emit_changed)
                 self._inputs[name][param.name] = widget
-                if param.kind == "bool":
+                label = make_label(param.name, widget)
+                if label is None:
                     form.addRow(widget)
                     continue
-                label = QLabel(LABELS.get(param.name, param.name))
-                label.setBuddy(widget)
                 label.setToolTip(param.help)
                 form.addRow(label, widget)
                 self._labels[name][param.name] = label
@@ -112,33 +94,6 @@ class FamilyControls(QObject):
         self.userPage.changed.connect(self._emit_changed)
         self.pages.addWidget(self.userPage)
         self._on_model_changed(0)
-
-    def _input(self, family: str, param: FamilyParam) -> QWidget:
-        tip = param.help[:1].upper() + param.help[1:] + "."
-        widget: QWidget
-        if param.kind == "ints":
-            edit = QLineEdit()
-            edit.setObjectName(widget_name(family, param.name) + "Edit")
-            edit.setPlaceholderText("e.g. 3,32,64")
-            edit.textChanged.connect(self._emit_changed)
-            widget = edit
-        elif param.kind == "choice":
-            widget = QComboBox()
-            widget.setObjectName(widget_name(family, param.name) + "Combo")
-            widget.addItems(list(param.choices))
-            widget.currentIndexChanged.connect(self._emit_changed)
-        elif param.kind == "bool":
-            widget = QCheckBox("Allow the fused fast path (eval + no_grad)")
-            widget.setObjectName(widget_name(family, param.name) + "Check")
-            widget.toggled.connect(self._emit_changed)
-        else:
-            widget = QSpinBox()
-            widget.setObjectName(widget_name(family, param.name) + "Spin")
-            widget.setRange(param.minimum, SPIN_MAX.get(param.name, 1 << 20))
-            widget.setAccelerated(True)
-            widget.valueChanged.connect(self._emit_changed)
-        widget.setToolTip(tip)
-        return widget
 
     # ---- slots ----------------------------------------------------------------------------
     @Slot()
@@ -181,14 +136,7 @@ class FamilyControls(QObject):
             return self.userPage.fields()
         values: dict[str, Any] = {"model": model}
         for field, widget in self._inputs[model].items():
-            if isinstance(widget, QLineEdit):
-                values[field] = parse_widths(widget.text(), field)
-            elif isinstance(widget, QComboBox):
-                values[field] = widget.currentText()
-            elif isinstance(widget, QCheckBox):
-                values[field] = widget.isChecked()
-            elif isinstance(widget, QSpinBox):
-                values[field] = widget.value()
+            values[field] = read_value(field, widget)
         return values
 
     def set_config(self, config: ExperimentConfig) -> None:
@@ -201,15 +149,7 @@ class FamilyControls(QObject):
             self.userPage.set_config(config)
             for page in self._inputs.values():
                 for field, widget in page.items():
-                    value = getattr(config, field)
-                    if isinstance(widget, QLineEdit):
-                        widget.setText(",".join(map(str, value)))
-                    elif isinstance(widget, QComboBox):
-                        widget.setCurrentText(value)
-                    elif isinstance(widget, QCheckBox):
-                        widget.setChecked(bool(value))
-                    elif isinstance(widget, QSpinBox):
-                        widget.setValue(min(int(value), widget.maximum()))
+                    write_value(widget, getattr(config, field))
         finally:
             for widget, was in zip(widgets, blocked, strict=True):
                 widget.blockSignals(was)
@@ -220,21 +160,19 @@ class FamilyControls(QObject):
         inputs take part only where the family uses them (as its defaults elsewhere), and keep
         their values for when a family that does comes back."""
         default = ExperimentConfig()
+        shared: dict[str, QWidget] = {"widths": widths, "activation": activation, "head": head}
 
         def read() -> dict[str, Any]:
             values = self.fields()
             uses = FAMILIES.get(values["model"], USER).uses
-            values["widths"] = parse_widths(widths.text()) if "widths" in uses else default.widths
-            shown = {"activation": activation.currentText(), "head": head.currentText()}
-            for name, value in shown.items():
-                values[name] = value if name in uses else getattr(default, name)
+            for name, widget in shared.items():
+                values[name] = read_value(name, widget) if name in uses else getattr(default, name)
             return values
 
         def write(config: ExperimentConfig) -> None:
             self.set_config(config)
-            widths.setText(",".join(str(w) for w in config.widths))
-            activation.setCurrentText(config.activation)
-            head.setCurrentText(config.head)
+            for name, widget in shared.items():
+                write_value(widget, getattr(config, name))
 
         fields = frozenset({"widths", "activation", "head", *self.FIELDS})
         return Binding("model", fields, read, write, (widths, activation, head))

@@ -6,6 +6,8 @@ feature draws what each run measured.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Slot
 
 from autocast_explorer.gui.charts.agreement_chart import AgreementChart
@@ -35,6 +37,28 @@ class _Headline(QObject):
             self._overview.header.clear()
 
 
+def _add_why_action(ctx: AppContext, overview: OverviewTab, has_result: Callable[[], bool]) -> None:
+    """View › Why this verdict: the Overview's "Why?" disclosure from the menu (and its keys)."""
+    header = overview.header
+
+    def show_why(shown: bool) -> None:
+        header.set_why_shown(shown)
+        if shown:
+            ctx.show_view("overview")
+
+    action = ctx.add_action(
+        "&Why this verdict?",
+        show_why,
+        menu="&View",
+        before="viewDisplaySection",
+        checkable=True,
+        shortcut="Ctrl+Shift+Y",
+        tip="Show the reasons behind the Overview's headline",
+        enabled_when=has_result,
+    )
+    header.whyButton.toggled.connect(action.setChecked)
+
+
 def install(ctx: AppContext) -> None:
     overview = OverviewTab()
     layers = LayerTable()
@@ -46,6 +70,7 @@ def install(ctx: AppContext) -> None:
     ctx.add_view_part("agreement", overview.agreement, within="overview")
     _Headline(ctx, overview)
     has_result = lambda: ctx.last_result() is not None  # noqa: E731
+    _add_why_action(ctx, overview, has_result)
     ctx.add_chart_export("latency", "&Latency chart…", lambda: overview.latency, has_result)
     ctx.add_chart_export("dtype", "&Dtype per layer chart…", lambda: overview.dtypes, has_result)
     ctx.add_chart_export("agreement", "&Agreement chart…", lambda: overview.agreement, has_result)

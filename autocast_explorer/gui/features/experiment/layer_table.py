@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -24,6 +24,18 @@ from autocast_explorer.gui.shell.tables import cell, column_header, row_texts
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
 
+#: The columns in the order they are shown (rows() keeps COLUMNS' order): both modes' dtypes
+#: beside the layer's name, so a narrow tab shows them before the kind and the output shape.
+SHOWN_ORDER = (
+    "Layer",
+    "Plain (in → out)",
+    "Autocast (in → out)",
+    "Autocast computed in",
+    "Kind",
+    "Output shape",
+)
+#: The least room the "computed in" column keeps (characters); it wraps inside it.
+COMPUTE_MIN_CHARS = 24
 #: The autocast cell of a layer the autocast forward never reached (it raised first).
 NOT_RUN = "did not run (raised)"
 COLUMNS = (
@@ -36,6 +48,7 @@ COLUMNS = (
 )
 #: The compute cell of a result with no attributed ops (a training run, an older file).
 NO_TRACE = "not traced"
+COMPUTE_COLUMN = COLUMNS.index("Autocast computed in")
 COMPUTE_TIP = (
     "What the layer's ops ran in under autocast, from the op trace: per dtype its matrix "
     "product (else its most frequent op), the casts inside it, and the dtype it returned. A GRU "
@@ -64,7 +77,7 @@ class LayerTable(QTableWidget):
             "computed in."
         )
         self.setHorizontalHeaderLabels(COLUMNS + ERROR_COLUMNS)
-        column_header(self, COLUMNS.index("Autocast computed in")).setToolTip(COMPUTE_TIP)
+        column_header(self, COMPUTE_COLUMN).setToolTip(COMPUTE_TIP)
         for offset, tip in enumerate(ERROR_TIPS):
             column_header(self, len(COLUMNS) + offset).setToolTip(tip)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -77,6 +90,32 @@ class LayerTable(QTableWidget):
         # table wider than the tab scrolls sideways rather than cutting names or numbers.
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
+        for shown, name in enumerate(SHOWN_ORDER):
+            header.moveSection(header.visualIndex(COLUMNS.index(name)), shown)
+        # What a layer computed in is a sentence: it wraps within the room left in the tab.
+        header.setSectionResizeMode(COMPUTE_COLUMN, QHeaderView.ResizeMode.Interactive)
+        self.setWordWrap(True)
+
+    def _fit_compute_column(self) -> None:
+        """The "Autocast computed in" column as wide as its text or the room left before the
+        tab's right edge, whichever is less (never under COMPUTE_MIN_CHARS), its rows as tall
+        as the wrapped text: in a narrow tab both autocast columns were cut at the edge."""
+        header = self.horizontalHeader()
+        room = self.viewport().width() - header.sectionPosition(COMPUTE_COLUMN)
+        floor = self.fontMetrics().averageCharWidth() * COMPUTE_MIN_CHARS
+        width = max(floor, min(self.sizeHintForColumn(COMPUTE_COLUMN), room))
+        if header.sectionSize(COMPUTE_COLUMN) != width:
+            header.resizeSection(COMPUTE_COLUMN, width)
+        self.resizeRowsToContents()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_compute_column()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # a new text scale
+            self._fit_compute_column()
 
     def show_result(self, result: ExperimentResult) -> None:
         from autocast_explorer.core.experiment.summary import compute_sentence
@@ -109,6 +148,7 @@ class LayerTable(QTableWidget):
                     item.setBackground(tint)
                 self.setItem(row, col, item)
             self._set_error_cells(row, layer.error)
+        self._fit_compute_column()
 
     def _set_error_cells(self, row: int, error) -> None:
         """Four error cells; the exact value rides along as UserRole data."""

@@ -7,6 +7,7 @@ imports the user's code itself: the run does, on the worker, after the trust que
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -23,7 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autocast_explorer.core.experiment.config import ExperimentConfig, parse_widths
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_rules import parse_widths
+from autocast_explorer.core.experiment.families.user.spec import file_factory, parse_spec
 from autocast_explorer.core.experiment.model_args import normalise_model_args, parse_model_arg
 from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.gui.shell import style
@@ -33,6 +36,8 @@ SPEC_TIP = (
     "torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory. Random "
     "weights; nothing is downloaded. Importing a file runs its code: the window asks first."
 )
+#: Spec prefixes whose names the completion offers: the only specs its install note is about.
+LISTED_PREFIXES = ("torchvision:", "timm:")
 #: The config fields this page shows (`fields()` returns them; the others keep their values).
 USER_PAGE_FIELDS = ("model", "model_args", "input_shape", "input_image", "seq", "layer_depth")
 
@@ -165,13 +170,11 @@ class UserModelPage(QWidget):
 
     @Slot()
     def _show_completion_hint(self) -> None:
-        """What to install for torchvision:/timm: names, only while such a spec (or none) is
-        typed: an hf: spec or a file's factory needs neither library."""
+        """What to install for torchvision:/timm: names, while such a spec (or none) is typed:
+        beside hf:bert or a file's factory it only puzzled."""
         spec = self.modelSpecEdit.text().strip()
-        library = spec.split(":", 1)[0] in ("torchvision", "timm")
-        self.modelCompletionHint.setVisible(
-            bool(self.modelCompletionHint.text()) and (not spec or library)
-        )
+        wanted = not spec or spec.startswith(LISTED_PREFIXES)
+        self.modelCompletionHint.setVisible(wanted and bool(self.modelCompletionHint.text()))
 
     def set_recent(self, specs: list[str]) -> None:
         """The specs run before, newest first (the window keeps them in its settings)."""
@@ -186,10 +189,13 @@ class UserModelPage(QWidget):
             self.set_file(path)
 
     def set_file(self, path: str) -> None:
-        """Use `path`, keeping the factory name already typed (else `build`)."""
-        current = self.modelSpecEdit.text()
-        factory = current.rpartition(":")[2] if ":" in current else ""
-        self.modelSpecEdit.setText(f"{path}:{factory or 'build'}")
+        """Use `path` with the factory core reads off the file (the one typed for a file
+        before, if this file defines it; else `build`; else its first function)."""
+        typed = ""
+        with contextlib.suppress(ConfigError):
+            current = parse_spec(self.modelSpecEdit.text())
+            typed = current.factory if current.kind == "file" else ""
+        self.modelSpecEdit.setText(f"{path}:{file_factory(path, typed)}")
 
     # ---- config ---------------------------------------------------------------------------
     def fields(self) -> dict[str, Any]:

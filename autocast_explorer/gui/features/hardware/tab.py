@@ -68,15 +68,6 @@ def _yes_no(value: bool | None) -> str:
     return "unknown" if value is None else "yes" if value else "no"
 
 
-def _native_text(v: HardwareVerdict) -> str:
-    """'yes', 'no (oneDNN emulates it)' where torch says its oneDNN supports the dtype, else
-    'no': nothing emulated it, torch's own kernels converted to float32."""
-    if v.native:
-        return "yes"
-    torch_says = v.torch_bf16_supported if v.dtype == "bfloat16" else v.torch_fp16_supported
-    return "no (oneDNN emulates it)" if torch_says else "no"
-
-
 def _kernels(kernels: tuple, fallback: str) -> str:
     gemms = [k.implementation for k in kernels if k.primitive in ("matmul", "inner_product")]
     return ", ".join(dict.fromkeys(gemms)) or fallback
@@ -158,9 +149,9 @@ class HardwareTab(QWidget):
         self.table.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.table.setAlternatingRowColors(True)
         self.table.setToolTip(
-            "CPU facts from torch.cpu.get_capabilities() and torch's own queries; flags absent "
-            "here mean "
-            "oneDNN converts to float32 (emulation) instead of computing in low precision."
+            "CPU facts from torch.cpu.get_capabilities() and torch's own queries. Without the "
+            "flags for a dtype its matrix products convert their operands and compute in "
+            "float32 kernels; 'What ran instead' and the oneDNN probe say which ran here."
         )
         self.onednnLabel = QLabel("")
         self.onednnLabel.setObjectName("onednnLabel")
@@ -305,7 +296,8 @@ class HardwareTab(QWidget):
         rows += [
             ("torch: bf16 ok?", _yes_no(v.torch_bf16_supported), None, TORCH_QUERY % "bf16"),
             ("torch: fp16 ok?", _yes_no(v.torch_fp16_supported), None, TORCH_QUERY % "fp16"),
-            (f"Native {short}", _native_text(v), v.native, v.hardware),
+            # "no", not "emulated": what ran instead is measured (the row below, the probe).
+            (f"Native {short}", "yes" if v.native else "no", v.native, v.hardware),
         ]
         if v.instead:
             rows.append(
@@ -364,12 +356,12 @@ class HardwareTab(QWidget):
         esc = functools.partial(html.escape, quote=False)
         lines = [f"<b>Peaks are estimates:</b> {esc(roofline.peak_formula)}"]
         notes: list[str] = []
-        for peak in roofline.peaks:
+        for peak in roofline.peaks.values():
             lines.append(f"<b>{peak.dtype}</b>: {esc(peak.formula)} [{esc(peak.isa)}]")
             for note in peak.note.split("; "):
                 if note not in notes:
                     notes.append(note)
-        sources = dict.fromkeys(p.ghz_source for p in roofline.peaks)
+        sources = dict.fromkeys(p.ghz_source for p in roofline.peaks.values())
         lines.append(f"Assumed: clock from {esc(', '.join(sources))}; {esc('; '.join(notes))}")
         lines.append(f"<b>x, y:</b> {esc(roofline.bytes_formula)}; {esc(roofline.flops_formula)}")
         if roofline.note:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
-from PySide6.QtWidgets import QFrame, QSplitter, QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, Slot
+from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QWidget
 
 from autocast_explorer.core.learning.lessons import CHARTS, EARLIER_CHART_IDS, FALLBACK_CHART
 
@@ -58,11 +58,21 @@ def frame_parent(target: QWidget) -> QWidget:
     return parent if parent is not None else target
 
 
+def scroll_area_of(widget: QWidget) -> QScrollArea | None:
+    """The nearest scroll area `widget` scrolls in (None: it is always in its page's view)."""
+    parent = widget.parentWidget()
+    while parent is not None and not isinstance(parent, QScrollArea):
+        parent = parent.parentWidget()
+    return parent
+
+
 class ChartHighlight(QFrame):
     """A frame around the chart a lesson points at; lets every click through.
 
     It sits in the chart's parent, just outside the chart (in the layout's spacing), so it
-    never covers the chart's own edges (tick labels run to the bottom edge).
+    never covers the chart's own edges (tick labels run to the bottom edge). The page scrolls
+    the chart into view with its frame (the Overview's dtype chart sat below the fold), again
+    whenever the layout moves it, until the reader scrolls the page themselves.
     """
 
     MARGIN = 5
@@ -78,6 +88,9 @@ class ChartHighlight(QFrame):
         self.target: QWidget | None = None
         self.chart_id: str | None = None
         self._watched: list[QWidget] = []
+        self._area: QScrollArea | None = None
+        self._viewport: QWidget | None = None
+        self._reveal = False
         self.hide()
 
     def attach(self, target: QWidget | None, chart_id: str | None) -> None:
@@ -85,6 +98,7 @@ class ChartHighlight(QFrame):
             if shiboken6.isValid(watched):
                 watched.removeEventFilter(self)
         self._watched = []
+        self._follow_area(None)
         self.target = target
         self.chart_id = chart_id
         if target is None:
@@ -101,6 +115,45 @@ class ChartHighlight(QFrame):
             widget = widget.parentWidget()
         self.raise_()
         self.show()
+        self._follow_area(scroll_area_of(target))
+        self.reveal()
+
+    def _follow_area(self, area: QScrollArea | None) -> None:
+        """Watch `area`'s viewport (a new size may hide the chart) and the reader's scrolling."""
+        old = self._area
+        if old is not None and shiboken6.isValid(old):
+            old.viewport().removeEventFilter(self)
+            old.verticalScrollBar().actionTriggered.disconnect(self._on_reader_scrolled)
+        self._area = area
+        self._viewport = area.viewport() if area is not None else None
+        self._reveal = area is not None
+        if area is not None:
+            area.viewport().installEventFilter(self)
+            area.verticalScrollBar().actionTriggered.connect(self._on_reader_scrolled)
+
+    @Slot(int)
+    def _on_reader_scrolled(self, _action: int) -> None:
+        """Wheel, keys or the bar (never a program's setValue): the reader takes over."""
+        self._reveal = False
+
+    def reveal(self) -> None:
+        """Scroll the page the least that shows the chart and its frame whole (its top when
+        it is taller than the view). Computed here: QScrollArea.ensureWidgetVisible shows a
+        chart's input-method cursor rectangle, a point at its corner, not the chart."""
+        area, target = self._area, self.target
+        if not self._reveal or area is None or target is None:
+            return
+        if not (shiboken6.isValid(area) and shiboken6.isValid(target)):
+            return
+        m = self.MARGIN
+        view = area.viewport().height()
+        top = target.mapTo(area.viewport(), QPoint(0, 0)).y() - m
+        bottom = top + target.height() + 2 * m
+        bar = area.verticalScrollBar()
+        if top < 0 or bottom - top > view:
+            bar.setValue(bar.value() + top)
+        elif bottom > view:
+            bar.setValue(bar.value() + bottom - view)
 
     def _follow(self) -> None:
         target, parent = self.target, self.parentWidget()
@@ -114,6 +167,10 @@ class ChartHighlight(QFrame):
         self.setGeometry(box.adjusted(-m, -m, m, m))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched in self._watched and event.type() in (QEvent.Type.Resize, QEvent.Type.Move):
+        moved = event.type() in (QEvent.Type.Resize, QEvent.Type.Move)
+        if watched in self._watched and moved:
             self._follow()
+            self.reveal()
+        elif watched is self._viewport and moved:
+            self.reveal()
         return False

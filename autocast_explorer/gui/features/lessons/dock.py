@@ -42,6 +42,8 @@ def install(ctx: AppContext) -> None:
     toggle.setObjectName("Lessons")
     toggle.setShortcut(QKeySequence("Ctrl+L"))
     set_tip(toggle, "Show or hide the guided lessons")
+    # Qt's action shows the dock on `triggered` only: setChecked(True) must show it too.
+    toggle.toggled.connect(dock.setVisible)
     view = ctx.menu("&View")
     if view.actions():  # first in the menu
         view.insertAction(view.actions()[0], toggle)

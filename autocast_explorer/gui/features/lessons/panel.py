@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QScrollArea,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -50,6 +49,7 @@ from autocast_explorer.gui.features.lessons.steps import (
 )
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import make_action
+from autocast_explorer.gui.shell.labels import wrapping_label
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -58,18 +58,6 @@ if TYPE_CHECKING:
     from autocast_explorer.gui.shell.context import AppContext
 
 EXERCISE_STEP = "exercise"
-
-
-def text_label(name: str, tip: str) -> QLabel:
-    """One of the step's wrapping, selectable rich texts, empty until a step fills it."""
-    item = QLabel("")
-    item.setObjectName(name)
-    item.setWordWrap(True)
-    item.setToolTip(tip)
-    item.setTextFormat(Qt.TextFormat.RichText)
-    item.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    item.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-    return item
 
 
 class LessonsPanel(QWidget):
@@ -124,31 +112,38 @@ class LessonsPanel(QWidget):
         self._build_step_texts(layout)
         self._build_outcome_box()
         layout.addWidget(self.outcomeBox)
-        self.tryNextLabel = text_label("lessonTryNext", "Something to try on your own.")
+        self.tryNextLabel = wrapping_label(
+            "lessonTryNext", "Something to try on your own.", rich=True
+        )
         layout.addWidget(self.tryNextLabel)
         self._build_exercise_box()
         layout.addWidget(self.exerciseBox)
         self._set_choices(EXERCISE.choices)
         layout.addStretch(1)
         scroll.setWidget(body)
-        self._reveal_pending = False
+        self._revealing: QWidget | None = None
         scroll.verticalScrollBar().rangeChanged.connect(self._on_scroll_range)
         self.outcomeBox.installEventFilter(self)
+        self.exerciseBox.installEventFilter(self)
         outer.addWidget(scroll, 1)
         outer.addLayout(self._build_nav())
 
     def _build_step_texts(self, layout: QVBoxLayout) -> None:
         """Where you are, the idea, the claim, the Run button and the chart that answers it."""
-        self.stepLabel = text_label("lessonStep", "Where you are in the lessons (PgUp / PgDn).")
+        self.stepLabel = wrapping_label(
+            "lessonStep", "Where you are in the lessons (PgUp / PgDn).", rich=True
+        )
         self.stepLabel.setStyleSheet(f"color: {style.MUTED};")
-        self.titleLabel = text_label("lessonTitle", "What this step is about.")
+        self.titleLabel = wrapping_label("lessonTitle", "What this step is about.", rich=True)
         font = self.titleLabel.font()
         font.setPointSize(13)
         font.setBold(True)
         self.titleLabel.setFont(font)
-        self.explanationLabel = text_label("lessonExplanation", "The idea, in plain words.")
-        self.claimLabel = text_label(
-            "lessonClaim", "What the tutorial says; the run checks it here."
+        self.explanationLabel = wrapping_label(
+            "lessonExplanation", "The idea, in plain words.", rich=True
+        )
+        self.claimLabel = wrapping_label(
+            "lessonClaim", "What the tutorial says; the run checks it here.", rich=True
         )
         self.runStepAction = make_action(
             self._ctx.host(),
@@ -161,7 +156,9 @@ class LessonsPanel(QWidget):
         self.runStepButton.setObjectName("runStepButton")
         self.runStepButton.setToolTip(self.runStepAction.toolTip())
         self.runStepButton.clicked.connect(self.run_step)
-        self.chartLabel = text_label("lessonChart", "The chart that answers this step.")
+        self.chartLabel = wrapping_label(
+            "lessonChart", "The chart that answers this step.", rich=True
+        )
         for item in (
             self.stepLabel,
             self.titleLabel,
@@ -310,7 +307,8 @@ class LessonsPanel(QWidget):
     def go_to(self, index: int) -> None:
         """Show step `index` (0-based; the last one is the exercise)."""
         self._index = max(0, min(int(index), len(self.steps()) - 1))
-        self._reveal_pending = False
+        self._revealing = None
+        self._scroll.verticalScrollBar().setValue(0)  # a step opens at its top
         lesson = self.current_lesson()
         total = len(LESSONS)
         self.previousButton.setEnabled(self._index > 0)
@@ -323,11 +321,13 @@ class LessonsPanel(QWidget):
             self.stepLabel.setText(f"Exercise · after lesson {total} of {total}")
             self.titleLabel.setText("Check yourself")
             self.tryNextLabel.setText("")
+            self.tryNextLabel.hide()
             self.outcomeBox.hide()
             result = self._ctx.last_result()
             if result is not None:
                 self._set_choices(exercise_choices(result))
             self._show_grade(self.last_grade)
+            self._reveal(self.questionLabel)
             return
         self.stepLabel.setText(f"Lesson {lesson.number} of {total}")
         self.titleLabel.setText(html.escape(lesson.title))
@@ -400,7 +400,7 @@ class LessonsPanel(QWidget):
         if self.client.busy():
             return self._refuse("Another run is in progress: wait for it or Cancel (Esc).")
         config = step_config(lesson, ctx.valid_config())
-        ctx.request_sweep(None)  # a step measures one config: no sweep preset's sweep is asked
+        ctx.request_sweep(None)  # a step measures no sweep (the preset list stops naming one)
         ctx.set_config(config)
         if lesson.uses_probe:
             errors = ctx.input_errors()
@@ -420,7 +420,7 @@ class LessonsPanel(QWidget):
                 why = "; ".join(errors.values()) if errors else "the window cannot run now"
                 return self._refuse(f"This step cannot start: {why}.")
         self.runStepButton.setEnabled(False)
-        self._reveal_pending = False
+        self._revealing = None
         self.outcomeBox.show()
         self.outcomeHeadline.setText("Measuring…")
         self.outcomeSentences.setText("")
@@ -473,27 +473,28 @@ class LessonsPanel(QWidget):
         self.stepFinished.emit(run.outcome)
 
     def _reveal_outcome(self) -> None:
-        """Scroll the panel so the outcome just measured is in view.
+        """Scroll the panel so the outcome just measured is in view."""
+        self._reveal(self.outcomeBox)
 
-        The new text is laid out later (the scroll range grows then), so the scroll happens
-        again when the range changes.
-        """
-        self._reveal_pending = True
-        self._scroll.ensureWidgetVisible(self.outcomeBox, 0, 0)
+    def _reveal(self, widget: QWidget) -> None:
+        """Scroll the panel so `widget` is in view: now, and again when the new text is laid out
+        (the scroll range grows, the box moves) until another step is shown."""
+        self._revealing = widget
+        self._scroll.ensureWidgetVisible(widget, 0, 0)
 
     @Slot(int, int)
     def _on_scroll_range(self, _low: int, _high: int) -> None:
-        if self._reveal_pending:
-            self._scroll.ensureWidgetVisible(self.outcomeBox, 0, 0)
+        if self._revealing is not None:
+            self._scroll.ensureWidgetVisible(self._revealing, 0, 0)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        # The outcome box gets its final size when the layout runs: scroll to it then.
+        # A box gets its final size when the layout runs: scroll to what is revealed then.
         if (
-            watched is self.outcomeBox
-            and self._reveal_pending
+            self._revealing is not None
+            and watched in (self.outcomeBox, self.exerciseBox)
             and event.type() in (QEvent.Type.Resize, QEvent.Type.Move)
         ):
-            self._scroll.ensureWidgetVisible(self.outcomeBox, 0, 0)
+            self._scroll.ensureWidgetVisible(self._revealing, 0, 0)
         return False
 
     @Slot(str)

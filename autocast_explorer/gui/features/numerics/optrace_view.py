@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from autocast_explorer.gui.charts import formats
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import reflow_below
-from autocast_explorer.gui.shell.tables import cell, column_header, row_texts
+from autocast_explorer.gui.shell.tables import RestOfWidth, cell, column_header, row_texts
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -141,9 +141,9 @@ class OpTraceView(QWidget):
             "(an aten._to_copy-like op whose output dtype differs from its input's)."
         )
         header = self.opsTable.horizontalHeader()
-        # Every column fits its contents except the op name, which takes (or gives up) the rest.
+        # Every column fits its contents; the op name takes what is left, never less.
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self._opsWidth = RestOfWidth(self.opsTable, OP_COLUMNS.index("aten op"))
         column_header(self.opsTable, 5).setToolTip(
             "Bytes a cast wrote (its low-precision copy); empty for ops that are not casts."
         )
@@ -153,9 +153,8 @@ class OpTraceView(QWidget):
             "autocast dispatched on top of the plain forward."
         )
         header = self.addedTable.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in range(1, len(ADDED_COLUMNS)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self._addedWidth = RestOfWidth(self.addedTable, ADDED_COLUMNS.index("aten op"))
 
     def _build_splitter(self, filters: QHBoxLayout) -> QSplitter:
         """The filtered op list beside "what autocast added" (stacked in a narrow tab)."""
@@ -278,6 +277,8 @@ class OpTraceView(QWidget):
             )
             self.gradModeLabel.setText(self._grad_mode_sentence(trace))
         self._apply_filter()
+        self._opsWidth.fit()
+        self._addedWidth.fit()
 
     def _grad_mode_sentence(self, trace: OpTrace) -> str:
         other = trace.casts_by_grad_mode.get("inference_mode")

@@ -70,10 +70,25 @@ def _remember_widget_font(widget: QWidget) -> tuple[float, bool, bool]:
         explicit = widget.testAttribute(Qt.WidgetAttribute.WA_SetFont)
         font = widget.font() if explicit else QApplication.font(widget)
         base = font.pointSizeF()
+        if explicit:
+            base = _own_size(widget, base)
         widget.setProperty(_BASE_PT, float(base))
         widget.setProperty(_BASE_BOLD, bool(font.bold()))
         widget.setProperty(_EXPLICIT, bool(explicit))
     return float(base), bool(widget.property(_BASE_BOLD)), bool(widget.property(_EXPLICIT))
+
+
+def _own_size(widget: QWidget, size: float) -> float:
+    """The size a widget's own font had before scaling. A font set only to be bold keeps
+    inheriting its size: when its parent is already scaled (parents are scaled first), `size`
+    is the parent's scaled size, and taking it as the base would scale the label twice."""
+    parent = widget.parentWidget()
+    parent_base = parent.property(_BASE_PT) if parent is not None else None
+    if parent is None or parent_base is None:
+        return size
+    scaled = parent.font().pointSizeF()
+    inherited = scaled != float(parent_base) and abs(size - scaled) < 1e-6
+    return float(parent_base) if inherited else size
 
 
 def scale_widget_fonts(root: QWidget, scale: float, bold: bool = False) -> None:
@@ -206,12 +221,15 @@ def _scale_label(label: pg.LabelItem, scale: float) -> None:
 
 
 def chart_minimum(base: tuple[int, int], scale: float) -> tuple[int, int]:
-    """A chart's minimum (width, height) at text `scale`. Its height grows with the text (the
-    title, tick labels and captions take that much more, and the plot must keep its own); its
-    width by half as much (only the left axis's labels widen it), so pages scroll down rather
-    than squeeze a plot flat, and sideways only where a window is far too narrow."""
+    """A chart's minimum (width, height) at text `scale`: each grows by half as much as the
+    text. The title, tick labels and captions take more room at larger text and the plot must
+    keep its own, so pages scroll down rather than squeeze a plot flat; yet at 1024×640 with
+    150% text and the Lessons panel below, the Overview's page shows about 320 px, and the
+    chart a lesson names must fit there whole (at the text's full growth the latency chart
+    needed 360)."""
+    growth = 1 + (scale - 1) / 2
     width, height = base
-    return round(width * (1 + (scale - 1) / 2)), round(height * scale)
+    return round(width * growth), round(height * growth)
 
 
 def _scale_minimum(view: pg.GraphicsView, scale: float) -> None:

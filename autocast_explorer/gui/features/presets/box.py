@@ -159,7 +159,7 @@ class PresetBox(QGroupBox):
         self._build_actions()
         self.combo.currentIndexChanged.connect(self._on_index_changed)
         ctx.configChanged.connect(self._sync)
-        ctx.sweepRequested.connect(self._sync)  # a forgotten sweep: name a plain preset
+        ctx.requestedSweepChanged.connect(self._sync)
         ctx.resultShown.connect(self._check_claims)
         self.combo.setPlaceholderText(LOADING_TEXT)
         ctx.after_first_paint(self.reload)
@@ -391,12 +391,8 @@ class PresetBox(QGroupBox):
         except ConfigError:
             config = None
         chosen = self._chosen
-        # A sweep preset stays named only while its sweep is the one asked for (a lesson's
-        # step forgets it): else the list names a plain preset of the same config.
-        asked = chosen is not None and chosen.sweep == self._ctx.requested_sweep
-        if chosen is None or not same_experiment(chosen.config, config) or not asked:
-            matches = [p for p in self._presets if same_experiment(p.config, config)]
-            chosen = min(matches, key=lambda p: p.sweep is not None, default=None)
+        if chosen is None or not self._matches(chosen, config):
+            chosen = next((p for p in self._presets if self._matches(p, config)), None)
         self._chosen = chosen
         self._syncing = True
         try:
@@ -404,6 +400,13 @@ class PresetBox(QGroupBox):
         finally:
             self._syncing = False
         self._show_description(chosen)
+
+    def _matches(self, preset: Preset, config: ExperimentConfig | None) -> bool:
+        """The controls describe `preset`: its config, and its sweep if it has one is the one
+        set up (a lesson sets the tutorial's config without the width sweep's sweep)."""
+        if preset.sweep is not None and preset.sweep != self._ctx.requested_sweep:
+            return False
+        return same_experiment(preset.config, config)
 
     @Slot()
     def _open_list(self) -> None:

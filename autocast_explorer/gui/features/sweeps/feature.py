@@ -71,7 +71,9 @@ class SweepsHandle(QObject):
             lambda: tab.speedupPlot,
             lambda: has_sweep() and not has_grid(),
         )
-        ctx.add_chart_export("heatmap", "Speedup &heatmap (grid)…", lambda: tab.heatmap, has_grid)
+        ctx.add_chart_export(
+            "heatmap", "Speedup &heatmap (grid)…", lambda: tab.speedupHeatmap, has_grid
+        )
         tab.shownChanged.connect(ctx.refresh_actions)
         tab.sweepFinished.connect(ctx.publish_sweep)
         ctx.sweepRequested.connect(self._on_sweep_requested)

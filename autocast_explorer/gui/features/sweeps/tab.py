@@ -174,8 +174,8 @@ class SweepsTab(QWidget):
         """Latency on the left (a grid's row chosen above it), speedup or heatmap on the right."""
         self.latencyPlot = SweepLatencyChart()
         self.speedupPlot = SpeedupChart()
-        self.heatmap = SpeedupHeatmap()
-        self.heatmap.setMinimumWidth(300)  # stacked under the latency chart in a narrow tab
+        self.speedupHeatmap = SpeedupHeatmap()
+        self.speedupHeatmap.setMinimumWidth(300)  # stacked under the latency chart in a narrow tab
         self.rowCombo = QComboBox()
         self.rowCombo.setObjectName("sweepRowCombo")
         self.rowCombo.setToolTip("Grid: the row (hidden width) whose latency the left chart shows.")
@@ -197,7 +197,7 @@ class SweepsTab(QWidget):
         self.rightStack = QStackedWidget()
         self.rightStack.setObjectName("sweepRightStack")
         self.rightStack.addWidget(self.speedupPlot)
-        self.rightStack.addWidget(self.heatmap)
+        self.rightStack.addWidget(self.speedupHeatmap)
         charts = QHBoxLayout()
         charts.setSpacing(8)
         charts.addWidget(left, 1)
@@ -276,7 +276,7 @@ class SweepsTab(QWidget):
         shown = self._shown()
         grid_shown = shown[1].is_grid if shown is not None else grid
         self._row_bar.setVisible(shown is not None and grid_shown)
-        self.rightStack.setCurrentWidget(self.heatmap if grid_shown else self.speedupPlot)
+        self.rightStack.setCurrentWidget(self.speedupHeatmap if grid_shown else self.speedupPlot)
 
     def _shown(self) -> tuple[ExperimentConfig, SweepSpec] | None:
         """The config and spec of the sweep running or drawn now (None: nothing yet)."""
@@ -394,12 +394,12 @@ class SweepsTab(QWidget):
 
     def _begin_charts(self, config: ExperimentConfig, spec: SweepSpec) -> None:
         param = "batch" if spec.is_grid else spec.param
-        self.rightStack.setCurrentWidget(self.heatmap if spec.is_grid else self.speedupPlot)
+        self.rightStack.setCurrentWidget(self.speedupHeatmap if spec.is_grid else self.speedupPlot)
         self.rowCombo.clear()
         if spec.is_grid:
             for width in spec.width_values:
                 self.rowCombo.addItem(str(width), width)
-            self.heatmap.begin(spec.values, spec.width_values)
+            self.speedupHeatmap.begin(spec.values, spec.width_values)
         else:
             self.speedupPlot.begin(param, spec.values)
         self._row_bar.setVisible(spec.is_grid)
@@ -433,7 +433,7 @@ class SweepsTab(QWidget):
         if spec.is_grid:
             width = self.rowCombo.currentData()
             self.latencyPlot.show_points([p for p in points if p.value2 == width])
-            self.heatmap.show_points(points)
+            self.speedupHeatmap.show_points(points)
         else:
             self.latencyPlot.show_points(points)
             self.speedupPlot.show_points(points)
@@ -541,7 +541,7 @@ class SweepsTab(QWidget):
         self._points = []
         self.latencyPlot.clear()
         self.speedupPlot.clear()
-        self.heatmap.clear()
+        self.speedupHeatmap.clear()
         for label in (self.crossoverLabel, self.verdictLabel, self.statusLabel):
             label.setText("")
         self._set_warnings(())
@@ -553,5 +553,5 @@ class SweepsTab(QWidget):
         return {
             "sweep_latency": self.latencyPlot,
             "speedup": self.speedupPlot,
-            "heatmap": self.heatmap,
+            "heatmap": self.speedupHeatmap,
         }

@@ -84,7 +84,8 @@ class TrainingView(QWidget):
         self.savedBytesPlot = SavedBytesChart()
         self.summary = QLabel(IDLE_TEXT)
         self.summary.setObjectName("trainingSummary")
-        self.summary.setWordWrap(False)  # aligned columns, like the CLI's; the area scrolls
+        # Wrapped: at 1024 px the summary's long lines ran past the right edge of its pane.
+        self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary.setToolTip("What the training run measured, in words (as the CLI prints).")
         self.gradTable = _table(
@@ -122,7 +123,7 @@ class TrainingView(QWidget):
         bottom.addWidget(tables)
         bottom.setStretchFactor(0, 1)
         bottom.setStretchFactor(1, 1)
-        bottom.setSizes([460, 460])  # the summary scrolls sideways rather than crowd the tables
+        bottom.setSizes([460, 460])
         reflow_below(bottom, 640)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(charts)

@@ -1,7 +1,10 @@
 """Which modules of a big model become rows: the modules at one depth of the module tree.
 
 A row at depth N stands for everything inside it (its input and output dtype, its error); a
-module above N with no recorded module inside it down to N is a row too, so nothing is lost.
+module above N with no recorded module inside it down to N is a row too, and so is one below N
+when nothing on its path down to N was recorded (BERT's `encoder.layer` is a ModuleList, never
+called: at depth 2 its blocks `encoder.layer.0`… are the rows), so nothing is lost and every row
+is a module's own input and output.
 At the deepest depth the rows are the leaf modules. The default depth is the deepest one that
 keeps at most DEFAULT_MAX_ROWS rows, so resnet50 (≈ 170 modules) reads as its stages.
 """

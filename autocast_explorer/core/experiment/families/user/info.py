@@ -5,7 +5,6 @@ A part of its own so it travels as one piece; results of built-in families lack 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -18,10 +17,10 @@ from autocast_explorer.core.documents.field_types import (
     Whole,
     Wholes,
 )
-from autocast_explorer.core.documents.model import Part, build, dump
+from autocast_explorer.core.documents.model import Part, dump
 
 
-class ModelInfoPart(Part):
+class ModelInfo(Part):
     """The result's `model_info`: your own model (--model SPEC), what ran."""
 
     spec: Annotated[Text, Field(description="the model spec that was run")]
@@ -47,52 +46,5 @@ class ModelInfoPart(Part):
         ""
     )
 
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """`input_shape` per sample; `layer_depth` the module depth the layer rows are cut at,
-    `modules` how many modules the forward called (the rows before grouping)."""
-
-    spec: str
-    class_name: str
-    parameters: int
-    sha256: str | None
-    input_shape: tuple[int, ...]
-    input_kind: str
-    output_shape: tuple[int, ...]
-    layer_depth: int
-    modules: int
-    no_argmax_reason: str = ""
-
     def to_dict(self) -> dict[str, Any]:
-        return dump(self.to_part())
-
-    def to_part(self) -> ModelInfoPart:
-        return build(
-            ModelInfoPart,
-            spec=self.spec,
-            class_name=self.class_name,
-            parameters=self.parameters,
-            sha256=self.sha256,
-            input_shape=self.input_shape,
-            input_kind=self.input_kind,
-            output_shape=self.output_shape,
-            layer_depth=self.layer_depth,
-            modules=self.modules,
-            no_argmax_reason=self.no_argmax_reason,
-        )
-
-    @classmethod
-    def from_part(cls, part: ModelInfoPart) -> ModelInfo:
-        return cls(
-            spec=part.spec,
-            class_name=part.class_name,
-            parameters=part.parameters,
-            sha256=part.sha256,
-            input_shape=tuple(part.input_shape),
-            input_kind=part.input_kind,
-            output_shape=tuple(part.output_shape),
-            layer_depth=part.layer_depth,
-            modules=part.modules,
-            no_argmax_reason=part.no_argmax_reason,
-        )
+        return dump(self)

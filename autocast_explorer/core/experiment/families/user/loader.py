@@ -3,7 +3,8 @@
 Importing a user's module runs its code (docs/models.md, "Trust"): that is the point of a
 factory, and the reason the window asks before a new file. Nothing here downloads: Hugging Face
 architectures are built from their default config (`AutoConfig.for_model` → `from_config`),
-torchvision with `weights=None`, timm with `pretrained=False`, and a weights argument is refused.
+torchvision with `weights=None`, timm with `pretrained=False`, and an argument asking any of them
+for trained weights is refused (DOWNLOADING_ARGS); a factory's arguments are the user's own.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from autocast_explorer.core.experiment.families.user.spec import ModelSpec, pars
 
 #: Set before transformers is imported: it then never reaches for the hub.
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
-#: Arguments that would fetch weights; refused with one line.
-_DOWNLOADING_ARGS = {"torchvision": ("weights", "weights_backbone"), "timm": ("pretrained",)}
+#: Arguments that ask a library for trained weights, refused with one line by every library
+#: spec (hf:, torchvision:, timm:): each is built with random weights, and an hf: config would
+#: keep `pretrained=true` as a silent attribute. A factory of the user's gets them as given.
+DOWNLOADING_ARGS = ("weights", "weights_backbone", "pretrained", "use_pretrained_backbone")
 #: What torchvision classifiers take (the default input when the library does not say).
 TORCHVISION_INPUT = (3, 224, 224)
 
@@ -72,7 +75,7 @@ def _import_library(spec: ModelSpec, name: str) -> Any:
 
 
 def _refuse_downloads(spec: ModelSpec, kwargs: Mapping[str, Any]) -> None:
-    for key in _DOWNLOADING_ARGS.get(spec.kind, ()):
+    for key in DOWNLOADING_ARGS:
         if kwargs.get(key) not in (None, False, "None", ""):
             raise UserModelError(
                 spec.text, f"--model-arg {key}=… would download weights; nothing is downloaded"
@@ -80,6 +83,7 @@ def _refuse_downloads(spec: ModelSpec, kwargs: Mapping[str, Any]) -> None:
 
 
 def _hf(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
+    _refuse_downloads(spec, kwargs)
     transformers = _import_library(spec, "transformers")
     known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
     if spec.target not in known:

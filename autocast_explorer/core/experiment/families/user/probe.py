@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 
@@ -32,7 +33,7 @@ class InputPlan:
     """What one input sample is: its shape (no batch dimension) and kind; `vocab` for tokens."""
 
     shape: tuple[int, ...]
-    kind: str  # "float" or "tokens"
+    kind: Literal["float", "tokens"]
     vocab: int | None = None
 
     def draw(self, config: ExperimentConfig, batch: int) -> torch.Tensor:
@@ -112,7 +113,7 @@ def input_plan(config: ExperimentConfig, loaded: Loaded) -> InputPlan:
             raise UserModelError(spec, f"--image needs an input of ≥ 2 dimensions (it is {shape})")
         shape = (*shape[:-2], config.input_image, config.input_image)
     vocab = config.vocab or loaded.vocab or DEFAULT_VOCAB if kind == "tokens" else None
-    return InputPlan(tuple(int(s) for s in shape), kind, vocab)
+    return InputPlan(tuple(int(s) for s in shape), "tokens" if kind == "tokens" else "float", vocab)
 
 
 def build(config: ExperimentConfig) -> tuple[torch.nn.Module, Loaded, InputPlan]:

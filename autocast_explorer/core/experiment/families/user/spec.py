@@ -7,10 +7,11 @@ shape of the text; whether the library, file or factory exists is found out when
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
-from autocast_explorer.core.experiment.config import MAX_SPEC_LENGTH, built_in_models
+from autocast_explorer.core.experiment.config_rules import MAX_SPEC_LENGTH, built_in_models
 from autocast_explorer.core.runtime.errors import ConfigError
 
 LIBRARIES: tuple[str, ...] = ("hf", "torchvision", "timm")
@@ -18,6 +19,10 @@ LIBRARIES: tuple[str, ...] = ("hf", "torchvision", "timm")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+#: The factory a file's spec names when the file does not say otherwise (the docs' examples).
+DEFAULT_FACTORY = "build"
+#: A file larger than this is not read for its factory names (a model file is a few kB).
+FACTORY_SCAN_BYTES = 1_000_000
 #: Model files that hold pickled code, refused (docs/models.md, "Trust").
 _SERIALISED = (".pt2", ".pt", ".pth", ".jit", ".ts", ".bin", ".pkl", ".ckpt", ".safetensors")
 
@@ -108,3 +113,26 @@ def model_file(text: str) -> str | None:
     if spec.kind != "file":
         return None
     return os.path.realpath(os.path.abspath(os.path.expanduser(spec.target)))
+
+
+def file_factory(path: str, typed: str = "") -> str:
+    """The factory a spec of the file at `path` should name, read without running it (`ast`):
+    `typed` if the file defines it, else `build` if it does, else its first top-level public
+    function; `build` when the file defines none or cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            source = f.read(FACTORY_SCAN_BYTES + 1)
+        if len(source) > FACTORY_SCAN_BYTES:
+            return typed or DEFAULT_FACTORY
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return typed or DEFAULT_FACTORY
+    defined = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    ]
+    for wanted in (typed, DEFAULT_FACTORY):
+        if wanted and wanted in defined:
+            return wanted
+    return defined[0] if defined else typed or DEFAULT_FACTORY
