@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -104,6 +104,6 @@ def _load(other_cores: float | None) -> Callable[[MachineLoad], MachineLoad]:
 
     def observed(reading: MachineLoad) -> MachineLoad:
         cores = reading.cores if other_cores is None else other_cores
-        return replace(reading, other_cpu_s=cores * reading.wall_s)
+        return reading.model_copy(update={"other_cpu_s": cores * reading.wall_s})
 
     return observed

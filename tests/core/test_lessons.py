@@ -9,7 +9,8 @@ from autocast_explorer.core.experiment.capture import LayerDtypes
 from autocast_explorer.core.experiment.certainty import TimingEvidence
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
-from autocast_explorer.core.experiment.interval import SpeedupInterval, ms_text
+from autocast_explorer.core.experiment.interval import SpeedupInterval
+from autocast_explorer.core.experiment.pace import ms_text
 from autocast_explorer.core.experiment.summary import speed_clause
 from autocast_explorer.core.hardware.capabilities import native_support
 from autocast_explorer.core.learning.lessons import (

@@ -1,6 +1,5 @@
 """Routes without compiling: config rules, the implicit bf16 route, documents and text."""
 
-import dataclasses
 import json
 import math
 
@@ -19,6 +18,7 @@ from autocast_explorer.core.experiment.routes.implicit import IMPLICIT_BACKENDS,
 from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.hardware.onednn import fpmath_gemms
 from autocast_explorer.core.runtime.progress import Reporter
+from tests.edits import edited
 from tests.schema_check import violations
 from tests.steady_clock import steady_timing
 
@@ -134,24 +134,30 @@ def test_a_route_row_says_its_own_call():
     from autocast_explorer.core.hardware.load import MachineLoad
 
     def stats(ms: float) -> LatencyStats:
-        return LatencyStats(ms, ms, ms, 0.0, 5, 1, ms, (ms,) * 5)
+        return LatencyStats.from_times([ms] * 5, cold_ms=ms, block_size=1)
 
     def route(plain_ms, lower_ms, band):
         low, high = band
-        interval = SpeedupInterval(low, high, 0.95, 24, plain_ms / lower_ms)
+        interval = SpeedupInterval(
+            low=low, high=high, level=0.95, pairs=24, estimate=plain_ms / lower_ms
+        )
         return RouteResult(
-            "compiled", "bfloat16", stats(plain_ms), stats(lower_ms), interval=interval
+            name="compiled",
+            lower_dtype="bfloat16",
+            plain=stats(plain_ms),
+            lower=stats(lower_ms),
+            interval=interval,
         )
 
     assert route(1.72, 1.0, (1.66, 1.79)).speedup_text() == "1.72× faster (95%: 1.66–1.79)"
     assert route(0.71, 1.0, (0.5, 1.2)).speedup_text() == "too noisy to tell"  # no bare 0.71×
-    no_interval = dataclasses.replace(route(0.71, 1.0, (0.5, 1.2)), interval=None)
+    no_interval = edited(route(0.71, 1.0, (0.5, 1.2)), interval=None)
     assert no_interval.speedup_text() == "too noisy to tell"
     busy = MachineLoad(wall_s=2.0, cores=2, other_cpu_s=4.0)
     slow = route(0.1, 1.0, (0.095, 0.105))
     assert slow.speedup_text(slow.call_under(busy)) == "about 10× slower · the machine was busy"
-    assert slow.to_part(busy).verdict.call == "slower"
-    assert route(1.2, 1.0, (1.15, 1.25)).to_part(busy).verdict.call == "too noisy"
+    verdicts = [r.under(busy, None).verdict for r in (slow, route(1.2, 1.0, (1.15, 1.25)))]
+    assert [v.call if v else None for v in verdicts] == ["slower", "too noisy"]
 
 
 def test_a_route_without_an_interval_states_no_figure(implicit_result):

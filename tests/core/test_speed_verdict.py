@@ -7,7 +7,6 @@ the machine running the suite is.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -25,13 +24,15 @@ from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.interval import LEVEL, SpeedupInterval
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.hardware.load import MachineLoad
+from tests.edits import edited, retimed
 
 QUIET = MachineLoad(wall_s=2.0, cores=2, other_cpu_s=0.0)
 BUSY = MachineLoad(wall_s=2.0, cores=2, other_cpu_s=2.0)  # one of two cores taken
 
 
 def evidence(low: float, high: float, estimate: float, load=QUIET, **extra) -> TimingEvidence:
-    return TimingEvidence(SpeedupInterval(low, high, LEVEL, 30, estimate), load=load, **extra)
+    interval = SpeedupInterval(low=low, high=high, level=LEVEL, pairs=30, estimate=estimate)
+    return TimingEvidence(interval=interval, load=load, **extra)
 
 
 # ---- the rule ------------------------------------------------------------------------------
@@ -54,7 +55,8 @@ def evidence(low: float, high: float, estimate: float, load=QUIET, **extra) -> T
 def test_the_verdict_json_separates_direction_factor_and_doubt(low, high, load, expected):
     estimate = (low * high) ** 0.5
     call = judge(estimate, evidence(low, high, estimate, load), threads=2)
-    part = call.to_part()
+    part = call.verdict()
+    assert part is not None
     data = part.model_dump()
     kind, direction, stated = expected
     assert (data["call"], data["direction"]) == (kind, direction)
@@ -74,11 +76,25 @@ def test_the_verdict_json_separates_direction_factor_and_doubt(low, high, load, 
 
 def test_a_direction_under_load_must_survive_the_bias_bound_either_way():
     edge = 0.999 / (SAME_SPEED * BIAS_BOUND)  # about the highest ratio still surely slower
-    assert sure_direction(SpeedupInterval(0.1, edge, LEVEL, 30), BIAS_BOUND) == "slower"
-    assert sure_direction(SpeedupInterval(0.1, edge * 1.01, LEVEL, 30), BIAS_BOUND) is None
+    assert (
+        sure_direction(SpeedupInterval(low=0.1, high=edge, level=LEVEL, pairs=30), BIAS_BOUND)
+        == "slower"
+    )
+    assert (
+        sure_direction(
+            SpeedupInterval(low=0.1, high=edge * 1.01, level=LEVEL, pairs=30), BIAS_BOUND
+        )
+        is None
+    )
     top = 1.001 * SAME_SPEED * BIAS_BOUND
-    assert sure_direction(SpeedupInterval(top, 20, LEVEL, 30), BIAS_BOUND) == "faster"
-    assert sure_direction(SpeedupInterval(top * 0.99, 20, LEVEL, 30), BIAS_BOUND) is None
+    assert (
+        sure_direction(SpeedupInterval(low=top, high=20, level=LEVEL, pairs=30), BIAS_BOUND)
+        == "faster"
+    )
+    assert (
+        sure_direction(SpeedupInterval(low=top * 0.99, high=20, level=LEVEL, pairs=30), BIAS_BOUND)
+        is None
+    )
     assert BIAS_BOUND >= 3.9  # the worst bias measured (bench/RESULTS.md): 3.88×
 
 
@@ -87,12 +103,15 @@ def test_a_wide_interval_clear_of_one_tells_the_direction_not_the_factor():
     assert (call.kind, call.rough) == ("slower", "the paired timings varied widely")
     assert call.figure_text() == "about 8× slower"
     # Under 95% coverage a wide interval tells nothing, not even the direction.
-    few = TimingEvidence(SpeedupInterval(0.08, 0.16, 0.75, 3, 0.12), load=QUIET)
+    few = TimingEvidence(
+        interval=SpeedupInterval(low=0.08, high=0.16, level=0.75, pairs=3, estimate=0.12),
+        load=QUIET,
+    )
     assert judge(0.12, few, threads=1).kind == "noisy"
 
 
 def test_stalls_throughout_are_load_too():
-    stalls = tuple(timing.Stall("float32", k, 40.0, 1.0) for k in range(20))
+    stalls = tuple(timing.Stall(mode="float32", round=k, ms=40.0, median_ms=1.0) for k in range(20))
     busy = evidence(0.13, 0.14, 0.135, stalls=stalls, blocks=40)
     assert judge(0.135, busy, threads=1).rough == "the machine was busy"
     unclear = evidence(1.21, 1.37, 1.3, stalls=stalls, blocks=40)
@@ -149,7 +168,7 @@ def test_the_result_document_carries_the_call_the_window_makes(steady_result):
     read = ExperimentResult.from_dict(doc)
     written = json.loads(read.to_json())["latency"]["verdict"]
     assert written == {"call": "faster", "direction": "faster", "factor": 1.72, "reasons": []}
-    noisy = dataclasses.replace(read, evidence=evidence(0.5, 3.1, 1.72))
+    noisy = retimed(read, evidence=evidence(0.5, 3.1, 1.72))
     written = json.loads(noisy.to_json())["latency"]["verdict"]
     assert (written["call"], written["direction"], written["factor"]) == ("too noisy", None, None)
     assert written["reasons"] == list(noisy.speed_call.reasons)
@@ -225,12 +244,12 @@ def test_a_run_that_stopped_precise_yet_cannot_tell_says_so_where_it_stopped(ste
     from autocast_explorer.core.experiment.summary import format_summary
 
     # A user model once printed "interval 0.041–0.045× … within ±5%" and then "too noisy".
-    busy = dataclasses.replace(
+    auto = edited(steady_result.autocast, median_ms=steady_result.plain.median_ms / 1.0)
+    noisy = retimed(  # the bars disagree: too noisy
         steady_result,
+        autocast=auto,
         evidence=evidence(0.041, 0.045, 0.043, BUSY, stopped="precise", target=0.05),
     )
-    auto = dataclasses.replace(busy.autocast, median_ms=busy.plain.median_ms / 1.0)
-    noisy = dataclasses.replace(busy, autocast=auto)  # the bars disagree: too noisy
     text = format_summary(noisy)
     assert noisy.speed_call.kind == "noisy"
     assert "interval 0.041" not in text
@@ -242,11 +261,11 @@ def test_a_run_that_stopped_precise_yet_cannot_tell_says_so_where_it_stopped(ste
 
 
 def test_a_latency_is_never_written_in_scientific_notation():
-    from autocast_explorer.core.experiment.interval import ms_text
+    from autocast_explorer.core.experiment.pace import ms_text
 
     assert [ms_text(v) for v in (0.0421, 12.34, 250.0, 6380.2)] == [
         "0.0421 ms",
         "12.3 ms",
         "250 ms",
-        "6,380 ms",
+        "6380 ms",
     ]

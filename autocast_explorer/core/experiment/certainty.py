@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from autocast_explorer.core.documents.field_types import NullableNonNegative, Texts, Whole
 from autocast_explorer.core.documents.model import Part
@@ -117,6 +117,11 @@ class TimingEvidence(Part):
         ),
     ] = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_not_read(cls, data: Any) -> Any:
+        return without_verdict(data)
+
     @classmethod
     def from_timing(cls, timing: PairedTiming, load: MachineLoad | None = None) -> TimingEvidence:
         return cls(
@@ -144,6 +149,14 @@ class TimingEvidence(Part):
 
 
 _SECTION_KEYS = ("stalls", "load", "stopped", "target", "blocks")
+
+
+def without_verdict(data: Any) -> Any:
+    """A part's data less its `verdict`: the call its writer made is not kept, a reader calls
+    again from the keys (so a document read back equals the one written)."""
+    if isinstance(data, dict) and "verdict" in data:
+        return {key: value for key, value in data.items() if key != "verdict"}
+    return data
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from autocast_explorer.core.experiment.certainty import (
     TimingEvidence,
     judge,
     speedup_figure,
+    without_verdict,
 )
 from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS
@@ -134,6 +135,11 @@ class RouteResult(Part):
             "back); null: a side was not timed"
         ),
     ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_not_read(cls, data: Any) -> Any:
+        return without_verdict(data)
 
     @model_validator(mode="after")
     def _written_whole(self) -> RouteResult:
