@@ -5,7 +5,6 @@ and the Compare window. The run is live, its timing scripted by the tester's kit
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pyqtgraph as pg
@@ -14,6 +13,7 @@ from PySide6.QtWidgets import QAbstractButton, QLabel, QTableWidget, QTextEdit, 
 from autocast_explorer.core.experiment.certainty import TimingEvidence
 from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.testing import run_and_wait
+from tests.edits import edited, retimed
 
 #: A figure no other number on screen has: speedup 7.3141, i.e. 0.13672 as a slowdown.
 FIGURE = 7.3141
@@ -51,11 +51,10 @@ def with_figures(texts: dict[str, str]) -> dict[str, str]:
 
 def noisy_copy(result):
     """`result` with a paired figure of 7.3141 whose interval is far too wide to tell."""
-    auto = dataclasses.replace(result.autocast, median_ms=result.plain.median_ms / FIGURE)
-    band = SpeedupInterval(0.5, 60.0, 0.95, 24, FIGURE)
-    return dataclasses.replace(
-        result, autocast=auto, evidence=TimingEvidence(band, stopped="max_time", target=0.05)
-    )
+    auto = edited(result.autocast, median_ms=result.plain.median_ms / FIGURE)
+    band = SpeedupInterval(low=0.5, high=60.0, level=0.95, pairs=24, estimate=FIGURE)
+    evidence = TimingEvidence(interval=band, stopped="max_time", target=0.05)
+    return retimed(result, autocast=auto, evidence=evidence)
 
 
 def test_a_too_noisy_run_shows_no_figure_anywhere(window, timing_noise, tmp_path):
@@ -69,10 +68,8 @@ def test_a_too_noisy_run_shows_no_figure_anywhere(window, timing_noise, tmp_path
     assert hardware.verdict.measured == "in a single run, too noisy to tell"
     assert with_figures(shown_texts(window)) == {}
     # The same walk finds the figure where it may be stated (a firm interval): it looks.
-    firm = dataclasses.replace(
-        noisy,
-        evidence=TimingEvidence(SpeedupInterval(7.0, 7.6, 0.95, 24, FIGURE), stopped="precise"),
-    )
+    firm_band = SpeedupInterval(low=7.0, high=7.6, level=0.95, pairs=24, estimate=FIGURE)
+    firm = retimed(noisy, evidence=TimingEvidence(interval=firm_band, stopped="precise"))
     window.show_result(firm)
     found = with_figures(shown_texts(window))
     names = {where.split(":")[1].split(".")[0] for where in found}
@@ -148,7 +145,7 @@ def test_cpu_facts_come_only_from_a_run_that_could_tell(window, timing_noise):
     assert not clear.speed_call.too_noisy
     assert [g for _i, g in hardware.rooflinePlot.drawn()["plain"]] == [clear.gflops("plain")]
     # A later noisy run keeps the clear run's rates, and the tab names the run they are from.
-    noisy = dataclasses.replace(noisy_copy(clear), config=clear.config.replace(batch=16))
+    noisy = edited(noisy_copy(clear), config=clear.config.replace(batch=16))
     window.show_result(noisy)
     assert hardware.verdict.measured == "in a single run, too noisy to tell"
     assert "the GFLOP/s are from the run finished" in hardware.basisLabel.text()
