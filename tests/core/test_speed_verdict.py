@@ -269,3 +269,22 @@ def test_a_latency_is_never_written_in_scientific_notation():
         "250 ms",
         "6380 ms",
     ]
+
+
+def test_the_headline_states_a_rough_factor_roughly_and_none_when_it_cannot_tell(steady_result):
+    from autocast_explorer.core.experiment.headline import speed_sentence
+
+    def shown(low: float, high: float, load: MachineLoad = QUIET) -> str:
+        estimate = (low * high) ** 0.5
+        plain_ms = steady_result.plain.median_ms
+        auto = edited(steady_result.autocast, median_ms=plain_ms / estimate)
+        told = evidence(low, high, estimate, load)
+        return speed_sentence(retimed(steady_result, autocast=auto, evidence=told))
+
+    packed = MachineLoad(wall_s=2.0, cores=2, other_cpu_s=4.0)  # every core taken
+    assert shown(0.13, 0.14, packed) == "Autocast was slower here — about 7×."
+    assert shown(0.49, 0.51) == "Autocast was 2.00× slower here."
+    assert shown(1.66, 1.79) == "Autocast was 1.72× faster here."
+    assert shown(1.02, 1.10) == "Can't tell whether autocast was faster or slower here."
+    assert shown(0.5, 3.1) == "Too noisy to tell whether autocast was faster here."
+    assert shown(1.66, 1.79, packed) == "Too noisy to tell whether autocast was faster here."
