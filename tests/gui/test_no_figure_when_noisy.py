@@ -91,7 +91,7 @@ def test_a_too_noisy_run_shows_no_figure_anywhere(window, timing_noise, tmp_path
     assert with_figures(shown_texts(compare)) == {}
     # The window's own run and its saved file are one run: listed once, the repeat named.
     assert compare.speedupChart.drawn()["value_labels"] == ["too noisy to tell"]
-    assert "Already compared (the same run): noisy.json" in compare.message.text()
+    assert "Compared already (the same run): noisy.json" in compare.message.text()
 
 
 def test_a_clear_run_names_its_figure_beside_the_medians(window, timing_noise):
