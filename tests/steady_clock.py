@@ -47,3 +47,15 @@ def steady_timing(step: float = STEP_SECONDS) -> Iterator[SteadyClock]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(timing, "default_clock", clock)
         yield clock
+
+
+@contextmanager
+def clear_timing(speedup: float = 1.0) -> Iterator[None]:
+    """The runs inside make a clear call on any machine: the tester's kit's `timing_noise`
+    with `clear(speedup)` (scripted block times, a quiet load reading), for module fixtures
+    whose tests state the run's figure."""
+    from autocast_explorer.testing.noise import TimingNoise
+
+    with pytest.MonkeyPatch.context() as patch:
+        TimingNoise(patch).clear(speedup)
+        yield

@@ -40,7 +40,7 @@ examples:
   autocast-explorer run --preset my-preset.json --dtype float16
   autocast-explorer run --widths 1024,1024,10 --batch 512 --dtype float16 --threads 1
   autocast-explorer run --json result.json --csv latency.csv
-  autocast-explorer run --json - | jq .latency.speedup
+  autocast-explorer run --json - | jq .latency.verdict   # {call, direction, factor, reasons}
   autocast-explorer run --report out/ && python out/reproduce.py
   autocast-explorer run --data digits                  # trained MLP: do the answers change?
   autocast-explorer run --data digits --model cnn --dtype float16

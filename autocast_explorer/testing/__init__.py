@@ -1,9 +1,9 @@
 """The tester's kit: a pytest plugin for driving the explorer window (docs/testing.md).
 
 Installing the package is enough: the `pytest11` entry point loads this module, whose fixtures
-are `explorer` (a ready MainWindow), `tiny_config`, `file_dialogs`, `explorer_user_files` and
-`qt_leak_check`. The helpers (`run_and_wait` …) import Qt on first use, so having the plugin
-installed costs a test session nothing when it is not used.
+are `explorer` (a ready MainWindow), `tiny_config`, `file_dialogs`, `explorer_user_files`,
+`qt_leak_check` and `timing_noise`. The helpers (`run_and_wait` …) import Qt on first use, so
+having the plugin installed costs a test session nothing when it is not used.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from autocast_explorer.testing.plugin import (
     file_dialogs,
     pytest_configure,
     qt_leak_check,
+    timing_noise,
     tiny_config,
 )
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     )
     from autocast_explorer.testing.isolation import UserFiles
     from autocast_explorer.testing.leaks import QtLeakTracker
+    from autocast_explorer.testing.noise import TimingNoise
     from autocast_explorer.testing.running import (
         ENGINE_TIMEOUT_MS,
         RUN_TIMEOUT_MS,
@@ -57,6 +59,7 @@ _LAZY = {
     "QtLeakTracker": "leaks",
     "UserFiles": "isolation",
     "tiny_experiment": "configs",
+    "TimingNoise": "noise",
 }
 
 # The fixtures, the hook, and the helpers resolved lazily through _LAZY.
@@ -71,6 +74,7 @@ __all__ = [
     "RunFailed",
     "RunNotStarted",
     "RunTimedOut",
+    "TimingNoise",
     "UnexpectedFileDialog",
     "UserFiles",
     "explorer",
@@ -79,6 +83,7 @@ __all__ = [
     "pytest_configure",
     "qt_leak_check",
     "run_and_wait",
+    "timing_noise",
     "tiny_config",
     "tiny_experiment",
     "wait_for_engine",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from autocast_explorer.testing.dialogs import FileDialogStub
     from autocast_explorer.testing.isolation import UserFiles
     from autocast_explorer.testing.leaks import QtLeakTracker
+    from autocast_explorer.testing.noise import TimingNoise
 
 QPA_ENV = "QT_QPA_PLATFORM"
 HEADLESS_PLATFORM = "offscreen"
@@ -126,3 +127,12 @@ def file_dialogs(monkeypatch) -> FileDialogStub:
     stub = FileDialogStub()
     stub.install(monkeypatch)
     return stub
+
+
+@pytest.fixture
+def timing_noise(monkeypatch) -> TimingNoise:
+    """Decide what the timing of this test's runs sees: `clear(speedup)`, `busy(speedup,
+    other_cores)` or `noisy()`, whatever the machine's own load (docs/testing.md)."""
+    from autocast_explorer.testing.noise import TimingNoise
+
+    return TimingNoise(monkeypatch)

@@ -101,7 +101,7 @@ def test_explanation_words_follow_the_measurements(report):
     text = explain("bfloat16", base.median_ms, base, report.hoisted, fast, {"pre_cast": unclear})
     assert (
         f"pre-casting made {base.casts_per_forward} casts per forward, can't tell whether "
-        "faster than per-call (1.03×, 95%: 0.98–1.09)."
+        "faster than per-call."  # no figure where the interval cannot tell
     ) in text
     assert "Whether casting costs anything here, this run cannot tell" in text
 
@@ -112,8 +112,8 @@ def test_explanation_words_follow_the_measurements(report):
         (1.32, 1.25, 1.40, False, "1.32× faster than per-call (95%: 1.25–1.40)"),
         (0.4, 0.38, 0.42, True, "2.50× slower (95%: 2.38–2.63)"),
         (1.0, 0.99, 1.02, False, "about as fast as per-call (1.00×, 95%: 0.99–1.02)"),
-        (1.03, 0.98, 1.09, True, "can't tell (1.03×, 95%: 0.98–1.09)"),
-        (1.03, 0.70, 1.50, False, "too noisy to tell against per-call (1.03×, 95%: 0.70–1.50)"),
+        (1.03, 0.98, 1.09, True, "can't tell"),  # no figure where it cannot tell
+        (1.03, 0.70, 1.50, False, "too noisy to tell against per-call"),
     ],
 )
 def test_a_placement_comparison_says_what_its_interval_supports(ratio, low, high, alone, words):
@@ -129,7 +129,10 @@ def test_each_placement_carries_its_interval_against_float32(report):
         assert band is not None and band.pairs >= 2
         assert band.low <= report.speedup(mode) == band.estimate <= band.high
         words = report.vs_float32(mode)  # slower ones as times longer: 1 ÷ the bounds
-        assert words.endswith((f"{band.text()})", f"{band.slower_text()})"))
+        if words in ("can't tell", "too noisy to tell"):  # this machine's load: no figure
+            assert f"{band.low:.2f}" not in words
+        else:
+            assert words.endswith((f"{band.text()})", f"{band.slower_text()})"))
     again = type(report).from_dict(report.to_dict())
     assert [m.interval for m in again.modes] == [m.interval for m in report.modes]
     assert f"vs float32: {report.vs_float32(report.per_call)}" in format_placements(report)

@@ -9,14 +9,16 @@ import torch
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
-from autocast_explorer.core.experiment.interval import ratio_text
+from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.result import ExperimentResult
-from autocast_explorer.core.experiment.routes import Reference, RouteCall
+from autocast_explorer.core.experiment.route_summary import computes_text
+from autocast_explorer.core.experiment.routes import Reference, RouteCall, RouteResult
 from autocast_explorer.core.experiment.routes.compiled import compiled_route
 from autocast_explorer.core.experiment.routes.implicit import IMPLICIT_BACKENDS, implicit_precision
 from autocast_explorer.core.experiment.summary import format_summary
 from autocast_explorer.core.hardware.onednn import fpmath_gemms
 from autocast_explorer.core.runtime.progress import Reporter
+from tests.edits import edited
 from tests.schema_check import violations
 from tests.steady_clock import steady_timing
 
@@ -115,28 +117,55 @@ def test_every_timed_route_states_its_speedup_with_its_interval(implicit_result)
     assert interval is not None and interval.pairs >= 2 and interval.estimate is not None
     assert implicit.speedup == interval.estimate
     assert interval.low <= implicit.speedup <= interval.high
-    assert implicit.speedup_text().startswith(
-        f"{ratio_text(implicit.speedup)}× ({interval.text()})"
-    )
-    assert implicit.speedup_text().endswith("too noisy to tell") == implicit.call.too_noisy
-    line = next(x for x in format_summary(implicit_result).splitlines() if "implicit: speedup" in x)
-    assert line.startswith(
-        f"    implicit: speedup {ratio_text(implicit.speedup)}× ({interval.text()}): "
-    )
-    assert line.endswith(
-        {
-            "faster": "the lower side ran faster",
-            "slower": "the lower side ran slower",
-            "same": "about the same",
-            "unclear": "can't tell",
-            "noisy": "too noisy to tell",
-        }[implicit.call.kind]
-    )
-    # A route written before routes had intervals: the ratio of its medians, no interval.
+    # Its row says its own call under the run's load: a figure with its interval, a rough
+    # one, or no figure at all (this machine's load decides which; each is tested below).
+    call = implicit_result.route_call(implicit)
+    said = implicit.speedup_text(call)
+    if call.graded and not call.rough:
+        assert said == call.figure_text() + call.interval_text(slower=call.kind == "slower")
+    elif not call.graded:
+        assert said in ("can't tell", "too noisy to tell")
+    lines = format_summary(implicit_result).splitlines()
+    assert any(line.startswith("    implicit: ") and said in line for line in lines)
+
+
+def test_a_route_row_says_its_own_call():
+    from autocast_explorer.core.experiment.timing import LatencyStats
+    from autocast_explorer.core.hardware.load import MachineLoad
+
+    def stats(ms: float) -> LatencyStats:
+        return LatencyStats.from_times([ms] * 5, cold_ms=ms, block_size=1)
+
+    def route(plain_ms, lower_ms, band):
+        low, high = band
+        interval = SpeedupInterval(
+            low=low, high=high, level=0.95, pairs=24, estimate=plain_ms / lower_ms
+        )
+        return RouteResult(
+            name="compiled",
+            lower_dtype="bfloat16",
+            plain=stats(plain_ms),
+            lower=stats(lower_ms),
+            interval=interval,
+        )
+
+    assert route(1.72, 1.0, (1.66, 1.79)).speedup_text() == "1.72× faster (95%: 1.66–1.79)"
+    assert route(0.71, 1.0, (0.5, 1.2)).speedup_text() == "too noisy to tell"  # no bare 0.71×
+    no_interval = edited(route(0.71, 1.0, (0.5, 1.2)), interval=None)
+    assert no_interval.speedup_text() == "too noisy to tell"
+    busy = MachineLoad(wall_s=2.0, cores=2, other_cpu_s=4.0)
+    slow = route(0.1, 1.0, (0.095, 0.105))
+    assert slow.speedup_text(slow.call_under(busy)) == "about 10× slower · the machine was busy"
+    verdicts = [r.under(busy, None).verdict for r in (slow, route(1.2, 1.0, (1.15, 1.25)))]
+    assert [v.call if v else None for v in verdicts] == ["slower", "too noisy"]
+
+
+def test_a_route_without_an_interval_states_no_figure(implicit_result):
+    # Written before routes had intervals: nothing to judge its ratio by, so no bare figure.
     data = json.loads(implicit_result.to_json())
     del data["routes"][1]["speedup_interval"]
     old = ExperimentResult.from_dict(data).routes[1]
-    assert old.interval is None and old.speedup_text() == f"{ratio_text(old.speedup)}×"
+    assert old.interval is None and old.speedup_text() == "too noisy to tell"
     assert old.speedup == old.plain.median_ms / old.lower.median_ms
 
 
@@ -170,7 +199,9 @@ def test_summary_lists_every_route_with_its_finding(implicit_result):
     implicit = implicit_result.routes[1]
     row = next(line for line in text.splitlines() if line.startswith("  implicit "))
     assert f"{implicit.plain.median_ms:.3f}" in row
-    assert "fp32_precision=bf16 (bfloat16)" in row
+    # What the lower side ran: bf16 maths only where oneDNN's log showed a GEMM in it.
+    ran = "fp32_precision=bf16 (bfloat16)" if implicit.kernels else "float32 "
+    assert ran in row and computes_text(implicit).startswith(ran.strip())
     assert f"    implicit: {implicit.finding}" in text
 
 
@@ -202,4 +233,4 @@ def test_report_has_a_routes_section(implicit_result):
     implicit = implicit_result.routes[1]
     row = next(line for line in text.splitlines() if line.startswith("| implicit |"))
     assert f"| {implicit.plain.median_ms:.4g} |" in row
-    assert "| fp32_precision=bf16 (bfloat16) | float32 |" in row
+    assert f"| {computes_text(implicit)} | float32 |" in row

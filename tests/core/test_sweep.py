@@ -113,14 +113,23 @@ def test_time_guard_refuses_the_sweep_up_front(monkeypatch):
 # ---- measuring ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def streamed():
+    """A live sweep whose blocks are timed steadily (the tester's kit): what each point says
+    then does not depend on how busy the machine is."""
+    from autocast_explorer.testing.noise import TimingNoise
+
     points, messages = [], []
-    result = run_sweep(
-        TINY,
-        "batch",
-        [16, 1, 4],
-        progress=lambda f, m: messages.append((f, m)),
-        on_point=points.append,
-    )
+    patch = pytest.MonkeyPatch()
+    TimingNoise(patch).clear(1.0)
+    try:
+        result = run_sweep(
+            TINY,
+            "batch",
+            [16, 1, 4],
+            progress=lambda f, m: messages.append((f, m)),
+            on_point=points.append,
+        )
+    finally:
+        patch.undo()
     return result, points, messages
 
 

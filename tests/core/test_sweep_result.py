@@ -68,7 +68,14 @@ def test_documented_names_and_crossover_values():
     assert data["config"]["widths"] == [32, 16, 16, 4]
     point = data["points"][2]
     assert point["value"] == 256
-    assert set(point["latency"]) == {"plain", "autocast", "speedup"}
+    assert set(point["latency"]) == {"plain", "autocast", "speedup", "verdict"}
+    # A point saved before intervals is called from its speedup alone, as the window does.
+    assert point["latency"]["verdict"] == {
+        "call": "faster",
+        "direction": "faster",
+        "factor": pytest.approx(2.0),
+        "reasons": [],
+    }
     assert point["latency"]["speedup"] == pytest.approx(2.0)
     assert point["latency"]["plain"]["median_ms"] == pytest.approx(1.0)
     assert set(point["gflops"]) == {"plain", "autocast"}

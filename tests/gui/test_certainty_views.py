@@ -36,7 +36,8 @@ def test_a_too_noisy_result_has_no_figure_in_the_headline_or_status_bar(window, 
     assert headline.startswith("Too noisy to tell whether autocast was faster")
     assert "146.92" not in headline
     drawn = window.latencyPlot.drawn()
-    assert drawn["speedup_text"] == "too noisy to tell (speedup 146.92×, 95%: 0.40–160.00)"
+    assert drawn["speedup_text"] == "too noisy to tell: these bars are not a result"
+    assert drawn["hatched"] == [True, True]
 
 
 def test_a_clear_result_states_its_interval(window, measured):
@@ -44,8 +45,37 @@ def test_a_clear_result_states_its_interval(window, measured):
     window.show_result(faster)
     assert window.verdictLabel.text().startswith("autocast was 1.72× faster here (95%: 1.66–1.79)")
     assert window.latencyPlot.drawn()["speedup_text"] == (
-        "autocast 1.72× faster (speedup 1.72×, 95%: 1.66–1.79)"
+        "autocast 1.72× faster (typical paired ratio, 95%: 1.66–1.79)"
     )
+
+
+def test_the_sweep_chart_draws_only_95_percent_intervals_and_no_untold_figure(window, timing_noise):
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.sweeps.runner import run_sweep
+
+    timing_noise.clear(1.5)
+    config = ExperimentConfig(widths=(32, 16, 4), batch=4, min_time=0.02)
+    sweep = run_sweep(config, "batch", [1, 8, 64], probe_onednn=False)
+    # 4 pairs: covers 87.5%, not shown
+    few = SpeedupInterval(low=1.3, high=1.6, level=0.875, pairs=4, estimate=1.45)
+    wide = SpeedupInterval(low=0.5, high=3.0, level=0.95, pairs=24, estimate=1.45)  # too noisy
+    firm = SpeedupInterval(low=1.45, high=1.55, level=0.95, pairs=24, estimate=1.5)
+    points = [
+        retimed(sweep.points[0], evidence=TimingEvidence(interval=firm, stopped="precise")),
+        retimed(sweep.points[1], evidence=TimingEvidence(interval=few, stopped="max_time")),
+        retimed(sweep.points[2], evidence=TimingEvidence(interval=wide, stopped="max_time")),
+    ]
+    points[1] = retimed(
+        points[1], autocast=edited(points[1].autocast, median_ms=points[1].plain.median_ms / 1.45)
+    )
+    chart = window.findChild(pg.PlotWidget, "speedupPlot")
+    chart.begin("batch", [1, 8, 64])
+    chart.show_points(points)
+    drawn = chart.drawn()
+    assert [round(v) for v, _lo, _hi in drawn["intervals"]] == [1]  # the 95% one only
+    assert [round(v) for v in drawn["values"]] == [1, 8]  # 64 could not tell: no point
+    assert drawn["untold"] == [64.0]
+    assert "whiskers: 95% interval" in drawn["title"] and "○ could not tell" in drawn["title"]
 
 
 def test_the_sweep_chart_draws_each_point_s_interval(window):
@@ -74,11 +104,12 @@ def test_the_compare_chart_draws_each_run_s_interval_and_clears(qtbot, measured)
     )
     chart.show_comparison(Comparison(runs))
     drawn = chart.drawn()
+    # A run too noisy to tell: no bar, no whisker, no figure; its label says why.
     assert [(x, round(lo, 2), round(hi, 2)) for x, lo, hi in drawn["intervals"]] == [
         (0.0, 1.66, 1.79),
-        (2.0, 0.5, 3.1),
     ]
-    assert drawn["value_labels"][2] == "1.70× (too noisy)"
+    assert drawn["speedups"][2] == 0.0
+    assert drawn["value_labels"][2] == "too noisy to tell"
     chart.clear()
     chart.repaint()  # the emptied whiskers must paint (no stale ends of another length)
     assert chart.drawn()["intervals"] == []

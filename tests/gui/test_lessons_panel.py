@@ -244,6 +244,22 @@ def test_the_exercise_question_wraps_inside_the_panel_at_150_percent(window, qtb
     qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)
 
 
+def test_a_lesson_step_is_not_named_after_a_sweep_preset(window, qtbot):
+    """The width sweep preset has the tutorial's config; a lesson step measuring that config
+    is no sweep: the preset list names the plain preset, and no sweep is pending."""
+    presets = window.presets
+    presets.choose("width-sweep")
+    assert presets.chosen().id == "width-sweep" and window.pending_sweep is not None
+    window.set_config(window.current_config().replace(min_time=0.05))  # still the preset
+    assert presets.chosen().id == "width-sweep"
+    panel = show_lessons(window)
+    panel.go_to(0)  # lesson 1: the tutorial's model
+    with qtbot.waitSignal(panel.stepFinished, timeout=RUN_TIMEOUT_MS):
+        assert panel.run_step()
+    assert presets.chosen().id == "tutorial" and presets.shown_text() == "tutorial example"
+    assert window.pending_sweep is None
+
+
 def test_a_claim_the_tutorial_never_makes_reads_as_an_assumption(window):
     """Lesson 8 said "The tutorial says: (Not in the tutorial.)" and then "✓ Here the
     tutorial's claim holds": its claim is named a common assumption, and checked as one."""

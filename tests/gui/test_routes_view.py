@@ -9,7 +9,6 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QTableWidget, QWidget
 from autocast_explorer.core.experiment.routes import RouteResult
 from tests.edits import edited
 from tests.gui.helpers import RUN_TIMEOUT_MS, run_to_end
-from tests.steady_clock import steady_timing
 
 
 def test_route_selector_sets_the_config_s_routes(window):
@@ -29,10 +28,10 @@ def test_route_selector_sets_the_config_s_routes(window):
 
 
 @pytest.fixture
-def implicit_run(qtbot, window):
+def implicit_run(qtbot, window, timing_noise):
     qtbot.mouseClick(window.findChild(QCheckBox, "routeImplicitCheck"), Qt.MouseButton.LeftButton)
-    with steady_timing():  # the route's interval cannot lose its pairs to a busy machine
-        return run_to_end(qtbot, window)
+    timing_noise.clear(1.0)  # the route's call cannot lose its interval to a busy machine
+    return run_to_end(qtbot, window)
 
 
 def test_routes_view_draws_each_route_of_the_run(window, implicit_run):
@@ -42,13 +41,18 @@ def test_routes_view_draws_each_route_of_the_run(window, implicit_run):
     implicit = implicit_run.routes[1]
     assert table.item(1, 1).text() == f"{implicit.plain.median_ms:.4g}"
     assert table.item(1, 5).text() == "float32"  # tensors stay float32 on this route
-    speedup = table.item(1, 3).text()  # the figure with its 95% interval
-    assert speedup == implicit.speedup_text() and f"({implicit.interval.text()})" in speedup
+    speedup = table.item(1, 3).text()  # its own call, the figure with its 95% interval
+    call = implicit_run.route_call(implicit)
+    assert call.graded and not call.rough
+    assert speedup == implicit.speedup_text(call) and f"({implicit.interval.text()})" in speedup
     drawn = view.latencyChart.drawn()
     medians = [s.median_ms for r in implicit_run.routes for s in (r.plain, r.lower)]
     assert drawn["heights"] == pytest.approx(medians)
     assert drawn["x"] == pytest.approx([-0.2, 0.2, 0.8, 1.2])
-    assert drawn["ticks"] == ["eager\nbfloat16", "implicit\nbf16 maths"]
+    # What the implicit side computed: bf16 maths only where oneDNN's log showed a GEMM.
+    computed = "bf16 maths" if implicit.kernels else "float32 maths"
+    assert drawn["ticks"] == ["eager\nbfloat16", f"implicit\n{computed}"]
+    assert table.item(1, 4).text().startswith("fp32_precision" if implicit.kernels else "float32")
     assert view.compileChart.drawn()["hint"] == "no compiled route"
     assert implicit.finding in view.findingsLabel.text()
 
@@ -79,9 +83,10 @@ def test_compile_time_has_its_own_bar(window, implicit_run):
     assert (table.item(1, 6).text(), table.item(1, 9).text()) == ("12.5 s", "0")
 
 
-def test_a_sweep_compares_routes_over_batch(window, qtbot):
+def test_a_sweep_compares_routes_over_batch(window, qtbot, timing_noise):
     """The implicit route ticked beside Run: every sweep point measures it too, and the
     speedup chart draws its speedup per batch as a curve of its own."""
+    timing_noise.clear(1.0)  # each route's call can tell, whatever the machine's load
     qtbot.mouseClick(window.findChild(QCheckBox, "routeImplicitCheck"), Qt.MouseButton.LeftButton)
     tab = window.sweeps.sweeps
     tab.set_sweep("batch", "2,8")

@@ -1,12 +1,15 @@
 """Whether a measured speedup is real: the timing evidence of a run, and the call it supports.
 
-The call is made from the speedup's interval (interval.py), not from the point estimate alone:
-faster / slower / about the same only when the whole interval says so; "can't tell" when it
-straddles the edge of "about the same" (pace.SAME_SPEED); "too noisy to tell" when it is wider
-than NOISY_WIDTH, with the measured reasons (other programs' CPU time, stalled blocks, clock
-changes) and what helps. A "too noisy" run states no speedup in a headline, the status bar or
-a lesson grade: the figure stays in the details only. Results saved before intervals existed
-carry no evidence and are called from their speedup as before.
+The call keeps three things apart: the direction (faster / slower / about the same), the factor
+(how much, and whether that figure may be stated) and the reasons for doubt. It is made from the
+speedup's interval (interval.py), never from the point estimate alone: faster / slower / about
+the same only when the whole interval says so; "can't tell" when it straddles the edge of "about
+the same" (pace.SAME_SPEED); "too noisy to tell" when there is no interval, the medians' ratio
+lies outside it, or the direction itself is in doubt. On a busy machine load moves the ratio
+itself, by up to BIAS_BOUND either way: the direction is still stated when even that bias leaves
+the whole interval on one side, and the factor is then said to be rough. A "can't tell" or "too
+noisy" call states no figure anywhere (headline, status bar, charts, lessons, reports, Compare).
+Results saved before intervals existed carry no evidence and are called from their speedup.
 """
 
 from __future__ import annotations
@@ -15,12 +18,12 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from autocast_explorer.core.documents.field_types import NullableNonNegative, Whole
+from autocast_explorer.core.documents.field_types import NullableNonNegative, Texts, Whole
 from autocast_explorer.core.documents.model import Part
-from autocast_explorer.core.experiment.interval import MIN_PAIRS_95, SpeedupInterval
-from autocast_explorer.core.experiment.pace import SAME_SPEED, pace
+from autocast_explorer.core.experiment.interval import LEVEL, MIN_PAIRS_95, SpeedupInterval
+from autocast_explorer.core.experiment.pace import SAME_SPEED, pace, rough_text
 from autocast_explorer.core.experiment.timing import STALL_FACTOR, PairedTiming, Stall
 from autocast_explorer.core.hardware.load import MachineLoad
 
@@ -37,12 +40,51 @@ BUSY_CORES = 0.25
 #: (measured: with one busy loop beside 2 threads on 2 cores, a run whose quiet call is 0.65×
 #: read 1.36× faster, 1.21–1.37, after 121 stalls).
 STALL_SHARE = 0.2
+#: How far other programs can move the measured speedup itself (not only its spread), either
+#: way: a disturbed run states a direction only when the whole interval lies beyond it.
+#: Measured with bench/load_bias.py and bench/noisy_verdict.py (busy loops beside the run on 2
+#: cores, 1 and 2 threads): 3.6× on an AVX2-only AMD EPYC (2 busy loops, 2 threads: 0.586×
+#: where quiet runs gave 0.156–0.162×), 3.88× on an Emerald Rapids Xeon (GRU preset, 2
+#: threads); the bound covers the worst seen (docs/measurement.md).
+BIAS_BOUND = 3.9
 #: The calls that grade and headline a speedup; "unclear", "noisy" and "untimed" do not.
 GRADED = ("faster", "slower", "same")
+#: A verdict's `call` and `direction` as the documents write them.
+VerdictCall = Literal["faster", "slower", "same", "can't tell", "too noisy"]
+Direction = Literal["faster", "slower", "same"]
+#: Each call as the result document's `latency.verdict.call` names it ("untimed": no verdict).
+VERDICT_CALLS: dict[str, VerdictCall] = {
+    "faster": "faster",
+    "slower": "slower",
+    "same": "same",
+    "unclear": "can't tell",
+    "noisy": "too noisy",
+}
 
 
 #: Why timing stopped (TimingEvidence.stopped).
 Stopped = Literal["budget", "precise", "max_time"]
+
+
+class SpeedVerdict(Part):
+    """`latency.verdict` (a result's, a sweep point's) and a route's `verdict`: the call the
+    window, the CLI and reports make, so a reader need not re-implement the rules."""
+
+    call: VerdictCall
+    direction: Annotated[
+        Direction | None,
+        Field(description="null: not even the direction is certain (can't tell, too noisy)"),
+    ] = None
+    factor: Annotated[
+        NullableNonNegative,
+        Field(
+            description="the speedup stated (float32 ÷ autocast, as `speedup`); null when no "
+            "figure may be stated"
+        ),
+    ] = None
+    reasons: Annotated[
+        Texts, Field(description="the reasons for doubt, measured; empty for a firm call")
+    ] = ()
 
 
 class TimingEvidence(Part):
@@ -67,6 +109,18 @@ class TimingEvidence(Part):
         NullableNonNegative, Field(description="the half-width aimed at (null: none)")
     ] = None
     blocks: Annotated[Whole, Field(description="timed blocks kept, all modes")] = 0
+    verdict: Annotated[
+        SpeedVerdict | None,
+        Field(
+            description="the speed call made from these keys (written, never read back: "
+            "readers call again); null or absent: not timed, or written before verdicts"
+        ),
+    ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_not_read(cls, data: Any) -> Any:
+        return without_verdict(data)
 
     @classmethod
     def from_timing(cls, timing: PairedTiming, load: MachineLoad | None = None) -> TimingEvidence:
@@ -97,12 +151,23 @@ class TimingEvidence(Part):
 _SECTION_KEYS = ("stalls", "load", "stopped", "target", "blocks")
 
 
+def without_verdict(data: Any) -> Any:
+    """A part's data less its `verdict`: the call its writer made is not kept, a reader calls
+    again from the keys (so a document read back equals the one written)."""
+    if isinstance(data, dict) and "verdict" in data:
+        return {key: value for key, value in data.items() if key != "verdict"}
+    return data
+
+
 @dataclass(frozen=True)
 class SpeedCall:
     """The call a speedup supports: `kind` is "faster", "slower", "same", "unclear" (the
-    interval straddles the edge of "about the same"), "noisy" (too wide to tell) or "untimed".
+    interval straddles the edge of "about the same": can't tell), "noisy" (too noisy to tell:
+    not even the direction is certain) or "untimed".
 
-    `reasons` are the measured causes of a "noisy" call, `advice` what would help.
+    `rough` says why the factor of a faster/slower call is uncertain ("the machine was busy")
+    and is '' when the figure is firm; `reasons` are the measured reasons for doubt, `advice`
+    what would help.
     """
 
     kind: str
@@ -110,21 +175,64 @@ class SpeedCall:
     interval: SpeedupInterval | None
     reasons: tuple[str, ...] = ()
     advice: tuple[str, ...] = ()
+    rough: str = ""
 
     @property
     def graded(self) -> bool:
-        """True when the speedup may be stated as a finding (headline, status bar, grades)."""
+        """True when the direction may be stated as a finding (headline, status bar, grades)."""
         return self.kind in GRADED
 
     @property
     def too_noisy(self) -> bool:
         return self.kind == "noisy"
 
+    @property
+    def direction(self) -> Direction | None:
+        """ "faster", "slower" or "same" when certain, else None."""
+        return cast(Direction, self.kind) if self.graded else None
+
+    @property
+    def factor(self) -> float | None:
+        """The speedup this call may state; None for can't tell, too noisy or not timed."""
+        return self.speedup if self.graded else None
+
+    @property
+    def times(self) -> float:
+        """How many times faster or slower (≥ 1 in the call's direction): 1 ÷ speedup when
+        slower; NaN when no figure may be stated."""
+        factor = self.factor
+        if factor is None or factor <= 0:
+            return math.nan
+        return 1 / factor if self.kind == "slower" else factor
+
+    def figure_text(self) -> str:
+        """The stated figure in words: '1.72× faster', 'about 7× slower', 'about the same
+        speed (1.01×)'; '' when no figure may be stated."""
+        if self.kind in ("faster", "slower"):
+            if self.rough:
+                return f"about {rough_text(self.times)}× {self.kind}"
+            return f"{self.times:.2f}× {self.kind}"
+        if self.kind == "same":
+            return f"about the same speed ({self.speedup:.2f}×)"
+        return ""
+
     def interval_text(self, slower: bool = False) -> str:
-        """' (95%: 1.66–1.79)', as slowdown factors when `slower`; '' without an interval."""
-        if self.interval is None:
+        """' (95%: 1.66–1.79)', as slowdown factors when `slower`; '' without an interval and
+        for a rough factor (load moved the ratio the interval is about)."""
+        if self.interval is None or self.rough:
             return ""
         return f" ({self.interval.slower_text() if slower else self.interval.text()})"
+
+    def verdict(self) -> SpeedVerdict | None:
+        """The document's verdict object; None for a run whose autocast side was not timed."""
+        if self.kind not in VERDICT_CALLS:
+            return None
+        return SpeedVerdict(
+            call=VERDICT_CALLS[self.kind],
+            direction=self.direction,
+            factor=self.factor,
+            reasons=self.reasons,
+        )
 
 
 def _edge_words(interval: SpeedupInterval) -> str:
@@ -134,22 +242,6 @@ def _edge_words(interval: SpeedupInterval) -> str:
     if interval.high > SAME_SPEED:
         return "about the same and faster"
     return "slower and about the same"
-
-
-def straddle_text(call: SpeedCall) -> str:
-    """For an "unclear" call: 'about the same and faster'."""
-    return _edge_words(call.interval) if call.interval is not None else ""
-
-
-#: Each call of `judge` in a few words (tables, route rows).
-SPEED_CALL_WORDS: dict[str, str] = {
-    "faster": "faster",
-    "slower": "slower",
-    "same": "about the same",
-    "unclear": "can't tell",
-    "noisy": "too noisy to tell",
-    "untimed": "not timed",
-}
 
 
 #: What the speedup figure is, in a phrase for tooltips and notes.
@@ -186,32 +278,58 @@ def judge(
     evidence: TimingEvidence | None,
     threads: int | None = None,
     iqr_ratios: tuple[float, ...] = (),
+    medians_ratio: float | None = None,
 ) -> SpeedCall:
     """The call for `speedup` given the run's evidence (None: an old result, called by pace).
 
-    `threads` (the run's thread count) and `iqr_ratios` (IQR ÷ median per mode) only feed the
-    reasons and advice of a "noisy" call.
+    `medians_ratio` (plain median ÷ autocast median: what the bars show) must lie within the
+    interval, ×SAME_SPEED either side, or the run is too noisy; None checks `speedup` itself.
+    `threads` (the run's thread count) and `iqr_ratios` (IQR ÷ median per mode) feed the
+    load rule and the reasons and advice. The rules, in order, are docs/measurement.md's table.
     """
     if speedup != speedup:
         return SpeedCall("untimed", speedup, None)
     if evidence is None:
         return SpeedCall(pace(speedup), speedup, None)
     interval = evidence.interval
+    shown = speedup if medians_ratio is None else medians_ratio
     off = interval is not None and not (
-        interval.low / SAME_SPEED <= speedup <= interval.high * SAME_SPEED
+        interval.low / SAME_SPEED <= shown <= interval.high * SAME_SPEED
     )
-    if interval is None or interval.width > NOISY_WIDTH or off or disturbed(evidence, threads):
-        reasons, advice = _noise_reasons(speedup, evidence, threads, iqr_ratios, off)
+    busy = disturbed(evidence, threads)
+    reasons = doubt_reasons(evidence, threads, iqr_ratios, off)
+    advice = _advice(evidence, threads)
+    if interval is None or off:
         return SpeedCall("noisy", speedup, interval, reasons, advice)
-    if interval.low >= SAME_SPEED:
-        kind = "faster"
-    elif interval.high <= 1 / SAME_SPEED:
-        kind = "slower"
-    elif interval.low >= 1 / SAME_SPEED and interval.high <= SAME_SPEED:
-        kind = "same"
-    else:
-        kind = "unclear"
-    return SpeedCall(kind, speedup, interval)
+    wide = interval.width > NOISY_WIDTH
+    if busy or wide:
+        # Load biases the ratio itself: only a direction that survives BIAS_BOUND is a fact,
+        # and only from a 95% interval; the factor is then rough.
+        direction = sure_direction(interval, BIAS_BOUND if busy else 1.0)
+        if direction is None or interval.level < LEVEL:
+            return SpeedCall("noisy", speedup, interval, reasons, advice)
+        rough = "the machine was busy" if busy else "the paired timings varied widely"
+        return SpeedCall(direction, speedup, interval, reasons, advice, rough)
+    direction = sure_direction(interval, 1.0)
+    if direction is None and interval.low >= 1 / SAME_SPEED and interval.high <= SAME_SPEED:
+        direction = "same"
+    if direction is None:
+        straddle = (
+            f"the interval spans {_edge_words(interval)} "
+            f"(about the same = within {SAME_SPEED - 1:.0%})"
+        )
+        return SpeedCall("unclear", speedup, interval, (straddle,))
+    return SpeedCall(direction, speedup, interval)
+
+
+def sure_direction(interval: SpeedupInterval, bias: float) -> str | None:
+    """ "faster" or "slower" when the whole interval stays beyond "about the same" even if the
+    ratio was moved by `bias` (≥ 1) either way; else None."""
+    if interval.low / bias >= SAME_SPEED:
+        return "faster"
+    if interval.high * bias <= 1 / SAME_SPEED:
+        return "slower"
+    return None
 
 
 def disturbed(evidence: TimingEvidence, threads: int | None = None) -> bool:
@@ -229,13 +347,13 @@ def disturbed(evidence: TimingEvidence, threads: int | None = None) -> bool:
     return busy >= spare + BUSY_CORES
 
 
-def _noise_reasons(
-    speedup: float,
+def doubt_reasons(
     evidence: TimingEvidence,
-    threads: int | None,
-    iqr_ratios: tuple[float, ...],
-    off: bool,
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    threads: int | None = None,
+    iqr_ratios: tuple[float, ...] = (),
+    off: bool = False,
+) -> tuple[str, ...]:
+    """The measured reasons to doubt a run's figure, each only where it applies."""
     interval = evidence.interval
     reasons: list[str] = []
     if interval is None:
@@ -257,11 +375,20 @@ def _noise_reasons(
             f"{len(evidence.stalls)} of {total} timed blocks stalled (over {STALL_FACTOR:g}× "
             "their mode's running median) and were re-measured"
         )
+    if disturbed(evidence, threads):
+        reasons.append(f"other programs can move the ratio itself up to {BIAS_BOUND:g}× either way")
     if load is not None and load.freq_changed:
         reasons.append(load.freq_text())
     worst = max((r for r in iqr_ratios if math.isfinite(r)), default=0.0)
     if worst >= 0.10:
         reasons.append(f"blocks of one mode varied by an IQR of {worst:.0%} of its median")
+    return tuple(reasons)
+
+
+def _advice(evidence: TimingEvidence, threads: int | None) -> tuple[str, ...]:
+    """What would help a doubtful run: fewer threads, fewer other programs, more time."""
+    load = evidence.load
+    busy = load.other_cores if load is not None else None
     advice: list[str] = []
     cores = load.cores if load is not None else None
     if threads is not None and cores is not None and (threads >= cores or busy):
@@ -271,4 +398,4 @@ def _noise_reasons(
     advice.append("closing other programs")
     if evidence.stopped == "max_time":
         advice.append("a longer maximum time")
-    return tuple(reasons), tuple(advice)
+    return tuple(advice)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autocast_explorer.core.experiment.pace import rough_text
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.summary import (
     autocast_error_finding,
@@ -43,13 +44,14 @@ def _factor(ratio: float) -> str:
 
 def speed_sentence(result: ExperimentResult) -> str:
     """What the timing found, in plain words: no interval, no jargon, a figure only when the
-    call may state one."""
+    call may state one, and only roughly when load moved the ratio (the direction is sure,
+    the factor is not: "Autocast was slower here — about 7×.")."""
     call = result.speed_call
     kind = call.kind
-    if kind == "faster":
-        return f"Autocast was {_factor(call.speedup)} faster here."
-    if kind == "slower":
-        return f"Autocast was {_factor(1 / call.speedup)} slower here."
+    if kind in ("faster", "slower"):
+        if call.rough:
+            return f"Autocast was {kind} here — about {rough_text(call.times)}×."
+        return f"Autocast was {_factor(call.times)} {kind} here."
     if kind == "same":
         return "Autocast ran at about the same speed as float32 here."
     if kind == "unclear":

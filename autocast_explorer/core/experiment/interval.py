@@ -67,16 +67,29 @@ class SpeedupInterval(Part):
         """Relative half-width, symmetric in log space: √(high/low) − 1 (0.05 is ±5%)."""
         return math.sqrt(self.width) - 1
 
+    @property
+    def shown(self) -> bool:
+        """Whether this is a 95% interval: one of lower coverage (under MIN_PAIRS_95 pairs) is
+        never shown to a learner as an interval."""
+        return self.level >= LEVEL - 1e-9
+
     def text(self) -> str:
-        """'95%: 1.66–1.79' (the level as measured: fewer pairs give a lower one); bounds below
-        0.1 keep two significant digits ('0.0024–0.0026', never '0.00–0.00')."""
+        """'95%: 1.66–1.79'; bounds below 0.1 keep two significant digits ('0.0024–0.0026',
+        never '0.00–0.00'). Of lower coverage: '3 paired rounds: too few for a 95% interval'."""
+        if not self.shown:
+            return self.too_few_text()
         return f"{self.level:.0%}: {ratio_text(self.low)}–{ratio_text(self.high)}"
 
     def slower_text(self) -> str:
         """The same interval as slowdown factors (1 ÷ speedup): '95%: 1.35–1.46'."""
+        if not self.shown:
+            return self.too_few_text()
         low = 1 / self.high if self.high > 0 else math.inf
         high = 1 / self.low if self.low > 0 else math.inf
         return f"{self.level:.0%}: {ratio_text(low)}–{ratio_text(high)}"
+
+    def too_few_text(self) -> str:
+        return f"{self.pairs} paired rounds: too few for a 95% interval"
 
     def to_dict(self) -> dict[str, Any]:
         return dump(self)

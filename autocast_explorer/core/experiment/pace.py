@@ -1,9 +1,11 @@
 """The one threshold for "about the same speed", shared by every sentence that compares modes,
-and how a speed ratio is written.
+and the words for each speed call and how a speed ratio is written (certainty.judge makes
+the calls).
 
 Speedups within SAME_SPEED of 1.0 (either way) are called about even: the summary, the lessons,
 the placements and the hardware verdict all use it, so no two of them disagree about one run.
-Torch- and pydantic-free: the window's lessons use it before either is loaded.
+Torch- and pydantic-free: the window's lessons and the charts built before the first paint use
+it before either is loaded.
 """
 
 from __future__ import annotations
@@ -23,6 +25,22 @@ def pace(speedup: float) -> str:
     if speedup <= 1 / SAME_SPEED:
         return "slower"
     return "same"
+
+
+#: Each call of `judge` in a few words (tables, route rows).
+SPEED_CALL_WORDS: dict[str, str] = {
+    "faster": "faster",
+    "slower": "slower",
+    "same": "about the same",
+    "unclear": "can't tell",
+    "noisy": "too noisy to tell",
+    "untimed": "not timed",
+}
+
+
+def rough_text(times: float) -> str:
+    """A factor known only roughly: one decimal below 2 ('1.4'), whole numbers above ('7')."""
+    return f"{times:.1f}" if times < 2 else f"{times:.0f}"
 
 
 def ms_text(value: float) -> str:

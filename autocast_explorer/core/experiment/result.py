@@ -68,10 +68,11 @@ from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.info import ModelInfo
 from autocast_explorer.core.experiment.guards import ForwardEstimate
-from autocast_explorer.core.experiment.routes import RouteResult
+from autocast_explorer.core.experiment.routes import RouteResult, routes_under
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.experiment.train_report import TrainReport
 from autocast_explorer.core.hardware.cpu import Environment
+from autocast_explorer.core.hardware.load import MachineLoad
 from autocast_explorer.core.numerics.optrace import (
     CastsByGradMode,
     CastSummary,
@@ -250,13 +251,22 @@ class ExperimentResult(OpenPart):
     def _rates_written(
         self, latency: LatencySection, write: SerializerFunctionWrapHandler
     ) -> dict[str, Any]:
-        """Each mode's GFLOP/s at this result's FLOPs, written beside its statistics."""
+        """Each mode's GFLOP/s at this result's FLOPs, written beside its statistics, and the
+        run's speed verdict (written, never read back: readers call again)."""
         flops, auto = self.flops_per_forward, latency.autocast
-        rates = {"plain": latency.plain.with_gflops(flops)}
+        rates: dict[str, Any] = {"plain": latency.plain.with_gflops(flops)}
         if auto is not None:
             rates["autocast"] = auto.with_gflops(flops)
+        rates["verdict"] = self.speed_call.verdict()
         written: dict[str, Any] = write(latency.model_copy(update=rates))
         return written
+
+    @field_serializer("routes", mode="wrap")
+    def _routes_written(
+        self, routes: tuple[RouteResult, ...], write: SerializerFunctionWrapHandler
+    ) -> Any:
+        """Each route with its verdict under this run's load and threads."""
+        return write(routes_under(routes, self.run_load, self.environment.threads))
 
     def _autocast_measured(self) -> None:
         if self.latency.autocast is None:
@@ -332,7 +342,20 @@ class ExperimentResult(OpenPart):
         iqrs = tuple(
             s.iqr_ms / s.median_ms for s in (self.plain, self.autocast) if s and s.median_ms > 0
         )
-        return judge(self.speedup, self.evidence, self.environment.threads, iqrs)
+        auto = self.autocast.median_ms if self.autocast is not None else math.nan
+        medians = self.plain.median_ms / auto if auto > 0 else math.nan
+        return judge(self.speedup, self.evidence, self.environment.threads, iqrs, medians)
+
+    @property
+    def run_load(self) -> MachineLoad | None:
+        """The machine's load during the timing (None: not read, or an older file): a route's
+        call is made under it (RouteResult.call_under)."""
+        return self.evidence.load if self.evidence is not None else None
+
+    def route_call(self, route: RouteResult) -> SpeedCall:
+        """A route's call under this run's load and threads: the same rules as the run's own
+        (eager's route then says what the headline says)."""
+        return route.call_under(self.run_load, self.environment.threads)
 
     def gflops(self, mode: str) -> float:
         stats = self._stats(mode)

@@ -8,14 +8,20 @@ from __future__ import annotations
 from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.data.summary import accuracy_lines, epochs_text
 from autocast_explorer.core.experiment.capture import LayerRecord
-from autocast_explorer.core.experiment.certainty import speedup_basis, straddle_text
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.config_words import model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
-from autocast_explorer.core.experiment.pace import SAME_SPEED, ms_text
+from autocast_explorer.core.experiment.pace import SAME_SPEED, SPEED_CALL_WORDS, ms_text, ratio_text
 from autocast_explorer.core.experiment.policy_summary import format_probe
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_lines
+from autocast_explorer.core.experiment.speed_words import (
+    rates_clause,
+    speed_clause,
+    speed_interval_words,
+    speed_title,
+    speedup_line,
+)
 from autocast_explorer.core.experiment.train_report import EpochScore, TrainReport
 from autocast_explorer.core.hardware.capabilities import native_support
 
@@ -26,6 +32,9 @@ __all__ = [
     "format_summary",
     "guard_line",
     "hardware_clause",
+    "speed_clause",
+    "speed_interval_words",
+    "speed_title",
     "verdict",
 ]
 
@@ -51,8 +60,8 @@ def guard_line(result: ExperimentResult) -> str:
         estimated, per = estimated * TRAINING_STEP_FORWARDS, "per training step"
     ratio = estimated / measured if measured > 0 else float("nan")
     return (
-        f"time guard estimated {ms_text(estimated)} {per}; measured "
-        f"{ms_text(measured)} ({slower}, the slower mode), so the estimate was {ratio:.2f}× that"
+        f"time guard estimated {ms_text(estimated)} {per}; measured {ms_text(measured)} "
+        f"({slower}, the slower mode), so the estimate was {ratio_text(ratio)}× that"
     )
 
 
@@ -118,86 +127,21 @@ def fast_path_sentence(result: ExperimentResult) -> str:
     )
 
 
-def speed_clause(result: ExperimentResult) -> str:
-    """The speed half of the verdict: the call its interval supports, with the interval.
-
-    A "too noisy" run names no speedup here (the headline and the status bar show this); its
-    figure stays in the details (`format_summary`, the latency chart).
-    """
-    call = result.speed_call
-    speedup = call.speedup
-    if call.kind == "untimed":
-        return "autocast could not be timed"
-    if call.kind == "faster":
-        return f"autocast was {speedup:.2f}× faster here{call.interval_text()}"
-    if call.kind == "slower":
-        return f"autocast was {1 / speedup:.2f}× slower here{call.interval_text(slower=True)}"
-    if call.kind == "same":
-        within = f", {call.interval.text()}" if call.interval is not None else ""
-        return f"autocast ran at about the same speed here ({speedup:.2f}×{within})"
-    if call.kind == "unclear":
-        return (
-            f"can't tell whether autocast was faster: {speedup:.2f}×{call.interval_text()} "
-            f"spans {straddle_text(call)} (about the same = within {SAME_SPEED - 1:.0%})"
-        )
-    helps = f"; what helps: {', '.join(call.advice)}" if call.advice else ""
-    return f"too noisy to tell whether autocast was faster: {'; '.join(call.reasons)}{helps}"
-
-
-def speed_title(result: ExperimentResult) -> tuple[str, str]:
-    """(words, tone) for the latency chart's title; tone is "ok", "bad", "warn" or "muted".
-
-    Always names the figure with its interval: the chart is where a "too noisy" run's figure
-    is still shown, marked as such.
-    """
-    call = result.speed_call
-    speedup = call.speedup
-    if result.autocast_error:
-        return "autocast raised an error: not timed", "bad"
-    if call.kind == "untimed":
-        return "speedup could not be measured", "muted"
-    within = f", {call.interval.text()}" if call.interval is not None else ""
-    # Two decimals, unless that would print a far slower autocast as "speedup 0.00×".
-    ratio = f"{speedup:.2f}" if speedup >= 0.01 else f"{speedup:.2g}"
-    figure = f"(speedup {ratio}×{within})"
-    if call.kind == "noisy":
-        return f"too noisy to tell {figure}", "warn"
-    if call.kind == "unclear":
-        return f"can't tell {figure}", "muted"
-    if call.kind == "same":
-        return f"about the same speed {figure}", "muted"
-    if speedup >= 1:
-        return f"autocast {speedup:.2f}× faster {figure}", "ok"
-    return f"autocast {1 / speedup:.2f}× slower {figure}", "bad"
-
-
-def speed_interval_words(result: ExperimentResult) -> str:
-    """' (95%: 1.66–1.79 over 24 paired blocks)', plus ': too noisy to tell' or ': can't
-    tell' when the call is not a finding; '' for results saved before intervals."""
-    call = result.speed_call
-    if call.interval is None and result.evidence is None:
-        return ""
-    interval = call.interval
-    words = (
-        f"{interval.text()} over {interval.pairs} paired blocks"
-        if interval is not None
-        else "no interval: too few paired blocks"
-    )
-    tell = {"noisy": ": too noisy to tell", "unclear": ": can't tell"}.get(call.kind, "")
-    return f" ({words}){tell}"
-
-
 def measurement_lines(result: ExperimentResult) -> list[str]:
     """The interval, stalls, the machine's load and why timing stopped ([] for old results)."""
     evidence = result.evidence
     if evidence is None:
         return []
     lines = []
+    call = result.speed_call
     interval = evidence.interval
-    if interval is not None:
+    firm = call.graded and not call.rough
+    if interval is not None and firm:
         lines.append(
             f"  interval {interval.low:.3f}–{interval.high:.3f}× ({interval.level:.0%}, from "
             f"{interval.pairs} paired blocks' float32 ÷ autocast ratios)"
+            if interval.shown
+            else f"  interval: none ({interval.too_few_text()})"
         )
     stopped = {
         "precise": f"timing stopped when the interval was within ±{evidence.target or 0:.0%}",
@@ -205,6 +149,9 @@ def measurement_lines(result: ExperimentResult) -> list[str]:
         f"{result.config.time_limit:g} s per mode allowed",
         "budget": "timing stopped at the budget",
     }[evidence.stopped]
+    if not firm and call.kind != "untimed":
+        # A narrow interval on a busy machine is no verdict: say so where it is reported.
+        stopped += f" ({SPEED_CALL_WORDS[call.kind]} all the same: see the verdict)"
     stalls = len(evidence.stalls)
     lines.append(
         f"  {stopped}; {stalls} stalled block{'s' if stalls != 1 else ''} left out and "
@@ -292,7 +239,7 @@ def _latency_lines(result: ExperimentResult) -> list[str]:
             f"({stats.samples}×{stats.block_size} calls)"
         )
     if result.autocast is not None:
-        lines.append(f"  speedup  {result.speedup:.3f}× ({speedup_basis(result.evidence)})")
+        lines.append(f"  speedup  {speedup_line(result)}")
         lines += measurement_lines(result)
     if result.guard is not None:
         lines.append(f"  {guard_line(result)}")
@@ -309,7 +256,8 @@ def _finding_lines(result: ExperimentResult) -> list[str]:
     for fallback in silent_fallbacks(result):
         lines += ["", f"Finding: {fallback.headline}.", f"  {fallback.meaning}"]
     if result.routes:
-        lines += ["", *route_lines(result.routes)]
+        calls = [result.route_call(route) for route in result.routes]
+        lines += ["", *route_lines(result.routes, calls)]
     return lines
 
 
@@ -380,10 +328,7 @@ def _verdict_lines(result: ExperimentResult) -> list[str]:
     lines = ["", f"Verdict: {verdict(result)}"]
     support = native_support(result.environment.cpu_flags, result.config.dtype)
     if not support.native and result.autocast is not None:
-        lines.append(
-            f"What ran instead: {support.instead}; {result.gflops('autocast'):,.1f} GFLOP/s "
-            f"under autocast against {result.gflops('plain'):,.1f} GFLOP/s in float32."
-        )
+        lines.append(f"What ran instead: {support.instead}; {rates_clause(result)}.")
     lines += [f"Warning: {w}" for w in result.warnings]
     return lines
 

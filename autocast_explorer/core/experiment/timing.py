@@ -168,6 +168,16 @@ def _time_block(fn: Callable[[], object], calls: int, clock: Clock | None = None
     return (_now(clock) - start) / calls
 
 
+def default_block_timer(
+    fn: Callable[[], object], calls: int, clock: Clock | None, mode: int
+) -> float:
+    """Seconds per call over one block of the paired protocol: `calls` back-to-back calls of
+    `fn`, the run's `mode`-th mode (0: the float32 side). Looked up at each block, so a test
+    may swap it to decide what each mode's blocks take while the forwards still run (the
+    tester's kit: `timing_noise`); the real one ignores `mode`."""
+    return _time_block(fn, calls, clock)
+
+
 def _warm_up(
     time_one_call: Callable[[], float],
     min_time: float,
@@ -319,7 +329,7 @@ class _PairedRun:
     def _block(self, i: int, calls: int) -> float:
         factory = self.contexts[i]
         with factory() if factory is not None else contextlib.nullcontext():
-            return _time_block(self.modes[i], calls, self.clock)
+            return default_block_timer(self.modes[i], calls, self.clock, i)
 
     def warm_up(self, cold_ms: Sequence[float] | None) -> None:
         """Each mode's cold call (unless given) and warm-up calls, then the blocks sized."""

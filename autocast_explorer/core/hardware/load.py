@@ -160,6 +160,12 @@ class MachineLoad(Part):
         return dump(self)
 
 
+def observed(load: MachineLoad) -> MachineLoad:
+    """What a LoadMeter reports for what it read: the reading itself. Looked up at each stop,
+    so a test may swap it for a load of its choosing (the tester's kit: `timing_noise`)."""
+    return load
+
+
 @dataclass
 class LoadMeter:
     """Start it before a measurement and `stop()` it after: a MachineLoad for that span."""
@@ -181,12 +187,14 @@ class LoadMeter:
         if None not in (busy0, busy1, own0, own1):
             # /proc/stat ticks at 100 Hz: a short span can read slightly below our own time.
             other = (busy1 - busy0) - (own1 - own0)  # type: ignore[operator]
-        return MachineLoad(
-            wall_s=max(wall1 - wall0, 0.0),
-            cores=self.cores,
-            other_cpu_s=other,
-            freq_start_mhz=freq0,
-            freq_end_mhz=self.freq(),
+        return observed(
+            MachineLoad(
+                wall_s=max(wall1 - wall0, 0.0),
+                cores=self.cores,
+                other_cpu_s=other,
+                freq_start_mhz=freq0,
+                freq_end_mhz=self.freq(),
+            )
         )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from autocast_explorer.core.experiment.pace import ratio_text
+from autocast_explorer.core.experiment.pace import ratio_text, rough_text
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.capture import LayerRecord
@@ -109,13 +109,18 @@ def _slower(result: ExperimentResult) -> tuple[bool | None, str]:
     call = result.speed_call
     if call.kind == "untimed":
         return None, "autocast was not timed"
-    if call.kind in ("noisy", "unclear"):
+    if call.kind in ("noisy", "unclear"):  # no figure: the run could not tell
         words = "was too noisy to tell" if call.kind == "noisy" else "cannot tell"
-        return None, f"this run {words} (speedup {ratio_text(result.speedup)}×)"
+        return None, f"this run {words} which mode was faster"
     if call.kind == "slower":
-        return True, f"autocast took {ratio_text(1 / result.speedup)}× the float32 time"
-    pace_text = "faster than" if call.kind == "faster" else "at about the speed of"
-    return False, f"autocast ran {pace_text} float32 (speedup {ratio_text(result.speedup)}×)"
+        times = f"about {rough_text(call.times)}" if call.rough else ratio_text(call.times)
+        rough = f" ({call.rough})" if call.rough else ""
+        return True, f"autocast took {times}× the float32 time{rough}"
+    if call.kind == "same":
+        return False, f"autocast ran at about the speed of float32 ({call.figure_text()})"
+    return False, f"autocast ran {call.figure_text()} than float32" + (
+        f" ({call.rough})" if call.rough else ""
+    )
 
 
 def _lstm_by_cpu(result: ExperimentResult) -> tuple[bool | None, str]:

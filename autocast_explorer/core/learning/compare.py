@@ -20,9 +20,10 @@ from typing import Any
 from autocast_explorer.core.data.answers import AccuracyReport
 from autocast_explorer.core.data.summary import interval_text
 from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_text
-from autocast_explorer.core.experiment.certainty import SPEED_CALL_WORDS, SPEEDUP_MEANING
+from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.pace import ratio_text
+from autocast_explorer.core.experiment.interval import LEVEL
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, ratio_text, rough_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.training import TrainReport
 
@@ -106,6 +107,7 @@ class CompareRow:
     speedup_high: float = math.nan
     speedup_level: float = math.nan
     call: str = ""  # faster, slower, same, unclear, noisy, untimed (certainty.judge)
+    rough: str = ""  # why a faster/slower call's factor is uncertain ('' when firm)
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,19 @@ class OverlaySeries:
     autocast_error: str = ""
     speedup_low: float = math.nan  # the speedup's interval (NaN: none recorded)
     speedup_high: float = math.nan
+    speedup_level: float = math.nan
     call: str = ""
+    rough: str = ""
+
+    @property
+    def whisker(self) -> bool:
+        """Whether its interval is drawn: a 95% one, of a run whose figure may be stated."""
+        return self.told and self.speedup_level >= LEVEL - 1e-9
+
+    @property
+    def told(self) -> bool:
+        """Whether a speedup figure may be stated for this run (not can't tell/too noisy)."""
+        return self.call not in ("noisy", "unclear") and self.speedup == self.speedup
 
 
 @dataclass(frozen=True)
@@ -150,7 +164,7 @@ class Comparison:
                     p75_ms=tuple(stats.p75_ms for _, stats in timed),
                     speedup=r.speedup,
                     autocast_error=r.autocast_error,
-                    **_interval_fields(r, level=False),
+                    **_interval_fields(r, level=True),
                 )
             )
         return series
@@ -288,6 +302,7 @@ def _interval_fields(r: ExperimentResult, level: bool) -> dict[str, Any]:
         "speedup_low": interval.low if interval is not None else math.nan,
         "speedup_high": interval.high if interval is not None else math.nan,
         "call": call.kind,
+        "rough": call.rough,
     }
     if level:
         fields["speedup_level"] = interval.level if interval is not None else math.nan
@@ -335,7 +350,10 @@ def comparison_table(comparison: Comparison) -> list[tuple[str, list[str]]]:
         ),
         ("speedup", timed([_speedup_text(r) for r in rows])),
         ("speed call", timed([CALL_WORDS.get(r.call, r.call) for r in rows])),
-        ("predictions agree", timed([f"{r.agree}/{r.rows}" for r in rows])),
+        (
+            "predictions agree",
+            timed([f"{r.agree}/{r.rows}" if r.rows else "no predicted class" for r in rows]),
+        ),
         ("allclose", timed([str(r.allclose) for r in rows])),
         ("max |diff|", timed([f"{r.max_abs_diff:.3g}" for r in rows])),
         *training_table(comparison),
@@ -463,11 +481,18 @@ CALL_WORDS: dict[str, str] = {
 
 
 def _speedup_text(row: CompareRow) -> str:
-    """'1.72× (95%: 1.66–1.79)'; the figure alone for results saved before intervals."""
+    """'1.72× (95%: 1.66–1.79)'; the figure alone for results saved before intervals, 'about
+    7×' for a rough one; none where the run could not tell (the call column says why)."""
     speedup = row.speedup
     if speedup != speedup:
         return "n/a"
+    if row.call in ("noisy", "unclear"):
+        return "—"
+    if row.rough:
+        return f"about {rough_text(speedup if speedup >= 1 else 1 / speedup)}× ({row.rough})"
     if row.speedup_low != row.speedup_low:
+        return f"{ratio_text(speedup)}×"
+    if row.speedup_level < LEVEL - 1e-9:  # no interval of lower coverage is shown as one
         return f"{ratio_text(speedup)}×"
     band = f"{ratio_text(row.speedup_low)}–{ratio_text(row.speedup_high)}"
     return f"{ratio_text(speedup)}× ({row.speedup_level:.0%}: {band})"

@@ -11,12 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from autocast_explorer.core.experiment.config import parameter_count
-from autocast_explorer.core.experiment.pace import ms_text
-from autocast_explorer.core.learning.lesson_types import (
-    PROBE_OPS,
-    LessonOutcome,
-    Probe,
-)
+from autocast_explorer.core.experiment.pace import ms_text, ratio_text
+from autocast_explorer.core.learning.lesson_types import PROBE_OPS, LessonOutcome, Probe
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.agreement import Agreement
@@ -232,56 +228,15 @@ def check_agreement(result: ExperimentResult, probe: Probe | None) -> LessonOutc
 
 
 def check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
-    from autocast_explorer.core.experiment.summary import hardware_clause, speed_clause
+    from autocast_explorer.core.experiment.summary import hardware_clause
     from autocast_explorer.core.hardware.capabilities import native_support
 
-    speedup = result.speedup
     low = result.config.dtype
     p, (_, q) = result.plain, _compared(result)
     params = parameter_count(result.config.widths)
     call = result.speed_call
-    kind = call.kind
-    verdict = ""
-    support = native_support(result.environment.cpu_flags, low)
-    native = support.native
-    if kind == "untimed":
-        headline = "Autocast could not be timed in this run."
-    elif kind == "faster":
-        headline = f"Here autocast was {speedup:.2f}× faster than float32{call.interval_text()}."
-        verdict = (
-            f"On this CPU the time saved by the {low} maths more than paid for the "
-            "conversions, even for this small model."
-        )
-    elif kind == "slower":
-        headline = (
-            f"Here autocast was {1 / speedup:.2f}× slower than float32"
-            f"{call.interval_text(slower=True)}."
-        )
-        verdict = (
-            f"Here the time saved by the {low} maths did not make up for converting the "
-            "weights and activations on every call."
-            if native
-            else f"Without native {low} arithmetic the {low} maths saved nothing: autocast "
-            "paid for converting the weights and activations on every call and then for "
-            "maths that ran emulated."
-        )
-    elif kind == "same":
-        within = f", {call.interval.text()}" if call.interval is not None else ""
-        headline = f"Here autocast ran at about the same speed as float32 ({speedup:.2f}×{within})."
-        verdict = (
-            f"At this size the time saved by the {low} maths and the cost of the conversions "
-            "roughly cancelled out."
-            if native
-            else f"Without native {low} arithmetic nothing was saved by the maths; the "
-            "conversions and the emulated maths together took about as long as float32."
-        )
-    else:  # "unclear" or "noisy": no finding, no grade
-        said = speed_clause(result)
-        headline = f"{said[:1].upper()}{said[1:]}: this run is not graded."
-        verdict = (
-            f"The medians alone gave {speedup:.2f}×{call.interval_text()}; run it again on a "
-            "quieter machine (or with fewer threads) to see which way it goes."
-        )
+    native = native_support(result.environment.cpu_flags, low).native
+    headline, verdict = _timing_finding(result, native)
     sentences = [
         f"Median per forward: {ms_text(p.median_ms)} in float32, {ms_text(q.median_ms)} under "
         f"autocast ({p.samples} and {q.samples} timed blocks, taken alternately); first calls took "
@@ -289,21 +244,72 @@ def check_timing(result: ExperimentResult, probe: Probe | None) -> LessonOutcome
         f"Each autocast forward converts all {params:,} parameters (weights and biases) to "
         f"{low} before multiplying, for {result.flops / 1e6:,.1f} MFLOP of maths.",
     ]
+    if call.graded and q.median_ms > 0:
+        # The headline's figure is the paired one; the medians just shown give their own ratio.
+        sentences.append(
+            f"The figure above is the typical paired ratio (each float32 block ÷ the autocast "
+            f"block timed right after it); the two medians shown give "
+            f"{ratio_text(p.median_ms / q.median_ms)}×."
+        )
     if verdict:
         sentences.append(verdict)
     sentences.append(f"For the record, {hardware_clause(result)}.")
     if not native:
+        rates = (
+            "; this run was too noisy to tell, so it states no GFLOP/s"
+            if call.too_noisy
+            else f", at {result.gflops('autocast'):,.1f} GFLOP/s against "
+            f"{result.gflops('plain'):,.1f} GFLOP/s in float32"
+        )
         sentences.append(
             f"So nothing here multiplies {low} natively: each {low} matrix product converted "
             "its operands and ran in kernels that compute in float32 inside (torch's own, "
-            "oneDNN's emulation or the BLAS library's), at "
-            f"{result.gflops('autocast'):,.1f} GFLOP/s against {result.gflops('plain'):,.1f} "
-            "GFLOP/s in float32."
+            f"oneDNN's emulation or the BLAS library's){rates}."
         )
     sentences += [f"Note: {w}." for w in result.warnings]
-    matches = kind == "slower"
+    matches = call.kind == "slower"
     return LessonOutcome(
         "timing", headline, tuple(sentences), matches, "latency", graded=call.graded
+    )
+
+
+def _timing_finding(result: ExperimentResult, native: bool) -> tuple[str, str]:
+    """(headline, what it means) of the timing lesson, from the run's speed call: the same
+    words as the window's headline; no figure when it cannot tell."""
+    from autocast_explorer.core.experiment.summary import speed_clause
+
+    call = result.speed_call
+    low = result.config.dtype
+    said = speed_clause(result)
+    if call.kind == "untimed":
+        return "Autocast could not be timed in this run.", ""
+    if call.kind in ("unclear", "noisy"):
+        return (
+            f"{said[:1].upper()}{said[1:]}: this run is not graded.",
+            "The medians above are measurements, not a finding; run it again on a quieter "
+            "machine (or with fewer threads) to see which way it goes.",
+        )
+    headline = f"{said[:1].upper()}{said[1:]}."
+    if call.kind == "faster":
+        return headline, (
+            f"On this CPU the time saved by the {low} maths more than paid for the "
+            "conversions, even for this small model."
+        )
+    if call.kind == "slower":
+        return headline, (
+            f"Here the time saved by the {low} maths did not make up for converting the "
+            "weights and activations on every call."
+            if native
+            else f"Without native {low} arithmetic the {low} maths saved nothing: autocast "
+            "paid for converting the weights and activations on every call and then for "
+            "maths that ran emulated."
+        )
+    return headline, (
+        f"At this size the time saved by the {low} maths and the cost of the conversions "
+        "roughly cancelled out."
+        if native
+        else f"Without native {low} arithmetic nothing was saved by the maths; the "
+        "conversions and the emulated maths together took about as long as float32."
     )
 
 

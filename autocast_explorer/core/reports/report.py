@@ -41,6 +41,7 @@ from autocast_explorer.core.experiment.certainty import speedup_basis
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_cells
 from autocast_explorer.core.experiment.summary import (
@@ -382,13 +383,27 @@ def _latency_markdown(result: ExperimentResult) -> list[str]:
             rows,
         ),
         "",
-        f"Speedup ({speedup_basis(result.evidence)}): **{result.speedup:.3f}×**"
-        f"{speed_interval_words(result)}. Both modes were timed in alternating blocks in one run."
+        f"{_speedup_sentence(result)} Both modes were timed in alternating blocks in one run."
         if result.autocast is not None
         else "Only float32 was timed: the autocast forward raised, so there is no autocast "
         "latency and no speedup.",
         "",
     ]
+
+
+def _speedup_sentence(result: ExperimentResult) -> str:
+    """The speedup the report states: the figure with its interval, a rough one as rough, and
+    none for a run that cannot tell (the verdict above says why)."""
+    call = result.speed_call
+    if not call.graded:
+        said = SPEED_CALL_WORDS.get(call.kind, call.kind)
+        return f"Speedup: none stated, {said} (see the verdict)."
+    if call.rough:
+        return f"Speedup: **{call.figure_text()}** (rough: {call.rough})."
+    return (
+        f"Speedup ({speedup_basis(result.evidence)}): **{result.speedup:.3f}×**"
+        f"{speed_interval_words(result)}."
+    )
 
 
 def _layers_markdown(result: ExperimentResult) -> list[str]:
@@ -460,7 +475,10 @@ def routes_markdown(result: ExperimentResult) -> list[str]:
     if not result.routes:
         return []
 
-    rows = [(*route_cells(route), route.finding or "") for route in result.routes]
+    rows = [
+        (*route_cells(route, result.route_call(route)), route.finding or "")
+        for route in result.routes
+    ]
     out = [
         "## Routes",
         "",

@@ -144,19 +144,24 @@ def interval_words(found: CrossingInterval, param: str) -> str:
 
 
 def crossover_sentence(param: str, values: Sequence[float], speedups: Sequence[float]) -> str:
-    """'Autocast starts to win above batch ≈ 210 (…)' or why it never crosses."""
+    """'Autocast starts to win above batch ≈ 210 (…)' or why it never crosses. NaN speedups are
+    points that could not tell (SweepPoint.told_speedup): nothing is said from them."""
     pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s)]
+    untold = len(values) - len(pairs)
     if not pairs:
+        if untold:
+            return "No crossover can be told: no point could tell which mode was faster."
         return "No crossover: nothing was measured."
     found = find_crossings([v for v, _ in pairs], [s for _, s in pairs])
     lo, hi = pairs[0][0], pairs[-1][0]
     span = f"{param} {format_value(lo)} … {format_value(hi)}"
+    among = f" (among the {len(pairs)} of {len(values)} points that could tell)" if untold else ""
     if not found:
         side = "above" if all(s >= 1 for _, s in pairs) else "below"
-        return f"No crossover: the speedup stays {side} 1.0 from {span}."
+        return f"No crossover{among}: the speedup stays {side} 1.0 from {span}."
     parts = [
         f"{param} ≈ {format_value(c.value)} "
         f"({'autocast starts to win' if c.rising else 'autocast stops winning'})"
         for c in found
     ]
-    return "Crossover (interpolated on a log scale): " + "; ".join(parts) + "."
+    return f"Crossover{among} (interpolated on a log scale): " + "; ".join(parts) + "."

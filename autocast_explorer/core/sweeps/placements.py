@@ -147,8 +147,8 @@ class PlacementReport(Part):
         return speedup_figure(self.float32.median_ms, mode.median_ms, _evidence(mode.interval))
 
     def vs_float32(self, mode: PlacementStats) -> str:
-        """'1.80× faster (95%: 1.72–1.86)', '2.50× slower (95%: …)', 'too noisy to tell
-        (0.91×, 95%: …)' or 'about as fast (…)': the call its interval supports."""
+        """'1.80× faster (95%: 1.72–1.86)', '2.50× slower (95%: …)', 'too noisy to tell' (no
+        figure) or 'about as fast (…)': the call its interval supports."""
         return _versus(self.speedup(mode), mode.interval, "float32", alone=True)
 
     def to_dict(self) -> dict[str, Any]:
@@ -185,7 +185,8 @@ def _versus(
 ) -> str:
     """`ratio` = the reference's time ÷ this one's, in words with its interval and the call it
     supports: '1.32× faster than per-call (95%: 1.25–1.40)', 'about as fast as per-call
-    (1.01×, 95%: …)', 'too noisy to tell against per-call (…)'. `alone`: no reference named."""
+    (1.01×, 95%: …)', 'too noisy to tell against per-call' (no figure). `alone`: no reference
+    named."""
     if not (math.isfinite(ratio) and ratio > 0):
         return "not timed" if alone else f"not comparable with {reference}"
     call = judge(ratio, _evidence(interval))
@@ -196,11 +197,11 @@ def _versus(
         return f"{ratio_text(1 / ratio)}× slower{than}{_band(interval, ' (', ')', slower=True)}"
     if call.kind == "same":
         words = "about as fast" if alone else f"about as fast as {reference}"
-    elif call.kind == "unclear":
-        words = "can't tell" if alone else f"can't tell whether faster{than}"
-    else:
-        words = "too noisy to tell" if alone else f"too noisy to tell against {reference}"
-    return f"{words} ({ratio_text(ratio)}×{_band(interval, ', ', '')})"
+        return f"{words} ({ratio_text(ratio)}×{_band(interval, ', ', '')})"
+    # No figure where the interval cannot tell: the words say so instead.
+    if call.kind == "unclear":
+        return "can't tell" if alone else f"can't tell whether faster{than}"
+    return "too noisy to tell" if alone else f"too noisy to tell against {reference}"
 
 
 def _band(interval: SpeedupInterval | None, lead: str, tail: str, slower: bool = False) -> str:

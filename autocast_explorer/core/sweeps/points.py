@@ -7,9 +7,10 @@ readers and the roofline is drawn again from the points.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from autocast_explorer.core.documents.field_types import (
@@ -37,8 +38,9 @@ from autocast_explorer.core.experiment.certainty import (
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import SpeedupInterval
-from autocast_explorer.core.experiment.routes import RouteResult
+from autocast_explorer.core.experiment.routes import RouteResult, routes_under
 from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.hardware.load import MachineLoad
 from autocast_explorer.core.sweeps.roofline import bytes_moved, family_bytes_moved, linear_flops
 
 
@@ -179,13 +181,24 @@ class SweepPoint(DerivingPart):
     @property
     def call(self) -> SpeedCall:
         """faster / slower / same / unclear / noisy for this point (certainty.judge)."""
-        return judge(self.speedup, self.evidence)
+        auto = self.autocast.median_ms
+        medians = self.plain.median_ms / auto if auto > 0 else None
+        return judge(self.speedup, self.evidence, medians_ratio=medians)
+
+    def _load(self) -> MachineLoad | None:
+        return self.evidence.load if self.evidence is not None else None
 
     @property
     def speedup(self) -> float:
         """The paired float32 ÷ autocast ratio (certainty.speedup_figure): above 1 means
         autocast was faster."""
         return self.latency.speedup
+
+    @property
+    def told_speedup(self) -> float:
+        """The speedup a sentence may state from this point: NaN where its call is "can't
+        tell" or "too noisy" (certainty.judge), so no verdict or crossover rests on it."""
+        return self.speedup if self.call.graded else math.nan
 
     @property
     def gflops_plain(self) -> float:
@@ -211,12 +224,28 @@ class SweepPoint(DerivingPart):
     def intensity_autocast(self) -> float:
         return self.intensity.autocast if self.intensity is not None else 0.0
 
+    @field_serializer("latency", mode="wrap")
+    def _verdict_written(
+        self, latency: PointLatency, write: SerializerFunctionWrapHandler
+    ) -> dict[str, Any]:
+        """The point's speed verdict beside its evidence (written, never read back)."""
+        written: dict[str, Any] = write(latency.model_copy(update={"verdict": self.call.verdict()}))
+        return written
+
+    @field_serializer("routes", mode="wrap")
+    def _routes_written(
+        self, routes: tuple[RouteResult, ...], write: SerializerFunctionWrapHandler
+    ) -> Any:
+        """Each route with its verdict under the point's load."""
+        return write(routes_under(routes, self._load(), None))
+
     def to_dict(self) -> dict[str, Any]:
         return dump(self)
 
 
 def roofline_work(points: Any) -> list[tuple[int, int, int, int, float, float]]:
-    """(value, flops, bytes plain, bytes autocast, GFLOP/s plain, GFLOP/s autocast) per point."""
+    """(value, flops, bytes plain, bytes autocast, GFLOP/s plain, GFLOP/s autocast) per point
+    whose call was not too noisy: a busy machine's rates are no fact about the CPU."""
     return [
         (
             p.value,
@@ -227,4 +256,5 @@ def roofline_work(points: Any) -> list[tuple[int, int, int, int, float, float]]:
             p.gflops_autocast,
         )
         for p in points
+        if not p.call.too_noisy
     ]

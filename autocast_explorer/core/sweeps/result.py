@@ -36,6 +36,7 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from autocast_explorer.core.documents.field_types import (
     MultilineTexts,
@@ -265,7 +266,7 @@ class SweepResult(DerivingPart, OpenPart):
         derive(self, roofline=self._roofline_again())
         found = self._crossover_json()
         if "crossover" in self.model_fields_set:
-            _check_crossover(self.crossover, found, self.is_grid)
+            self._check_stored_crossover(found)
         derive(self, crossover=found, crossover_sentence=self._sentence())
         self._crossover_interval_field()
         write_always(self, "created", "warnings")
@@ -352,7 +353,8 @@ class SweepResult(DerivingPart, OpenPart):
         rows = []
         for width in self.spec.width_values:
             pts = self.row(width)
-            found = crossovers([p.value for p in pts], [p.speedup for p in pts]) if pts else []
+            told = [p.told_speedup for p in pts]
+            found = crossovers([p.value for p in pts], told) if pts else []
             rows.append(GridRow(width, tuple(found)))
         return tuple(rows)
 
@@ -371,11 +373,14 @@ class SweepResult(DerivingPart, OpenPart):
             parts = []
             for r in self.grid_rows:
                 where = ", ".join(format_value(v) for v in r.crossovers) or "never"
+                if not any(p.call.graded for p in self.row(r.width)):
+                    where = "can't tell"
                 bands = [interval_words(c, "batch") for c in self.row_crossover_intervals(r.width)]
                 band = f" (by the 95% intervals: {'; '.join(bands)})" if bands else ""
                 parts.append(f"width {r.width}: {where}{band}")
             return "Speedup crosses 1.0 at batch — " + "; ".join(parts) + "."
-        sentence = crossover_sentence(self.spec.param, self.values, self.speedups)
+        told = [p.told_speedup for p in self.points]
+        sentence = crossover_sentence(self.spec.param, self.values, told)
         if any(p.interval is not None for p in self.points):
             bands = [interval_words(c, self.spec.param) for c in self.crossover_intervals]
             if bands:
@@ -395,8 +400,9 @@ class SweepResult(DerivingPart, OpenPart):
         return _crossing_bands(self.points)
 
     def _crossover_json(self) -> Any:
+        """Only the points whose call could tell count (SweepPoint.told_speedup)."""
         if not self.is_grid:
-            found = crossovers(self.values, self.speedups)
+            found = crossovers(self.values, [p.told_speedup for p in self.points])
             return tuple(found) if found else None
         rows = self.grid_rows
         if not any(r.crossovers for r in rows):
@@ -408,6 +414,32 @@ class SweepResult(DerivingPart, OpenPart):
     def extras(self) -> dict[str, Any]:
         """Top-level sections other tools added (kept as they were read, written back)."""
         return dict(self.model_extra or {})
+
+    def _legacy_crossover_json(self) -> Any:
+        """What files written before points that cannot tell were left out stored: the
+        crossings of every point's speedup."""
+        if not self.is_grid:
+            found = crossovers(self.values, self.speedups)
+            return tuple(found) if found else None
+        rows = [
+            (w, tuple(crossovers([p.value for p in pts], [p.speedup for p in pts])))
+            for w in self.spec.width_values
+            for pts in [self.row(w)]
+        ]
+        if not any(found for _w, found in rows):
+            return None
+        return tuple({"width": w, "values": found or None} for w, found in rows)
+
+    def _check_stored_crossover(self, found: Any) -> None:
+        """A file's crossover must be what its points give (catches edited files): today's
+        rule, or for a file written before it, the crossings of every point."""
+        try:
+            _check_crossover(self.crossover, found, self.is_grid)
+        except PydanticCustomError:
+            legacy = self._legacy_crossover_json()
+            if legacy == found:
+                raise
+            _check_crossover(self.crossover, legacy, self.is_grid)
 
     def to_dict(self) -> dict[str, Any]:
         return dump(self)

@@ -18,7 +18,6 @@ every point is what a single run of its config would build).
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -172,9 +171,9 @@ def stalled_points(
 
 
 def told_speedups(points: Sequence[SweepPoint]) -> list[float]:
-    """Each point's speedup, NaN where its interval was too noisy to tell: a verdict states
-    nothing from such a point."""
-    return [math.nan if p.call.too_noisy else p.speedup for p in points]
+    """Each point's speedup, NaN where its call could not tell (too noisy, or can't tell): a
+    verdict states nothing from such a point."""
+    return [p.told_speedup for p in points]
 
 
 def _format_eta(seconds: float) -> str:
@@ -227,10 +226,12 @@ class _Models:
 
 
 def _largest_rates(points: Sequence[SweepPoint]) -> tuple[float, float] | None:
-    """float32 and autocast GFLOP/s of the point with the most work (the steadiest rates)."""
-    if not points:
+    """float32 and autocast GFLOP/s of the point with the most work (the steadiest rates),
+    among the points not too noisy to tell (None: none was)."""
+    trusted = [p for p in points if not p.call.too_noisy]
+    if not trusted:
         return None
-    big = max(points, key=lambda p: p.flops)
+    big = max(trusted, key=lambda p: p.flops)
     return big.gflops_plain, big.gflops_autocast
 
 
@@ -406,13 +407,17 @@ def _warnings(points: Sequence[SweepPoint], stalled: list[str], noisy: list[str]
 
 
 def _caveat(points: Sequence[SweepPoint], stalled: list[str], noisy: list[str]) -> str:
-    """The verdict's caveat when half the points or more are doubtful, else ''."""
+    """The verdict's caveat when half the points or more are doubtful, or when the factors
+    it states are rough (a direction told on a busy machine), else ''."""
     doubtful = len(set(stalled) | set(noisy))
     if doubtful * 2 >= len(points):
         return (
             f"{doubtful} of {len(points)} points were noisy or slowed by other programs: "
             "provisional, see the warnings"
         )
+    rough = [p.call.rough for p in points if p.call.rough]
+    if rough:
+        return f"the factors are rough at {len(rough)} of {len(points)} points ({rough[0]})"
     return ""
 
 
@@ -436,7 +441,7 @@ def _sweep_verdict(
             [p.value for p in row],
             told_speedups(row),
             probe,
-            noisy=sum(p.call.too_noisy for p in row),
+            noisy=sum(not p.call.graded for p in row),
             context=f"at width {widest} (the widest row)",
             caveat=caveat,
             rates=_largest_rates(row),
@@ -448,7 +453,7 @@ def _sweep_verdict(
         spec.values,
         told_speedups(points),
         probe,
-        noisy=sum(p.call.too_noisy for p in points),
+        noisy=sum(not p.call.graded for p in points),
         caveat=caveat,
         rates=_largest_rates(points),
     )

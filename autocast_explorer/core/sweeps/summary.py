@@ -54,11 +54,11 @@ def table_header(spec: SweepSpec) -> str:
 
 def point_row(point: SweepPoint) -> str:
     extra = f"{point.value2:>7}" if point.value2 is not None else ""
-    speedup = f"{point.speedup:6.2f}×" if math.isfinite(point.speedup) else "      ?"
+    told = point.told_speedup  # no figure where the point could not tell
+    speedup = f"{told:6.2f}×" if math.isfinite(told) else "      ?"
     p, a = point.plain, point.autocast
     routes = "".join(
-        f"  {r.name} {r.speedup:.2f}×" if math.isfinite(r.speedup) else f"  {r.name} —"
-        for r in point.routes
+        f"  {r.name} {r.speedup:.2f}×" if r.call.graded else f"  {r.name} —" for r in point.routes
     )
     return (
         f"{point.value:>7}{extra}  {p.median_ms:11.4f} {_range(p.p25_ms, p.p75_ms):>17}  "
@@ -68,12 +68,17 @@ def point_row(point: SweepPoint) -> str:
 
 
 def _interval(point: SweepPoint) -> str:
-    """'[1.66–1.79]' ('noisy' marks one too wide to tell; '' for points saved without one)."""
+    """'[1.66–1.79]'; '! noisy' or '! can't tell' where the point states no figure, 'few
+    pairs' for an interval under 95% (never shown as one), '' for points saved without one."""
     interval = point.interval
+    call = point.call
+    if call.kind in ("noisy", "unclear"):
+        return "! noisy" if call.too_noisy else "! can't tell"
     if interval is None:
-        return "noisy" if point.evidence is not None else ""
-    mark = "!" if point.call.too_noisy else ""
-    return f"{mark}[{interval.low:.2f}–{interval.high:.2f}]"
+        return ""
+    if not interval.shown:
+        return "few pairs"
+    return f"[{interval.low:.2f}–{interval.high:.2f}]"
 
 
 def _range(low: float, high: float) -> str:
@@ -82,9 +87,13 @@ def _range(low: float, high: float) -> str:
 
 def speedup_grid_table(result: SweepResult) -> list[str]:
     """Grid: speedups with widths down and batch across."""
-    lines = ["Speedup (float32 / autocast): rows = hidden width, columns = batch"]
+    lines = [
+        "Speedup (float32 / autocast; ?: could not tell): rows = hidden width, columns = batch"
+    ]
     lines.append(f"{'':>8}" + "".join(f"{b:>8}" for b in result.spec.values))
-    for width, row in zip(result.spec.width_values, result.speedup_matrix(), strict=True):
+    told = {(p.value2, p.value): p.told_speedup for p in result.points}
+    for width in result.spec.width_values:
+        row = [told.get((width, b), math.nan) for b in result.spec.values]
         cells = "".join(f"{s:8.2f}" if math.isfinite(s) else f"{'?':>8}" for s in row)
         lines.append(f"{width:>8}{cells}")
     return lines
@@ -106,7 +115,8 @@ def interval_note(result: SweepResult) -> list[str]:
     )
     return [
         f"[low–high]: the 95% interval of the point's speedup ({SPEEDUP_MEANING}); ! : too "
-        f"noisy to tell. {how}; {stalls} stalled blocks re-measured."
+        "noisy to tell or can't tell (no figure, ? in the speedup column); few pairs: too few "
+        f"for a 95% interval. {how}; {stalls} stalled blocks re-measured."
     ]
 
 

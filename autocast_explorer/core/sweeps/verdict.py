@@ -24,7 +24,8 @@ from autocast_explorer.core.documents.field_types import (
 )
 from autocast_explorer.core.documents.held import write_always
 from autocast_explorer.core.documents.model import Part, dump, read
-from autocast_explorer.core.experiment.pace import SAME_SPEED
+from autocast_explorer.core.experiment.certainty import SpeedCall
+from autocast_explorer.core.experiment.pace import SAME_SPEED, rough_text
 from autocast_explorer.core.hardware.capabilities import (
     NativeSupport,
     architecture_of,
@@ -154,7 +155,8 @@ def measured_clause(
 ) -> str:
     """What the sweep showed, in words (no hardware); `param` is 'batch' or 'width'.
 
-    `noisy` counts the points whose speedup is NaN because it was too noisy to tell.
+    `noisy` counts the points whose speedup is NaN because they could not tell (too noisy,
+    or can't tell: certainty.judge).
     """
     pairs = [(v, s) for v, s in zip(values, speedups, strict=True) if math.isfinite(s) and s > 0]
     if not pairs:
@@ -170,6 +172,10 @@ def measured_clause(
     where = "at every size tried" if len(pairs) > 1 else f"at {param} {format_value(xs[0])}"
     if noisy and len(pairs) > 1:
         where = f"at the {len(pairs)} of {len(pairs) + noisy} sizes it could tell"
+    if noisy and len(pairs) == 1:
+        where = f"at {param} {format_value(xs[0])}, the one size it could tell"
+    if lo >= 1 / NOISE_BAND and hi <= NOISE_BAND and len(crossings) <= 1:
+        return f"autocast and float32 ran at about the same speed {where}"
     if not crossings:
         if lo >= 1:
             return f"autocast ran {_factor(lo, hi)} faster {where}"
@@ -273,12 +279,15 @@ def single_run_verdict(
     rates: tuple[float, float] | None = None,
     onednn: OneDnnProbe | None = None,
     too_noisy: bool = False,
+    call: SpeedCall | None = None,
 ) -> HardwareVerdict:
     """One run, no sweep yet: the flags and the one speedup measured (one size only).
 
-    `too_noisy`: the run could not tell (certainty.judge); no speedup is stated from it.
+    `call`: the run's own call (certainty.judge), the one its headline states: the sentence
+    then says what it says, with a rough factor as rough; can't tell and too noisy state no
+    speedup. Without it, `too_noisy` says the run could not tell.
     """
-    return hardware_verdict(
+    verdict = hardware_verdict(
         env,
         dtype,
         "batch",
@@ -290,3 +299,24 @@ def single_run_verdict(
         rates=rates,
         noisy=int(too_noisy),
     )
+    if call is None:
+        return verdict
+    measured = f"in a single run, {call_clause(call, batch)}"
+    sentence = verdict.sentence.replace(verdict.measured, measured, 1)
+    return verdict.model_copy(update={"measured": measured, "sentence": sentence})
+
+
+def call_clause(call: SpeedCall, batch: int) -> str:
+    """A run's call as the hardware verdict words it, the same call as the run's headline."""
+    at = f"at batch {batch}"
+    if call.kind == "noisy":
+        return "too noisy to tell"
+    if call.kind == "unclear":
+        return f"can't tell whether autocast was faster {at}"
+    if call.kind == "untimed":
+        return "autocast was not timed"
+    if call.kind == "same":
+        return f"autocast and float32 ran at about the same speed {at}"
+    if call.rough:
+        return f"autocast ran {call.kind} {at}, about {rough_text(call.times)}× ({call.rough})"
+    return f"autocast ran {_ratio(call.times)}× {call.kind} {at}"

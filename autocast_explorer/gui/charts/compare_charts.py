@@ -6,6 +6,7 @@ plot items so tests check what is on screen.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,13 +15,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
 
 from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
-from autocast_explorer.core.experiment.pace import ratio_text
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, ratio_text, rough_text
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.charts.whiskers import whisker_ends
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
-    from autocast_explorer.core.learning.compare import Comparison
+    from autocast_explorer.core.learning.compare import Comparison, OverlaySeries
 
 BAR_WIDTH = 0.36
 OFFSET = 0.2
@@ -205,6 +206,19 @@ class CompareLatencyChart(RunChart):
         }
 
 
+def _value_label(run: OverlaySeries) -> str:
+    """The figure over a run's bar: '1.72×', 'about 7×', or why there is none."""
+    if run.autocast_error:
+        return "raised"
+    if run.speedup != run.speedup:
+        return "n/a"
+    if not run.told:
+        return SPEED_CALL_WORDS[run.call]
+    if run.rough:
+        return f"about {rough_text(run.speedup if run.speedup >= 1 else 1 / run.speedup)}×"
+    return f"{ratio_text(run.speedup)}×"
+
+
 class CompareSpeedupChart(RunChart):
     """Speedup (the paired ratio) of each run, with the break-even line at 1."""
 
@@ -246,13 +260,13 @@ class CompareSpeedupChart(RunChart):
 
     def show_comparison(self, comparison: Comparison) -> None:
         series = comparison.overlay()
-        speedups = [r.speedup for r in series]
-        shown = [s if s == s else 0.0 for s in speedups]
+        # A run that could not tell (too noisy, can't tell) gets no bar and no figure.
+        shown = [r.speedup if r.told else 0.0 for r in series]
         colors = [style.OK if s >= 1 else style.BAD for s in shown]
         self._bars.setOpts(
             x=list(range(len(series))), height=shown, brushes=[pg.mkBrush(c) for c in colors]
         )
-        with_interval = [i for i, r in enumerate(series) if r.speedup_low == r.speedup_low]
+        with_interval = [i for i, r in enumerate(series) if r.whisker]
         self._whiskers.setData(
             x=np.array(with_interval, dtype=float),
             y=np.array([shown[i] for i in with_interval], dtype=float),
@@ -268,29 +282,22 @@ class CompareSpeedupChart(RunChart):
             self._labels.append(item)
         for i, item in enumerate(self._labels):
             if i < len(series):
-                s = speedups[i]
-                noisy = " (too noisy)" if series[i].call == "noisy" else ""
-                item.setText(
-                    f"{ratio_text(s)}×{noisy}"
-                    if s == s
-                    else "raised"
-                    if series[i].autocast_error
-                    else "n/a"
-                )
-                high = series[i].speedup_high
+                item.setText(_value_label(series[i]))
+                high = series[i].speedup_high if series[i].whisker else math.nan
                 item.setPos(i, max(shown[i], high if high == high else 0.0))
                 item.setVisible(True)
             else:
                 item.setVisible(False)
         self._set_run_ticks([r.label for r in series])
-        highs = [r.speedup_high for r in series if r.speedup_high == r.speedup_high]
+        highs = [r.speedup_high for r in series if r.whisker]
         top = max([*shown, *highs, 1.0]) * HEADROOM
         plot.setXRange(-0.6, max(len(series), 1) - 0.4, padding=0)
         plot.setYRange(0, top, padding=0)
         style.set_title(
             plot,
             "Speedup, by run",
-            "above the dashed line: autocast faster; whiskers: 95% interval",
+            "above the dashed line: autocast faster"
+            + ("; whiskers: 95% interval" if with_interval else ""),
         )
 
     def clear(self) -> None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
 
 from autocast_explorer.gui.charts.static_chart import StaticChart
 from autocast_explorer.gui.shell import style
@@ -45,7 +47,9 @@ class LatencyChart(StaticChart):
             tooltip=(
                 "Time per forward pass. Bars: median; whiskers: 25th–75th percentile of the timed "
                 "blocks; ▼ the very first (cold) call, which includes one-time set-up (▲ at the "
-                "top: beyond the scale, value under the bar)."
+                "top: beyond the scale, value under the bar). The title's figure is the typical "
+                "paired ratio (each float32 block ÷ the autocast block timed right after it), "
+                "not the ratio of the two bars."
             ),
             minimum=self.MINIMUM,
             left="ms per forward",
@@ -89,6 +93,8 @@ class LatencyChart(StaticChart):
         self._hint.setPos(0.5, 0.5)
         plot.addItem(self._hint)
         self._speedup_text = ""
+        self._unreliable = ""
+        self._plain_tooltip = self._base_tooltip
         self.clear()
 
     # ---- result view ---------------------------------------------------------------------
@@ -100,11 +106,22 @@ class LatencyChart(StaticChart):
         x = [0.0, 1.0][: len(stats)]
         medians = [s.median_ms for s in stats]
         ymax = max(max(s.p75_ms for s in stats), max(medians)) * HEADROOM or 1.0
+        call = result.speed_call
+        # A run too noisy to tell: the medians are drawn hatched, as measurements, not a result.
+        self._unreliable = ("; ".join(call.reasons) or "no interval") if call.too_noisy else ""
+        pattern = Qt.BrushStyle.BDiagPattern if self._unreliable else Qt.BrushStyle.SolidPattern
         self._bars.setOpts(
             x=x,
             height=medians,
-            brushes=[pg.mkBrush(style.dtype_color(d)) for d in dtypes],
+            brushes=[QBrush(QColor(style.dtype_color(d)), pattern) for d in dtypes],
         )
+        self._base_tooltip = self._plain_tooltip + (
+            f"\nHatched: this run was too noisy to tell ({self._unreliable}), so the bars "
+            "are not a result."
+            if self._unreliable
+            else ""
+        )
+        self.setToolTip(self._base_tooltip)
         self._errors.setData(
             x=np.asarray(x),
             y=np.asarray(medians),
@@ -159,6 +176,9 @@ class LatencyChart(StaticChart):
         for item in self._value_labels:
             item.setText("")
         self._speedup_text = ""
+        self._unreliable = ""
+        self._base_tooltip = self._plain_tooltip
+        self.setToolTip(self._base_tooltip)
         self._unit = "forward"
         self.getPlotItem().setLabel("left", "ms per forward")
         self._set_title("plain vs autocast")
@@ -189,6 +209,9 @@ class LatencyChart(StaticChart):
             "ticks": [text for _pos, text in self._ticks()],
             "value_labels": [item.toPlainText() for item in self._value_labels],
             "speedup_text": self._speedup_text,
+            # Why the bars are hatched (too noisy to tell: not a result); '' when solid.
+            "unreliable": self._unreliable,
+            "hatched": [pg.mkBrush(b).style() != Qt.BrushStyle.SolidPattern for b in brushes],
             "title": self.getPlotItem().titleLabel.text,
             "y_range": tuple(self.getPlotItem().getViewBox().viewRange()[1]),
         }

@@ -127,7 +127,10 @@ class RoutesLatencyChart(StaticChart):
 
 
 def _tick(route: RouteResult) -> str:
-    """The route's name over its lower side's: the registered tick, else its dtype."""
+    """The route's name over its lower side's: the registered tick, else its dtype; what it
+    really computed where that differs (implicit without a bf16 GEMM: 'float32 maths')."""
+    if route.computed_dtype != route.lower_dtype:
+        return f"{route.name}\n{route.computed_dtype} maths"
     kind = route_kind(route.name)
     return f"{route.name}\n{kind.tick if kind is not None and kind.tick else route.lower_dtype}"
 

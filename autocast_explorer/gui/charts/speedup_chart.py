@@ -50,10 +50,12 @@ class SpeedupChart(StaticChart):
             parent,
             name="speedupPlot",
             tooltip=(
-                "Speedup = float32 median ÷ autocast median at each swept value. Above the dashed "
-                "line at 1.0 autocast was faster (blue points), below it slower (red); whiskers "
-                "span each point's 95% interval. ◆ marks where the curve crosses 1.0, "
-                "interpolated on a log scale between measured points."
+                "Speedup = the typical paired float32 ÷ autocast ratio at each swept value. "
+                "Above the dashed line at 1.0 autocast was faster (blue points), below it "
+                "slower (red); whiskers span each point's 95% interval. A hollow ○ on the 1.0 "
+                "line: that point was too noisy to tell (or could not tell), so it states no "
+                "figure. ◆ marks where the curve crosses 1.0, interpolated on a log scale "
+                "between the points that could tell."
             ),
             minimum=(320, 260),
             left="speedup (float32 ÷ autocast), ×",
@@ -85,6 +87,8 @@ class SpeedupChart(StaticChart):
         )
         self._markers.setZValue(10)
         plot.addItem(self._markers)
+        self._untold = _untold_marks()
+        plot.addItem(self._untold)
         self._faster = pg.TextItem(
             "▲ autocast faster", color=FASTER, anchor=(0, 0), fill=(255, 255, 255, 200)
         )
@@ -135,13 +139,23 @@ class SpeedupChart(StaticChart):
         self.set_hint("measuring…")
 
     def show_points(self, points: Sequence[SweepPoint]) -> None:
+        """Each point's speedup where its call could tell (whiskers: its 95% interval); a
+        point that could not tell is a hollow ○ on the 1.0 line, with no figure."""
         ordered = sorted(points, key=lambda p: p.value)
-        self.show_series(
-            self._param,
-            [p.value for p in ordered],
-            [p.speedup for p in ordered],
-            [(p.interval.low, p.interval.high) if p.interval else None for p in ordered],
-        )
+        intervals = [
+            (p.interval.low, p.interval.high) if p.interval and p.interval.shown else None
+            for p in ordered
+        ]
+        told = [p.told_speedup for p in ordered]
+        self.show_series(self._param, [p.value for p in ordered], told, intervals)
+        untold = [p.value for p in ordered if not p.call.graded]
+        self._untold.setData(untold, [BREAK_EVEN] * len(untold))
+        if untold:
+            pairs = zip(intervals, told, strict=True)
+            whiskers = any(b is not None and math.isfinite(s) for b, s in pairs)
+            plot = self.getPlotItem()
+            first = getattr(plot, "title_args", ("Speedup",))[0]
+            style.set_title(plot, first, self._legend_line(whiskers, True))
         self._show_routes(ordered)
 
     def _show_routes(self, ordered: Sequence[SweepPoint]) -> None:
@@ -153,7 +167,7 @@ class SpeedupChart(StaticChart):
                 (p.value, r.speedup)
                 for p in ordered
                 for r in p.routes
-                if r.name == name and math.isfinite(r.speedup)
+                if r.name == name and math.isfinite(r.speedup) and r.call.graded
             ]
             curve.setData([v for v, _ in pairs], [s for _, s in pairs])
             speeds += [s for _, s in pairs]
@@ -218,11 +232,20 @@ class SpeedupChart(StaticChart):
             self._summary = f"no crossover: stays {side} 1.0"
         else:
             self._summary = ""
+        self._untold.setData([], [])
         style.set_title(
             plot,
             f"Speedup vs {'batch' if param == 'batch' else 'hidden width'}",
+            self._legend_line(bool(whiskers), False),
+        )
+
+    @staticmethod
+    def _legend_line(whiskers: bool, untold: bool) -> str:
+        """The title's second line: what each mark means (whiskers only where drawn)."""
+        return (
             "dashed: 1.0, break-even · ◆ crossover"
-            + (" · whiskers: 95% interval" if whiskers else ""),
+            + (" · whiskers: 95% interval" if whiskers else "")
+            + (" · ○ could not tell" if untold else "")
         )
 
     def _place_region_labels(
@@ -301,6 +324,7 @@ class SpeedupChart(StaticChart):
             "guides": [10 ** g.value() for g in self._guides if g.isVisible()],
             "point_colors": [pg.mkBrush(b).color().name() for b in _brushes(curve)],
             "intervals": whisker_ends(self._whiskers, log_x=True),
+            "untold": [] if self._untold.xData is None else [float(v) for v in self._untold.xData],
             "title": self.getPlotItem().titleLabel.text,
             "summary": self._summary,
             "routes": {
@@ -318,6 +342,17 @@ class SpeedupChart(StaticChart):
             },
             "route_legend": self._route_legend.toHtml(),
         }
+
+
+def _untold_marks() -> pg.PlotDataItem:
+    """The marks of points whose call could not tell: hollow, on the 1.0 line, no figure."""
+    return pg.PlotDataItem(
+        pen=None,
+        symbol="o",
+        symbolSize=11,
+        symbolBrush=pg.mkBrush(255, 255, 255, 0),
+        symbolPen=pg.mkPen(style.MUTED, width=2),
+    )
 
 
 def _brushes(curve: pg.PlotDataItem) -> list:

@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
 
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, rough_text
 from autocast_explorer.core.sweeps.crossover import crossovers, format_value
 from autocast_explorer.gui.charts.log_ticks import number
 from autocast_explorer.gui.charts.speedup_chart import FASTER, SLOWER
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
 DIVERGING = ("#b2182b", "#ef8a62", "#f7f7f7", "#67a9cf", "#2166ac")
 NEUTRAL = DIVERGING[2]
 UNMEASURED = "#d9dce0"
+#: A measured cell whose call could not tell (too noisy, can't tell): hatched, no figure.
+UNTOLD = "#9aa0a6"
 #: The color scale spans at least 2× either way (noise around 1.0 stays pale) and at most 8×
 #: (one stalled point must not wash out every other cell; beyond it colors saturate).
 MIN_LIMIT_LOG2 = 1.0
@@ -40,6 +45,13 @@ MAX_LABELLED = (12, 10)
 #: Crossover marks (▼) sit at the top edge of their row, clear of the value in the cell.
 MARK_OFFSET = 0.36
 COLOR_MAP = pg.ColorMap(np.linspace(0.0, 1.0, len(DIVERGING)), list(DIVERGING))
+
+
+def _brush(cell: HeatCell) -> QBrush:
+    """The cell's fill: its color, hatched where the point could not tell."""
+    if cell.untold:
+        return QBrush(QColor(cell.color), Qt.BrushStyle.BDiagPattern)
+    return pg.mkBrush(cell.color)
 
 
 def color_limit(speedups: Sequence[float]) -> float:
@@ -86,17 +98,31 @@ class HeatCell:
     interval: str = ""
     #: The point's call was "too noisy to tell" (its figure is then not a finding).
     too_noisy: bool = False
+    #: "too noisy to tell" or "can't tell" when the point's call states no figure, else ''.
+    untold: str = ""
+    #: Why the point's factor is rough ("the paired timings varied widely"), else ''.
+    rough: str = ""
 
     @property
     def tooltip(self) -> str:
         if not math.isfinite(self.speedup):
             return f"batch {self.batch} × width {self.width}: not measured yet"
+        if self.untold:
+            return (
+                f"batch {self.batch} × width {self.width}: {self.untold} (medians: float32 "
+                f"{self.plain_ms:.4g} ms, autocast {self.autocast_ms:.4g} ms)"
+            )
         words = "faster" if self.speedup >= 1 else "slower"
         factor = self.speedup if self.speedup >= 1 else 1 / self.speedup
-        noisy = " — too noisy to tell" if self.too_noisy else ""
+        if self.rough:
+            return (
+                f"batch {self.batch} × width {self.width}: autocast about "
+                f"{rough_text(factor)}× {words} ({self.rough}, so the factor is uncertain; "
+                f"float32 {self.plain_ms:.4g} ms, autocast {self.autocast_ms:.4g} ms)"
+            )
         return (
             f"batch {self.batch} × width {self.width}: speedup {self.speedup:.2f}×"
-            f"{self.interval}{noisy} (autocast {factor:.2f}× {words}; float32 "
+            f"{self.interval} (autocast {factor:.2f}× {words}; float32 "
             f"{self.plain_ms:.4g} ms, autocast {self.autocast_ms:.4g} ms)"
         )
 
@@ -167,27 +193,13 @@ class SpeedupHeatmap(StaticChart):
     def show_points(self, points: Sequence[SweepPoint]) -> None:
         """Color the measured cells; the rest stay grey. Crossovers per row, from core."""
         by_cell = {(p.value2, p.value): p for p in points}
-        values = [p.speedup for p in points]
-        self._limit = color_limit(values)
+        self._limit = color_limit([p.told_speedup for p in points])
         labelled = len(self._batches) <= MAX_LABELLED[0] and len(self._widths) <= MAX_LABELLED[1]
         cells: list[HeatCell] = []
         for width in self._widths:
             for batch in self._batches:
                 p = by_cell.get((width, batch))
-                s = p.speedup if p is not None else math.nan
-                cells.append(
-                    HeatCell(
-                        width=width,
-                        batch=batch,
-                        speedup=s,
-                        color=speedup_color(s, self._limit),
-                        text=cell_text(s) if labelled and math.isfinite(s) else "",
-                        plain_ms=p.plain.median_ms if p is not None else math.nan,
-                        autocast_ms=p.autocast.median_ms if p is not None else math.nan,
-                        interval=p.call.interval_text() if p is not None else "",
-                        too_noisy=p is not None and p.call.too_noisy,
-                    )
-                )
+                cells.append(self._cell(width, batch, p, labelled))
         self._cells = cells
         col = {b: i for i, b in enumerate(self._batches)}
         row = {w: j for j, w in enumerate(self._widths)}
@@ -196,7 +208,7 @@ class SpeedupHeatmap(StaticChart):
             y0=[row[c.width] - 0.5 for c in cells],
             width=[1.0] * len(cells),
             height=[1.0] * len(cells),
-            brushes=[pg.mkBrush(c.color) for c in cells],
+            brushes=[_brush(c) for c in cells],
         )
         self._draw_texts(cells, col, row)
         self._draw_marks(by_cell)
@@ -211,6 +223,30 @@ class SpeedupHeatmap(StaticChart):
             first += f" ({measured}/{len(cells)} measured)"
         style.set_title(self.getPlotItem(), first, second)
 
+    def _cell(self, width: int, batch: int, p: SweepPoint | None, labelled: bool) -> HeatCell:
+        """One cell: colored by its speedup, or hatched grey with '?' and no figure when the
+        point's call could not tell (the same call as a run's headline)."""
+        s = p.speedup if p is not None else math.nan
+        call = p.call if p is not None else None
+        untold = SPEED_CALL_WORDS[call.kind] if call is not None and not call.graded else ""
+        text = "?" if untold else cell_text(s) if math.isfinite(s) else ""
+        rough = call.rough if call is not None else ""
+        if rough:
+            text = f"≈{text}"
+        return HeatCell(
+            width=width,
+            batch=batch,
+            speedup=s,
+            color=UNTOLD if untold else speedup_color(s, self._limit),
+            text=text if labelled else "",
+            plain_ms=p.plain.median_ms if p is not None else math.nan,
+            autocast_ms=p.autocast.median_ms if p is not None else math.nan,
+            interval=call.interval_text() if call is not None and not untold else "",
+            too_noisy=call is not None and call.too_noisy,
+            untold=untold,
+            rough=rough,
+        )
+
     def _draw_texts(self, cells: list[HeatCell], col: dict, row: dict) -> None:
         plot = self.getPlotItem()
         while len(self._texts) < len(cells):
@@ -222,7 +258,9 @@ class SpeedupHeatmap(StaticChart):
         for i, item in enumerate(self._texts):
             if i < len(cells) and cells[i].text:
                 cell = cells[i]
-                strong = min(abs(math.log2(cell.speedup)) / self._limit, 1.0) > 0.55
+                strong = (
+                    not cell.untold and min(abs(math.log2(cell.speedup)) / self._limit, 1.0) > 0.55
+                )
                 item.setColor("w" if strong else style.TEXT)
                 item.setText(cell.text)
                 item.setPos(col[cell.batch], row[cell.width])
@@ -236,7 +274,11 @@ class SpeedupHeatmap(StaticChart):
         marks: list[tuple[int, float, float]] = []
         logs = [math.log(b) for b in self._batches]
         for width in self._widths:
-            row = [(b, by_cell[(width, b)].speedup) for b in self._batches if (width, b) in by_cell]
+            row = [
+                (b, by_cell[(width, b)].speedup)
+                for b in self._batches
+                if (width, b) in by_cell and by_cell[(width, b)].call.graded
+            ]
             if len(row) < 2:
                 continue
             for value in crossovers([b for b, _ in row], [s for _, s in row]):

@@ -8,7 +8,11 @@ message, not a failed run. Routes work on any nn.Module and input.
 
 from autocast_explorer.core.experiment.routes.common import Reference, RouteCall, measure_route
 from autocast_explorer.core.experiment.routes.eager import eager_route
-from autocast_explorer.core.experiment.routes.result import RouteAgreement, RouteResult
+from autocast_explorer.core.experiment.routes.result import (
+    RouteAgreement,
+    RouteResult,
+    routes_under,
+)
 
 __all__ = [
     "Reference",
@@ -17,4 +21,5 @@ __all__ = [
     "RouteResult",
     "eager_route",
     "measure_route",
+    "routes_under",
 ]

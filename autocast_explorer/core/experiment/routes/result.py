@@ -26,17 +26,21 @@ from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.agreement import Agreement
 from autocast_explorer.core.experiment.certainty import (
     SpeedCall,
+    SpeedVerdict,
     TimingEvidence,
     judge,
     speedup_figure,
+    without_verdict,
 )
-from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_text
+from autocast_explorer.core.experiment.interval import SpeedupInterval
+from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.route_kinds import (
     detail_description,
     route_kind,
     route_names,
 )
 from autocast_explorer.core.experiment.timing import LatencyStats
+from autocast_explorer.core.hardware.load import MachineLoad
 from autocast_explorer.core.numerics.layer_error import LayerError
 
 
@@ -124,6 +128,18 @@ class RouteResult(Part):
             description="null: not timed, or written before routes had intervals",
         ),
     ] = None
+    verdict: Annotated[
+        SpeedVerdict | None,
+        Field(
+            description="the route's speed call under the run's load (written, never read "
+            "back); null: a side was not timed"
+        ),
+    ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_not_read(cls, data: Any) -> Any:
+        return without_verdict(data)
 
     @model_validator(mode="after")
     def _written_whole(self) -> RouteResult:
@@ -139,7 +155,16 @@ class RouteResult(Part):
     @property
     def call(self) -> SpeedCall:
         """faster / slower / same / can't tell / too noisy, from the interval as for a run."""
-        return judge(self.speedup, self._evidence())
+        return self.call_under()
+
+    def call_under(self, load: MachineLoad | None = None, threads: int | None = None) -> SpeedCall:
+        """The call with the machine's `load` during the run (the run's own reading: a route is
+        timed in the same run) and its thread count, by the rules a run's call follows."""
+        if self.plain is None or self.lower is None:
+            return judge(math.nan, None)
+        evidence = TimingEvidence(interval=self.interval, load=load)
+        medians = self.plain.median_ms / self.lower.median_ms if self.lower.median_ms else None
+        return judge(self.speedup, evidence, threads, medians_ratio=medians)
 
     @property
     def computed_dtype(self) -> str:
@@ -150,17 +175,32 @@ class RouteResult(Part):
             return "float32"
         return self.lower_dtype
 
-    def speedup_text(self) -> str:
-        """'1.72× (95%: 1.66–1.79)', '… · too noisy to tell', or '—' when not timed."""
-        if not math.isfinite(self.speedup):
+    def speedup_text(self, call: SpeedCall | None = None) -> str:
+        """'1.72× faster (95%: 1.66–1.79)', 'about 7× slower · the machine was busy', 'can't
+        tell' or 'too noisy to tell' (no figure), '—' when not timed; `call`: this route's
+        call under the run's load (`call_under`), else its own."""
+        call = self.call if call is None else call
+        if call.kind == "untimed":
             return "—"
-        text = f"{ratio_text(self.speedup)}×"
-        if self.interval is not None:
-            text += f" ({self.interval.text()})"
-        return text + (" · too noisy to tell" if self.call.too_noisy else "")
+        if not call.graded:
+            return SPEED_CALL_WORDS[call.kind]
+        text = call.figure_text() + call.interval_text(slower=call.kind == "slower")
+        return text + (f" · {call.rough}" if call.rough else "")
 
     def _evidence(self) -> TimingEvidence | None:
         return None if self.interval is None else TimingEvidence(interval=self.interval)
 
     def to_dict(self) -> dict[str, Any]:
         return dump(self)
+
+    def under(self, load: MachineLoad | None, threads: int | None) -> RouteResult:
+        """This route with its verdict under the run's `load` and `threads`, as a document
+        writes it (the verdict is written, never read back: readers call again)."""
+        return self.model_copy(update={"verdict": self.call_under(load, threads).verdict()})
+
+
+def routes_under(
+    routes: tuple[RouteResult, ...], load: MachineLoad | None, threads: int | None
+) -> tuple[RouteResult, ...]:
+    """The `routes` list of a document; `load` and `threads`: the run's, for each verdict."""
+    return tuple(route.under(load, threads) for route in routes)

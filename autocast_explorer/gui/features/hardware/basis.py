@@ -48,45 +48,76 @@ def sweep_basis(sweep: SweepResult) -> Basis:
     )
 
 
-def run_basis(run: ExperimentResult, measured: LatencyStats, probe: OneDnnProbe | None) -> Basis:
-    """One point from the last single run (`measured`: its autocast mode); `probe` only if
-    it asked oneDNN about the same dtype."""
+def run_basis(
+    run: ExperimentResult,
+    measured: LatencyStats,
+    probe: OneDnnProbe | None,
+    trusted: ExperimentResult | None = None,
+) -> Basis:
+    """The last single run's call (`measured`: its autocast mode); `probe` only if it asked
+    oneDNN about the same dtype. GFLOP/s and the roofline's point come from `trusted`, the
+    latest run whose call was not too noisy (this one, or an earlier one, named); none when
+    there is none."""
     from autocast_explorer.core.sweeps.roofline import build_roofline_from_work, family_bytes_moved
     from autocast_explorer.core.sweeps.verdict import single_run_verdict
 
     cfg = run.config
+    call = run.speed_call
+    if trusted is not None and (trusted.autocast is None or trusted.speed_call.too_noisy):
+        trusted = None
+    if trusted is None and not call.too_noisy:
+        trusted = run
     verdict = single_run_verdict(
         run.environment,
         cfg.dtype,
         cfg.batch,
         run.speedup,
-        rates=(run.gflops("plain"), run.gflops("autocast")),
+        rates=None if trusted is None else (trusted.gflops("plain"), trusted.gflops("autocast")),
         onednn=probe if probe and probe.dtype == cfg.dtype else None,
-        too_noisy=run.speed_call.too_noisy,
+        too_noisy=call.too_noisy,
+        call=call,
     )
-    roofline = build_roofline_from_work(
-        cfg.dtype,
-        run.environment.threads,
-        [
+    work = []
+    if trusted is not None and trusted.autocast is not None:
+        tcfg = trusted.config
+        work.append(
             (
-                cfg.batch,
-                run.flops,
-                family_bytes_moved(cfg, None),
-                family_bytes_moved(cfg, cfg.dtype),
-                run.plain.gflops(run.flops),
-                measured.gflops(run.flops),
+                tcfg.batch,
+                trusted.flops,
+                family_bytes_moved(tcfg, None),
+                family_bytes_moved(tcfg, tcfg.dtype),
+                trusted.gflops("plain"),
+                trusted.gflops("autocast"),
             )
-        ],
-    )
+        )
+    roofline = build_roofline_from_work(cfg.dtype, run.environment.threads, work)
     return Basis(
         "run",
         verdict,
         roofline,
         f"From the CPU flags and the last single run (batch {cfg.batch}, "
-        f"{cfg.title}); run a sweep for the whole picture.",
-        f"last run: batch {cfg.batch}",
+        f"{cfg.title}){_rates_source(run, trusted)}; run a sweep for the whole picture.",
+        f"last run: batch {cfg.batch}" if trusted is run else _source(trusted),
         cfg.dtype,
     )
+
+
+def _rates_source(run: ExperimentResult, trusted: ExperimentResult | None) -> str:
+    """Which run the GFLOP/s come from, when it is not simply the last one."""
+    if trusted is None:
+        return "; no GFLOP/s: it was too noisy to tell, and no earlier run could tell"
+    if trusted is run:
+        return ""
+    return (
+        f"; it was too noisy to tell, so the GFLOP/s are from the run "
+        f"{_when(trusted.created)} (batch {trusted.config.batch}, {trusted.config.title})"
+    )
+
+
+def _source(trusted: ExperimentResult | None) -> str:
+    if trusted is None:
+        return "no run could tell"
+    return f"earlier run: batch {trusted.config.batch}"
 
 
 def flags_basis(env: Environment, dtype: str) -> Basis:

@@ -104,6 +104,8 @@ class HardwareTab(QWidget):
         self.basis = "nothing"
         self._env: Environment | None = None
         self._run: ExperimentResult | None = None
+        #: The latest run whose call was not too noisy: the one GFLOP/s may come from.
+        self._trusted: ExperimentResult | None = None
         self._sweep: SweepResult | None = None
         self._build()
         self.client.busyChanged.connect(self._update_actions)
@@ -218,6 +220,8 @@ class HardwareTab(QWidget):
     def show_result(self, result: ExperimentResult) -> None:
         """A single run: its speedup in the verdict and its point on the roofline (no sweep yet)."""
         self._run = result
+        if result.autocast is not None and not result.speed_call.too_noisy:
+            self._trusted = result
         self._env = self._env or result.environment
         self._refresh()
 
@@ -234,6 +238,7 @@ class HardwareTab(QWidget):
 
     def clear(self) -> None:
         self._run = None
+        self._trusted = None
         self._sweep = None
         self._refresh()
 
@@ -260,7 +265,7 @@ class HardwareTab(QWidget):
         if self._sweep is not None:
             return sweep_basis(self._sweep)
         if self._run is not None and (measured := self._run.autocast) is not None:
-            return run_basis(self._run, measured, self.probe)
+            return run_basis(self._run, measured, self.probe, self._trusted)
         if self._env is not None:
             return flags_basis(self._env, self._dtype())
         return None

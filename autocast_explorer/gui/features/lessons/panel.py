@@ -566,6 +566,7 @@ class LessonsPanel(QWidget):
         if result is not None and any(la.kind == "Linear" for la in result.layers):
             return self.grade(answer)
         ctx = self._ctx
+        ctx.request_sweep(None)
         ctx.set_config(step_config(LESSONS[1], ctx.valid_config()))
         self._grade_answer = answer
         if not ctx.run_experiment():

@@ -26,6 +26,7 @@ from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.certainty import SpeedCall
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.experiment.routes import RouteResult
 
@@ -53,9 +54,11 @@ def empty_text() -> str:
     )
 
 
-def route_cells(route: RouteResult) -> list[str]:
-    """One table row: core's cells for the route, then its recompiles."""
-    return [*core_route_cells(route), "—" if route.recompiles is None else str(route.recompiles)]
+def route_cells(route: RouteResult, call: SpeedCall | None = None) -> list[str]:
+    """One table row: core's cells for the route (its own interval and call), then its
+    recompiles."""
+    recompiles = "—" if route.recompiles is None else str(route.recompiles)
+    return [*core_route_cells(route, call), recompiles]
 
 
 class RoutesView(QWidget):
@@ -103,7 +106,7 @@ class RoutesView(QWidget):
         self.compileChart.show_routes(routes)
         self.table.setRowCount(len(routes))
         for row, route in enumerate(routes):
-            for column, text in enumerate(route_cells(route)):
+            for column, text in enumerate(route_cells(route, result.route_call(route))):
                 item = QTableWidgetItem(text)
                 item.setToolTip(route.finding or text)
                 self.table.setItem(row, column, item)

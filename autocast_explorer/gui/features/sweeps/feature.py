@@ -100,8 +100,11 @@ class SweepsHandle(QObject):
             self._ctx.show_message(f"Not started: {self.sweeps.runSweepButton.toolTip()}")
 
     @Slot(object)
-    def _on_sweep_requested(self, spec: SweepSpec) -> None:
-        """A sweep preset was chosen: its parameter and values go into the inputs."""
+    def _on_sweep_requested(self, spec: SweepSpec | None) -> None:
+        """A sweep preset was chosen: its parameter and values go into the inputs (a request
+        forgotten, None, leaves them as they are)."""
+        if spec is None:
+            return
         width_values = ",".join(map(str, spec.width_values)) if spec.is_grid else None
         param = "grid" if spec.is_grid else spec.param
         self.sweeps.set_sweep(param, ",".join(map(str, spec.values)), width_values)

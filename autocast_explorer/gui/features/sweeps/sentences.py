@@ -72,7 +72,8 @@ def _grid_crossovers(spec: SweepSpec, points: Sequence[SweepPoint]) -> str:
     for w in spec.width_values:
         row = [p for p in points if p.value2 == w]
         if len(row) >= 2:
-            found = crossovers([p.value for p in row], [p.speedup for p in row])
+            told = [p for p in row if p.call.graded]
+            found = crossovers([p.value for p in told], [p.speedup for p in told])
             where = ", ".join(format_value(v) for v in found) or "not yet"
             parts.append(f"width {w}: {where}")
     return "Crossing 1.0 at batch — " + "; ".join(parts) if parts else ""
@@ -82,4 +83,6 @@ def _line_crossover(spec: SweepSpec, points: Sequence[SweepPoint]) -> str:
     from autocast_explorer.core.sweeps.result import crossover_sentence
 
     ordered = sorted(points, key=lambda p: p.value)
-    return crossover_sentence(spec.param, [p.value for p in ordered], [p.speedup for p in ordered])
+    return crossover_sentence(
+        spec.param, [p.value for p in ordered], [p.told_speedup for p in ordered]
+    )
