@@ -140,6 +140,20 @@ HELD = textwrap.dedent(
 )
 
 
+def _main_thread_asleep(pid: int, seconds: float = 30) -> bool:
+    """Whether the child's main thread reached its long C call (asleep in the kernel). Until
+    then it runs bytecode, where Python runs a signal's handler whichever thread received it:
+    a signal sent on "held" alone could land before the hold, on a busy machine."""
+    deadline = time.monotonic() + seconds
+    stat = Path(f"/proc/{pid}/task/{pid}/stat")
+    while time.monotonic() < deadline:
+        fields = stat.read_text().rsplit(")", 1)[-1].split()
+        if fields and fields[0] == "S":
+            return True
+        time.sleep(0.01)
+    return False
+
+
 @pytest.mark.parametrize(("signum", "word"), SIGNALS)
 def test_a_signal_ends_a_command_held_inside_one_operation(signum, word):
     proc = subprocess.Popen(
@@ -151,6 +165,7 @@ def test_a_signal_ends_a_command_held_inside_one_operation(signum, word):
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+        assert _main_thread_asleep(proc.pid)
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=60)  # not the 120 s the operation would take
     finally:
