@@ -86,7 +86,9 @@ def headline(result: ExperimentResult) -> Headline:
     raised, _meaning = autocast_error_finding(result)
     hardware = _sentence(hardware_clause(result))
     if raised:  # the finding under the headline gives torch's message and what it means
-        return Headline(_sentence(raised), (hardware,), raised=True)
+        # Its first clause only ("… could not run this model here"): the finding says how it
+        # raised, and the whole sentence wrapped to 3 lines at 1024×640 with 150% text.
+        return Headline(_sentence(raised.split(": ", 1)[0]), (hardware,), raised=True)
     why = [
         *_speed_reasons(result),
         hardware,
