@@ -121,6 +121,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         workeroutput["documents_validated"] = dict(VALIDATED)
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: absent with `-p no:xdist`
 def pytest_testnodedown(node: Any, error: Any) -> None:
     for tag, count in getattr(node, "workeroutput", {}).get("documents_validated", {}).items():
         VALIDATED[tag] = VALIDATED.get(tag, 0) + count
