@@ -22,6 +22,7 @@ SCHEMA_FILES = {
     "autocast-explorer/sweep/1": "sweep.schema.json",
     "autocast-explorer/ops/1": "ops.schema.json",
     "autocast-explorer/preset/1": "preset.schema.json",
+    "autocast-explorer/plan/1": "plan.schema.json",
 }
 
 #: How many documents of each tag were validated in this session (the terminal summary).

@@ -134,7 +134,7 @@ def test_the_wheel_holds_the_data_and_the_metadata(installed):
         entry_points = wheel.read(metadata.replace("METADATA", "entry_points.txt")).decode()
     for preset in builtin_presets():
         assert f"autocast_explorer/resources/presets/{preset.path.name}" in names
-    for name in ("result", "sweep", "ops", "preset"):
+    for name in ("result", "sweep", "ops", "preset", "plan"):
         assert f"autocast_explorer/resources/schemas/{name}.schema.json" in names
     assert "autocast_explorer/resources/icons/autocast-explorer.svg" in names
     assert "autocast_explorer/resources/desktop/autocast-explorer.desktop" in names

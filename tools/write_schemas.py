@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's package, also when run as a plai
 from autocast_explorer.core.experiment.result import result_schema  # noqa: E402
 from autocast_explorer.core.learning.presets import preset_schema  # noqa: E402
 from autocast_explorer.core.numerics.opresult import probe_schema  # noqa: E402
+from autocast_explorer.core.planning.document import plan_schema  # noqa: E402
 from autocast_explorer.core.sweeps.placements import EXTRAS_KEY, PlacementReport  # noqa: E402
 from autocast_explorer.core.sweeps.result import sweep_schema  # noqa: E402
 
@@ -44,6 +45,7 @@ SCHEMAS = {
     "sweep.schema.json": sweep_schema,
     "ops.schema.json": probe_schema,
     "preset.schema.json": preset_schema,
+    "plan.schema.json": plan_schema,
 }
 
 

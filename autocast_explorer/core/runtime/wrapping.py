@@ -27,16 +27,16 @@ def wrapped_forwards(model: torch.nn.Module, around: AroundFn) -> Iterator[None]
     Wrapping rather than hooks: torch's fused transformer kernel refuses to run with a hook
     attached, so hooks would measure another path than the timed one.
     """
-    wrapped: list[torch.nn.Module] = []
+    wrapped: list[tuple[torch.nn.Module, Callable[..., object] | None]] = []
 
     def wrap(name: str, module: torch.nn.Module) -> None:
         original = module.forward
+        wrapped.append((module, module.__dict__.get("forward")))
 
         def forward(*args: object, **kwargs: object) -> object:
             return around(name, module, lambda: original(*args, **kwargs), args, kwargs)
 
         module.forward = forward
-        wrapped.append(module)
 
     for name, module in model.named_modules():
         if module is not model:
@@ -44,5 +44,8 @@ def wrapped_forwards(model: torch.nn.Module, around: AroundFn) -> Iterator[None]
     try:
         yield
     finally:
-        for module in wrapped:
-            module.__dict__.pop("forward", None)
+        for module, previous in wrapped:  # a forward set before (a kept layer's) comes back
+            if previous is None:
+                module.__dict__.pop("forward", None)
+            else:
+                module.forward = previous

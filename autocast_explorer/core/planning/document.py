@@ -1,0 +1,126 @@
+"""The plan document (kind `plan`, schema `autocast-explorer/plan/1`): what to run, why, and
+every candidate the search timed. Written by `autocast-explorer plan --json` and the Plan tab;
+read back by `plan --verify`.
+
+    outcome: "plan" | "float32" | "none", criterion,
+    chosen: {route, dtype, threads, keep_float32[], speedup_interval{low, high, estimate},
+             criterion_value},
+    candidates[]: the same fields plus met and why_not,
+    sensitivity[]: {name, one_in, leave_out, time_share_plain, time_share_lower},
+    first_divergent (a row name or null), snippet, budget_s, spent_s
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field
+
+from autocast_explorer.core.documents.field_types import (
+    Flag,
+    MeasuredNonNegative,
+    MultilineText,
+    NonNegative,
+    NullableFraction,
+    NullableNumber,
+    NullableText,
+    PositiveWhole,
+    Text,
+    Texts,
+    schema_tag,
+)
+from autocast_explorer.core.documents.model import OpenPart, Part, dump, read, schema
+from autocast_explorer.core.documents.reader import document_kind, load_document
+from autocast_explorer.core.experiment.config_schema import config_schema
+from autocast_explorer.core.experiment.result import ConfigField
+from autocast_explorer.core.hardware.cpu import Environment
+
+SCHEMA = "autocast-explorer/plan/1"
+#: "plan": the fastest candidate that meets the criterion; "float32": no lower precision beat
+#: float32 (chosen is the fastest float32 route); "none": nothing met it (chosen is the closest).
+OUTCOMES = ("plan", "float32", "none")
+Outcome = Literal["plan", "float32", "none"]
+
+
+class SpeedupInterval(Part):
+    """A candidate's speedup against plain float32 eager: the paired estimate and its 95%
+    interval (above 1: faster than float32)."""
+
+    schema_name: ClassVar[str] = "plan_speedup"
+
+    low: MeasuredNonNegative
+    high: MeasuredNonNegative
+    estimate: MeasuredNonNegative
+
+
+class PlanChoice(Part):
+    """One way to run the model: route, dtype, threads and the layers kept in float32."""
+
+    route: Text
+    dtype: Text
+    threads: PositiveWhole
+    keep_float32: Texts = ()
+    speedup_interval: SpeedupInterval | None = None
+    criterion_value: NullableNumber = None
+
+
+class PlanCandidate(PlanChoice):
+    """A choice the search timed, whether it met the criterion and, if it lost, why."""
+
+    met: Flag
+    why_not: Text = ""
+
+
+class SensitivityRow(Part):
+    """One row's share of the damage and of the time. `one_in`: the criterion's measure when
+    only this row runs lower; `leave_out`: when only this row is kept float32 (NaN: not
+    measured); time shares: the row's share of the forward's time in each mode."""
+
+    name: Text
+    one_in: NullableNumber = None
+    leave_out: NullableNumber = None
+    time_share_plain: NullableFraction = None
+    time_share_lower: NullableFraction = None
+
+
+class PlanDocument(OpenPart):
+    """A measured precision plan for one model on one CPU."""
+
+    KIND: ClassVar[str] = "plan"
+    schema_name: ClassVar[str] = "plan"
+
+    schema_: Annotated[str, schema_tag(SCHEMA), Field(alias="schema")] = SCHEMA
+    created: Annotated[Text, Field(description="ISO 8601 UTC time")] = ""
+    config: ConfigField
+    environment: Environment
+    outcome: Outcome
+    criterion: Text
+    chosen: PlanChoice
+    candidates: tuple[PlanCandidate, ...] = ()
+    sensitivity: tuple[SensitivityRow, ...] = ()
+    first_divergent: NullableText = None
+    snippet: MultilineText = ""
+    budget_s: NonNegative
+    spent_s: NonNegative
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(dump(self), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> PlanDocument:
+        """Strict: DocumentFormatError naming `plan` and the first bad field."""
+        with document_kind(cls.KIND):
+            return read(cls, load_document(text), cls.KIND)
+
+
+def plan_schema() -> dict[str, Any]:
+    """The published schema (tools/write_schemas.py writes resources/schemas/plan.json)."""
+    return schema(
+        PlanDocument,
+        SCHEMA,
+        "Autocast Explorer precision plan",
+        "What to run for one model on one CPU, measured: written by `autocast-explorer plan "
+        "--json` and the Plan tab, read by `plan --verify`. Readers ignore keys they do not know.",
+        defs={"config": config_schema(closed=False)},
+    )
