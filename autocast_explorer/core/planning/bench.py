@@ -82,6 +82,35 @@ def _lowered_forward(model: torch.nn.Module, dtype: torch.dtype | None) -> Forwa
     return forward
 
 
+@contextlib.contextmanager
+def candidate_context(model: torch.nn.Module, choice: Choice) -> Iterator[None]:
+    """Around a candidate's calls: its threads, its kept layers (eager and implicit: a compiled
+    candidate's copy has its own) and the implicit route's setting."""
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(torch_threads(choice.threads))
+        if choice.keep and choice.route != "compiled":
+            stack.enter_context(keep_float32(model, choice.keep))
+        if choice.route == "implicit":
+            stack.enter_context(implicit_precision())
+        yield
+
+
+@contextlib.contextmanager
+def _warmed(
+    entered: contextlib.AbstractContextManager[object],
+    forward: ForwardFn,
+    x: torch.Tensor,
+    warm: bool,
+) -> Iterator[None]:
+    """`entered` around a block, with one untimed call first when the two sides' threads
+    differ: the first call after torch.set_num_threads wakes or builds OpenMP's pool (about
+    10 ms measured here), which would otherwise land in the block's time."""
+    with entered():
+        if warm:
+            forward(x)
+        yield
+
+
 class LiveBench:
     """The real bench: `subject`'s model against its own float32 eager forward at `threads`."""
 
@@ -93,17 +122,8 @@ class LiveBench:
         self._runners: dict[tuple[str, str, tuple[str, ...]], _Runner] = {}
         self._leaves = guards.leaf_modules(subject.model)
 
-    @contextlib.contextmanager
-    def entered(self, choice: Choice) -> Iterator[None]:
-        """Around a candidate's calls: its threads, its kept layers (eager and implicit: the
-        compiled copy has its own) and the implicit route's setting."""
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(torch_threads(choice.threads))
-            if choice.keep and choice.route != "compiled":
-                stack.enter_context(keep_float32(self.subject.model, choice.keep))
-            if choice.route == "implicit":
-                stack.enter_context(implicit_precision())
-            yield
+    def entered(self, choice: Choice) -> contextlib.AbstractContextManager[None]:
+        return candidate_context(self.subject.model, choice)
 
     def _runner(self, choice: Choice) -> _Runner:
         key = (choice.route, choice.dtype, choice.keep)
@@ -158,14 +178,19 @@ class LiveBench:
         runner = self._runner(choice)
         model, x = self.subject.model, self.subject.x
         per_side = seconds / 2
+        warm = choice.threads != self.threads
         timing = measure_paired(
             [lambda: model(x), lambda: runner.forward(x)],
             min(per_side / 2, self.subject.config.min_time),
             reporter,
             labels=["float32 eager", choice.label()],
             block_contexts=[
-                functools.partial(torch_threads, self.threads),
-                functools.partial(self.entered, choice),
+                functools.partial(
+                    _warmed, functools.partial(torch_threads, self.threads), model, x, warm
+                ),
+                functools.partial(
+                    _warmed, functools.partial(self.entered, choice), runner.forward, x, warm
+                ),
             ],
             max_time=per_side,
             target=RUN_TARGET,

@@ -33,9 +33,9 @@ from autocast_explorer.core.planning.judge import NOT_MEASURED, Measured
 from autocast_explorer.core.planning.ranking import badness
 from autocast_explorer.core.runtime.progress import Reporter
 
-#: The least time a candidate's timing is given (the paired protocol's 6 pairs), or this many
-#: float32 forwards when that is longer.
-MIN_TIMING_S = 0.2
+#: The least time a candidate's timing is given (half a second a side: enough paired blocks for
+#: a 95% interval on a busy machine), or this many float32 forwards when that is longer.
+MIN_TIMING_S = 1.0
 FORWARDS_PER_TIMING = 16
 #: float32 eager against itself.
 UNIT = SpeedupInterval(low=1.0, high=1.0, level=0.95, pairs=0, estimate=1.0)
@@ -225,13 +225,14 @@ class Search:
                 f"not tried: compiling (about {setup:.0f} s) would pass the budget ({left:.0f} s "
                 "left)"
                 if setup > 0
-                else "not timed: the budget was spent"
+                else "not tried: the budget was spent"
             )
             return
         self.reporter.report(at, f"judging {choice.label()}")
         self._judge(tried)
         if not tried.met(self.criterion):
             return
+        self.reporter.check()
         seconds = self._allowance(0.0, jobs)
         if seconds is None:
             tried.stopped = "not timed: the budget was spent"
@@ -292,13 +293,19 @@ def why_not(tried: Tried, found: Found, criterion: Criterion) -> str:
         return ""
     interval, best = tried.interval, found.winner
     if interval is None:
-        return "not timed"
+        return "timed, but fewer than 2 paired rounds: no interval"
     if not interval.shown:
         return f"timed, but {interval.too_few_text()}"
-    against = best.interval.text() if best.interval is not None and best.interval.shown else "1×"
+    own, against = _interval_words(interval), _interval_words(best.interval)
     if beats(best.interval, interval):
-        return f"slower than {best.choice.label()}: {interval.text()} against {against}"
+        return f"slower than {best.choice.label()}: {own} against {against}"
     return (
-        f"not clearly faster than {best.choice.label()} ({interval.text()} against {against}): "
+        f"not clearly faster than {best.choice.label()} ({own} against {against}): "
         "on a tie the simpler choice stays"
     )
+
+
+def _interval_words(interval: SpeedupInterval | None) -> str:
+    if interval is None or interval.pairs == 0:
+        return "1× (float32 eager itself)"
+    return interval.text()

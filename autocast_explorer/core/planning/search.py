@@ -72,8 +72,14 @@ def free_cores(meter: LoadMeter) -> int:
     return cores if free is None else max(1, min(cores, math.floor(free + 0.5)))
 
 
-def check_request(config: ExperimentConfig, budget_s: float, routes: Sequence[str]) -> None:
-    """ConfigError for what no plan can be made of."""
+def check_request(
+    config: ExperimentConfig, criterion: Criterion, budget_s: float, routes: Sequence[str]
+) -> None:
+    """ConfigError for what no plan can be made of (before anything is built)."""
+    if criterion.needs_data and config.data == "synthetic":
+        raise ConfigError(
+            "criterion", f"{criterion.measure} needs real data (--data digits or a file of yours)"
+        )
     if config.mode == "train":
         raise ConfigError("mode", "a plan measures inference: use mode infer")
     if not (isinstance(budget_s, int | float) and 0 < budget_s <= MAX_BUDGET_S):
@@ -125,7 +131,7 @@ def make_plan(
     if isinstance(criterion, str):
         criterion = parse_criterion(criterion)
     routes = tuple(routes or route_names())
-    check_request(config, budget_s, routes)
+    check_request(config, criterion, budget_s, routes)
     start = clock()
     reporter = Reporter(progress, cancel)
     if "compiled" in routes:

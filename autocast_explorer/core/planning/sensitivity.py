@@ -17,6 +17,7 @@ the criterion: where the error jumps.
 from __future__ import annotations
 
 import contextlib
+import statistics
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -83,8 +84,10 @@ def time_shares(
     dtype: torch.dtype | None,
     seconds: float = PROFILE_SECONDS,
 ) -> dict[str, float]:
-    """Each row's share of a forward's time (autocast when `dtype`), measured by a timer around
-    each row's forward (the protocol's clock: timing.default_clock)."""
+    """Each row's share of a forward's time (autocast when `dtype`): per forward, the time
+    inside the row's own forward over the whole forward's, by the protocol's clock
+    (timing.default_clock); the median over the forwards, so one forward stalled by another
+    program does not decide it."""
     spent = dict.fromkeys(rows, 0.0)
 
     def timer(row: str) -> Callable[..., object]:
@@ -101,16 +104,21 @@ def time_shares(
 
     forward = _autocast_forward(model, dtype)
     forward(x)  # first call untimed: kernel selection, autocast's weight casts
+    shares: dict[str, list[float]] = {row: [] for row in rows}
     with contextlib.ExitStack() as stack:
         for row in rows:
             stack.enter_context(around_layers(model, [row], timer(row)))
-        total, calls = 0.0, 0
-        while calls < PROFILE_CALLS or (total < seconds and calls < PROFILE_MAX_CALLS):
+        elapsed, calls = 0.0, 0
+        while calls < PROFILE_CALLS or (elapsed < seconds and calls < PROFILE_MAX_CALLS):
+            calls += 1
+            spent.update(dict.fromkeys(rows, 0.0))
             start = timing.default_clock()
             forward(x)
-            total += timing.default_clock() - start
-            calls += 1
-    return {row: min(spent[row] / total, 1.0) if total > 0 else 0.0 for row in rows}
+            total = timing.default_clock() - start
+            elapsed += total
+            for row in rows:
+                shares[row].append(min(spent[row] / total, 1.0) if total > 0 else 0.0)
+    return {row: statistics.median(values) for row, values in shares.items()}
 
 
 def measure_rows(

@@ -90,11 +90,11 @@ def candidate_lines(plan: PlanDocument, criterion: Criterion) -> list[str]:
     lines = ["Candidates (speedup against float32 eager, 95% interval):"]
     for c in plan.candidates:
         kept = f", keep {', '.join(c.keep_float32)}" if c.keep_float32 else ""
-        mark = "meets" if c.met else "misses"
+        judged = not c.why_not.startswith("not tried")
+        value = f"{value_text(criterion, c.criterion_value)} ({'meets' if c.met else 'misses'})"
         lines.append(
             f"  {c.route} {c.dtype} ×{c.threads}{kept}: {interval_text(c.speedup_interval)}; "
-            f"{value_text(criterion, c.criterion_value)} ({mark})"
-            + (f" — {c.why_not}" if c.why_not else "")
+            f"{value if judged else 'not judged'}" + (f" — {c.why_not}" if c.why_not else "")
         )
     return lines
 
