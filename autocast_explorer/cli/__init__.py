@@ -1,5 +1,6 @@
 """Command line over the engine: `autocast-explorer run|sweep|ops|compare|plan`; no command
-opens the window. One module per command, each with `add_parser(sub)`; this module parses and dispatches.
+opens the window. One module per command, each with `add_parser(sub)`; this module parses and
+dispatches.
 
 Heavy imports (torch, Qt) happen inside the commands so `--help` stays fast.
 """
