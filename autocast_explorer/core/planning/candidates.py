@@ -37,6 +37,8 @@ from autocast_explorer.core.runtime.progress import Reporter
 #: a 95% interval on a busy machine), or this many float32 forwards when that is longer.
 MIN_TIMING_S = 1.0
 FORWARDS_PER_TIMING = 16
+#: Why a keep-set that lowers nothing that matters is no plan.
+FLOAT32_AFTER_ALL = "float32 after all: with these kept the answers are float32's, bit for bit"
 #: float32 eager against itself.
 UNIT = SpeedupInterval(low=1.0, high=1.0, level=0.95, pairs=0, estimate=1.0)
 
@@ -54,6 +56,13 @@ class Tried:
 
     def met(self, criterion: Criterion) -> bool:
         return self.measured is not None and self.measured.met(criterion)
+
+    @property
+    def lowers(self) -> bool:
+        """A lower precision that changed the answers (one that left them float32's, bit for
+        bit — oneDNN's setting on a CPU without bf16 maths — counts as float32)."""
+        identical = self.measured is not None and self.measured.identical
+        return self.choice.lowered and not identical
 
 
 def beats(a: SpeedupInterval | None, b: SpeedupInterval | None) -> bool:
@@ -157,8 +166,12 @@ class Search:
             keep = (*keep, ranking.pop(0))
             if set(keep) >= set(self.space.rows):
                 return  # every row kept is float32, not a lower precision
+
             current = self._record(current.choice.with_keep(keep))
             self._judge(current)
+            if current.measured is not None and current.measured.identical:
+                current.stopped = FLOAT32_AFTER_ALL
+                return
         if not current.met(self.criterion):
             return
         for row in keep[:-1]:
@@ -192,7 +205,7 @@ class Search:
         found = decide(tuple(self.tried.values()), self.tried[self.space.base], self.criterion)
         leaders = [found.winner.choice]
         fastest_float32 = _fastest(
-            [t for t in self.tried.values() if not t.choice.lowered], self.criterion
+            [t for t in self.tried.values() if not t.lowers], self.criterion
         )
         if fastest_float32.choice not in leaders:
             leaders.append(fastest_float32.choice)
@@ -252,7 +265,7 @@ def _fastest(candidates: Sequence[Tried], criterion: Criterion) -> Tried:
 
 def _closest(candidates: Sequence[Tried], criterion: Criterion) -> Tried | None:
     """The judged lower-precision candidate nearest to meeting the criterion."""
-    judged = [t for t in candidates if t.choice.lowered and t.measured is not None]
+    judged = [t for t in candidates if t.lowers and t.measured is not None]
     if not judged:
         return None
     return min(judged, key=lambda t: badness(criterion, t.measured.value if t.measured else None))
@@ -262,9 +275,9 @@ def decide(tried: tuple[Tried, ...], base: Tried, criterion: Criterion) -> Found
     """The outcome from every candidate tried (module docstring)."""
     ordered = (base, *(t for t in tried if t is not base))
     winner = _fastest(ordered, criterion)
-    if winner.choice.lowered:
+    if winner.lowers:
         return Found("plan", winner, tried, winner)
-    if any(t.choice.lowered and t.met(criterion) for t in tried):
+    if any(t.lowers and t.met(criterion) for t in tried):
         return Found("float32", winner, tried, winner)
     return Found("none", _closest(tried, criterion) or base, tried, winner)
 

@@ -105,7 +105,7 @@ def format_plan(plan: PlanDocument) -> str:
     env = plan.environment
     lines = [
         f"Plan for {plan.config.title} on {env.cpu_model} (torch {env.torch_version}, "
-        f"{env.threads} threads); criterion {criterion}",
+        f"{env.threads} thread{'s' if env.threads != 1 else ''}); criterion {criterion}",
         *outcome_lines(plan, criterion),
         "",
         *sensitivity_lines(plan, criterion),
