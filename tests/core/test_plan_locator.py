@@ -78,7 +78,7 @@ def test_agreement_needs_class_logits() -> None:
         batch=4,
         input_image=8,
     )
-    with pytest.raises(ConfigError, match="agree needs batch × classes logits.*use sqnr"):
+    with pytest.raises(ConfigError, match=r"agree needs batch × classes logits.*use sqnr"):
         locate(config, AGREE)
 
 
