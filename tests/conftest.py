@@ -1,7 +1,7 @@
 """Every JSON document the program writes during the tests is checked against its published
 schema: the five document classes' `to_json` (which every writer — CLI, window, report, preset
-save, plan — goes through) are wrapped for the whole session, so a writer and its schema cannot drift
-apart unnoticed. A violation fails the test that wrote the document.
+save, plan — goes through) are wrapped for the whole session, so a writer and its schema cannot
+drift apart unnoticed. A violation fails the test that wrote the document.
 
 Four of those classes live in modules that import torch (seconds), so they are not imported
 here: each is wrapped when its module is first imported (an import hook), or at session start
