@@ -97,12 +97,12 @@ def candidate_context(model: torch.nn.Module, choice: Choice) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _warmed(
-    entered: contextlib.AbstractContextManager[object],
+    entered: Callable[[], contextlib.AbstractContextManager[object]],
     forward: ForwardFn,
     x: torch.Tensor,
     warm: bool,
 ) -> Iterator[None]:
-    """`entered` around a block, with one untimed call first when the two sides' threads
+    """`entered()` around a block, with one untimed call first when the two sides' threads
     differ: the first call after torch.set_num_threads wakes or builds OpenMP's pool (about
     10 ms measured here), which would otherwise land in the block's time."""
     with entered():

@@ -204,9 +204,7 @@ class Search:
         """Step 3's candidates: the leaders so far at every other thread count."""
         found = decide(tuple(self.tried.values()), self.tried[self.space.base], self.criterion)
         leaders = [found.winner.choice]
-        fastest_float32 = _fastest(
-            [t for t in self.tried.values() if not t.lowers], self.criterion
-        )
+        fastest_float32 = _fastest([t for t in self.tried.values() if not t.lowers], self.criterion)
         if fastest_float32.choice not in leaders:
             leaders.append(fastest_float32.choice)
         return [
