@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.interval import SpeedupInterval as Interval
 from autocast_explorer.core.experiment.route_kinds import route_names
 from autocast_explorer.core.hardware.cpu import environment
@@ -165,9 +166,10 @@ def make_plan(
         )
         forward_s = forward_seconds(lambda: subject.model(subject.x))
         bench = LiveBench(subject, judge, threads, forward_s)
+        search = Search(bench, criterion, space, start + budget_s, clock, reporter.span(0.3, 1))
         try:
-            search = Search(bench, criterion, space, start + budget_s, clock, reporter.span(0.3, 1))
-            found = search.run()
+            with user_phase(subject.config, "the plan's search"):
+                found = search.run()
         finally:
             bench.release()
     return plan_document(

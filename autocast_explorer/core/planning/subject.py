@@ -19,6 +19,7 @@ from autocast_explorer.core.experiment.capture import record_forward
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.data_run import fitted, prepare
 from autocast_explorer.core.experiment.families.user.depth import default_depth, shown_names
+from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.families.user.record import rows_at_depth
 from autocast_explorer.core.experiment.model import build
 from autocast_explorer.core.runtime.progress import Reporter
@@ -73,7 +74,8 @@ def prepare_subject(config: ExperimentConfig, reporter: Reporter) -> Subject:
     """Build (and on real data train) the config's model as a run does, under no_grad."""
     if config.data == "synthetic":
         reporter.report(0.0, "building the model")
-        model, x = build(config)
+        with user_phase(config, "building the model"):
+            model, x = build(config)
         labels, rows = None, x.shape[0]
         chunks: tuple[torch.Tensor, ...] = (x,)
     else:
@@ -86,6 +88,7 @@ def prepare_subject(config: ExperimentConfig, reporter: Reporter) -> Subject:
         chunks = tuple(_chunks(held_x, prepared.row_shape, x.shape[0]))
         rows = held_x.shape[0]
     reporter.report(0.95, "finding the layer rows")
-    layers = layer_rows(config, model, x)
+    with user_phase(config, "the float32 forward"):
+        layers = layer_rows(config, model, x)
     reporter.check()
     return Subject(config, model, x, chunks, rows, labels, layers)
