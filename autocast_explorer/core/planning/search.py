@@ -207,7 +207,7 @@ def header_lines(found: Found, criterion: Criterion) -> tuple[str, ...]:
     if value is not None:
         lines.append(f"criterion {criterion}: {value:.4g} measured")
     interval = document_interval(chosen.interval)
-    if interval is not None:
+    if interval is not None and interval.low != interval.high:
         lines.append(
             f"speedup {interval.estimate:.2f}x (95%: {interval.low:.2f} to {interval.high:.2f})"
             " against float32 eager"

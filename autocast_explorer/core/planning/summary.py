@@ -17,6 +17,8 @@ def interval_text(interval: SpeedupInterval | None) -> str:
     """'1.21× (95%: 1.15–1.27)', or 'not timed'."""
     if interval is None:
         return "not timed"
+    if interval.low == interval.high == 1.0:
+        return "1× (float32 eager itself)"
     return (
         f"{ratio_text(interval.estimate)}× (95%: {ratio_text(interval.low)}–"
         f"{ratio_text(interval.high)})"
