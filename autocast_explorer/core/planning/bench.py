@@ -163,10 +163,14 @@ class LiveBench:
             runner = self._runner(choice)
             with self.entered(choice):
                 outputs = self.subject.outputs(runner.forward)
+        except CandidateFailed:
+            raise
         except Exception as exc:
             if is_out_of_memory(exc):
                 raise
-            self._runners.pop((choice.route, choice.dtype, choice.keep), None)
+            failed = self._runners.pop((choice.route, choice.dtype, choice.keep), None)
+            if failed is not None:
+                failed.stack.close()
             raise CandidateFailed(error_text(exc)) from None
         if compiling:
             guards.record_compile(2 * (_now() - start), self._leaves)
