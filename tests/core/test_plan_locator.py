@@ -130,3 +130,15 @@ def test_make_plan_finds_no_plan_for_a_criterion_only_float32_meets(timing_noise
     assert plan.chosen.dtype != "float32" and plan.chosen.speedup_interval is None
     assert plan.chosen.criterion_value < 149
     assert "does NOT meet the criterion" in plan.snippet
+
+
+@pytest.mark.compile
+@pytest.mark.slow
+def test_make_plan_compiles_its_candidates_with_their_keep_sets(timing_noise) -> None:
+    timing_noise.clear(2.0)
+    plan = make_plan(_tiny_fault(), AGREE, 120, routes=("eager", "compiled"))
+    compiled = {(c.dtype, c.keep_float32): c for c in plan.candidates if c.route == "compiled"}
+    assert compiled[("float32", ())].met
+    kept = compiled[("float16", ("amplify",))]
+    assert kept.met and kept.criterion_value >= 99
+    assert kept.speedup_interval is not None
