@@ -8,6 +8,8 @@ inputs made float32 again, so a float32 layer never meets a bfloat16 input).
 
 from __future__ import annotations
 
+import json
+
 from autocast_explorer.core.experiment.routes.implicit import IMPLICIT_BACKENDS, IMPLICIT_PRECISION
 from autocast_explorer.core.planning.choice import Choice
 
@@ -40,7 +42,7 @@ def keep_float32(module):
 
 
 def _keep_lines(keep: tuple[str, ...]) -> str:
-    names = ",\n".join(f"    {name!r}" for name in keep)
+    names = ",\n".join(f"    {json.dumps(name)}" for name in keep)
     loop = "    keep_float32(model.get_submodule(name))\n"
     return f"{KEEP_HELPER}\nfor name in [\n{names},\n]:\n{loop}"
 
@@ -64,7 +66,7 @@ def _implicit_lines() -> str:
     return (
         "\n# float32 tensors; oneDNN may use bf16 maths in its GEMMs (process-wide)\n"
         f"for group in ({groups}):\n"
-        f"    group.fp32_precision = {IMPLICIT_PRECISION!r}\n"
+        f"    group.fp32_precision = {json.dumps(IMPLICIT_PRECISION)}\n"
     )
 
 
