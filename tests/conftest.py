@@ -1,9 +1,9 @@
 """Every JSON document the program writes during the tests is checked against its published
-schema: the four document classes' `to_json` (which every writer — CLI, window, report, preset
-save — goes through) are wrapped for the whole session, so a writer and its schema cannot drift
-apart unnoticed. A violation fails the test that wrote the document.
+schema: the five document classes' `to_json` (which every writer — CLI, window, report, preset
+save, plan — goes through) are wrapped for the whole session, so a writer and its schema cannot
+drift apart unnoticed. A violation fails the test that wrote the document.
 
-Three of those classes live in modules that import torch (seconds), so they are not imported
+Four of those classes live in modules that import torch (seconds), so they are not imported
 here: each is wrapped when its module is first imported (an import hook), or at session start
 when collection imported it already. A test file that needs no torch then starts at once.
 
@@ -38,6 +38,7 @@ WRITERS = {
     "autocast_explorer.core.sweeps.result": "SweepResult",
     "autocast_explorer.core.numerics.opresult": "ProbeResult",
     "autocast_explorer.core.learning.presets": "Preset",
+    "autocast_explorer.core.planning.document": "PlanDocument",
 }
 
 #: Class → its own `to_json`, for the classes wrapped so far (restored at session end).

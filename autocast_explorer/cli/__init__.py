@@ -1,5 +1,6 @@
-"""Command line over the engine: `autocast-explorer run|sweep|ops|compare`; no command opens the
-window. One module per command, each with `add_parser(sub)`; this module parses and dispatches.
+"""Command line over the engine: `autocast-explorer run|sweep|ops|compare|plan`; no command
+opens the window. One module per command, each with `add_parser(sub)`; this module parses and
+dispatches.
 
 Heavy imports (torch, Qt) happen inside the commands so `--help` stays fast.
 """
@@ -12,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from autocast_explorer import __version__
-from autocast_explorer.cli import compare, ops, run, signals, sweep
+from autocast_explorer.cli import compare, ops, plan, run, signals, sweep
 from autocast_explorer.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -24,7 +25,7 @@ from autocast_explorer.core.runtime.errors import ConfigError
 from autocast_explorer.exit_codes import EXIT_INTERRUPTED
 
 #: The subcommands, in the order `--help` lists them.
-COMMANDS = (run, sweep, ops, compare)
+COMMANDS = (run, sweep, ops, compare, plan)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
@@ -52,6 +53,7 @@ examples:
   autocast-explorer sweep --preset batch-sweep   # where autocast starts to pay
   autocast-explorer ops --dtype float16          # which dtype autocast gives each op
   autocast-explorer compare a.json b.json        # saved results side by side
+  autocast-explorer plan --criterion 'agree>=99.5%'   # what to run here, measured
 
 Each command's --help lists its flags with more examples.
 """

@@ -43,6 +43,10 @@ class PreparedData:
     x: torch.Tensor
     info: DataInfo
     accuracy: AccuracyReport | None  # None when the autocast forward raised (a finding)
+    #: The held-out rows (as the data set holds them, scaled) and their labels, and the shape
+    #: one row takes as the model's input: what a plan judges its candidates on.
+    held_out: tuple[np.ndarray, np.ndarray] | None = None
+    row_shape: tuple[int, ...] = ()
 
 
 def fitted(config: ExperimentConfig) -> tuple[ExperimentConfig, Dataset]:
@@ -131,6 +135,8 @@ def prepare(
         x=torch.from_numpy(np.ascontiguousarray(timed)).reshape(-1, *shape),
         info=info,
         accuracy=accuracy,
+        held_out=(test_x, test_y),
+        row_shape=tuple(shape),
     )
 
 

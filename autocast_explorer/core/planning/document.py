@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from autocast_explorer.core.documents.field_types import (
     Flag,
@@ -30,6 +30,7 @@ from autocast_explorer.core.documents.field_types import (
     Texts,
     schema_tag,
 )
+from autocast_explorer.core.documents.held import write_always
 from autocast_explorer.core.documents.model import OpenPart, Part, dump, read, schema
 from autocast_explorer.core.documents.reader import document_kind, load_document
 from autocast_explorer.core.experiment.config_schema import config_schema
@@ -64,12 +65,22 @@ class PlanChoice(Part):
     speedup_interval: SpeedupInterval | None = None
     criterion_value: NullableNumber = None
 
+    @model_validator(mode="after")
+    def _every_key_written(self) -> PlanChoice:
+        write_always(self, "keep_float32", "speedup_interval", "criterion_value")
+        return self
+
 
 class PlanCandidate(PlanChoice):
     """A choice the search timed, whether it met the criterion and, if it lost, why."""
 
     met: Flag
     why_not: Text = ""
+
+    @model_validator(mode="after")
+    def _why_not_written(self) -> PlanCandidate:
+        write_always(self, "why_not")
+        return self
 
 
 class SensitivityRow(Part):
@@ -82,6 +93,11 @@ class SensitivityRow(Part):
     leave_out: NullableNumber = None
     time_share_plain: NullableFraction = None
     time_share_lower: NullableFraction = None
+
+    @model_validator(mode="after")
+    def _every_key_written(self) -> SensitivityRow:
+        write_always(self, "one_in", "leave_out", "time_share_plain", "time_share_lower")
+        return self
 
 
 class PlanDocument(OpenPart):
@@ -103,6 +119,12 @@ class PlanDocument(OpenPart):
     snippet: MultilineText = ""
     budget_s: NonNegative
     spent_s: NonNegative
+
+    @model_validator(mode="after")
+    def _every_key_written(self) -> PlanDocument:
+        keys = ("schema_", "created", "candidates", "sensitivity", "first_divergent", "snippet")
+        write_always(self, *keys)
+        return self
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(dump(self), indent=indent, allow_nan=False)
