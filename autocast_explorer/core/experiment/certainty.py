@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, Self, TypeAlias, cast
 
 from pydantic import Field, model_validator
 
@@ -88,7 +88,32 @@ class SpeedVerdict(Part):
     ] = ()
 
 
-class TimingEvidence(Part):
+class WritesVerdict(Part):
+    """Mixed into a part whose document carries its speed call as `verdict` (a WrittenVerdict
+    field): written, never read back. A reader calls again from the keys, so a document read
+    back equals the one written and a file's call is never trusted over its measurements.
+
+    Each part declares the field itself, last among its own keys and with a description of
+    what it is the call of: an inherited field would come first and reorder the published
+    schemas and the written JSON."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_not_read(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "verdict" in data:
+            return {key: value for key, value in data.items() if key != "verdict"}
+        return data
+
+    def with_verdict(self, call: SpeedCall) -> Self:
+        """This part as its document writes it: with `call`'s verdict (None: not timed)."""
+        return self.model_copy(update={"verdict": call.verdict()})
+
+
+#: A `verdict` field's type (see WritesVerdict); null: not timed, or written before verdicts.
+WrittenVerdict: TypeAlias = SpeedVerdict | None
+
+
+class TimingEvidence(WritesVerdict):
     """The keys paired timing adds to a `latency` object (result and sweep point); all optional:
     files written before intervals lack them."""
 
@@ -111,17 +136,12 @@ class TimingEvidence(Part):
     ] = None
     blocks: Annotated[Whole, Field(description="timed blocks kept, all modes")] = 0
     verdict: Annotated[
-        SpeedVerdict | None,
+        WrittenVerdict,
         Field(
             description="the speed call made from these keys (written, never read back: "
             "readers call again); null or absent: not timed, or written before verdicts"
         ),
     ] = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _verdict_not_read(cls, data: Any) -> Any:
-        return without_verdict(data)
 
     @classmethod
     def from_timing(cls, timing: PairedTiming, load: MachineLoad | None = None) -> TimingEvidence:
@@ -150,14 +170,6 @@ class TimingEvidence(Part):
 
 
 _SECTION_KEYS = ("stalls", "load", "stopped", "target", "blocks")
-
-
-def without_verdict(data: Any) -> Any:
-    """A part's data less its `verdict`: the call its writer made is not kept, a reader calls
-    again from the keys (so a document read back equals the one written)."""
-    if isinstance(data, dict) and "verdict" in data:
-        return {key: value for key, value in data.items() if key != "verdict"}
-    return data
 
 
 @dataclass(frozen=True)
