@@ -89,8 +89,7 @@ def test_a_sweep_whose_points_all_could_not_tell_says_so_not_measuring(window, t
     sweep = run_sweep(config, "batch", [1, 8], probe_onednn=False)
     wide = SpeedupInterval(low=0.5, high=3.0, level=0.95, pairs=24, estimate=1.45)
     noisy = [
-        retimed(p, evidence=TimingEvidence(interval=wide, stopped="max_time"))
-        for p in sweep.points
+        retimed(p, evidence=TimingEvidence(interval=wide, stopped="max_time")) for p in sweep.points
     ]
     chart = window.findChild(pg.PlotWidget, "speedupPlot")
     chart.begin("batch", [1, 8])
