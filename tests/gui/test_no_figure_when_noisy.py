@@ -5,10 +5,18 @@ and the Compare window. The run is live, its timing scripted by the tester's kit
 
 from __future__ import annotations
 
+import math
 import re
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QAbstractButton, QLabel, QTableWidget, QTextEdit, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QLabel,
+    QTableWidget,
+    QTextEdit,
+    QWidget,
+)
 
 from autocast_explorer.core.experiment.certainty import TimingEvidence
 from autocast_explorer.core.experiment.interval import SpeedupInterval
@@ -174,3 +182,15 @@ def test_a_sweep_too_noisy_at_every_point_places_nothing_and_says_so(window, tim
     assert roof["plain"] == [] and roof["autocast"] == []
     assert roof["hint"] == "No point to place: all 2 of the sweep's were too noisy to tell"
     assert "latest sweep: every point too noisy to place" in roof["title"]
+    # The reason stands clear of the peak lines (centred, a peak's dashed line crossed it).
+    from PySide6.QtCore import QPointF
+
+    window.resultTabs.setCurrentWidget(hardware)
+    chart = hardware.rooflinePlot
+    QApplication.processEvents()
+    hint = chart._hint.sceneBoundingRect()
+    view = chart.getPlotItem().getViewBox()
+    assert view.sceneBoundingRect().contains(hint)
+    for gflops, _label in roof["peaks"]:
+        line_y = view.mapViewToScene(QPointF(0, math.log10(gflops))).y()
+        assert not hint.top() <= line_y <= hint.bottom(), (gflops, hint)

@@ -135,7 +135,9 @@ class RooflineChart(StaticChart):
             plot.getAxis("left").setTicks([decade_ticks(lo_y, hi_y)])
         self.set_hint("" if xs else empty)
         (x0, x1), (y0, y1) = plot.getViewBox().viewRange()
-        self._hint.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+        # Above the highest peak's line and label (centred, it was crossed by a peak's line).
+        top_peak = max((math.log10(g) for _d, g in self._peak_data), default=None)
+        self._hint.setPos((x0 + x1) / 2, (y0 + y1) / 2 if top_peak is None else (top_peak + y1) / 2)
         style.set_title(
             plot, "Roofline: achieved vs estimated peak", source or "dashed: estimated peaks"
         )
