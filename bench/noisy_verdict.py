@@ -56,6 +56,7 @@ class Verdict:
     low: float | None
     high: float | None
     reasons: tuple[str, ...]
+    medians: float | None = None  # plain median ÷ autocast median: what the bars show
 
 
 def measure(name: str, config: ExperimentConfig, loops: int, repeats: int) -> list[Verdict]:
@@ -75,6 +76,8 @@ def verdict_of(name: str, config: ExperimentConfig, loops: int) -> Verdict:
     latency = run_experiment(config).to_dict()["latency"]
     said = latency.get("verdict") or {"call": "not timed", "direction": None, "factor": None}
     band = latency.get("speedup_interval") or {}
+    auto = (latency.get("autocast") or {}).get("median_ms")
+    medians = float(latency["plain"]["median_ms"]) / float(auto) if auto else None
     return Verdict(
         name,
         config.threads or 0,
@@ -86,6 +89,7 @@ def verdict_of(name: str, config: ExperimentConfig, loops: int) -> Verdict:
         band.get("low"),
         band.get("high"),
         tuple(said.get("reasons", ())),
+        medians,
     )
 
 
@@ -122,8 +126,8 @@ def avx2_target(runs: list[Verdict], avx2_only: bool) -> tuple[bool, str]:
 def table(runs: list[Verdict]) -> tuple[list[str], int, list[str]]:
     """Markdown rows, the count of wrong directions, and the groups whose quiet could not tell."""
     lines = [
-        "| model | threads | busy loops | call | factor | 95% interval | check |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| model | threads | busy loops | call | factor | 95% interval | medians' ratio | check |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     wrong, inconclusive = 0, []
     groups = dict.fromkeys((r.model, r.threads) for r in runs)
@@ -137,8 +141,10 @@ def table(runs: list[Verdict]) -> tuple[list[str], int, list[str]]:
             wrong += not holds
             factor = "—" if r.factor is None else f"{r.factor:.3g}×"
             band = "none" if r.low is None else f"{r.low:.3g}–{r.high:.3g}"
+            medians = "—" if r.medians is None else f"{r.medians:.3g}"
             lines.append(
-                f"| {model} | {threads} | {r.loops} | {r.call} | {factor} | {band} | {why} |"
+                f"| {model} | {threads} | {r.loops} | {r.call} | {factor} | {band} | {medians} "
+                f"| {why} |"
             )
     return lines, wrong, inconclusive
 

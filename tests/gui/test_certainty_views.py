@@ -78,6 +78,30 @@ def test_the_sweep_chart_draws_only_95_percent_intervals_and_no_untold_figure(wi
     assert "whiskers: 95% interval" in drawn["title"] and "○ could not tell" in drawn["title"]
 
 
+def test_a_sweep_whose_points_all_could_not_tell_says_so_not_measuring(window, timing_noise):
+    """A finished sweep of too-noisy points still read "measuring…" over its hollow marks."""
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.sweeps.runner import run_sweep
+    from autocast_explorer.gui.charts.speedup_chart import NONE_TOLD
+
+    timing_noise.clear(1.5)
+    config = ExperimentConfig(widths=(32, 16, 4), batch=4, min_time=0.02)
+    sweep = run_sweep(config, "batch", [1, 8], probe_onednn=False)
+    wide = SpeedupInterval(low=0.5, high=3.0, level=0.95, pairs=24, estimate=1.45)
+    noisy = [
+        retimed(p, evidence=TimingEvidence(interval=wide, stopped="max_time")) for p in sweep.points
+    ]
+    chart = window.findChild(pg.PlotWidget, "speedupPlot")
+    chart.begin("batch", [1, 8])
+    assert chart._hint.toPlainText() == "measuring…"
+    chart.show_points(noisy)
+    assert chart.drawn()["untold"] == [1.0, 8.0] and chart.drawn()["values"] == []
+    assert chart._hint.toPlainText() == NONE_TOLD
+    chart.show_points([sweep.points[0], noisy[1]])  # one point that tells: no hint
+    assert chart.drawn()["values"] == [1.0]
+    assert chart._hint.toPlainText() == ""
+
+
 def test_the_sweep_chart_draws_each_point_s_interval(window):
     chart = window.findChild(pg.PlotWidget, "speedupPlot")
     chart.begin("batch", [1, 8, 64])

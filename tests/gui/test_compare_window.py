@@ -302,3 +302,26 @@ def test_run_labels_never_run_into_each_other(window, qtbot, monkeypatch, two_fi
             assert (labels == full) == fits, (width, labels)
             narrowed.append(not fits)
     assert narrowed[:2] == [True, True] and narrowed[2:] == [False, False]
+
+
+def test_the_legend_sits_above_the_tallest_whisker(window, qtbot, monkeypatch, two_files):
+    """The last run's long whisker ran through the legend's text in the top-right corner."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtWidgets import QApplication
+
+    _result, laptop, server = two_files
+    data = json.loads(server.read_text())
+    data["latency"]["autocast"].update(median_ms=0.5, p25_ms=0.45, p75_ms=9.0)
+    server.write_text(json.dumps(data))
+    compare = open_compare(window, qtbot, monkeypatch, [laptop, server])
+    chart = compare.latencyChart
+    assert max(chart.drawn()["whisker_top"]) == pytest.approx(9.0)
+    for height in (800, 420):
+        compare.resize(900, height)
+        for _ in range(5):
+            QApplication.processEvents()
+        view = chart.getPlotItem().getViewBox()
+        whisker_top = view.mapViewToScene(QPointF(1.2, 9.0)).y()
+        legend = chart._legend.sceneBoundingRect()
+        assert legend.height() > 0
+        assert legend.bottom() <= whisker_top, (height, legend, whisker_top)

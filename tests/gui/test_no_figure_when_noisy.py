@@ -5,10 +5,18 @@ and the Compare window. The run is live, its timing scripted by the tester's kit
 
 from __future__ import annotations
 
+import math
 import re
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QAbstractButton, QLabel, QTableWidget, QTextEdit, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QLabel,
+    QTableWidget,
+    QTextEdit,
+    QWidget,
+)
 
 from autocast_explorer.core.experiment.certainty import TimingEvidence
 from autocast_explorer.core.experiment.interval import SpeedupInterval
@@ -139,11 +147,16 @@ def test_cpu_facts_come_only_from_a_run_that_could_tell(window, timing_noise):
         hardware.basisLabel.text()
     )
     assert hardware.rooflinePlot.drawn()["plain"] == []
+    # ... and the empty roofline says why, not "No measured points yet".
+    assert hardware.rooflinePlot.drawn()["hint"] == (
+        "No point to place: no run could tell which mode was faster"
+    )
     assert "GFLOP/s" not in hardware.verdict.sentence
     timing_noise.clear(0.5)
     clear = run_and_wait(window)
     assert not clear.speed_call.too_noisy
     assert [g for _i, g in hardware.rooflinePlot.drawn()["plain"]] == [clear.gflops("plain")]
+    assert hardware.rooflinePlot.drawn()["hint"] == ""
     # A later noisy run keeps the clear run's rates, and the tab names the run they are from.
     noisy = edited(noisy_copy(clear), config=clear.config.replace(batch=16))
     window.show_result(noisy)
@@ -153,3 +166,31 @@ def test_cpu_facts_come_only_from_a_run_that_could_tell(window, timing_noise):
     assert [g for _i, g in hardware.rooflinePlot.drawn()["plain"]] == [clear.gflops("plain")]
     if hardware.verdict.instead:  # where the dtype is not native: the clear run's rates
         assert f"{clear.gflops('plain'):,.1f} GFLOP/s in float32" in hardware.verdict.instead
+
+
+def test_a_sweep_too_noisy_at_every_point_places_nothing_and_says_so(window, timing_noise):
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.sweeps.runner import run_sweep
+
+    hardware = window.findChild(QWidget, "hardwareTab")
+    timing_noise.noisy()
+    config = ExperimentConfig(widths=(32, 16, 4), batch=4, min_time=0.02)
+    sweep = run_sweep(config, "batch", [1, 8], probe_onednn=False)
+    assert all(p.call.too_noisy for p in sweep.points)
+    hardware.show_sweep(sweep)
+    roof = hardware.rooflinePlot.drawn()
+    assert roof["plain"] == [] and roof["autocast"] == []
+    assert roof["hint"] == "No point to place: all 2 of the sweep's were too noisy to tell"
+    assert "latest sweep: every point too noisy to place" in roof["title"]
+    # The reason stands clear of the peak lines (centred, a peak's dashed line crossed it).
+    from PySide6.QtCore import QPointF
+
+    window.resultTabs.setCurrentWidget(hardware)
+    chart = hardware.rooflinePlot
+    QApplication.processEvents()
+    hint = chart._hint.sceneBoundingRect()
+    view = chart.getPlotItem().getViewBox()
+    assert view.sceneBoundingRect().contains(hint)
+    for gflops, _label in roof["peaks"]:
+        line_y = view.mapViewToScene(QPointF(0, math.log10(gflops))).y()
+        assert not hint.top() <= line_y <= hint.bottom(), (gflops, hint)

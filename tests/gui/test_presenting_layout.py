@@ -105,6 +105,29 @@ def test_the_headline_is_one_plain_sentence_of_at_most_two_lines(measured, monke
     assert header.headline.styleSheet()  # the raised run's sentence is drawn as an error
 
 
+@pytest.mark.parametrize("lessons", [True, False])
+def test_the_latency_bars_labels_stay_in_the_plot_under_its_title(measured, monkeypatch, lessons):
+    """At 1024×640 with 150% text the title takes two or three lines and the plot is short: the
+    "3.22 ms" over a bar stood out of the plot, drawn over the title's last line."""
+    window, result = measured
+    arrange(window, (1024, 640), 1.5, lessons)
+    window.resultTabs.setCurrentWidget(window.overview)
+    chart = window.latencyPlot
+    plot = chart.getPlotItem()
+    for kind, state in shown_states(result, monkeypatch).items():
+        window.show_result(state)
+        settle(window)
+        title = plot.titleLabel.sceneBoundingRect()
+        box = plot.getViewBox().sceneBoundingRect()
+        assert box.top() >= title.bottom() - 1, kind
+        shown = [item for item in chart._value_labels if item.textItem.toPlainText()]
+        assert len(shown) == (1 if kind == "raised" else 2), kind
+        for item in shown:
+            label = item.textItem.sceneBoundingRect()
+            assert label.top() >= box.top() - 1, (kind, item.textItem.toPlainText())
+            assert label.bottom() <= box.bottom(), kind
+
+
 def test_the_reasons_wait_behind_why(measured, qtbot):
     window, result = measured
     noisy = with_interval(result, 146.92, 0.4, 160.0)

@@ -4,13 +4,15 @@ one-epoch chart, peak labels on each other, cut columns and tabs, a legend over 
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtWidgets import QStyle, QWidget
 
 from tests.edits import edited
 from tests.gui.helpers import run_to_end
 from tests.gui.test_layout import settle
 from tests.gui.test_presenting_layout import arrange
 
+WRAP = int(Qt.TextFlag.TextWordWrap)
 #: The application's own text size (gui.shell.style.apply_app_style).
 APP_FONT_PT = 10
 
@@ -144,12 +146,32 @@ def test_the_op_names_and_the_autocast_columns_are_readable(measured, size, scal
     # The layer, then both modes' dtypes, whole in the tab before the kind and the shape.
     assert [header.logicalIndex(v) for v in range(3)] == [0, 3, autocast]
     assert header.sectionPosition(autocast) + header.sectionSize(autocast) <= view
+    # Beside the Lessons panel, at 1280 px and at 1024 px with 150% text, the "computed in"
+    # sentence wraps in the room left: no sideways scroll to read it (at 150% the in → out
+    # columns wrap after their arrows to leave it that room).
     compute_right = header.sectionPosition(COMPUTE_COLUMN) + header.sectionSize(COMPUTE_COLUMN)
-    if scale == 1.0:  # beside the Lessons panel at 1280 px the sentence wraps in the room left
-        assert compute_right <= view
+    assert compute_right <= view
+    assert header.sectionSize(COMPUTE_COLUMN) >= layers.fontMetrics().averageCharWidth() * 24
+    for row in range(layers.rowCount()):  # every row as tall as its wrapped cells
+        assert layers.rowHeight(row) >= layers.sizeHintForRow(row) > 0
+    # An in → out cell breaks after its arrow, if at all: "float32 →" over "bfloat16", never
+    # a line with the arrow alone.
+    metrics = layers.fontMetrics()
+    text_margin = layers.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
+    for column in (3, autocast):
+        room = QRect(0, 0, header.sectionSize(column) - 2 * text_margin, 100_000)
         for row in range(layers.rowCount()):
-            needed = layers.sizeHintForRow(row)
-            assert layers.rowHeight(row) >= needed
+            text = layers.item(row, column).text()
+            lines = metrics.boundingRect(room, WRAP, text).height() / metrics.lineSpacing()
+            assert lines <= 2, (text, header.sectionSize(column))
+    # A title in a narrow column wraps over more lines and the header grows to hold them.
+    margin = 2 * header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
+    for column in (3, autocast, COMPUTE_COLUMN):
+        title = layers.horizontalHeaderItem(column).text()
+        room = QRect(0, 0, header.sectionSize(column) - margin, 100_000)
+        lines = header.fontMetrics().boundingRect(room, WRAP, title).height()
+        assert lines + margin <= header.height(), title
+        assert header.sectionSize(column) >= header.fontMetrics().horizontalAdvance("(in → out)")
     assert layers.rows()[0][4] == layers.item(0, autocast).text()  # rows() keep their order
 
 

@@ -4,11 +4,12 @@ The call keeps three things apart: the direction (faster / slower / about the sa
 (how much, and whether that figure may be stated) and the reasons for doubt. It is made from the
 speedup's interval (interval.py), never from the point estimate alone: faster / slower / about
 the same only when the whole interval says so; "can't tell" when it straddles the edge of "about
-the same" (pace.SAME_SPEED); "too noisy to tell" when there is no interval, the medians' ratio
-lies outside it, or the direction itself is in doubt. On a busy machine load moves the ratio
-itself, by up to BIAS_BOUND either way: the direction is still stated when even that bias leaves
-the whole interval on one side, and the factor is then said to be rough. A "can't tell" or "too
-noisy" call states no figure anywhere (headline, status bar, charts, lessons, reports, Compare).
+the same" (pace.SAME_SPEED); "too noisy to tell" when there is no interval or the direction
+itself is in doubt. On a busy machine load moves the ratio itself, by up to BIAS_BOUND either
+way (and a medians' ratio outside the interval shows the same kind of bias): the direction is
+still stated when even that bias leaves the whole interval and the medians' ratio on one side,
+and the factor is then said to be rough. A "can't tell" or "too noisy" call states no figure
+anywhere (headline, status bar, charts, lessons, reports, Compare).
 Results saved before intervals existed carry no evidence and are called from their speedup.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, Self, TypeAlias, cast
 
 from pydantic import Field, model_validator
 
@@ -87,7 +88,32 @@ class SpeedVerdict(Part):
     ] = ()
 
 
-class TimingEvidence(Part):
+class WritesVerdict(Part):
+    """Mixed into a part whose document carries its speed call as `verdict` (a WrittenVerdict
+    field): written, never read back. A reader calls again from the keys, so a document read
+    back equals the one written and a file's call is never trusted over its measurements.
+
+    Each part declares the field itself, last among its own keys and with a description of
+    what it is the call of: an inherited field would come first and reorder the published
+    schemas and the written JSON."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_not_read(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "verdict" in data:
+            return {key: value for key, value in data.items() if key != "verdict"}
+        return data
+
+    def with_verdict(self, call: SpeedCall) -> Self:
+        """This part as its document writes it: with `call`'s verdict (None: not timed)."""
+        return self.model_copy(update={"verdict": call.verdict()})
+
+
+#: A `verdict` field's type (see WritesVerdict); null: not timed, or written before verdicts.
+WrittenVerdict: TypeAlias = SpeedVerdict | None
+
+
+class TimingEvidence(WritesVerdict):
     """The keys paired timing adds to a `latency` object (result and sweep point); all optional:
     files written before intervals lack them."""
 
@@ -110,17 +136,12 @@ class TimingEvidence(Part):
     ] = None
     blocks: Annotated[Whole, Field(description="timed blocks kept, all modes")] = 0
     verdict: Annotated[
-        SpeedVerdict | None,
+        WrittenVerdict,
         Field(
             description="the speed call made from these keys (written, never read back: "
             "readers call again); null or absent: not timed, or written before verdicts"
         ),
     ] = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _verdict_not_read(cls, data: Any) -> Any:
-        return without_verdict(data)
 
     @classmethod
     def from_timing(cls, timing: PairedTiming, load: MachineLoad | None = None) -> TimingEvidence:
@@ -151,21 +172,13 @@ class TimingEvidence(Part):
 _SECTION_KEYS = ("stalls", "load", "stopped", "target", "blocks")
 
 
-def without_verdict(data: Any) -> Any:
-    """A part's data less its `verdict`: the call its writer made is not kept, a reader calls
-    again from the keys (so a document read back equals the one written)."""
-    if isinstance(data, dict) and "verdict" in data:
-        return {key: value for key, value in data.items() if key != "verdict"}
-    return data
-
-
 @dataclass(frozen=True)
 class SpeedCall:
     """The call a speedup supports: `kind` is "faster", "slower", "same", "unclear" (the
     interval straddles the edge of "about the same": can't tell), "noisy" (too noisy to tell:
     not even the direction is certain) or "untimed".
 
-    `rough` says why the factor of a faster/slower call is uncertain ("the machine was busy")
+    `rough` says why the factor of a faster/slower call is uncertain (BUSY, DISAGREE, WIDE)
     and is '' when the figure is firm; `reasons` are the measured reasons for doubt, `advice`
     what would help.
     """
@@ -282,10 +295,11 @@ def judge(
 ) -> SpeedCall:
     """The call for `speedup` given the run's evidence (None: an old result, called by pace).
 
-    `medians_ratio` (plain median ÷ autocast median: what the bars show) must lie within the
-    interval, ×SAME_SPEED either side, or the run is too noisy; None checks `speedup` itself.
-    `threads` (the run's thread count) and `iqr_ratios` (IQR ÷ median per mode) feed the
-    load rule and the reasons and advice. The rules, in order, are docs/measurement.md's table.
+    `medians_ratio` (plain median ÷ autocast median: what the bars show; None: `speedup`
+    itself) outside the interval, ×SAME_SPEED either side, biases the figure as load does: the
+    run then states a direction only when the interval and the medians' ratio both lie beyond
+    BIAS_BOUND. `threads` (the run's thread count) feeds the load rule; `iqr_ratios` (IQR ÷
+    median per mode) only the reasons. The rules, in order, are docs/measurement.md's table.
     """
     if speedup != speedup:
         return SpeedCall("untimed", speedup, None)
@@ -299,16 +313,17 @@ def judge(
     busy = disturbed(evidence, threads)
     reasons = doubt_reasons(evidence, threads, iqr_ratios, off)
     advice = _advice(evidence, threads)
-    if interval is None or off:
+    if interval is None:
         return SpeedCall("noisy", speedup, interval, reasons, advice)
-    wide = interval.width > NOISY_WIDTH
-    if busy or wide:
-        # Load biases the ratio itself: only a direction that survives BIAS_BOUND is a fact,
-        # and only from a 95% interval; the factor is then rough.
-        direction = sure_direction(interval, BIAS_BOUND if busy else 1.0)
-        if direction is None or interval.level < LEVEL:
+    rough = _rough(busy, off, interval.width > NOISY_WIDTH)
+    if rough:
+        # Load, or blocks that disagree with the medians, bias the ratio itself: only a
+        # direction that the whole 95% interval and the medians' ratio (the bars) both keep
+        # beyond BIAS_BOUND is a fact; the factor is then rough.
+        bias = 1.0 if rough == WIDE else BIAS_BOUND
+        direction = sure_direction(interval, bias)
+        if direction is None or interval.level < LEVEL or _beyond(shown, shown, bias) != direction:
             return SpeedCall("noisy", speedup, interval, reasons, advice)
-        rough = "the machine was busy" if busy else "the paired timings varied widely"
         return SpeedCall(direction, speedup, interval, reasons, advice, rough)
     direction = sure_direction(interval, 1.0)
     if direction is None and interval.low >= 1 / SAME_SPEED and interval.high <= SAME_SPEED:
@@ -322,12 +337,32 @@ def judge(
     return SpeedCall(direction, speedup, interval)
 
 
+#: Why a stated factor is rough (SpeedCall.rough), most telling first.
+BUSY = "the machine was busy"
+DISAGREE = "the medians and the paired blocks disagreed"
+WIDE = "the paired timings varied widely"
+
+
+def _rough(busy: bool, off: bool, wide: bool) -> str:
+    """Why a direction needs the bias rule (and its factor is rough); '' for a firm call."""
+    if busy:
+        return BUSY
+    if off:
+        return DISAGREE
+    return WIDE if wide else ""
+
+
 def sure_direction(interval: SpeedupInterval, bias: float) -> str | None:
     """ "faster" or "slower" when the whole interval stays beyond "about the same" even if the
     ratio was moved by `bias` (≥ 1) either way; else None."""
-    if interval.low / bias >= SAME_SPEED:
+    return _beyond(interval.low, interval.high, bias)
+
+
+def _beyond(low: float, high: float, bias: float) -> str | None:
+    """ "faster" when low ÷ bias ≥ SAME_SPEED, "slower" when high × bias ≤ 1 ÷ SAME_SPEED."""
+    if low / bias >= SAME_SPEED:
         return "faster"
-    if interval.high * bias <= 1 / SAME_SPEED:
+    if high * bias <= 1 / SAME_SPEED:
         return "slower"
     return None
 

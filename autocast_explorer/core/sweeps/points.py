@@ -229,7 +229,7 @@ class SweepPoint(DerivingPart):
         self, latency: PointLatency, write: SerializerFunctionWrapHandler
     ) -> dict[str, Any]:
         """The point's speed verdict beside its evidence (written, never read back)."""
-        written: dict[str, Any] = write(latency.model_copy(update={"verdict": self.call.verdict()}))
+        written: dict[str, Any] = write(latency.with_verdict(self.call))
         return written
 
     @field_serializer("routes", mode="wrap")

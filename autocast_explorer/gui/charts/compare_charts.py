@@ -133,6 +133,8 @@ class CompareLatencyChart(RunChart):
         plot.addItem(self._bars)
         plot.addItem(self._errors)
         self._samples: dict[str, pg.BarGraphItem] = {}
+        self._tallest = 0.0  # the highest whisker drawn (0: none)
+        plot.getViewBox().sigResized.connect(self._fit_scale)
         self.clear()
 
     def show_comparison(self, comparison: Comparison) -> None:
@@ -173,15 +175,25 @@ class CompareLatencyChart(RunChart):
             self._legend.addItem(sample, text)
         plot = self.getPlotItem()
         self._set_run_ticks([r.label for r in series])
-        top = max((h + t for h, t in zip(heights, tops, strict=True)), default=1.0)
+        self._tallest = max((h + t for h, t in zip(heights, tops, strict=True)), default=0.0)
         plot.setXRange(-0.6, max(len(series), 1) - 0.4, padding=0)
-        plot.setYRange(0, top * HEADROOM or 1.0, padding=0)
         style.set_title(plot, "Latency per forward, by run", "bars: median · whiskers: p25–p75")
+        self._fit_scale()
+
+    def _fit_scale(self) -> None:
+        """The y range with the legend's height, in pixels, above the highest whisker: in the
+        top-right corner the legend's text was crossed by the last run's whisker."""
+        view = self.getPlotItem().getViewBox()
+        legend = self._legend.boundingRect().height() + 8 if self._legend.items else 0.0
+        share = min(legend / view.height(), 0.6) if view.height() > 0 else 0.0
+        ymax = max(self._tallest * HEADROOM, self._tallest / (1 - share)) or 1.0
+        self.getPlotItem().setYRange(0, ymax, padding=0)
 
     def clear(self) -> None:
         self._bars.setOpts(x=[], height=[], brushes=[])
         self._errors.setData(x=_EMPTY, y=_EMPTY, top=_EMPTY, bottom=_EMPTY)
         self._legend.clear()
+        self._tallest = 0.0
         plot = self.getPlotItem()
         self._set_run_ticks([])
         plot.setXRange(-0.6, 0.6, padding=0)

@@ -19,8 +19,10 @@ from autocast_explorer.gui.shell import style
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
 
-#: Headroom above the tallest whisker for the value labels.
+#: Headroom above the tallest whisker for the value labels (more where the plot is short).
 HEADROOM = 1.2
+#: The most of the plot's height the value labels' headroom may take (a very short plot).
+MAX_LABEL_SHARE = 0.6
 _EMPTY = np.zeros(0)
 
 
@@ -95,6 +97,9 @@ class LatencyChart(StaticChart):
         self._speedup_text = ""
         self._unreliable = ""
         self._plain_tooltip = self._base_tooltip
+        # What `_fit_scale` places against the y range: (x, p75, median, cold) per bar.
+        self._placed: list[tuple[float, float, float, float]] = []
+        plot.getViewBox().sigResized.connect(self._fit_scale)
         self.clear()
 
     # ---- result view ---------------------------------------------------------------------
@@ -105,7 +110,6 @@ class LatencyChart(StaticChart):
         dtypes = ["float32", result.config.dtype][: len(stats)]
         x = [0.0, 1.0][: len(stats)]
         medians = [s.median_ms for s in stats]
-        ymax = max(max(s.p75_ms for s in stats), max(medians)) * HEADROOM or 1.0
         call = result.speed_call
         # A run too noisy to tell: the medians are drawn hatched, as measurements, not a result.
         self._unreliable = ("; ".join(call.reasons) or "no interval") if call.too_noisy else ""
@@ -128,21 +132,14 @@ class LatencyChart(StaticChart):
             top=np.asarray([s.p75_ms - s.median_ms for s in stats]),
             bottom=np.asarray([s.median_ms - s.p25_ms for s in stats]),
         )
-        # The cold call is often far slower than a warm one. Past the top it is pinned to the
-        # edge as ▲ (the tick label under the bar gives its value), so the bars stay readable.
-        top = ymax * 0.96
         colds = [s.cold_ms for s in stats]
-        self._cold.setData(
-            x=[xi + 0.22 for xi in x],
-            y=[min(c, top) for c in colds],
-            data=colds,
-            symbol=["t1" if c > top else "t" for c in colds],
-        )
         for label in self._value_labels:
             label.setText("")
-        for xi, s, label in zip(x, stats, self._value_labels, strict=False):
+        for s, label in zip(stats, self._value_labels, strict=False):
             label.setText(_ms(s.median_ms))
-            label.setPos(xi - 0.04, s.p75_ms + ymax * 0.01)
+        self._placed = [
+            (xi, s.p75_ms, s.median_ms, s.cold_ms) for xi, s in zip(x, stats, strict=True)
+        ]
         from autocast_explorer.core.experiment.summary import speed_title
 
         self._speedup_text, tone = speed_title(result)
@@ -167,9 +164,35 @@ class LatencyChart(StaticChart):
         )
         if result.autocast is None:
             self.getPlotItem().setXRange(-0.6, 1.6, padding=0)
+        self._fit_scale()
+
+    def _fit_scale(self) -> None:
+        """The y range with room above the tallest whisker for its value label, in pixels: at
+        1024×640 with 150% text the plot is short, and a label standing out of it was drawn
+        over the title. The value labels and the cold-call marks follow the range."""
+        if not self._placed:
+            return
+        tallest = max(max(p75, median) for _x, p75, median, _cold in self._placed)
+        plot_height = self.getPlotItem().getViewBox().height()
+        label = max(item.textItem.boundingRect().height() for item in self._value_labels)
+        share = min(label / plot_height, MAX_LABEL_SHARE) if plot_height > 0 else 0.0
+        ymax = max(tallest * HEADROOM, tallest / (1 - 0.01 - share)) or 1.0
+        for (xi, p75, _median, _cold), item in zip(self._placed, self._value_labels, strict=False):
+            item.setPos(xi - 0.04, p75 + ymax * 0.01)
+        # The cold call is often far slower than a warm one. Past the top it is pinned to the
+        # edge as ▲ (the tick label under the bar gives its value), so the bars stay readable.
+        top = ymax * 0.96
+        colds = [cold for *_rest, cold in self._placed]
+        self._cold.setData(
+            x=[xi + 0.22 for xi, *_rest in self._placed],
+            y=[min(c, top) for c in colds],
+            data=colds,
+            symbol=["t1" if c > top else "t" for c in colds],
+        )
         self.getPlotItem().setYRange(0, ymax, padding=0)
 
     def clear(self) -> None:
+        self._placed = []
         self._bars.setOpts(x=[], height=[], brushes=[])
         self._errors.setData(x=_EMPTY, y=_EMPTY, top=_EMPTY, bottom=_EMPTY)
         self._cold.setData(x=[], y=[])

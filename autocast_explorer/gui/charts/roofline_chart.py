@@ -26,6 +26,10 @@ MODES = ("plain", "autocast")
 _EMPTY = np.zeros(0)
 
 
+#: The roofline's hint before anything was measured.
+NOTHING_MEASURED = "No measured points yet: Run (F5) or Run sweep (F6)"
+
+
 def peak_label(dtype: str, gflops: float) -> str:
     return f"{dtype} peak ≈ {gflops:,.0f} GFLOP/s (estimate)"
 
@@ -76,8 +80,11 @@ class RooflineChart(StaticChart):
         plot.addItem(self._hint)
         self.clear()
 
-    def show_roofline(self, roofline: Roofline, dtype: str, source: str = "") -> None:
-        """Draw `roofline`'s points and peaks; `source` says what was measured."""
+    def show_roofline(
+        self, roofline: Roofline, dtype: str, source: str = "", empty: str = NOTHING_MEASURED
+    ) -> None:
+        """Draw `roofline`'s points and peaks; `source` says what was measured, `empty` why
+        there is no point (the hint shown then)."""
         self._legend.clear()
         names = {"plain": "float32 (plain)", "autocast": f"autocast {dtype}"}
         xs: list[float] = []
@@ -126,9 +133,11 @@ class RooflineChart(StaticChart):
             lo_y, hi_y = min(ys_all), max(ys_all)
             plot.setYRange(math.log10(lo_y) - 0.25, math.log10(hi_y) + 0.45, padding=0)
             plot.getAxis("left").setTicks([decade_ticks(lo_y, hi_y)])
-        self.set_hint("" if xs else "No measured points yet: Run (F5) or Run sweep (F6)")
+        self.set_hint("" if xs else empty)
         (x0, x1), (y0, y1) = plot.getViewBox().viewRange()
-        self._hint.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+        # Above the highest peak's line and label (centred, it was crossed by a peak's line).
+        top_peak = max((math.log10(g) for _d, g in self._peak_data), default=None)
+        self._hint.setPos((x0 + x1) / 2, (y0 + y1) / 2 if top_peak is None else (top_peak + y1) / 2)
         style.set_title(
             plot, "Roofline: achieved vs estimated peak", source or "dashed: estimated peaks"
         )
@@ -174,4 +183,5 @@ class RooflineChart(StaticChart):
                 (10 ** line.value(), line.label.format) for line in self._peaks if line.isVisible()
             ],
             "title": self.getPlotItem().titleLabel.text,
+            "hint": self._hint.toPlainText(),  # why no point is drawn; '' when some are
         }

@@ -42,6 +42,10 @@ def crossing_label(value: float, rising: bool) -> str:
     return f"≈ {format_value(value)} {'↑' if rising else '↓'}"
 
 
+#: The chart's hint when no point measured so far could tell which mode was faster.
+NONE_TOLD = "no point could tell which mode was faster"
+
+
 class SpeedupChart(StaticChart):
     """objectName `speedupPlot`; `begin`, `show_points`/`show_series`, `clear`, `drawn`."""
 
@@ -150,6 +154,8 @@ class SpeedupChart(StaticChart):
         self.show_series(self._param, [p.value for p in ordered], told, intervals)
         untold = [p.value for p in ordered if not p.call.graded]
         self._untold.setData(untold, [BREAK_EVEN] * len(untold))
+        if untold and len(untold) == len(ordered):  # "measuring…" stayed over a finished sweep
+            self.set_hint(NONE_TOLD)
         if untold:
             pairs = zip(intervals, told, strict=True)
             whiskers = any(b is not None and math.isfinite(s) for b, s in pairs)

@@ -1,5 +1,5 @@
-"""A QTableWidget's items where the table's own fill put them, and a column that takes the
-rest of a table's width.
+"""A QTableWidget's items where the table's own fill put them, a column that takes the rest of
+a table's width, and a header whose titles wrap.
 
 Qt answers None for an empty cell; our tables fill every cell and header they read back, so a
 gap is a bug, raised with the table and cell named instead of an AttributeError on None.
@@ -7,8 +7,8 @@ gap is a bug, raised with the table and cell named instead of an AttributeError 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Slot
-from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, Slot
+from PySide6.QtWidgets import QHeaderView, QStyle, QTableWidget, QTableWidgetItem
 
 
 def cell(table: QTableWidget, row: int, column: int) -> QTableWidgetItem:
@@ -80,3 +80,37 @@ class RestOfWidth(QObject):
         if watched is self._viewport and event.type() == QEvent.Type.Resize:
             self.fit()
         return False
+
+
+class WrappingHeader(QHeaderView):
+    """A horizontal header whose titles wrap within their sections, growing taller, so a column
+    may be narrower than its title: Qt's header keeps one line and cuts the rest."""
+
+    def __init__(self, table: QTableWidget) -> None:
+        super().__init__(Qt.Orientation.Horizontal, table)
+        self.setDefaultAlignment(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap)
+        self.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self._tallest = 0
+        self.sectionResized.connect(self._on_section_resized)
+
+    def sectionSizeFromContents(self, logicalIndex: int) -> QSize:
+        size = super().sectionSizeFromContents(logicalIndex)
+        text = self.model().headerData(logicalIndex, self.orientation()) if self.model() else None
+        if not text:
+            return size
+        metrics = self.fontMetrics()
+        margin = 2 * self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, self)
+        room = max(self.sectionSize(logicalIndex) - margin, 1)
+        flags = int(Qt.TextFlag.TextWordWrap)
+        wrapped = metrics.boundingRect(QRect(0, 0, room, 100_000), flags, str(text)).height()
+        return QSize(size.width(), size.height() + wrapped - metrics.height())
+
+    @Slot(int, int, int)
+    def _on_section_resized(self, _logical: int, _old: int, _new: int) -> None:
+        """Ask for the height again when a title now takes more lines, or fewer (Qt keeps the
+        header's size hint until its data changes)."""
+        count = self.count()
+        tallest = max((self.sectionSizeFromContents(i).height() for i in range(count)), default=0)
+        if count and tallest != self._tallest:
+            self._tallest = tallest
+            self.headerDataChanged(self.orientation(), 0, count - 1)

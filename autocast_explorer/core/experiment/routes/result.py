@@ -26,11 +26,11 @@ from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.agreement import Agreement
 from autocast_explorer.core.experiment.certainty import (
     SpeedCall,
-    SpeedVerdict,
     TimingEvidence,
+    WritesVerdict,
+    WrittenVerdict,
     judge,
     speedup_figure,
-    without_verdict,
 )
 from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS
@@ -66,7 +66,7 @@ class RouteAgreement(Part):
         )
 
 
-class RouteResult(Part):
+class RouteResult(WritesVerdict):
     """One route measured: latency of its float32 and lower side, and what the lower side did
     (one entry of `routes[]`, a result's or a sweep point's).
 
@@ -129,17 +129,12 @@ class RouteResult(Part):
         ),
     ] = None
     verdict: Annotated[
-        SpeedVerdict | None,
+        WrittenVerdict,
         Field(
             description="the route's speed call under the run's load (written, never read "
             "back); null: a side was not timed"
         ),
     ] = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _verdict_not_read(cls, data: Any) -> Any:
-        return without_verdict(data)
 
     @model_validator(mode="after")
     def _written_whole(self) -> RouteResult:
@@ -196,7 +191,7 @@ class RouteResult(Part):
     def under(self, load: MachineLoad | None, threads: int | None) -> RouteResult:
         """This route with its verdict under the run's `load` and `threads`, as a document
         writes it (the verdict is written, never read back: readers call again)."""
-        return self.model_copy(update={"verdict": self.call_under(load, threads).verdict()})
+        return self.with_verdict(self.call_under(load, threads))
 
 
 def routes_under(

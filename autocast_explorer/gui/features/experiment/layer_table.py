@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QStyle,
     QTableWidget,
     QTableWidgetItem,
     QWidget,
@@ -19,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.gui.charts import formats
 from autocast_explorer.gui.shell import style
-from autocast_explorer.gui.shell.tables import cell, column_header, row_texts
+from autocast_explorer.gui.shell.tables import WrappingHeader, cell, column_header, row_texts
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
@@ -49,6 +50,9 @@ COLUMNS = (
 #: The compute cell of a result with no attributed ops (a training run, an older file).
 NO_TRACE = "not traced"
 COMPUTE_COLUMN = COLUMNS.index("Autocast computed in")
+#: The in → out columns: they wrap after the arrow ("float32 →" over "bfloat16") when the
+#: "computed in" sentence would not keep COMPUTE_MIN_CHARS beside them in the tab.
+DTYPE_COLUMNS = (COLUMNS.index("Plain (in → out)"), COLUMNS.index("Autocast (in → out)"))
 COMPUTE_TIP = (
     "What the layer's ops ran in under autocast, from the op trace: per dtype its matrix "
     "product (else its most frequent op), the casts inside it, and the dtype it returned. A GRU "
@@ -76,15 +80,16 @@ class LayerTable(QTableWidget):
             "wrapped forwards in a plain run and under autocast, and what each layer's ops "
             "computed in."
         )
-        self.setHorizontalHeaderLabels(COLUMNS + ERROR_COLUMNS)
-        column_header(self, COMPUTE_COLUMN).setToolTip(COMPUTE_TIP)
-        for offset, tip in enumerate(ERROR_TIPS):
-            column_header(self, len(COLUMNS) + offset).setToolTip(tip)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setAlternatingRowColors(True)
         self.verticalHeader().setVisible(False)
-        header = self.horizontalHeader()
+        header = WrappingHeader(self)  # "Plain (in → out)" over two lines in a narrow column
+        self.setHorizontalHeader(header)
+        self.setHorizontalHeaderLabels(COLUMNS + ERROR_COLUMNS)
+        column_header(self, COMPUTE_COLUMN).setToolTip(COMPUTE_TIP)
+        for offset, tip in enumerate(ERROR_TIPS):
+            column_header(self, len(COLUMNS) + offset).setToolTip(tip)
         # Every column keeps its text's width (nested modules have long names:
         # 'encoder1.self_attn', 'MultiheadAttention'); the last one takes what is left, and a
         # table wider than the tab scrolls sideways rather than cutting names or numbers.
@@ -92,30 +97,57 @@ class LayerTable(QTableWidget):
         header.setStretchLastSection(True)
         for shown, name in enumerate(SHOWN_ORDER):
             header.moveSection(header.visualIndex(COLUMNS.index(name)), shown)
-        # What a layer computed in is a sentence: it wraps within the room left in the tab.
-        header.setSectionResizeMode(COMPUTE_COLUMN, QHeaderView.ResizeMode.Interactive)
+        # What a layer computed in is a sentence: it wraps within the room left in the tab, and
+        # the in → out columns wrap too where that room would be too small (_fit_columns).
+        for column in (COMPUTE_COLUMN, *DTYPE_COLUMNS):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
         self.setWordWrap(True)
 
-    def _fit_compute_column(self) -> None:
-        """The "Autocast computed in" column as wide as its text or the room left before the
-        tab's right edge, whichever is less (never under COMPUTE_MIN_CHARS), its rows as tall
-        as the wrapped text: in a narrow tab both autocast columns were cut at the edge."""
+    def _fit_columns(self) -> None:
+        """The in → out columns as wide as their text, or wrapped after the arrow when the
+        "computed in" column would otherwise get under COMPUTE_MIN_CHARS before the tab's right
+        edge; that column as wide as its text or the room left, whichever is less (never under
+        COMPUTE_MIN_CHARS); the rows as tall as the wrapped text. At 1024×640 with 150% text
+        beside the Lessons panel the sentence needed a sideways scroll."""
         header = self.horizontalHeader()
-        room = self.viewport().width() - header.sectionPosition(COMPUTE_COLUMN)
         floor = self.fontMetrics().averageCharWidth() * COMPUTE_MIN_CHARS
-        width = max(floor, min(self.sizeHintForColumn(COMPUTE_COLUMN), room))
+        full = [
+            max(self._cells_width(c, wrapped=False), header.sectionSizeHint(c))
+            for c in DTYPE_COLUMNS
+        ]
+        beside_layer = self.viewport().width() - header.sectionPosition(DTYPE_COLUMNS[0])
+        wrap = beside_layer - sum(full) < floor
+        widths = [self._cells_width(c, wrapped=True) for c in DTYPE_COLUMNS] if wrap else full
+        for column, width in zip(DTYPE_COLUMNS, widths, strict=True):
+            if header.sectionSize(column) != width:
+                header.resizeSection(column, width)
+        room = self.viewport().width() - header.sectionPosition(COMPUTE_COLUMN)
+        width = max(floor, min(self._cells_width(COMPUTE_COLUMN, wrapped=False), room))
         if header.sectionSize(COMPUTE_COLUMN) != width:
             header.resizeSection(COMPUTE_COLUMN, width)
         self.resizeRowsToContents()
 
+    def _cells_width(self, column: int, wrapped: bool) -> int:
+        """The width `column`'s cells need on one line each, or `wrapped`: each broken after
+        its arrow, and the title at its words. Measured from the text, not Qt's size hint:
+        with word wrap on, that follows the column's present width."""
+        metrics = self.fontMetrics()
+        texts = [cell(self, row, column).text() for row in range(self.rowCount())]
+        if wrapped:
+            texts = [line for t in texts for line in t.replace("→ ", "→\n").split("\n")]
+            texts += column_header(self, column).text().split()
+        margin = self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self)
+        padding = 2 * (margin + 1) + 2  # Qt's text margin each side, the grid line, a pixel
+        return max((metrics.horizontalAdvance(t) for t in texts), default=0) + padding
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._fit_compute_column()
+        self._fit_columns()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # a new text scale
-            self._fit_compute_column()
+            self._fit_columns()
 
     def show_result(self, result: ExperimentResult) -> None:
         from autocast_explorer.core.experiment.summary import compute_sentence
@@ -148,7 +180,7 @@ class LayerTable(QTableWidget):
                     item.setBackground(tint)
                 self.setItem(row, col, item)
             self._set_error_cells(row, layer.error)
-        self._fit_compute_column()
+        self._fit_columns()
 
     def _set_error_cells(self, row: int, error) -> None:
         """Four error cells; the exact value rides along as UserRole data."""

@@ -32,20 +32,34 @@ class Basis:
     #: The roofline's legend for the measured points.
     source: str
     dtype: str
+    #: Why the roofline has no point although something was measured ('' : the chart's own).
+    unplaced: str = ""
 
 
 def sweep_basis(sweep: SweepResult) -> Basis:
     """The latest sweep's own verdict and roofline."""
     what = "batch × width grid" if sweep.is_grid else sweep.spec.param
+    count = len(sweep.points)
+    placed = sum(1 for p in sweep.roofline.points if p.mode == "plain")  # the trusted ones
     return Basis(
         "sweep",
         sweep.verdict,
         sweep.roofline,
-        f"From the CPU flags and the latest sweep ({what}, {len(sweep.points)} points, "
+        f"From the CPU flags and the latest sweep ({what}, {count} points, "
         f"{_when(sweep.created)}).",
-        f"latest sweep: {len(sweep.points)} points per mode",
+        _sweep_source(placed, count),
         sweep.config.dtype,
+        "" if placed else f"No point to place: all {count} of the sweep's were too noisy to tell",
     )
+
+
+def _sweep_source(placed: int, count: int) -> str:
+    """The roofline's legend for a sweep of `count` points, `placed` of them trusted."""
+    if placed == count:
+        return f"latest sweep: {count} points per mode"
+    if placed == 0:
+        return "latest sweep: every point too noisy to place"
+    return f"latest sweep: {placed} of {count} points per mode (the rest too noisy)"
 
 
 def run_basis(
@@ -99,6 +113,7 @@ def run_basis(
         f"{cfg.title}){_rates_source(run, trusted)}; run a sweep for the whole picture.",
         f"last run: batch {cfg.batch}" if trusted is run else _source(trusted),
         cfg.dtype,
+        "" if work else "No point to place: no run could tell which mode was faster",
     )
 
 

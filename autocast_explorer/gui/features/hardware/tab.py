@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.runtime.errors import ConfigError
-from autocast_explorer.gui.charts.roofline_chart import RooflineChart
+from autocast_explorer.gui.charts.roofline_chart import NOTHING_MEASURED, RooflineChart
 from autocast_explorer.gui.features.hardware.basis import Basis, flags_basis, run_basis, sweep_basis
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.reflow import ReflowRow, scroll_page
@@ -257,7 +257,9 @@ class HardwareTab(QWidget):
         self.onednnLabel.setText(
             f"<b>oneDNN:</b> {html.escape(self.probe.summary, quote=False)}" if self.probe else ""
         )
-        self.rooflinePlot.show_roofline(basis.roofline, basis.dtype, basis.source)
+        self.rooflinePlot.show_roofline(
+            basis.roofline, basis.dtype, basis.source, basis.unplaced or NOTHING_MEASURED
+        )
         self._show_formulas(basis.roofline)
 
     def _basis(self) -> Basis | None:
