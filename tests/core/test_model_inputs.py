@@ -15,7 +15,8 @@ from autocast_explorer.core.experiment.families.user.errors import UserModelErro
 from autocast_explorer.core.experiment.families.user.probe import probe
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.summary import format_summary
-from autocast_explorer.core.reports.report import report_markdown
+from autocast_explorer.core.reports.report import report_markdown, write_report
+from tests.core.test_report import reproduced
 
 FAST = {"min_time": 0.01, "threads": 1}
 #: Tiny Hugging Face models (random weights, built from their configs): one layer, 16 wide.
@@ -30,7 +31,14 @@ SEQ2SEQ = {
     "decoder_ffn_dim": 32,
 }
 TINY = {
-    "t5": {"d_model": 16, "d_ff": 32, "num_layers": 1, "num_heads": 2, "d_kv": 8, "vocab_size": 100},
+    "t5": {
+        "d_model": 16,
+        "d_ff": 32,
+        "num_layers": 1,
+        "num_heads": 2,
+        "d_kv": 8,
+        "vocab_size": 100,
+    },
     "bart": {**SEQ2SEQ, "vocab_size": 100},
     # The vocabulary stays Whisper's own: its special tokens (start 50257) lie near its end.
     "whisper": {**SEQ2SEQ, "num_mel_bins": 8, "max_source_positions": 16},
@@ -76,13 +84,23 @@ def test_hf_models_run_end_to_end_on_what_they_take(name, kind, argument, shape,
     assert (fed["kind"], fed["name"], fed["shape"], fed["dtype"]) == (kind, argument, shape, dtype)
     assert fed["low"] < fed["high"]
     if kind == "tokens":
-        assert 0 <= fed["low"] and fed["high"] < 100 and isinstance(fed["high"], int)
+        assert fed["low"] >= 0 and fed["high"] < 100 and isinstance(fed["high"], int)
     names = {layer.name.split(".")[0] for layer in result.layers}
     encoder_decoder = name != "wav2vec2"
     assert ("decoder" in names) is encoder_decoder  # the whole model ran
     assert bool(fed["companions"]) is encoder_decoder
     assert result.agreement is not None and result.autocast is not None
     assert ExperimentResult.from_json(result.to_json()).input == result.input
+
+
+@pytest.mark.process
+def test_reproduce_py_feeds_an_encoder_decoder_as_the_run_did(tmp_path) -> None:
+    # The script rebuilds hf:t5 through the explorer's loader: the same decoder input, so the
+    # decoder's rows and the agreement are the report's.
+    result = run_experiment(_hf("t5", **FAST))
+    write_report(result, tmp_path)
+    found = reproduced(tmp_path)
+    assert found["same"] == {"output_dtype": True, "layers": True, "agreement": True}
 
 
 @pytest.mark.parametrize(("name", "start", "vocab"), [("t5", 0, 100), ("whisper", 50257, 51865)])
@@ -199,8 +217,9 @@ def test_token_ids_span_the_vocabulary_not_the_examples_range(token_models, tmp_
     fed = result.input
     assert fed is not None and (fed.kind, fed.name, fed.shape) == ("tokens", "tokens", (16, 16))
     assert (fed.low, fed.high) == (0, 49)
-    assert "tokens: tokens, 16×16 int64, ids 0 … 49" in format_summary(result)
-    assert "| input fed | tokens: tokens, 16×16 int64, ids 0 … 49 |" in report_markdown(result)
+    line = "tokens 16×16 int64 as tokens, ids 0 … 49"
+    assert f"\nInput fed: {line}\n" in format_summary(result)
+    assert f"| input fed | {line} |" in report_markdown(result)
 
 
 def test_a_vocab_size_attribute_and_vocab_come_before_the_embedding(token_models, tmp_path):

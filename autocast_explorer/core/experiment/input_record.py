@@ -129,11 +129,11 @@ def _number(value: float) -> str:
 
 
 def fed_words(fed: FedTensor) -> str:
-    """'input_ids: tokens, 2×8 int64, ids 0 … 99' (values for other kinds)."""
+    """'tokens 2×8 int64 as input_ids, ids 0 … 99' (values for other kinds)."""
     span = "ids" if fed.kind == "tokens" else "values"
     shape = "×".join(map(str, fed.shape)) or "scalar"
     return (
-        f"{fed.name}: {fed.kind}, {shape} {fed.dtype}, {span} {_number(fed.low)} … "
+        f"{fed.kind} {shape} {fed.dtype} as {fed.name}, {span} {_number(fed.low)} … "
         f"{_number(fed.high)}"
     )
 
