@@ -23,6 +23,7 @@ from autocast_explorer.cli.signals import deferred
 from autocast_explorer.core.experiment.config import USER_MODEL_FIELDS, ExperimentConfig
 from autocast_explorer.core.experiment.config_fields import Part, field_specs
 from autocast_explorer.core.experiment.config_parts import DEFAULT_LR
+from autocast_explorer.core.experiment.config_rules import file_refusal
 from autocast_explorer.core.experiment.families import FAMILIES, family_fields
 from autocast_explorer.core.experiment.families.user.spec import is_user_spec
 from autocast_explorer.core.runtime.errors import ConfigError
@@ -200,10 +201,11 @@ def check_family_flags(args: argparse.Namespace, model: str) -> None:
             flag = "--model-arg" if field_name == "model_args" else _flag_name(field_name)
             raise UsageError(f"{flag} belongs to your own model (--model SPEC), not {model}")
     if model not in FAMILIES:
-        raise UsageError(
-            f"--model {model!r}: not a family ({', '.join(FAMILIES)}) nor a spec such as hf:bert "
-            "or my_model.py:build"
+        why = file_refusal(model) or (
+            f"{model!r}: not a family ({', '.join(FAMILIES)}) nor a spec such as hf:bert or "
+            "my_model.py:build"
         )
+        raise UsageError(f"--model {why}")
     fam = FAMILIES[model]
     own = {p.name for p in fam.params}
     for field_name in ("widths", "activation", *family_fields()):

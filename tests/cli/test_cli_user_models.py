@@ -87,11 +87,20 @@ def test_user_code_failing_is_one_error_line_and_exit_2(spec, capsys):
         (["--model", "hf:bert", "--widths", "4,2"], "--widths belongs to --model mlp"),
         (["--model", "resnet50"], "not a family"),
         (["--model", "weights.pt2:load"], "pickled code"),
+        (["--model", "model.pt2"], "'model.pt2': saved model files (.pt2, TorchScript, pickles)"),
+        (["--model", "my_model.py"], "not its factory: use my_model.py:build"),
     ],
 )
 def test_misplaced_flags_and_bad_specs_are_refused(args, says, capsys):
     assert main(["run", *args, *FAST]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_model_arg_help_shows_a_json_list(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "a JSON list of those ([1,2]" in help_text and "depths=[1,1]" in help_text
 
 
 @pytest.mark.slow  # four commands, each timing a user model (~5 s of CPU)

@@ -88,6 +88,11 @@ class LayerRecord(Part):
         return self
 
 
+#: A layer's input dtype when it was called with no tensor (Swin's relative_position_bias
+#: module makes its output from its own parameters): still a row, since it produced a tensor.
+NO_TENSOR_IN = "none"
+
+
 @dataclass
 class LayerCapture:
     """What a hook saw in one forward: dtypes, shape, and (optionally) the output tensor."""
@@ -115,7 +120,8 @@ def first_tensor(value: object) -> torch.Tensor | None:
 
 @contextlib.contextmanager
 def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> Iterator[None]:
-    """Record every module's input and output dtype (and output) during the block."""
+    """Record the input and output dtype (and output) of every module that produced a tensor
+    during the block; its input dtype is NO_TENSOR_IN when no tensor went in."""
     calls = itertools.count()
 
     def around(
@@ -129,12 +135,12 @@ def _recording(model: torch.nn.Module, sink: list[LayerCapture], keep: bool) -> 
         output = run()
         x = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
         y = first_tensor(output)
-        if x is not None and y is not None:
+        if y is not None:
             sink.append(
                 LayerCapture(
                     name=name,
                     kind=type(module).__name__,
-                    in_dtype=dtype_name(x.dtype),
+                    in_dtype=dtype_name(x.dtype) if x is not None else NO_TENSOR_IN,
                     out_dtype=dtype_name(y.dtype),
                     out_shape=tuple(y.shape),
                     output=y.detach().clone() if keep else None,

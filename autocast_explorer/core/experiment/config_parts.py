@@ -418,7 +418,7 @@ class UserModelPart(ConfigPart):
         (),
         "a keyword argument for the factory or config override (repeatable; VALUE reads as "
         "int, float, true/false, a JSON list of those ([1,2]: a list for the factory, a tuple "
-        "in the config), else text), e.g. num_hidden_layers=2",
+        "in the config), else text), e.g. num_hidden_layers=2 or depths=[1,1]",
         Rule(lambda value, config: None, MODEL_ARGS_SCHEMA),  # checked as __post_init__ reads it
         default_words="",
         metavar="KEY=VALUE",
@@ -429,8 +429,8 @@ class UserModelPart(ConfigPart):
         None,
         "one sample's shape; `batch` adds the batch dimension",
         INPUT_SHAPE_RULE,
-        default_words="default: what the model says: its example input, timm's pretrained_cfg, "
-        "3,224,224 for torchvision",
+        default_words="default: what the model says: its example input, its Hugging Face "
+        "config, timm's pretrained_cfg, 3,224,224 for torchvision",
         metavar="C,H,W",
         text=lambda text: parse_widths(text, "input_shape"),
     )

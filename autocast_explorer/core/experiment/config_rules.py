@@ -25,6 +25,18 @@ DATA_SUFFIXES: tuple[str, ...] = (".npz", ".safetensors", ".pt")
 CHECKPOINT_SUFFIXES: tuple[str, ...] = (".safetensors", ".pt")
 #: The longest spec of a user's own model (families/user/spec.py).
 MAX_SPEC_LENGTH = 1000
+#: Model files that hold pickled code, refused (docs/models.md, "Trust").
+SAVED_MODEL_SUFFIXES = (
+    ".pt2",
+    ".pt",
+    ".pth",
+    ".jit",
+    ".ts",
+    ".bin",
+    ".pkl",
+    ".ckpt",
+    ".safetensors",
+)
 
 
 class FamilyRules(Protocol):
@@ -91,10 +103,41 @@ def _threads(threads: Any, config: Any) -> str | None:
 def _model(model: Any, config: Any) -> str | None:
     if model in built_in_models() or (isinstance(model, str) and ":" in model):
         return None
+    return not_a_model(model)
+
+
+def spec_usage(text: str) -> str:
+    """What a model is, for `text` that is none."""
     return (
-        f"{model!r} is not a built-in model ({', '.join(built_in_models())}) nor a spec: use "
+        f"{text!r} is not a built-in model ({', '.join(built_in_models())}) nor a spec: use "
         "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory"
     )
+
+
+def saved_model_refusal(text: str) -> str | None:
+    """The line refusing a saved model file, bare (`model.pt2`) or with a factory
+    (`model.pt2:build`); None for other text."""
+    text = text.strip()
+    if not any(p.lower().endswith(SAVED_MODEL_SUFFIXES) for p in (text, text.rpartition(":")[0])):
+        return None
+    return (
+        f"{text!r}: saved model files (.pt2, TorchScript, pickles) are not loaded: loading "
+        "them runs pickled code; give the Python factory that builds the model instead "
+        "(docs/models.md, 'Trust')"
+    )
+
+
+def file_refusal(text: str) -> str | None:
+    """Why `text` (no ':') names no model when it names a file: a saved model file, or a
+    Python file without its factory; None for other text."""
+    if text.strip().lower().endswith(".py"):
+        return f"{text!r} names a file but not its factory: use {text.strip()}:build (FILE:factory)"
+    return saved_model_refusal(text)
+
+
+def not_a_model(text: Any) -> str:
+    """Why `text` (no family, no ':') names no model."""
+    return (isinstance(text, str) and file_refusal(text)) or spec_usage(text)
 
 
 def model_help() -> str:

@@ -34,6 +34,10 @@ class DataTask:
         picked = torch.from_numpy(rows)
         return self.x[picked], self.y[picked]
 
+    def inputs(self) -> tuple[torch.Tensor, ...]:
+        """The first batch, then every training and held-out row (the result's `input`)."""
+        return (self.batch(0)[0], self.x, *(x for x, _ in self.held_out))
+
 
 def data_task(config: ExperimentConfig, dataset: Dataset) -> DataTask:
     """The seeded split of `dataset` as a task, rows scaled and shaped for `config`'s model."""

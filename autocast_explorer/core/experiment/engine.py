@@ -202,6 +202,7 @@ def run_inference(
         data=prepared.info if prepared is not None else None,
         accuracy=prepared.accuracy if prepared is not None else None,
         model_info=seen.model_info,
+        input=family(config).record_input(config, model, [x]),
         routes=routes,
     )
 
@@ -468,6 +469,7 @@ def run_training(
         train=report,
         data=info,
         model_info=model_info,
+        input=family(config).record_input(config, run.trainers["plain"].model, run.task.inputs()),
     )
 
 

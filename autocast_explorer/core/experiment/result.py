@@ -68,6 +68,7 @@ from autocast_explorer.core.experiment.config_schema import config_schema
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.info import ModelInfo
 from autocast_explorer.core.experiment.guards import ForwardEstimate
+from autocast_explorer.core.experiment.input_record import InputRecord
 from autocast_explorer.core.experiment.routes import RouteResult, routes_under
 from autocast_explorer.core.experiment.timing import LatencyStats
 from autocast_explorer.core.experiment.train_report import TrainReport
@@ -226,6 +227,9 @@ class ExperimentResult(OpenPart):
     accuracy: AccuracyReport | None = None
     model_info: ModelInfo | None = Field(
         default=None, description="your own model (--model SPEC): what ran"
+    )
+    input: InputRecord | None = Field(
+        default=None, description="what the model was fed (older files lack it)"
     )
     #: config.routes beyond eager: every route (routes.py); () when only eager ran.
     routes: Annotated[tuple[RouteResult, ...], EmptyWhenNull()] = Field(
@@ -424,7 +428,7 @@ class ExperimentResult(OpenPart):
 
 
 #: Sections only some runs have: absent from the file when the run has none.
-_SOMETIMES = ("guard", "train", "data", "accuracy", "model_info", "routes")
+_SOMETIMES = ("guard", "train", "data", "accuracy", "model_info", "input", "routes")
 
 
 def result_schema(sections: dict[str, type[Part]] | None = None) -> dict[str, Any]:

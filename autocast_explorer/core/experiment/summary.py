@@ -11,6 +11,7 @@ from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
 from autocast_explorer.core.experiment.config_words import model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
+from autocast_explorer.core.experiment.input_record import input_words
 from autocast_explorer.core.experiment.pace import SAME_SPEED, SPEED_CALL_WORDS, ms_text, ratio_text
 from autocast_explorer.core.experiment.policy_summary import format_probe
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -205,7 +206,8 @@ def format_summary(result: ExperimentResult) -> str:
 
 
 def _heading_lines(result: ExperimentResult) -> list[str]:
-    """The model and config, then the machine, then what the latency rows time."""
+    """The model and config, the machine, what the model was fed, then what the latency rows
+    time."""
     cfg = result.config
     env = result.environment
     model = f"widths {','.join(map(str, cfg.widths))}" if cfg.model == "mlp" else cfg.title
@@ -214,6 +216,7 @@ def _heading_lines(result: ExperimentResult) -> list[str]:
         f"autocast dtype {cfg.dtype} · seed {cfg.seed}",
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
         f"{env.threads_text}",
+        *([f"Input fed: {input_words(result.input)}"] if result.input else []),
         "",
         "Latency per forward (median, p25–p75, cold first call):"
         if result.train is None

@@ -119,6 +119,10 @@ class SyntheticTask:
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         return self.batches[step % len(self.batches)]
 
+    def inputs(self) -> tuple[torch.Tensor, ...]:
+        """Every input it feeds, training batches then held-out ones (the result's `input`)."""
+        return tuple(x for x, _ in (*self.batches, *self.held_out))
+
 
 class Task(Protocol):
     """What training draws from: the synthetic task, or real rows (experiment/data_task.py)."""
@@ -130,6 +134,10 @@ class Task(Protocol):
     def loss_kind(self) -> str: ...
 
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def inputs(self) -> tuple[torch.Tensor, ...]:
+        """Every input it feeds, a batch first (the result's `input` takes its shape)."""
+        ...
 
 
 def make_task(config: ExperimentConfig, source: ModelSource = MLP_SOURCE) -> SyntheticTask:

@@ -41,6 +41,7 @@ from autocast_explorer.core.experiment.certainty import speedup_basis
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.input_record import input_words
 from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS
 from autocast_explorer.core.experiment.result import SCHEMA, ExperimentResult
 from autocast_explorer.core.experiment.route_summary import route_cells
@@ -320,7 +321,8 @@ def _experiment_markdown(result: ExperimentResult) -> list[str]:
                 ("head", cfg.head),
                 ("autocast dtype", cfg.dtype),
                 ("seed", cfg.seed),
-                ("input", f"{cfg.input_distribution}, scale {cfg.input_scale:g}"),
+                *([("input fed", input_words(result.input))] if result.input else []),
+                ("input drawn", f"{cfg.input_distribution}, scale {cfg.input_scale:g}"),
                 ("threads", cfg.threads if cfg.threads is not None else "torch default"),
                 ("allclose tolerance", f"atol {cfg.atol:g}, rtol {cfg.rtol:g}"),
                 ("measurement budget", f"{cfg.min_time:g} s per mode"),

@@ -121,8 +121,9 @@ def forward(model, x, low):
         output = run()
         x_in = first_tensor(args) if args else first_tensor(tuple(kwargs.values()))
         y = first_tensor(output)
-        if x_in is not None and y is not None:
-            layer = {"name": name, "in": dtype_name(x_in.dtype), "out": dtype_name(y.dtype)}
+        if y is not None:
+            fed = dtype_name(x_in.dtype) if x_in is not None else "none"
+            layer = {"name": name, "in": fed, "out": dtype_name(y.dtype)}
             seen.append((order, layer))
         return output
 

@@ -14,12 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.config_fields import FieldSpec, field_specs
+from autocast_explorer.core.experiment.input_record import InputKind
 from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import torch
 
     from autocast_explorer.core.data.dataset import Dataset
+    from autocast_explorer.core.experiment.input_record import InputRecord
 
 #: Common fields that mean something only for some families (the rest apply to all).
 OPTIONAL_COMMON = ("widths", "activation", "head")
@@ -150,6 +154,8 @@ class Family:
     data_sets: str = ""
     #: What `flops` counts (a sweep's roofline says it beside the points).
     flops_formula: str = GEMM_FLOPS_FORMULA
+    #: What its input holds (the result's `input.kind`).
+    input_kind: InputKind = "float"
 
     # ---- torch-free -----------------------------------------------------------------------
     def validate(self, config: ExperimentConfig) -> None:
@@ -232,6 +238,14 @@ class Family:
     def build_input(self, config: ExperimentConfig) -> torch.Tensor:
         """Drawn after the model from the same RNG stream, shaped for the family."""
         return self.construction().input(config.to_dict())
+
+    def record_input(
+        self, config: ExperimentConfig, model: torch.nn.Module, batches: Sequence[torch.Tensor]
+    ) -> InputRecord:
+        """The result's `input`: `batches` fed to `model` (the first one's shape)."""
+        from autocast_explorer.core.experiment.input_record import first_argument, input_record
+
+        return input_record(self.input_kind, first_argument(model), batches)
 
 
 #: Every config field's default (a parameter's default is its field's).

@@ -50,6 +50,7 @@ class CnnFamily(Family):
     sweeps = (SweptSize("channels", "stage channels", (8, 256, 6)), IMAGE_SIDE)
     rows = ROWS_OF_IMAGES
     data_sets = "channels[0] and image side"
+    input_kind = "pixels"
 
     def validate(self, config: ExperimentConfig) -> None:
         super().validate(config)

@@ -19,9 +19,12 @@ from autocast_explorer.core.experiment.families.base import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import torch
 
     from autocast_explorer.core.experiment.families.user.probe import ModelProbe
+    from autocast_explorer.core.experiment.input_record import InputRecord
 
 #: What a user model's FLOP count is (probe.py here).
 PROBE_FLOPS_FORMULA = (
@@ -107,3 +110,13 @@ class UserFamily(Family):
 
     def build_input(self, config: ExperimentConfig) -> torch.Tensor:
         return self.probe(config).plan.draw(config, config.batch)
+
+    def record_input(
+        self, config: ExperimentConfig, model: torch.nn.Module, batches: Sequence[torch.Tensor]
+    ) -> InputRecord:
+        """As its plan fed it: by the argument's name, with any decoder input beside it."""
+        from autocast_explorer.core.experiment.input_record import input_record
+
+        plan = self.probe(config).plan
+        companions = [plan.feed.companions(x) for x in batches]
+        return input_record(plan.kind, plan.name, batches, companions)

@@ -29,6 +29,13 @@ from autocast_explorer.core.experiment.families.user.errors import (
 )
 from autocast_explorer.core.experiment.families.user.guard import UserCode, user_paths
 from autocast_explorer.core.experiment.families.user.spec import ModelSpec, parse_spec
+from autocast_explorer.core.experiment.families.user.stated import (
+    StatedInput,
+    factory_stated,
+    hf_stated,
+    refuse_two_towers,
+)
+from autocast_explorer.core.experiment.input_record import first_argument
 
 #: Set before transformers is imported: it then never reaches for the hub.
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
@@ -38,17 +45,20 @@ OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISAB
 DOWNLOADING_ARGS = ("weights", "weights_backbone", "pretrained", "use_pretrained_backbone")
 #: What torchvision classifiers take (the default input when the library does not say).
 TORCHVISION_INPUT = (3, 224, 224)
+#: The instance attribute holding how one batch reaches the model (inputs.Feed): the output
+#: adapter hands the batch on by name, with what is fed beside it.
+FEED_ATTRIBUTE = "_autocast_explorer_feed"
 
 
 @dataclass
 class Loaded:
-    """A built module and what came with it: the factory's example input, the input size the
-    library states, a file's sha256, the paths that count as the user's code for tracebacks."""
+    """A built module and what came with it: what it states it takes (stated.py), the
+    factory's example input, a file's sha256, the paths that count as the user's code for
+    tracebacks."""
 
     module: torch.nn.Module
+    stated: StatedInput
     example: torch.Tensor | None = None
-    stated_input: tuple[int, ...] | None = None
-    vocab: int | None = None
     sha256: str | None = None
     user_paths: tuple[str, ...] = field(default_factory=tuple)
 
@@ -100,6 +110,7 @@ def _hf(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
             f"{error_line(exc)} (hf: takes a model type such as bert, gpt2, vit, resnet; "
             "built from its default config, nothing is downloaded)",
         ) from None
+    refuse_two_towers(spec.text, config, known)
     # Vision classifiers get their classification head (logits); others their base model.
     image_classes = transformers.models.auto.modeling_auto.MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING
     auto = (
@@ -109,15 +120,7 @@ def _hf(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     )
     with UserCode(spec.text, "building it", ()):
         module = auto.from_config(config)
-    stated: tuple[int, ...] | None = None
-    vocab = getattr(config, "vocab_size", None)
-    channels = getattr(config, "num_channels", None)
-    if isinstance(channels, int):
-        side = getattr(config, "image_size", 224)
-        side = side if isinstance(side, int) else 224
-        stated = (channels, side, side)
-        vocab = None
-    return Loaded(module, stated_input=stated, vocab=vocab if isinstance(vocab, int) else None)
+    return Loaded(module, hf_stated(config, module))
 
 
 def _torchvision(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
@@ -125,7 +128,7 @@ def _torchvision(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     torchvision = _import_library(spec, "torchvision")
     with UserCode(spec.text, "building it", ()):
         module = torchvision.models.get_model(spec.target, weights=None, **kwargs)
-    return Loaded(module, stated_input=TORCHVISION_INPUT)
+    return Loaded(module, StatedInput(first_argument(module), "pixels", TORCHVISION_INPUT))
 
 
 def _timm(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
@@ -136,7 +139,7 @@ def _timm(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
     cfg = getattr(module, "pretrained_cfg", None) or {}
     size = cfg.get("input_size") if isinstance(cfg, Mapping) else None
     stated = tuple(int(s) for s in size) if isinstance(size, list | tuple) else None
-    return Loaded(module, stated_input=stated)
+    return Loaded(module, StatedInput(first_argument(module), "pixels", stated))
 
 
 @contextlib.contextmanager
@@ -205,10 +208,8 @@ def _factory(spec: ModelSpec, kwargs: dict[str, Any]) -> Loaded:
             f"{spec.factory} returned {type(made).__name__}, not an nn.Module or "
             "(nn.Module, example_input)",
         )
-    vocab = None
-    if example is not None and not example.is_floating_point():
-        vocab = int(example.max()) + 1 if example.numel() else None
-    return Loaded(made, example=example, vocab=vocab, sha256=digest, user_paths=paths)
+    stated = factory_stated(made, example)
+    return Loaded(made, stated, example=example, sha256=digest, user_paths=paths)
 
 
 _BUILDERS = {"hf": _hf, "torchvision": _torchvision, "timm": _timm}
@@ -249,8 +250,9 @@ _ADAPTED: dict[type, type] = {}
 
 def adapt_output(module: torch.nn.Module) -> torch.nn.Module:
     """Make `module(x)` return one tensor (main_tensor of its output) so every path that reads
-    logits reads this model. A subclass with that forward, not a wrapper module: layer names
-    stay the model's own (no 'model.' prefix) and copies (training) stay adapted."""
+    logits reads this model, and hand `x` on as the module's feed says (FEED_ATTRIBUTE: by
+    name, with a decoder input beside it). A subclass with that forward, not a wrapper module:
+    layer names stay the model's own (no 'model.' prefix) and copies (training) stay adapted."""
     cls = type(module)
     if cls in _ADAPTED.values():
         return module
@@ -258,6 +260,9 @@ def adapt_output(module: torch.nn.Module) -> torch.nn.Module:
     if adapted is None:
 
         def forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+            feed = getattr(self, FEED_ATTRIBUTE, None)
+            if feed is not None and len(args) == 1 and not kwargs:
+                args, kwargs = feed.arguments(args[0])
             return main_tensor(cls.forward(self, *args, **kwargs))
 
         adapted = type(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
@@ -20,29 +19,10 @@ from autocast_explorer.core.experiment.capture import first_tensor
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
 from autocast_explorer.core.experiment.families.user.guard import UserCode
+from autocast_explorer.core.experiment.families.user.inputs import InputPlan, feed, input_plan
 from autocast_explorer.core.experiment.families.user.loader import Loaded, load, module_class_name
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
-
-#: Sequence length and vocabulary when neither the user nor the model says.
-DEFAULT_VOCAB = 1000
-
-
-@dataclass(frozen=True)
-class InputPlan:
-    """What one input sample is: its shape (no batch dimension) and kind; `vocab` for tokens."""
-
-    shape: tuple[int, ...]
-    kind: Literal["float", "tokens"]
-    vocab: int | None = None
-
-    def draw(self, config: ExperimentConfig, batch: int) -> torch.Tensor:
-        """A batch from torch's RNG: token ids below `vocab`, or the config's distribution."""
-        if self.kind == "tokens":
-            return torch.randint(0, self.vocab or DEFAULT_VOCAB, (batch, *self.shape))
-        from autocast_explorer.core.experiment.families.construct.common import draw_input
-
-        return draw_input(config.to_dict(), (batch, *self.shape))
 
 
 @dataclass(frozen=True)
@@ -81,47 +61,14 @@ class ModelProbe:
         )
 
 
-def input_plan(config: ExperimentConfig, loaded: Loaded) -> InputPlan:
-    """The input: --input-shape / --input-kind / --vocab / --seq / --image over what the model
-    says (the factory's example, timm's pretrained_cfg, an HF config, torchvision's 3×224×224)."""
-    spec = config.model
-    kind = config.input_kind
-    example = loaded.example
-    if kind == "auto":
-        if example is not None:
-            kind = "float" if example.is_floating_point() else "tokens"
-        elif loaded.stated_input is not None:
-            kind = "float"
-        else:
-            kind = "tokens" if loaded.vocab else "float"
-    if config.input_shape is not None:
-        shape = config.input_shape
-    elif example is not None:
-        shape = tuple(example.shape[1:])
-    elif kind == "tokens":
-        shape = (config.seq,)
-    elif loaded.stated_input is not None:
-        shape = loaded.stated_input
-    else:
-        raise UserModelError(
-            spec, "the model states no input size: give --input-shape (per sample, e.g. 3,64,64)"
-        )
-    if kind == "tokens" and config.input_shape is None and example is None:
-        shape = (config.seq,)
-    if config.input_image is not None:
-        if len(shape) < 2:
-            raise UserModelError(spec, f"--image needs an input of ≥ 2 dimensions (it is {shape})")
-        shape = (*shape[:-2], config.input_image, config.input_image)
-    vocab = config.vocab or loaded.vocab or DEFAULT_VOCAB if kind == "tokens" else None
-    return InputPlan(tuple(int(s) for s in shape), "tokens" if kind == "tokens" else "float", vocab)
-
-
 def build(config: ExperimentConfig) -> tuple[torch.nn.Module, Loaded, InputPlan]:
-    """Seeded build in eval mode, and the input plan (the engine draws its input after this)."""
+    """Seeded build in eval mode, and the input plan (the engine draws its input after this);
+    the module is fed as the plan says."""
     torch.manual_seed(config.seed)
     loaded = load(config.model, config.model_args)
     loaded.module.eval()
-    return loaded.module, loaded, input_plan(config, loaded)
+    plan = input_plan(config, loaded)
+    return feed(loaded.module, plan), loaded, plan
 
 
 def run_user_forward(

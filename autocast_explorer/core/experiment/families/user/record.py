@@ -35,7 +35,7 @@ def rows_at_depth(config: ExperimentConfig, names: Sequence[str]) -> tuple[set[s
         parameters=p.parameters,
         sha256=p.sha256,
         input_shape=p.plan.shape,
-        input_kind=p.plan.kind,
+        input_kind="tokens" if p.plan.kind == "tokens" else "float",
         output_shape=(config.batch, *p.output_shape[1:]),
         layer_depth=at,
         modules=len(names),

@@ -11,7 +11,12 @@ import ast
 import re
 from dataclasses import dataclass
 
-from autocast_explorer.core.experiment.config_rules import MAX_SPEC_LENGTH, built_in_models
+from autocast_explorer.core.experiment.config_rules import (
+    MAX_SPEC_LENGTH,
+    not_a_model,
+    saved_model_refusal,
+    spec_usage,
+)
 from autocast_explorer.core.runtime.errors import ConfigError
 
 LIBRARIES: tuple[str, ...] = ("hf", "torchvision", "timm")
@@ -23,8 +28,6 @@ _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 DEFAULT_FACTORY = "build"
 #: A file larger than this is not read for its factory names (a model file is a few kB).
 FACTORY_SCAN_BYTES = 1_000_000
-#: Model files that hold pickled code, refused (docs/models.md, "Trust").
-_SERIALISED = (".pt2", ".pt", ".pth", ".jit", ".ts", ".bin", ".pkl", ".ckpt", ".safetensors")
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ def parse_spec(text: str) -> ModelSpec:
     if len(text) > MAX_SPEC_LENGTH:
         raise ConfigError("model", f"a spec has at most {MAX_SPEC_LENGTH} characters")
     if ":" not in text:
-        raise ConfigError("model", _usage(text))
+        raise ConfigError("model", not_a_model(text))
     prefix, _, name = text.partition(":")
     if prefix in LIBRARIES:
         if not _NAME.match(name) or "/" in name:
@@ -77,27 +80,18 @@ def parse_spec(text: str) -> ModelSpec:
             )
         return ModelSpec(text, prefix, name)
     target, _, factory = text.rpartition(":")
-    if target.lower().endswith(_SERIALISED):
-        raise ConfigError(
-            "model",
-            f"{text!r}: saved model files (.pt2, TorchScript, pickles) are not loaded: loading "
-            "them runs pickled code; give the Python factory that builds the model instead "
-            "(docs/models.md, 'Trust')",
-        )
+    saved = saved_model_refusal(text)
+    if saved:
+        raise ConfigError("model", saved)
     if not _IDENTIFIER.match(factory):
-        raise ConfigError("model", f"{text!r}: {factory!r} is not a Python name; {_usage(text)}")
+        raise ConfigError(
+            "model", f"{text!r}: {factory!r} is not a Python name; {spec_usage(text)}"
+        )
     if target.endswith(".py"):
         return ModelSpec(text, "file", target, factory)
     if _MODULE.match(target):
         return ModelSpec(text, "module", target, factory)
     raise ConfigError("model", f"{text!r}: {target!r} is neither a .py file nor a module path")
-
-
-def _usage(text: str) -> str:
-    return (
-        f"{text!r} is not a built-in model ({', '.join(built_in_models())}) nor a spec: use "
-        "hf:TYPE, torchvision:NAME, timm:NAME, package.module:factory or path/to/file.py:factory"
-    )
 
 
 def model_file(text: str) -> str | None:
