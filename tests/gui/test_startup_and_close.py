@@ -201,8 +201,8 @@ def test_the_app_window_loads_the_engine_before_it_builds_the_later_tabs():
             @Slot()
             def ready(self):
                 listed = self.presets.shown_text() != "Loading presets…"
-                events.append(f"ready: presets listed {listed}, "
-                              f"later tabs {self.features_installed}, Run {self.runButton.isEnabled()}")
+                later, run = self.features_installed, self.runButton.isEnabled()
+                events.append(f"ready: presets listed {listed}, later tabs {later}, Run {run}")
 
             @Slot()
             def installed(self):

@@ -26,7 +26,6 @@ from autocast_explorer.gui.features.experiment.controls import PROGRESS_STEPS, C
 from autocast_explorer.gui.features.experiment.field_errors import error_fields
 from autocast_explorer.gui.tasks.client import TaskRouter
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
-
 from autocast_explorer.gui.window.engine_loading import (
     LOADING_TEXT,
     import_shared_packages,
