@@ -150,16 +150,8 @@ def speedup_interval(
     n = len(values)
     if n < MIN_PAIRS_95:
         return median_interval(values, level, presorted=True)
-    logs = [math.log(v) for v in values]  # sorted, as `values`
-    cut = int(TRIM * n)
-    kept = n - 2 * cut
-    trimmed_mean = sum(logs[cut : n - cut]) / kept
-    winsorized = [logs[cut]] * cut + logs[cut : n - cut] + [logs[n - cut - 1]] * cut
-    center = sum(winsorized) / n
-    variance = sum((x - center) ** 2 for x in winsorized) / (n - 1)
-    half = t_quantile(0.5 + level / 2, kept - 1) * math.sqrt(
-        (n - 1) * variance / (kept * (kept - 1))
-    )
+    trimmed_mean, variance = _trimmed_log_mean_and_variance(values)
+    half = _yuen_half(n, variance, level)
     return SpeedupInterval(
         low=math.exp(trimmed_mean - half),
         high=math.exp(trimmed_mean + half),
@@ -167,6 +159,55 @@ def speedup_interval(
         pairs=n,
         estimate=math.exp(trimmed_mean),
     )
+
+
+def pairs_needed(
+    ratios: Sequence[float], target: float, level: float = LEVEL, limit: int = 1_000_000
+) -> int:
+    """How many pairs the interval of `ratios` (sorted, positive) needs to be within ±`target`
+    at `level`, if the pairs still to come spread as these did: the n whose Yuen half-width at
+    this winsorized variance is small enough. `len(ratios)` when it is already; `limit` when
+    no count up to it would do. Fewer than MIN_PAIRS_95 ratios tell nothing: MIN_PAIRS_95 or
+    more, as the first real interval needs."""
+    n = len(ratios)
+    if n < MIN_PAIRS_95:
+        return MIN_PAIRS_95
+    _, variance = _trimmed_log_mean_and_variance(ratios)
+    wanted = math.log1p(target)
+    if _yuen_half(n, variance, level) <= wanted:
+        return n
+    high = n
+    while _yuen_half(high, variance, level) > wanted:
+        if high >= limit:
+            return limit
+        high = min(2 * high, limit)
+    low = max(high // 2, n)  # too few (or n itself, already checked)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _yuen_half(middle, variance, level) <= wanted:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _trimmed_log_mean_and_variance(values: Sequence[float]) -> tuple[float, float]:
+    """The 20%-trimmed mean of the logs of sorted `values` and their winsorized variance."""
+    n = len(values)
+    logs = [math.log(v) for v in values]  # sorted, as `values`
+    cut = int(TRIM * n)
+    kept = n - 2 * cut
+    trimmed_mean = sum(logs[cut : n - cut]) / kept
+    winsorized = [logs[cut]] * cut + logs[cut : n - cut] + [logs[n - cut - 1]] * cut
+    center = sum(winsorized) / n
+    return trimmed_mean, sum((x - center) ** 2 for x in winsorized) / (n - 1)
+
+
+def _yuen_half(n: int, variance: float, level: float) -> float:
+    """Yuen's half-width (in logs) for n pairs of this winsorized variance."""
+    kept = n - 2 * int(TRIM * n)
+    t = t_quantile(0.5 + level / 2, kept - 1)
+    return t * math.sqrt((n - 1) * variance / (kept * (kept - 1)))
 
 
 def t_quantile(p: float, df: int) -> float:

@@ -34,6 +34,7 @@ from autocast_explorer.core.experiment.interval import (
     LEVEL,
     MIN_PAIRS_95,
     SpeedupInterval,
+    pairs_needed,
     speedup_interval,
 )
 from autocast_explorer.core.runtime.progress import Reporter
@@ -127,7 +128,8 @@ class PairedTiming:
     """What `measure_paired` found: per-mode statistics, the interval, the stalls, why it stopped.
 
     `stopped` is "budget" (fixed protocol: the budget was spent), "precise" (the interval
-    reached the target half-width) or "max_time" (the target was not reached in time).
+    reached the target half-width) or "max_time" (the target was not reached in the time
+    allowed, or was out of its reach: `measure_paired`'s `give_up_after`).
     """
 
     stats: tuple[LatencyStats, ...]
@@ -248,6 +250,7 @@ def measure_paired(
     max_time: float | None = None,
     target: float | None = None,
     clock: Clock | None = None,
+    give_up_after: float | None = None,
 ) -> PairedTiming:
     """Time each callable for at least `min_time` seconds, alternating blocks A B A B …
 
@@ -270,10 +273,22 @@ def measure_paired(
     without one it stops once the modes together have used `max_time` seconds each (stalls
     included; default 2 × `min_time`; `math.inf`: no limit), even short of `min_time`: forwards
     that slowed 70× after their blocks were sized must not hold the run for minutes.
+    `give_up_after` (seconds per mode, with a `target`): once the modes together have used
+    that much, the run stops ("max_time") as soon as the target is out of reach: the pairs it
+    still needs, projected from the spread of the pairs so far (interval.pairs_needed), would
+    take longer than what is left of `max_time`. A sweep gives a point it cannot help its even
+    share of the time, and what other points left to one it can.
     `clock` (seconds; default time.perf_counter) lets tests run the protocol on a fake clock.
     """
     run = _PairedRun(
-        modes, min_time, reporter or Reporter(), labels, block_contexts, max_time, target, clock
+        modes,
+        min_time,
+        reporter or Reporter(),
+        labels,
+        block_contexts,
+        (max_time, give_up_after),
+        target,
+        clock,
     )
     run.warm_up(cold_ms)
     while (stopped := run.stop_reason()) is None:
@@ -295,10 +310,11 @@ class _PairedRun:
         reporter: Reporter,
         labels: Sequence[str] | None,
         block_contexts: Sequence[BlockContext | None] | None,
-        max_time: float | None,
+        limits: tuple[float | None, float | None],
         target: float | None,
         clock: Clock | None,
     ) -> None:
+        max_time, self.give_up_after = limits  # see measure_paired
         self.modes = modes
         self.min_time = min_time
         self.reporter = reporter
@@ -393,7 +409,7 @@ class _PairedRun:
         n = len(self.modes)
         if all(self.enough(i) for i in range(n)) and self.precise():
             return "budget" if self.target is None else "precise"
-        if sum(self.used) >= n * self.max_time and all(
+        if (sum(self.used) >= n * self.max_time or self.out_of_reach()) and all(
             len(self.samples[i]) >= min(self.min_blocks[i], STALL_AFTER) for i in range(n)
         ):
             # The whole allowance, all modes together (each with 3 blocks at least): one mode
@@ -402,6 +418,22 @@ class _PairedRun:
             # block far over its intended length shrinks the next ones, so this ends soon.
             return "max_time"
         return None
+
+    def out_of_reach(self) -> bool:
+        """Past `give_up_after`, with a 95% interval: the pairs the target still needs would
+        outlast `max_time`, each a round of one block per mode at its median time. (Short of
+        MIN_PAIRS_95 pairs a run goes on: an interval of lower coverage still tells something.)"""
+        target, after, pairs = self.target, self.give_up_after, len(self.ratios)
+        if target is None or after is None or pairs < MIN_PAIRS_95:
+            return False
+        used, n = sum(self.used), len(self.modes)
+        if used < n * after:
+            return False
+        per_pair = sum(
+            size * _sorted_median(kept) / 1e3
+            for size, kept in zip(self.block_sizes, self.ordered, strict=True)
+        )
+        return (pairs_needed(self.ratios, target) - pairs) * per_pair > n * self.max_time - used
 
     def play_round(self) -> None:
         """One block per mode in turn, the pair's ratio taken, progress reported."""
