@@ -35,21 +35,22 @@ def test_the_pairs_needed_are_the_fewest_whose_interval_would_be_within_the_targ
     logs = [math.log(r) for r in ratios]
     wins = [logs[2]] * 2 + logs[2:8] + [logs[7]] * 2
     variance = sum((x - sum(wins) / 10) ** 2 for x in wins) / 9
-    needed = pairs_needed(ratios, TARGET)
+    interval = speedup_interval(ratios)
+    assert interval.half_width > TARGET  # ten are not enough
+    needed = pairs_needed(interval, TARGET)
     assert yuen_half(needed, variance) <= math.log1p(TARGET) < yuen_half(needed - 1, variance)
-    assert needed > len(ratios)  # ten are not enough: the interval is wider than ±3% now
-    assert speedup_interval(ratios).half_width > TARGET
+    assert needed == 26
 
 
 def test_the_pairs_needed_for_an_interval_already_narrow_enough_are_those_it_has():
-    ratios = [2.0] * 7
-    assert speedup_interval(ratios).half_width == 0.0
-    assert pairs_needed(ratios, TARGET) == 7
+    interval = speedup_interval([2.0] * 7)
+    assert interval.half_width == 0.0
+    assert pairs_needed(interval, TARGET) == 7
 
 
 def test_few_pairs_tell_nothing_but_the_first_real_interval_and_a_limit_bounds_the_rest():
-    assert pairs_needed([1.0, 3.0], TARGET) == MIN_PAIRS_95
-    wild = sorted([0.5, 2.0] * 5)
+    assert pairs_needed(speedup_interval([1.0, 3.0]), TARGET) == MIN_PAIRS_95
+    wild = speedup_interval([0.5, 2.0] * 5)
     assert pairs_needed(wild, TARGET, limit=500) == 500
     assert pairs_needed(wild, TARGET) > 500
 
@@ -142,21 +143,21 @@ def test_without_give_up_after_a_point_out_of_reach_runs_to_its_cap():
 # ---- the sweep's budget ------------------------------------------------------------------------
 def test_a_point_may_use_its_own_budget_and_borrow_within_the_adaptive_budget():
     budget = SweepBudget(12, 0.5)
-    assert budget.total == pytest.approx(12 * 0.5 * ADAPTIVE_BUDGET)  # 2.4 s of the fixed 6 s
+    assert budget.total == pytest.approx(12 * 0.5 * ADAPTIVE_BUDGET) == 2.7  # of the fixed 6 s
     first = budget.next_point()
     assert first.cap == pytest.approx(0.5)  # its own budget: nothing was left unspent yet
-    assert first.fair == pytest.approx(2.4 / 12)
+    assert first.fair == pytest.approx(2.7 / 12)
     budget.spend(0.05)
     for _ in range(9):  # ten cheap points, precise at once
         budget.next_point()
         budget.spend(0.05)
     eleventh = budget.next_point()
-    # 4.5 s left unspent of their own budgets, but the sweep may use 2.4 s in all.
-    assert eleventh.cap == pytest.approx(0.5 + (2.4 - 0.5 - 0.5))
-    assert eleventh.fair == pytest.approx((2.4 - 0.5) / 2)
+    # 4.5 s left unspent of their own budgets, but the sweep may use 2.7 s in all.
+    assert eleventh.cap == pytest.approx(0.5 + (2.7 - 0.5 - 0.5))
+    assert eleventh.fair == pytest.approx((2.7 - 0.5) / 2)
     budget.spend(1.0)
     last = budget.next_point()
-    assert last.cap == last.fair == pytest.approx(2.4 - 1.5)  # all that is left
+    assert last.cap == last.fair == pytest.approx(2.7 - 1.5)  # all that is left
 
 
 def test_every_point_keeps_its_own_budget_when_the_adaptive_one_is_spent():

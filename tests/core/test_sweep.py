@@ -304,10 +304,10 @@ def test_mostly_doubtful_points_make_the_verdict_provisional(monkeypatch):
 
 @pytest.mark.parametrize("adaptive", [True, False])
 def test_adaptive_points_share_the_sweeps_budget_by_what_is_left(monkeypatch, adaptive):
-    # Three points of a 0.02 s budget; the adaptive sweep's is 0.4 × 3 × 0.02 = 0.024 s. Their
+    # Three points of a 0.02 s budget; the adaptive sweep's is 0.45 × 3 × 0.02 = 0.027 s. Their
     # timing (cold calls included) took 0.001, 0.002 and 0.020 s. Each point may use its own
-    # 0.02 s, and borrow what earlier ones left while the sweep stays within 0.024 s (its cap);
-    # it gives up, once its ±3% is out of reach, at its even share of what is left of 0.024 s.
+    # 0.02 s, and borrow what earlier ones left while the sweep stays within 0.027 s (its cap);
+    # it gives up, once its ±3% is out of reach, at its even share of what is left of 0.027 s.
     # A fixed sweep gives each its budget, no target.
     allowances = []
     real = sweep.measure_paired
@@ -324,9 +324,9 @@ def test_adaptive_points_share_the_sweeps_budget_by_what_is_left(monkeypatch, ad
     if adaptive:
         # (minimum, cap, even share) per mode: halves of each point's allowance.
         assert allowances == [
-            pytest.approx((0.001, 0.02 / 2, 0.024 / 3 / 2)),
-            pytest.approx((0.001, (0.02 + 0.003) / 2, (0.024 - 0.001) / 2 / 2)),
-            pytest.approx((0.001, (0.02 + 0.001) / 2, (0.024 - 0.003) / 2)),
+            pytest.approx((0.001, 0.02 / 2, 0.027 / 3 / 2)),
+            pytest.approx((0.001, (0.02 + 0.006) / 2, (0.027 - 0.001) / 2 / 2)),
+            pytest.approx((0.001, (0.02 + 0.004) / 2, (0.027 - 0.003) / 2)),
         ]
     else:
         assert allowances == [(0.01, 0.01, None)] * 3

@@ -151,7 +151,7 @@ def speedup_interval(
     if n < MIN_PAIRS_95:
         return median_interval(values, level, presorted=True)
     trimmed_mean, variance = _trimmed_log_mean_and_variance(values)
-    half = _yuen_half(n, variance, level)
+    half = _yuen_scale(n, level) * math.sqrt(variance)
     return SpeedupInterval(
         low=math.exp(trimmed_mean - half),
         high=math.exp(trimmed_mean + half),
@@ -161,30 +161,32 @@ def speedup_interval(
     )
 
 
-def pairs_needed(
-    ratios: Sequence[float], target: float, level: float = LEVEL, limit: int = 1_000_000
-) -> int:
-    """How many pairs the interval of `ratios` (sorted, positive) needs to be within ±`target`
-    at `level`, if the pairs still to come spread as these did: the n whose Yuen half-width at
-    this winsorized variance is small enough. `len(ratios)` when it is already; `limit` when
-    no count up to it would do. Fewer than MIN_PAIRS_95 ratios tell nothing: MIN_PAIRS_95 or
-    more, as the first real interval needs."""
-    n = len(ratios)
-    if n < MIN_PAIRS_95:
-        return MIN_PAIRS_95
-    _, variance = _trimmed_log_mean_and_variance(ratios)
+def pairs_needed(interval: SpeedupInterval, target: float, limit: int = 1_000_000) -> int:
+    """How many pairs `interval` needs to be within ±`target`, if the pairs still to come
+    spread as its own did: the fewest whose Yuen half-width, at the winsorized variance its
+    width implies, is small enough. Its own pairs when it is already; `limit` when no count up
+    to it would do. Short of MIN_PAIRS_95 pairs (no 95% interval yet) it says MIN_PAIRS_95."""
+    n = interval.pairs
+    if n < MIN_PAIRS_95 or interval.low <= 0:
+        return max(n, MIN_PAIRS_95)
+    half = math.log(interval.high / interval.low) / 2
     wanted = math.log1p(target)
-    if _yuen_half(n, variance, level) <= wanted:
+    if half <= wanted:
         return n
+    spread = half / _yuen_scale(n, interval.level)  # the winsorized standard deviation
+
+    def enough(count: int) -> bool:
+        return _yuen_scale(count, interval.level) * spread <= wanted
+
     high = n
-    while _yuen_half(high, variance, level) > wanted:
+    while not enough(high):
         if high >= limit:
             return limit
         high = min(2 * high, limit)
-    low = max(high // 2, n)  # too few (or n itself, already checked)
+    low = max(high // 2, n)  # too few (n itself was checked)
     while high - low > 1:
         middle = (low + high) // 2
-        if _yuen_half(middle, variance, level) <= wanted:
+        if enough(middle):
             high = middle
         else:
             low = middle
@@ -203,11 +205,10 @@ def _trimmed_log_mean_and_variance(values: Sequence[float]) -> tuple[float, floa
     return trimmed_mean, sum((x - center) ** 2 for x in winsorized) / (n - 1)
 
 
-def _yuen_half(n: int, variance: float, level: float) -> float:
-    """Yuen's half-width (in logs) for n pairs of this winsorized variance."""
+def _yuen_scale(n: int, level: float) -> float:
+    """Yuen's half-width (in logs) for n pairs, per unit of winsorized standard deviation."""
     kept = n - 2 * int(TRIM * n)
-    t = t_quantile(0.5 + level / 2, kept - 1)
-    return t * math.sqrt((n - 1) * variance / (kept * (kept - 1)))
+    return t_quantile(0.5 + level / 2, kept - 1) * math.sqrt((n - 1) / (kept * (kept - 1)))
 
 
 def t_quantile(p: float, df: int) -> float:

@@ -423,8 +423,8 @@ class _PairedRun:
         """Past `give_up_after`, with a 95% interval: the pairs the target still needs would
         outlast `max_time`, each a round of one block per mode at its median time. (Short of
         MIN_PAIRS_95 pairs a run goes on: an interval of lower coverage still tells something.)"""
-        target, after, pairs = self.target, self.give_up_after, len(self.ratios)
-        if target is None or after is None or pairs < MIN_PAIRS_95:
+        target, after, interval = self.target, self.give_up_after, self.interval
+        if target is None or after is None or interval is None or interval.level < LEVEL:
             return False
         used, n = sum(self.used), len(self.modes)
         if used < n * after:
@@ -433,7 +433,8 @@ class _PairedRun:
             size * _sorted_median(kept) / 1e3
             for size, kept in zip(self.block_sizes, self.ordered, strict=True)
         )
-        return (pairs_needed(self.ratios, target) - pairs) * per_pair > n * self.max_time - used
+        more = pairs_needed(interval, target) - interval.pairs
+        return more * per_pair > n * self.max_time - used
 
     def play_round(self) -> None:
         """One block per mode in turn, the pair's ratio taken, progress reported."""
