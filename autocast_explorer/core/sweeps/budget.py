@@ -2,17 +2,19 @@
 
 A fixed sweep gives every point `min_time`. An adaptive point times each mode for
 ADAPTIVE_MIN_SHARE of its half of that, then stops as soon as its speedup's interval is within
-±SWEEP_TARGET. Until then a point may always use its own `min_time`, as in a fixed sweep, and
-beyond it what earlier points left unspent, while the sweep's timing stays within
-ADAPTIVE_BUDGET of the fixed sweep's (`cap`) — but only while its target is in reach: once the
-pairs it still needs (projected from its interval's spread and what each pair has cost,
-timing.measure_paired's `give_up_after`) would not fit in that, it stops at its even share of
-what is left of the adaptive budget (`fair`), and the time goes to points it can help.
+±SWEEP_TARGET. Until it has a 95% interval at all, a point may go on to its own `min_time` plus
+up to as much again of what earlier points left unspent (`limit`, as before: an interval is the
+least a point must say). Once it has one, it may use its own `min_time`, and beyond it what
+earlier points left while the sweep's timing stays within ADAPTIVE_BUDGET of the fixed sweep's
+(`cap`) — but only while its target is in reach: once the pairs it still needs (projected from
+its interval's width and what a round costs, timing.TargetBudget) would not fit, it stops at
+its even share of what is left of the adaptive budget (`fair`), and the time goes to points it
+can help.
 
-An allowance per point instead (its own `min_time`, plus up to one more of what earlier points
+The allowance per point alone (its own `min_time`, plus up to one more of what earlier points
 left) missed both ways on an AVX2-only EPYC: the large batches, whose single calls are slow and
-noisy, spent their whole allowance without reaching ±3% (batch 2048 stopped at ±12.6%), and the
-sweep took 0.55–0.68 of the fixed sweep's time.
+noisy, spent all of it without reaching ±3% (batch 2048 stopped at ±12.6%), and the sweep took
+0.55–0.68 of the fixed sweep's time.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ ADAPTIVE_MIN_SHARE = 0.1
 class PointAllowance:
     """Seconds one point's timing may take, both modes and their cold calls together."""
 
-    #: The most: its own `min_time`, and what it may borrow while its target is in reach.
+    #: The most while it has no 95% interval.
+    limit: float
+    #: The most once it has one: its own `min_time`, and what it may borrow within the budget.
     cap: float
     #: Its even share of what is left of the adaptive budget: where it stops once its target
     #: is out of reach (never more than `cap`).
@@ -53,11 +57,12 @@ class SweepBudget:
     def next_point(self) -> PointAllowance:
         """The next point's allowance (see the module's docstring)."""
         own, spent = self.min_time, self.spent
-        unspent = self.done * own - spent  # what earlier points left of their own budgets
+        unspent = max(self.done * own - spent, 0.0)  # what earlier points left of their own
         room = self.total - spent - own  # the adaptive budget beyond this point's own
         cap = own + max(0.0, min(unspent, room))
         fair = max(self.total - spent, 0.0) / max(self.points - self.done, 1)
-        return PointAllowance(cap=cap, fair=min(fair, cap))
+        limit = max(own + min(unspent, own), cap)
+        return PointAllowance(limit=limit, cap=cap, fair=min(fair, cap))
 
     def spend(self, seconds: float) -> None:
         """A point finished after `seconds` of timing."""

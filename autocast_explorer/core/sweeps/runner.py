@@ -37,7 +37,7 @@ from autocast_explorer.core.experiment.routes import (
     RouteResult,
     measure_route,
 )
-from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paired
+from autocast_explorer.core.experiment.timing import TargetBudget, cold_call_ms, measure_paired
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import Environment, environment
 from autocast_explorer.core.hardware.load import LoadMeter
@@ -344,9 +344,9 @@ def _measure_point(
         Reporter(report, cancel),
         cold_ms=cold,
         labels=["float32", config.dtype],
-        max_time=half if allowance is None else allowance.cap / 2,
+        max_time=half if allowance is None else allowance.limit / 2,
         target=None if allowance is None else SWEEP_TARGET,
-        give_up_after=None if allowance is None else allowance.fair / 2,
+        budget=None if allowance is None else TargetBudget(allowance.cap / 2, allowance.fair / 2),
     )
     spent = _now() - started
     plain, auto = paired.stats
