@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: The share of the fixed sweep's timing (points × min_time) an adaptive sweep may use: its
-#: target is half the fixed sweep's wall time, less what the budget does not count (building
-#: each point's input, its evidence and statistics).
+#: The share of the fixed sweep's timing (points × min_time) an adaptive sweep hands out to
+#: points that have an interval (one short of it may go past): its target is half the fixed
+#: sweep's wall time, less what the budget does not count (each point's input, evidence and
+#: statistics).
 ADAPTIVE_BUDGET = 0.45
 #: An adaptive point times each mode for at least this share of its half of `min_time`.
 #: Measured (bench/adaptive_sweep.py, quiet, 2 cores): 0.2 took 0.58–0.71× the fixed sweep's
