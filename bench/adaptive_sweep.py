@@ -2,9 +2,9 @@
 
 A 12-point batch sweep of the default MLP (batch 1 … 2048, log-spaced), measured with the old
 fixed budget (every point spends `--min-time` seconds) and adaptively (each point stops as soon
-as its speedup's 95% interval is within ±3%, or spends that budget), alternated `--rounds`
-times. Target: the adaptive sweep takes at most half the fixed sweep's wall time, and every
-adaptive point reaches ±3%.
+as its speedup's 95% interval is within ±3%; the sweep's time goes where an interval can still
+close, core/sweeps/budget.py), alternated `--rounds` times. Target: the adaptive sweep takes
+at most half the fixed sweep's wall time, and every adaptive point reaches ±3%.
 
 Run it on a quiet machine. Prints a Markdown block to paste into bench/RESULTS.md; exits 1 when
 the target is missed.

@@ -302,38 +302,34 @@ def test_mostly_doubtful_points_make_the_verdict_provisional(monkeypatch):
     assert "2 of 3 points" in result.verdict.sentence or "3 of 3 points" in result.verdict.sentence
 
 
-class _ScriptedTime:
-    """The runner's `time` module with perf_counter reading scripted instants (monotonic real)."""
-
-    def __init__(self, instants):
-        self._instants = iter(instants)
-
-    def perf_counter(self) -> float:
-        return next(self._instants)
-
-    def monotonic(self) -> float:
-        import time
-
-        return time.monotonic()
-
-
 @pytest.mark.parametrize("adaptive", [True, False])
-def test_adaptive_points_borrow_what_earlier_points_left_unspent(monkeypatch, adaptive):
-    # Three points of a 0.02 s budget whose timing took 0.004, 0.006 and 0.020 s: the second
-    # may use the 0.016 s the first left, the third at most one budget more (never more than
-    # the fixed sweep's total); a fixed sweep never lends.
+def test_adaptive_points_share_the_sweeps_budget_by_what_is_left(monkeypatch, adaptive):
+    # Three points of a 0.02 s budget; the adaptive sweep's is 0.45 × 3 × 0.02 = 0.027 s. Their
+    # timing (cold calls included) took 0.001, 0.002 and 0.020 s. With a 95% interval a point
+    # may use its own 0.02 s and borrow what earlier ones left while the sweep stays within
+    # 0.027 s (its cap), and gives up, once ±3% is out of reach, at its even share of what is
+    # left of 0.027 s; without one it may go on to its own budget and as much again of what
+    # earlier points left (its maximum time). A fixed sweep gives each its budget, no target.
     allowances = []
     real = sweep.measure_paired
 
     def recording(*args, **kwargs):
-        allowances.append(kwargs["max_time"])
+        budget = kwargs["budget"]
+        limits = (budget.cap, budget.give_up_after) if budget is not None else (None, None)
+        allowances.append((args[1], kwargs["max_time"], *limits))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(sweep, "measure_paired", recording)
-    monkeypatch.setattr(sweep, "time", _ScriptedTime([0, 0.004, 1, 1.006, 2, 2.020]))
+    # The clock the runner reads around each point's timing: scripted instants.
+    monkeypatch.setattr(sweep, "_now", iter([0, 0.001, 1, 1.002, 2, 2.020]).__next__)
     result = run_sweep(TINY, "batch", [1, 2, 4], probe_onednn=False, adaptive=adaptive)
     assert len(result.points) == 3
     if adaptive:
-        assert allowances == pytest.approx([0.01, (0.02 + 0.016) / 2, (0.02 + 0.02) / 2])
+        # Per mode, halves of each point's allowance: minimum, maximum, cap, even share.
+        assert allowances == [
+            pytest.approx((0.001, 0.02 / 2, 0.02 / 2, 0.027 / 3 / 2)),
+            pytest.approx((0.001, (0.02 + 0.019) / 2, (0.02 + 0.006) / 2, 0.026 / 2 / 2)),
+            pytest.approx((0.001, 2 * 0.02 / 2, (0.02 + 0.004) / 2, 0.024 / 2)),
+        ]
     else:
-        assert allowances == pytest.approx([0.01, 0.01, 0.01])
+        assert allowances == [(0.01, 0.01, None, None)] * 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -87,8 +88,9 @@ def test_the_window_paints_loading_first_then_enables_run():
 
 
 def test_the_progressive_window_paints_before_it_builds_the_rest_and_ends_the_same():
-    # The app's window (run_app) paints with the controls, Overview and Layers, then imports
-    # and builds the other tabs; once built it has what MainWindow() has, menus included.
+    # The app's window (run_app) paints with the controls, Overview and Layers, loads the
+    # engine, then imports and builds the other tabs; once built it has what MainWindow() has,
+    # menus included, and the tabs built after the engine show what it found.
     out = run_python(
         """
         import sys
@@ -97,6 +99,7 @@ def test_the_progressive_window_paints_before_it_builds_the_rest_and_ends_the_sa
         from autocast_explorer.gui import MainWindow
 
         app = create_application(sys.argv)
+        WAITING = "Waiting for PyTorch to load…"  # the hardware tab until the engine is ready
 
         def shape(w):
             tabs = [w.resultTabs.tabText(i) for i in range(w.resultTabs.count())]
@@ -126,11 +129,13 @@ def test_the_progressive_window_paints_before_it_builds_the_rest_and_ends_the_sa
                 eager = MainWindow(autoload=False)  # built at once, after w's first paint
                 print("installed:", shape(w) == shape(eager), w.presets.shown_text(),
                       len(w.presets.presets()) > 3, flush=True)
+                print("hardware:", w.sweeps.hardware.verdictHeadline.text() == WAITING,
+                      w.sweeps.hardware.probeButton.isEnabled(), flush=True)
+                w.close()
 
             @Slot()
             def ready(self):
-                print("ready:", w.runButton.isEnabled(), flush=True)
-                w.close()
+                print("ready:", w.runButton.isEnabled(), w.features_installed, flush=True)
 
         probe = Probe()
         w.firstPainted.connect(probe.painted)
@@ -144,9 +149,132 @@ def test_the_progressive_window_paints_before_it_builds_the_rest_and_ends_the_sa
     assert out.stdout.splitlines() == [
         "built: False 2 64",
         "painted: 2 Loading presets… False False",
+        "ready: True False",
         "installed: True Custom settings True",
-        "ready: True",
+        "hardware: False True",
     ]
+
+
+def test_the_app_window_loads_the_engine_before_it_builds_the_later_tabs():
+    # Recorded events, not times: through the real entry point, the preset list is read and
+    # the shared packages imported on the GUI thread, then the loader starts (torch not yet
+    # imported, the later tabs not built), and the later tabs are built once Run is ready.
+    out = run_python(
+        """
+        import sys, threading
+        from PySide6.QtCore import Slot
+        import autocast_explorer.gui.window.experiment_run as run
+        import autocast_explorer.gui.window.main_window as mw
+
+        events = []
+        GUI = threading.main_thread()
+
+        def where():
+            return "gui" if threading.current_thread() is GUI else "worker"
+
+        def shared(original=run.import_shared_packages):
+            original()
+            events.append(f"shared imported on {where()}: pydantic {'pydantic' in sys.modules}")
+
+        def loader(state, original=run.load_engine_task):
+            events.append(f"loader started on {where()}: torch {'torch' in sys.modules}")
+            return original(state)
+
+        def later(original=mw.later_features):
+            events.append(f"later tabs built on {where()}")
+            return original()
+
+        run.import_shared_packages, run.load_engine_task = shared, loader
+        mw.later_features = later
+
+        class Recorded(mw.MainWindow):
+            def __init__(self, **options):
+                super().__init__(**options)
+                self.firstPainted.connect(self.painted)
+                self.engineReady.connect(self.ready)
+                self.featuresInstalled.connect(self.installed)
+
+            @Slot()
+            def painted(self):
+                events.append(f"painted: torch {'torch' in sys.modules}")
+
+            @Slot()
+            def ready(self):
+                listed = self.presets.shown_text() != "Loading presets…"
+                later, run = self.features_installed, self.runButton.isEnabled()
+                events.append(f"ready: presets listed {listed}, later tabs {later}, Run {run}")
+
+            @Slot()
+            def installed(self):
+                events.append(f"installed: Run {self.runButton.isEnabled()}")
+                self.close()
+
+        mw.MainWindow = Recorded
+        from autocast_explorer.gui.window.app import run_app
+        code = run_app(["autocast-explorer"])
+        print("\\n".join(events))
+        sys.exit(code)
+        """
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines() == [
+        "painted: torch False",
+        "shared imported on gui: pydantic True",
+        "loader started on worker: torch False",
+        "ready: presets listed True, later tabs False, Run True",
+        "later tabs built on gui",
+        "installed: Run True",
+    ]
+
+
+def test_no_package_but_ours_is_imported_by_both_the_gui_thread_and_the_loader():
+    # Two threads importing the same package at once can see it half initialised. The GUI
+    # thread's imports after the first paint (every later tab, the preset list) and the
+    # loader's imports after the shared packages may share only the standard library and our
+    # own modules (which the loader imports while the GUI thread builds nothing).
+    prelude = """
+        import json, sys
+        from autocast_explorer.gui.window.app import create_application
+        from autocast_explorer.gui import MainWindow
+        from autocast_explorer.gui.window import engine_loading
+
+        app = create_application(sys.argv)
+        MainWindow(progressive=True, autoload=False)  # what the first paint needs
+        before = set(sys.modules)
+        """
+    gui = run_python(
+        prelude
+        + """
+        MainWindow(autoload=False)  # everything else, built at once
+        print(json.dumps(sorted(set(sys.modules) - before)))
+        """
+    )
+    loader = run_python(
+        prelude
+        + """
+        class State:
+            def set_progress(self, fraction, message=""):
+                pass
+
+        engine_loading.import_shared_packages()
+        shared = set(sys.modules)
+        engine_loading.load_engine_task(State())
+        print(json.dumps([sorted(shared - before), sorted(set(sys.modules) - shared)]))
+        """
+    )
+    assert gui.returncode == 0, gui.stderr
+    assert loader.returncode == 0, loader.stderr
+    gui_modules = set(json.loads(gui.stdout))
+    shared, engine = map(set, json.loads(loader.stdout))
+    assert {"pydantic", "pydantic_core"} <= shared and "torch" not in shared
+    assert "torch" in engine
+
+    def packages(modules: set[str]) -> set[str]:
+        tops = {name.split(".")[0] for name in modules}
+        return {t for t in tops if t not in sys.stdlib_module_names and t != "autocast_explorer"}
+
+    assert packages(gui_modules & engine) == set()
+    assert packages(gui_modules & shared) >= {"pydantic", "pydantic_core"}
 
 
 def test_closing_during_a_run_cancels_waits_and_exits_0():

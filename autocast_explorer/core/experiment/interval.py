@@ -150,16 +150,8 @@ def speedup_interval(
     n = len(values)
     if n < MIN_PAIRS_95:
         return median_interval(values, level, presorted=True)
-    logs = [math.log(v) for v in values]  # sorted, as `values`
-    cut = int(TRIM * n)
-    kept = n - 2 * cut
-    trimmed_mean = sum(logs[cut : n - cut]) / kept
-    winsorized = [logs[cut]] * cut + logs[cut : n - cut] + [logs[n - cut - 1]] * cut
-    center = sum(winsorized) / n
-    variance = sum((x - center) ** 2 for x in winsorized) / (n - 1)
-    half = t_quantile(0.5 + level / 2, kept - 1) * math.sqrt(
-        (n - 1) * variance / (kept * (kept - 1))
-    )
+    trimmed_mean, variance = _trimmed_log_mean_and_variance(values)
+    half = _yuen_scale(n, level) * math.sqrt(variance)
     return SpeedupInterval(
         low=math.exp(trimmed_mean - half),
         high=math.exp(trimmed_mean + half),
@@ -167,6 +159,56 @@ def speedup_interval(
         pairs=n,
         estimate=math.exp(trimmed_mean),
     )
+
+
+def pairs_needed(interval: SpeedupInterval, target: float, limit: int = 1_000_000) -> int:
+    """How many pairs `interval` needs to be within ±`target`, if the pairs still to come
+    spread as its own did: the fewest whose Yuen half-width, at the winsorized variance its
+    width implies, is small enough. Its own pairs when it is already; `limit` when no count up
+    to it would do. Short of MIN_PAIRS_95 pairs (no 95% interval yet) it says MIN_PAIRS_95."""
+    n = interval.pairs
+    if n < MIN_PAIRS_95 or interval.low <= 0:
+        return max(n, MIN_PAIRS_95)
+    half = math.log(interval.high / interval.low) / 2
+    wanted = math.log1p(target)
+    if half <= wanted:
+        return n
+    spread = half / _yuen_scale(n, interval.level)  # the winsorized standard deviation
+
+    def enough(count: int) -> bool:
+        return _yuen_scale(count, interval.level) * spread <= wanted
+
+    high = n
+    while not enough(high):
+        if high >= limit:
+            return limit
+        high = min(2 * high, limit)
+    low = max(high // 2, n)  # too few (n itself was checked)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _trimmed_log_mean_and_variance(values: Sequence[float]) -> tuple[float, float]:
+    """The 20%-trimmed mean of the logs of sorted `values` and their winsorized variance."""
+    n = len(values)
+    logs = [math.log(v) for v in values]  # sorted, as `values`
+    cut = int(TRIM * n)
+    kept = n - 2 * cut
+    trimmed_mean = sum(logs[cut : n - cut]) / kept
+    winsorized = [logs[cut]] * cut + logs[cut : n - cut] + [logs[n - cut - 1]] * cut
+    center = sum(winsorized) / n
+    return trimmed_mean, sum((x - center) ** 2 for x in winsorized) / (n - 1)
+
+
+def _yuen_scale(n: int, level: float) -> float:
+    """Yuen's half-width (in logs) for n pairs, per unit of winsorized standard deviation."""
+    kept = n - 2 * int(TRIM * n)
+    return t_quantile(0.5 + level / 2, kept - 1) * math.sqrt((n - 1) / (kept * (kept - 1)))
 
 
 def t_quantile(p: float, df: int) -> float:

@@ -34,6 +34,7 @@ from autocast_explorer.core.experiment.interval import (
     LEVEL,
     MIN_PAIRS_95,
     SpeedupInterval,
+    pairs_needed,
     speedup_interval,
 )
 from autocast_explorer.core.runtime.progress import Reporter
@@ -127,7 +128,8 @@ class PairedTiming:
     """What `measure_paired` found: per-mode statistics, the interval, the stalls, why it stopped.
 
     `stopped` is "budget" (fixed protocol: the budget was spent), "precise" (the interval
-    reached the target half-width) or "max_time" (the target was not reached in time).
+    reached the target half-width) or "max_time" (the target was not reached in the time
+    allowed, or was out of its reach: `measure_paired`'s `budget`).
     """
 
     stats: tuple[LatencyStats, ...]
@@ -145,6 +147,19 @@ class PairedTiming:
         return speedup_interval(
             [a / b for r in self.rounds_ms if (a := r[i]) is not None and (b := r[j]) is not None]
         )
+
+
+@dataclass(frozen=True)
+class TargetBudget:
+    """How long a run with a target goes on once it has a 95% interval, in seconds per mode
+    (a sweep's point: its part of the sweep's time; without an interval `max_time` holds).
+
+    `cap`: the most. `give_up_after`: past this, the run stops as soon as its target is out of
+    reach: the pairs it still needs, projected from the interval's width
+    (interval.pairs_needed) at one block per mode each, would outlast `cap`."""
+
+    cap: float
+    give_up_after: float
 
 
 Clock = Callable[[], float]
@@ -248,6 +263,7 @@ def measure_paired(
     max_time: float | None = None,
     target: float | None = None,
     clock: Clock | None = None,
+    budget: TargetBudget | None = None,
 ) -> PairedTiming:
     """Time each callable for at least `min_time` seconds, alternating blocks A B A B …
 
@@ -270,10 +286,20 @@ def measure_paired(
     without one it stops once the modes together have used `max_time` seconds each (stalls
     included; default 2 × `min_time`; `math.inf`: no limit), even short of `min_time`: forwards
     that slowed 70× after their blocks were sized must not hold the run for minutes.
+    With a `target` and a `budget`, a run that has a 95% interval also stops ("max_time") at
+    the budget's `cap`, or past its `give_up_after` once the target is out of reach
+    (TargetBudget): a sweep gives its time to the points whose interval can still close.
     `clock` (seconds; default time.perf_counter) lets tests run the protocol on a fake clock.
     """
     run = _PairedRun(
-        modes, min_time, reporter or Reporter(), labels, block_contexts, max_time, target, clock
+        modes,
+        min_time,
+        reporter or Reporter(),
+        labels,
+        block_contexts,
+        (max_time, budget),
+        target,
+        clock,
     )
     run.warm_up(cold_ms)
     while (stopped := run.stop_reason()) is None:
@@ -295,10 +321,11 @@ class _PairedRun:
         reporter: Reporter,
         labels: Sequence[str] | None,
         block_contexts: Sequence[BlockContext | None] | None,
-        max_time: float | None,
+        limits: tuple[float | None, TargetBudget | None],
         target: float | None,
         clock: Clock | None,
     ) -> None:
+        max_time, self.budget = limits  # see measure_paired
         self.modes = modes
         self.min_time = min_time
         self.reporter = reporter
@@ -393,7 +420,7 @@ class _PairedRun:
         n = len(self.modes)
         if all(self.enough(i) for i in range(n)) and self.precise():
             return "budget" if self.target is None else "precise"
-        if sum(self.used) >= n * self.max_time and all(
+        if self.allowance_spent() and all(
             len(self.samples[i]) >= min(self.min_blocks[i], STALL_AFTER) for i in range(n)
         ):
             # The whole allowance, all modes together (each with 3 blocks at least): one mode
@@ -402,6 +429,26 @@ class _PairedRun:
             # block far over its intended length shrinks the next ones, so this ends soon.
             return "max_time"
         return None
+
+    def allowance_spent(self) -> bool:
+        """`max_time` used, all modes together; or, with a 95% interval, the target budget's
+        `cap`, or its `give_up_after` with the target out of reach (TargetBudget)."""
+        used, n = sum(self.used), len(self.modes)
+        if used >= n * self.max_time:
+            return True
+        budget, target, interval = self.budget, self.target, self.interval
+        if budget is None or target is None or interval is None or interval.level < LEVEL:
+            return False  # short of an interval a run goes on: it is the least a run must say
+        if used >= n * budget.cap:
+            return True
+        if used < n * budget.give_up_after:
+            return False
+        per_pair = sum(
+            size * _sorted_median(kept) / 1e3
+            for size, kept in zip(self.block_sizes, self.ordered, strict=True)
+        )
+        more = pairs_needed(interval, target) - interval.pairs
+        return more * per_pair > n * budget.cap - used
 
     def play_round(self) -> None:
         """One block per mode in turn, the pair's ratio taken, progress reported."""

@@ -5,10 +5,10 @@ Order of work: plan every point (bad values refused) → memory and time guards 
 with the same ABAB protocol as a single run → a oneDNN probe → verdict and roofline.
 
 Each point's measurement budget is `config.min_time` seconds in total, split equally between
-the two modes. Adaptive (the default): a point times each mode for ADAPTIVE_MIN_SHARE of its
-half, then stops as soon as its speedup's interval is within ±3% (SWEEP_TARGET), or when the
-budget is spent; `adaptive=False` spends the whole budget on every point. Cold calls count
-toward it and a slow mode's warm-ups are kept as samples, so
+the two modes, and `adaptive=False` spends it all on every point. Adaptive (the default): a
+point stops as soon as its speedup's interval is within ±3% (SWEEP_TARGET), and the sweep's
+time goes where intervals are wide and can still close (budget.py: a share of the fixed
+sweep's in all). Cold calls count toward it and a slow mode's warm-ups are kept as samples, so
 an N-point sweep costs about N × min_time even where one mode's forwards are slow (a mode still
 needs a cold call and 3 timed calls). Points that share
 widths share one model (built once, input drawn from the RNG state right after the model, so
@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment import guards, timing
 from autocast_explorer.core.experiment.capture import AutocastFailed
 from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -37,13 +37,14 @@ from autocast_explorer.core.experiment.routes import (
     RouteResult,
     measure_route,
 )
-from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paired
+from autocast_explorer.core.experiment.timing import TargetBudget, cold_call_ms, measure_paired
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import Environment, environment
 from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.runtime.errors import error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
+from autocast_explorer.core.sweeps.budget import ADAPTIVE_MIN_SHARE, PointAllowance, SweepBudget
 from autocast_explorer.core.sweeps.points import PointLatency, SweepPoint, roofline_work
 from autocast_explorer.core.sweeps.result import SCHEMA, SweepResult
 from autocast_explorer.core.sweeps.roofline import (
@@ -61,11 +62,6 @@ _POINT_OVERHEAD_S = 0.005
 STALL_FACTOR = 20.0
 STALL_FLOOR_S = 2e-4
 STALL_BANDWIDTH = 5e9
-#: An adaptive point times each mode for at least this share of its half of the budget, then
-#: stops as soon as its speedup's interval is within ±SWEEP_TARGET (or the budget is spent).
-#: Measured (bench/adaptive_sweep.py, quiet, 2 cores): 0.2 took 0.58–0.71× the fixed sweep's
-#: time, 0.1 about 0.55× (median's interval) and 0.49× (trimmed mean's); 0.05 was no faster.
-ADAPTIVE_MIN_SHARE = 0.1
 #: Share of the progress bar for the points; the rest is the oneDNN probe and the verdict.
 _POINTS_SHARE = 0.98
 
@@ -259,7 +255,7 @@ def run_spec(
     points: list[SweepPoint] = []
     noisy: list[str] = []
     models = _Models()
-    saved = 0.0  # seconds of timing budget the points so far left unspent (adaptive)
+    budget = SweepBudget(len(planned), config.min_time) if adaptive else None
     with torch_threads(config.threads) as threads, torch.no_grad():
         for k, plan in enumerate(planned):
             with (
@@ -270,14 +266,10 @@ def run_spec(
                 report = _point_report(
                     reporter, eta, k, f"point {k + 1}/{len(planned)} · {plan.name}"
                 )
-                # Adaptive: a point short of ±3% in its own budget may borrow what earlier
-                # points left unspent, up to doubling its allowance; the sweep's timing never
-                # exceeds the fixed sweep's total.
-                lent = min(max(saved, 0.0), config.min_time) if adaptive else 0.0
-                point, spent = _measure_point(
-                    config, plan, models, low, report, cancel, adaptive, lent
-                )
-                saved += config.min_time - spent
+                allowance = budget.next_point() if budget is not None else None
+                point, spent = _measure_point(config, plan, models, low, report, cancel, allowance)
+                if budget is not None:
+                    budget.spend(spent)
                 points.append(point)
                 if point.plain.noisy or point.autocast.noisy or point.call.too_noisy:
                     noisy.append(plan.name)
@@ -325,16 +317,14 @@ def _measure_point(
     low: torch.dtype,
     report: ProgressFn,
     cancel: CancelFn | None,
-    adaptive: bool,
-    lent: float,
+    allowance: PointAllowance | None,
 ) -> tuple[SweepPoint, float]:
-    """One point timed plain vs autocast (then its routes); with the seconds its timing took.
-
-    `lent`: seconds of earlier points' unspent budget this point may use (adaptive).
-    """
+    """One point timed plain vs autocast (then its routes); with the seconds its timing took,
+    cold calls included. `allowance`: the adaptive sweep's share for it (None: fixed)."""
     report(0.0, "building")
     model, x = models.get(plan.config)
     plain_fn, auto_fn = forward_fns(model, x, low)
+    started = _now()
     cold = [cold_call_ms(plain_fn)]
     try:
         cold.append(cold_call_ms(auto_fn))
@@ -347,19 +337,20 @@ def _measure_point(
             f"nothing to compare ({error_text(exc)}); `run` shows this finding",
         ) from None
     meter = LoadMeter()
-    started = time.perf_counter()
-    timing = measure_paired(
+    half = config.min_time / 2  # per mode; the protocol counts the cold calls in it
+    paired = measure_paired(
         [plain_fn, auto_fn],
-        config.min_time / 2 * (ADAPTIVE_MIN_SHARE if adaptive else 1.0),
+        half if allowance is None else half * ADAPTIVE_MIN_SHARE,
         Reporter(report, cancel),
         cold_ms=cold,
         labels=["float32", config.dtype],
-        max_time=(config.min_time + lent) / 2,
-        target=SWEEP_TARGET if adaptive else None,
+        max_time=half if allowance is None else allowance.limit / 2,
+        target=None if allowance is None else SWEEP_TARGET,
+        budget=None if allowance is None else TargetBudget(allowance.cap / 2, allowance.fair / 2),
     )
-    spent = time.perf_counter() - started
-    plain, auto = timing.stats
-    evidence = TimingEvidence.from_timing(timing, meter.stop())
+    spent = _now() - started
+    plain, auto = paired.stats
+    evidence = TimingEvidence.from_timing(paired, meter.stop())
     routes = _point_routes(plan.config, model, x, low, plain_fn, auto_fn, report, cancel)
     point = SweepPoint(
         index=plan.index,
@@ -373,6 +364,12 @@ def _measure_point(
         config=plan.config if plan.config.model != "mlp" else None,
     )
     return point, spent
+
+
+def _now() -> float:
+    """The timing protocol's clock (real time; the tester's kit scripts it with the blocks):
+    a point's time is counted as the protocol counts its blocks'."""
+    return timing.default_clock()
 
 
 def _probe_kernels(

@@ -1,8 +1,9 @@
 """The window's own experiment: loading the engine, checking the controls with core's rules,
 Run and Cancel, and the progress of whatever task runs on the shared runner.
 
-Start-up: torch and core.engine are imported on a worker thread ("Loading PyTorch…"); Run is
-enabled once they are ready and the controls hold a config core accepts. Experiments run on the
+Start-up: torch and core.engine are imported on a worker thread ("Loading PyTorch…",
+engine_loading.py); Run is enabled once they are ready and the controls hold a config core
+accepts. Experiments run on the
 window's runner; any owner's task (sweeps, probes, lessons …) drives the progress bar and
 Cancel, and the router then hands the outcome to its owner: this object hears its own runs only.
 """
@@ -25,27 +26,19 @@ from autocast_explorer.gui.features.experiment.controls import PROGRESS_STEPS, C
 from autocast_explorer.gui.features.experiment.field_errors import error_fields
 from autocast_explorer.gui.tasks.client import TaskRouter
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
+from autocast_explorer.gui.window.engine_loading import (
+    LOADING_TEXT,
+    import_shared_packages,
+    load_engine_task,
+)
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.hardware.cpu import Environment
 
-LOADING_TEXT = "Loading PyTorch…"
 #: The task owner of the window's own runs on the shared runner.
 EXPERIMENT_OWNER = "experiment"
 RUN_TIP = "Measure this config: plain float32 vs autocast, on a worker thread (F5)."
-
-
-def load_engine_task(state: TaskState) -> Environment:
-    """Import torch and the engine off the GUI thread; returns this machine's Environment."""
-    state.set_progress(0.05, LOADING_TEXT)
-    import torch  # noqa: F401  (the slow part: seconds on a cold disk)
-
-    state.set_progress(0.8, "Loading the engine…")
-    from autocast_explorer.core.experiment import summary  # noqa: F401
-    from autocast_explorer.core.hardware import cpu as hardware_facts
-
-    return hardware_facts.environment()
 
 
 def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentResult:
@@ -86,6 +79,8 @@ class ExperimentRun(QObject):
     cancelled = Signal()
     #: torch and the engine are loaded (the host's `environment` is set).
     engineLoaded = Signal()
+    #: The loader ended, loaded (after `engineLoaded`) or failed.
+    engineSettled = Signal()
     #: Run state, errors or engine changed: enabled-when rules should be checked again.
     stateChanged = Signal()
 
@@ -144,10 +139,15 @@ class ExperimentRun(QObject):
     def load_engine(self) -> None:
         if self._ready or self._loader.is_running() or self._engine_error:
             return
+        import_shared_packages()  # here, before the loader imports them too
         self._loader.start(load_engine_task)
 
     def engine_ready(self) -> bool:
         return self._ready
+
+    def engine_loading(self) -> bool:
+        """The loader is importing torch and the engine now."""
+        return self._loader.is_running()
 
     def shutdown(self, limit_s: float) -> list[str]:
         return self.runner.shutdown(limit_s) + self._loader.shutdown(limit_s)
@@ -170,6 +170,7 @@ class ExperimentRun(QObject):
             self._verdict.setText("Ready: press Run (F5).")
         self.validate()
         self.engineLoaded.emit()
+        self.engineSettled.emit()
 
     @Slot(str)
     def _on_engine_failed(self, message: str) -> None:
@@ -182,6 +183,7 @@ class ExperimentRun(QObject):
             f"PyTorch could not be loaded, so nothing can be measured: {message}"
         )
         self.update_actions()
+        self.engineSettled.emit()
 
     # ---- validation -----------------------------------------------------------------------
     @Slot()

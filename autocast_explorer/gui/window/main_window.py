@@ -8,8 +8,9 @@ window's own entries). Everything else comes from `FIRST_PAINT_FEATURES` and
 `later_features()`, each a function `install(ctx)` that gets the narrow AppContext (never the
 window) and publishes its handles under typed keys (shell/handles.py); the window sets each as
 an attribute of the key's name for testers, and its own calls (feature_handles.py) ask the
-context by key. The app's window is progressive: it paints with the first group
-and builds the second right after (`featuresInstalled`); `MainWindow()` builds both at once.
+context by key. The app's window is progressive: it paints with the first group, starts
+loading torch, and builds the second once the engine has loaded (`featuresInstalled`; why in
+engine_loading.py); `MainWindow()` builds both at once.
 
 Contract for testers (docs/testing.md, guarded by tests/contract/snapshot.json): the signals
 below, every objectName, the public methods and attributes, and what they return.
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QTimer, Signal, Slot
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QPaintEvent
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
@@ -89,8 +90,9 @@ class MainWindow(FeatureHandles, QMainWindow):
     ) -> None:
         """`autoload`: start loading torch right after the first paint (the default).
         `progressive`: paint first, then import and build the tabs the first picture does not
-        show (`featuresInstalled` says when); the app's window is progressive, so it appears
-        sooner. By default everything is built before this returns."""
+        show, after the engine has loaded when it is loading (`featuresInstalled` says when);
+        the app's window is progressive, so it appears and Run is ready sooner. By default
+        everything is built before this returns."""
         style.apply_plot_style()
         super().__init__(parent)
         self.setObjectName("mainWindow")
@@ -150,16 +152,20 @@ class MainWindow(FeatureHandles, QMainWindow):
         else:
             self._after_first_paint.append(job)
 
+    def _run_deferred_jobs(self) -> None:
+        """The work features asked to run after the first paint (the preset list); from now
+        on `after_first_paint` runs a job at once."""
+        jobs, self._after_first_paint = self._after_first_paint or [], None
+        for job in jobs:
+            job()
+
     @Slot()
     def _install_later_features(self) -> None:
-        """The tabs and entries the first picture does not need, then the deferred jobs."""
+        """The tabs and entries the first picture does not need."""
         if self.features_installed:
             return
         for install in later_features():
             self._install(install)
-        jobs, self._after_first_paint = self._after_first_paint or [], None
-        for job in jobs:
-            job()
         self.actions_registry.refresh()
         audit_shortcuts(self)  # last: every menu entry's tooltip names its key
         self.features_installed = True
@@ -356,11 +362,20 @@ class MainWindow(FeatureHandles, QMainWindow):
 
     @Slot()
     def _after_first_paint_pass(self) -> None:
-        # The rest of the window first, then torch: one import at a time (two threads
-        # importing the same package, e.g. pydantic, can see it half initialised).
-        self._install_later_features()
+        """The preset list, then torch on the loader, then the other tabs once it has ended:
+        under one interpreter lock, tabs built while torch imports only delay Run by as long
+        as they take (engine_loading.py). Queued, so that Run is drawn enabled first."""
+        self._run_deferred_jobs()
         if self._autoload:
             self.load_engine()
+        if self.features_installed:
+            return
+        if self._run.engine_loading():
+            self._run.engineSettled.connect(
+                self._install_later_features, Qt.ConnectionType.QueuedConnection
+            )
+        else:
+            self._install_later_features()
 
     @Slot()
     def show_help(self) -> HelpWindow:

@@ -115,6 +115,8 @@ class HardwareTab(QWidget):
         self.client.cancelled.connect(self._on_probe_cancelled)
         ctx.engineReady.connect(self._on_engine_ready)
         ctx.configChanged.connect(self._on_config_changed)
+        if ctx.engine_ready():  # the app's window builds this tab once the engine has loaded
+            self._on_engine_ready()
         self._update_actions()
 
     # ---- construction ------------------------------------------------------------------------

@@ -77,6 +77,9 @@ class SweepsHandle(QObject):
         tab.shownChanged.connect(ctx.refresh_actions)
         tab.sweepFinished.connect(ctx.publish_sweep)
         ctx.sweepRequested.connect(self._on_sweep_requested)
+        # A sweep preset chosen before this tab was built (the app's window lists the presets
+        # while torch loads, and builds this tab after).
+        self._on_sweep_requested(ctx.requested_sweep)
 
     # ---- the other sweep-era tabs, by view id ----------------------------------------------
     @property
