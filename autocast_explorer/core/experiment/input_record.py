@@ -11,20 +11,17 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BeforeValidator, Field, PlainSerializer, WithJsonSchema
 
 from autocast_explorer.core.documents.field_types import Text, Wholes, refuse
 from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.documents.reader import is_finite_number
+from autocast_explorer.core.experiment.input_kind import InputKind
 
 if TYPE_CHECKING:
     import torch
-
-#: What an input holds: plain floats, token ids, image pixels, raw audio samples, or audio
-#: features (a spectrogram).
-InputKind = Literal["float", "tokens", "pixels", "audio", "features"]
 
 
 def _bound(value: Any) -> Any:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.config_fields import FieldSpec, field_specs
-from autocast_explorer.core.experiment.input_record import InputKind
+from autocast_explorer.core.experiment.input_kind import InputKind
 from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
 from autocast_explorer.core.experiment.families.user.loader import FEED_ATTRIBUTE, Loaded
 from autocast_explorer.core.experiment.families.user.stated import StatedInput
-from autocast_explorer.core.experiment.input_record import InputKind
+from autocast_explorer.core.experiment.input_kind import InputKind
 
 
 @dataclass(frozen=True)

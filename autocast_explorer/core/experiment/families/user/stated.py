@@ -19,7 +19,8 @@ from typing import Any
 import torch
 
 from autocast_explorer.core.experiment.families.user.errors import UserModelError
-from autocast_explorer.core.experiment.input_record import InputKind, first_argument
+from autocast_explorer.core.experiment.input_kind import InputKind
+from autocast_explorer.core.experiment.input_record import first_argument
 
 #: What each Hugging Face input argument holds.
 HF_INPUT_KINDS: dict[str, InputKind] = {
