@@ -249,3 +249,34 @@ def test_the_tab_says_when_the_settings_moved_on_since_the_plan(window):
     assert view.summaryLabel.text().endswith(
         "The settings on the left have changed since: Find plan again for them."
     )
+
+
+@pytest.mark.parametrize(
+    ("size", "scale"), [((1024, 640), 1.0), ((1024, 640), 1.5), ((1920, 1080), 1.0)]
+)
+def test_a_plan_shown_fits_the_tab_whole(window, qtbot, size, scale):
+    """With a plan shown, at 1024×640 with the Lessons panel (100% and 150% text) and at
+    1920×1080: no sideways scrolling, the chart at least its minimum, every sentence whole, and
+    the chart beside the table only where both get room."""
+    from tests.gui.test_layout import assert_label_whole, settle
+
+    view = plan_view(window)
+    view.show_plan(plan_of("float32", window.current_config()))
+    if window.lessonsDock.isVisible() != (size == (1024, 640)):
+        window.lessonsAction.trigger()
+    window.presentation.set_font_scale(scale)
+    window.resize(*size)
+    settle(window)
+    area = view.parentWidget().parentWidget()
+    assert view.width() <= area.viewport().width()
+    chart = window.sensitivityChart
+    assert chart.height() >= chart.minimumHeight() and chart.width() >= chart.minimumWidth()
+    for label in (view.outcomeLabel, view.summaryLabel):
+        assert_label_whole(label)
+    side_by_side = chart.geometry().top() == view.table.geometry().top()
+    assert side_by_side is (size == (1920, 1080))
+    table = view.table
+    shown = sum(table.rowHeight(i) for i in range(table.rowCount()))
+    assert table.viewport().height() >= shown  # every candidate without scrolling the table
+    window.presentation.set_font_scale(1.0)
+    qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)

@@ -137,7 +137,7 @@ class _BoundedAxis(pg.AxisItem):
 class SensitivityChart(StaticChart):
     """objectName `sensitivityChart`: `show_plan(plan)`, `clear()`, `bars()`, `drawn()`."""
 
-    MINIMUM = (360, 400)
+    MINIMUM = (300, 400)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(
