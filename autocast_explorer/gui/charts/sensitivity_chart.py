@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 #: Rows drawn at most (the most damaging; the first divergent row always among them).
 MAX_ROWS = 10
 BAR_HEIGHT = 0.62
-#: The row above the bars (y grows downwards): the criterion's name and the time column's.
-HEADER_ROW = -1.1
 #: Characters of a row's name on the axis; longer names keep their end (the tooltip has all).
 NAME_CHARS = 20
 #: Pixels between a bar's end and its value, and between the columns.
@@ -171,7 +169,7 @@ class SensitivityChart(StaticChart):
         plot.addItem(self._threshold)
         self._values = [self._text(anchor=(0.0, 0.5)) for _ in range(MAX_ROWS)]
         self._times = [self._text(anchor=(0.0, 0.5)) for _ in range(MAX_ROWS)]
-        self._header = self._text(anchor=(0.0, 0.5), color=style.MUTED)
+        self._header = self._text(anchor=(0.0, 1.0), color=style.MUTED)
         self._hint = self._text(anchor=(0.5, 0.5), color=style.MUTED, size=style.CHART_FONT_PT)
         self._hint.setText(IDLE_HINT)
         self._bars: list[SensitivityBar] = []
@@ -214,8 +212,8 @@ class SensitivityChart(StaticChart):
         plot = self.getPlotItem()
         ticks = [(i, (MARK if b.marked else "") + axis_name(b.name)) for i, b in enumerate(bars)]
         plot.getAxis("left").setTicks([ticks])
+        self._axis.setTicks(None)  # automatic again
         plot.setLabel("bottom", AXIS_CAPTIONS[criterion.measure])
-        plot.setYRange(HEADER_ROW - 0.7, len(bars) - 0.3, padding=0)
         for i, item in enumerate(self._values):
             item.setText(bars[i].label if i < len(bars) else "")
         for i, item in enumerate(self._times):
@@ -230,8 +228,7 @@ class SensitivityChart(StaticChart):
         style.set_title(
             plot,
             "Which layers break it",
-            f"one row lowered at a time · dashed: {criterion} · first divergent: <b>{marked}</b>"
-            f" · {counted}",
+            f"dashed: {criterion} · ▶&nbsp;first&nbsp;divergent: <b>{marked}</b> · {counted}",
         )
         self.fit_text()
 
@@ -272,6 +269,7 @@ class SensitivityChart(StaticChart):
             item.setText("")
         plot = self.getPlotItem()
         plot.getAxis("left").setTicks([[]])
+        self._axis.setTicks([[]])  # no scale without bars
         plot.setLabel("bottom", "the criterion's measure with only this row lowered")
         plot.setXRange(0, 1, padding=0)
         plot.setYRange(0, 1, padding=0)
@@ -285,6 +283,10 @@ class SensitivityChart(StaticChart):
         if not getattr(self, "_bars", None):
             return
         view = self.getPlotItem().getViewBox()
+        rows = len(self._bars)
+        header_px = self._header.textItem.boundingRect().height() + GAP_PX
+        per_row_px = rows / max(view.height() - header_px, 1.0)
+        self.getPlotItem().setYRange(-0.5 - header_px * per_row_px, rows - 0.5, padding=0)
         width_px = max(view.width(), 1.0)
         time_px = max(t.textItem.boundingRect().width() for t in (*self._times, self._header))
         value_px = max(v.textItem.boundingRect().width() for v in self._values)
@@ -299,7 +301,7 @@ class SensitivityChart(StaticChart):
             self._values[i].setPos(bar.end + GAP_PX * per_px, i)
             self._values[i].setVisible(show_values)
             self._times[i].setPos(column, i)
-        self._header.setPos(column, HEADER_ROW)
+        self._header.setPos(column, -0.5)
 
     # ---- reading back ----------------------------------------------------------------------
     def bars(self) -> list[SensitivityBar]:

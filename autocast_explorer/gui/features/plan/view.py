@@ -61,8 +61,9 @@ INPUTS_ROW_PX = 620
 #: Candidates shown before the table scrolls; the snippet's fewest and most lines shown.
 TABLE_ROWS = 12
 SNIPPET_LINES = (3, 14)
-#: The narrowest a wrapping column of the table gets (then the table scrolls sideways).
-WRAPPING_MIN_PX = 70
+#: A wrapping column of the table is never narrower than this text (then the table scrolls
+#: sideways): the longest word of a candidate or a reason, at any text scale.
+WRAPPING_MIN_TEXT = "reference "
 CRITERION_COLUMN = widgets.CANDIDATE_COLUMNS.index("Criterion value")
 SPEEDUP_COLUMN = widgets.CANDIDATE_COLUMNS.index("Speedup (95%)")
 
@@ -80,11 +81,12 @@ def _pair(text: str, field: QWidget) -> QWidget:
 
 
 def shown_cell(column: int, text: str) -> str:
-    """A cell's text as the table shows it: a speedup's interval under its figure, and long
-    layer paths free to wrap at their dots (the tooltip and `rows()` keep core's words)."""
+    """A cell's text as the table shows it: a speedup's interval under its figure, and the
+    candidate's layer paths free to wrap at their dots (the tooltip and `rows()` keep core's
+    words)."""
     if column == SPEEDUP_COLUMN:
         return text.replace(" (", "\n(", 1)
-    return breakable(text)
+    return breakable(text) if column == 0 else text
 
 
 class PlanView(QWidget):
@@ -142,6 +144,15 @@ class PlanView(QWidget):
         self.verifyLabel = wrapping_label("planVerifyLabel", "What Verify found.", rich=True)
         for quiet in (self.progressBar, self.statusLabel, self.verifyLabel):
             quiet.hide()  # shown while they have something to say
+        self._plan_parts: tuple[QWidget, ...] = (
+            self.outcomeLabel,
+            self.summaryLabel,
+            self.table,
+            self.snippetEdit,
+            self.copyButton,
+            self.verifyButton,
+            self.saveButton,
+        )
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -242,6 +253,8 @@ class PlanView(QWidget):
         self.copyButton.setEnabled(has_plan and bool(self.last_plan and self.last_plan.snippet))
         self.verifyButton.setEnabled(has_plan and ready and not busy)
         self.saveButton.setEnabled(has_plan)
+        for part in self._plan_parts:  # no empty table, box and buttons before the first plan
+            part.setVisible(has_plan)
         if not ready:
             tip = "Waiting for PyTorch to load…"
         elif busy:
@@ -354,8 +367,9 @@ class PlanView(QWidget):
             if c not in widgets.WRAPPING_COLUMNS
         )
         left = max(table.viewport().width() - fixed, 0)
+        narrowest = table.fontMetrics().horizontalAdvance(WRAPPING_MIN_TEXT)
         for column, share in widgets.WRAPPING_COLUMNS.items():
-            header.resizeSection(column, max(round(left * share), WRAPPING_MIN_PX))
+            header.resizeSection(column, max(round(left * share), narrowest))
         table.resizeRowsToContents()
         rows = sum(table.rowHeight(i) for i in range(min(table.rowCount(), TABLE_ROWS)))
         bar = table.horizontalScrollBar()

@@ -25,7 +25,7 @@ from autocast_explorer.gui.shell.labels import wrapping_label
 DEFAULT_BUDGET_S = 60
 PROGRESS_STEPS = 1000
 #: The candidates table's columns that wrap, and the share of the width left each gets.
-WRAPPING_COLUMNS = {0: 0.6, len(CANDIDATE_COLUMNS) - 1: 0.4}
+WRAPPING_COLUMNS = {0: 0.55, len(CANDIDATE_COLUMNS) - 1: 0.45}
 INTRO = (
     "<b>So what should I run?</b> Find plan times routes, lower dtypes, threads and layers kept "
     "in float32 against plain float32 eager, and picks the fastest that keeps the criterion."
@@ -120,7 +120,8 @@ def candidates_table() -> QTableWidget:
     and why the others lost."""
     table = QTableWidget(0, len(CANDIDATE_COLUMNS))
     table.setObjectName("planCandidatesTable")
-    table.setHorizontalHeaderLabels(list(CANDIDATE_COLUMNS))
+    # "Speedup (95%)" on two lines: the column is then as wide as its figures.
+    table.setHorizontalHeaderLabels([c.replace(" (", "\n(") for c in CANDIDATE_COLUMNS])
     table.verticalHeader().hide()
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from autocast_explorer.gui.tasks.throttle import ThrottledProgress
+
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.config import ExperimentConfig
     from autocast_explorer.core.planning.criterion import Criterion
@@ -71,12 +73,13 @@ def plan_task(
     budget_s: float,
     state: TaskState,
 ) -> PlanDocument:
-    """On the worker thread: the search, its progress and the Cancel button wired in."""
+    """On the worker thread: the search, its progress (thinned out: the search reports every
+    timing block) and the Cancel button wired in."""
     return backend.make_plan(
         config,
         criterion,
         budget_s,
-        progress=state.set_progress,
+        progress=ThrottledProgress(state),
         cancel=state.is_interruption_requested,
     )
 
