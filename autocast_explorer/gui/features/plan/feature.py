@@ -37,6 +37,7 @@ def install(ctx: AppContext) -> None:
         find_plan,
         menu="&Run",
         name="findPlanAction",
+        shortcut="Ctrl+Shift+F",
         tip="Search for the fastest plan that meets the Plan tab's criterion",
     )
     ctx.add_action(
@@ -45,6 +46,7 @@ def install(ctx: AppContext) -> None:
         menu="&File",
         before="exportMenu",
         name="savePlanAction",
+        shortcut="Ctrl+Alt+P",
         tip="The plan shown in the Plan tab (autocast-explorer/plan/1)",
         enabled_when=has_plan,
     )
