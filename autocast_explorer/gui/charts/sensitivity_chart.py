@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 
 from autocast_explorer.core.planning.criterion import parse_criterion
 from autocast_explorer.core.planning.words import ranked_rows, value_text
@@ -27,8 +28,15 @@ if TYPE_CHECKING:
     from autocast_explorer.core.planning.criterion import Criterion
     from autocast_explorer.core.planning.document import PlanDocument, SensitivityRow
 
-#: Rows drawn at most (the most damaging; the first divergent row always among them).
+#: Rows drawn at most and at least (the most damaging; the first divergent row always among
+#: them): as many as the chart's height holds at ROW_LINES tick-label lines each.
 MAX_ROWS = 10
+MIN_ROWS = 1
+ROW_LINES = 1.25
+#: A plan's chart grows by this much (px at 100% text) for each row past the few its
+#: minimum holds, so that its rows are drawn wherever the page can scroll to them.
+ROW_PX = 26
+ROWS_IN_MINIMUM = 2
 BAR_HEIGHT = 0.62
 #: Characters of a row's name on the axis; longer names keep their end (the tooltip has all).
 NAME_CHARS = 20
@@ -38,11 +46,9 @@ GAP_PX = 6
 MIN_BAR_PX = 160
 IDLE_HINT = "Find plan (above) ranks every layer by the damage it does alone"
 MARK = "▶ "
-AXIS_CAPTIONS = {
-    "agree": "argmax agreement with float32 (%) with only this row lowered",
-    "sqnr": "output SQNR (dB) with only this row lowered",
-    "accuracy-drop": "accuracy drop (points) with only this row lowered",
-}
+#: The bottom axis's caption, the same for every criterion (the values carry the unit): a
+#: caption set anew would not be wrapped to the chart's width until its next resize.
+CAPTION = "the criterion's measure with only this row lowered"
 
 
 @dataclass(frozen=True)
@@ -98,15 +104,15 @@ def share_text(plain: float | None, lower: float | None) -> str:
     return f"{one(plain)} → {one(lower)}"
 
 
-def shown_rows(plan: PlanDocument) -> list[SensitivityRow]:
-    """The most damaging MAX_ROWS rows, the first divergent one in place of the last if it
+def shown_rows(plan: PlanDocument, count: int = MAX_ROWS) -> list[SensitivityRow]:
+    """The `count` most damaging rows, the first divergent one in place of the last if it
     would not be among them."""
     ranked = list(ranked_rows(plan))
-    shown = ranked[:MAX_ROWS]
+    shown = ranked[:count]
     marked = plan.first_divergent
     if marked and all(row.name != marked for row in shown):
         extra = [row for row in ranked if row.name == marked]
-        shown = shown[: MAX_ROWS - 1] + extra
+        shown = shown[: count - 1] + extra
     return shown
 
 
@@ -135,7 +141,7 @@ class _BoundedAxis(pg.AxisItem):
 class SensitivityChart(StaticChart):
     """objectName `sensitivityChart`: `show_plan(plan)`, `clear()`, `bars()`, `drawn()`."""
 
-    MINIMUM = (300, 400)
+    MINIMUM = (300, 240)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(
@@ -155,6 +161,7 @@ class SensitivityChart(StaticChart):
         plot = self.getPlotItem()
         self._axis = _BoundedAxis("bottom")
         plot.setAxisItems({"bottom": self._axis})
+        plot.setLabel("bottom", CAPTION)
         self._axis.setTickFont(style.chart_font())
         self._axis.label.setFont(style.chart_font(10))
         self._axis.enableAutoSIPrefix(False)
@@ -173,6 +180,8 @@ class SensitivityChart(StaticChart):
         self._hint = self._text(anchor=(0.5, 0.5), color=style.MUTED, size=style.CHART_FONT_PT)
         self._hint.setText(IDLE_HINT)
         self._bars: list[SensitivityBar] = []
+        self._plan: PlanDocument | None = None
+        self._redrawing = False
         self._top = 1.0
         self.clear()
 
@@ -186,13 +195,37 @@ class SensitivityChart(StaticChart):
 
     # ---- drawing ---------------------------------------------------------------------------
     def show_plan(self, plan: PlanDocument) -> None:
-        """Draw the plan's sensitivity rows (a plan without any: the hint says so)."""
-        criterion = parse_criterion(plan.criterion)
-        rows = shown_rows(plan)
-        if not rows:
+        """Draw the plan's sensitivity rows, as many of the most damaging as the chart's height
+        holds readably (a plan without any: the hint says so)."""
+        if not plan.sensitivity:
             self.clear()
             self.set_hint("This plan has no per-layer sensitivity")
             return
+        self._plan = plan
+        self._grow_for(min(len(plan.sensitivity), MAX_ROWS))
+        self._draw(plan, self._rows_that_fit())
+
+    def _grow_for(self, rows: int) -> None:
+        """A minimum tall enough for `rows` rows (the bare minimum without a plan: a lesson
+        frames the empty chart in a short page)."""
+        extra = ROW_PX * max(0, rows - ROWS_IN_MINIMUM)
+        scale = getattr(self.getPlotItem(), "font_scale", 1.0)
+        style.set_chart_minimum(self, (self.MINIMUM[0], self.MINIMUM[1] + extra), scale)
+
+    def _rows_that_fit(self) -> int:
+        """Rows whose names the left axis can print one under the other (pyqtgraph leaves out
+        labels that would overlap): MIN_ROWS to MAX_ROWS."""
+        axis = self.getPlotItem().getAxis("left")
+        line = QFontMetrics(axis.style.get("tickFont") or self.font()).height() * ROW_LINES
+        room = self.getPlotItem().getViewBox().height() - self._header_px()
+        return max(MIN_ROWS, min(MAX_ROWS, int(room // max(line, 1.0))))
+
+    def _header_px(self) -> float:
+        return self._header.textItem.boundingRect().height() + GAP_PX
+
+    def _draw(self, plan: PlanDocument, count: int) -> None:
+        criterion = parse_criterion(plan.criterion)
+        rows = shown_rows(plan, count)
         base, top = _edges(criterion, rows)
         bars = [self._bar(row, criterion, base, top, plan.first_divergent) for row in rows]
         self._bars, self._top = bars, max([top, *(b.end for b in bars)])
@@ -213,7 +246,6 @@ class SensitivityChart(StaticChart):
         ticks = [(i, (MARK if b.marked else "") + axis_name(b.name)) for i, b in enumerate(bars)]
         plot.getAxis("left").setTicks([ticks])
         self._axis.setTicks(None)  # automatic again
-        plot.setLabel("bottom", AXIS_CAPTIONS[criterion.measure])
         for i, item in enumerate(self._values):
             item.setText(bars[i].label if i < len(bars) else "")
         for i, item in enumerate(self._times):
@@ -228,7 +260,7 @@ class SensitivityChart(StaticChart):
         style.set_title(
             plot,
             "Which layers break it",
-            f"dashed: {criterion} · ▶&nbsp;first&nbsp;divergent: <b>{marked}</b> · {counted}",
+            f"{criterion} (dashed) · ▶&nbsp;first&nbsp;divergent: <b>{marked}</b> · {counted}",
         )
         self.fit_text()
 
@@ -262,6 +294,8 @@ class SensitivityChart(StaticChart):
 
     def clear(self) -> None:
         self._bars = []
+        self._plan = None
+        self._grow_for(0)
         self._axis.limit = math.inf
         self._bars_item.setOpts(x0=[], y=[], width=[], brushes=[], pens=None, pen=style.TEXT)
         self._threshold.hide()
@@ -270,7 +304,6 @@ class SensitivityChart(StaticChart):
         plot = self.getPlotItem()
         plot.getAxis("left").setTicks([[]])
         self._axis.setTicks([[]])  # no scale without bars
-        plot.setLabel("bottom", "the criterion's measure with only this row lowered")
         plot.setXRange(0, 1, padding=0)
         plot.setYRange(0, 1, padding=0)
         self._hint.setPos(0.5, 0.5)
@@ -278,13 +311,23 @@ class SensitivityChart(StaticChart):
         style.set_title(plot, "Which layers break it", "one row lowered at a time")
 
     def fit_text(self) -> None:
-        """Lay the value labels and the time column out in pixels: the bars get what is left."""
+        """Show as many rows as the height holds, and lay the value labels and the time column
+        out in pixels: the bars get what is left."""
         super().fit_text()
         if not getattr(self, "_bars", None):
             return
+        plan = self._plan
+        wanted = min(self._rows_that_fit(), len(plan.sensitivity)) if plan else len(self._bars)
+        if plan is not None and wanted != len(self._bars) and not self._redrawing:
+            self._redrawing = True  # one redraw per resize: its own fit_text lays it out
+            try:
+                self._draw(plan, wanted)
+            finally:
+                self._redrawing = False
+            return
         view = self.getPlotItem().getViewBox()
         rows = len(self._bars)
-        header_px = self._header.textItem.boundingRect().height() + GAP_PX
+        header_px = self._header_px()
         per_row_px = rows / max(view.height() - header_px, 1.0)
         self.getPlotItem().setYRange(-0.5 - header_px * per_row_px, rows - 0.5, padding=0)
         width_px = max(view.width(), 1.0)

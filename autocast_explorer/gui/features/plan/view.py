@@ -149,9 +149,7 @@ class PlanView(QWidget):
             self.summaryLabel,
             self.table,
             self.snippetEdit,
-            self.copyButton,
-            self.verifyButton,
-            self.saveButton,
+            actions,
         )
 
         layout = QVBoxLayout(self)
@@ -165,7 +163,7 @@ class PlanView(QWidget):
         layout.addWidget(self.summaryLabel)
         layout.addLayout(results, 1)
         layout.addWidget(self.snippetEdit)
-        layout.addLayout(actions)
+        layout.addWidget(actions)
         layout.addWidget(self.verifyLabel)
 
     def _build_inputs(self) -> QHBoxLayout:
@@ -188,7 +186,7 @@ class PlanView(QWidget):
         reflow_below(inputs, INPUTS_ROW_PX)
         return inputs
 
-    def _build_actions(self) -> QHBoxLayout:
+    def _build_actions(self) -> QWidget:
         """Copy code, Verify and Save as JSON, under the snippet."""
         self.copyButton = widgets.button(
             "Copy code", "planCopyButton", "Copy the plan's code to the clipboard."
@@ -202,10 +200,12 @@ class PlanView(QWidget):
         self.saveButton = widgets.button(
             "Save as JSON…", "planSaveButton", "Write the plan (autocast-explorer/plan/1)."
         )
-        actions = QHBoxLayout()
+        actions = QWidget()  # hidden as a whole: no empty row takes spacing before a plan
+        row = QHBoxLayout(actions)
+        row.setContentsMargins(0, 0, 0, 0)
         for button in (self.copyButton, self.verifyButton, self.saveButton):
-            actions.addWidget(button)
-        actions.addStretch(1)
+            row.addWidget(button)
+        row.addStretch(1)
         return actions
 
     def _connect(self) -> None:
