@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontInfo
+from PySide6.QtGui import QFontInfo, QFontMetrics
 from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QWidget
 
 from autocast_explorer.core.planning.document import PlanDocument
@@ -282,3 +282,32 @@ def test_a_plan_shown_fits_the_tab_whole(window, qtbot, size, scale):
     assert table.viewport().height() >= shown  # every candidate without scrolling the table
     window.presentation.set_font_scale(1.0)
     qtbot.waitUntil(lambda: not window.statusMessageLabel.isVisible(), timeout=5000)
+
+
+def test_the_chart_prints_as_many_rows_as_its_height_holds(qtbot):
+    """Twelve rows: ten at most, fewer in a chart too short to print their names one under
+    the other (pyqtgraph would leave overlapping names out), the first divergent one always."""
+    from autocast_explorer.core.planning.document import SensitivityRow
+    from autocast_explorer.gui.charts.sensitivity_chart import MAX_ROWS, SensitivityChart
+
+    rows = tuple(SensitivityRow(name=f"block{i}", one_in=99.0 + i / 10) for i in range(12))
+    plan = plan_of("plan").model_copy(update={"sensitivity": rows, "first_divergent": "block11"})
+    chart = SensitivityChart()
+    qtbot.addWidget(chart)
+    chart.resize(600, 900)
+    chart.show()
+    chart.show_plan(plan)
+    qtbot.waitUntil(lambda: len(chart.drawn()["names"]) == MAX_ROWS)
+    names = chart.drawn()["names"]
+    assert names[:9] == [f"block{i}" for i in range(9)] and names[-1] == "block11"
+    assert "10 most damaging of 12 rows" in chart.drawn()["title"]
+    assert chart.minimumHeight() > SensitivityChart.MINIMUM[1]  # grown for the plan's rows
+    chart.setMinimumHeight(0)
+    chart.resize(600, 260)
+    qtbot.waitUntil(lambda: len(chart.drawn()["names"]) < MAX_ROWS)
+    shown = chart.drawn()["names"]
+    assert shown[-1] == "block11" and len(shown) >= 1
+    line = chart.getPlotItem().getAxis("left").style["tickFont"]
+    view = chart.getPlotItem().getViewBox()
+    assert len(shown) * QFontMetrics(line).height() <= view.height()  # no name over another
+    assert f"{len(shown)} most damaging of 12 rows" in chart.drawn()["title"]
