@@ -34,6 +34,7 @@ SURFACES = (
     "placementsTab",
     "hardwareTab",
     "trainingView",
+    "planView",
     # charts
     "latencyPlot",
     "dtypePlot",
@@ -47,6 +48,7 @@ SURFACES = (
     "rooflinePlot",
     "lossPlot",
     "savedBytesPlot",
+    "sensitivityChart",
     "compareLatencyPlot",
     "compareSpeedupPlot",
 )

@@ -79,8 +79,8 @@ def with_autocast_out(result, dtypes):
 
 
 def test_lessons_are_complete_data():
-    assert [x.number for x in LESSONS] == [1, 2, 3, 4, 5, 6, 7, 8]
-    assert len({x.id for x in LESSONS}) == 8
+    assert [x.number for x in LESSONS] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert len({x.id for x in LESSONS}) == 9
     for item in LESSONS:
         assert item.chart in CHARTS
         assert item.title and len(item.explanation) > 150 and item.tutorial_claim
@@ -94,6 +94,7 @@ def test_lessons_are_complete_data():
         "loss",
         "dtype",
         "accuracy",
+        "sensitivity",
     ]
     assert lesson("float32-ops").config == ExperimentConfig(head="softmax")
     assert lesson("timing").config == ExperimentConfig()
@@ -234,6 +235,47 @@ def test_lesson_5_phrases_the_measured_speedup(results, ratio, fragment, matches
     assert fragment in outcome.headline
     assert outcome.matches_tutorial is matches
     assert "134,154 parameters" in outcome.text  # 256·256·2 + 256·10 weights + 522 biases
+
+
+@pytest.mark.parametrize(
+    ("ratio", "headline"),
+    [
+        (
+            0.5,
+            "Autocast was 2.00× slower here: that rules out eager autocast, not every way of "
+            "lowering precision.",
+        ),
+        (
+            2.0,
+            "Autocast was 2.00× faster here: eager autocast pays; a plan asks whether another "
+            "way pays more.",
+        ),
+    ],
+)
+def test_the_plan_step_goes_on_from_what_the_run_measured(results, ratio, headline):
+    r = result_for(results, "plan")
+    auto = edited(r.autocast, median_ms=r.plain.median_ms / ratio)
+    outcome = lesson("plan").check(retimed(r, autocast=auto, evidence=None))
+    assert outcome.headline == headline
+    assert not outcome.graded and outcome.chart == "sensitivity"
+    assert f"Measured here: {ms_text(r.plain.median_ms)} per forward in float32 and " in (
+        outcome.text
+    )
+    assert f"{ms_text(auto.median_ms)} under bfloat16 autocast, on " in outcome.text
+    assert "the eager, compiled and implicit routes" in outcome.text
+
+
+def test_the_plan_step_on_the_live_run_says_what_this_cpu_is(results):
+    """True on every CPU kind: the hardware sentence follows the flags the run recorded, and
+    the headline the run's own call (no fixed claim that autocast was slower)."""
+    r = result_for(results, "plan")
+    outcome = lesson("plan").check(r)
+    said = speed_clause(r)
+    assert outcome.headline.startswith(f"{said[:1].upper()}{said[1:]}: ")
+    support = native_support(r.environment.cpu_flags, "bfloat16")
+    has = "has native bfloat16" if support.native else "has no native bfloat16"
+    assert f"For the record, this CPU {has} (" in outcome.text
+    assert "slower" not in outcome.headline or r.speed_call.kind == "slower"
 
 
 def test_lesson_5_on_the_live_run(results):

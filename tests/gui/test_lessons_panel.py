@@ -20,6 +20,7 @@ CHART_WIDGETS = {
     "ops": "dtypePlot",  # no op-trace view in this window: the dtype chart answers instead
     "loss": "lossPlot",
     "accuracy": "flipBox",  # the Accuracy tab's flipped rows
+    "sensitivity": "sensitivityChart",  # the Plan tab's chart
 }
 
 

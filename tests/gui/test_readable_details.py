@@ -108,16 +108,16 @@ def test_the_dtype_legend_sits_under_the_cells(measured, size, scale):
     assert legend.sceneBoundingRect().bottom() <= window.dtypePlot.height()
 
 
-def test_twelve_tabs_fit_at_1280_px(measured):
+def test_thirteen_tabs_fit_at_1280_px(measured):
     """At 1280×800 without the Lessons panel every tab shows its whole name (Hardware was
-    cut to "H" behind the scroll arrows)."""
+    cut to "H" behind the scroll arrows; Plan is the thirteenth)."""
     from PySide6.QtWidgets import QApplication
 
     window, _result = measured
     # The text at the size the application sets (10 pt; the test platform's default is less).
     arrange(window, (1280, 800), APP_FONT_PT / QApplication.font().pointSizeF(), False)
     bar = window.resultTabs.tabBar()
-    assert bar.count() == 12
+    assert bar.count() == 13
     assert bar.sizeHint().width() <= bar.width()
     for i in range(bar.count()):
         box = bar.tabRect(i)

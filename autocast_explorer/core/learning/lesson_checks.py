@@ -470,3 +470,44 @@ def check_transformer_paths(result: ExperimentResult, probe: Probe | None) -> Le
         else f"Both paths gave {this} here."
     )
     return LessonOutcome("transformer-paths", headline, tuple(sentences), same, "dtype")
+
+
+#: How the plan lesson's headline goes on from the run's speed call (another call: one timing).
+PLAN_HEADLINES = {
+    "slower": "that rules out eager autocast, not every way of lowering precision",
+    "faster": "eager autocast pays; a plan asks whether another way pays more",
+    "same": "eager autocast changes little; a plan asks whether another way does",
+}
+
+
+def check_plan(result: ExperimentResult, probe: Probe | None) -> LessonOutcome:
+    """From one timing to a plan: what this run measured, and what the Plan tab searches next.
+
+    Not graded: one run of eager autocast cannot tell whether another way of running the model
+    in lower precision pays on this CPU; the plan's search is what measures that."""
+    from autocast_explorer.core.experiment.route_kinds import route_names
+    from autocast_explorer.core.experiment.summary import hardware_clause, speed_clause
+    from autocast_explorer.core.planning.criterion import DEFAULT_CRITERION
+
+    low = result.config.dtype
+    p, (_, q) = result.plain, _compared(result)
+    said = speed_clause(result)
+    follows = PLAN_HEADLINES.get(result.speed_call.kind, "one timing cannot say what to run")
+    routes = list(route_names())
+    route_words = ", ".join(routes[:-1]) + f" and {routes[-1]}" if len(routes) > 1 else routes[0]
+    sentences = (
+        f"Measured here: {ms_text(p.median_ms)} per forward in float32 and {ms_text(q.median_ms)} "
+        f"under {low} autocast, on {result.environment.threads_text}.",
+        f"For the record, {hardware_clause(result)}.",
+        f"The Plan tab's search times the other candidates: the {route_words} routes, each lower "
+        "dtype, thread counts up to the free cores, and the layers that break the criterion kept "
+        "in float32; a candidate wins only when its speedup's 95% interval says it beats plain "
+        "float32 eager.",
+        f"Find plan (criterion {DEFAULT_CRITERION} unless you type another) answers with the "
+        'fastest plan that meets it, with "float32 is fastest here", or with "no plan meets '
+        'the criterion"; its chart ranks the layers by the damage each does alone.',
+        "So this run does not grade the claim: whether lower precision has something to offer "
+        "this model here is what the plan measures.",
+    )
+    headline = f"{said[:1].upper()}{said[1:]}: {follows}."
+    return LessonOutcome("plan", headline, sentences, False, "sensitivity", graded=False)

@@ -26,6 +26,7 @@ CHARTS: dict[str, str] = {
     "optrace": "Op trace",
     "loss": "Training",
     "accuracy": "Accuracy",
+    "sensitivity": "Layer sensitivity",
 }
 #: Ids read as today's view ids: "ops" named the op trace before lesson ids were view ids (the
 #: view "ops" is the op-policy probe).

@@ -224,6 +224,31 @@ LESSONS: tuple[Lesson, ...] = (
         try_next="Try the CNN, or float16, and see which digits flip.",
         checker=checks.check_answers,
     ),
+    Lesson(
+        id="plan",
+        number=9,
+        title="From one timing to a plan",
+        explanation=(
+            "Lesson 5 timed one way of lowering precision: eager autocast around the whole "
+            "model. Faster or slower, that is one candidate. A plan also tries torch.compile, "
+            "the implicit bf16 route, other thread counts, and keeping the few layers that "
+            "hurt the answers in float32, and times each against plain float32 with an "
+            "interval, so that 'faster' means the interval says so. This step times the "
+            "tutorial's model again; then Find plan in the Plan tab searches, and its chart "
+            "ranks the layers by the damage each one does when it alone runs in lower precision."
+        ),
+        tutorial_claim=(
+            "If autocast made a model slower, lower precision has nothing to offer it on this CPU."
+        ),
+        claim_by="assumption",
+        config=TUTORIAL_CONFIG,
+        chart="sensitivity",
+        try_next=(
+            "Press Find plan in the Plan tab, then try the CNN and the transformer: the plan "
+            "changes with the model and with the CPU."
+        ),
+        checker=checks.check_plan,
+    ),
 )
 
 

@@ -1,4 +1,5 @@
-"""The wrapping, selectable text label every panel shows its sentences in."""
+"""The wrapping, selectable text label every panel shows its sentences in, and text that may
+wrap inside a long code word."""
 
 from __future__ import annotations
 
@@ -19,3 +20,11 @@ def wrapping_label(name: str, tip: str, *, rich: bool = False, color: str = "") 
     if color:
         label.setStyleSheet(f"color: {color};")
     return label
+
+
+def breakable(text: str) -> str:
+    """`text` with a zero-width space after each '.' and '(' inside a word, so a long code
+    word (torch.autocast("cpu"),) can wrap in a narrow panel at large text sizes."""
+    import re
+
+    return re.sub(r"(?<=\w)([.(])(?=\S)", "\\1\u200b", text)

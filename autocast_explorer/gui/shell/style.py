@@ -74,6 +74,31 @@ def text_scale(widget: QWidget) -> float:
     return size / float(base) if base and size > 0 else 1.0
 
 
+#: Dynamic property: a chart's minimum (width, height) at 100% text, which presentation mode
+#: grows with the text scale (chart_minimum); a chart that needs more room for what it shows
+#: sets it anew (set_chart_minimum).
+BASE_MINIMUM_PROPERTY = "aeBaseMinimum"
+
+
+def chart_minimum(base: tuple[int, int], scale: float) -> tuple[int, int]:
+    """A chart's minimum (width, height) at text `scale`: each grows by half as much as the
+    text. The title, tick labels and captions take more room at larger text and the plot must
+    keep its own, so pages scroll down rather than squeeze a plot flat; yet at 1024×640 with
+    150% text and the Lessons panel below, the Overview's page shows about 320 px, and the
+    chart a lesson names must fit there whole (at the text's full growth the latency chart
+    needed 360)."""
+    growth = 1 + (scale - 1) / 2
+    width, height = base
+    return round(width * growth), round(height * growth)
+
+
+def set_chart_minimum(view: QWidget, base: tuple[int, int], scale: float) -> None:
+    """Give a chart a new minimum at 100% text, applied at text `scale` (and kept by
+    presentation mode at the next scale)."""
+    view.setProperty(BASE_MINIMUM_PROPERTY, base)
+    view.setMinimumSize(*chart_minimum(base, scale))
+
+
 def text_font(points: float, bold: bool = False, monospace: bool = False) -> QFont:
     """A widget's own font at `points`: set with setFont, never a style sheet's font-size,
     which presentation mode cannot scale (the label would stay small at 150% text)."""

@@ -29,6 +29,7 @@ def later_features() -> tuple[Feature, ...]:
         numerics,
         ops,
         placements,
+        plan,
         report,
         routes,
         sweeps,
@@ -43,6 +44,7 @@ def later_features() -> tuple[Feature, ...]:
         training.install,  # Training tab: loss curves, memory saved for backward, gradients
         accuracy.install,  # Accuracy tab: held-out answers on real data, the flipped rows
         routes.install,  # Routes tab: eager, torch.compile and implicit bf16 side by side
+        plan.install,  # Plan tab: a measured precision plan, the layers that break it
         hardware.install,  # CPU facts, oneDNN kernel, roofline
         compare.install,  # Compare runs window
         report.install,  # File › Export report

@@ -52,9 +52,9 @@ def controls_column(scroll: QScrollArea, footer: QWidget) -> QWidget:
 
 
 class CompactTabStyle(QProxyStyle):
-    """The application's style with half its padding beside each tab's text: twelve tabs at
-    Fusion's 24 px each needed about 1000 px, so at 1280 px the last one, Hardware, was cut
-    to "H" behind the scroll arrows."""
+    """The application's style with half its padding beside each tab's text: twelve tabs (now
+    thirteen) at Fusion's 24 px each needed about 1000 px, so at 1280 px the last one, Hardware,
+    was cut to "H" behind the scroll arrows."""
 
     TAB_PADDING = 12
 

@@ -119,17 +119,25 @@ class ChartHighlight(QFrame):
         self.reveal()
 
     def _follow_area(self, area: QScrollArea | None) -> None:
-        """Watch `area`'s viewport (a new size may hide the chart) and the reader's scrolling."""
+        """Watch `area`'s viewport and how far its page scrolls (a new size of either may hide
+        the chart: a tab shown for the first time lays its page out again after the chart was
+        revealed) and the reader's scrolling."""
         old = self._area
         if old is not None and shiboken6.isValid(old):
             old.viewport().removeEventFilter(self)
             old.verticalScrollBar().actionTriggered.disconnect(self._on_reader_scrolled)
+            old.verticalScrollBar().rangeChanged.disconnect(self._on_range_changed)
         self._area = area
         self._viewport = area.viewport() if area is not None else None
         self._reveal = area is not None
         if area is not None:
             area.viewport().installEventFilter(self)
             area.verticalScrollBar().actionTriggered.connect(self._on_reader_scrolled)
+            area.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
+
+    @Slot(int, int)
+    def _on_range_changed(self, _low: int, _high: int) -> None:
+        self.reveal()
 
     @Slot(int)
     def _on_reader_scrolled(self, _action: int) -> None:

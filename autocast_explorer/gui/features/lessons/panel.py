@@ -41,7 +41,6 @@ from autocast_explorer.gui.features.lessons.answer_chart import (
 )
 from autocast_explorer.gui.features.lessons.steps import (
     StepRun,
-    breakable,
     exercise_choices,
     lesson_task,
     match_line,
@@ -49,7 +48,7 @@ from autocast_explorer.gui.features.lessons.steps import (
 )
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.actions import make_action
-from autocast_explorer.gui.shell.labels import wrapping_label
+from autocast_explorer.gui.shell.labels import breakable, wrapping_label
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.config import ExperimentConfig

@@ -47,14 +47,6 @@ class StepRun:
     outcome: LessonOutcome
 
 
-def breakable(text: str) -> str:
-    """`text` with a zero-width space after each '.' and '(' inside a word, so a long code
-    word (torch.autocast("cpu"),) can wrap in a narrow panel at large text sizes."""
-    import re
-
-    return re.sub(r"(?<=\w)([.(])(?=\S)", "\\1\u200b", text)
-
-
 def exercise_choices(result: ExperimentResult) -> tuple[str, ...]:
     """The exercise's answers for this result's layers (the fixed list if it has none)."""
     try:

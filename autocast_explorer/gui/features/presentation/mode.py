@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.handles import Handle
 from autocast_explorer.gui.shell.keys import Shortcut, StandardKey
+from autocast_explorer.gui.shell.style import chart_minimum
 
 if TYPE_CHECKING:
     from autocast_explorer.gui.shell.context import AppContext
@@ -44,7 +45,7 @@ CONTROLS_MIN_WIDTH, CONTROLS_MAX_WIDTH = 330, 460
 _BASE_PT = style.BASE_PT_PROPERTY
 _BASE_BOLD = "aeBaseBold"
 _EXPLICIT = "aeExplicitFont"
-_BASE_MINIMUM = "aeBaseMinimum"
+_BASE_MINIMUM = style.BASE_MINIMUM_PROPERTY
 
 
 @dataclass(frozen=True)
@@ -218,18 +219,6 @@ def _scale_label(label: pg.LabelItem, scale: float) -> None:
         label.ae_base = base if base is not None else 0.0
     if base:
         label.setText(label.text, size=f"{base * scale:g}pt")
-
-
-def chart_minimum(base: tuple[int, int], scale: float) -> tuple[int, int]:
-    """A chart's minimum (width, height) at text `scale`: each grows by half as much as the
-    text. The title, tick labels and captions take more room at larger text and the plot must
-    keep its own, so pages scroll down rather than squeeze a plot flat; yet at 1024×640 with
-    150% text and the Lessons panel below, the Overview's page shows about 320 px, and the
-    chart a lesson names must fit there whole (at the text's full growth the latency chart
-    needed 360)."""
-    growth = 1 + (scale - 1) / 2
-    width, height = base
-    return round(width * growth), round(height * growth)
 
 
 def _scale_minimum(view: pg.GraphicsView, scale: float) -> None:
