@@ -41,7 +41,6 @@ from autocast_explorer.gui.charts.sensitivity_chart import SensitivityChart
 from autocast_explorer.gui.features.plan import widgets
 from autocast_explorer.gui.features.plan.worker import (
     PlanBackend,
-    Verification,
     plan_task,
     verify_task,
 )
@@ -52,6 +51,7 @@ from autocast_explorer.gui.shell.tables import cell
 
 if TYPE_CHECKING:
     from autocast_explorer.core.planning.document import PlanDocument
+    from autocast_explorer.core.planning.verify import Verification
     from autocast_explorer.gui.shell.context import AppContext
 
 #: Below this tab width (px at 100% text) the chart and the table stack.
