@@ -17,6 +17,7 @@ every point is what a single run of its config would build).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGE
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.families.user.guard import user_phase
+from autocast_explorer.core.experiment.interventions import keeping
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.routes import (
@@ -119,14 +121,18 @@ def _point_routes(
     auto_fn: Callable[[], torch.Tensor],
     report: ProgressFn,
     cancel: CancelFn | None,
+    kept: tuple[str, ...],
 ) -> tuple[RouteResult, ...]:
-    """The point's routes beyond eager, compared with its eager float32 output."""
+    """The point's routes beyond eager, compared with its eager float32 output (the `kept`
+    layers kept in float32 on every route)."""
     extra = config.routes[1:]  # after the reference, which the point measured itself
     if not extra:
         return ()
     reference = Reference(plain_fn(), config.atol, config.rtol, config.topk, auto_fn())
     reporter = Reporter(report, cancel)
-    call = RouteCall(model, x, low, reference, config.min_time / 2, reporter, config.allow_slow)
+    call = RouteCall(
+        model, x, low, reference, config.min_time / 2, reporter, config.allow_slow, kept
+    )
     return tuple(measure_route(name, call) for name in extra)
 
 
@@ -202,13 +208,17 @@ class _Eta:
         return self.total * (1 - fraction)
 
 
-class _Models:
-    """Builds each point's model and input as a single run would; reuses the last model."""
+class _Models(contextlib.ExitStack):
+    """Builds each point's model and input as a single run would; reuses the last model. Its
+    `kept` layers stay kept in float32 until the next model or the end of the block (the first
+    build refuses a pattern that names no layer, before anything is measured)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.key: tuple[tuple[str, str], ...] | None = None
         self.model: torch.nn.Module | None = None
         self.rng: torch.Tensor | None = None
+        self.kept: tuple[str, ...] = ()
 
     def get(self, config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
         # Everything but the batch and the input decides the model.
@@ -217,10 +227,12 @@ class _Models:
         ).to_dict()
         key = tuple((k, repr(v)) for k, v in sorted(model_fields.items()))
         if key != self.key or self.model is None or self.rng is None:
+            self.close()  # the previous model's layers as built
             self.model = None  # let the previous model go before building the next
             self.model = build_model(config)
             self.rng = torch.get_rng_state()
             self.key = key
+            self.kept = self.enter_context(keeping(self.model, config.keep_float32))
         torch.set_rng_state(self.rng)
         return self.model, build_input(config)
 
@@ -258,31 +270,31 @@ def run_spec(
     low = low_precision_dtype(config)
     points: list[SweepPoint] = []
     noisy: list[str] = []
-    models = _Models()
     saved = 0.0  # seconds of timing budget the points so far left unspent (adaptive)
     with torch_threads(config.threads) as threads, torch.no_grad():
-        for k, plan in enumerate(planned):
-            with (
-                guards.memory_outcome(plan.config, plan.name),
-                user_phase(config, f"sweep point {plan.name}"),
-            ):
-                reporter.check()
-                report = _point_report(
-                    reporter, eta, k, f"point {k + 1}/{len(planned)} · {plan.name}"
-                )
-                # Adaptive: a point short of ±3% in its own budget may borrow what earlier
-                # points left unspent, up to doubling its allowance; the sweep's timing never
-                # exceeds the fixed sweep's total.
-                lent = min(max(saved, 0.0), config.min_time) if adaptive else 0.0
-                point, spent = _measure_point(
-                    config, plan, models, low, report, cancel, adaptive, lent
-                )
-                saved += config.min_time - spent
-                points.append(point)
-                if point.plain.noisy or point.autocast.noisy or point.call.too_noisy:
-                    noisy.append(plan.name)
-                if on_point is not None:
-                    on_point(point)
+        with _Models() as models:
+            for k, plan in enumerate(planned):
+                with (
+                    guards.memory_outcome(plan.config, plan.name),
+                    user_phase(config, f"sweep point {plan.name}"),
+                ):
+                    reporter.check()
+                    report = _point_report(
+                        reporter, eta, k, f"point {k + 1}/{len(planned)} · {plan.name}"
+                    )
+                    # Adaptive: a point short of ±3% in its own budget may borrow what earlier
+                    # points left unspent, up to doubling its allowance; the sweep's timing never
+                    # exceeds the fixed sweep's total.
+                    lent = min(max(saved, 0.0), config.min_time) if adaptive else 0.0
+                    point, spent = _measure_point(
+                        config, plan, models, low, report, cancel, adaptive, lent
+                    )
+                    saved += config.min_time - spent
+                    points.append(point)
+                    if point.plain.noisy or point.autocast.noisy or point.call.too_noisy:
+                        noisy.append(plan.name)
+                    if on_point is not None:
+                        on_point(point)
         del models  # let the last point's model go before the probe builds its own
         probe = _probe_kernels(planned, low, reporter) if probe_onednn else None
     env = environment(threads)
@@ -360,7 +372,9 @@ def _measure_point(
     spent = time.perf_counter() - started
     plain, auto = timing.stats
     evidence = TimingEvidence.from_timing(timing, meter.stop())
-    routes = _point_routes(plan.config, model, x, low, plain_fn, auto_fn, report, cancel)
+    routes = _point_routes(
+        plan.config, model, x, low, plain_fn, auto_fn, report, cancel, models.kept
+    )
     point = SweepPoint(
         index=plan.index,
         value=plan.value,
@@ -382,8 +396,8 @@ def _probe_kernels(
     reporter.check()
     reporter.report(_POINTS_SHARE, "asking oneDNN which kernels run")
     middle = planned[len(planned) // 2].config
-    with user_phase(middle, "asking oneDNN which kernels run"):
-        model, x = _Models().get(middle)
+    with user_phase(middle, "asking oneDNN which kernels run"), _Models() as models:
+        model, x = models.get(middle)
         return onednn.probe(model, x, low)
 
 
