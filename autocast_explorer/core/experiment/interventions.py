@@ -27,11 +27,8 @@ from typing import cast
 import torch
 from torch.utils import _pytree as pytree
 
-from autocast_explorer.core.experiment.layer_patterns import matches
+from autocast_explorer.core.experiment.layer_patterns import KEEP_FIELD, matches
 from autocast_explorer.core.runtime.errors import ConfigError
-
-#: The config field that names the layers a run keeps in float32.
-KEEP_FIELD = "keep_float32"
 
 
 class NoLayerMatched(ValueError):

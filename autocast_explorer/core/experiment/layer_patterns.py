@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from autocast_explorer.core.experiment.config_fields import Rule
 
+#: The config field that names the layers a run keeps in float32 (its refusals start with it).
+KEEP_FIELD = "keep_float32"
 #: More patterns, or longer ones, are typing slips, not experiments.
 MAX_PATTERNS = 256
 MAX_PATTERN_LENGTH = 500
@@ -39,7 +41,9 @@ def _refusal(value: Any, config: Any) -> str | None:
     for pattern in value:
         if not isinstance(pattern, str) or not pattern:
             return f"each pattern must be non-empty text (got {pattern!r})"
-        if _SEPARATORS.search(pattern) or not pattern.isprintable():
+        if not pattern.isprintable():
+            return f"each pattern must be printable text (got {pattern!r})"
+        if _SEPARATORS.search(pattern):
             return (
                 "each pattern is one module path glob or class name, without commas or "
                 f"spaces (got {pattern!r}; give each pattern on its own)"
@@ -73,3 +77,15 @@ def matches(pattern: str, name: str, kind: str) -> bool:
 def within(name: str, kept: Iterable[str]) -> bool:
     """Whether the module at path `name` is one of the `kept` modules or inside one."""
     return any(name == path or name.startswith(path + ".") for path in kept)
+
+
+def covering(patterns: Sequence[str], name: str, kinds: Mapping[str, str]) -> tuple[str, ...]:
+    """The patterns that keep the layer at path `name`: those naming it or a module around it
+    (`kinds`: the class of each path known, e.g. a result's layer rows)."""
+    parts = name.split(".")
+    paths = [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
+    return tuple(
+        pattern
+        for pattern in patterns
+        if any(matches(pattern, path, kinds.get(path, "")) for path in paths)
+    )

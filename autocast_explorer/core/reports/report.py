@@ -47,6 +47,7 @@ from autocast_explorer.core.experiment.route_summary import route_cells
 from autocast_explorer.core.experiment.summary import (
     autocast_error_finding,
     hardware_clause,
+    kept_mark,
     speed_interval_words,
     verdict,
 )
@@ -319,6 +320,7 @@ def _experiment_markdown(result: ExperimentResult) -> list[str]:
                 ("activation", cfg.activation),
                 ("head", cfg.head),
                 ("autocast dtype", cfg.dtype),
+                *kept_rows(cfg),
                 ("seed", cfg.seed),
                 ("input", f"{cfg.input_distribution}, scale {cfg.input_scale:g}"),
                 ("threads", cfg.threads if cfg.threads is not None else "torch default"),
@@ -414,7 +416,7 @@ def _layers_markdown(result: ExperimentResult) -> list[str]:
             layer.kind,
             "×".join(map(str, layer.out_shape)),
             f"{layer.plain.in_dtype} → {layer.plain.out_dtype}",
-            f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}"
+            f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}{kept_mark(layer)}"
             if layer.autocast is not None
             else "did not run (the forward raised)",
         )
@@ -455,6 +457,14 @@ def _agreement_markdown(result: ExperimentResult) -> list[str]:
         f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
         f"cosine similarity {a.cosine:.6f}",
     ]
+
+
+def kept_rows(config: ExperimentConfig) -> list[tuple[str, object]]:
+    """The layers kept in float32, when any: what `reproduce.py` keeps too."""
+    if not config.keep_float32:
+        return []
+    kept = ", ".join(f"`{pattern}`" for pattern in config.keep_float32)
+    return [("kept in float32", f"{kept} (autocast off inside, inputs float32)")]
 
 
 def model_rows(config: ExperimentConfig) -> list[tuple[str, object]]:

@@ -30,7 +30,7 @@ from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGE
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.families.user.guard import user_phase
-from autocast_explorer.core.experiment.interventions import keeping
+from autocast_explorer.core.experiment.interventions import keeping, kept_layers
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.routes import (
@@ -43,7 +43,7 @@ from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paire
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import Environment, environment
 from autocast_explorer.core.hardware.load import LoadMeter
-from autocast_explorer.core.runtime.errors import error_text
+from autocast_explorer.core.runtime.errors import ConfigError, error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
 from autocast_explorer.core.sweeps.points import PointLatency, SweepPoint, roofline_work
@@ -137,10 +137,12 @@ def _point_routes(
 
 
 def check_points(planned: Sequence[PlannedPoint]) -> list[float]:
-    """Memory and time guards on every point; returns each point's forward estimate (s).
+    """Memory and time guards on every point, then the layers it keeps in float32; returns
+    each point's forward estimate (s).
 
     A refusal names the point: "memory: batch 4096: this model needs about …"; so does memory
-    running out while a user model is probed there ("out of memory at image side 4096: …").
+    running out while a user model is probed there ("out of memory at image side 4096: …"),
+    and a pattern that names no layer of a point's model ("keep_float32: depth 1: …").
     """
     estimates = []
     for point in planned:
@@ -149,7 +151,24 @@ def check_points(planned: Sequence[PlannedPoint]) -> list[float]:
                 estimates.append(guards.check(point.config))
         except guards.GuardError as exc:
             raise guards.GuardError(exc.field, f"{point.name}: {exc.rule}") from None
+    _check_kept(planned)
     return estimates
+
+
+def _check_kept(planned: Sequence[PlannedPoint]) -> None:
+    """Each point's model has the layers its config keeps (each model built once to match the
+    patterns, and only when there are any)."""
+    checked: set[tuple[tuple[str, str], ...]] = set()
+    for point in planned:
+        config = point.config
+        if not config.keep_float32 or _model_key(config) in checked:
+            continue
+        checked.add(_model_key(config))
+        with guards.memory_outcome(config, point.name), user_phase(config, point.name):
+            try:
+                kept_layers(build_model(config), config.keep_float32)
+            except ConfigError as exc:
+                raise ConfigError(exc.field, f"{point.name}: {exc.rule}") from None
 
 
 def stalled_points(
@@ -208,6 +227,12 @@ class _Eta:
         return self.total * (1 - fraction)
 
 
+def _model_key(config: ExperimentConfig) -> tuple[tuple[str, str], ...]:
+    """What decides a point's model: everything but the batch and the input."""
+    model_fields = config.replace(batch=1, input_scale=1.0, input_distribution="normal").to_dict()
+    return tuple((k, repr(v)) for k, v in sorted(model_fields.items()))
+
+
 class _Models(contextlib.ExitStack):
     """Builds each point's model and input as a single run would; reuses the last model. Its
     `kept` layers stay kept in float32 until the next model or the end of the block (the first
@@ -221,11 +246,7 @@ class _Models(contextlib.ExitStack):
         self.kept: tuple[str, ...] = ()
 
     def get(self, config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
-        # Everything but the batch and the input decides the model.
-        model_fields = config.replace(
-            batch=1, input_scale=1.0, input_distribution="normal"
-        ).to_dict()
-        key = tuple((k, repr(v)) for k, v in sorted(model_fields.items()))
+        key = _model_key(config)
         if key != self.key or self.model is None or self.rng is None:
             self.close()  # the previous model's layers as built
             self.model = None  # let the previous model go before building the next

@@ -51,7 +51,8 @@ def implicit_precision(precision: str = IMPLICIT_PRECISION) -> Iterator[None]:
 def _float32_maths(
     forward: Callable[..., object], args: tuple[object, ...], kwargs: dict[str, object]
 ) -> object:
-    if torch.backends.mkldnn.matmul.fp32_precision in ("none", KEPT_PRECISION):
+    matmul = getattr(torch.backends.mkldnn, IMPLICIT_BACKENDS[0])
+    if matmul.fp32_precision in ("none", KEPT_PRECISION):
         return forward(*args, **kwargs)  # float32 maths already: the float32 side pays nothing
     with implicit_precision(KEPT_PRECISION):
         return forward(*args, **kwargs)
