@@ -270,6 +270,23 @@ def test_training_keeps_the_layer_in_both_copies_forward():
     assert result.config.keep_float32 == ("fc2",)
 
 
+def test_training_your_own_model_keeps_its_layer(tmp_path):
+    (tmp_path / "shared_model.py").write_text(FACTORY)
+    config = ExperimentConfig(
+        model=f"{tmp_path / 'shared_model.py'}:build",
+        batch=4,
+        mode="train",
+        steps=2,
+        keep_float32=("2",),
+        **FAST,
+    )
+    result = run_experiment(config)
+    traces = {t.name: t for t in result.train.layers}
+    assert traces["2"].forward["autocast"] == ("bfloat16", "float32")
+    assert traces["3"].forward["autocast"] == ("float32", "bfloat16")
+    assert [la.name for la in result.layers if la.kept_float32] == ["2"]
+
+
 def test_a_kept_copy_keeps_its_own_layers_and_leaves_the_model_as_built():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2))
@@ -323,6 +340,26 @@ def test_the_compiled_route_compiles_the_kept_layer_in_float32():
         "bfloat16, 1× in float32"
     )
     assert compiled.output_dtype == {"plain": "float32", "lower": "bfloat16"}
+
+
+@pytest.mark.compile
+def test_a_user_models_kept_layer_is_compiled_in_float32(tmp_path):
+    (tmp_path / "shared_model.py").write_text(FACTORY)
+    config = ExperimentConfig(
+        model=f"{tmp_path / 'shared_model.py'}:build",
+        batch=3,
+        keep_float32=("2",),
+        routes=("eager", "compiled"),
+        **FAST,
+    )
+    compiled = run_experiment(config).routes[1]
+    if compiled.lower is None:
+        assert "torch.compile of the bfloat16 forward failed here: " in compiled.finding
+        return
+    assert compiled.finding.endswith(
+        "kept in float32: 2; the compiled bfloat16 graph's matrix products ran 2× in "
+        "bfloat16, 1× in float32"
+    )
 
 
 def test_a_sweep_keeps_the_layer_at_every_point_and_refuses_before_the_first():
