@@ -61,11 +61,8 @@ def prepare(
     on_epoch: EpochFn | None = None,
 ) -> PreparedData:
     """Build the seeded model, train it in float32 (or load the checkpoint), evaluate both ways
-    (the config's layers kept in float32 under autocast; a pattern that names none is refused
-    before training).
-
-    `config` must already be fitted to `dataset` (see `fitted`).
-    """
+    with the config's layers kept in float32 (refused before training if a pattern names none).
+    `config` must already be fitted to `dataset` (see `fitted`)."""
     import torch
 
     from autocast_explorer.core.data.files import read_state_dict

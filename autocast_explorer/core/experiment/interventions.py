@@ -3,8 +3,9 @@ lower only them in an otherwise float32 forward.
 
 A layer is named by a pattern: a module path glob (`encoder.layer.*.attention`, `fc1`) or a
 class name (`LayerNorm`). Inside a kept layer autocast is disabled and its floating inputs are
-made float32 again (a bfloat16 input into a float32 Linear would raise); a layer lowered alone
-gives float32 back, so the float32 layers after it still run.
+made float32 again (a bfloat16 input into a float32 Linear would raise); outside autocast it
+runs as it is, so a float32 side pays nothing for it. A layer lowered alone gives float32
+back, so the float32 layers after it still run.
 
 Wrapping `forward` (as runtime/wrapping.py does), not hooks: hooks cannot hold a context open
 around the call when it raises, and torch's fused transformer kernel refuses hooked layers.
