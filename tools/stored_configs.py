@@ -39,7 +39,7 @@ out = {"default": C().to_dict(), "custom": made(
     widths=(64, 32, 10), batch=16, seed=3, dtype="float16", threads=1, activation="gelu",
     head="softmax", atol=0.1, rtol=0.001, topk=3, input_scale=2.0,
     input_distribution="uniform", min_time=0.25, allow_slow=True, memory_budget_mb=512.0,
-    max_time=2.0, routes=("eager", "implicit"))}
+    max_time=2.0, routes=("eager", "implicit"), keep_float32=("fc1", "Linear"))}
 if "mode" in names:
     out["train"] = made(mode="train", steps=20, lr=0.01, optimizer="adamw", scaler=False,
                         dtype="float16")

@@ -47,6 +47,8 @@ examples:
   autocast-explorer run --data mine.npz --checkpoint weights.safetensors --widths 64,128,10
   autocast-explorer run --mode train --steps 100 --optimizer adamw
   autocast-explorer run --mode train --dtype float16 --no-scaler
+  autocast-explorer run --model hf:bert --keep-float32 'encoder.layer.*.attention'
+  autocast-explorer run --model cnn --keep-float32 Conv2d --routes eager,compiled
 """
 
 
@@ -96,6 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     placements = getattr(args, "placements", False)
     if placements and config.mode == "train":
         raise UsageError("--placements times forwards: use it with --mode infer")
+    if placements and config.keep_float32:
+        raise UsageError("--placements places autocast around the whole model: drop --keep-float32")
     if preset is not None and preset.sweep is not None:
         sys.stderr.write(
             f"note: preset {preset.name!r} also holds a {preset.sweep.label} sweep; "

@@ -26,6 +26,7 @@ SURFACES = (
     # result tabs
     "overviewTab",
     "layerTable",
+    "keepFloat32Column",
     "errorView",
     "agreementView",
     "opTraceView",

@@ -103,11 +103,11 @@ def test_training_rules_name_the_field(changes, field, fragment):
     assert fragment in str(info.value)
 
 
-def test_training_fields_come_last_and_default_to_inference():
+def test_training_fields_come_last_but_the_interventions_and_default_to_inference():
     import dataclasses
 
     names = [f.name for f in dataclasses.fields(ExperimentConfig)]
-    assert names[-5:] == ["mode", "steps", "lr", "optimizer", "scaler"]
+    assert names[-6:] == ["mode", "steps", "lr", "optimizer", "scaler", "keep_float32"]
     config = ExperimentConfig()
     assert (config.mode, config.steps, config.optimizer, config.scaler) == (
         "infer",

@@ -44,7 +44,7 @@ def test_the_part_tables_are_the_parts():
                                  "input_image", "layer_depth")  # fmt: skip
     assert DATA_FIELDS == ("data", "checkpoint", "epochs")
     assert TRAINING_FIELDS == ("mode", "steps", "lr", "optimizer", "scaler")
-    assert part_fields(ExperimentConfig, "interventions") == ()
+    assert part_fields(ExperimentConfig, "interventions") == ("keep_float32",)
 
 
 def test_every_family_param_is_a_family_field_and_every_family_field_a_param():

@@ -131,6 +131,8 @@ def test_reproduce_py_needs_only_torch_and_the_standard_library(result):
         "collections",
         "contextlib",
         "copy",
+        "difflib",
+        "fnmatch",
         "itertools",
         "json",
         "math",

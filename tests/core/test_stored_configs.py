@@ -54,13 +54,13 @@ def carries(config: ExperimentConfig, written: dict[str, Any]) -> None:
 
 def test_a_file_for_each_version_of_the_config():
     """The field lists as the versions grew them: 15 fields, then training, the families, your
-    own model, routes, real data, the time limit."""
+    own model, routes, real data, the time limit, the layers kept in float32."""
     named = [set().union(*d["configs"].values()) for d in DOCUMENTS.values()]
     assert [stem[-7:] for stem in DOCUMENTS] == [
         "222013d", "6e47408", "5247515", "7152d46", "3ff1169", "7b86294", "7de03e4",
-        "b726b40", "9095d0c",
+        "b726b40", "9095d0c", "efe4e1e",
     ]  # fmt: skip
-    assert [len(fields) for fields in named] == [15, 15, 33, 20, 39, 43, 40, 44, 44]
+    assert [len(fields) for fields in named] == [15, 15, 33, 20, 39, 43, 40, 44, 44, 45]
     assert named[-1] == set(DEFAULTS)  # together, the last version's configs name every field
 
 
@@ -152,3 +152,14 @@ def test_each_later_version_s_new_fields_keep_their_values():
         DOCUMENTS["2026-12-02-b726b40"]["result"]["config"]
     )
     assert (run.model, run.d_model, run.heads, run.max_time) == ("transformer", 8, 2, 0.05)
+
+
+def test_a_config_stored_before_keep_float32_reads_as_nothing_kept():
+    before = DOCUMENTS["2026-12-04-9095d0c"]
+    for written in (*before["configs"].values(), before["result"]["config"]):
+        assert "keep_float32" not in written
+        assert ExperimentConfig.from_dict(written).keep_float32 == ()
+    assert TypeAdapter(ConfigField).validate_python(before["result"]["config"]).keep_float32 == ()
+    kept = DOCUMENTS["2026-12-04-efe4e1e"]
+    assert ExperimentConfig.from_dict(kept["configs"]["custom"]).keep_float32 == ("fc1", "Linear")
+    assert kept["result"]["config"]["keep_float32"] == ["fc2"]

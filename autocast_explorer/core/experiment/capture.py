@@ -21,6 +21,7 @@ from pydantic import Field, model_validator
 from autocast_explorer.core.documents.field_types import Text, Whole, WholeMap, Wholes
 from autocast_explorer.core.documents.held import write_always
 from autocast_explorer.core.documents.model import Part, dump
+from autocast_explorer.core.experiment.layer_patterns import within
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.numerics.compute import ComputeDtypes
 from autocast_explorer.core.numerics.layer_error import LayerError, layer_error
@@ -81,6 +82,14 @@ class LayerRecord(Part):
     #: The autocast output against the float32 output (numerics/layer_error.py); None: not
     #: compared (left out of the file).
     error: LayerError | None = Field(default=None, exclude_if=lambda value: value is None)
+    #: Written on every layer of a run that kept layers in float32 (config.keep_float32);
+    #: absent, false, from any other run.
+    kept_float32: bool = Field(
+        default=False,
+        description="the run kept this layer in float32 (config.keep_float32 names it or a "
+        "module around it): autocast was off inside it; written on every layer of a run that "
+        "kept any (absent: false)",
+    )
 
     @model_validator(mode="after")
     def _shape_written(self) -> LayerRecord:
@@ -207,6 +216,16 @@ def call_keys(names: Sequence[str]) -> list[tuple[str, int]]:
         keys.append((name, seen.get(name, 0)))
         seen[name] = keys[-1][1] + 1
     return keys
+
+
+def marked_kept(layers: Sequence[LayerRecord], kept: Sequence[str]) -> tuple[LayerRecord, ...]:
+    """The layers with `kept_float32` written on each (true for a kept module or one inside)
+    when the run kept any; as they were when it kept none (files stay as before)."""
+    if not kept:
+        return tuple(layers)
+    return tuple(
+        layer.model_copy(update={"kept_float32": within(layer.name, kept)}) for layer in layers
+    )
 
 
 def pair_layers(plain: list[LayerCapture], auto: list[LayerCapture]) -> list[LayerRecord]:

@@ -79,6 +79,8 @@ class ExperimentConfig(
             raise ConfigError("widths", "must be a list of layer widths") from None
         object.__setattr__(self, "widths", widths)
         object.__setattr__(self, "model_args", normalise_model_args(self.model_args))
+        if isinstance(self.keep_float32, list):  # JSON and repeated flags give a list
+            object.__setattr__(self, "keep_float32", tuple(self.keep_float32))
         shape = self.input_shape
         if isinstance(shape, str):
             shape = parse_widths(shape, "input_shape") if shape.strip() else None
@@ -163,6 +165,8 @@ class ExperimentConfig(
                 continue
             if f.name == "routes" and self.routes == DEFAULT_ROUTES:
                 continue  # today's run: files stay as they were before routes existed
+            if f.name == "keep_float32" and not self.keep_float32:
+                continue  # nothing kept: files stay as they were before interventions
             data[f.name] = getattr(self, f.name)
         if "widths" in data:
             data["widths"] = list(self.widths)
@@ -176,6 +180,8 @@ class ExperimentConfig(
             data["input_shape"] = list(self.input_shape) if self.input_shape else None
         if "routes" in data:
             data["routes"] = list(self.routes)
+        if "keep_float32" in data:
+            data["keep_float32"] = list(self.keep_float32)
         return data
 
     @property

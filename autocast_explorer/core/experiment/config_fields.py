@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar, cast
 
-#: The parts a config is made of, in the order the docs table lists them. "interventions" (what
-#: a run changes in the model, e.g. layers kept in float32) has no field yet.
+#: The parts a config is made of, in the order the docs table lists them. "interventions": what
+#: a run changes in the model (layers kept in float32).
 Part = Literal["model", "measurement", "family", "user model", "data", "training", "interventions"]
 PARTS: tuple[Part, ...] = (
     "model",

@@ -38,6 +38,7 @@ from autocast_explorer.core.experiment.config_rules import (
     parse_routes,
     parse_widths,
 )
+from autocast_explorer.core.experiment.layer_patterns import KEEP_FLOAT32_RULE
 from autocast_explorer.core.experiment.model_args import MODEL_ARGS_SCHEMA
 from autocast_explorer.core.experiment.route_kinds import (
     reference_route,
@@ -524,7 +525,19 @@ class TrainingPart(ConfigPart):
 @config_part("interventions")
 @dataclass(frozen=True)
 class InterventionsPart(ConfigPart):
-    """What a run changes in the model before measuring it (e.g. layers kept in float32)."""
+    """What a run changes in the model before measuring it: layers kept in float32."""
+
+    keep_float32: tuple[str, ...] = spec(
+        (),
+        "a layer kept in float32 under autocast (repeatable): a module path glob such as fc1 "
+        "or encoder.layer.*.attention, or a class name such as LayerNorm; autocast is off "
+        "inside it and its floating inputs are made float32 (on every route, in training too); "
+        "a pattern that names no layer is refused with the nearest module paths",
+        KEEP_FLOAT32_RULE,
+        default_words="default: none",
+        metavar="PATTERN",
+        repeat=True,
+    )
 
 
 @dataclass(frozen=True)

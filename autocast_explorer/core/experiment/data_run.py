@@ -64,18 +64,19 @@ def prepare(
     reporter: Reporter,
     on_epoch: EpochFn | None = None,
 ) -> PreparedData:
-    """Build the seeded model, train it in float32 (or load the checkpoint), evaluate both ways.
-
-    `config` must already be fitted to `dataset` (see `fitted`).
-    """
+    """Build the seeded model, train it in float32 (or load the checkpoint), evaluate both ways
+    with the config's layers kept in float32 (refused before training if a pattern names none).
+    `config` must already be fitted to `dataset` (see `fitted`)."""
     import torch
 
     from autocast_explorer.core.data.files import read_state_dict
+    from autocast_explorer.core.experiment.interventions import keep_float32, kept_layers
     from autocast_explorer.core.experiment.model import build_model, low_precision_dtype
 
     shape = input_shape(config, dataset)
     x = dataset.x / np.float32(dataset.scale) if dataset.scale != 1.0 else dataset.x
     model = build_model(config)
+    kept = kept_layers(model, config.keep_float32)
     history: tuple[EpochRecord, ...] = ()
     if config.checkpoint:
         reporter.report(0.0, f"loading the weights of {Path(config.checkpoint).name}")
@@ -102,7 +103,7 @@ def prepare(
     reporter.report(0.9, "evaluating the held-out rows in float32 and under autocast")
     test_x, test_y = x[test_rows], dataset.y[test_rows]
     accuracy, auto = None, None
-    with user_phase(config, "answering the held-out rows"):
+    with user_phase(config, "answering the held-out rows"), keep_float32(model, kept):
         plain = predict(model, shape, test_x, None)
         # An autocast forward that raises: the engine's own records the error as the finding.
         with contextlib.suppress(Exception):

@@ -9,6 +9,8 @@ are set for the duration of the run, in the calling thread, and restored afterwa
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from autocast_explorer.core.experiment.agreement import Agreement, compare_logit
 from autocast_explorer.core.experiment.capture import (
     LayerDtypes,
     LayerRecord,
+    marked_kept,
     pair_layers,
     record_forward,
 )
@@ -40,6 +43,7 @@ from autocast_explorer.core.experiment.families.user.record import (
     rows_at_depth,
     user_rows,
 )
+from autocast_explorer.core.experiment.interventions import keeping
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.result import (
@@ -142,9 +146,11 @@ def run_inference(
     dataset: Dataset | None = None,
 ) -> ExperimentResult:
     """Measure forwards plain vs autocast: cold calls, one recorded forward per mode, one
-    traced, then the paired timing (and any other route's), under the config's threads."""
+    traced, then the paired timing (and any other route's), under the config's threads, with
+    the config's layers kept in float32 throughout (a pattern that names none is refused
+    before anything is measured)."""
     prepared = None
-    with torch_threads(config.threads) as threads, torch.no_grad():
+    with torch_threads(config.threads) as threads, torch.no_grad(), contextlib.ExitStack() as scope:
         if dataset is not None:
             prepared = prepare(config, dataset, reporter.span(0.01, 0.5))
             model, x = prepared.model, prepared.x
@@ -152,6 +158,7 @@ def run_inference(
         else:
             reporter.report(0.02, "building model")
             model, x = build(config)
+        kept = scope.enter_context(keeping(model, config.keep_float32))
         low = low_precision_dtype(config)
         plain_fn, auto_fn = forward_fns(model, x, low)
         reporter.check()
@@ -164,6 +171,7 @@ def run_inference(
                 op_trace = trace_model(model, x, low, check=reporter.check)
             layers = with_compute_dtypes(layers, op_trace)
             reporter.check()
+        layers = marked_kept(layers, kept)
         # Eager's timing gets its share of the bar; every other route the same share after it.
         share = 0.9 / len(config.routes)
         plain_stats, auto_stats, evidence = _time_forwards(
@@ -180,7 +188,10 @@ def run_inference(
                 seen.autocast_error,
                 evidence.interval,
             )
-            routes = (eager, *_other_routes(config, model, x, low, seen.reference, reporter, share))
+            call = RouteCall(
+                model, x, low, seen.reference, config.min_time, reporter, config.allow_slow, kept
+            )
+            routes = (eager, *_other_routes(config, call, share))
     reporter.report(1.0, "done")
     return ExperimentResult(
         schema_=SCHEMA,
@@ -344,22 +355,13 @@ def _time_forwards(
     return plain_stats, auto_stats, TimingEvidence.from_timing(timing, meter.stop())
 
 
-def _other_routes(
-    config: ExperimentConfig,
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    low: torch.dtype,
-    reference: Reference,
-    reporter: Reporter,
-    share: float,
-) -> Iterator[RouteResult]:
-    """Every route after eager (the reference), each timed in its share of the bar."""
+def _other_routes(config: ExperimentConfig, call: RouteCall, share: float) -> Iterator[RouteResult]:
+    """Every route after eager (the reference), each timed in its share of the bar (`call`'s
+    reporter spans the whole run)."""
     for i, name in enumerate(config.routes[1:], start=1):
-        span = reporter.span(0.1 + share * i, 0.1 + share * (i + 1))
+        span = call.reporter.span(0.1 + share * i, 0.1 + share * (i + 1))
         with user_phase(config, f"the {name} route"):
-            measured = measure_route(
-                name, RouteCall(model, x, low, reference, config.min_time, span, config.allow_slow)
-            )
+            measured = measure_route(name, dataclasses.replace(call, reporter=span))
         yield measured
 
 
@@ -462,7 +464,7 @@ def run_training(
         output_dtype=OutputDtypes(
             plain=report.output_dtype["plain"], autocast=report.output_dtype["autocast"]
         ),
-        layers=_training_layers(report),
+        layers=marked_kept(_training_layers(report), run.kept),
         agreement=agreement,
         warnings=tuple(_training_warnings(config, report, plain_stats, auto_stats)),
         guard=estimate,

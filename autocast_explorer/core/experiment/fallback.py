@@ -18,17 +18,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.numerics.compute import PRODUCT_OPS
 from autocast_explorer.core.numerics.optrace import OpRecord
 
-#: The aten ops that multiply matrices (what autocast's lower list is mostly about).
-PRODUCT_OPS: frozenset[str] = frozenset(
-    {
-        "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "convolution",
-        "_convolution", "mkldnn_convolution", "mkldnn_rnn_layer", "conv1d", "conv2d", "conv3d",
-        "_mkl_linear", "mkldnn_linear", "_native_multi_head_attention",
-        "scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
-    }
-)  # fmt: skip
 FLOAT_DTYPES = frozenset({"float32", "float64", "bfloat16", "float16"})
 
 
@@ -143,7 +135,8 @@ def listed_op(kind: str) -> tuple[str, str, tuple[str, ...]]:
 
 
 def silent_fallbacks(result: ExperimentResult) -> tuple[SilentFallback, ...]:
-    """Every layer that returned float32 under autocast although its op is on the lower list."""
+    """Every layer that returned float32 under autocast although its op is on the lower list
+    (a layer the run kept in float32 was asked to: no finding)."""
     low = result.config.dtype
     if result.autocast_error or low == "float32":
         return ()
@@ -156,6 +149,8 @@ def silent_fallbacks(result: ExperimentResult) -> tuple[SilentFallback, ...]:
     for layer in result.layers:
         auto = layer.autocast
         if auto is None or auto.out_dtype != "float32" or auto.in_dtype not in FLOAT_DTYPES:
+            continue
+        if layer.kept_float32:
             continue
         op, policy, lists = listed_op(layer.kind)
         if policy != "lower":

@@ -3,24 +3,33 @@ lower only them in an otherwise float32 forward.
 
 A layer is named by a pattern: a module path glob (`encoder.layer.*.attention`, `fc1`) or a
 class name (`LayerNorm`). Inside a kept layer autocast is disabled and its floating inputs are
-made float32 again (a bfloat16 input into a float32 Linear would raise); a layer lowered alone
-gives float32 back, so the float32 layers after it still run.
+made float32 again (a bfloat16 input into a float32 Linear would raise); outside autocast it
+runs as it is, so a float32 side pays nothing for it. A layer lowered alone gives float32
+back, so the float32 layers after it still run.
 
 Wrapping `forward` (as runtime/wrapping.py does), not hooks: hooks cannot hold a context open
 around the call when it raises, and torch's fused transformer kernel refuses hooked layers.
 `torch.compile` traces the wrapped forward, autocast's enter and exit included.
+
+A run keeps the config's `keep_float32` layers (`keeping`) for as long as it measures a model
+it built, and gives the model back as it was (a user's factory may hand out one shared
+module); the copies training makes are the run's own and keep their layers for good
+(`kept_copy`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import difflib
-import fnmatch
 from collections.abc import Callable, Iterator, Sequence
 from typing import cast
 
 import torch
 from torch.utils import _pytree as pytree
+
+from autocast_explorer.core.experiment.layer_patterns import KEEP_FIELD, matches
+from autocast_explorer.core.runtime.errors import ConfigError
 
 
 class NoLayerMatched(ValueError):
@@ -32,16 +41,19 @@ def module_paths(model: torch.nn.Module) -> tuple[str, ...]:
     return tuple(name for name, _ in model.named_modules() if name)
 
 
-def _matches(pattern: str, name: str, module: torch.nn.Module) -> bool:
-    return type(module).__name__ == pattern or fnmatch.fnmatchcase(name, pattern)
-
-
 def nearest_paths(model: torch.nn.Module, pattern: str, count: int = 5) -> list[str]:
-    """The module paths (and class names) closest to a pattern that matched nothing."""
+    """The module paths (and class names) closest to a pattern that matched nothing: the close
+    ones first, then the paths most alike, so there are always `count` to choose from (or every
+    path of a smaller model)."""
     names = list(module_paths(model))
     classes = sorted({type(module).__name__ for _, module in model.named_modules()})
     near = difflib.get_close_matches(pattern, names + classes, n=count, cutoff=0.4)
-    return near or names[:count]
+
+    def likeness(name: str) -> float:
+        return difflib.SequenceMatcher(None, pattern, name).ratio()
+
+    rest = sorted((name for name in names if name not in near), key=likeness, reverse=True)
+    return (near + rest)[:count]
 
 
 def match_layers(model: torch.nn.Module, patterns: Sequence[str]) -> tuple[str, ...]:
@@ -53,7 +65,9 @@ def match_layers(model: torch.nn.Module, patterns: Sequence[str]) -> tuple[str, 
     matched: list[str] = []
     for pattern in patterns:
         found = [
-            name for name, mod in model.named_modules() if name and _matches(pattern, name, mod)
+            name
+            for name, mod in model.named_modules()
+            if name and matches(pattern, name, type(mod).__name__)
         ]
         if not found:
             near = ", ".join(nearest_paths(model, pattern))
@@ -113,6 +127,8 @@ def around_layers(
 def _kept(
     forward: Callable[..., object], args: tuple[object, ...], kwargs: dict[str, object]
 ) -> object:
+    if not torch.is_autocast_enabled("cpu"):  # float32 already: a float32 side pays nothing
+        return forward(*args, **kwargs)
     float_args = cast(tuple[object, ...], _float32_tree(args))
     float_kwargs = cast(dict[str, object], _float32_tree(kwargs))
     with torch.autocast("cpu", enabled=False):
@@ -140,3 +156,46 @@ def lower_only(
         return _float32_tree(out)
 
     return around_layers(model, names, lowered)
+
+
+def kept_layers(model: torch.nn.Module, patterns: Sequence[str]) -> tuple[str, ...]:
+    """The module paths `patterns` name (match_layers); a pattern that names no layer is the
+    config's `keep_float32` refused (ConfigError, its nearest paths listed)."""
+    try:
+        return match_layers(model, patterns)
+    except NoLayerMatched as exc:
+        raise ConfigError(KEEP_FIELD, str(exc)) from None
+
+
+@contextlib.contextmanager
+def keeping(model: torch.nn.Module, patterns: Sequence[str]) -> Iterator[tuple[str, ...]]:
+    """The layers `patterns` name kept in float32 inside the block (yields their paths); the
+    model's forwards are as they were after it. Refuses before the block (`kept_layers`)."""
+    names = kept_layers(model, patterns) if patterns else ()
+    with keep_float32(model, names):
+        yield names
+
+
+class _KeptForward:
+    """A kept layer's forward, set on its module for good. It holds the module, not a bound
+    method, so a deep copy of the model gets a forward of its own copy."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        self.module = module
+        self.inner: Callable[..., object] | None = module.__dict__.get("forward")
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        inner = self.inner
+        if inner is None:
+            inner = type(self.module).forward.__get__(self.module)
+        return _kept(inner, args, kwargs)
+
+
+def kept_copy(model: torch.nn.Module, names: Sequence[str]) -> torch.nn.Module:
+    """A deep copy of `model` whose `names` layers stay kept in float32 (the copy is the
+    caller's own: nothing is restored)."""
+    twin = copy.deepcopy(model)
+    modules = dict(twin.named_modules())
+    for name in names:
+        modules[name].forward = _KeptForward(modules[name])
+    return twin

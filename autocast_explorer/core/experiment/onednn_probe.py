@@ -6,6 +6,7 @@ from __future__ import annotations
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.user.guard import user_phase
+from autocast_explorer.core.experiment.interventions import keeping
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.hardware.onednn import OneDnnProbe, probe
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
@@ -18,7 +19,8 @@ def probe_config(
     cancel: CancelFn | None = None,
 ) -> OneDnnProbe:
     """`onednn.probe` on the model of `config`, built after the memory and time guards passed, with
-    the config's thread count: what the window's "Ask oneDNN" measures."""
+    the config's thread count and its layers kept in float32: what the window's "Ask oneDNN"
+    measures."""
     reporter = Reporter(progress, cancel)
     reporter.report(0.05, "checking the memory and time guards")
     guards.check(config)
@@ -28,5 +30,8 @@ def probe_config(
         model, x = build(config)
         reporter.check()
         reporter.report(0.6, "asking oneDNN which kernels run (verbose log of one forward)")
-        with user_phase(config, "asking oneDNN which kernels run"):
+        with (
+            keeping(model, config.keep_float32),
+            user_phase(config, "asking oneDNN which kernels run"),
+        ):
             return probe(model, x, low_precision_dtype(config))

@@ -9,7 +9,7 @@ from autocast_explorer.core.data.records import DataInfo
 from autocast_explorer.core.data.summary import accuracy_lines, epochs_text
 from autocast_explorer.core.experiment.capture import LayerRecord
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS
-from autocast_explorer.core.experiment.config_words import model_options
+from autocast_explorer.core.experiment.config_words import kept_clause, model_options
 from autocast_explorer.core.experiment.fallback import silent_fallbacks
 from autocast_explorer.core.experiment.input_record import input_words
 from autocast_explorer.core.experiment.pace import SAME_SPEED, SPEED_CALL_WORDS, ms_text, ratio_text
@@ -86,6 +86,11 @@ def autocast_error_finding(result: ExperimentResult) -> tuple[str, str]:
         "can raise the same error, and only a run of it shows whether it does here."
     )
     return headline, meaning
+
+
+def kept_mark(layer: LayerRecord) -> str:
+    """' (kept in float32)' after a layer the run kept in float32 ('' for any other)."""
+    return " (kept in float32)" if layer.kept_float32 else ""
 
 
 def compute_sentence(result: ExperimentResult, layer: LayerRecord) -> str:
@@ -213,7 +218,7 @@ def _heading_lines(result: ExperimentResult) -> list[str]:
     model = f"widths {','.join(map(str, cfg.widths))}" if cfg.model == "mlp" else cfg.title
     return [
         f"Autocast Explorer · {model} · batch {cfg.batch}{model_options(cfg)} · "
-        f"autocast dtype {cfg.dtype} · seed {cfg.seed}",
+        f"autocast dtype {cfg.dtype} · seed {cfg.seed}{kept_clause(cfg)}",
         f"{env.cpu_model} · torch {env.torch_version} · capability {env.cpu_capability} · "
         f"{env.threads_text}",
         *([f"Input fed: {input_words(result.input)}"] if result.input else []),
@@ -290,7 +295,7 @@ def _layer_lines(result: ExperimentResult) -> list[str]:
         )
         lines.append(
             f"  {layer.name:<{width}}  {layer.kind:<{kind_width}} plain {layer.plain.in_dtype}→"
-            f"{layer.plain.out_dtype:<9}  autocast {auto}"
+            f"{layer.plain.out_dtype:<9}  autocast {auto}{kept_mark(layer)}"
         )
         seen = compute_sentence(result, layer)
         if seen:

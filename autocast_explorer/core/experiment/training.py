@@ -15,7 +15,6 @@ document part (train_report.py). Their public names are importable from here too
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import torch
 from autocast_explorer.core.experiment.capture import AutocastFailed
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.user.guard import user_phase
+from autocast_explorer.core.experiment.interventions import kept_copy, kept_layers
 from autocast_explorer.core.experiment.model import low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.train_probe import (
@@ -137,13 +137,15 @@ PartialFn = Callable[[StepProgress], None]
 
 @dataclass
 class TrainingRun:
-    """What `train_side_by_side` hands the engine: the report, the trainers for timing, the task."""
+    """What `train_side_by_side` hands the engine: the report, the trainers for timing, the
+    task, and the paths of the layers both copies kept in float32."""
 
     report: TrainReport
     trainers: dict[str, Trainer]
     task: Task
     cold_ms: list[float]
     held_out_logits: dict[str, torch.Tensor]
+    kept: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -185,11 +187,13 @@ def train_side_by_side(
 
     With a `task` of real rows and `epoch_steps` (steps per epoch), both copies are scored on
     the held-out rows after every epoch. Cancellation is checked between steps (a step itself
-    cannot be interrupted).
+    cannot be interrupted). Every copy keeps the config's `keep_float32` layers in float32 (a
+    pattern that names none is refused before the first step); the built model stays as built.
     """
     refuse_untrainable(config)
     low = low_precision_dtype(config)
     initial = source.build_model(config)
+    kept = kept_layers(initial, config.keep_float32)
     if task is None:
         task = make_task(config, source)
     x0, y0 = task.batch(0)
@@ -197,11 +201,11 @@ def train_side_by_side(
 
     reporter.report(0.0, "probing one training step per mode (dtypes, ops, saved bytes)")
     with user_phase(config, "probing one training step"):
-        probes = _probe_both(config, initial, x0, y0, low, kind)
+        probes = _probe_both(config, initial, x0, y0, low, kind, kept)
     reporter.check()
     trainers = {
-        "plain": Trainer(config, copy.deepcopy(initial), None, kind),
-        "autocast": Trainer(config, copy.deepcopy(initial), low, kind),
+        "plain": Trainer(config, kept_copy(initial, kept), None, kind),
+        "autocast": Trainer(config, kept_copy(initial, kept), low, kind),
     }
     with user_phase(config, "training"):
         timings, epochs = _train_interleaved(
@@ -219,6 +223,7 @@ def train_side_by_side(
         task=task,
         cold_ms=[timings[m][0].total_s * 1e3 for m in MODES],
         held_out_logits={m: h.outputs for m, h in held.items()},
+        kept=kept,
     )
 
 
@@ -229,13 +234,15 @@ def _probe_both(
     y: torch.Tensor,
     low: torch.dtype,
     loss_kind: str,
+    kept: tuple[str, ...],
 ) -> dict[str, StepProbe]:
-    """One probed step per mode on copies of the initial weights. An autocast step that raises
-    ends the run with AutocastFailed: there is no second copy to train (memory running out is
-    no finding about autocast, so it is raised as it came)."""
-    probes = {"plain": probe_step(config, copy.deepcopy(initial), x, y, None, loss_kind)}
+    """One probed step per mode on copies of the initial weights (`kept` layers kept in
+    float32). An autocast step that raises ends the run with AutocastFailed: there is no second
+    copy to train (memory running out is no finding about autocast, so it is raised as it
+    came)."""
+    probes = {"plain": probe_step(config, kept_copy(initial, kept), x, y, None, loss_kind)}
     try:
-        probes["autocast"] = probe_step(config, copy.deepcopy(initial), x, y, low, loss_kind)
+        probes["autocast"] = probe_step(config, kept_copy(initial, kept), x, y, low, loss_kind)
     except Exception as exc:  # torch raises RuntimeError, oneDNN sometimes others
         if is_out_of_memory(exc):
             raise

@@ -87,6 +87,16 @@ MATMUL_OPS: frozenset[str] = frozenset(
     }
 )
 FLOAT_DTYPES: tuple[str, ...] = ("float64", "float32", "bfloat16", "float16")
+#: The ops that multiply matrices (what autocast's lower list is mostly about), by the short
+#: name both an aten op ('addmm') and a torch function in a Dynamo graph ('conv2d') go by.
+PRODUCT_OPS: frozenset[str] = frozenset(
+    {
+        "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "convolution",
+        "_convolution", "mkldnn_convolution", "mkldnn_rnn_layer", "conv1d", "conv2d", "conv3d",
+        "_mkl_linear", "mkldnn_linear", "_native_multi_head_attention",
+        "scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    }
+)  # fmt: skip
 
 
 def packet(op: str) -> str:

@@ -48,6 +48,7 @@ from autocast_explorer.core.experiment.route_summary import route_cells
 from autocast_explorer.core.experiment.summary import (
     autocast_error_finding,
     hardware_clause,
+    kept_mark,
     speed_interval_words,
     verdict,
 )
@@ -320,6 +321,7 @@ def _experiment_markdown(result: ExperimentResult) -> list[str]:
                 ("activation", cfg.activation),
                 ("head", cfg.head),
                 ("autocast dtype", cfg.dtype),
+                *kept_rows(cfg),
                 ("seed", cfg.seed),
                 *([("input fed", input_words(result.input))] if result.input else []),
                 ("input drawn", f"{cfg.input_distribution}, scale {cfg.input_scale:g}"),
@@ -416,7 +418,7 @@ def _layers_markdown(result: ExperimentResult) -> list[str]:
             layer.kind,
             "×".join(map(str, layer.out_shape)),
             f"{layer.plain.in_dtype} → {layer.plain.out_dtype}",
-            f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}"
+            f"{layer.autocast.in_dtype} → {layer.autocast.out_dtype}{kept_mark(layer)}"
             if layer.autocast is not None
             else "did not run (the forward raised)",
         )
@@ -457,6 +459,14 @@ def _agreement_markdown(result: ExperimentResult) -> list[str]:
         f"- max |plain − autocast| {a.max_abs_diff:.4g}, mean {a.mean_abs_diff:.4g}, "
         f"cosine similarity {a.cosine:.6f}",
     ]
+
+
+def kept_rows(config: ExperimentConfig) -> list[tuple[str, object]]:
+    """The layers kept in float32, when any: what `reproduce.py` keeps too."""
+    if not config.keep_float32:
+        return []
+    kept = ", ".join(f"`{pattern}`" for pattern in config.keep_float32)
+    return [("kept in float32", f"{kept} (autocast off inside, inputs float32)")]
 
 
 def model_rows(config: ExperimentConfig) -> list[tuple[str, object]]:

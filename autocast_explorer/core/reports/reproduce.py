@@ -22,7 +22,14 @@ from types import ModuleType
 from typing import Any
 
 from autocast_explorer import __version__
-from autocast_explorer.core.experiment import capture, timing, train_step, train_task
+from autocast_explorer.core.experiment import (
+    capture,
+    interventions,
+    layer_patterns,
+    timing,
+    train_step,
+    train_task,
+)
 from autocast_explorer.core.experiment.capture import LayerDtypes
 from autocast_explorer.core.experiment.families import FAMILIES, family
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -45,6 +52,7 @@ CONSTANTS: tuple[tuple[ModuleType, tuple[str, ...]], ...] = (
         ),
     ),
     (train_step, ("INIT_SCALE",)),
+    (layer_patterns, ("KEEP_FIELD",)),
     (timing, ("WARMUP_CALLS", "TARGET_BLOCKS", "MIN_BLOCK_SECONDS", "MIN_BLOCKS")),
 )
 
@@ -54,9 +62,11 @@ PASTED: tuple[ModuleType | Callable[..., Any], ...] = (
     dtypes.dtype_name,
     autocast,
     wrapping,
-    errors.error_text,
+    errors,
     capture.first_tensor,
     capture.call_keys,
+    layer_patterns.matches,
+    interventions,
     train_task.class_task,
     train_task.loss_function,
     train_step.make_optimizer,

@@ -18,8 +18,9 @@ construction order), runs one forward in float32 and one under torch.autocast("c
 prints the dtypes, the prediction agreement and this machine's own timings, beside the figures
 the explorer measured. Run: python reproduce.py [--min-time SECONDS] [--json]
 
-The model, its input, the layer recording, the task and the loss are the explorer's own code,
-pasted from the modules named above each section; only the part after them is this script's.
+The model, its input, the layer recording, the layers kept in float32, the task and the loss
+are the explorer's own code, pasted from the modules named above each section; only the part
+after them is this script's.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import difflib
+import fnmatch
 import itertools
 import json
 import math
@@ -34,15 +37,18 @@ import statistics
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
+from torch.utils import _pytree as pytree
 
 CONFIG = json.loads(__CONFIG_JSON__)  # noqa: E501
 ORIGINAL = json.loads(__ORIGINAL_JSON__)  # noqa: E501
 MODEL = CONFIG.get("model", "mlp")
 MODEL_LINE = __MODEL_LINE__
+#: The layers the explorer kept in float32 (module path globs or class names; [] for none).
+KEEP = CONFIG.get("keep_float32", [])
 '''
 
 #: build(), make_task() and guarded() for a built-in family: the pasted construction and task
@@ -183,12 +189,12 @@ def timings(model, x, low, min_time):
     return tuple(statistics.median(s) for s in samples)
 
 
-def probe_step(initial, batch, low, loss_fn):
+def probe_step(initial, batch, low, loss_fn, kept):
     """One training step's loss dtype, saved-tensor bytes and (under autocast) gradient dtypes."""
     found = {"loss_dtype": {}, "grad_dtypes": {}, "saved_bytes": {}}
     x0, y0 = batch
     for mode, dtype in (("plain", None), ("autocast", low)):
-        model = copy.deepcopy(initial).train()
+        model = kept_copy(initial, kept).train()
         saved = [0]
 
         def pack(t, saved=saved):
@@ -213,13 +219,14 @@ def train(min_time):
     """Train a float32 and an autocast copy side by side, as the explorer did."""
     low = TORCH_DTYPES[CONFIG["dtype"]]
     initial, _ = build()
+    kept = kept_layers(initial, KEEP)  # both copies keep them in float32, as the explorer's
     batches, held_out, kind = make_task()
     loss_fn = loss_function(CONFIG["head"], kind)
-    found = {"loss_kind": kind, **probe_step(initial, batches[0], low, loss_fn)}
+    found = {"loss_kind": kind, **probe_step(initial, batches[0], low, loss_fn, kept)}
     dtypes = {"plain": None, "autocast": low}
     models, optimizers, scalers = {}, {}, {}
     for mode in ("plain", "autocast"):
-        models[mode] = copy.deepcopy(initial).train()
+        models[mode] = kept_copy(initial, kept).train()
         optimizers[mode] = make_optimizer(CONFIG["optimizer"], CONFIG["lr"], models[mode])
         use = mode == "autocast" and CONFIG["dtype"] == "float16" and CONFIG["scaler"]
         scalers[mode] = torch.amp.GradScaler("cpu", init_scale=INIT_SCALE) if use else None
@@ -291,7 +298,7 @@ def main_train(args):
     loss_name = {MSE: "MSE"}.get(kind, "cross-entropy")
     print(f"Training: {MODEL_LINE}, batch {CONFIG['batch']}, {CONFIG['steps']} steps, "
           f"{CONFIG['optimizer']} lr {CONFIG['lr']:g}, {loss_name} loss; "
-          f"autocast dtype {CONFIG['dtype']}")
+          f"autocast dtype {CONFIG['dtype']}{kept_words()}")
     for mode in ("plain", "autocast"):
         loss = found["loss"][mode]
         if kind == CROSS_ENTROPY:
@@ -330,10 +337,24 @@ def agreement(plain, auto):
             "max_abs_diff": float((reference - lowered).abs().max())}
 
 
+def kept_words():
+    """'; kept in float32: fc2' when the explorer kept layers in float32, else ''."""
+    return f"; kept in float32: {', '.join(KEEP)}" if KEEP else ""
+
+
 def measure(args):
-    """Both forwards, their layers and agreement, and this machine's timings."""
-    low = TORCH_DTYPES[CONFIG["dtype"]]
+    """Both forwards, their layers and agreement, and this machine's timings, with the layers
+    the explorer kept in float32 kept here too."""
     model, x = build()
+    with keeping(model, KEEP) as kept:
+        found = measure_kept(args, model, x)
+    if KEEP:
+        found["kept_float32"] = list(kept)  # the module paths the patterns named
+    return found
+
+
+def measure_kept(args, model, x):
+    low = TORCH_DTYPES[CONFIG["dtype"]]
     plain, plain_layers, _ = forward(model, x, None)
     auto, auto_layers, error = forward(model, x, low)
     found = {
@@ -373,12 +394,15 @@ def compare(found):
 
 def print_found(found, same):
     print(f"Model: {MODEL_LINE}, batch {CONFIG['batch']}, {CONFIG['activation']}, "
-          f"head {CONFIG['head']}, seed {CONFIG['seed']}; autocast dtype {CONFIG['dtype']}")
+          f"head {CONFIG['head']}, seed {CONFIG['seed']}; autocast dtype {CONFIG['dtype']}"
+          f"{kept_words()}")
     print(f"torch {found['torch']}, threads: {found['threads']}")
     if found["autocast_error"]:
         print(f"the autocast forward RAISED: {found['autocast_error']}")
     if ORIGINAL.get("autocast_error"):
         print(f"the explorer's autocast forward raised: {ORIGINAL['autocast_error']}")
+    if found.get("kept_float32"):
+        print(f"layers kept in float32 here: {', '.join(found['kept_float32'])}")
     dtypes = found["output_dtype"]
     print(f"output dtype: plain {dtypes['plain']}, autocast {dtypes['autocast'] or '(raised)'}")
     for layer in found["layers"]:

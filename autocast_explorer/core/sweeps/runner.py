@@ -17,6 +17,7 @@ every point is what a single run of its config would build).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGE
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.families.user.guard import user_phase
+from autocast_explorer.core.experiment.interventions import keeping, kept_layers
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.routes import (
@@ -41,7 +43,7 @@ from autocast_explorer.core.experiment.timing import TargetBudget, cold_call_ms,
 from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import Environment, environment
 from autocast_explorer.core.hardware.load import LoadMeter
-from autocast_explorer.core.runtime.errors import error_text
+from autocast_explorer.core.runtime.errors import ConfigError, error_text
 from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
 from autocast_explorer.core.sweeps.budget import ADAPTIVE_MIN_SHARE, PointAllowance, SweepBudget
@@ -115,22 +117,28 @@ def _point_routes(
     auto_fn: Callable[[], torch.Tensor],
     report: ProgressFn,
     cancel: CancelFn | None,
+    kept: tuple[str, ...],
 ) -> tuple[RouteResult, ...]:
-    """The point's routes beyond eager, compared with its eager float32 output."""
+    """The point's routes beyond eager, compared with its eager float32 output (the `kept`
+    layers kept in float32 on every route)."""
     extra = config.routes[1:]  # after the reference, which the point measured itself
     if not extra:
         return ()
     reference = Reference(plain_fn(), config.atol, config.rtol, config.topk, auto_fn())
     reporter = Reporter(report, cancel)
-    call = RouteCall(model, x, low, reference, config.min_time / 2, reporter, config.allow_slow)
+    call = RouteCall(
+        model, x, low, reference, config.min_time / 2, reporter, config.allow_slow, kept
+    )
     return tuple(measure_route(name, call) for name in extra)
 
 
 def check_points(planned: Sequence[PlannedPoint]) -> list[float]:
-    """Memory and time guards on every point; returns each point's forward estimate (s).
+    """Memory and time guards on every point, then the layers it keeps in float32; returns
+    each point's forward estimate (s).
 
     A refusal names the point: "memory: batch 4096: this model needs about …"; so does memory
-    running out while a user model is probed there ("out of memory at image side 4096: …").
+    running out while a user model is probed there ("out of memory at image side 4096: …"),
+    and a pattern that names no layer of a point's model ("keep_float32: depth 1: …").
     """
     estimates = []
     for point in planned:
@@ -139,7 +147,24 @@ def check_points(planned: Sequence[PlannedPoint]) -> list[float]:
                 estimates.append(guards.check(point.config))
         except guards.GuardError as exc:
             raise guards.GuardError(exc.field, f"{point.name}: {exc.rule}") from None
+    _check_kept(planned)
     return estimates
+
+
+def _check_kept(planned: Sequence[PlannedPoint]) -> None:
+    """Each point's model has the layers its config keeps (each model built once to match the
+    patterns, and only when there are any)."""
+    checked: set[tuple[tuple[str, str], ...]] = set()
+    for point in planned:
+        config = point.config
+        if not config.keep_float32 or _model_key(config) in checked:
+            continue
+        checked.add(_model_key(config))
+        with guards.memory_outcome(config, point.name), user_phase(config, point.name):
+            try:
+                kept_layers(build_model(config), config.keep_float32)
+            except ConfigError as exc:
+                raise ConfigError(exc.field, f"{point.name}: {exc.rule}") from None
 
 
 def stalled_points(
@@ -198,25 +223,33 @@ class _Eta:
         return self.total * (1 - fraction)
 
 
-class _Models:
-    """Builds each point's model and input as a single run would; reuses the last model."""
+def _model_key(config: ExperimentConfig) -> tuple[tuple[str, str], ...]:
+    """What decides a point's model: everything but the batch and the input."""
+    model_fields = config.replace(batch=1, input_scale=1.0, input_distribution="normal").to_dict()
+    return tuple((k, repr(v)) for k, v in sorted(model_fields.items()))
+
+
+class _Models(contextlib.ExitStack):
+    """Builds each point's model and input as a single run would; reuses the last model. Its
+    `kept` layers stay kept in float32 until the next model or the end of the block (the first
+    build refuses a pattern that names no layer, before anything is measured)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.key: tuple[tuple[str, str], ...] | None = None
         self.model: torch.nn.Module | None = None
         self.rng: torch.Tensor | None = None
+        self.kept: tuple[str, ...] = ()
 
     def get(self, config: ExperimentConfig) -> tuple[torch.nn.Module, torch.Tensor]:
-        # Everything but the batch and the input decides the model.
-        model_fields = config.replace(
-            batch=1, input_scale=1.0, input_distribution="normal"
-        ).to_dict()
-        key = tuple((k, repr(v)) for k, v in sorted(model_fields.items()))
+        key = _model_key(config)
         if key != self.key or self.model is None or self.rng is None:
+            self.close()  # the previous model's layers as built
             self.model = None  # let the previous model go before building the next
             self.model = build_model(config)
             self.rng = torch.get_rng_state()
             self.key = key
+            self.kept = self.enter_context(keeping(self.model, config.keep_float32))
         torch.set_rng_state(self.rng)
         return self.model, build_input(config)
 
@@ -254,27 +287,29 @@ def run_spec(
     low = low_precision_dtype(config)
     points: list[SweepPoint] = []
     noisy: list[str] = []
-    models = _Models()
     budget = SweepBudget(len(planned), config.min_time) if adaptive else None
     with torch_threads(config.threads) as threads, torch.no_grad():
-        for k, plan in enumerate(planned):
-            with (
-                guards.memory_outcome(plan.config, plan.name),
-                user_phase(config, f"sweep point {plan.name}"),
-            ):
-                reporter.check()
-                report = _point_report(
-                    reporter, eta, k, f"point {k + 1}/{len(planned)} · {plan.name}"
-                )
-                allowance = budget.next_point() if budget is not None else None
-                point, spent = _measure_point(config, plan, models, low, report, cancel, allowance)
-                if budget is not None:
-                    budget.spend(spent)
-                points.append(point)
-                if point.plain.noisy or point.autocast.noisy or point.call.too_noisy:
-                    noisy.append(plan.name)
-                if on_point is not None:
-                    on_point(point)
+        with _Models() as models:
+            for k, plan in enumerate(planned):
+                with (
+                    guards.memory_outcome(plan.config, plan.name),
+                    user_phase(config, f"sweep point {plan.name}"),
+                ):
+                    reporter.check()
+                    report = _point_report(
+                        reporter, eta, k, f"point {k + 1}/{len(planned)} · {plan.name}"
+                    )
+                    allowance = budget.next_point() if budget is not None else None
+                    point, spent = _measure_point(
+                        config, plan, models, low, report, cancel, allowance
+                    )
+                    if budget is not None:
+                        budget.spend(spent)
+                    points.append(point)
+                    if point.plain.noisy or point.autocast.noisy or point.call.too_noisy:
+                        noisy.append(plan.name)
+                    if on_point is not None:
+                        on_point(point)
         del models  # let the last point's model go before the probe builds its own
         probe = _probe_kernels(planned, low, reporter) if probe_onednn else None
     env = environment(threads)
@@ -351,7 +386,9 @@ def _measure_point(
     spent = _now() - started
     plain, auto = paired.stats
     evidence = TimingEvidence.from_timing(paired, meter.stop())
-    routes = _point_routes(plan.config, model, x, low, plain_fn, auto_fn, report, cancel)
+    routes = _point_routes(
+        plan.config, model, x, low, plain_fn, auto_fn, report, cancel, models.kept
+    )
     point = SweepPoint(
         index=plan.index,
         value=plan.value,
@@ -379,8 +416,8 @@ def _probe_kernels(
     reporter.check()
     reporter.report(_POINTS_SHARE, "asking oneDNN which kernels run")
     middle = planned[len(planned) // 2].config
-    with user_phase(middle, "asking oneDNN which kernels run"):
-        model, x = _Models().get(middle)
+    with user_phase(middle, "asking oneDNN which kernels run"), _Models() as models:
+        model, x = models.get(middle)
         return onednn.probe(model, x, low)
 
 

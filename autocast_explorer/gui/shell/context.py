@@ -124,6 +124,18 @@ class AppContext(QObject):
         self._window.set_config(config)
         return config
 
+    def bind_inputs(self, binding: Any) -> Callable[[], None]:
+        """Bind inputs a feature shows elsewhere (a tab's) to config fields as the controls bind
+        their own: `binding` is a features/experiment/bindings.py Binding. A change of its
+        fields from elsewhere is written to them; their edits reach the state only as a valid
+        config (else the message at the top of the controls, and Run off). The state is shown
+        in them now; returns what to call when they are edited."""
+        bindings = self._window.controls.bindings
+        bindings.add(binding)
+        binding.write(self._window.experiment_state.config)
+        name = binding.name
+        return lambda: bindings.edited(name)
+
     def dtype(self) -> str:
         """The autocast dtype the controls show, even while another field is invalid."""
         return self._window.controls.dtypeCombo.currentText()

@@ -44,7 +44,8 @@ class Reference:
 class RouteCall:
     """What a route's `measure` gets: the model and its input, the run's lower dtype, eager
     float32's output to compare with, the seconds to time each side for, progress and
-    cancellation, and whether a slow step (a long compile) was allowed."""
+    cancellation, whether a slow step (a long compile) was allowed, and the paths of the layers
+    the run keeps in float32 (kept already: each route says what keeping did there)."""
 
     model: torch.nn.Module
     x: torch.Tensor
@@ -53,6 +54,7 @@ class RouteCall:
     min_time: float
     reporter: Reporter
     allow_slow: bool = False
+    kept: tuple[str, ...] = ()
 
 
 class Measure(Protocol):

@@ -1,12 +1,15 @@
 """compiled: `torch.compile` (inductor) of the float32 forward vs of a function with autocast
 inside. Compile time (the first call of each) is kept apart from the steady state, which is
 timed by the same protocol as eager; graphs compiled after the first calls are recompiles. A
-compile that fails here (no C++ compiler, one this CPU cannot do) is a finding, not a failure."""
+compile that fails here (no C++ compiler, one this CPU cannot do) is a finding, not a failure.
+Layers the run keeps in float32 are compiled kept (their wrapped forwards are traced); the
+finding then says in which dtypes the compiled lower graph's matrix products ran."""
 
 from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +25,7 @@ from autocast_explorer.core.experiment.routes.common import (
 )
 from autocast_explorer.core.experiment.routes.result import RouteResult
 from autocast_explorer.core.experiment.timing import measure_paired
+from autocast_explorer.core.numerics.compute import PRODUCT_OPS
 from autocast_explorer.core.numerics.layer_error import layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
@@ -36,16 +40,25 @@ def _op_name(gm: torch.fx.GraphModule, node: torch.fx.Node) -> str:
     return getattr(node.target, "__name__", str(node.target))
 
 
-def _recording_backend(ops: dict[str, int]) -> Callable[..., Any]:
-    """inductor, after counting the ops of each graph Dynamo hands it."""
+def _recording_backend(
+    ops: dict[str, int], products: list[Counter[str]] | None = None
+) -> Callable[..., Any]:
+    """inductor, after counting the ops of each graph Dynamo hands it (and, per graph, the
+    dtypes its matrix products computed in, from Dynamo's example values)."""
 
     def backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Any:
         from torch._inductor.compile_fx import compile_fx
 
+        dtypes: Counter[str] = Counter()
         for node in gm.graph.nodes:
             if node.op in ("call_function", "call_method", "call_module"):
                 op = _op_name(gm, node)
                 ops[op] = ops.get(op, 0) + 1
+                value = node.meta.get("example_value")
+                if op in PRODUCT_OPS and isinstance(value, torch.Tensor):
+                    dtypes[dtype_name(value.dtype)] += 1
+        if products is not None:
+            products.append(dtypes)
         return compile_fx(gm, example_inputs)
 
     return backend
@@ -114,11 +127,14 @@ def compiled_route(call: RouteCall) -> RouteResult:
     if refusal is not None:
         return refusal
     ops: dict[str, int] = {}
-    compiled = _compiled_sides(model, low, _recording_backend(ops))
+    products: list[Counter[str]] = []  # per graph, in compile order
+    compiled = _compiled_sides(model, low, _recording_backend(ops, products))
     start_graphs = compiled_graphs()
     colds: list[float] = []
     outputs: list[object] = []
+    lower_from = 0  # the first graph the lower side compiled
     for i, side in enumerate(("float32", dtype)):
+        lower_from = len(products)
         reporter.report(
             0.02 + 0.1 * i,
             f"compiling the {side} forward with inductor (cannot be cancelled while it builds)",
@@ -132,6 +148,7 @@ def compiled_route(call: RouteCall) -> RouteResult:
         reporter.check()
     compile_s = sum(colds)
     graphs = compiled_graphs() - start_graphs
+    lower_products = sum(products[lower_from:], Counter[str]())
     guards.record_compile(compile_s, leaves)
     after_first = compiled_graphs()
     timing = measure_paired(
@@ -150,6 +167,7 @@ def compiled_route(call: RouteCall) -> RouteResult:
         f"compiled in {compile_s:.1f} s ({graphs} graph{'s' if graphs != 1 else ''})",
         f"compiled float32 vs eager float32: {closeness(plain_error)}",
         *_compiled_notes(reference, outputs[1], dtype, graphs, len(compiled), recompiles),
+        *_kept_notes(call.kept, dtype, lower_products),
     ]
     return RouteResult(
         name="compiled",
@@ -194,6 +212,17 @@ def _compiled_notes(
     if recompiles:
         notes.append(f"{recompiles} recompile{'s' if recompiles != 1 else ''} while timing")
     return notes
+
+
+def _kept_notes(kept: tuple[str, ...], dtype: str, products: Counter[str]) -> list[str]:
+    """What keeping did in the compiled lower graph: its matrix products by dtype."""
+    if not kept:
+        return []
+    ran = ", ".join(f"{n}× in {d}" for d, n in sorted(products.items())) or "none"
+    return [
+        f"kept in float32: {', '.join(kept)}; the compiled {dtype} graph's matrix products "
+        f"ran {ran}"
+    ]
 
 
 def _compile_failed(

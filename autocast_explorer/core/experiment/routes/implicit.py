@@ -1,16 +1,19 @@
 """implicit: float32 vs float32 with `torch.backends.mkldnn.{matmul,conv,rnn}.fp32_precision =
 "bf16"` (oneDNN may then run float32 GEMMs with bf16 maths). The setting is process-wide, so it
 is set around the lower side's blocks only and always restored. Whether oneDNN really used bf16
-maths is read from its verbose log, never assumed; a torch without the setting is a finding."""
+maths is read from its verbose log, never assumed; a torch without the setting is a finding.
+Inside the layers a run keeps in float32 the setting is "ieee" again: their GEMMs keep float32
+maths."""
 
 from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import torch
 
+from autocast_explorer.core.experiment.interventions import around_layers
 from autocast_explorer.core.experiment.routes.common import Reference, RouteCall, output_dtypes
 from autocast_explorer.core.experiment.routes.result import RouteResult
 from autocast_explorer.core.experiment.timing import cold_call_ms, measure_paired
@@ -20,6 +23,8 @@ from autocast_explorer.core.runtime.progress import Reporter
 #: The oneDNN op groups whose float32 precision the implicit route lowers.
 IMPLICIT_BACKENDS: tuple[str, ...] = ("matmul", "conv", "rnn")
 IMPLICIT_PRECISION = "bf16"
+#: What a kept layer's GEMMs run with under the implicit setting: float32 maths.
+KEPT_PRECISION = "ieee"
 
 
 def implicit_supported() -> bool:
@@ -41,6 +46,34 @@ def implicit_precision(precision: str = IMPLICIT_PRECISION) -> Iterator[None]:
     finally:
         for group, value in zip(groups, previous, strict=True):
             group.fp32_precision = value
+
+
+def _float32_maths(
+    forward: Callable[..., object], args: tuple[object, ...], kwargs: dict[str, object]
+) -> object:
+    matmul = getattr(torch.backends.mkldnn, IMPLICIT_BACKENDS[0])
+    if matmul.fp32_precision in ("none", KEPT_PRECISION):
+        return forward(*args, **kwargs)  # float32 maths already: the float32 side pays nothing
+    with implicit_precision(KEPT_PRECISION):
+        return forward(*args, **kwargs)
+
+
+def kept_maths(
+    model: torch.nn.Module, kept: tuple[str, ...]
+) -> contextlib.AbstractContextManager[None]:
+    """Inside the `kept` layers, fp32_precision is "ieee" whatever it is outside (restored as
+    each call returns); their forwards are as they were after the block."""
+    return around_layers(model, kept, _float32_maths)
+
+
+def kept_clause(kept: tuple[str, ...]) -> str:
+    """What the finding says of the kept layers ('' when none was kept)."""
+    if not kept:
+        return ""
+    return (
+        f"; inside the layers kept in float32 ({', '.join(kept)}) fp32_precision was "
+        f"{KEPT_PRECISION}: their GEMMs kept float32 maths"
+    )
 
 
 def implicit_kernels(model: torch.nn.Module, x: torch.Tensor) -> tuple[list[str], list[str]]:
@@ -87,8 +120,10 @@ def implicit_route(
     reference: Reference,
     min_time: float,
     reporter: Reporter,
+    kept: tuple[str, ...] = (),
 ) -> RouteResult:
-    """Float32 vs float32 with oneDNN's fp32_precision lowered to bf16, timed ABAB."""
+    """Float32 vs float32 with oneDNN's fp32_precision lowered to bf16, timed ABAB; the `kept`
+    layers' GEMMs keep float32 maths."""
     dtype = "bfloat16"
     if not implicit_supported():
         return RouteResult(
@@ -96,6 +131,20 @@ def implicit_route(
             lower_dtype=dtype,
             finding=f"torch {torch.__version__} has no torch.backends.mkldnn.matmul.fp32_precision",
         )
+    with kept_maths(model, kept):
+        route = _timed_route(model, x, reference, min_time, reporter)
+    return route.model_copy(update={"finding": route.finding + kept_clause(kept)})
+
+
+def _timed_route(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    reference: Reference,
+    min_time: float,
+    reporter: Reporter,
+) -> RouteResult:
+    """What oneDNN did, then both sides timed ABAB (implicit_route's measurement)."""
+    dtype = "bfloat16"
     reporter.report(0.02, "asking oneDNN which GEMMs use bf16 maths")
     try:
         gemms, lowered = implicit_kernels(model, x)
@@ -144,4 +193,6 @@ def implicit_route(
 def measure(call: RouteCall) -> RouteResult:
     """The route's `measure` (common.Measure): bf16 maths whatever the run's dtype, and
     nothing to compile, so `call.low` and `call.allow_slow` do not apply."""
-    return implicit_route(call.model, call.x, call.reference, call.min_time, call.reporter)
+    return implicit_route(
+        call.model, call.x, call.reference, call.min_time, call.reporter, call.kept
+    )

@@ -1,4 +1,5 @@
-"""Overview and Layers: the verdict and the three result charts of one run, and every layer.
+"""Overview and Layers: the verdict and the three result charts of one run, and every layer
+with the layers the next run keeps in float32.
 
 The controls column that describes the run belongs to the shell (it owns the config); this
 feature draws what each run measured.
@@ -62,8 +63,16 @@ def _add_why_action(ctx: AppContext, overview: OverviewTab, has_result: Callable
 def install(ctx: AppContext) -> None:
     overview = OverviewTab()
     layers = LayerTable()
+    layers.bind(ctx.bind_inputs(layers.binding()))
     ctx.add_view("overview", overview, "Overview", "The verdict and the three charts.")
-    ctx.add_view("layers", layers, "Layers", "Every layer with its measured dtypes.")
+    ctx.add_view(
+        "layers",
+        layers,
+        "Layers",
+        "Every layer with its measured dtypes, and the layers the next run keeps in float32.",
+    )
+    ctx.experimentFailed.connect(layers.show_failure)
+    ctx.experimentStarted.connect(lambda _config: layers.show_message(""))
     # The three charts are views of their own (a lesson points at one by its id).
     ctx.add_view_part("latency", overview.latency, within="overview")
     ctx.add_view_part("dtype", overview.dtypes, within="overview")
