@@ -47,13 +47,15 @@ if TYPE_CHECKING:
     from autocast_explorer.core.experiment.result import ExperimentResult
 
 #: The columns in the order they are shown (rows() keeps COLUMNS' order): both modes' dtypes
-#: beside the layer's name, so a narrow tab shows them before the kind and the output shape.
+#: beside the layer's name, so a narrow tab shows them before the kind and the output shape;
+#: the keep check boxes after the sentence, which keeps its room (the patterns field above the
+#: columns is always in view).
 SHOWN_ORDER = (
     "Layer",
     "Plain (in → out)",
     "Autocast (in → out)",
-    keep_column.HEADER,
     "Autocast computed in",
+    keep_column.HEADER,
     "Kind",
     "Output shape",
 )
@@ -153,7 +155,13 @@ class LayerTable(QTableWidget):
             for c in DTYPE_COLUMNS
         ]
         beside_layer = self.viewport().width() - header.sectionPosition(DTYPE_COLUMNS[0])
-        wrap = beside_layer - sum(full) < floor
+        # the sections shown between them and the sentence (the keep check boxes) stay as wide
+        between = (
+            header.sectionPosition(COMPUTE_COLUMN)
+            - header.sectionPosition(DTYPE_COLUMNS[0])
+            - sum(header.sectionSize(c) for c in DTYPE_COLUMNS)
+        )
+        wrap = beside_layer - sum(full) - between < floor
         widths = [self._cells_width(c, wrapped=True) for c in DTYPE_COLUMNS] if wrap else full
         for column, width in zip(DTYPE_COLUMNS, widths, strict=True):
             if header.sectionSize(column) != width:
