@@ -146,8 +146,9 @@ class LayerTable(QTableWidget):
         """The in → out columns as wide as their text, or wrapped after the arrow when the
         "computed in" column would otherwise get under COMPUTE_MIN_CHARS before the tab's right
         edge; that column as wide as its text or the room left, whichever is less (never under
-        COMPUTE_MIN_CHARS); the rows as tall as the wrapped text. At 1024×640 with 150% text
-        beside the Lessons panel the sentence needed a sideways scroll."""
+        COMPUTE_MIN_CHARS), leaving the keep check boxes after it in view where it can; the rows
+        as tall as the wrapped text. At 1024×640 with 150% text beside the Lessons panel the
+        sentence needed a sideways scroll."""
         header = self.horizontalHeader()
         floor = self.fontMetrics().averageCharWidth() * COMPUTE_MIN_CHARS
         full = [
@@ -155,18 +156,14 @@ class LayerTable(QTableWidget):
             for c in DTYPE_COLUMNS
         ]
         beside_layer = self.viewport().width() - header.sectionPosition(DTYPE_COLUMNS[0])
-        # the sections shown between them and the sentence (the keep check boxes) stay as wide
-        between = (
-            header.sectionPosition(COMPUTE_COLUMN)
-            - header.sectionPosition(DTYPE_COLUMNS[0])
-            - sum(header.sectionSize(c) for c in DTYPE_COLUMNS)
-        )
-        wrap = beside_layer - sum(full) - between < floor
+        # the keep check boxes, shown right after the sentence, stay in view too
+        after = header.sectionSize(KEEP_COLUMN)
+        wrap = beside_layer - sum(full) - after < floor
         widths = [self._cells_width(c, wrapped=True) for c in DTYPE_COLUMNS] if wrap else full
         for column, width in zip(DTYPE_COLUMNS, widths, strict=True):
             if header.sectionSize(column) != width:
                 header.resizeSection(column, width)
-        room = self.viewport().width() - header.sectionPosition(COMPUTE_COLUMN)
+        room = self.viewport().width() - header.sectionPosition(COMPUTE_COLUMN) - after
         width = max(floor, min(self._cells_width(COMPUTE_COLUMN, wrapped=False), room))
         if header.sectionSize(COMPUTE_COLUMN) != width:
             header.resizeSection(COMPUTE_COLUMN, width)
