@@ -88,6 +88,8 @@ def speed_interval_words(result: ExperimentResult) -> str:
     interval = call.interval
     if interval is None:
         return ""
+    if not interval.shown:  # of lower coverage: no interval, only how few rounds there were
+        return f" ({interval.too_few_text()})"
     return f" ({interval.text()} over {interval.pairs} paired blocks)"
 
 
