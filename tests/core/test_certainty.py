@@ -534,6 +534,56 @@ def test_each_grid_row_states_its_crossing_with_the_band_its_intervals_allow():
     )
 
 
+def banded(sweep, bands):
+    """`sweep` with each point's (low, estimate, high), its medians agreeing with the estimate."""
+    points = tuple(
+        retimed(
+            p,
+            autocast=edited(p.autocast, median_ms=p.plain.median_ms / median),
+            evidence=TimingEvidence(
+                interval=SpeedupInterval(
+                    low=low, high=high, level=LEVEL, pairs=24, estimate=median
+                ),
+                stopped="max_time",
+                target=0.03,
+            ),
+        )
+        for p, (low, median, high) in zip(sweep.points, bands, strict=True)
+    )
+    return edited(sweep, points=points)
+
+
+def test_no_crossover_range_rests_on_points_that_could_not_tell():
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.sweeps.crossover import crossing_intervals, interval_words
+    from autocast_explorer.core.sweeps.runner import run_sweep
+
+    config = ExperimentConfig(widths=(32, 16, 4), batch=4, min_time=0.02)
+    sweep = run_sweep(config, "batch", [1, 8, 64], probe_onednn=False)
+    # Every point too noisy (intervals 2-4× wide across 1.0), their estimates crossing 1.0.
+    noisy = banded(sweep, [(0.3, 0.6, 1.2), (0.5, 0.9, 1.6), (0.9, 1.8, 3.6)])
+    assert not any(p.call.graded for p in noisy.points)
+    assert noisy.crossover_sentence == (
+        "No crossover can be told: no point could tell which mode was faster."
+    )
+    assert noisy.crossover_intervals == [] and noisy.crossover_interval is None
+    assert noisy.to_dict()["crossover_interval"] is None
+    # Two told points on one side, the untold one across 1.0: no crossing, so no range either.
+    mixed = banded(sweep, [(0.5, 0.52, 0.54), (0.6, 0.62, 0.64), (0.9, 1.8, 3.6)])
+    assert [p.call.kind for p in mixed.points] == ["slower", "slower", "noisy"]
+    assert "By the points' 95% intervals" not in mixed.crossover_sentence
+    assert mixed.crossover_sentence.startswith("No crossover (among the 2 of 3 points")
+    # Where told points cross, the range is theirs.
+    told = banded(sweep, [(0.5, 0.52, 0.54), (0.9, 1.8, 3.6), (1.9, 2.0, 2.1)])
+    assert told.crossover_intervals == crossing_intervals(
+        [1, 64], [0.52, 2.0], [0.5, 1.9], [0.54, 2.1]
+    )
+    (band,) = told.crossover_intervals
+    assert told.crossover_sentence.endswith(
+        f"By the points' 95% intervals: {interval_words(band, 'batch')}."
+    )
+
+
 def test_adaptive_sweep_points_carry_their_evidence_through_json():
     from autocast_explorer.core.experiment.certainty import SWEEP_TARGET
     from autocast_explorer.core.experiment.config import ExperimentConfig

@@ -23,6 +23,7 @@ from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.interval import LEVEL, SpeedupInterval
 from autocast_explorer.core.experiment.result import ExperimentResult
+from autocast_explorer.core.experiment.speed_words import call_clause
 from autocast_explorer.core.hardware.load import MachineLoad
 from tests.edits import edited, retimed
 
@@ -125,6 +126,39 @@ def test_the_medians_ratio_outside_the_interval_is_too_noisy():
     assert judge(1.72, ev, medians_ratio=1.66 / SAME_SPEED).kind == "faster"  # the edge
     reasons = judge(1.72, ev, medians_ratio=3.0).reasons
     assert "the ratio of the medians lies outside the paired blocks' interval" in reasons
+
+
+@pytest.mark.parametrize(
+    ("interval", "medians", "said"),
+    [
+        # Under MIN_PAIRS_95 pairs the interval is [min, max] at lower coverage: its rounds are
+        # named instead, so no 75% or 50% "interval" reaches a learner.
+        (
+            SpeedupInterval(low=1.02, high=1.10, level=0.75, pairs=3, estimate=1.06),
+            1.06,
+            (
+                "the 3 paired rounds range over about the same and faster (about the same = "
+                "within 5%)",
+            ),
+        ),
+        (
+            SpeedupInterval(low=0.1, high=3.41, level=0.5, pairs=2, estimate=0.58),
+            0.58,
+            ("only 2 paired rounds, and they disagreed by a factor of 34 (more than 1.25)",),
+        ),
+        (
+            SpeedupInterval(low=1.66, high=1.79, level=0.75, pairs=3, estimate=1.72),
+            3.0,
+            ("the ratio of the medians lies outside the range of the 3 paired rounds",),
+        ),
+    ],
+)
+def test_an_interval_of_lower_coverage_is_never_worded_as_an_interval(interval, medians, said):
+    call = judge(interval.estimate, TimingEvidence(interval=interval, load=QUIET), 1, (), medians)
+    assert call.reasons == said
+    assert "interval" not in call_clause(call)
+    verdict = call.verdict()
+    assert verdict is not None and verdict.reasons == said  # the JSON says what the window says
 
 
 #: The run under `make test-as-avx2`'s switches that said "too noisy" (bench/RESULTS.md): the

@@ -137,3 +137,80 @@ def test_the_compare_chart_draws_each_run_s_interval_and_clears(qtbot, measured)
     chart.clear()
     chart.repaint()  # the emptied whiskers must paint (no stale ends of another length)
     assert chart.drawn()["intervals"] == []
+
+
+def test_compare_hatches_the_bars_of_runs_that_could_not_tell(measured, qtbot):
+    """As the Overview does: a too noisy or can't-tell run's medians are hatched, with why in
+    the tooltip, and its speedup has no bar and no figure."""
+    from autocast_explorer.core.learning.compare import ComparedRun, Comparison
+    from autocast_explorer.gui.charts.compare_charts import (
+        CompareLatencyChart,
+        CompareSpeedupChart,
+    )
+
+    runs = (
+        ComparedRun("firm", "a.json", with_interval(measured, 1.72, 1.66, 1.79)),
+        ComparedRun("noisy", "b.json", with_interval(measured, 1.7, 0.5, 3.1)),
+        ComparedRun("unclear", "c.json", with_interval(measured, 1.06, 1.02, 1.10)),
+    )
+    assert [r.result.speed_call.kind for r in runs] == ["faster", "noisy", "unclear"]
+    latency, speedup = CompareLatencyChart(), CompareSpeedupChart()
+    qtbot.addWidget(latency)
+    qtbot.addWidget(speedup)
+    for chart in (latency, speedup):
+        chart.show_comparison(Comparison(runs))
+    assert latency.drawn()["hatched"] == [False, False, True, True, True, True]
+    tip = latency.toolTip()
+    noisy = "; ".join(runs[1].result.speed_call.reasons)
+    assert f"Hatched: noisy was too noisy to tell ({noisy}), so the bars are not a result." in tip
+    assert "Hatched: unclear could not tell which mode was faster (the interval spans" in tip
+    assert "firm" not in tip
+    assert speedup.drawn()["value_labels"] == ["1.72×", "too noisy to tell", "can't tell"]
+    assert "No bar for noisy: it was too noisy to tell" in speedup.toolTip()
+    latency.clear()
+    assert "Hatched" not in latency.toolTip()
+
+
+def test_the_routes_chart_hatches_a_route_that_could_not_tell(window, timing_noise, qtbot):
+    from autocast_explorer.core.experiment.routes import RouteResult
+    from autocast_explorer.gui.features.routes.view import RoutesView
+
+    timing_noise.clear(1.5)  # a quiet load reading: each route's own interval decides
+    measured = run_and_wait(window)
+
+    def route(name: str, low: float, high: float) -> RouteResult:
+        return RouteResult(
+            name=name,
+            lower_dtype="bfloat16",
+            plain=measured.plain,
+            lower=edited(measured.autocast, median_ms=measured.plain.median_ms / 1.5),
+            interval=SpeedupInterval(low=low, high=high, level=0.95, pairs=24, estimate=1.5),
+        )
+
+    routes = (route("eager", 1.45, 1.55), route("implicit", 0.5, 4.0))
+    result = edited(measured, routes=routes)
+    assert [result.route_call(r).kind for r in routes] == ["faster", "noisy"]
+    view = RoutesView()
+    qtbot.addWidget(view)
+    view.show_result(result)
+    assert view.latencyChart.drawn()["hatched"] == [False, False, True, True]
+    why = "; ".join(result.route_call(routes[1]).reasons)
+    assert f"Hatched: the implicit route was too noisy to tell ({why})" in (
+        view.latencyChart.toolTip()
+    )
+    assert "eager route" not in view.latencyChart.toolTip()
+    view.clear()
+    assert view.latencyChart.drawn()["hatched"] == []
+    assert "Hatched" not in view.latencyChart.toolTip()
+
+
+def test_the_overview_hatches_a_run_that_can_t_tell_too(window, measured):
+    unclear = with_interval(measured, 1.06, 1.02, 1.10)
+    assert unclear.speed_call.kind == "unclear"
+    window.show_result(unclear)
+    drawn = window.latencyPlot.drawn()
+    assert drawn["hatched"] == [True, True]
+    assert drawn["speedup_text"] == "can't tell which was faster"
+    assert "Hatched: this run could not tell which mode was faster (the interval spans" in (
+        window.latencyPlot.toolTip()
+    )

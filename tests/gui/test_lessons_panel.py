@@ -219,7 +219,9 @@ def test_the_loss_chart_frame_is_no_pane_of_the_training_splitter(window, qtbot)
     # The frame surrounds the loss chart (in the frame's parent's coordinates).
     box = QRect(loss.mapTo(frame.parentWidget(), QPoint(0, 0)), loss.size())
     assert frame.geometry().contains(box)
-    assert frame.geometry().width() - box.width() == 2 * frame.MARGIN
+    line = frame.BORDER  # its line stays off the chart, and its parent cuts none of it
+    assert frame.geometry().adjusted(line, line, -line, -line).contains(box)
+    assert frame.parentWidget().rect().contains(frame.geometry())
 
 
 def test_the_exercise_question_wraps_inside_the_panel_at_150_percent(window, qtbot):

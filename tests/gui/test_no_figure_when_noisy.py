@@ -194,3 +194,27 @@ def test_a_sweep_too_noisy_at_every_point_places_nothing_and_says_so(window, tim
     for gflops, _label in roof["peaks"]:
         line_y = view.mapViewToScene(QPointF(0, math.log10(gflops))).y()
         assert not hint.top() <= line_y <= hint.bottom(), (gflops, hint)
+
+
+def test_an_interval_under_95_percent_is_shown_nowhere_as_an_interval(window, timing_noise):
+    """Two paired rounds cover the median only 50% of the time: the reasons say how far the
+    rounds were apart, never "50% interval", in the status bar, behind Why? and in the JSON."""
+    timing_noise.noisy()
+    live = run_and_wait(window)
+    two = SpeedupInterval(low=0.1, high=3.41, level=0.5, pairs=2, estimate=0.58)
+    auto = edited(live.autocast, median_ms=live.plain.median_ms / 0.58)
+    few = retimed(live, autocast=auto, evidence=TimingEvidence(interval=two, stopped="max_time"))
+    call = few.speed_call
+    assert call.kind == "noisy"
+    said = "only 2 paired rounds, and they disagreed by a factor of 34 (more than 1.25)"
+    assert call.reasons[0] == said
+    window.show_result(few)
+    texts = shown_texts(window)
+    assert said in window.verdictLabel.text()
+    assert said in window.findChild(QLabel, "verdictWhyLabel").text()
+    levels = {level for t in texts.values() for level in re.findall(r"(\d+)% interval", t)}
+    assert levels <= {"95"}, levels
+    assert not [where for where, t in texts.items() if "50%" in t]
+    # The document's verdict carries the same words the window shows.
+    written = few.to_dict()["latency"]["verdict"]
+    assert written["call"] == "too noisy" and written["reasons"] == list(call.reasons)

@@ -210,7 +210,26 @@ def test_the_chart_a_lesson_names_is_in_view_and_whole(measured, size, scale, le
         if area is not None and not whole_in_view(chart, area.viewport()):
             top = chart.mapTo(area.viewport(), QPoint(0, 0)).y()
             hidden.append((lesson.number, chart.objectName(), top, chart.height()))
-    assert hidden == []
+        hidden += [(lesson.number, "frame cut by", name) for name in frame_cut_by(panel.highlight)]
+    assert hidden == [], str(hidden)
+
+
+def frame_cut_by(frame) -> list[str]:
+    """The widgets that cut the lesson's frame: it must surround its chart, and no ancestor
+    below the page's viewport may clip it (a row with no margins left only its top edge)."""
+    chart, parent = frame.target, frame.parentWidget()
+    box = QRect(chart.mapTo(parent, QPoint(0, 0)), chart.size())
+    line = frame.BORDER  # the frame's line surrounds the chart and covers none of it
+    inside = frame.geometry().adjusted(line, line, -line, -line)
+    cut = [] if inside.contains(box) else [f"{chart.objectName()} (not surrounded)"]
+    area = scroll_area_of(chart)
+    stop = area.viewport() if area is not None else None
+    while parent is not None and parent is not stop:
+        placed = QRect(frame.mapTo(parent, QPoint(0, 0)), frame.size())
+        if not parent.rect().contains(placed):
+            cut.append(parent.objectName() or type(parent).__name__)
+        parent = parent.parentWidget()
+    return cut
 
 
 def test_the_chart_stays_where_the_reader_scrolled(measured):

@@ -248,6 +248,21 @@ class SpeedCall:
         )
 
 
+def _width_words(interval: SpeedupInterval) -> str:
+    """Why a wide interval is too noisy, in words a learner can check: a 95% interval by its
+    span; one of lower coverage (under MIN_PAIRS_95 pairs) by how far its few rounds were apart."""
+    width = interval.width
+    factor = f"{width:.2f}" if width < 10 else f"{width:,.0f}"
+    if interval.shown:
+        return (
+            f"the speedup's {LEVEL:.0%} interval spans a factor of {factor} (over {NOISY_WIDTH:g})"
+        )
+    return (
+        f"only {interval.pairs} paired rounds, and they disagreed by a factor of {factor} "
+        f"(more than {NOISY_WIDTH:g})"
+    )
+
+
 def _edge_words(interval: SpeedupInterval) -> str:
     """Which two calls an interval that straddles an edge of "about the same" spans."""
     if interval.high > SAME_SPEED and interval.low < 1 / SAME_SPEED:
@@ -329,9 +344,12 @@ def judge(
     if direction is None and interval.low >= 1 / SAME_SPEED and interval.high <= SAME_SPEED:
         direction = "same"
     if direction is None:
+        # Of lower coverage (under MIN_PAIRS_95 pairs) it is no interval: its rounds are named.
+        spread = (
+            "interval spans" if interval.shown else f"{interval.pairs} paired rounds range over"
+        )
         straddle = (
-            f"the interval spans {_edge_words(interval)} "
-            f"(about the same = within {SAME_SPEED - 1:.0%})"
+            f"the {spread} {_edge_words(interval)} (about the same = within {SAME_SPEED - 1:.0%})"
         )
         return SpeedCall("unclear", speedup, interval, (straddle,))
     return SpeedCall(direction, speedup, interval)
@@ -394,12 +412,14 @@ def doubt_reasons(
     if interval is None:
         reasons.append("too few paired blocks survived to give an interval")
     elif interval.width > NOISY_WIDTH:
-        reasons.append(
-            f"the speedup's {interval.level:.0%} interval spans a factor of "
-            f"{interval.width:.2f} (over {NOISY_WIDTH:g})"
+        reasons.append(_width_words(interval))
+    if off and interval is not None:
+        where = (
+            "the paired blocks' interval"
+            if interval.shown
+            else f"the range of the {interval.pairs} paired rounds"
         )
-    if off:
-        reasons.append("the ratio of the medians lies outside the paired blocks' interval")
+        reasons.append(f"the ratio of the medians lies outside {where}")
     load = evidence.load
     busy = load.other_cores if load is not None else None
     if load is not None and busy is not None and busy >= BUSY_CORES:

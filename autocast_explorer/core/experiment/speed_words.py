@@ -44,6 +44,16 @@ def call_clause(call: SpeedCall) -> str:
     return f"too noisy to tell whether autocast was faster: {'; '.join(call.reasons)}{helps}"
 
 
+def untold_words(call: SpeedCall) -> str:
+    """Why the bars of a call that states no figure are not a result: 'was too noisy to tell
+    (…its reasons)' or 'could not tell which mode was faster (…)'; '' for a call that may state
+    its figure, and for one not timed (it has no bars)."""
+    if call.kind not in ("noisy", "unclear"):
+        return ""
+    verb = "was too noisy to tell" if call.too_noisy else "could not tell which mode was faster"
+    return f"{verb} ({'; '.join(call.reasons) or 'no interval'})"
+
+
 #: What the latency chart's title calls its figure, beside bars that show medians.
 FIGURE_NAME = "typical paired ratio"
 
@@ -88,6 +98,8 @@ def speed_interval_words(result: ExperimentResult) -> str:
     interval = call.interval
     if interval is None:
         return ""
+    if not interval.shown:  # of lower coverage: no interval, only how few rounds there were
+        return f" ({interval.too_few_text()})"
     return f" ({interval.text()} over {interval.pairs} paired blocks)"
 
 

@@ -25,6 +25,7 @@ from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import LEVEL
 from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, ratio_text, rough_text
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
+from autocast_explorer.core.experiment.speed_words import untold_words
 from autocast_explorer.core.experiment.training import TrainReport
 
 SWEEP_SCHEMA_PREFIX = "autocast-explorer/sweep/"
@@ -126,6 +127,8 @@ class OverlaySeries:
     speedup_level: float = math.nan
     call: str = ""
     rough: str = ""
+    #: Why its bars are no result (speed_words.untold_words); '' where a figure may be stated.
+    untold_why: str = ""
 
     @property
     def whisker(self) -> bool:
@@ -164,6 +167,7 @@ class Comparison:
                     p75_ms=tuple(stats.p75_ms for _, stats in timed),
                     speedup=r.speedup,
                     autocast_error=r.autocast_error,
+                    untold_why=untold_words(r.speed_call),
                     **_interval_fields(r, level=True),
                 )
             )

@@ -196,12 +196,15 @@ class GridRow:
 
 
 def _crossing_bands(points: Sequence[SweepPoint]) -> list[CrossingInterval]:
-    """Where points (in value order) cross 1.0, each with the band their intervals allow."""
+    """Where the points that could tell (in value order) cross 1.0, each with the band their
+    intervals allow: the crossings the sentence states. A point whose call is "can't tell" or
+    "too noisy" says nothing of where a crossing is, so with none that could there is no band."""
+    told = [p for p in points if p.call.graded]
     return crossing_intervals(
-        [p.value for p in points],
-        [p.speedup for p in points],
-        [p.interval.low if p.interval else math.nan for p in points],
-        [p.interval.high if p.interval else math.nan for p in points],
+        [p.value for p in told],
+        [p.speedup for p in told],
+        [p.interval.low if p.interval else math.nan for p in told],
+        [p.interval.high if p.interval else math.nan for p in told],
     )
 
 

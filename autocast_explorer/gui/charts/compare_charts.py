@@ -17,6 +17,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, ratio_text, rough_text
 from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.charts.untold import bar_brush, hatch_note, hatched
 from autocast_explorer.gui.charts.whiskers import whisker_ends
 from autocast_explorer.gui.shell import style
 
@@ -139,7 +140,7 @@ class CompareLatencyChart(RunChart):
 
     def show_comparison(self, comparison: Comparison) -> None:
         series = comparison.overlay()
-        x, heights, tops, bottoms, colors = [], [], [], [], []
+        x, heights, tops, bottoms, brushes = [], [], [], [], []
         for i, run in enumerate(series):
             for j, (median, p25, p75, dtype) in enumerate(
                 zip(run.median_ms, run.p25_ms, run.p75_ms, run.modes, strict=True)
@@ -148,8 +149,11 @@ class CompareLatencyChart(RunChart):
                 heights.append(median)
                 tops.append(p75 - median)
                 bottoms.append(median - p25)
-                colors.append(style.dtype_color(dtype))
-        self._bars.setOpts(x=x, height=heights, brushes=[pg.mkBrush(c) for c in colors])
+                # A run that could not tell: its medians hatched, as the Overview draws them.
+                brushes.append(bar_brush(style.dtype_color(dtype), bool(run.untold_why)))
+        self._bars.setOpts(x=x, height=heights, brushes=brushes)
+        notes = [hatch_note(run.label, run.untold_why) for run in series if run.untold_why]
+        self.setToolTip("\n".join([self._base_tooltip, *notes]))
         self._errors.setData(
             x=np.asarray(x, dtype=float),
             y=np.asarray(heights, dtype=float),
@@ -192,6 +196,7 @@ class CompareLatencyChart(RunChart):
     def clear(self) -> None:
         self._bars.setOpts(x=[], height=[], brushes=[])
         self._errors.setData(x=_EMPTY, y=_EMPTY, top=_EMPTY, bottom=_EMPTY)
+        self.setToolTip(self._base_tooltip)
         self._legend.clear()
         self._tallest = 0.0
         plot = self.getPlotItem()
@@ -213,6 +218,7 @@ class CompareLatencyChart(RunChart):
             "whisker_top": [float(y + t) for y, t in zip(ys, tops, strict=True)],
             "whisker_bottom": [float(y - b) for y, b in zip(ys, bottoms, strict=True)],
             "colors": [pg.mkBrush(b).color().name() for b in opts.get("brushes") or []],
+            "hatched": hatched(opts.get("brushes")),
             "labels": _ticks(self.getPlotItem()),
             "legend": [label.text for _s, label in self._legend.items],
         }
@@ -274,6 +280,8 @@ class CompareSpeedupChart(RunChart):
         series = comparison.overlay()
         # A run that could not tell (too noisy, can't tell) gets no bar and no figure.
         shown = [r.speedup if r.told else 0.0 for r in series]
+        notes = [f"No bar for {r.label}: it {r.untold_why}." for r in series if r.untold_why]
+        self.setToolTip("\n".join([self._base_tooltip, *notes]))
         colors = [style.OK if s >= 1 else style.BAD for s in shown]
         self._bars.setOpts(
             x=list(range(len(series))), height=shown, brushes=[pg.mkBrush(c) for c in colors]
@@ -314,6 +322,7 @@ class CompareSpeedupChart(RunChart):
 
     def clear(self) -> None:
         self._bars.setOpts(x=[], height=[], brushes=[])
+        self.setToolTip(self._base_tooltip)
         empty = np.array([])
         self._whiskers.setData(x=empty, y=empty, top=empty, bottom=empty)
         for item in self._labels:

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor
 
 from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.charts.untold import bar_brush, hatch_note, hatched
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
@@ -110,21 +109,18 @@ class LatencyChart(StaticChart):
         dtypes = ["float32", result.config.dtype][: len(stats)]
         x = [0.0, 1.0][: len(stats)]
         medians = [s.median_ms for s in stats]
-        call = result.speed_call
-        # A run too noisy to tell: the medians are drawn hatched, as measurements, not a result.
-        self._unreliable = ("; ".join(call.reasons) or "no interval") if call.too_noisy else ""
-        pattern = Qt.BrushStyle.BDiagPattern if self._unreliable else Qt.BrushStyle.SolidPattern
+        from autocast_explorer.core.experiment.speed_words import untold_words
+
+        # A run that could not tell (too noisy, can't tell): the medians are drawn hatched, as
+        # measurements, not a result; the tooltip says why.
+        self._unreliable = untold_words(result.speed_call)
         self._bars.setOpts(
             x=x,
             height=medians,
-            brushes=[QBrush(QColor(style.dtype_color(d)), pattern) for d in dtypes],
+            brushes=[bar_brush(style.dtype_color(d), bool(self._unreliable)) for d in dtypes],
         )
-        self._base_tooltip = self._plain_tooltip + (
-            f"\nHatched: this run was too noisy to tell ({self._unreliable}), so the bars "
-            "are not a result."
-            if self._unreliable
-            else ""
-        )
+        note = hatch_note("this run", self._unreliable)
+        self._base_tooltip = self._plain_tooltip + (f"\n{note}" if note else "")
         self.setToolTip(self._base_tooltip)
         self._errors.setData(
             x=np.asarray(x),
@@ -232,9 +228,9 @@ class LatencyChart(StaticChart):
             "ticks": [text for _pos, text in self._ticks()],
             "value_labels": [item.toPlainText() for item in self._value_labels],
             "speedup_text": self._speedup_text,
-            # Why the bars are hatched (too noisy to tell: not a result); '' when solid.
+            # Why the bars are hatched (could not tell: not a result); '' when solid.
             "unreliable": self._unreliable,
-            "hatched": [pg.mkBrush(b).style() != Qt.BrushStyle.SolidPattern for b in brushes],
+            "hatched": hatched(brushes),
             "title": self.getPlotItem().titleLabel.text,
             "y_range": tuple(self.getPlotItem().getViewBox().viewRange()[1]),
         }

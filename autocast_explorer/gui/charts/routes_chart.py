@@ -7,6 +7,7 @@ more orders of magnitude longer than a forward. `drawn()` reads the plot items b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from autocast_explorer.core.experiment.route_kinds import (
     routes_filling,
 )
 from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.charts.untold import bar_brush, hatch_note, hatched
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
@@ -69,10 +71,14 @@ class RoutesLatencyChart(StaticChart):
         plot.addItem(self._hint)
         self.clear()
 
-    def show_routes(self, routes: tuple[RouteResult, ...]) -> None:
+    def show_routes(self, routes: tuple[RouteResult, ...], untold: Sequence[str] = ()) -> None:
+        """Each route's two sides; `untold`: per route, why its call could not tell
+        (speed_words.untold_words of the run's `route_call`, '' where it could): those bars
+        are hatched, as the Overview's, with why in the tooltip."""
         if not routes:
             self.clear()
             return
+        why = (list(untold) + [""] * len(routes))[: len(routes)]
         xs, heights, brushes, tops, bottoms = [], [], [], [], []
         for i, route in enumerate(routes):
             # A lower side is coloured by what it really computed (implicit: bf16 only where
@@ -83,10 +89,16 @@ class RoutesLatencyChart(StaticChart):
                     continue
                 xs.append(i + dx)
                 heights.append(stats.median_ms)
-                brushes.append(pg.mkBrush(style.dtype_color(dtype)))
+                brushes.append(bar_brush(style.dtype_color(dtype), bool(why[i])))
                 tops.append(stats.p75_ms - stats.median_ms)
                 bottoms.append(stats.median_ms - stats.p25_ms)
         self._bars.setOpts(x=xs, height=heights, brushes=brushes)
+        notes = [
+            hatch_note(f"the {route.name} route", w)
+            for route, w in zip(routes, why, strict=True)
+            if w
+        ]
+        self.setToolTip("\n".join([self._base_tooltip, *notes]))
         self._errors.setData(
             x=np.asarray(xs),
             y=np.asarray(heights),
@@ -105,6 +117,7 @@ class RoutesLatencyChart(StaticChart):
     def clear(self) -> None:
         self._bars.setOpts(x=[], height=[], brushes=[])
         self._errors.setData(x=_EMPTY, y=_EMPTY, top=_EMPTY, bottom=_EMPTY)
+        self.setToolTip(self._base_tooltip)
         plot = self.getPlotItem()
         plot.setXRange(-0.6, 0.6, padding=0)
         plot.setYRange(0, 1, padding=0)
@@ -114,12 +127,13 @@ class RoutesLatencyChart(StaticChart):
         style.set_title(plot, "Latency per route", ", ".join(route_names()))
 
     def drawn(self) -> dict[str, Any]:
-        """What the plot items hold now: bar x positions and heights, tick texts."""
+        """What the plot items hold now: bar x positions, heights and hatching, tick texts."""
         opts = self._bars.opts
         levels = self.getPlotItem().getAxis("bottom")._tickLevels
         return {
             "x": [float(v) for v in (opts.get("x") if opts.get("x") is not None else [])],
             "heights": [float(h) for h in (opts.get("height") or [])],
+            "hatched": hatched(opts.get("brushes")),
             "ticks": [text for _pos, text in (levels[0] if levels else [])],
             "hint": self._hint.toPlainText(),
             "title": self.getPlotItem().titleLabel.text,

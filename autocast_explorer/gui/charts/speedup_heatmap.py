@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 
 from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, rough_text
 from autocast_explorer.core.sweeps.crossover import crossovers, format_value
 from autocast_explorer.gui.charts.log_ticks import number
 from autocast_explorer.gui.charts.speedup_chart import FASTER, SLOWER
 from autocast_explorer.gui.charts.static_chart import StaticChart
+from autocast_explorer.gui.charts.untold import bar_brush
 from autocast_explorer.gui.shell import style
 
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ COLOR_MAP = pg.ColorMap(np.linspace(0.0, 1.0, len(DIVERGING)), list(DIVERGING))
 
 def _brush(cell: HeatCell) -> QBrush:
     """The cell's fill: its color, hatched where the point could not tell."""
-    if cell.untold:
-        return QBrush(QColor(cell.color), Qt.BrushStyle.BDiagPattern)
-    return pg.mkBrush(cell.color)
+    return bar_brush(cell.color, bool(cell.untold))
 
 
 def color_limit(speedups: Sequence[float]) -> float:

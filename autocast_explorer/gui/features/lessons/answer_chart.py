@@ -49,9 +49,17 @@ def chart_title(ctx: AppContext, lesson: Lesson) -> str:
 
 
 def frame_parent(target: QWidget) -> QWidget:
-    """Where the frame around `target` lives: its nearest ancestor that is no QSplitter (a
-    splitter makes every child widget a pane: the frame would be an empty third pane beside the
-    loss chart), else `target` itself."""
+    """Where the frame around `target` lives: the page it scrolls in (the scroll area's
+    widget), which has room on every side of it, else its nearest ancestor that is no QSplitter
+    (a splitter makes every child widget a pane: the frame would be an empty third pane beside
+    the loss chart), else `target` itself.
+
+    Not simply the chart's parent: a row with no margins (the Overview's latency and agreement
+    charts) cut the frame to the one edge that lay in its spacing."""
+    area = scroll_area_of(target)
+    page = area.widget() if area is not None else None
+    if page is not None and page.isAncestorOf(target):
+        return page
     parent = target.parentWidget()
     while isinstance(parent, QSplitter):
         parent = parent.parentWidget()
@@ -69,20 +77,24 @@ def scroll_area_of(widget: QWidget) -> QScrollArea | None:
 class ChartHighlight(QFrame):
     """A frame around the chart a lesson points at; lets every click through.
 
-    It sits in the chart's parent, just outside the chart (in the layout's spacing), so it
-    never covers the chart's own edges (tick labels run to the bottom edge). The page scrolls
+    It sits in the page the chart scrolls in, just outside the chart (in the layout's spacing
+    and margins), so it never covers the chart's own edges (tick labels run to the bottom edge)
+    and no widget between them cuts it. The page scrolls
     the chart into view with its frame (the Overview's dtype chart sat below the fold), again
     whenever the layout moves it, until the reader scrolls the page themselves.
     """
 
+    #: How far the frame stands off its chart, and how wide its line is (within MARGIN, so the
+    #: line never covers the chart while the page leaves it BORDER px or more on each side).
     MARGIN = 5
+    BORDER = 4
 
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("lessonHighlight")
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.setStyleSheet(
-            f"#lessonHighlight {{ border: 4px solid {HIGHLIGHT}; border-radius: 6px;"
+            f"#lessonHighlight {{ border: {self.BORDER}px solid {HIGHLIGHT}; border-radius: 6px;"
             " background: transparent; }"
         )
         self.target: QWidget | None = None
@@ -107,11 +119,14 @@ class ChartHighlight(QFrame):
         parent = frame_parent(target)
         self.setParent(parent)
         self._follow()
-        # The target, and the splitters between it and the frame's parent, move it.
+        # The target and the widgets between it and the frame's parent move it; the parent's
+        # size bounds it.
         widget: QWidget | None = target
-        while widget is not None and widget is not parent:
+        while widget is not None:
             widget.installEventFilter(self)
             self._watched.append(widget)
+            if widget is parent:
+                break
             widget = widget.parentWidget()
         self.raise_()
         self.show()
@@ -172,11 +187,16 @@ class ChartHighlight(QFrame):
             return
         m = self.MARGIN
         box = QRect(target.mapTo(parent, QPoint(0, 0)), target.size())
-        self.setGeometry(box.adjusted(-m, -m, m, m))
+        # Within its parent, so no edge is cut: where the page's margin is under MARGIN the
+        # frame draws closer to the chart.
+        self.setGeometry(box.adjusted(-m, -m, m, m).intersected(parent.rect()))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         moved = event.type() in (QEvent.Type.Resize, QEvent.Type.Move)
-        if watched in self._watched and moved:
+        if watched is self.parentWidget() and watched is not self.target:
+            if event.type() == QEvent.Type.Resize:  # its size bounds the frame; moves do not
+                self._follow()
+        elif watched in self._watched and moved:
             self._follow()
             self.reveal()
         elif watched is self._viewport and moved:

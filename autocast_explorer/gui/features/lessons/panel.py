@@ -369,7 +369,7 @@ class LessonsPanel(QWidget):
         return answer_id(chart_id, used)
 
     def _frame(self) -> ChartHighlight:
-        # The frame is a child of the chart it surrounds, so it goes when that chart goes.
+        # The frame is a child of the page its chart is on, so it goes when that page goes.
         if not shiboken6.isValid(self.highlight):
             self.highlight = ChartHighlight()
         return self.highlight

@@ -101,8 +101,10 @@ class RoutesView(QWidget):
         layout.addWidget(self.findingsLabel)
 
     def show_result(self, result: ExperimentResult) -> None:
+        from autocast_explorer.core.experiment.speed_words import untold_words
+
         routes = result.routes
-        self.latencyChart.show_routes(routes)
+        self.latencyChart.show_routes(routes, [untold_words(result.route_call(r)) for r in routes])
         self.compileChart.show_routes(routes)
         self.table.setRowCount(len(routes))
         for row, route in enumerate(routes):
