@@ -1,0 +1,202 @@
+"""A config's run traced on fake tensors: its memory and its ops, at full size, in milliseconds.
+
+Under torch's FakeTensorMode every op computes only its output's shape and dtype, so the model
+runs at the config's real batch without computing or allocating anything; a TensorTrace
+(tensor_trace.py) counts the bytes alive at once and lists each op's work. What is traced is
+what the engine then does: for inference one recorded forward per mode (capture.record_forward,
+every layer's output kept, float32's through the autocast forward); for training one step
+(forward, loss, backward) per mode. Each mode's forward also lists its ops, in the dtype each
+computed in, for the time guard. A model that fake tensors cannot run (an op without a
+fake kernel, a branch on a tensor's value) is traced for real at batch 1 instead and scaled by
+the batch: memory, FLOPs and bytes grow with it, the calls do not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+
+from autocast_explorer.core.experiment.capture import first_tensor, record_forward
+from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.config_parts import DEFAULT_ROUTES
+from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.op_rates import OpWork
+from autocast_explorer.core.experiment.tensor_trace import TensorTrace
+from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
+
+#: A model and its input, built for one trace.
+Built = tuple[torch.nn.Module, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class ShadowRun:
+    """What tracing a config's run found (bytes; work per mode, named 'float32' or its dtype)."""
+
+    parameter_bytes: int  # parameters and buffers
+    input_bytes: int
+    #: Inference: the two recorded forwards (both modes' layer outputs kept, as the engine
+    #: keeps them). Training: one training step, the heavier mode's.
+    peak_bytes: int
+    work: dict[str, tuple[OpWork, ...]]
+    #: True: traced at full size on fake tensors; False: for real at batch 1, then scaled.
+    fake: bool
+
+    @property
+    def basis(self) -> str:
+        if self.fake:
+            return "traced at full size on fake tensors"
+        return "traced at batch 1 and scaled by the batch (fake tensors could not run it)"
+
+
+def _tensor_bytes(tensors: Iterator[torch.Tensor]) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def _built_in(config: ExperimentConfig) -> Built:
+    fam = family(config)
+    return fam.build_model(config), fam.build_input(config)
+
+
+def _user_model(config: ExperimentConfig) -> Built:
+    """The probes' copy of the user's model (its weights real, never changed here) and an
+    input drawn at `config`'s batch (fake when drawn under FakeTensorMode)."""
+    from autocast_explorer.core.experiment.families.user.probe import probe_model
+
+    model, _loaded, plan = probe_model(config)
+    return model, plan.draw(config, config.batch)
+
+
+@dataclass(frozen=True)
+class _Forward:
+    """One traced forward: its ops, the peak of its own tensors, the layer outputs' bytes."""
+
+    work: tuple[OpWork, ...]
+    peak_bytes: int
+    kept_bytes: int
+
+
+def _with_calls(work: list[OpWork]) -> tuple[OpWork, ...]:
+    """The ops' work and the cost of dispatching each of them."""
+    return (*work, OpWork("call", len(work), (), "float32"))
+
+
+def _recorded(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) -> _Forward:
+    """One forward recorded as the engine records it (capture.record_forward), its layer
+    outputs' copies counted from their shapes instead of made. A float32 forward that raises
+    is raised (the run cannot go on); an autocast one keeps the ops it ran (a finding)."""
+    with TensorTrace() as trace:
+        capture = record_forward(model, x, dtype)
+    if capture.raised is not None and (dtype is None or _is_fake(x)):
+        raise capture.raised
+    kept = sum(
+        math.prod(layer.out_shape) * getattr(torch, layer.out_dtype).itemsize
+        for layer in capture.layers
+    )
+    return _Forward(_with_calls(trace.work), trace.peak_bytes, kept)
+
+
+def _step(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) -> _Forward:
+    """One training step: the forward's ops, and the step's peak (the forward's saved
+    tensors, then the gradients)."""
+    was_training = model.training
+    model.train()
+    try:
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        with TensorTrace() as trace:
+            with autocast_context(dtype):
+                output = first_tensor(model(x))
+            trace.record_work = False
+            if output is not None and output.requires_grad and trainable:
+                loss = output.float().square().mean()
+                grads = torch.autograd.grad(loss, trainable, allow_unused=True)
+                del grads, loss
+            del output
+    finally:
+        model.train(was_training)
+    return _Forward(_with_calls(trace.work), trace.peak_bytes, 0)
+
+
+def _trace(config: ExperimentConfig, build: Callable[[ExperimentConfig], Built]) -> ShadowRun:
+    """Build and trace `config`'s run: the engine's recorded forwards (float32's layer outputs
+    kept through the autocast one, engine._record_forwards), or a training step per mode."""
+    low = TORCH_DTYPES[config.dtype]
+    model, x = build(config)
+    params = _tensor_bytes(iter([*model.parameters(), *model.buffers()]))
+    trace = _step if config.mode == "train" else _recorded
+    plain, auto = trace(model, x, None), trace(model, x, low)
+    if config.mode == "train":
+        peak = max(plain.peak_bytes, auto.peak_bytes)
+    else:
+        peak = plain.kept_bytes + max(plain.peak_bytes, auto.kept_bytes + auto.peak_bytes)
+    work = {"float32": plain.work, config.dtype: auto.work}
+    return ShadowRun(params, _tensor_bytes(iter([x])), peak, work, fake=_is_fake(x))
+
+
+def _is_fake(x: torch.Tensor) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(x, FakeTensor)
+
+
+@contextlib.contextmanager
+def _fake_tensors() -> Iterator[None]:
+    """Inside, new tensors are fake (real ones, the user's weights, are read as fake); the
+    global RNG is left as it was (a built-in model seeds it while it is built)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with torch.random.fork_rng(devices=[]), FakeTensorMode(allow_non_fake_inputs=True):
+        yield
+
+
+def _scaled(run: ShadowRun, batch: int, input_bytes: int) -> ShadowRun:
+    """A batch-1 trace at `batch`: bytes and FLOPs × batch; each op's calls once."""
+    work = {
+        mode: tuple(
+            OpWork(w.kind, w.flops * batch, w.shape, w.dtype) if w.kind != "call" else w
+            for w in items
+        )
+        for mode, items in run.work.items()
+    }
+    return ShadowRun(run.parameter_bytes, input_bytes, run.peak_bytes * batch, work, run.fake)
+
+
+@functools.lru_cache(maxsize=16)
+def _shadow(config: ExperimentConfig, digest: str) -> ShadowRun:
+    """`digest` (a model file's) only keys the cache."""
+    build = _user_model if config.is_user_model else _built_in
+    try:
+        with _fake_tensors():
+            return _trace(config, build)
+    except Exception:  # any op fake tensors cannot run, or a branch on a value: for real
+        pass
+    one = _trace(config.replace(batch=1), build)
+    return _scaled(one, config.batch, one.input_bytes * config.batch)
+
+
+def shadow_run(config: ExperimentConfig) -> ShadowRun:
+    """The traced run of `config` (cached per config and model file): what the memory guard
+    and the forecast of a model without a formula of its own rest on."""
+    digest = ""
+    if config.is_user_model:
+        from autocast_explorer.core.experiment.families.user.probe import source_digest
+
+        digest = source_digest(config.model)
+    return _shadow(_key(config), digest)
+
+
+def _key(config: ExperimentConfig) -> ExperimentConfig:
+    """What does not change the trace set to one value (a sweep's points share traces)."""
+    return config.replace(
+        min_time=0.5,
+        max_time=None,
+        allow_slow=False,
+        memory_budget_mb=None,
+        steps=50,
+        threads=None,
+        routes=DEFAULT_ROUTES,
+    )

@@ -1,0 +1,70 @@
+"""The bytes of tensors alive at once during a block, and the work of every op it ran.
+
+A dispatch mode sees every tensor an op creates; a tensor's memory is its storage's, which
+lives until the last tensor viewing it goes (a weak reference's callback then subtracts it).
+So the peak counts what happens inside modules (attention scores, a softmax's copy, the casts
+autocast makes), not only what modules return. On fake tensors (FakeTensorMode) nothing is
+computed or allocated, yet the sizes and lifetimes are those of the real run.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from autocast_explorer.core.experiment.op_rates import OpWork, op_work
+
+
+def _tensors(value: object) -> list[torch.Tensor]:
+    from torch.utils._pytree import tree_flatten
+
+    return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+
+
+class TensorTrace(TorchDispatchMode):
+    """`with TensorTrace() as trace:` — `trace.peak_bytes` of the tensors created inside that
+    were alive at once (what existed before is not counted), `trace.live_bytes` still alive,
+    and `trace.work`, each op's OpWork (op_rates.op_work) when `record_work`."""
+
+    def __init__(self, record_work: bool = True) -> None:
+        super().__init__()
+        self.record_work = record_work
+        self.live_bytes = 0
+        self.peak_bytes = 0
+        self.work: list[OpWork] = []
+        self._alive: dict[int, weakref.ref[torch.UntypedStorage]] = {}
+
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        inputs = {id(t.untyped_storage()) for t in _tensors((args, kwargs))}
+        for tensor in _tensors(out):
+            self._created(tensor.untyped_storage(), inputs)
+        if self.record_work:
+            self.work.append(op_work(func, args, kwargs, out))
+        return out
+
+    def _created(self, storage: torch.UntypedStorage, inputs: set[int]) -> None:
+        """Count a storage that no input had and that is not counted yet (views share it)."""
+        key = id(storage)
+        known = self._alive.get(key)
+        if key in inputs or (known is not None and known() is storage):
+            return
+        size = storage.nbytes()
+
+        def gone(_ref: object, key: int = key, size: int = size) -> None:
+            self.live_bytes -= size
+            self._alive.pop(key, None)
+
+        self._alive[key] = weakref.ref(storage, gone)
+        self.live_bytes += size
+        self.peak_bytes = max(self.peak_bytes, self.live_bytes)
