@@ -33,6 +33,7 @@ from autocast_explorer.core.experiment.out_of_memory import (
     is_out_of_memory,
     refused_bytes,
 )
+from autocast_explorer.core.experiment.shadow_run import shadow_run
 from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
@@ -112,8 +113,6 @@ def traced_peak_bytes(config: ExperimentConfig) -> int:
     holds (weights, gradients, optimizer states of both trained copies), the task, and the
     peak of one training step (saved activations, then gradients), the heavier mode's.
     """
-    from autocast_explorer.core.experiment.shadow_run import shadow_run
-
     traced = shadow_run(config)
     if config.mode == "train":
         copies = _parameter_copies(config) * traced.parameter_bytes
@@ -227,8 +226,6 @@ def forward_work(config: ExperimentConfig) -> tuple[dict[str, Sequence[OpWork]],
     items = work_items(config)
     if items:
         return {"float32": items, config.dtype: items}, ""
-    from autocast_explorer.core.experiment.shadow_run import shadow_run
-
     traced = shadow_run(config)
     return dict(traced.work), f"every op of the forward {traced.basis}; "
 
@@ -317,16 +314,16 @@ def estimate_modes(
             kind = item.kind if item.kind in CALIBRATIONS else "linear"
             calibration = CALIBRATIONS[kind]
             size = calibration.size_class(item.shape)
-            key = (mode, (kind, size, item.dtype or mode))
-            shares[key] = shares.get(key, 0) + item.flops
+            entry = (mode, (kind, size, item.dtype or mode))
+            shares[entry] = shares.get(entry, 0) + item.flops
             shapes = labels.setdefault(calibration.label, [])
             if _shape_text(size) not in shapes and kind not in ("bytes", "call"):
                 shapes.append(_shape_text(size))
     totals = dict.fromkeys(work, 0.0)
     rates = _Rates(threads, budget_s)
     stopped = False
-    for (mode, key), flops in sorted(shares.items(), key=lambda entry: -entry[1]):
-        totals[mode] += flops / rates.rate(key)
+    for (mode, calibration_class), flops in sorted(shares.items(), key=lambda e: -e[1]):
+        totals[mode] += flops / rates.rate(calibration_class)
         if stop_above is not None and totals[mode] > stop_above:
             stopped = True
             break
@@ -476,11 +473,6 @@ def check_estimate(config: ExperimentConfig) -> ForwardEstimate:
     with_memory = estimate.model_copy(update={"memory_estimate_mb": peak / 2**20})
     with_memory._at_least = estimate.at_least
     return with_memory
-
-
-def leaf_modules(model: torch.nn.Module) -> int:
-    """Modules without children: what a compiled graph grows with (at least 1)."""
-    return max(1, sum(1 for m in model.modules() if not any(True for _ in m.children())))
 
 
 def record_compile(seconds: float, leaves: int) -> None:

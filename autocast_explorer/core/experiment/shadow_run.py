@@ -14,6 +14,7 @@ the batch: memory, FLOPs and bytes grow with it, the calls do not.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Iterator
@@ -43,6 +44,7 @@ class ShadowRun:
     #: keeps them). Training: one training step, the heavier mode's.
     peak_bytes: int
     work: dict[str, tuple[OpWork, ...]]
+    leaf_modules: int  # what a compiled graph grows with
     #: True: traced at full size on fake tensors; False: for real at batch 1, then scaled.
     fake: bool
 
@@ -51,6 +53,11 @@ class ShadowRun:
         if self.fake:
             return "traced at full size on fake tensors"
         return "traced at batch 1 and scaled by the batch (fake tensors could not run it)"
+
+
+def leaf_modules(model: torch.nn.Module) -> int:
+    """Modules without children: what a compiled graph grows with (at least 1)."""
+    return max(1, sum(1 for m in model.modules() if not any(True for _ in m.children())))
 
 
 def _tensor_bytes(tensors: Iterator[torch.Tensor]) -> int:
@@ -134,7 +141,8 @@ def _trace(config: ExperimentConfig, build: Callable[[ExperimentConfig], Built])
     else:
         peak = plain.kept_bytes + max(plain.peak_bytes, auto.kept_bytes + auto.peak_bytes)
     work = {"float32": plain.work, config.dtype: auto.work}
-    return ShadowRun(params, _tensor_bytes(iter([x])), peak, work, fake=_is_fake(x))
+    fake = _is_fake(x)
+    return ShadowRun(params, _tensor_bytes(iter([x])), peak, work, leaf_modules(model), fake)
 
 
 def _is_fake(x: torch.Tensor) -> bool:
@@ -162,7 +170,8 @@ def _scaled(run: ShadowRun, batch: int, input_bytes: int) -> ShadowRun:
         )
         for mode, items in run.work.items()
     }
-    return ShadowRun(run.parameter_bytes, input_bytes, run.peak_bytes * batch, work, run.fake)
+    peak = run.peak_bytes * batch
+    return dataclasses.replace(run, input_bytes=input_bytes, peak_bytes=peak, work=work)
 
 
 @functools.lru_cache(maxsize=16)

@@ -30,7 +30,7 @@ class TensorTrace(TorchDispatchMode):
     and `trace.work`, each op's OpWork (op_rates.op_work) when `record_work`."""
 
     def __init__(self, record_work: bool = True) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.record_work = record_work
         self.live_bytes = 0
         self.peak_bytes = 0

@@ -21,6 +21,7 @@ from autocast_explorer.core.experiment.routes.common import (
     output_dtypes,
 )
 from autocast_explorer.core.experiment.routes.result import RouteResult
+from autocast_explorer.core.experiment.shadow_run import leaf_modules
 from autocast_explorer.core.experiment.timing import measure_paired
 from autocast_explorer.core.numerics.layer_error import layer_error
 from autocast_explorer.core.runtime.autocast import autocast_context
@@ -105,7 +106,7 @@ def compiled_route(call: RouteCall) -> RouteResult:
     """torch.compile of the float32 forward and of one with autocast inside, then timed."""
     model, x, low, reference, reporter = call.model, call.x, call.low, call.reference, call.reporter
     dtype = dtype_name(low)
-    leaves = guards.leaf_modules(model)
+    leaves = leaf_modules(model)
     try:
         estimate = guards.check_compile(leaves, call.allow_slow)
     except guards.GuardError as exc:
