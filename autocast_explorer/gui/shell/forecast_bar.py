@@ -20,28 +20,33 @@ if TYPE_CHECKING:
 
 class ForecastBar(QFrame):
     """Hidden until `ask(forecast)`; then `runAnyway` or `declined` when a button is pressed
-    (it hides itself either way)."""
+    (it hides itself either way). Its objectNames: forecastBar, forecastText, runAnywayButton,
+    forecastCancelButton; with a `prefix` ("sweep"), sweepForecastBar and so on."""
 
     runAnyway = Signal()
     declined = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, prefix: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setObjectName("forecastBar")
+
+        def named(base: str) -> str:
+            return prefix + base[0].upper() + base[1:] if prefix else base
+
+        self.setObjectName(named("forecastBar"))
         self.setFrameShape(QFrame.Shape.StyledPanel)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         self.forecastText = QLabel("")
-        self.forecastText.setObjectName("forecastText")
+        self.forecastText.setObjectName(named("forecastText"))
         self.forecastText.setWordWrap(True)
         self.forecastText.setStyleSheet(f"color: {style.MUTED};")
         layout.addWidget(self.forecastText)
         buttons = QHBoxLayout()
         self.runAnywayButton = QPushButton("Run anyway")
-        self.runAnywayButton.setObjectName("runAnywayButton")
+        self.runAnywayButton.setObjectName(named("runAnywayButton"))
         self.runAnywayButton.setToolTip("Start this run although it is forecast to take long.")
         self.cancelButton = QPushButton("Cancel")
-        self.cancelButton.setObjectName("forecastCancelButton")
+        self.cancelButton.setObjectName(named("forecastCancelButton"))
         self.cancelButton.setToolTip("Do not start it: nothing has been built or run yet.")
         buttons.addWidget(self.runAnywayButton, 1)
         buttons.addWidget(self.cancelButton, 1)

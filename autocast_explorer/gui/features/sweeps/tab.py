@@ -102,7 +102,7 @@ class SweepsTab(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
         layout.addLayout(top)
-        self.forecastBar = ForecastBar()  # a long sweep's question before its first point
+        self.forecastBar = ForecastBar("sweep")  # a long sweep asks first
         layout.addWidget(self.forecastBar)
         for label in (
             self.planLabel,
