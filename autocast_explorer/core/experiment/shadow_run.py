@@ -26,6 +26,7 @@ from autocast_explorer.core.experiment.capture import first_tensor, record_forwa
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_parts import DEFAULT_ROUTES
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.op_rates import OpWork
 from autocast_explorer.core.experiment.tensor_trace import TensorTrace
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
@@ -183,7 +184,12 @@ def _shadow(config: ExperimentConfig, digest: str) -> ShadowRun:
             return _trace(config, build)
     except Exception:  # any op fake tensors cannot run, or a branch on a value: for real
         pass
-    one = _trace(config.replace(batch=1), build)
+    if config.is_user_model:
+        from autocast_explorer.core.experiment.families.user.probe import probe
+
+        probe(config)  # the user's code failing says so in its own line, as the probe words it
+    with user_phase(config, "tracing the forward at batch 1 for the guards"):
+        one = _trace(config.replace(batch=1), build)
     return _scaled(one, config.batch, one.input_bytes * config.batch)
 
 
