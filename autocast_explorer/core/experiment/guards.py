@@ -394,7 +394,10 @@ def check_memory(config: ExperimentConfig) -> int:
     budget; returns the peak."""
     peak = traced_peak_bytes(config)
     _refuse_over_budget(config, peak)
+    _MEMORY_ESTIMATES.pop(config, None)
     _MEMORY_ESTIMATES[config] = peak
+    while len(_MEMORY_ESTIMATES) > _ESTIMATES_KEPT:
+        del _MEMORY_ESTIMATES[next(iter(_MEMORY_ESTIMATES))]
     return peak
 
 
@@ -411,6 +414,7 @@ def _refuse_over_budget(config: ExperimentConfig, peak: int) -> None:
 #: The memory guard's estimates made in this process, newest last (what an out-of-memory
 #: message names).
 _MEMORY_ESTIMATES: dict[ExperimentConfig, int] = {}
+_ESTIMATES_KEPT = 64
 
 
 def check_memory_before_running(config: ExperimentConfig) -> int | None:

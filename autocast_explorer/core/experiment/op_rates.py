@@ -286,7 +286,8 @@ ATEN_CALIBRATIONS: dict[str, OpCalibration] = {
 
 
 # ---- one traced aten call → its work -------------------------------------------------------
-def _tensors(value: object) -> list[torch.Tensor]:
+def tensors_in(value: object) -> list[torch.Tensor]:
+    """Every tensor in an op's arguments or output (nested lists, tuples, dicts)."""
     from torch.utils._pytree import tree_flatten
 
     return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
@@ -365,7 +366,7 @@ def op_work(func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: object)
     """The work of one aten call seen by a dispatch mode: a calibrated kind with its shape, or
     the bytes it read and wrote (none for a view: it moves nothing)."""
     name = func.__name__.split(".")[0]
-    inputs = _tensors((args, kwargs))
+    inputs = tensors_in((args, kwargs))
     shaped = _SHAPED.get(name)
     if shaped is not None and len(inputs) >= 2:
         try:
@@ -380,7 +381,7 @@ def op_work(func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: object)
                 else 2 * math.prod(shape)
             )
             return OpWork(kind, flops, shape, _float_name(inputs))
-    outputs = _tensors(out)
+    outputs = tensors_in(out)
     if getattr(func, "is_view", False):
         return OpWork("bytes", 0, (4,), "float32")
     moved = sum(t.numel() * t.element_size() for t in (*inputs, *outputs))

@@ -15,13 +15,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from autocast_explorer.core.experiment.op_rates import OpWork, op_work
-
-
-def _tensors(value: object) -> list[torch.Tensor]:
-    from torch.utils._pytree import tree_flatten
-
-    return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+from autocast_explorer.core.experiment.op_rates import OpWork, op_work, tensors_in
 
 
 class TensorTrace(TorchDispatchMode):
@@ -46,8 +40,8 @@ class TensorTrace(TorchDispatchMode):
     ) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        inputs = {id(t.untyped_storage()) for t in _tensors((args, kwargs))}
-        for tensor in _tensors(out):
+        inputs = {id(t.untyped_storage()) for t in tensors_in((args, kwargs))}
+        for tensor in tensors_in(out):
             self._created(tensor.untyped_storage(), inputs)
         if self.record_work:
             self.work.append(op_work(func, args, kwargs, out))
