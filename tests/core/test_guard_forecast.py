@@ -286,3 +286,20 @@ def test_the_command_line_prints_a_long_runs_forecast(monkeypatch, capsys) -> No
     assert code == 0
     err = capsys.readouterr().err
     assert "forecast: about 2 min: timing 2 min; one forward 10 ms\n" in err
+
+
+def test_a_long_sweep_asks_before_its_first_point(monkeypatch) -> None:
+    from autocast_explorer.core.sweeps import runner
+    from autocast_explorer.core.sweeps.spec import SweepSpec
+
+    built: list[object] = []
+    monkeypatch.setattr(runner, "build_model", lambda config: built.append(config))
+    long = Forecast(seconds=900.0, at_most_s=900.0, parts=(("2 points", 900.0),), forward_s=0.1)
+    monkeypatch.setattr(runner, "forecast_sweep", lambda configs, estimates: long)
+    shown: list[Forecast] = []
+    base = ExperimentConfig(widths=(32, 16, 4), min_time=0.02)
+    with pytest.raises(Cancelled):
+        runner.run_spec(
+            base, SweepSpec("batch", (1, 4)), confirm=lambda f: shown.append(f) or False
+        )
+    assert shown == [long] and built == []

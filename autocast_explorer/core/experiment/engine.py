@@ -40,7 +40,7 @@ from autocast_explorer.core.experiment.families.user.record import (
     rows_at_depth,
     user_rows,
 )
-from autocast_explorer.core.experiment.forecast import Forecast, forecast
+from autocast_explorer.core.experiment.forecast import ConfirmFn, ask_if_long, forecast
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.result import (
@@ -71,11 +71,8 @@ from autocast_explorer.core.numerics.optrace import OpTrace, trace_model
 from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.errors import error_text
-from autocast_explorer.core.runtime.progress import CancelFn, Cancelled, ProgressFn, Reporter
+from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
-
-#: Shown a run's forecast when it is long (over forecast.ANNOUNCE_ABOVE_S); False cancels it.
-ConfirmFn = Callable[[Forecast], bool]
 
 
 def forward_fns(
@@ -143,10 +140,7 @@ def _run_experiment(
     ahead = forecast(config, estimate)
     estimate = estimate.model_copy(update={"forecast_s": ahead.seconds})
     reporter.check()
-    if confirm is not None and ahead.worth_announcing:
-        reporter.report(0.0, ahead.text())
-        if not confirm(ahead):
-            raise Cancelled
+    ask_if_long(ahead, confirm, reporter)
     meter = PeakMemory()
     if config.mode == "train":
         result = run_training(config, reporter, partial, estimate, dataset)

@@ -11,7 +11,7 @@ sweep runner, the command line and the window show what it says before a long ru
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from autocast_explorer.core.experiment import guards
@@ -19,6 +19,7 @@ from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, Exp
 from autocast_explorer.core.experiment.route_kinds import route_kind
 from autocast_explorer.core.experiment.shadow_run import shadow_run
 from autocast_explorer.core.experiment.train_task import HELD_OUT_BATCHES
+from autocast_explorer.core.runtime.progress import Cancelled, Reporter
 
 #: A run forecast to take longer than this is announced before it starts: on stderr by the
 #: command line, and the window asks whether to run it.
@@ -174,3 +175,17 @@ def forecast_sweep(configs: Sequence[ExperimentConfig], forward_s: Sequence[floa
     total = sum(seconds)
     slowest = max(forward_s, default=0.0)
     return Forecast(total, total, ((f"{len(seconds)} points", total),), slowest)
+
+
+#: Shown a run's forecast when it is long (over ANNOUNCE_ABOVE_S); False cancels the run.
+ConfirmFn = Callable[[Forecast], bool]
+
+
+def ask_if_long(ahead: Forecast, confirm: ConfirmFn | None, reporter: Reporter) -> None:
+    """Before anything is built: a long forecast is reported and shown to `confirm`; raises
+    Cancelled when it says no."""
+    if confirm is None or not ahead.worth_announcing:
+        return
+    reporter.report(0.0, ahead.text())
+    if not confirm(ahead):
+        raise Cancelled

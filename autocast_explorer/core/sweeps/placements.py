@@ -35,8 +35,9 @@ from autocast_explorer.core.experiment.certainty import (
     speedup_figure,
 )
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.engine import ConfirmFn, run_experiment
+from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families.user.guard import user_phase
+from autocast_explorer.core.experiment.forecast import ConfirmFn
 from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_text
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult

@@ -27,9 +27,14 @@ from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.capture import AutocastFailed
 from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.engine import ConfirmFn, forward_fns
+from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.families.user.guard import user_phase
-from autocast_explorer.core.experiment.forecast import forecast_sweep, point_seconds
+from autocast_explorer.core.experiment.forecast import (
+    ConfirmFn,
+    ask_if_long,
+    forecast_sweep,
+    point_seconds,
+)
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.routes import (
@@ -43,7 +48,7 @@ from autocast_explorer.core.hardware import onednn
 from autocast_explorer.core.hardware.cpu import Environment, environment
 from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.runtime.errors import error_text
-from autocast_explorer.core.runtime.progress import CancelFn, Cancelled, ProgressFn, Reporter
+from autocast_explorer.core.runtime.progress import CancelFn, ProgressFn, Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
 from autocast_explorer.core.sweeps.points import PointLatency, SweepPoint, roofline_work
 from autocast_explorer.core.sweeps.result import SCHEMA, SweepResult
@@ -256,17 +261,10 @@ def run_spec(
     planned = spec.plan(config)
     estimates = check_points(planned)
     reporter.check()
-    ahead = forecast_sweep([point.config for point in planned], estimates)
-    if confirm is not None and ahead.worth_announcing:
-        reporter.report(0.0, ahead.text())
-        if not confirm(ahead):
-            raise Cancelled
-    eta = _Eta(
-        [
-            point_seconds(p.config, e) + _POINT_OVERHEAD_S
-            for p, e in zip(planned, estimates, strict=True)
-        ]
-    )
+    configs = [point.config for point in planned]
+    ask_if_long(forecast_sweep(configs, estimates), confirm, reporter)
+    costs = zip(configs, estimates, strict=True)
+    eta = _Eta([point_seconds(c, e) + _POINT_OVERHEAD_S for c, e in costs])
     low = low_precision_dtype(config)
     points: list[SweepPoint] = []
     noisy: list[str] = []
