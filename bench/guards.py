@@ -94,8 +94,8 @@ def cases(unet: str, tiny: bool) -> list[tuple[str, dict]]:
     if tiny:
         bert = {**DISTILBERT, "n_layers": 1, "max_position_embeddings": 128}
         return [
-            ("U-Net base 4, image 32, batch 2", {"model": unet, "batch": 2,
-             "model_args": {"base": 4, "image": 32}}),  # fmt: skip
+            ("U-Net base 8, image 32, batch 2", {"model": unet, "batch": 2,
+             "model_args": {"base": 8, "image": 32}}),  # fmt: skip
             ("DistilBERT eager, seq 128, batch 2", {"model": "hf:distilbert", "batch": 2,
              "seq": 128, "model_args": bert}),  # fmt: skip
             ("MLP (default)", {"model": "mlp"}),
@@ -130,7 +130,7 @@ def cases(unet: str, tiny: bool) -> list[tuple[str, dict]]:
 def child(fields: dict, min_time: float) -> dict:
     """One case in this (fresh) process: the guard's answer, then the run if it was allowed."""
     from autocast_explorer.core.experiment import guards
-    from autocast_explorer.core.experiment.config import ExperimentConfig
+    from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
     from autocast_explorer.core.experiment.engine import run_experiment
     from autocast_explorer.core.experiment.forecast import forecast
 
@@ -151,7 +151,10 @@ def child(fields: dict, min_time: float) -> dict:
         "forecast_s": ahead.seconds,
         "at_most_s": ahead.at_most_s,
         "wall_s": wall,
-        "forward_ratio": guard.estimated_forward_ms / result.slower_ms,
+        # A training run times steps: the guard's forward × TRAINING_STEP_FORWARDS.
+        "forward_ratio": guard.estimated_forward_ms
+        * (TRAINING_STEP_FORWARDS if config.mode == "train" else 1)
+        / result.slower_ms,
         "memory_estimate_mb": guard.memory_estimate_mb,
         "memory_peak_mb": guard.memory_peak_mb,
     }
@@ -169,7 +172,7 @@ def table(tiny: bool, min_time: float, env: dict[str, str]) -> None:
         f"{os.getloadavg()[0]:.2f} at start{' · TINY (smoke run, not figures)' if tiny else ''}\n"
     )
     print("| case | answered after | refused / forecast | run wall | forecast ÷ wall | "
-          "forward est. ÷ measured | memory est. | peak rise | est. ÷ peak |")  # fmt: skip
+          "forward (step) est. ÷ measured | memory est. | peak rise | est. ÷ peak |")  # fmt: skip
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as folder:
         unet = Path(folder) / "unet.py"

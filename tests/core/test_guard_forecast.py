@@ -15,14 +15,16 @@ from autocast_explorer.core.experiment import engine, guards
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.forecast import (
+    TRACED_OP_SECONDS,
     Forecast,
     duration_text,
     forecast,
     forecast_sweep,
     point_seconds,
+    traced_calls,
 )
 from autocast_explorer.core.experiment.guards import GuardError
-from autocast_explorer.core.experiment.op_rates import FLOP_CAP, ConvShape, OpWork, op_work
+from autocast_explorer.core.experiment.op_rates import FLOP_CAP, ConvShape, OpWork, op_works
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.shadow_run import shadow_run
 from autocast_explorer.core.experiment.tensor_trace import TensorTrace
@@ -109,9 +111,13 @@ def test_memory_counts_a_large_intermediate_inside_one_module(models: Path) -> N
     traced = shadow_run(config)
     assert traced.fake
     scores = 2 * length * length * 4  # B × L × L float32, and its softmax beside it
-    assert 2 * scores <= traced.peak_bytes < 2 * scores + 2**20
+    assert 2 * scores <= traced.forward_peak["float32"] < 2 * scores + 2**20
+    # Under autocast both are bfloat16: half the bytes.
+    assert scores <= traced.forward_peak["bfloat16"] < scores + 2**20
+    assert sum(traced.kept.values()) < 2**10  # what the module returns: B × 8
     estimate = guards.traced_peak_bytes(config)
-    assert estimate == traced.parameter_bytes + traced.input_bytes + traced.peak_bytes
+    own = traced.parameter_bytes + traced.input_bytes + guards.RUNTIME_BYTES
+    assert estimate == own + traced.peak_bytes
     # What modules return is tiny: the old count (parameters and outputs) missed the scores.
     assert guards.estimate_peak_bytes(config) < scores / 20
     training = guards.traced_peak_bytes(config.replace(mode="train"))
@@ -138,18 +144,23 @@ def test_an_op_is_read_as_its_kind_and_shape() -> None:
     x, w = torch.empty(2, 16, 64, 64), torch.empty(32, 16, 3, 3)
     out = torch.nn.functional.conv2d(x, w, padding=1)
     args = (x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
-    work = op_work(torch.ops.aten.convolution.default, args, {}, out)
+    work, memory = op_works(torch.ops.aten.convolution.default, args, {}, out)
     assert work.kind == "aten.conv" and work.dtype == "float32"
     conv = ConvShape.unpacked(work.shape)
     assert (conv.batch, conv.channels, conv.out_channels, conv.spatial) == (2, 16, 32, (64, 64))
     assert work.flops == 2 * 2 * 32 * 16 * 9 * 64 * 64  # torch.utils.flop_counter's count
+    # It also moves its input, weight and output: (2·16 + 2·32)·64·64 + 32·16·9 floats.
+    assert (memory.kind, memory.flops) == ("bytes", 4 * ((2 * 16 + 2 * 32) * 64 * 64 + 4608))
     timed = ConvShape.unpacked(guards.CALIBRATIONS["aten.conv"].size_class(work.shape))
     assert timed.batch == 1 and timed.kernel == (3, 3) and timed.channels == 16
     assert timed.flops() <= FLOP_CAP < 4 * timed.flops()  # halved no more than needed
     a, b = torch.empty(8, 64), torch.nn.Linear(64, 32).weight.detach()
-    linear = op_work(torch.ops.aten.mm.default, (a, b.t()), {}, a @ b.t())
+    linear, _ = op_works(torch.ops.aten.mm.default, (a, b.t()), {}, a @ b.t())
     assert (linear.kind, linear.shape) == ("linear", (8, 64, 32))  # F.linear's layout
-    assert op_work(torch.ops.aten.mm.default, (a, b.t().contiguous()), {}, None).kind == "aten.mm"
+    plain, _ = op_works(torch.ops.aten.mm.default, (a, b.t().contiguous()), {}, a @ b.t())
+    assert plain.kind == "aten.mm"
+    (view,) = op_works(torch.ops.aten.view.default, (a, [-1]), {}, a.view(-1))
+    assert (view.kind, view.flops) == ("bytes", 0)
 
 
 def test_calibration_stops_once_the_forward_is_surely_too_slow(monkeypatch) -> None:
@@ -189,17 +200,27 @@ def _long_forward() -> guards.ForwardEstimate:
 
 def test_a_runs_forecast_adds_what_the_run_does_with_its_forwards(monkeypatch) -> None:
     config = ExperimentConfig(widths=(32, 16, 4), batch=8, min_time=0.5)
-    ahead = forecast(config, _long_forward())
-    # Timing: each mode at least 4 calls of 2 s (over min_time); 8 untimed forwards.
-    assert dict(ahead.parts) == {"timing": 16.0, "untimed forwards": 16.0}
-    assert ahead.seconds == 32.0 and ahead.worth_announcing
+    traced = shadow_run(config)
+    calls = traced_calls(traced.work["float32"]) + 2 * traced_calls(traced.work["bfloat16"])
+    with steady_rates(1e6):  # layer outputs compared at a million elements a second
+        ahead = forecast(config, _long_forward())
+    # Timing: each mode at least 4 calls of 2 s (over min_time); 4 cold and recorded forwards;
+    # the float32 layers' outputs (8·16 + 8·16 + 8·4 elements) compared; 3 traced forwards.
+    assert dict(ahead.parts) == {
+        "timing": 16.0,
+        "cold and recorded forwards": 8.0,
+        "comparing layer outputs": pytest.approx(288 / 1e6),
+        "tracing the ops": pytest.approx(6.0 + calls * TRACED_OP_SECONDS),
+    }
+    assert ahead.seconds == pytest.approx(30.0 + 288 / 1e6 + calls * TRACED_OP_SECONDS)
+    assert ahead.worth_announcing
     assert ahead.memory_bytes == guards.traced_peak_bytes(config)
     monkeypatch.setattr(guards, "forecast_compile", lambda leaves: 30.0 * leaves)
-    compiled = forecast(config.replace(routes=("eager", "compiled")), _long_forward())
-    leaves = shadow_run(config).leaf_modules
-    assert leaves == 3  # Linear, ReLU, Linear
+    with steady_rates(1e6):
+        compiled = forecast(config.replace(routes=("eager", "compiled")), _long_forward())
+    assert traced.leaf_modules == 3  # Linear, ReLU, Linear
     assert dict(compiled.parts)["compiling (compiled)"] == 90.0
-    assert compiled.seconds == 32.0 + 16.0 + 90.0
+    assert compiled.seconds == pytest.approx(ahead.seconds + 16.0 + 90.0)
     training = forecast(config.replace(mode="train", steps=10), _long_forward())
     # 2 copies × (10 steps + 4 probed) × 3 forwards of 2 s; steps timed; held-out scored.
     assert dict(training.parts) == {

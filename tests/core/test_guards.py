@@ -179,7 +179,8 @@ def test_memory_guard_refuses_a_training_run_before_building(monkeypatch):
     infer = ExperimentConfig(widths=(512, 512, 10), batch=64)
     train = infer.replace(mode="train")
     assert guards.estimate_training_peak_bytes(train) > guards.estimate_peak_bytes(infer)
-    budget_mb = guards.estimate_peak_bytes(infer) / 2**20 * 1.01
+    assert guards.traced_peak_bytes(train) > guards.traced_peak_bytes(infer)
+    budget_mb = guards.traced_peak_bytes(infer) / 2**20 * 1.01
     guards.check_memory(infer.replace(memory_budget_mb=budget_mb))
     with pytest.raises(GuardError) as info:
         run_experiment(train.replace(memory_budget_mb=budget_mb))

@@ -14,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import torch
+
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
+from autocast_explorer.core.experiment.op_rates import OpWork
 from autocast_explorer.core.experiment.route_kinds import route_kind
 from autocast_explorer.core.experiment.shadow_run import shadow_run
 from autocast_explorer.core.experiment.train_task import HELD_OUT_BATCHES
@@ -25,8 +28,12 @@ from autocast_explorer.core.runtime.progress import Cancelled, Reporter
 #: command line, and the window asks whether to run it.
 ANNOUNCE_ABOVE_S = 20.0
 #: Forwards of an inference run outside its timing: a cold call and a recorded forward per
-#: mode, and a traced one per mode counted twice (the dispatch mode's own cost).
-_UNTIMED_FORWARDS = 8
+#: mode, then the op trace's three (float32, autocast under no_grad and inference_mode).
+_COLD_AND_RECORDED = 4
+_TRACED = 3
+#: What the op trace adds per op it records (numerics/optrace.py: each op passes through
+#: Python): about 1 ms on a busy 2-core EPYC, traced U-Net forwards of 87 and 357 ops.
+TRACED_OP_SECONDS = 5e-4
 #: Calls a mode's timing makes at least, however slow (its cold call and warm-ups kept).
 _LEAST_TIMED_CALLS = 4
 #: Forwards of a sweep point outside its timing budget (a cold call and warm-ups per mode).
@@ -114,12 +121,31 @@ def _routes(
     return out
 
 
+def traced_calls(work: Sequence[OpWork]) -> int:
+    """The ops a traced forward dispatched (its "call" work)."""
+    return sum(w.flops for w in work if w.kind == "call")
+
+
 def _inference_parts(config: ExperimentConfig, forward_s: float) -> list[tuple[str, float, float]]:
+    """Timing, the untimed forwards, the comparison of every layer's outputs (as many
+    elements as the float32 forward's layers return, compared at a calibrated rate), the op
+    trace's forwards and its cost per op, and the extra routes."""
     likely, at_most = timed_seconds(config, forward_s, config.min_time)
-    untimed = _UNTIMED_FORWARDS * forward_s
+    traced = shadow_run(config)
+    threads = config.threads or torch.get_num_threads()
+    compared = traced.kept.get("float32", 0) // 4
+    comparing = compared / guards.calibrated_rate("layer_error", (), config.dtype, threads)
+    calls = {
+        mode: sum(w.flops for w in work if w.kind == "call") for mode, work in traced.work.items()
+    }
+    traced_ops = calls.get("float32", 0) + (_TRACED - 1) * calls.get(config.dtype, 0)
+    tracing = _TRACED * forward_s + traced_ops * TRACED_OP_SECONDS
+    untimed = _COLD_AND_RECORDED * forward_s
     return [
         ("timing", likely, at_most),
-        ("untimed forwards", untimed, untimed),
+        ("cold and recorded forwards", untimed, untimed),
+        ("comparing layer outputs", comparing, comparing),
+        ("tracing the ops", tracing, tracing),
         *_routes(config, forward_s, config.min_time),
     ]
 

@@ -33,6 +33,7 @@ from autocast_explorer.core.experiment.out_of_memory import (
     is_out_of_memory,
     refused_bytes,
 )
+from autocast_explorer.core.experiment.route_kinds import route_kind
 from autocast_explorer.core.experiment.shadow_run import shadow_run
 from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
@@ -57,6 +58,12 @@ _MAX_CLASS_FEATURES = 512
 #: Past this many seconds of calibrating one forecast, the ops not yet timed take the rate their
 #: kind reached at the sizes already timed: the guard answers in seconds, whatever the model.
 CALIBRATION_BUDGET_S = 3.0
+#: What a run's first calls take beside its tensors (oneDNN's kernels and caches, thread
+#: stacks): the rise of a run of the default MLP, whose tensors take 2 MB, was 10–12 MB.
+RUNTIME_BYTES = 12 * 2**20
+#: What compiling a model takes beside it (inductor's graphs and generated code): a run of a
+#: 3-layer MLP with the compiled route rose 107–113 MB.
+COMPILE_BYTES = 112 * 2**20
 #: A several-thread calibration stops calling after this many one-thread calls' time.
 _GIVE_UP_FACTOR = 8
 
@@ -108,16 +115,20 @@ def traced_peak_bytes(config: ExperimentConfig) -> int:
     fake tensors (shadow_run.py): every tensor alive at once inside the modules too (attention
     scores, a softmax's copy, autocast's casts), not only what modules return.
 
-    Inference: the weights, the input and the peak of the two recorded forwards (both modes'
-    layer outputs kept, as the engine keeps them). Training: the parameter copies the run
-    holds (weights, gradients, optimizer states of both trained copies), the task, and the
-    peak of one training step (saved activations, then gradients), the heavier mode's.
+    Inference: the weights, the input, each mode's forward peak and the layer outputs the
+    engine keeps. Training: the parameter copies the run holds (weights, gradients, optimizer
+    states of both copies), the task, and each mode's training step (saved activations, then
+    gradients). Both modes' peaks add up (ShadowRun.peak_bytes). Then the runtime's own
+    memory on a run's first calls, and a compile's for a route that compiles.
     """
     traced = shadow_run(config)
+    compiles = sum(
+        COMPILE_BYTES for name in config.routes if (k := route_kind(name)) and k.compiles
+    )
+    own = RUNTIME_BYTES + compiles + traced.peak_bytes
     if config.mode == "train":
-        copies = _parameter_copies(config) * traced.parameter_bytes
-        return copies + _task_bytes(config) + traced.peak_bytes
-    return traced.parameter_bytes + traced.input_bytes + traced.peak_bytes
+        return _parameter_copies(config) * traced.parameter_bytes + _task_bytes(config) + own
+    return traced.parameter_bytes + traced.input_bytes + own
 
 
 class ForwardEstimate(Part):

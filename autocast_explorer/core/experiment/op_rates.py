@@ -33,8 +33,11 @@ _SLOW_CALL_S = 0.05
 #: The FLOPs a calibrated shape is shrunk to (its structure kept): milliseconds per call at
 #: 1–10 GFLOP/s, the rates of bfloat16 reference kernels; far above per-call overhead at 100.
 FLOP_CAP = 1 << 24
-#: Elements of each tensor a memory-bound calibration adds (4 MiB in float32).
-_BYTES_ELEMENTS = 1 << 20
+#: Bytes of each tensor a memory-bound calibration adds: 32 MiB, so that the three of them
+#: overflow a large L3 cache and the rate is memory's, as for the big tensors that matter.
+_BYTES_PER_TENSOR = 1 << 25
+#: Elements of each layer output a comparison calibration compares.
+_COMPARED_ELEMENTS = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -255,9 +258,20 @@ def _time_sdpa(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
 
 # ---- memory-bound ops and the cost of a call -----------------------------------------------
 def _time_add(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
-    """Seconds of one elementwise add of _BYTES_ELEMENTS elements (shape: the item size)."""
-    a, b = _random((_BYTES_ELEMENTS,), dtype), _random((_BYTES_ELEMENTS,), dtype)
-    return _timed_no_grad(lambda: torch.add(a, b))
+    """Seconds of one elementwise add of two _BYTES_PER_TENSOR tensors (shape: item size)."""
+    elements = _BYTES_PER_TENSOR // shape[0]
+    a = torch.ones(elements, dtype=dtype or torch.float32)  # filled fast; no denormals
+    return _timed_no_grad(lambda: torch.add(a, a))
+
+
+def _time_layer_error(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
+    """Seconds to compare one layer's float32 output with its `dtype` twin (what the engine's
+    recorded forwards do for every layer: numerics.layer_error)."""
+    from autocast_explorer.core.numerics.layer_error import layer_error
+
+    reference = _random((_COMPARED_ELEMENTS,), None)
+    low = reference.to(dtype or torch.float32)
+    return _timed_no_grad(lambda: layer_error(reference, low))
 
 
 def _time_tiny_call(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
@@ -278,10 +292,16 @@ ATEN_CALIBRATIONS: dict[str, OpCalibration] = {
     "bytes": OpCalibration(
         "elementwise add (bytes moved)",
         lambda s: s,
-        lambda s: 3 * _BYTES_ELEMENTS * s[0],
+        lambda s: 3 * _BYTES_PER_TENSOR,
         _time_add,
     ),
     "call": OpCalibration("one dispatched call", lambda s: (), lambda s: 1, _time_tiny_call),
+    "layer_error": OpCalibration(
+        "a layer's error (elements compared)",
+        lambda s: (),
+        lambda s: _COMPARED_ELEMENTS,
+        _time_layer_error,
+    ),
 }
 
 
@@ -362,29 +382,29 @@ def _float_name(tensors: Sequence[torch.Tensor]) -> str:
     return "float32"
 
 
-def op_work(func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: object) -> OpWork:
-    """The work of one aten call seen by a dispatch mode: a calibrated kind with its shape, or
-    the bytes it read and wrote (none for a view: it moves nothing)."""
+def op_works(
+    func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: object
+) -> tuple[OpWork, ...]:
+    """The work of one aten call seen by a dispatch mode: the bytes it read and wrote (none
+    for a view: it moves nothing), and before them, for an op of a calibrated kind, its FLOPs
+    at its shape. Both count: a product with a short inner size (attention scores over 8-wide
+    heads) is bound by writing its large output, not by its multiplications."""
     name = func.__name__.split(".")[0]
     inputs = tensors_in((args, kwargs))
-    shaped = _SHAPED.get(name)
-    if shaped is not None and len(inputs) >= 2:
-        try:
-            kind, shape = shaped(name, args)
-        except (ValueError, TypeError, IndexError, AttributeError):
-            kind = ""  # an unusual call of a known op: counted by its bytes instead
-        if kind:
-            calibration_flops = ATEN_CALIBRATIONS.get(kind)
-            flops = (
-                calibration_flops.flops(shape)
-                if calibration_flops is not None
-                else 2 * math.prod(shape)
-            )
-            return OpWork(kind, flops, shape, _float_name(inputs))
     outputs = tensors_in(out)
     if getattr(func, "is_view", False):
-        return OpWork("bytes", 0, (4,), "float32")
+        return (OpWork("bytes", 0, (4,), "float32"),)
     moved = sum(t.numel() * t.element_size() for t in (*inputs, *outputs))
     dtype = _float_name([*outputs, *inputs])
     size = torch.empty((), dtype=getattr(torch, dtype)).element_size()
-    return OpWork("bytes", int(moved), (size,), dtype)
+    memory = OpWork("bytes", int(moved), (size,), dtype)
+    shaped = _SHAPED.get(name)
+    if shaped is None or len(inputs) < 2:
+        return (memory,)
+    try:
+        kind, shape = shaped(name, args)
+    except (ValueError, TypeError, IndexError, AttributeError):
+        return (memory,)  # an unusual call of a known op: counted by its bytes alone
+    calibration = ATEN_CALIBRATIONS.get(kind)
+    flops = calibration.flops(shape) if calibration is not None else 2 * math.prod(shape)
+    return OpWork(kind, flops, shape, _float_name(inputs)), memory

@@ -4,11 +4,11 @@ Under torch's FakeTensorMode every op computes only its output's shape and dtype
 runs at the config's real batch without computing or allocating anything; a TensorTrace
 (tensor_trace.py) counts the bytes alive at once and lists each op's work. What is traced is
 what the engine then does: for inference one recorded forward per mode (capture.record_forward,
-every layer's output kept, float32's through the autocast forward); for training one step
-(forward, loss, backward) per mode. Each mode's forward also lists its ops, in the dtype each
-computed in, for the time guard. A model that fake tensors cannot run (an op without a
-fake kernel, a branch on a tensor's value) is traced for real at batch 1 instead and scaled by
-the batch: memory, FLOPs and bytes grow with it, the calls do not.
+every layer's output kept); for training one step (forward, loss, backward) per mode. Each
+mode's forward also lists its ops, in the dtype each computed in, for the time guard. A model
+that fake tensors cannot run (an op without a fake kernel, a branch on a tensor's value) is
+traced for real at batch 1 instead and scaled by the batch: memory, FLOPs and bytes grow with
+it, the calls do not.
 """
 
 from __future__ import annotations
@@ -41,13 +41,22 @@ class ShadowRun:
 
     parameter_bytes: int  # parameters and buffers
     input_bytes: int
-    #: Inference: the two recorded forwards (both modes' layer outputs kept, as the engine
-    #: keeps them). Training: one training step, the heavier mode's.
-    peak_bytes: int
+    #: Each mode's peak of its own tensors: of one forward (inference) or one training step
+    #: (its saved activations, then the gradients).
+    forward_peak: dict[str, int]
+    #: Each mode's layer outputs the engine keeps (inference; 0 in training).
+    kept: dict[str, int]
     work: dict[str, tuple[OpWork, ...]]
     leaf_modules: int  # what a compiled graph grows with
     #: True: traced at full size on fake tensors; False: for real at batch 1, then scaled.
     fake: bool
+
+    @property
+    def peak_bytes(self) -> int:
+        """Both modes' peaks and kept outputs, added: the allocator keeps what one mode freed
+        (tensors under 32 MiB come from its heap, which it seldom gives back) while the other
+        mode runs, in another dtype and other sizes, so their peaks add up in the process."""
+        return sum(self.forward_peak.values()) + sum(self.kept.values())
 
     @property
     def basis(self) -> str:
@@ -88,9 +97,9 @@ class _Forward:
     kept_bytes: int
 
 
-def _with_calls(work: list[OpWork]) -> tuple[OpWork, ...]:
+def _with_calls(trace: TensorTrace) -> tuple[OpWork, ...]:
     """The ops' work and the cost of dispatching each of them."""
-    return (*work, OpWork("call", len(work), (), "float32"))
+    return (*trace.work, OpWork("call", trace.calls, (), "float32"))
 
 
 def _recorded(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) -> _Forward:
@@ -105,7 +114,7 @@ def _recorded(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None
         math.prod(layer.out_shape) * getattr(torch, layer.out_dtype).itemsize
         for layer in capture.layers
     )
-    return _Forward(_with_calls(trace.work), trace.peak_bytes, kept)
+    return _Forward(_with_calls(trace), trace.peak_bytes, kept)
 
 
 def _step(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) -> _Forward:
@@ -126,7 +135,7 @@ def _step(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) ->
             del output
     finally:
         model.train(was_training)
-    return _Forward(_with_calls(trace.work), trace.peak_bytes, 0)
+    return _Forward(_with_calls(trace), trace.peak_bytes, 0)
 
 
 def _trace(config: ExperimentConfig, build: Callable[[ExperimentConfig], Built]) -> ShadowRun:
@@ -136,14 +145,16 @@ def _trace(config: ExperimentConfig, build: Callable[[ExperimentConfig], Built])
     model, x = build(config)
     params = _tensor_bytes(iter([*model.parameters(), *model.buffers()]))
     trace = _step if config.mode == "train" else _recorded
-    plain, auto = trace(model, x, None), trace(model, x, low)
-    if config.mode == "train":
-        peak = max(plain.peak_bytes, auto.peak_bytes)
-    else:
-        peak = plain.kept_bytes + max(plain.peak_bytes, auto.kept_bytes + auto.peak_bytes)
-    work = {"float32": plain.work, config.dtype: auto.work}
-    fake = _is_fake(x)
-    return ShadowRun(params, _tensor_bytes(iter([x])), peak, work, leaf_modules(model), fake)
+    modes = {"float32": trace(model, x, None), config.dtype: trace(model, x, low)}
+    return ShadowRun(
+        parameter_bytes=params,
+        input_bytes=_tensor_bytes(iter([x])),
+        forward_peak={mode: traced.peak_bytes for mode, traced in modes.items()},
+        kept={mode: traced.kept_bytes for mode, traced in modes.items()},
+        work={mode: traced.work for mode, traced in modes.items()},
+        leaf_modules=leaf_modules(model),
+        fake=_is_fake(x),
+    )
 
 
 def _is_fake(x: torch.Tensor) -> bool:
@@ -171,8 +182,13 @@ def _scaled(run: ShadowRun, batch: int, input_bytes: int) -> ShadowRun:
         )
         for mode, items in run.work.items()
     }
-    peak = run.peak_bytes * batch
-    return dataclasses.replace(run, input_bytes=input_bytes, peak_bytes=peak, work=work)
+    return dataclasses.replace(
+        run,
+        input_bytes=input_bytes,
+        forward_peak={mode: peak * batch for mode, peak in run.forward_peak.items()},
+        kept={mode: kept * batch for mode, kept in run.kept.items()},
+        work=work,
+    )
 
 
 @functools.lru_cache(maxsize=16)

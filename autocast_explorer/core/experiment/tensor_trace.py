@@ -15,13 +15,14 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from autocast_explorer.core.experiment.op_rates import OpWork, op_work, tensors_in
+from autocast_explorer.core.experiment.op_rates import OpWork, op_works, tensors_in
 
 
 class TensorTrace(TorchDispatchMode):
     """`with TensorTrace() as trace:` — `trace.peak_bytes` of the tensors created inside that
     were alive at once (what existed before is not counted), `trace.live_bytes` still alive,
-    and `trace.work`, each op's OpWork (op_rates.op_work) when `record_work`."""
+    and, when `record_work`, `trace.work` (each op's, op_rates.op_works) and `trace.calls`
+    (ops dispatched)."""
 
     def __init__(self, record_work: bool = True) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
@@ -29,6 +30,7 @@ class TensorTrace(TorchDispatchMode):
         self.live_bytes = 0
         self.peak_bytes = 0
         self.work: list[OpWork] = []
+        self.calls = 0
         self._alive: dict[int, weakref.ref[torch.UntypedStorage]] = {}
 
     def __torch_dispatch__(
@@ -44,8 +46,15 @@ class TensorTrace(TorchDispatchMode):
         for tensor in tensors_in(out):
             self._created(tensor.untyped_storage(), inputs)
         if self.record_work:
-            self.work.append(op_work(func, args, kwargs, out))
+            self.work.extend(op_works(func, args, kwargs, out))
+            self.calls += 1
         return out
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # As numerics.optrace's tracer: torch's wrapper of a mode's __torch_dispatch__ imports
+        # torch._dynamo on first use (~1 s), for nothing here.
+        return False
 
     def _created(self, storage: torch.UntypedStorage, inputs: set[int]) -> None:
         """Count a storage that no input had and that is not counted yet (views share it)."""
