@@ -27,7 +27,7 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-UNET = '''\
+UNET = """\
 import torch
 from torch import nn
 
@@ -70,7 +70,7 @@ class UNet(nn.Module):
 
 def build(base=16, image=128):
     return UNet(base), torch.randn(1, 3, image, image)
-'''
+"""
 
 AVX2_ENV = {
     "ONEDNN_MAX_CPU_ISA": "AVX2",
@@ -94,36 +94,70 @@ def cases(unet: str, tiny: bool) -> list[tuple[str, dict]]:
     if tiny:
         bert = {**DISTILBERT, "n_layers": 1, "max_position_embeddings": 128}
         return [
-            ("U-Net base 8, image 32, batch 2", {"model": unet, "batch": 2,
-             "model_args": {"base": 8, "image": 32}}),  # fmt: skip
-            ("DistilBERT eager, seq 128, batch 2", {"model": "hf:distilbert", "batch": 2,
-             "seq": 128, "model_args": bert}),  # fmt: skip
+            (
+                "U-Net base 8, image 32, batch 2",
+                {"model": unet, "batch": 2, "model_args": {"base": 8, "image": 32}},
+            ),
+            (
+                "DistilBERT eager, seq 128, batch 2",
+                {"model": "hf:distilbert", "batch": 2, "seq": 128, "model_args": bert},
+            ),
             ("MLP (default)", {"model": "mlp"}),
             ("CNN (default)", {"model": "cnn"}),
             ("Transformer (default)", {"model": "transformer"}),
             ("RNN (default)", {"model": "rnn"}),
             ("CNN training, 3 steps", {"model": "cnn", "mode": "train", "steps": 3}),
-            ("MLP, routes eager,compiled", {"model": "mlp", "widths": [32, 16, 4],
-             "routes": ["eager", "compiled"]}),  # fmt: skip
+            (
+                "MLP, routes eager,compiled",
+                {"model": "mlp", "widths": [32, 16, 4], "routes": ["eager", "compiled"]},
+            ),
         ]
     return [
-        ("U-Net base 16, image 128, batch 16", {"model": unet, "batch": 16,
-         "model_args": {"base": 16, "image": 128}}),  # fmt: skip
-        ("DistilBERT eager, 16 heads, seq 2048, batch 2", {"model": "hf:distilbert",
-         "batch": 2, "seq": 2048, "model_args": DISTILBERT}),  # fmt: skip
-        ("MLP 2048×3, batch 1024", {"model": "mlp", "widths": [2048, 2048, 2048, 10],
-         "batch": 1024}),  # fmt: skip
+        (
+            "U-Net base 16, image 128, batch 16",
+            {"model": unet, "batch": 16, "model_args": {"base": 16, "image": 128}},
+        ),
+        (
+            "DistilBERT eager, 16 heads, seq 2048, batch 2",
+            {"model": "hf:distilbert", "batch": 2, "seq": 2048, "model_args": DISTILBERT},
+        ),
+        (
+            "MLP 2048×3, batch 1024",
+            {"model": "mlp", "widths": [2048, 2048, 2048, 10], "batch": 1024},
+        ),
         ("CNN 3→32→64, image 64, batch 64", {"model": "cnn", "image": 64, "batch": 64}),
-        ("Transformer d 256, seq 256, batch 32", {"model": "transformer", "d_model": 256,
-         "seq": 256, "ff": 1024, "batch": 32}),  # fmt: skip
-        ("RNN LSTM hidden 512, seq 256, batch 64", {"model": "rnn", "hidden": 512,
-         "seq": 256, "batch": 64}),  # fmt: skip
-        ("CNN training, image 64, batch 64, 20 steps", {"model": "cnn", "image": 64,
-         "batch": 64, "mode": "train", "steps": 20}),  # fmt: skip
-        ("DistilBERT training, seq 512, batch 2", {"model": "hf:distilbert", "batch": 2,
-         "seq": 512, "mode": "train", "steps": 5, "model_args": DISTILBERT}),  # fmt: skip
-        ("U-Net base 8, image 64, batch 4, routes eager,compiled", {"model": unet, "batch": 4,
-         "model_args": {"base": 8, "image": 64}, "routes": ["eager", "compiled"]}),  # fmt: skip
+        (
+            "Transformer d 256, seq 256, batch 32",
+            {"model": "transformer", "d_model": 256, "seq": 256, "ff": 1024, "batch": 32},
+        ),
+        (
+            "RNN LSTM hidden 512, seq 256, batch 64",
+            {"model": "rnn", "hidden": 512, "seq": 256, "batch": 64},
+        ),
+        (
+            "CNN training, image 64, batch 64, 20 steps",
+            {"model": "cnn", "image": 64, "batch": 64, "mode": "train", "steps": 20},
+        ),
+        (
+            "DistilBERT training, seq 512, batch 2",
+            {
+                "model": "hf:distilbert",
+                "batch": 2,
+                "seq": 512,
+                "mode": "train",
+                "steps": 5,
+                "model_args": DISTILBERT,
+            },
+        ),
+        (
+            "U-Net base 8, image 64, batch 4, routes eager,compiled",
+            {
+                "model": unet,
+                "batch": 4,
+                "model_args": {"base": 8, "image": 64},
+                "routes": ["eager", "compiled"],
+            },
+        ),
     ]
 
 
@@ -171,8 +205,10 @@ def table(tiny: bool, min_time: float, env: dict[str, str]) -> None:
         f"\n#### {'AVX2 emulation' if emulated else 'native'} · min_time {min_time} s · load "
         f"{os.getloadavg()[0]:.2f} at start{' · TINY (smoke run, not figures)' if tiny else ''}\n"
     )
-    print("| case | answered after | refused / forecast | run wall | forecast ÷ wall | "
-          "forward (step) est. ÷ measured | memory est. | peak rise | est. ÷ peak |")  # fmt: skip
+    print(
+        "| case | answered after | refused / forecast | run wall | forecast ÷ wall | "
+        "forward (step) est. ÷ measured | memory est. | peak rise | est. ÷ peak |"
+    )
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as folder:
         unet = Path(folder) / "unet.py"
