@@ -204,7 +204,7 @@ def test_memory_guard_is_shown_inline_before_running(window, qtbot):
     window.widthsEdit.setText("1024,1024,10")
     config = window.current_config().replace(memory_budget_mb=1.0)
     with pytest.raises(ConfigError) as caught:
-        guards.check_memory(config)
+        guards.check_memory_before_running(config)  # the quick bound the window checks with
     window.set_config(config)
     assert window.input_errors() == {"guard": f"Too much memory: {caught.value.rule}"}
     assert not window.runButton.isEnabled()
