@@ -119,23 +119,33 @@ def _recorded(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None
 
 def _step(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) -> _Forward:
     """One training step: the forward's ops, and the step's peak (the forward's saved
-    tensors, then the gradients)."""
+    tensors, then the gradients). An autocast step that raises for real keeps what it traced
+    (the run says why it cannot train: AutocastFailed)."""
     was_training = model.training
     model.train()
+    trace = TensorTrace()
     try:
-        trainable = [p for p in model.parameters() if p.requires_grad]
-        with TensorTrace() as trace:
-            with autocast_context(dtype):
-                output = first_tensor(model(x))
-            trace.record_work = False
-            if output is not None and output.requires_grad and trainable:
-                loss = output.float().square().mean()
-                grads = torch.autograd.grad(loss, trainable, allow_unused=True)
-                del grads, loss
-            del output
+        with trace:
+            _traced_step(model, x, dtype, trace)
+    except Exception:
+        if dtype is None or _is_fake(x):
+            raise
     finally:
         model.train(was_training)
     return _Forward(_with_calls(trace), trace.peak_bytes, 0)
+
+
+def _traced_step(
+    model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None, trace: TensorTrace
+) -> None:
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    with autocast_context(dtype):
+        output = first_tensor(model(x))
+    trace.record_work = False
+    if output is not None and output.requires_grad and trainable:
+        loss = output.float().square().mean()
+        grads = torch.autograd.grad(loss, trainable, allow_unused=True)
+        del grads, loss
 
 
 def _trace(config: ExperimentConfig, build: Callable[[ExperimentConfig], Built]) -> ShadowRun:
