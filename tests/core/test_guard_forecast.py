@@ -109,7 +109,7 @@ def test_memory_counts_a_large_intermediate_inside_one_module(models: Path) -> N
     length = 1024
     config = ExperimentConfig(model=f"{models}:scores", batch=2, memory_budget_mb=1e6)
     traced = shadow_run(config)
-    assert traced.fake
+    assert traced.how == "fake"
     scores = 2 * length * length * 4  # B × L × L float32, and its softmax beside it
     assert 2 * scores <= traced.forward_peak["float32"] < 2 * scores + 2**20
     # Under autocast both are bfloat16: half the bytes.

@@ -8,7 +8,8 @@ every layer's output kept); for training one step (forward, loss, backward) per 
 mode's forward also lists its ops, in the dtype each computed in, for the time guard. A model
 that fake tensors cannot run (an op without a fake kernel, a branch on a tensor's value) is
 traced for real at batch 1 instead and scaled by the batch: memory, FLOPs and bytes grow with
-it, the calls do not.
+it, the calls do not. One that fails then too (its code fails when traced, or in training mode)
+is not traced: the family's counts stand in, and the run meets the failure in its own phase.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import torch
 from autocast_explorer.core.experiment.capture import first_tensor, record_forward
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.config_parts import DEFAULT_ROUTES
+from autocast_explorer.core.experiment.dynamo_start import dynamo_refusal
 from autocast_explorer.core.experiment.families import family
-from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.op_rates import OpWork
 from autocast_explorer.core.experiment.tensor_trace import TensorTrace
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
@@ -48,8 +49,9 @@ class ShadowRun:
     kept: dict[str, int]
     work: dict[str, tuple[OpWork, ...]]
     leaf_modules: int  # what a compiled graph grows with
-    #: True: traced at full size on fake tensors; False: for real at batch 1, then scaled.
-    fake: bool
+    #: How it was found: FAKE (traced at full size on fake tensors), AT_BATCH_1 (traced for
+    #: real at batch 1, then scaled) or COUNTED (not traced: the family's counts).
+    how: str
 
     @property
     def peak_bytes(self) -> int:
@@ -60,9 +62,15 @@ class ShadowRun:
 
     @property
     def basis(self) -> str:
-        if self.fake:
-            return "traced at full size on fake tensors"
-        return "traced at batch 1 and scaled by the batch (fake tensors could not run it)"
+        return _BASES[self.how]
+
+
+FAKE, AT_BATCH_1, COUNTED = "fake", "batch 1", "counted"
+_BASES = {
+    FAKE: "traced at full size on fake tensors",
+    AT_BATCH_1: "traced at batch 1 and scaled by the batch (fake tensors could not run it)",
+    COUNTED: "not traced (the model's code failed when traced): its FLOPs, at nn.Linear's rate",
+}
 
 
 def leaf_modules(model: torch.nn.Module) -> int:
@@ -163,7 +171,7 @@ def _trace(config: ExperimentConfig, build: Callable[[ExperimentConfig], Built])
         kept={mode: traced.kept_bytes for mode, traced in modes.items()},
         work={mode: traced.work for mode, traced in modes.items()},
         leaf_modules=leaf_modules(model),
-        fake=_is_fake(x),
+        how=FAKE if _is_fake(x) else AT_BATCH_1,
     )
 
 
@@ -205,18 +213,45 @@ def _scaled(run: ShadowRun, batch: int, input_bytes: int) -> ShadowRun:
 def _shadow(config: ExperimentConfig, digest: str) -> ShadowRun:
     """`digest` (a model file's) only keys the cache."""
     build = _user_model if config.is_user_model else _built_in
-    try:
-        with _fake_tensors():
-            return _trace(config, build)
-    except Exception:  # any op fake tensors cannot run, or a branch on a value: for real
-        pass
+    if not dynamo_refusal():  # fake tensors import it; a failed import must be said once
+        try:
+            with _fake_tensors():
+                return _trace(config, build)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # an op fake tensors cannot run, a branch on a value, the
+            pass  # user's code failing (its own phase of the run will meet it): for real
     if config.is_user_model:
         from autocast_explorer.core.experiment.families.user.probe import probe
 
-        probe(config)  # the user's code failing says so in its own line, as the probe words it
-    with user_phase(config, "tracing the forward at batch 1 for the guards"):
+        probe(config)  # the user's code failing at batch 1 says so, as the probe words it
+    try:
         one = _trace(config.replace(batch=1), build)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # whatever failed here, the run meets in its own phase, and says
+        return _counted(config)
     return _scaled(one, config.batch, one.input_bytes * config.batch)
+
+
+def _counted(config: ExperimentConfig) -> ShadowRun:
+    """A run that cannot be traced: the family's counts (a user model's from its batch-1
+    probe), as the window's quick bound reads them, and its FLOPs at nn.Linear's rate."""
+    fam = family(config)
+    activations = fam.activation_elements(config)
+    items = [OpWork(g.op, g.flops, (g.m, g.k, g.n)) for g in fam.gemms(config)]
+    items = items or [OpWork("linear", fam.flops(config), (256, 512, 512))]
+    work = (*items, OpWork("call", len(items), (), "float32"))
+    low = TORCH_DTYPES[config.dtype].itemsize
+    return ShadowRun(
+        parameter_bytes=fam.parameter_count(config) * 4,
+        input_bytes=fam.input_elements(config) * 4,
+        forward_peak={"float32": activations * 4, config.dtype: activations * low},
+        kept={"float32": activations * 4, config.dtype: activations * low},
+        work={"float32": work, config.dtype: work},
+        leaf_modules=len(items),
+        how=COUNTED,
+    )
 
 
 def shadow_run(config: ExperimentConfig) -> ShadowRun:

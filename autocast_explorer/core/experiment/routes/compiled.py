@@ -14,6 +14,7 @@ import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.capture import first_tensor
+from autocast_explorer.core.experiment.dynamo_start import dynamo_refusal
 from autocast_explorer.core.experiment.routes.common import (
     Reference,
     RouteCall,
@@ -74,31 +75,24 @@ def _compiled_sides(
     return [torch.compile(plain_fn, backend=backend), torch.compile(lower_fn, backend=backend)]
 
 
-#: Why Dynamo could not start in this process, once it failed: its import half-registers
-#: torch's compile caches, so importing it again fails with an unrelated AssertionError
-#: ("Artifact … already registered") and every later point would blame that instead.
-_dynamo_refusal: list[str] = []
+#: Why Dynamo's reset failed in this process, once it did (its import: dynamo_start).
+_reset_refusal: list[str] = []
 
 
 def _start_dynamo(dtype: str) -> RouteResult | None:
     """Import Dynamo and clear its cache (one session compiles many models); None when ready,
     else the route's finding. Its import makes inductor's cache folder, which can fail."""
-    if not _dynamo_refusal:
+    refusal = dynamo_refusal()
+    if not refusal and not _reset_refusal:
         try:
             import torch._dynamo
 
             torch._dynamo.reset()
         except Exception as exc:
-            hint = (
-                "; inductor's cache folder (TORCHINDUCTOR_CACHE_DIR) must be writable"
-                if isinstance(exc, OSError)
-                else ""
-            )
-            _dynamo_refusal.append(
-                f"not compiled: torch.compile could not start here ({error_text(exc)}){hint}"
-            )
-    if _dynamo_refusal:
-        return RouteResult(name="compiled", lower_dtype=dtype, finding=_dynamo_refusal[0])
+            _reset_refusal.append(f"torch.compile could not start here ({error_text(exc)})")
+    refusal = refusal or (_reset_refusal[0] if _reset_refusal else "")
+    if refusal:
+        return RouteResult(name="compiled", lower_dtype=dtype, finding=f"not compiled: {refusal}")
     return None
 
 
