@@ -29,6 +29,7 @@ from autocast_explorer.core.experiment.families.user.spec import is_user_spec
 from autocast_explorer.core.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
+    from autocast_explorer.core.experiment.forecast import Forecast
     from autocast_explorer.core.experiment.result import ExperimentResult
     from autocast_explorer.core.learning.presets import Preset
     from autocast_explorer.core.sweeps.result import SweepResult
@@ -315,6 +316,14 @@ class StderrProgress:
 
     def __enter__(self) -> StderrProgress:
         return self
+
+    def announce(self, forecast: Forecast) -> bool:
+        """A long run's forecast on stderr before it starts (the engine's `confirm`: it runs)."""
+        self.close()
+        self.shown = False
+        self.stream.write(f"{forecast.text()}\n")
+        self.stream.flush()
+        return True
 
     def __exit__(self, *exc_info: object) -> None:
         """The line is cleared however the work ends (done, refused, Ctrl-C)."""

@@ -107,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     run = run_with_placements if placements else run_experiment
     with StderrProgress() as progress, resource_errors(config), running_user_code(config):
-        result = run(config, progress=progress)
+        result = run(config, progress=progress, confirm=progress.announce)
     staged_reports: list[StagedReport] = []
     notes: list[str] = []
 

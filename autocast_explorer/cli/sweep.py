@@ -137,6 +137,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             progress=progress,
             on_point=on_point if human else None,
             probe_onednn=not args.no_onednn,
+            confirm=progress.announce,
         )
     problems = publish_outputs(
         result_files(args, result), result.to_json(), name=f"{result.KIND}.json"

@@ -112,7 +112,9 @@ def run_and_wait(
 ) -> ExperimentResult:
     """Set `config` (None: keep the controls), start a run, return its ExperimentResult.
 
-    Raises RunNotStarted, RunFailed, RunCancelled or RunTimedOut (all RunDidNotFinish).
+    A run forecast to take long (experimentForecast) is answered Run anyway: the test asked
+    for it. Raises RunNotStarted, RunFailed, RunCancelled or RunTimedOut (all
+    RunDidNotFinish).
     """
     if config is not None:
         window.set_config(config)
@@ -122,7 +124,12 @@ def run_and_wait(
         raise RunNotStarted("another task is running on the window's runner", {})
 
     outcome = _Outcome()
+
+    def run_anyway(_forecast: object) -> None:
+        window.run_anyway()
+
     connections = (
+        (window.experimentForecast, run_anyway),
         (window.experimentFinished, outcome.finished),
         (window.experimentFailed, outcome.failed),
         (window.experimentCancelled, outcome.cancelled),

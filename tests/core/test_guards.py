@@ -31,9 +31,11 @@ def test_memory_guard_default_budget_is_half_of_available(monkeypatch):
     monkeypatch.setattr(guards, "available_memory_bytes", lambda: 200 * 2**20)
     assert guards.memory_budget_bytes(ExperimentConfig()) == 100 * 2**20
     small = ExperimentConfig()
-    assert guards.check_memory(small) == guards.estimate_peak_bytes(small)
+    assert guards.check_memory(small) == guards.traced_peak_bytes(small)
     with pytest.raises(GuardError):
         guards.check_memory(ExperimentConfig(widths=(4096, 4096, 4096), batch=4096))
+    with pytest.raises(GuardError):  # the window's quick bound, on its own thread
+        guards.check_memory_before_running(ExperimentConfig(widths=(4096, 4096), batch=4096))
 
 
 def test_time_guard_refuses_slow_configs_unless_allowed():
@@ -160,7 +162,7 @@ def test_time_guard_counts_a_training_step_as_three_forwards(monkeypatch):
     monkeypatch.setattr(
         guards,
         "estimate_forward",
-        lambda config: guards.ForwardEstimate.of_seconds(4.0, "injected"),
+        lambda config, stop_above=None: guards.ForwardEstimate.of_seconds(4.0, "injected"),
     )
     assert guards.check_time(ExperimentConfig()) == 4.0
     with pytest.raises(GuardError) as info:
@@ -177,7 +179,8 @@ def test_memory_guard_refuses_a_training_run_before_building(monkeypatch):
     infer = ExperimentConfig(widths=(512, 512, 10), batch=64)
     train = infer.replace(mode="train")
     assert guards.estimate_training_peak_bytes(train) > guards.estimate_peak_bytes(infer)
-    budget_mb = guards.estimate_peak_bytes(infer) / 2**20 * 1.01
+    assert guards.traced_peak_bytes(train) > guards.traced_peak_bytes(infer)
+    budget_mb = guards.traced_peak_bytes(infer) / 2**20 * 1.01
     guards.check_memory(infer.replace(memory_budget_mb=budget_mb))
     with pytest.raises(GuardError) as info:
         run_experiment(train.replace(memory_budget_mb=budget_mb))

@@ -193,11 +193,11 @@ def test_a_file_model_runs_with_every_view(model_file: Path) -> None:
     assert loaded.config.model == f"{model_file}:build"
 
 
-def test_the_time_guard_uses_the_models_own_forward(model_file: Path) -> None:
+def test_the_time_guard_uses_the_models_own_ops(model_file: Path) -> None:
     config = ExperimentConfig(model=f"{model_file}:build", batch=20, **FAST)
     estimate = estimate_forward(config)
-    assert "the model's own forward timed at batches 1 and 8" in estimate.basis
-    assert "extrapolated linearly to 20" in estimate.basis
+    assert estimate.basis.startswith("every op of the forward traced at full size on fake tensors")
+    assert "; nn.Linear at 16×16→16;" in estimate.basis  # batch 20, 8 → 16 → 4, rounded
     assert estimate.seconds > 0
 
 

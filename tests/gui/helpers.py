@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from autocast_explorer.testing.configs import tiny_experiment
 from autocast_explorer.testing.running import ENGINE_TIMEOUT_MS, RUN_TIMEOUT_MS
 
-__all__ = ["ENGINE_TIMEOUT_MS", "RUN_TIMEOUT_MS", "TINY", "run_to_end"]
+__all__ = ["ENGINE_TIMEOUT_MS", "RUN_TIMEOUT_MS", "TINY", "answer_run_anyway", "run_to_end"]
 
 #: The smallest config that still exercises every code path (guards, capture, ABAB timing).
 TINY = tiny_experiment()
@@ -18,6 +18,11 @@ def run_to_end(qtbot, win, timeout: int = RUN_TIMEOUT_MS):
     with qtbot.waitSignal(win.experimentFinished, timeout=timeout) as blocker:
         qtbot.mouseClick(win.runButton, Qt.MouseButton.LeftButton)
     return blocker.args[0]
+
+
+def answer_run_anyway(win) -> None:
+    """Every long run's forecast in `win` is answered Run anyway (the test wants it to run)."""
+    win.experimentForecast.connect(lambda _forecast: win.run_anyway())
 
 
 def tiny_gru(seq: int = 4):

@@ -26,7 +26,7 @@ from autocast_explorer.core.experiment.config import ConfigError, ExperimentConf
 from autocast_explorer.core.experiment.summary import speed_title, verdict
 from autocast_explorer.gui.features.experiment.controls import ControlsPanel
 from autocast_explorer.gui.shell import style
-from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, run_to_end
+from tests.gui.helpers import RUN_TIMEOUT_MS, TINY, answer_run_anyway, run_to_end
 
 
 def pixel(plot: pg.PlotWidget, x: float, y: float) -> str:
@@ -204,7 +204,7 @@ def test_memory_guard_is_shown_inline_before_running(window, qtbot):
     window.widthsEdit.setText("1024,1024,10")
     config = window.current_config().replace(memory_budget_mb=1.0)
     with pytest.raises(ConfigError) as caught:
-        guards.check_memory(config)
+        guards.check_memory_before_running(config)  # the quick bound the window checks with
     window.set_config(config)
     assert window.input_errors() == {"guard": f"Too much memory: {caught.value.rule}"}
     assert not window.runButton.isEnabled()
@@ -233,6 +233,7 @@ def test_time_guard_from_the_engine_blocks_that_config_until_it_changes(window, 
 
 def test_cancel_then_run_again(window, qtbot):
     window.set_config(TINY.replace(min_time=60.0))
+    answer_run_anyway(window)  # two minutes of timing: the run asks first
     with qtbot.waitSignal(window.experimentStarted, timeout=5000):
         qtbot.mouseClick(window.runButton, Qt.MouseButton.LeftButton)
     # Wait until the ABAB timing loop runs, then cancel.
@@ -256,7 +257,7 @@ def test_cancel_then_run_again(window, qtbot):
 def test_engine_exception_is_reported_and_the_window_stays_usable(window, qtbot, monkeypatch):
     from autocast_explorer.core.experiment import engine
 
-    def broken(config, progress=None, cancel=None, partial=None):
+    def broken(config, progress=None, cancel=None, partial=None, confirm=None):
         raise RuntimeError("injected failure in the engine")
 
     monkeypatch.setattr(engine, "run_experiment", broken)
@@ -329,6 +330,7 @@ def test_about_shows_versions_and_cpu_capability(window, qtbot):
 
 def test_f5_runs_and_esc_cancels(window, qtbot):
     window.set_config(TINY.replace(min_time=60.0))
+    answer_run_anyway(window)
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=5000)
     with qtbot.waitSignal(window.experimentStarted, timeout=5000):

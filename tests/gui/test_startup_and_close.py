@@ -298,6 +298,7 @@ def test_closing_during_a_run_cancels_waits_and_exits_0():
                 self.engineReady.connect(self.go)
                 self.runner.progress.connect(self.maybe_close)
                 self.experimentFinished.connect(self.finished_)
+                self.experimentForecast.connect(lambda _forecast: self.run_anyway())
 
             @Slot()
             def go(self):

@@ -43,6 +43,7 @@ from autocast_explorer.core.experiment.families.user.record import (
     rows_at_depth,
     user_rows,
 )
+from autocast_explorer.core.experiment.forecast import ConfirmFn, ask_if_long, forecast
 from autocast_explorer.core.experiment.interventions import keeping
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
@@ -68,6 +69,7 @@ from autocast_explorer.core.experiment.train_report import TrainReport
 from autocast_explorer.core.experiment.training import PartialFn, TrainingRun, train_side_by_side
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.hardware.load import LoadMeter
+from autocast_explorer.core.hardware.memory import PeakMemory
 from autocast_explorer.core.numerics.compute import ComputeDtypes, compute_by_layer
 from autocast_explorer.core.numerics.optrace import OpTrace, trace_model
 from autocast_explorer.core.runtime.autocast import autocast_context
@@ -109,34 +111,50 @@ def run_experiment(
     progress: ProgressFn | None = None,
     cancel: CancelFn | None = None,
     partial: PartialFn | None = None,
+    confirm: ConfirmFn | None = None,
 ) -> ExperimentResult:
     """Measure `config` plain vs autocast. Raises GuardError, Cancelled, or torch's errors.
 
     In training mode (`config.mode == "train"`) both copies are trained and `partial` receives
-    each step's losses as they complete.
+    each step's losses as they complete. A run forecast to take over ANNOUNCE_ABOVE_S seconds
+    is shown to `confirm` before anything is built; False cancels it (Cancelled).
 
     An autocast forward that raises is not an error of the run: float32 is still measured and
     the result carries `autocast_error` (the message) with no autocast latency or agreement.
     Memory running out (either side) raises OutOfMemory instead: it says nothing of autocast.
     """
     with guards.memory_outcome(config):
-        return _run_experiment(config, Reporter(progress, cancel), partial)
+        return _run_experiment(config, Reporter(progress, cancel), partial, confirm)
 
 
 def _run_experiment(
-    config: ExperimentConfig, reporter: Reporter, partial: PartialFn | None
+    config: ExperimentConfig,
+    reporter: Reporter,
+    partial: PartialFn | None,
+    confirm: ConfirmFn | None = None,
 ) -> ExperimentResult:
-    """Real data is read first and the config fitted to it: the guards judge the fitted config."""
+    """Real data is read first and the config fitted to it: the guards judge the fitted config.
+    The result's `guard` holds the forecasts and the peak memory the run then reached."""
     dataset = None
     if config.data != "synthetic":
         reporter.report(0.0, f"reading the data ({config.data})")
         config, dataset = fitted(config)
     reporter.report(0.0, "checking memory and time guards")
     estimate = guards.check_estimate(config)
+    ahead = forecast(config, estimate)
+    estimate = estimate.model_copy(update={"forecast_s": ahead.seconds})
     reporter.check()
+    ask_if_long(ahead, confirm, reporter)
+    meter = PeakMemory()
     if config.mode == "train":
-        return run_training(config, reporter, partial, estimate, dataset)
-    return run_inference(config, reporter, estimate, dataset)
+        result = run_training(config, reporter, partial, estimate, dataset)
+    else:
+        result = run_inference(config, reporter, estimate, dataset)
+    peak = meter.stop()
+    if peak is None:
+        return result
+    measured = estimate.model_copy(update={"memory_peak_mb": peak / 2**20})
+    return result.model_copy(update={"guard": measured})
 
 
 def run_inference(

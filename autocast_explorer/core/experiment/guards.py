@@ -8,24 +8,33 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
 import torch
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
-from autocast_explorer.core.documents.field_types import NonNegative, Text
+from autocast_explorer.core.documents.field_types import NonNegative, Omittable, Text
 from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.op_rates import (
+    ATEN_CALIBRATIONS,
+    CALIBRATION_SECONDS,
+    OpCalibration,
+    OpWork,
+    calls_given_up_after,
+    fastest_call,
+    power_of_two,
+)
 from autocast_explorer.core.experiment.out_of_memory import (
     OutOfMemory,
     is_out_of_memory,
     refused_bytes,
 )
+from autocast_explorer.core.experiment.route_kinds import route_kind
+from autocast_explorer.core.experiment.shadow_run import shadow_run
 from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.hardware.cpu import available_memory_bytes
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
@@ -39,14 +48,24 @@ _COMPILE_RATE: list[float] = []
 #: Float32 copies of the parameters a training run holds at once: the initial model, two probe
 #: gradients, and per trained copy its weights, gradients and up to two optimizer states (AdamW).
 _TRAINING_PARAMETER_COPIES = {"sgd": 1 + 2 + 2 * 3, "adamw": 1 + 2 + 2 * 4}
+#: Until this process has compiled a model, a compile is forecast at this many seconds per leaf
+#: module (both precisions): a U-Net of about 60 leaves spent 182 s compiling on a 2-core EPYC.
+PRIOR_COMPILE_SECONDS_PER_LEAF = 2.5
 #: Calibrated sizes stop here: larger layers run at about the rate of this size on every CPU
 #: kind measured, and a calibration must stay far below a second even where bf16 is slow.
 _MAX_CLASS_BATCH = 256
 _MAX_CLASS_FEATURES = 512
-#: A calibration times calls for this long (at least this many) and keeps the fastest. With
-#: several threads it runs twice, once on one thread (calibrated_rate): 2 × 2.5 ms, as 5 ms was.
-_CALIBRATION_CALLS = 3
-_CALIBRATION_SECONDS = 0.0025
+#: Past this many seconds of calibrating one forecast, the ops not yet timed take the rate their
+#: kind reached at the sizes already timed: the guard answers in seconds, whatever the model.
+CALIBRATION_BUDGET_S = 3.0
+#: What a run's first calls take beside its tensors (oneDNN's kernels and caches, thread
+#: stacks): the rise of a run of the default MLP, whose tensors take 2 MB, was 10–12 MB.
+RUNTIME_BYTES = 12 * 2**20
+#: What compiling a model takes beside it (inductor's graphs and generated code): a run of a
+#: 3-layer MLP with the compiled route rose 107–113 MB.
+COMPILE_BYTES = 112 * 2**20
+#: A several-thread calibration stops calling after this many one-thread calls' time.
+_GIVE_UP_FACTOR = 8
 
 
 class GuardError(ConfigError):
@@ -54,7 +73,9 @@ class GuardError(ConfigError):
 
 
 def estimate_peak_bytes(config: ExperimentConfig) -> int:
-    """fp32 weights + one low-precision copy + input and every layer's output, in both modes.
+    """A quick bound from the family's counts, without torch: fp32 weights + one low-precision
+    copy + input and every layer's output, in both modes (the window checks its inputs with
+    it while it edits; the run's own guard traces the forward, traced_peak_bytes).
 
     The family counts its parameters and activations (a CNN's feature maps, a transformer's
     attention scores, a recurrent layer's gates at every step).
@@ -66,70 +87,104 @@ def estimate_peak_bytes(config: ExperimentConfig) -> int:
     return params * (4 + low_bytes) + activations * (4 + low_bytes) * 2
 
 
-@dataclass(frozen=True)
-class OpWork:
-    """One op of a forward pass, as the time estimate sees it.
+def estimate_training_peak_bytes(config: ExperimentConfig) -> int:
+    """The quick bound of a training run (see estimate_peak_bytes): parameter copies,
+    activations saved for backward and their gradients, and the task."""
+    low_bytes = TORCH_DTYPES[config.dtype].itemsize
+    fam = family(config)
+    params = fam.parameter_count(config)
+    activations = fam.activation_elements(config)
+    saved = activations * (4 + low_bytes) * 4
+    return params * (4 * _parameter_copies(config) + low_bytes) + saved + _task_bytes(config)
 
-    `kind` picks the calibration ("linear"; other model families register theirs in
-    CALIBRATIONS), `shape` is what that calibration understands (linear: batch, in, out).
+
+def _parameter_copies(config: ExperimentConfig) -> int:
+    return _TRAINING_PARAMETER_COPIES.get(
+        config.optimizer, max(_TRAINING_PARAMETER_COPIES.values())
+    )
+
+
+def _task_bytes(config: ExperimentConfig) -> int:
+    """A training run's task: every batch's input, plus one label per row."""
+    batches = TRAIN_POOL_BATCHES + HELD_OUT_BATCHES
+    return batches * (family(config).input_elements(config) + config.batch) * 4
+
+
+def traced_peak_bytes(config: ExperimentConfig) -> int:
+    """The memory guard's estimate of the run's peak, from its forward traced at full size on
+    fake tensors (shadow_run.py): every tensor alive at once inside the modules too (attention
+    scores, a softmax's copy, autocast's casts), not only what modules return.
+
+    Inference: the weights, the input, each mode's forward peak and the layer outputs the
+    engine keeps. Training: the parameter copies the run holds (weights, gradients, optimizer
+    states of both copies), the task, and each mode's training step (saved activations, then
+    gradients). Both modes' peaks add up (ShadowRun.peak_bytes). Then the runtime's own
+    memory on a run's first calls, and a compile's for a route that compiles.
     """
-
-    kind: str
-    flops: int
-    shape: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class OpCalibration:
-    """How to time one op kind at a representative size: the estimate's plug-in point.
-
-    `size_class` maps a real shape to the (smaller, rounded) shape that is timed, so configs
-    share calibrations and calibrating stays cheap; `time_call(shape, dtype)` returns seconds
-    per call, with `dtype` None meaning float32 outside autocast; `label` names the op.
-    """
-
-    label: str
-    size_class: Callable[[tuple[int, ...]], tuple[int, ...]]
-    flops: Callable[[tuple[int, ...]], int]
-    time_call: Callable[[tuple[int, ...], torch.dtype | None], float]
+    traced = shadow_run(config)
+    compiles = sum(
+        COMPILE_BYTES for name in config.routes if (k := route_kind(name)) and k.compiles
+    )
+    own = RUNTIME_BYTES + compiles + traced.peak_bytes
+    if config.mode == "train":
+        return _parameter_copies(config) * traced.parameter_bytes + _task_bytes(config) + own
+    return traced.parameter_bytes + traced.input_bytes + own
 
 
 class ForwardEstimate(Part):
     """The result's `guard`: the time guard's estimate, beside the measurement."""
 
-    # The time guard's forecast of one forward (the slower mode) and what it rests on.
+    # The time guard's forecast of one forward (the slower mode) and what it rests on; the
+    # run's forecast and the memory guard's estimate, and the peak the run then reached.
     schema_name: ClassVar[str] = "guard"
 
     estimated_forward_ms: Annotated[
         NonNegative, Field(description="the time guard's forecast of one forward")
     ]
     basis: Annotated[Text, Field(description="what was calibrated to make it")]
+    forecast_s: Annotated[
+        Omittable[NonNegative],
+        Field(description="the whole run's forecast, made before it started (seconds)"),
+    ] = None
+    memory_estimate_mb: Annotated[
+        Omittable[NonNegative],
+        Field(description="the memory guard's estimate of the run's peak (MiB above its start)"),
+    ] = None
+    memory_peak_mb: Annotated[
+        Omittable[NonNegative],
+        Field(
+            description="measured: the process's peak resident memory during the run, above "
+            "its start (MiB; absent where the system does not tell)"
+        ),
+    ] = None
+    #: Calibration stopped once the ops timed so far passed the limit: `seconds` is a floor.
+    _at_least: bool = PrivateAttr(default=False)
 
     @classmethod
-    def of_seconds(cls, seconds: float, basis: str) -> ForwardEstimate:
-        return cls(estimated_forward_ms=seconds * 1e3, basis=basis)
+    def of_seconds(cls, seconds: float, basis: str, at_least: bool = False) -> ForwardEstimate:
+        made = cls(estimated_forward_ms=seconds * 1e3, basis=basis)
+        made._at_least = at_least
+        return made
 
     @property
     def seconds(self) -> float:
         return self.estimated_forward_ms / 1e3
 
+    @property
+    def at_least(self) -> bool:
+        """Whether `seconds` is a floor: timing stopped once it passed the guard's limit."""
+        return self._at_least
+
     def to_dict(self) -> dict[str, Any]:
         return dump(self)
-
-
-def _power_of_two(value: int, low: int, high: int) -> int:
-    """The power of two nearest `value` (geometrically), clamped to [low, high]."""
-    if value <= low:
-        return low
-    return max(low, min(high, int(2 ** round(math.log2(value)))))
 
 
 def _linear_class(shape: tuple[int, ...]) -> tuple[int, ...]:
     batch, fan_in, fan_out = shape
     return (
-        _power_of_two(batch, 1, _MAX_CLASS_BATCH),
-        _power_of_two(fan_in, 16, _MAX_CLASS_FEATURES),
-        _power_of_two(fan_out, 16, _MAX_CLASS_FEATURES),
+        power_of_two(batch, 1, _MAX_CLASS_BATCH),
+        power_of_two(fan_in, 16, _MAX_CLASS_FEATURES),
+        power_of_two(fan_out, 16, _MAX_CLASS_FEATURES),
     )
 
 
@@ -138,30 +193,21 @@ def _time_linear(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
 
     The module, not torch.mm: the weight layout F.linear uses decides which kernel runs
     (on AVX2 CPUs, bfloat16 mm with a row-major right operand is a 10× slower reference kernel).
-    The fastest call, not the median: another program stalling a few calls must not leave a
-    10–100× too slow rate in the cache for the rest of the session (and refuse good configs).
     """
     batch, fan_in, fan_out = shape
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         layer = torch.nn.Linear(fan_in, fan_out)
         x = torch.randn(batch, fan_in)
 
-    def call() -> float:
+    def call() -> None:
         with torch.no_grad(), autocast_context(dtype):
-            start = time.perf_counter()
             layer(x)
-            return time.perf_counter() - start
 
-    call()  # cold: kernel selection, allocation
-    times = [call()]
-    spent = times[0]
-    while len(times) < _CALIBRATION_CALLS or (spent < _CALIBRATION_SECONDS and len(times) < 200):
-        times.append(call())
-        spent += times[-1]
-    return max(min(times), 1e-9)
+    return fastest_call(call)
 
 
-#: Calibrations by op kind. Model families with other ops (conv2d, lstm, attention) add theirs.
+#: Calibrations by op kind: nn.Linear's, and those of the aten ops a traced forward runs
+#: (op_rates.py). A family with other ops adds its own.
 CALIBRATIONS: dict[str, OpCalibration] = {
     "linear": OpCalibration(
         label="nn.Linear",
@@ -169,6 +215,7 @@ CALIBRATIONS: dict[str, OpCalibration] = {
         flops=lambda s: 2 * s[0] * s[1] * s[2],
         time_call=_time_linear,
     ),
+    **ATEN_CALIBRATIONS,
 }
 
 
@@ -183,6 +230,17 @@ def work_items(config: ExperimentConfig) -> list[OpWork]:
     return [OpWork(g.op, g.flops, (g.m, g.k, g.n)) for g in family(config).gemms(config)]
 
 
+def forward_work(config: ExperimentConfig) -> tuple[dict[str, Sequence[OpWork]], str]:
+    """Each mode's ops of one forward ('float32' and the config's dtype) and where they come
+    from: the family's matrix products, or (a model without them, the user's own) every op of
+    its forward traced at full size on fake tensors, in the dtype each computed in."""
+    items = work_items(config)
+    if items:
+        return {"float32": items, config.dtype: items}, ""
+    traced = shadow_run(config)
+    return dict(traced.work), f"every op of the forward {traced.basis}; "
+
+
 @functools.cache
 def calibrated_rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads: int) -> float:
     """FLOP/s of one `kind` op at a size class in one mode ('float32' = no autocast), cached
@@ -193,10 +251,16 @@ def calibrated_rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads:
     core, every call that needs two cores at once waits up to a scheduler slice (~4-12 ms)
     for the second, however small the op. That wait is a delay per call, not a rate: read as
     one, 30 µs ops timed at 8-12 ms made a 10 ms transformer forward "12 s" and refused it.
-    One thread never waits for another, so its fastest call is one a busy machine lets through.
+    One thread never waits for another, so its fastest call is one a busy machine lets through;
+    it is timed first, and the several-thread timing is cut short once its calls have taken
+    far longer than one thread's (its answer could no longer change the rate).
     """
-    rate = _timed_rate(kind, shape, dtype_name, threads)
-    return max(rate, calibrated_rate(kind, shape, dtype_name, 1)) if threads > 1 else rate
+    if threads <= 1:
+        return _timed_rate(kind, shape, dtype_name, threads)
+    one = calibrated_rate(kind, shape, dtype_name, 1)
+    one_call_s = CALIBRATIONS[kind].flops(shape) / one
+    with calls_given_up_after(max(_GIVE_UP_FACTOR * one_call_s, CALIBRATION_SECONDS)):
+        return max(_timed_rate(kind, shape, dtype_name, threads), one)
 
 
 def _timed_rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads: int) -> float:
@@ -211,55 +275,118 @@ def _timed_rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads: int
         torch.set_num_threads(previous)
 
 
-def estimate_training_peak_bytes(config: ExperimentConfig) -> int:
-    """Parameter copies, activations saved for backward and their gradients, and the task."""
-    low_bytes = TORCH_DTYPES[config.dtype].itemsize
-    fam = family(config)
-    params = fam.parameter_count(config)
-    copies = _TRAINING_PARAMETER_COPIES.get(
-        config.optimizer, max(_TRAINING_PARAMETER_COPIES.values())
-    )
-    activations = fam.activation_elements(config)
-    # The task: every batch's input, plus one label per row.
-    task = (TRAIN_POOL_BATCHES + HELD_OUT_BATCHES) * (fam.input_elements(config) + config.batch) * 4
-    return params * (4 * copies + low_bytes) + activations * (4 + low_bytes) * 4 + task
-
-
 def _shape_text(shape: tuple[int, ...]) -> str:
     return "×".join(map(str, shape[:-1])) + f"→{shape[-1]}" if len(shape) > 1 else str(shape)
 
 
-def estimate_work(items: Sequence[OpWork], dtype: str, threads: int) -> ForwardEstimate:
-    """Seconds for `items` in the slower of float32 and `dtype` autocast, each op at the rate
-    its own kind reached at its size class; unknown kinds use the linear calibration."""
-    totals = {"float32": 0.0, dtype: 0.0}
-    timed: dict[str, list[str]] = {}
-    for item in items:
-        kind = item.kind if item.kind in CALIBRATIONS else "linear"
-        calibration = CALIBRATIONS[kind]
-        size = calibration.size_class(item.shape)
-        for mode in totals:
-            totals[mode] += item.flops / calibrated_rate(kind, size, mode, threads)
-        shapes = timed.setdefault(calibration.label, [])
-        if _shape_text(size) not in shapes:
-            shapes.append(_shape_text(size))
+#: One calibration: (op kind, size class, the dtype it computes in).
+_Class = tuple[str, tuple[int, ...], str]
+
+
+class _Rates:
+    """The rates one estimate asks for: calibrated (through `calibrated_rate`) until the
+    budget is spent, then borrowed from what its kind (else its dtype) reached already."""
+
+    def __init__(self, threads: int, budget_s: float) -> None:
+        self.threads = threads
+        self.deadline = time.monotonic() + budget_s
+        self.timed: dict[_Class, float] = {}
+        self.borrowed = 0
+
+    def rate(self, key: _Class) -> float:
+        if key not in self.timed:
+            similar = [r for (k, _s, d), r in self.timed.items() if (k, d) == (key[0], key[2])]
+            similar = similar or [r for (_k, _s, d), r in self.timed.items() if d == key[2]]
+            if time.monotonic() > self.deadline and similar and key[0] != "call":
+                self.borrowed += 1
+                return min(similar)
+            self.timed[key] = calibrated_rate(key[0], key[1], key[2], self.threads)
+        return self.timed[key]
+
+
+def estimate_modes(
+    work: Mapping[str, Sequence[OpWork]],
+    threads: int,
+    stop_above: float | None = None,
+    budget_s: float = CALIBRATION_BUDGET_S,
+) -> ForwardEstimate:
+    """Seconds of one forward in the slower mode: each op's work ÷ the rate its kind reached
+    at its size class in the dtype it computes in (its own, else its mode's; 'float32' is no
+    autocast). Unknown kinds use the linear calibration.
+
+    The biggest shares are timed first; once a mode's ops timed so far pass `stop_above`, the
+    rest is not timed (the forward is refused whatever they add: the estimate is a floor), and
+    past `budget_s` of calibrating the rest take the slowest rate their kind reached already.
+    """
+    shares: dict[tuple[str, _Class], int] = {}
+    labels: dict[str, list[str]] = {}
+    for mode, items in work.items():
+        for item in items:
+            kind = item.kind if item.kind in CALIBRATIONS else "linear"
+            calibration = CALIBRATIONS[kind]
+            size = calibration.size_class(item.shape)
+            entry = (mode, (kind, size, item.dtype or mode))
+            shares[entry] = shares.get(entry, 0) + item.flops
+            shapes = labels.setdefault(calibration.label, [])
+            if _shape_text(size) not in shapes and kind not in ("bytes", "call"):
+                shapes.append(_shape_text(size))
+    totals = dict.fromkeys(work, 0.0)
+    rates = _Rates(threads, budget_s)
+    stopped = False
+    for (mode, calibration_class), flops in sorted(shares.items(), key=lambda e: -e[1]):
+        totals[mode] += flops / rates.rate(calibration_class)
+        if stop_above is not None and totals[mode] > stop_above:
+            stopped = True
+            break
     slower = max(totals, key=lambda mode: totals[mode])
-    ops = "; ".join(f"{label} at {', '.join(shapes)}" for label, shapes in timed.items())
-    basis = (
-        f"{ops} timed in float32 and under {dtype} autocast, {threads} thread"
+    return ForwardEstimate.of_seconds(
+        totals[slower], _basis(labels, work, threads, slower, stopped, rates.borrowed), stopped
+    )
+
+
+def _basis(
+    labels: Mapping[str, list[str]],
+    work: Mapping[str, Sequence[OpWork]],
+    threads: int,
+    slower: str,
+    stopped: bool,
+    borrowed: int,
+) -> str:
+    """'nn.Linear at 256×512→512 timed in float32 and under bfloat16 autocast, 2 threads; …'"""
+
+    def shapes_text(shapes: list[str]) -> str:
+        if not shapes:
+            return ""
+        return f" at {', '.join(shapes)}" if len(shapes) <= 3 else f" at {len(shapes)} sizes"
+
+    ops = "; ".join(f"{label}{shapes_text(shapes)}" for label, shapes in labels.items())
+    lower = next((mode for mode in work if mode != "float32"), "float32")
+    text = (
+        f"{ops} timed in float32 and under {lower} autocast, {threads} thread"
         f"{'s' if threads != 1 else ''}; slower mode {slower}"
     )
-    return ForwardEstimate.of_seconds(totals[slower], basis)
+    if borrowed:
+        text += f"; {borrowed} sizes not timed (calibration time spent) took their kind's rate"
+    if stopped:
+        text += "; timing stopped once the ops timed so far passed the limit"
+    return text
 
 
-def estimate_forward(config: ExperimentConfig) -> ForwardEstimate:
-    """One forward of `config`, calibrated on its own layers' ops (see estimate_work); a user
-    model's from its own timed forwards (families/user/probe.py)."""
-    measured = getattr(family(config), "measured_forward", None)
-    if measured is not None:
-        return ForwardEstimate.of_seconds(*measured(config))
+def estimate_work(items: Sequence[OpWork], dtype: str, threads: int) -> ForwardEstimate:
+    """Seconds for `items` in the slower of float32 and `dtype` autocast (estimate_modes)."""
+    return estimate_modes({"float32": items, dtype: items}, threads)
+
+
+def estimate_forward(config: ExperimentConfig, stop_above: float | None = None) -> ForwardEstimate:
+    """One forward of `config`, calibrated on its own ops (estimate_modes): the family's
+    matrix products, or a user model's every op traced on fake tensors. Nothing runs at full
+    size; timing stops once the forward is surely over `stop_above` seconds."""
     threads = config.threads or torch.get_num_threads()
-    return estimate_work(work_items(config), config.dtype, threads)
+    work, source = forward_work(config)
+    estimate = estimate_modes(work, threads, stop_above)
+    if not source:
+        return estimate
+    return ForwardEstimate.of_seconds(estimate.seconds, source + estimate.basis, estimate.at_least)
 
 
 def estimate_forward_seconds(config: ExperimentConfig) -> float:
@@ -274,43 +401,72 @@ def memory_budget_bytes(config: ExperimentConfig) -> int:
 
 
 def check_memory(config: ExperimentConfig) -> int:
-    """Raise GuardError when the estimated peak exceeds the memory budget; returns the peak."""
+    """Raise GuardError when the estimated peak (traced_peak_bytes) exceeds the memory
+    budget; returns the peak."""
+    peak = traced_peak_bytes(config)
+    _refuse_over_budget(config, peak)
+    _MEMORY_ESTIMATES.pop(config, None)
+    _MEMORY_ESTIMATES[config] = peak
+    while len(_MEMORY_ESTIMATES) > _ESTIMATES_KEPT:
+        del _MEMORY_ESTIMATES[next(iter(_MEMORY_ESTIMATES))]
+    return peak
+
+
+def _refuse_over_budget(config: ExperimentConfig, peak: int) -> None:
     budget = memory_budget_bytes(config)
-    peak = (
-        estimate_training_peak_bytes(config)
-        if config.mode == "train"
-        else estimate_peak_bytes(config)
-    )
     if peak > budget:
         raise GuardError(
             "memory",
             f"this model needs about {peak / 2**20:,.0f} MB but the budget is "
             f"{budget / 2**20:,.0f} MB; use a smaller model or batch",
         )
-    return peak
+
+
+#: The memory guard's estimates made in this process, newest last (what an out-of-memory
+#: message names).
+_MEMORY_ESTIMATES: dict[ExperimentConfig, int] = {}
+_ESTIMATES_KEPT = 64
 
 
 def check_memory_before_running(config: ExperimentConfig) -> int | None:
-    """The memory guard where it is arithmetic, for input validation on the GUI thread: a
-    user model's size is measured by running its code, which the run's own guards do on the
+    """The memory guard's quick bound (estimate_peak_bytes: arithmetic, no torch), for input
+    validation on the GUI thread while the user edits; the run's own guard traces the forward.
+    A user model's size is measured by running its code, which the run's own guards do on the
     worker after the trust question, so here it is skipped (None)."""
-    return None if config.is_user_model else check_memory(config)
+    if config.is_user_model:
+        return None
+    training = config.mode == "train"
+    peak = (estimate_training_peak_bytes if training else estimate_peak_bytes)(config)
+    _refuse_over_budget(config, peak)
+    return peak
+
+
+def time_limit_s(config: ExperimentConfig) -> float | None:
+    """Seconds one forward may take (None: slow runs allowed): MAX_FORWARD_SECONDS, or its
+    share of one training step (≈ TRAINING_STEP_FORWARDS forwards)."""
+    if config.allow_slow:
+        return None
+    return MAX_FORWARD_SECONDS / (TRAINING_STEP_FORWARDS if config.mode == "train" else 1)
 
 
 def check_time(config: ExperimentConfig, estimate: ForwardEstimate | None = None) -> float:
     """Raise GuardError when one forward (in training: one training step, ≈ 3 forwards) is
     estimated to take over 10 s (unless allowed): nothing can interrupt it once started.
 
-    `estimate` is the forward's estimate when the caller already has it (else it is made)."""
-    seconds = (estimate if estimate is not None else estimate_forward(config)).seconds
+    `estimate` is the forward's estimate when the caller already has it (else it is made,
+    its timing stopped as soon as the forward is surely over the limit)."""
+    if estimate is None:
+        estimate = estimate_forward(config, time_limit_s(config))
+    seconds = estimate.seconds
     what = "one forward pass"
     if config.mode == "train":
         seconds *= TRAINING_STEP_FORWARDS
         what = f"one training step (≈ {TRAINING_STEP_FORWARDS} forwards)"
     if seconds > MAX_FORWARD_SECONDS and not config.allow_slow:
+        over = "over " if estimate.at_least else ""
         raise GuardError(
             "time",
-            f"{what} is estimated at {seconds:,.1f} s "
+            f"{what} is estimated at {over}{seconds:,.1f} s "
             f"(limit {MAX_FORWARD_SECONDS:.0f} s); use a smaller model or batch, "
             "or allow slow runs (--allow-slow)",
         )
@@ -318,22 +474,20 @@ def check_time(config: ExperimentConfig, estimate: ForwardEstimate | None = None
 
 
 def check(config: ExperimentConfig) -> float:
-    """Both guards, memory first (it needs no calibration); returns the forward estimate (s)."""
+    """Both guards, memory first (it times nothing); returns the forward estimate (s)."""
     check_memory(config)
     return check_time(config)
 
 
 def check_estimate(config: ExperimentConfig) -> ForwardEstimate:
-    """Both guards, memory first; returns the forward estimate with its basis (for results)."""
-    check_memory(config)
-    estimate = estimate_forward(config)
+    """Both guards, memory first; returns the forward estimate with its basis and the memory
+    estimate (for results)."""
+    peak = check_memory(config)
+    estimate = estimate_forward(config, time_limit_s(config))
     check_time(config, estimate)
-    return estimate
-
-
-def leaf_modules(model: torch.nn.Module) -> int:
-    """Modules without children: what a compiled graph grows with (at least 1)."""
-    return max(1, sum(1 for m in model.modules() if not any(True for _ in m.children())))
+    with_memory = estimate.model_copy(update={"memory_estimate_mb": peak / 2**20})
+    with_memory._at_least = estimate.at_least
+    return with_memory
 
 
 def record_compile(seconds: float, leaves: int) -> None:
@@ -347,6 +501,12 @@ def estimate_compile(leaves: int) -> float | None:
     """Forecast seconds to compile a model of `leaves` leaf modules (both precisions), from
     this process's fastest compile; None before anything was compiled."""
     return _COMPILE_RATE[0] * leaves if _COMPILE_RATE else None
+
+
+def forecast_compile(leaves: int) -> float:
+    """estimate_compile, or before any compile in this process the prior rate per leaf."""
+    seconds = estimate_compile(leaves)
+    return seconds if seconds is not None else PRIOR_COMPILE_SECONDS_PER_LEAF * leaves
 
 
 def check_compile(leaves: int, allow_slow: bool = False) -> float | None:
@@ -387,8 +547,11 @@ def out_of_memory(config: ExperimentConfig, exc: BaseException, where: str = "")
 
 
 def _known_peak(config: ExperimentConfig) -> int | None:
-    """The guard's peak estimate when it needs nothing run: a user model whose batch-1 probe
-    is what ran out is not probed again (it would run out again, inside this handler)."""
+    """The guard's peak estimate when it needs nothing run: the one the guard made, else the
+    quick bound; a user model whose batch-1 probe is what ran out is not probed again (it
+    would run out again, inside this handler)."""
+    if config in _MEMORY_ESTIMATES:
+        return _MEMORY_ESTIMATES[config]
     if not family(config).sizes_known(config):
         return None
     training = config.mode == "train"

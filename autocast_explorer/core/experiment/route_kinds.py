@@ -34,6 +34,7 @@ class RouteKind:
     color: str  # its curve on the sweep's speedup chart (eager's is the chart's main curve)
     module: str  # whose `measure(...)` measures it, imported then (eager's: the engine's run)
     trains: bool = False  # training mode measures it
+    compiles: bool = False  # its first calls compile the model (the forecast adds a compile)
     details: Mapping[str, str] = field(default_factory=dict)
     tick: str = ""
     evidence: str = ""
@@ -183,6 +184,7 @@ register(
         "(the first compile in a session takes longest). Needs a C++ compiler.",
         color="#7b3fa0",
         module=f"{_ROUTES}.compiled",
+        compiles=True,
         details={
             "compile_s": "first calls of both sides",
             "compile_estimate_s": "the guard's compile forecast",

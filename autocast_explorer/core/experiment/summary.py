@@ -60,10 +60,17 @@ def guard_line(result: ExperimentResult) -> str:
     if result.train is not None:  # the timed call is a training step: the guard's 3 forwards
         estimated, per = estimated * TRAINING_STEP_FORWARDS, "per training step"
     ratio = estimated / measured if measured > 0 else float("nan")
-    return (
+    line = (
         f"time guard estimated {ms_text(estimated)} {per}; measured {ms_text(measured)} "
         f"({slower}, the slower mode), so the estimate was {ratio_text(ratio)}× that"
     )
+    if guard.memory_estimate_mb is not None and guard.memory_peak_mb:
+        memory_ratio = guard.memory_estimate_mb / guard.memory_peak_mb
+        line += (
+            f"; memory guard estimated {guard.memory_estimate_mb:,.0f} MB, the run's peak rose "
+            f"{guard.memory_peak_mb:,.0f} MB ({ratio_text(memory_ratio)}×)"
+        )
+    return line
 
 
 def autocast_error_finding(result: ExperimentResult) -> tuple[str, str]:

@@ -29,6 +29,7 @@ from autocast_explorer.core.experiment.routes.implicit import (
     implicit_precision,
     implicit_supported,
 )
+from autocast_explorer.core.experiment.shadow_run import leaf_modules
 from autocast_explorer.core.experiment.timing import measure_paired
 from autocast_explorer.core.planning.choice import Choice
 from autocast_explorer.core.planning.judge import Judge, Measured
@@ -120,7 +121,7 @@ class LiveBench:
         self.threads = threads
         self.forward_s = forward_s
         self._runners: dict[tuple[str, str, tuple[str, ...]], _Runner] = {}
-        self._leaves = guards.leaf_modules(subject.model)
+        self._leaves = leaf_modules(subject.model)
 
     def entered(self, choice: Choice) -> contextlib.AbstractContextManager[None]:
         return candidate_context(self.subject.model, choice)

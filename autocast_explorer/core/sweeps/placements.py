@@ -37,6 +37,7 @@ from autocast_explorer.core.experiment.certainty import (
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.families.user.guard import user_phase
+from autocast_explorer.core.experiment.forecast import ConfirmFn
 from autocast_explorer.core.experiment.interval import SpeedupInterval, ratio_text
 from autocast_explorer.core.experiment.model import build, low_precision_dtype
 from autocast_explorer.core.experiment.result import ExperimentResult
@@ -417,11 +418,12 @@ def run_with_placements(
     config: ExperimentConfig,
     progress: ProgressFn | None = None,
     cancel: CancelFn | None = None,
+    confirm: ConfirmFn | None = None,
 ) -> ExperimentResult:
     """`run_experiment` then `measure_placements`, one result (what `run --placements` does)."""
     reporter = Reporter(progress, cancel)
     first, second = reporter.span(0.0, 0.4), reporter.span(0.4, 1.0)
-    result = run_experiment(config, progress=first.report, cancel=cancel)
+    result = run_experiment(config, progress=first.report, cancel=cancel, confirm=confirm)
     if result.autocast_error:
         return result  # nothing to place: the autocast forward raised (the result says so)
     return attach(result, measure_placements(config, progress=second.report, cancel=cancel))

@@ -30,6 +30,12 @@ from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGE
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
 from autocast_explorer.core.experiment.families.user.guard import user_phase
+from autocast_explorer.core.experiment.forecast import (
+    ConfirmFn,
+    ask_if_long,
+    forecast_sweep,
+    point_seconds,
+)
 from autocast_explorer.core.experiment.interventions import keeping, kept_layers
 from autocast_explorer.core.experiment.model import build_input, build_model, low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
@@ -57,8 +63,6 @@ from autocast_explorer.core.sweeps.spec import PlannedPoint, SweepSpec, default_
 from autocast_explorer.core.sweeps.verdict import HardwareVerdict, hardware_verdict
 
 PointFn = Callable[[SweepPoint], None]
-#: Forwards per point before timing (a cold call and 3 warm-ups per mode), inside its budget.
-_UNTIMED_FORWARDS = 8
 _POINT_OVERHEAD_S = 0.005
 #: A point is flagged when its forward took over STALL_FACTOR × max(estimate, STALL_FLOOR_S).
 STALL_FACTOR = 20.0
@@ -272,18 +276,24 @@ def run_spec(
     on_point: PointFn | None = None,
     probe_onednn: bool = True,
     adaptive: bool = True,
+    confirm: ConfirmFn | None = None,
 ) -> SweepResult:
     """Measure every point of `spec` around the base `config` (see `run_sweep`).
 
     The config's routes beyond eager (`sweep --routes`) are measured at every point after
     eager, each with the same budget (a compiled route compiles once per point: new shapes).
+    A sweep forecast to take over ANNOUNCE_ABOVE_S is shown to `confirm` before its first
+    point (False: Cancelled); its time left is told from the same forecast, routes included.
     """
     reporter = Reporter(progress, cancel)
     reporter.report(0.0, f"checking memory and time guards for {len(spec)} points")
     planned = spec.plan(config)
     estimates = check_points(planned)
     reporter.check()
-    eta = _Eta([max(config.min_time, _UNTIMED_FORWARDS * e) + _POINT_OVERHEAD_S for e in estimates])
+    configs = [point.config for point in planned]
+    ask_if_long(forecast_sweep(configs, estimates), confirm, reporter)
+    costs = zip(configs, estimates, strict=True)
+    eta = _Eta([point_seconds(c, e) + _POINT_OVERHEAD_S for c, e in costs])
     low = low_precision_dtype(config)
     points: list[SweepPoint] = []
     noisy: list[str] = []

@@ -41,6 +41,11 @@ class TaskClient(QObject):
         """Run `task` on the shared runner; False (nothing started) while any task runs."""
         return self._router.start(self.owner, task)
 
+    def answer(self, yes: bool) -> None:
+        """Answer the question this client's running task asked (TaskState.ask)."""
+        if self.is_running():
+            self._router.runner.answer(yes)
+
     def is_running(self) -> bool:
         """True while a task started through this client runs."""
         return self._router.owner() == self.owner

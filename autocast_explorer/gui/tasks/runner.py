@@ -40,15 +40,41 @@ Task = Callable[["TaskState"], Any]
 SHUTDOWN_TIMEOUT_S = 10.0
 
 
-class TaskState:
-    """What a running task may do: report progress, stream partial results, ask to stop.
+class _Answer:
+    """The GUI thread's answer to a task's question (TaskState.ask), across threads."""
 
-    All three are safe to call from the worker thread; the reports arrive on the GUI thread.
+    def __init__(self) -> None:
+        self.given = threading.Event()
+        self.yes = False
+
+    def give(self, yes: bool) -> None:
+        self.yes = yes
+        self.given.set()
+
+
+class TaskState:
+    """What a running task may do: report progress, stream partial results, ask the person
+    (and wait), ask to stop.
+
+    All are safe to call from the worker thread; the reports arrive on the GUI thread.
     """
 
-    def __init__(self, worker: _Worker, cancel_event: threading.Event) -> None:
+    def __init__(
+        self, worker: _Worker, cancel_event: threading.Event, answer: _Answer | None = None
+    ) -> None:
         self._worker = worker
         self._cancel = cancel_event
+        self._answer = answer or _Answer()
+
+    def ask(self, question: object, poll_s: float = 0.05) -> bool:
+        """Stream `question` as a partial result, then wait for the GUI thread's answer
+        (TaskRunner.answer); False once the task is cancelled meanwhile (Cancel, closing)."""
+        self._answer.given.clear()
+        self.set_partial(question)
+        while not self._answer.given.wait(poll_s):
+            if self._cancel.is_set():
+                return False
+        return self._answer.yes
 
     def set_progress(self, fraction: float, message: str = "") -> None:
         self._worker.progress.emit(self._worker.run_id, float(fraction), str(message))
@@ -85,11 +111,14 @@ class _Worker(QObject):
     failed = Signal(int, object)
     cancelled = Signal(int)
 
-    def __init__(self, run_id: int, task: Task, cancel_event: threading.Event) -> None:
+    def __init__(
+        self, run_id: int, task: Task, cancel_event: threading.Event, answer: _Answer
+    ) -> None:
         super().__init__()
         self.run_id = run_id
         self._task: Task | None = task
         self._cancel = cancel_event
+        self._answer = answer
 
     @Slot()
     def run(self) -> None:
@@ -97,7 +126,7 @@ class _Worker(QObject):
         try:
             if task is None:
                 return
-            state = TaskState(self, self._cancel)
+            state = TaskState(self, self._cancel, self._answer)
             try:
                 result = task(state)
             except Cancelled:
@@ -142,6 +171,7 @@ class TaskRunner(QObject):
         self._next_id = 1
         self._active_id: int | None = None
         self._cancel_event: threading.Event | None = None
+        self._answer: _Answer | None = None
         #: Threads (with their workers) not yet finished: kept referenced until they are.
         self._threads: list[tuple[QThread, _Worker]] = []
         self.last_error: BaseException | None = None
@@ -166,7 +196,8 @@ class TaskRunner(QObject):
         # Parented to the runner, so Qt (not Python's refcount) decides when it is deleted.
         thread = QThread(self)
         thread.setObjectName(f"{self._name}-{run_id}")
-        worker = _Worker(run_id, task, cancel_event)
+        answer = _Answer()
+        worker = _Worker(run_id, task, cancel_event, answer)
         worker.moveToThread(thread)
         worker.progress.connect(self._on_progress)
         worker.partial.connect(self._on_partial)
@@ -178,10 +209,16 @@ class TaskRunner(QObject):
         self._threads.append((thread, worker))
         self._active_id = run_id
         self._cancel_event = cancel_event
+        self._answer = answer
         self.last_error = None
         self.started.emit()
         thread.start()
         return True
+
+    def answer(self, yes: bool) -> None:
+        """Answer the question the running task asked (TaskState.ask)."""
+        if self._answer is not None:
+            self._answer.give(yes)
 
     def cancel(self) -> None:
         """Ask the running task to stop at its next check; `cancelled` follows."""
@@ -231,6 +268,7 @@ class TaskRunner(QObject):
     def _become_idle(self) -> None:
         self._active_id = None
         self._cancel_event = None
+        self._answer = None
 
     @Slot(int, float, str)
     def _on_progress(self, run_id: int, fraction: float, message: str) -> None:

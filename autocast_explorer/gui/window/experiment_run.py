@@ -42,7 +42,9 @@ RUN_TIP = "Measure this config: plain float32 vs autocast, on a worker thread (F
 
 
 def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentResult:
-    """One experiment on the worker thread; the engine checks `cancel` between timing blocks."""
+    """One experiment on the worker thread; the engine checks `cancel` between timing blocks.
+    A long run's forecast is a question to the window (the run waits for Run anyway or
+    Cancel: TaskState.ask)."""
     from autocast_explorer.core.experiment import engine
 
     return engine.run_experiment(
@@ -50,6 +52,7 @@ def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentRes
         progress=state.set_progress,
         cancel=state.is_interruption_requested,
         partial=state.set_partial,
+        confirm=state.ask,
     )
 
 
@@ -77,6 +80,8 @@ class ExperimentRun(QObject):
     finished = Signal(object)
     failed = Signal(str)
     cancelled = Signal()
+    #: Our run is forecast to take long: core's Forecast, shown with Run anyway and Cancel.
+    forecastShown = Signal(object)
     #: torch and the engine are loaded (the host's `environment` is set).
     engineLoaded = Signal()
     #: The loader ended, loaded (after `engineLoaded`) or failed.
@@ -124,7 +129,10 @@ class ExperimentRun(QObject):
 
     def _follow_own_runs(self) -> None:
         client, loader = self._client, self._loader
-        client.partial.connect(self.step)
+        client.partial.connect(self._on_partial)
+        bar = self._controls.forecastBar
+        bar.runAnyway.connect(self._on_run_anyway)
+        bar.declined.connect(self.cancel)
         client.finished.connect(self._on_finished)
         client.failed.connect(self._on_failed)
         client.cancelled.connect(self._on_cancelled)
@@ -305,6 +313,7 @@ class ExperimentRun(QObject):
 
     @Slot(object)
     def _on_any_ended(self, _result: object) -> None:
+        self._controls.forecastBar.hide()
         elapsed = time.monotonic() - self._started_at
         self._controls.progressBar.setValue(PROGRESS_STEPS)
         self._controls.progressLabel.setText(f"Done in {elapsed:.1f} s.")
@@ -312,6 +321,7 @@ class ExperimentRun(QObject):
 
     @Slot(str)
     def _on_any_failed(self, message: str) -> None:
+        self._controls.forecastBar.hide()
         self._controls.progressBar.setValue(0)
         self._controls.progressLabel.setText("Failed.")
         if self._config is None:
@@ -322,11 +332,29 @@ class ExperimentRun(QObject):
 
     @Slot()
     def _on_any_cancelled(self) -> None:
+        self._controls.forecastBar.hide()
         self._controls.progressBar.setValue(0)
         self._controls.progressLabel.setText("Cancelled.")
         self.update_actions()
 
     # Our own runs only.
+    @Slot(object)
+    def _on_partial(self, item: object) -> None:
+        """A training step's losses, or a long run's forecast: a question for the person."""
+        from autocast_explorer.core.experiment.forecast import Forecast
+
+        if isinstance(item, Forecast):
+            self._controls.progressLabel.setText("Waiting: run anyway, or cancel?")
+            self._controls.forecastBar.ask(item)
+            self.forecastShown.emit(item)
+        else:
+            self.step.emit(item)
+
+    @Slot()
+    def _on_run_anyway(self) -> None:
+        self._controls.progressLabel.setText("Starting…")
+        self._client.answer(True)
+
     @Slot(object)
     def _on_finished(self, result: ExperimentResult) -> None:
         config, self._config = self._config, None

@@ -63,6 +63,9 @@ class MainWindow(FeatureHandles, QMainWindow):
     experimentFinished = Signal(object)
     experimentFailed = Signal(str)
     experimentCancelled = Signal()
+    #: The run just started is forecast to take long (core's Forecast): it waits for Run
+    #: anyway (`run_anyway()`) or Cancel, shown in the `forecastBar` under Run.
+    experimentForecast = Signal(object)
     #: torch and the engine are loaded; Run can be enabled.
     engineReady = Signal()
     #: The window has painted for the first time (start-up measurements use it).
@@ -234,6 +237,7 @@ class MainWindow(FeatureHandles, QMainWindow):
             (run.failed, self.experimentFailed),
             (run.failed, ctx.experimentFailed),
             (run.cancelled, self.experimentCancelled),
+            (run.forecastShown, self.experimentForecast),
             (run.cancelled, ctx.experimentCancelled),
             (self._router.shown, self.resultShown),
             (self._router.shown, ctx.resultShown),
@@ -315,6 +319,11 @@ class MainWindow(FeatureHandles, QMainWindow):
     def start_experiment(self) -> bool:
         """Start a run with the current config; False (and nothing started) if it cannot."""
         return self._run.start()
+
+    @Slot()
+    def run_anyway(self) -> None:
+        """Answer a long run's forecast with Run anyway (as its button does)."""
+        self.controls.forecastBar.runAnywayButton.click()
 
     @Slot()
     def cancel_experiment(self) -> None:

@@ -17,6 +17,7 @@ import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.capture import first_tensor
+from autocast_explorer.core.experiment.dynamo_start import dynamo_refusal
 from autocast_explorer.core.experiment.routes.common import (
     Reference,
     RouteCall,
@@ -24,6 +25,7 @@ from autocast_explorer.core.experiment.routes.common import (
     output_dtypes,
 )
 from autocast_explorer.core.experiment.routes.result import RouteResult
+from autocast_explorer.core.experiment.shadow_run import leaf_modules
 from autocast_explorer.core.experiment.timing import measure_paired
 from autocast_explorer.core.numerics.compute import PRODUCT_OPS
 from autocast_explorer.core.numerics.layer_error import layer_error
@@ -86,31 +88,24 @@ def _compiled_sides(
     return [torch.compile(plain_fn, backend=backend), torch.compile(lower_fn, backend=backend)]
 
 
-#: Why Dynamo could not start in this process, once it failed: its import half-registers
-#: torch's compile caches, so importing it again fails with an unrelated AssertionError
-#: ("Artifact … already registered") and every later point would blame that instead.
-_dynamo_refusal: list[str] = []
+#: Why Dynamo's reset failed in this process, once it did (its import: dynamo_start).
+_reset_refusal: list[str] = []
 
 
 def _start_dynamo(dtype: str) -> RouteResult | None:
     """Import Dynamo and clear its cache (one session compiles many models); None when ready,
     else the route's finding. Its import makes inductor's cache folder, which can fail."""
-    if not _dynamo_refusal:
+    refusal = dynamo_refusal()
+    if not refusal and not _reset_refusal:
         try:
             import torch._dynamo
 
             torch._dynamo.reset()
         except Exception as exc:
-            hint = (
-                "; inductor's cache folder (TORCHINDUCTOR_CACHE_DIR) must be writable"
-                if isinstance(exc, OSError)
-                else ""
-            )
-            _dynamo_refusal.append(
-                f"not compiled: torch.compile could not start here ({error_text(exc)}){hint}"
-            )
-    if _dynamo_refusal:
-        return RouteResult(name="compiled", lower_dtype=dtype, finding=_dynamo_refusal[0])
+            _reset_refusal.append(f"torch.compile could not start here ({error_text(exc)})")
+    refusal = refusal or (_reset_refusal[0] if _reset_refusal else "")
+    if refusal:
+        return RouteResult(name="compiled", lower_dtype=dtype, finding=f"not compiled: {refusal}")
     return None
 
 
@@ -118,7 +113,7 @@ def compiled_route(call: RouteCall) -> RouteResult:
     """torch.compile of the float32 forward and of one with autocast inside, then timed."""
     model, x, low, reference, reporter = call.model, call.x, call.low, call.reference, call.reporter
     dtype = dtype_name(low)
-    leaves = guards.leaf_modules(model)
+    leaves = leaf_modules(model)
     try:
         estimate = guards.check_compile(leaves, call.allow_slow)
     except guards.GuardError as exc:

@@ -48,6 +48,7 @@ from autocast_explorer.gui.features.experiment.field_inputs import (
 )
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.shell.experiment_state import FIELDS, ExperimentState
+from autocast_explorer.gui.shell.forecast_bar import ForecastBar
 
 PROGRESS_STEPS = 1000
 #: Rows that are not a field's: the guards' message row and the Advanced toggle (the rows
@@ -282,6 +283,8 @@ class ControlsPanel(QWidget):
         self.progressLabel.setWordWrap(True)
         self.progressLabel.setToolTip("What the run is doing now.")
         self.progressLabel.setStyleSheet(f"color: {style.MUTED};")
+        self.forecastBar = ForecastBar()  # a long run's question, under Run
+        footer.addWidget(self.forecastBar)
         footer.addWidget(self.progressBar)
         footer.addWidget(self.progressLabel)
 

@@ -43,6 +43,7 @@ from autocast_explorer.gui.features.sweeps.inputs import (
 )
 from autocast_explorer.gui.features.sweeps.sentences import crossover_text, plan_sentence
 from autocast_explorer.gui.features.sweeps.worker import ThrottledProgress, sweep_task
+from autocast_explorer.gui.shell.forecast_bar import ForecastBar
 from autocast_explorer.gui.shell.reflow import reflow_below
 
 if TYPE_CHECKING:
@@ -101,6 +102,8 @@ class SweepsTab(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
         layout.addLayout(top)
+        self.forecastBar = ForecastBar("sweep")  # a long sweep asks first
+        layout.addWidget(self.forecastBar)
         for label in (
             self.planLabel,
             self.statusLabel,
@@ -218,6 +221,8 @@ class SweepsTab(QWidget):
         self.client.busyChanged.connect(self._update_actions)
         self.client.progress.connect(self._on_progress)
         self.client.partial.connect(self._on_partial)
+        self.forecastBar.runAnyway.connect(lambda: self.client.answer(True))
+        self.forecastBar.declined.connect(self._ctx.cancel)
         self.client.finished.connect(self._on_finished)
         self.client.failed.connect(self._on_failed)
         self.client.cancelled.connect(self._on_cancelled)
@@ -416,6 +421,11 @@ class SweepsTab(QWidget):
 
     @Slot(object)
     def _on_partial(self, point: object) -> None:
+        from autocast_explorer.core.experiment.forecast import Forecast
+
+        if isinstance(point, Forecast):  # long: asked before the first point
+            self.forecastBar.ask(point)
+            return
         self._points.append(point)  # type: ignore[arg-type]
         if self._running is not None:
             spec = self._running[1]
@@ -452,6 +462,7 @@ class SweepsTab(QWidget):
 
     @Slot(object)
     def _on_finished(self, result: object) -> None:
+        self.forecastBar.hide()
         self._running = None
         self.show_sweep(result)  # type: ignore[arg-type]
         elapsed = time.monotonic() - self._started_at
@@ -461,6 +472,7 @@ class SweepsTab(QWidget):
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
+        self.forecastBar.hide()
         running, self._running = self._running, None
         error = self.client.last_error
         if running is not None and isinstance(error, ConfigError):
@@ -474,6 +486,7 @@ class SweepsTab(QWidget):
 
     @Slot()
     def _on_cancelled(self) -> None:
+        self.forecastBar.hide()
         running, self._running = self._running, None
         total = len(running[1]) if running else 0
         self.statusLabel.setText(

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 def sweep_task(config: ExperimentConfig, spec: SweepSpec, state: TaskState) -> SweepResult:
-    """On the worker thread: core's sweep, each point streamed through `set_partial`."""
+    """On the worker thread: core's sweep, each point streamed through `set_partial`; a long
+    sweep's forecast is a question to the tab first (TaskState.ask)."""
     from autocast_explorer.core.sweeps.runner import run_spec
 
     return run_spec(
@@ -29,4 +30,5 @@ def sweep_task(config: ExperimentConfig, spec: SweepSpec, state: TaskState) -> S
         progress=ThrottledProgress(state),
         cancel=state.is_interruption_requested,
         on_point=state.set_partial,
+        confirm=state.ask,
     )

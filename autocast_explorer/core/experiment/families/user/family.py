@@ -1,8 +1,9 @@
 """The user's own model as a family: `config.model` holds a spec (spec.py here).
 
 The built-in families answer from formulas without torch; this one answers from a batch-1 probe
-of the model itself (probe.py here), scaled by the batch: FLOPs, parameters, activations
-and a forward's seconds. So the guards, sweeps, training, reports and compare run it unchanged.
+of the model itself (probe.py here), scaled by the batch: FLOPs, parameters, activations; the
+guards trace its forward on fake tensors for its memory and time (shadow_run.py). So the
+guards, sweeps, training, reports and compare run it unchanged.
 Only `describe` and `validate` stay torch-free (the window validates while torch loads).
 """
 
@@ -65,7 +66,7 @@ class UserFamily(Family):
         return probe(config)
 
     def gemms(self, config: ExperimentConfig) -> tuple[Gemm, ...]:
-        """None listed: the FLOPs and the time estimate come from the probe instead."""
+        """None listed: the FLOPs come from the probe, the time estimate from the traced ops."""
         return ()
 
     def flops(self, config: ExperimentConfig) -> int:
@@ -88,12 +89,6 @@ class UserFamily(Family):
         from autocast_explorer.core.experiment.families.user.probe import probed
 
         return probed(config) is not None
-
-    def measured_forward(self, config: ExperimentConfig) -> tuple[float, str]:
-        """Seconds of one forward at `config.batch` from the model's own timed forwards."""
-        from autocast_explorer.core.experiment.families.user.probe import forward_seconds
-
-        return forward_seconds(config)
 
     def classes(self, config: ExperimentConfig) -> int:
         return self.probe(config).classes

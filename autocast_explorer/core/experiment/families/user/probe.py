@@ -1,8 +1,9 @@
 """Measure a user model at batch 1 before the full run: what the guards and the input need.
 
 FLOPs from `torch.utils.flop_counter.FlopCounterMode`, parameter bytes, the elements every module
-outputs (forward hooks), the seconds of one timed forward per mode, and the output's shape (a
-2-D float output of batch × classes is a classifier: argmax agreement, cross-entropy training).
+outputs (forward hooks) and the output's shape (a 2-D float output of batch × classes is a
+classifier: argmax agreement, cross-entropy training). Nothing here is timed: the time guard
+forecasts the forward from its ops (shadow_run.py), without running it at full size.
 The forward runs the user's code, so a model that rejects the input fails here, as one line.
 Cached per model, arguments, input, seed, dtype and threads: a sweep probes once.
 """
@@ -10,7 +11,6 @@ Cached per model, arguments, input, seed, dtype and threads: a sweep probes once
 from __future__ import annotations
 
 import functools
-import time
 from dataclasses import dataclass
 
 import torch
@@ -21,7 +21,7 @@ from autocast_explorer.core.experiment.families.user.errors import UserModelErro
 from autocast_explorer.core.experiment.families.user.guard import UserCode
 from autocast_explorer.core.experiment.families.user.inputs import InputPlan, feed, input_plan
 from autocast_explorer.core.experiment.families.user.loader import Loaded, load, module_class_name
-from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
+from autocast_explorer.core.runtime.autocast import autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 
 
@@ -90,12 +90,6 @@ def _numel(output: object) -> int:
     return t.numel() if t is not None else 0
 
 
-def _timed(fn: object) -> float:
-    start = time.perf_counter()
-    fn()  # type: ignore[operator]
-    return time.perf_counter() - start
-
-
 def _key(config: ExperimentConfig) -> ExperimentConfig:
     """The config with what does not change the probe set to one value (a cache key)."""
     return config.replace(batch=1, mode="infer", min_time=0.5, allow_slow=False, steps=50)
@@ -131,6 +125,11 @@ def source_digest(text: str) -> str:
     spec = parse_spec(text)
     path = os.path.abspath(os.path.expanduser(spec.target))
     return file_sha256(path) if spec.kind == "file" and os.path.isfile(path) else ""
+
+
+def probe_model(config: ExperimentConfig) -> tuple[torch.nn.Module, Loaded, InputPlan]:
+    """The probes' own copy of the model (built once): the guards trace it on fake inputs."""
+    return _built(_key(config), source_digest(config.model))
 
 
 @functools.lru_cache(maxsize=2)
@@ -172,52 +171,3 @@ def _probe(config: ExperimentConfig, digest: str) -> ModelProbe:
         sha256=loaded.sha256,
         module_names=tuple(name for name, _ in model.named_modules() if name),
     )
-
-
-#: The second batch size timed for the time estimate (larger batches are extrapolated).
-TIMED_BATCH = 8
-
-
-def forward_seconds(config: ExperimentConfig) -> tuple[float, str]:
-    """One forward at `config.batch` in the slower mode, from the model's own timed forwards:
-    batch 1 and batch min(batch, 8), extrapolated linearly beyond (a fixed cost per call plus
-    a cost per row); and the sentence saying so."""
-    key, digest = _key(config), source_digest(config.model)
-    batch = config.batch
-    k = min(batch, TIMED_BATCH)
-    one, slower = _time_at(key, 1, digest)
-    at_k, slower_k = _time_at(key, k, digest) if k > 1 else (one, slower)
-    per_row = max(at_k - one, 0.0) / (k - 1) if k > 1 else 0.0
-    seconds = max(at_k, one + per_row * (batch - 1))
-    threads = config.threads or torch.get_num_threads()
-    sizes = "batch 1" if k == 1 else f"batches 1 and {k}"
-    beyond = f", extrapolated linearly to {batch}" if batch > k else ""
-    basis = (
-        f"the model's own forward timed at {sizes} in float32 and under {config.dtype} "
-        f"autocast, {threads} thread{'s' if threads != 1 else ''}{beyond}; slower mode "
-        f"{slower_k}"
-    )
-    return seconds, basis
-
-
-@functools.lru_cache(maxsize=16)
-def _time_at(config: ExperimentConfig, batch: int, digest: str) -> tuple[float, str]:
-    """The slower mode's fastest of two forwards at `batch` (after a cold one), and its name."""
-    _model, loaded, plan = _built(config, digest)
-    with torch.random.fork_rng(devices=[]):
-        x = plan.draw(config, batch)
-    low = TORCH_DTYPES[config.dtype]
-    threads = config.threads or torch.get_num_threads()
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        run_user_forward(config, loaded, x, None)
-        plain_s = min(_timed(lambda: run_user_forward(config, loaded, x, None)) for _ in range(2))
-        try:
-            run_user_forward(config, loaded, x, low)
-            auto_s = min(_timed(lambda: run_user_forward(config, loaded, x, low)) for _ in range(2))
-        except UserModelError:
-            auto_s = 0.0  # the run records the autocast failure as a finding
-    finally:
-        torch.set_num_threads(previous)
-    return max(plain_s, auto_s), ("float32" if plain_s >= auto_s else config.dtype)
