@@ -186,3 +186,23 @@ def test_memory_guard_refuses_a_training_run_before_building(monkeypatch):
         run_experiment(train.replace(memory_budget_mb=budget_mb))
     assert info.value.field == "memory"
     assert built == []
+
+
+def test_a_module_level_model_is_built_for_real_before_the_guards_trace(tmp_path, monkeypatch):
+    """The guards trace on fake tensors; a user's module imported under that mode would keep a
+    fake model for the run itself (the module is imported once per process)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    (tmp_path / "module_level_model.py").write_text(
+        "import torch\n"
+        "MODEL = torch.nn.Sequential(torch.nn.Linear(8, 4))\n"
+        "def build():\n"
+        "    return MODEL, torch.randn(1, 8)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = ExperimentConfig(model="module_level_model:build", batch=3, min_time=0.02)
+    result = run_experiment(config)
+    import module_level_model
+
+    assert not isinstance(module_level_model.MODEL[0].weight, FakeTensor)
+    assert result.agreement is not None and result.agreement.rows == 3

@@ -209,11 +209,27 @@ def _scaled(run: ShadowRun, batch: int, input_bytes: int) -> ShadowRun:
     )
 
 
+def _built_for_real(config: ExperimentConfig) -> bool:
+    """Whether the model may be traced on fake tensors: a user's module is imported and its
+    factory called for real first (probe_model keeps that copy), since a module-level model
+    made under FakeTensorMode would stay fake for the run itself, which imports the module
+    once. False when the user's code fails there: the probe below meets it and words it."""
+    if not config.is_user_model:
+        return True
+    try:
+        _user_model(config.replace(batch=1))
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return False
+    return True
+
+
 @functools.lru_cache(maxsize=16)
 def _shadow(config: ExperimentConfig, digest: str) -> ShadowRun:
     """`digest` (a model file's) only keys the cache."""
     build = _user_model if config.is_user_model else _built_in
-    if not dynamo_refusal():  # fake tensors import it; a failed import must be said once
+    if not dynamo_refusal() and _built_for_real(config):
         try:
             with _fake_tensors():
                 return _trace(config, build)
