@@ -45,7 +45,8 @@ from autocast_explorer.core.planning.document import PlanDocument, SpeedupInterv
 from autocast_explorer.core.planning.search import document_interval
 from autocast_explorer.core.planning.sensitivity import judge_for
 from autocast_explorer.core.planning.subject import Subject, prepare_subject
-from autocast_explorer.core.planning.summary import interval_text, value_text
+from autocast_explorer.core.planning.summary import value_text
+from autocast_explorer.core.planning.words import interval_text
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.progress import CancelFn, Cancelled, ProgressFn, Reporter
