@@ -1,0 +1,81 @@
+"""Apply (`planApplyButton`) makes the chosen plan the experiment's: the next Run measures its
+dtype, layers kept in float32, threads and route. The plans are made by hand (every value
+known); the run is the engine's own, on the tiny config."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QPushButton
+
+from autocast_explorer.core.planning.document import PlanChoice
+from tests.gui.helpers import run_to_end
+from tests.plan_documents import interval, plan_of
+
+
+def _plan_choosing(window, route: str, dtype: str, keep: tuple[str, ...]):
+    chosen = PlanChoice(
+        route=route,
+        dtype=dtype,
+        threads=1,
+        keep_float32=keep,
+        speedup_interval=interval(1.1, 1.3, 1.2),
+        criterion_value=99.8,
+    )
+    return plan_of("plan", window.current_config()).model_copy(update={"chosen": chosen})
+
+
+@pytest.mark.parametrize(
+    ("route", "dtype", "routes"),
+    [("eager", "float16", ("eager",)), ("implicit", "bfloat16", ("eager", "implicit"))],
+)
+def test_apply_then_run_measures_the_chosen_plan(window, qtbot, route, dtype, routes):
+    view = window.planView
+    window.context.show_view("plan")
+    button = window.findChild(QPushButton, "planApplyButton")
+    assert button is view.applyButton and not button.isEnabled()  # no plan yet
+    assert button.shortcut() == QKeySequence("Ctrl+Alt+A")
+    assert "next Run measures it (Ctrl+Alt+A)" in button.toolTip()
+    assert window.current_config().threads != 1 and window.current_config().routes == ("eager",)
+
+    view.show_plan(_plan_choosing(window, route, dtype, ("fc2",)))
+    assert button.isEnabled()
+    with qtbot.waitSignal(view.planApplied) as applied:
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    state = window.experiment_state.config
+    assert applied.args[0] == state
+    assert (state.dtype, state.threads, state.keep_float32, state.routes) == (
+        dtype,
+        1,
+        ("fc2",),
+        routes,
+    )
+    assert view.summaryLabel.text().endswith("Applied: the next Run measures the chosen plan.")
+
+    result = run_to_end(qtbot, window)
+    config = result.config
+    assert (config.dtype, config.threads, config.keep_float32, config.routes) == (
+        dtype,
+        1,
+        ("fc2",),
+        routes,
+    )
+    assert [r.name for r in result.routes] == ([] if routes == ("eager",) else list(routes))
+    kept = {layer.name: layer.kept_float32 for layer in result.layers}
+    assert kept == {"fc1": False, "relu1": False, "fc2": True}
+
+
+def test_a_float32_plan_keeps_the_config_s_dtype_and_keep_set(window, qtbot):
+    window.set_config(window.current_config().replace(keep_float32=("fc1",)))
+    view = window.planView
+    plan = _plan_choosing(window, "compiled", "float32", ())
+    view.show_plan(plan.model_copy(update={"outcome": "float32"}))
+    assert view.apply_plan()
+    state = window.experiment_state.config
+    assert (state.dtype, state.keep_float32, state.threads, state.routes) == (
+        plan.config.dtype,
+        ("fc1",),
+        1,
+        ("eager", "compiled"),
+    )
