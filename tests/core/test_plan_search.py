@@ -241,7 +241,6 @@ def test_only_a_whole_95_percent_interval_beats_another() -> None:
     assert not beats(few, low)
 
 
-
 @dataclass
 class BusyBench(FakeBench):
     """A busy machine's bench, its forwards slow: a timing at another thread count than the
@@ -281,7 +280,10 @@ def _misses_lowered(choice: Choice) -> float:
     ids=["one-timing-at-another-count", "every-route"],
 )
 def test_the_whole_plan_keeps_within_1_3_budgets_on_a_busy_machine(
-    budget: float, value: Callable[[Choice], float], routes: tuple[str, ...], threads: tuple[int, ...]
+    budget: float,
+    value: Callable[[Choice], float],
+    routes: tuple[str, ...],
+    threads: tuple[int, ...],
 ) -> None:
     """The budget began before the search: building the model and the locator spent 30%."""
     clock = FakeClock(now=0.3 * budget)

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.planning.criterion import parse_criterion
 from autocast_explorer.core.experiment.pace import bounds_text
+from autocast_explorer.core.planning.criterion import parse_criterion
 from autocast_explorer.core.planning.document import PlanFlips, SensitivityRow
 from autocast_explorer.core.planning.summary import format_plan
 from autocast_explorer.core.planning.words import (
@@ -60,7 +60,9 @@ def test_float32_names_the_best_lower_candidate_even_when_it_missed() -> None:
     assert outcome_sentence(alone).endswith("No lower-precision candidate could be timed.")
 
 
-def test_an_unchanged_lower_dtype_is_not_the_best_lower_precision_and_its_edges_read_apart() -> None:
+def test_an_unchanged_lower_dtype_is_no_lower_precision_and_its_edges_read_apart() -> (
+    None
+):
     """Implicit bfloat16 on a CPU without bf16 maths: its answers float32's bit for bit, its
     interval so close to 1 that two decimals would print it "1.00–1.00"."""
     plan = plan_of("float32")
@@ -109,7 +111,13 @@ def test_a_candidate_fills_every_column_in_core_s_words() -> None:
     plan = plan_of("plan")
     criterion = parse_criterion(plan.criterion)
     assert [candidate_cells(c, criterion) for c in plan.candidates] == [
-        ("eager float32 on 1 thread", "1× (float32 eager itself)", "100.00%", "yes", "the reference"),
+        (
+            "eager float32 on 1 thread",
+            "1× (float32 eager itself)",
+            "100.00%",
+            "yes",
+            "the reference",
+        ),
         ("compiled float32 on 2 threads", "2.48× (2.30–2.60)", "100.00%", "yes", "—"),
         ("eager bfloat16 on 1 thread", "0.14× (0.12–0.16)", "97.50%", "no", "agree 97.50% < 99.5%"),
         (
