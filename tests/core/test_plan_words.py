@@ -60,9 +60,7 @@ def test_float32_names_the_best_lower_candidate_even_when_it_missed() -> None:
     assert outcome_sentence(alone).endswith("No lower-precision candidate could be timed.")
 
 
-def test_an_unchanged_lower_dtype_is_no_lower_precision_and_its_edges_read_apart() -> (
-    None
-):
+def test_an_unchanged_lower_dtype_is_no_lower_precision_and_its_edges_read_apart() -> None:
     """Implicit bfloat16 on a CPU without bf16 maths: its answers float32's bit for bit, its
     interval so close to 1 that two decimals would print it "1.00–1.00"."""
     plan = plan_of("float32")
