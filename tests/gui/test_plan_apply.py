@@ -79,3 +79,50 @@ def test_a_float32_plan_keeps_the_config_s_dtype_and_keep_set(window, qtbot):
         1,
         ("eager", "compiled"),
     )
+
+
+FAULT = "autocast_explorer.examples.planted_faults:float16_overflow"
+
+
+def _plan_for_keep_set(window, qtbot, keep: tuple[str, ...], signal_name: str):
+    from autocast_explorer.core.experiment.config import ExperimentConfig
+
+    config = ExperimentConfig(
+        model=FAULT, dtype="float16", min_time=0.02, threads=1, keep_float32=keep
+    )
+    window.set_config(config)
+    view = window.planView
+    window.context.show_view("plan")
+    view.criterionEdit.setText("agree>=99%")
+    view.budgetSpin.setValue(10)  # no compile fits: eager and implicit are searched
+    with qtbot.waitSignal(getattr(view, signal_name), timeout=120_000) as done:
+        assert view.start_plan()
+    return done.args[0]
+
+
+def test_the_tab_plans_with_the_experiment_s_keep_set(window, qtbot, timing_noise):
+    """core's search, for real: the state's keep set is in every lower candidate."""
+    timing_noise.clear(2.0)
+    plan = _plan_for_keep_set(window, qtbot, ("norm",), "planFinished")
+    assert plan.config.keep_float32 == ("norm",)
+    lowered = [c for c in plan.candidates if c.dtype != "float32"]
+    assert lowered and all(c.keep_float32[0] == "norm" for c in lowered)
+    assert ("norm", "amplify") in {tuple(c.keep_float32) for c in lowered if c.met}
+
+
+def test_the_tab_refuses_a_keep_pattern_that_names_no_layer(window, qtbot):
+    message = _plan_for_keep_set(window, qtbot, ("amplfy",), "planFailed")
+    assert "keep_float32: 'amplfy' matches no layer; nearest: " in message
+    assert window.planView.statusLabel.text().startswith("Failed: ")
+
+
+def test_the_chosen_plan_s_flipped_examples_are_said_in_the_tab(window):
+    from autocast_explorer.core.planning.document import PlanFlips
+
+    view = window.planView
+    plan = plan_of("plan", window.current_config())
+    chosen = plan.chosen.model_copy(update={"flipped": PlanFlips(count=3, held_out=449)})
+    view.show_plan(plan.model_copy(update={"chosen": chosen}))
+    assert view.outcomeLabel.text().endswith(
+        "(agree>=99.5% holds); 3 of 449 held-out examples flipped."
+    )
