@@ -174,3 +174,20 @@ def test_verify_plan_runs_the_check_in_a_fresh_process_and_can_be_cancelled(floa
     assert checked.lines[-1] == "verify: the plan holds"
     with pytest.raises(Cancelled):
         verify_plan(float32_plan, cancel=lambda: True)
+
+
+def test_verify_applies_the_user_s_keep_set_with_the_plan_s(float32_plan, timing_noise):
+    """A plan for a config that keeps `norm`, whose chosen candidate keeps `amplify` too."""
+    from autocast_explorer.core.planning.document import PlanChoice
+    from autocast_explorer.core.planning.verify import check_plan
+
+    timing_noise.clear(2.0)
+    config = float32_plan.config.replace(keep_float32=("norm",))
+    chosen = PlanChoice(route="eager", dtype="float16", threads=1, keep_float32=("norm", "amplify"))
+    plan = float32_plan.model_copy(update={"config": config, "outcome": "plan", "chosen": chosen})
+    verification = check_plan(plan)
+    assert "kept in float32: norm, amplify — float32; 2 other layers gave float16" in (
+        verification.lines
+    )
+    assert "criterion agree>=99%: 100% now, not finite in the plan — met" in verification.lines
+    assert verification.passed
