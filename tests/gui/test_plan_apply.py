@@ -4,12 +4,16 @@ known); the run is the engine's own, on the tiny config."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QPushButton
 
 from autocast_explorer.core.planning.document import PlanChoice
+from autocast_explorer.core.planning.search import make_plan
+from autocast_explorer.gui.features.plan.worker import PlanBackend
 from tests.gui.helpers import run_to_end
 from tests.plan_documents import interval, plan_of
 
@@ -93,8 +97,10 @@ def _plan_for_keep_set(window, qtbot, keep: tuple[str, ...], signal_name: str):
     window.set_config(config)
     view = window.planView
     window.context.show_view("plan")
+    # core's own search, on the eager route alone (nothing compiles on a busy machine's time)
+    view.backend = PlanBackend(make_plan=functools.partial(make_plan, routes=("eager",)))
     view.criterionEdit.setText("agree>=99%")
-    view.budgetSpin.setValue(10)  # no compile fits: eager and implicit are searched
+    view.budgetSpin.setValue(30)
     with qtbot.waitSignal(getattr(view, signal_name), timeout=120_000) as done:
         assert view.start_plan()
     return done.args[0]
