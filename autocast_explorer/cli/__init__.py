@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -107,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except UsageError as exc:
         return fail(str(exc))
+    args.started = time.monotonic()  # before torch loads: a plan's budget counts from here
     handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", cmd_gui)
     if handler is cmd_gui and not args.reset_settings:
         if argv is None:

@@ -33,7 +33,9 @@ PLAN_EPILOG = """\
 Criteria: accuracy-drop<=P (points of held-out accuracy, needs --data; met only when the
 whole 95% interval is), agree>=P% (rows whose argmax matches float32's), sqnr>=DB.
 The search tries every route unless --routes names some, both lower dtypes (--dtype first),
-threads 1 … the free cores and float32 keep-sets grown from the layers' sensitivity.
+threads 1 … the free cores and float32 keep-sets grown from the layers' sensitivity, on top
+of the layers --keep-float32 keeps (kept in every lower-precision candidate). The budget
+counts from the command's start.
 Exit 0 for a plan, "float32 is fastest here" or "no plan meets the criterion"; 2 for bad
 input (one `error:` line); with --verify, 1 when the plan no longer holds.
 
@@ -42,6 +44,7 @@ examples:
   autocast-explorer plan --model cnn --criterion 'sqnr>=30' --budget 120 --json plan.json
   autocast-explorer plan --data digits --criterion 'accuracy-drop<=0.5'
   autocast-explorer plan --dtype float16 --routes eager --criterion 'agree>=99%' --json -
+  autocast-explorer plan --model hf:bert --keep-float32 LayerNorm --criterion 'sqnr>=30'
   autocast-explorer plan --verify plan.json
 """
 
@@ -101,7 +104,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     routes = config.routes if args.routes is not None else None
     budget = DEFAULT_BUDGET_S if args.budget is None else args.budget
     with StderrProgress() as progress, resource_errors(config), running_user_code(config):
-        plan = make_plan(config, criterion, budget, progress=progress, routes=routes)
+        plan = make_plan(
+            config,
+            criterion,
+            budget,
+            progress=progress,
+            routes=routes,
+            started=getattr(args, "started", None),
+        )
     text = plan.to_json()
     files = [(args.json, text)] if args.json else []
     problems = publish_outputs(files, text, name=f"{plan.KIND}.json")

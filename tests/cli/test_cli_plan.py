@@ -45,6 +45,54 @@ def test_plan_prints_the_outcome_the_layers_and_the_code(capsys, timing_noise):
     assert "output = run(x)" in out
 
 
+def test_plan_keeps_the_user_s_layers_in_every_lower_candidate_and_adds_to_them(
+    capsys, timing_noise
+):
+    """The user keeps `norm`; the answers agree only once `amplify` is kept too."""
+    timing_noise.clear(2.0)
+    args = ["plan", *TINY, "--routes", "eager,implicit", "--keep-float32", "norm"]
+    args += ["--criterion", "agree>=99%", "--budget", "30", "--json", "-"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["config"]["keep_float32"] == ["norm"]
+    assert data["outcome"] == "plan"
+    assert data["chosen"]["keep_float32"] == ["norm", "amplify"]
+    lowered = [c for c in data["candidates"] if c["dtype"] != "float32"]
+    assert lowered and all(c["keep_float32"][0] == "norm" for c in lowered)
+    implicit = [c for c in lowered if c["route"] == "implicit"]
+    assert [c["keep_float32"] for c in implicit] == [["norm"]]
+    assert all(c["keep_float32"] == [] for c in data["candidates"] if c["dtype"] == "float32")
+    norm = next(row for row in data["sensitivity"] if row["name"] == "norm")
+    assert (norm["one_in"], norm["leave_out"]) == (100.0, 100.0)  # float32 in every candidate
+    assert '    "norm",\n    "amplify",\n]:' in data["snippet"]
+    assert "flipped" not in data["chosen"]  # synthetic data: no held-out examples
+
+
+def test_a_keep_pattern_that_names_no_layer_exits_2_with_one_line(capsys):
+    args = ["plan", *TINY, "--keep-float32", "amplfy", "--criterion", "agree>=99%"]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: keep_float32: 'amplfy' matches no layer; nearest: ")
+    assert captured.err.count("\n") == 1 and captured.out == ""
+
+
+def test_on_real_data_the_chosen_plan_s_flipped_examples_are_counted(capsys, timing_noise):
+    timing_noise.clear(2.0)
+    args = ["plan", "--data", "digits", "--epochs", "2", "--min-time", "0.02", "--threads", "1"]
+    args += ["--routes", "eager", "--criterion", "accuracy-drop<=5", "--budget", "30"]
+    assert main([*args, "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["outcome"] == "plan" and data["chosen"]["dtype"] == "bfloat16"
+    flipped = data["chosen"]["flipped"]
+    assert flipped["held_out"] == 449  # the digits' held-out quarter
+    assert 0 <= flipped["count"] <= 0.1 * 449  # a drop within 5 points flips few
+    base = data["candidates"][0]
+    assert (base["dtype"], base["flipped"]["count"]) == ("float32", 0)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"; {flipped['count']} of 449 held-out examples flipped" in out.splitlines()[1]
+
+
 @pytest.mark.parametrize(
     ("extra", "words"),
     [
@@ -126,3 +174,20 @@ def test_verify_plan_runs_the_check_in_a_fresh_process_and_can_be_cancelled(floa
     assert checked.lines[-1] == "verify: the plan holds"
     with pytest.raises(Cancelled):
         verify_plan(float32_plan, cancel=lambda: True)
+
+
+def test_verify_applies_the_user_s_keep_set_with_the_plan_s(float32_plan, timing_noise):
+    """A plan for a config that keeps `norm`, whose chosen candidate keeps `amplify` too."""
+    from autocast_explorer.core.planning.document import PlanChoice
+    from autocast_explorer.core.planning.verify import check_plan
+
+    timing_noise.clear(2.0)
+    config = float32_plan.config.replace(keep_float32=("norm",))
+    chosen = PlanChoice(route="eager", dtype="float16", threads=1, keep_float32=("norm", "amplify"))
+    plan = float32_plan.model_copy(update={"config": config, "outcome": "plan", "chosen": chosen})
+    verification = check_plan(plan)
+    assert "kept in float32: norm, amplify — float32; 2 other layers gave float16" in (
+        verification.lines
+    )
+    assert "criterion agree>=99%: 100% now, not finite in the plan — met" in verification.lines
+    assert verification.passed

@@ -142,3 +142,86 @@ def test_make_plan_compiles_its_candidates_with_their_keep_sets(timing_noise) ->
     kept = compiled[("float16", ("amplify",))]
     assert kept.met and kept.criterion_value >= 99
     assert kept.speedup_interval is not None
+
+
+def _subject_and_judge(config: ExperimentConfig):
+    from autocast_explorer.core.planning.sensitivity import judge_for
+    from autocast_explorer.core.planning.subject import prepare_subject
+    from autocast_explorer.core.runtime.progress import Reporter
+
+    subject = prepare_subject(config, Reporter())
+    return subject, judge_for(subject, AGREE)
+
+
+def test_leave_outs_stop_once_the_budget_s_share_for_them_is_spent() -> None:
+    """A fake budget: 90%, 70%, 60% and 50% of it left as the four rows are measured."""
+    import torch
+
+    from autocast_explorer.core.planning.sensitivity import LEAVE_OUT_SHARE, measure_rows
+    from autocast_explorer.core.runtime.progress import Reporter
+
+    subject, judge = _subject_and_judge(_fault("float16_overflow", "float16"))
+    shares = iter([0.9, 0.7, 0.6, 0.5])
+    with torch.no_grad():
+        found = measure_rows(
+            subject, judge, torch.float16, Reporter(), share_left=lambda: next(shares)
+        )
+    assert LEAVE_OUT_SHARE == 0.6
+    leave_outs = {row: kept.finite for row, _single, kept in found}
+    assert leave_outs["embed"] is not None and leave_outs["amplify"] >= 99
+    assert leave_outs["norm"] is not None  # 0.6 left: still measured
+    assert leave_outs["head"] is None  # 0.5 left: the search needs the rest
+    assert all(single.finite is not None for _row, single, _kept in found)  # one-ins: every row
+
+
+def test_the_user_s_kept_layers_stay_float32_while_the_rows_are_measured() -> None:
+    """With `amplify` kept by the user nothing overflows: every other row lowered alone or all
+    together agrees, and amplify's own measures are float32's."""
+    import torch
+
+    from autocast_explorer.core.planning.sensitivity import sensitivity_rows
+    from autocast_explorer.core.runtime.progress import Reporter
+
+    config = _fault("float16_overflow", "float16", keep_float32=("amplify",))
+    subject, judge = _subject_and_judge(config)
+    assert subject.kept == ("amplify",)
+    assert subject.free_layers == ("embed", "norm", "head")
+    with torch.no_grad():
+        rows = _by_name(sensitivity_rows(subject, judge, torch.float16, Reporter()))
+    assert (rows["amplify"].one_in, rows["amplify"].leave_out) == (100.0, 100.0)
+    assert all(rows[name].leave_out >= 99 for name in ("embed", "norm", "head"))
+    assert all(rows[name].one_in >= 99 for name in ("embed", "norm", "head"))
+    assert "forward" not in subject.model.get_submodule("amplify").__dict__  # given back
+
+
+def test_a_keep_pattern_that_names_no_layer_is_refused_before_the_search() -> None:
+    config = _fault("float16_overflow", "float16", keep_float32=("amplfy",))
+    with pytest.raises(ConfigError) as refused:
+        make_plan(config, AGREE, 30, routes=("eager",))
+    assert str(refused.value).startswith("keep_float32: 'amplfy' matches no layer; nearest: ")
+    assert "amplify" in str(refused.value)
+
+
+def test_on_real_data_the_flipped_examples_are_counted() -> None:
+    """Five held-out rows (a sixth is padding): rows 1 and 3 change class, row 4's NaN logit
+    never wins (its finite argmax stays), the padding row's change is not counted."""
+    import math
+
+    import numpy as np
+    import torch
+
+    from autocast_explorer.core.planning.judge import Judge
+
+    reference = torch.tensor([[2.0, 1, 0], [0, 3, 1], [1, 0, 0], [0, 0, 5], [4, 1, 0], [1, 0, 0]])
+    lowered = reference.clone()
+    lowered[1] = torch.tensor([0, 1, 3.0])
+    lowered[3] = torch.tensor([6.0, 0, 5])
+    lowered[4] = torch.tensor([4.0, math.nan, 0])
+    lowered[5] = torch.tensor([0, 9.0, 0])
+    labels = np.array([0, 1, 0, 2, 0])
+    judge = Judge(parse_criterion("accuracy-drop<=50"), [reference], labels, rows=5)
+    measured = judge.measure([lowered])
+    assert (measured.flips, measured.held_out) == (2, 5)
+    assert measured.value == pytest.approx(40.0)  # 5 of 5 right, then 3 of 5
+    synthetic = Judge(AGREE, [reference]).measure([lowered])
+    assert synthetic.flips is None  # no held-out rows: nothing counted

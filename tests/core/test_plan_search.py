@@ -239,3 +239,127 @@ def test_only_a_whole_95_percent_interval_beats_another() -> None:
     few = SpeedupInterval(low=1.25, high=1.4, level=0.75, pairs=3, estimate=1.3)
     assert beats(high, low) and not beats(low, high)
     assert not beats(few, low)
+
+
+@dataclass
+class BusyBench(FakeBench):
+    """A busy machine's bench, its forwards slow: a timing at another thread count than the
+    baseline's pays a thread switch and one untimed forward before every block, on each side
+    (twice the seconds it is given, and its warm-up); a compile takes twice its forecast."""
+
+    base_threads: int = 2
+    compile_forecast_s: float = 3.0
+
+    def setup_s(self, choice: Choice) -> float:
+        fresh = (choice.route, choice.dtype, choice.keep) not in self.compiled
+        return self.compile_forecast_s if choice.route == "compiled" and fresh else 0.0
+
+    def judge(self, choice: Choice) -> Measured:
+        self.clock.now += self.setup_s(choice)  # the compile's second half, unforecast
+        return super().judge(choice)
+
+    def time(self, choice: Choice, seconds: float, reporter: Reporter) -> SpeedupInterval | None:
+        interval = super().time(choice, seconds, reporter)
+        switching = choice.threads != self.base_threads
+        self.clock.now += seconds * (1.0 if switching else 0.1) + 0.3
+        return interval
+
+
+def _misses_lowered(choice: Choice) -> float:
+    """Nothing lowered meets the criterion: only float32 is timed, then at one other count."""
+    return 90.0 if choice.lowered else 100.0
+
+
+@pytest.mark.parametrize("budget", [10.0, 20.0, 60.0, 300.0])
+@pytest.mark.parametrize(
+    ("value", "routes", "threads"),
+    [
+        (_misses_lowered, ("eager",), (1, 2)),
+        (_needs_b, ("eager", "compiled", "implicit"), (1, 2, 4, 8)),
+    ],
+    ids=["one-timing-at-another-count", "every-route"],
+)
+def test_the_whole_plan_keeps_within_1_3_budgets_on_a_busy_machine(
+    budget: float,
+    value: Callable[[Choice], float],
+    routes: tuple[str, ...],
+    threads: tuple[int, ...],
+) -> None:
+    """The budget began before the search: building the model and the locator spent 30%."""
+    clock = FakeClock(now=0.3 * budget)
+    bench = BusyBench(clock, value, lambda choice: (1.3, 1.5), judge_s=0.2)
+    space = Space(
+        base=Choice("eager", "float32", 2),
+        routes=routes,
+        dtypes=("bfloat16", "float16"),
+        threads=threads,
+        rankings={"bfloat16": ("b", "a", "c"), "float16": ("b", "a", "c")},
+        rows=ROWS,
+    )
+    Search(bench, AGREE, space, budget, clock, Reporter()).run()
+    assert clock.now <= 1.3 * budget
+    assert any(choice.threads != 2 for choice, _seconds in bench.timed)  # it timed, not gave up
+
+
+def test_the_user_s_keep_set_is_in_every_lower_candidate_and_the_search_adds_to_it() -> None:
+    """The user keeps `a`; the answers agree only once `b` is kept too."""
+    bench = FakeBench(FakeClock(), _needs_b, lambda choice: (1.3, 1.5))
+    space = Space(
+        base=Choice("eager", "float32", 2),
+        routes=("eager", "implicit"),
+        dtypes=("bfloat16",),
+        threads=(2,),
+        rankings={"bfloat16": ("a", "c", "b", "d")},
+        rows=(*ROWS, "d"),
+        kept=("a",),
+    )
+    found = Search(bench, AGREE, space, 60.0, bench.clock, Reporter()).run()
+    lowered = [choice.keep for choice in bench.judged if choice.lowered]
+    assert lowered[:4] == [("a",), ("a", "c"), ("a", "c", "b"), ("a", "b")]
+    assert all(keep[0] == "a" for keep in lowered)  # never dropped, never added twice
+    assert Choice("implicit", "bfloat16", 2, ("a",)) in bench.judged
+    assert found.outcome == "plan"
+    assert found.chosen.choice == Choice("eager", "bfloat16", 2, ("a", "b"))
+
+
+def test_keeping_what_the_user_keeps_and_every_other_row_is_not_a_lower_precision() -> None:
+    bench = FakeBench(FakeClock(), _misses_lowered, lambda choice: (1.0, 1.0))
+    space = Space(
+        base=Choice("eager", "float32", 2),
+        routes=("eager",),
+        dtypes=("bfloat16",),
+        threads=(2,),
+        rankings={"bfloat16": ("c", "b", "a")},
+        rows=ROWS,
+        kept=("a", "b"),
+    )
+    found = Search(bench, AGREE, space, 60.0, bench.clock, Reporter()).run()
+    assert [c.keep for c in bench.judged if c.lowered] == [("a", "b")]  # + c would be all rows
+    assert found.outcome == "none" and found.chosen.choice.keep == ("a", "b")
+
+
+@dataclass
+class UnchangedImplicitBench(FakeBench):
+    """The implicit route changes no answer here (no bf16 maths on this CPU)."""
+
+    def judge(self, choice: Choice) -> Measured:
+        measured = super().judge(choice)
+        identical = choice.route == "implicit" or not choice.lowered
+        return Measured(measured.value, identical=identical)
+
+
+def test_a_candidate_whose_answers_are_float32_s_bit_for_bit_says_so() -> None:
+    def speedup(choice: Choice) -> tuple[float, float]:
+        return (0.998, 1.003) if choice.route == "implicit" else (0.5, 0.6)
+
+    bench = UnchangedImplicitBench(FakeClock(), lambda choice: 100.0, speedup)
+    found = _search(bench, routes=("eager", "implicit"))
+    assert found.outcome == "float32"  # an unchanged implicit route is no lower precision
+    assert found.chosen.choice == Choice("eager", "float32", 2)
+    _m, interval, why = _tried(found, Choice("implicit", "bfloat16", 2))
+    assert interval is not None
+    assert why == (
+        "the same as float32 eager: its answers were float32's, bit for bit; not clearly faster "
+        "than eager float32, 2 threads (95%: 0.998–1.003 against 1× (float32 eager itself)): "
+        "on a tie the simpler choice stays"
+    )

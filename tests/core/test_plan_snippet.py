@@ -93,3 +93,29 @@ def test_a_compiled_plan_compiles_with_the_kept_layer() -> None:
     found = _run(snippet)
     assert found["output"] == "torch.float16"
     assert found["finite"] is True
+
+
+#: Records oneDNN's float32 precision inside embed's and amplify's forwards (set before the
+#: snippet wraps them, so its wrapper runs around the recording).
+MATHS_PROLOGUE = """
+maths = {}
+for name in ("embed", "amplify"):
+    module = model.get_submodule(name)
+
+    def recording(*args, _forward=module.forward, _name=name, **kwargs):
+        maths[_name] = torch.backends.mkldnn.matmul.fp32_precision
+        return _forward(*args, **kwargs)
+
+    module.forward = recording
+"""
+
+
+@pytest.mark.process
+def test_an_implicit_plan_keeps_float32_maths_inside_the_kept_layer() -> None:
+    snippet = plan_snippet(Choice("implicit", "bfloat16", 1, ("amplify",)))
+    code = PROLOGUE + MATHS_PROLOGUE + snippet + "\nprint(json.dumps(maths))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {"embed": "bf16", "amplify": "ieee"}

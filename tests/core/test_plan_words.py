@@ -8,8 +8,10 @@ import math
 import pytest
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
+from autocast_explorer.core.experiment.pace import bounds_text
 from autocast_explorer.core.planning.criterion import parse_criterion
-from autocast_explorer.core.planning.document import SensitivityRow
+from autocast_explorer.core.planning.document import PlanFlips, SensitivityRow
+from autocast_explorer.core.planning.summary import format_plan
 from autocast_explorer.core.planning.words import (
     best_lower,
     candidate_cells,
@@ -19,7 +21,7 @@ from autocast_explorer.core.planning.words import (
     search_summary,
     value_text,
 )
-from tests.plan_documents import plan_of
+from tests.plan_documents import candidate, interval, plan_of
 
 SENTENCES = {
     "plan": (
@@ -58,11 +60,62 @@ def test_float32_names_the_best_lower_candidate_even_when_it_missed() -> None:
     assert outcome_sentence(alone).endswith("No lower-precision candidate could be timed.")
 
 
+def test_an_unchanged_lower_dtype_is_no_lower_precision_and_its_edges_read_apart() -> None:
+    """Implicit bfloat16 on a CPU without bf16 maths: its answers float32's bit for bit, its
+    interval so close to 1 that two decimals would print it "1.00–1.00"."""
+    plan = plan_of("float32")
+    unchanged = candidate(
+        "implicit", "bfloat16", 2, (), interval(0.9982, 1.0031, 1.0006), 100.0, True
+    ).model_copy(update={"identical_to_float32": True})
+    alone = plan.model_copy(update={"candidates": (*plan.candidates[:2], unchanged)})
+    assert best_lower(alone) is None
+    assert outcome_sentence(alone).endswith("No lower-precision candidate could be timed.")
+    cells = candidate_cells(unchanged, parse_criterion(plan.criterion))
+    assert cells[1] == "1.00× (0.998–1.003)"
+    text = format_plan(alone)
+    assert "the best lower precision" not in text
+    assert "implicit bfloat16 ×2: 1.00× (95%: 0.998–1.003)" in text
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "text"),
+    [
+        (1.21, 1.33, "1.21–1.33"),
+        (0.998, 1.003, "0.998–1.003"),
+        (0.99996, 1.00004, "0.99996–1.00004"),
+        (0.0024, 0.0026, "0.0024–0.0026"),
+        (0.00241, 0.00244, "0.00241–0.00244"),
+        (1.0, 1.0, "1.00–1.00"),  # equal edges are told as they are
+    ],
+)
+def test_an_interval_s_edges_get_the_digits_that_tell_them_apart(low, high, text) -> None:
+    assert bounds_text(low, high) == text
+
+
+def test_the_flipped_examples_of_a_plan_on_real_data_are_said() -> None:
+    plan = plan_of("plan", criterion="accuracy-drop<=0.5")
+    chosen = plan.chosen.model_copy(
+        update={"criterion_value": 0.28, "flipped": PlanFlips(count=3, held_out=360)}
+    )
+    plan = plan.model_copy(update={"chosen": chosen})
+    assert outcome_sentence(plan).endswith(
+        "with an accuracy drop of 0.28 points (accuracy-drop<=0.5 holds); 3 of 360 held-out "
+        "examples flipped."
+    )
+    assert "; accuracy-drop 0.28 points; 3 of 360 held-out examples flipped" in format_plan(plan)
+
+
 def test_a_candidate_fills_every_column_in_core_s_words() -> None:
     plan = plan_of("plan")
     criterion = parse_criterion(plan.criterion)
     assert [candidate_cells(c, criterion) for c in plan.candidates] == [
-        ("eager float32 on 1 thread", "1.00× (1.00–1.00)", "100.00%", "yes", "the reference"),
+        (
+            "eager float32 on 1 thread",
+            "1× (float32 eager itself)",
+            "100.00%",
+            "yes",
+            "the reference",
+        ),
         ("compiled float32 on 2 threads", "2.48× (2.30–2.60)", "100.00%", "yes", "—"),
         ("eager bfloat16 on 1 thread", "0.14× (0.12–0.16)", "97.50%", "no", "agree 97.50% < 99.5%"),
         (

@@ -130,7 +130,13 @@ def test_the_table_lists_every_candidate_and_why_it_lost(window):
     view = plan_view(window)
     view.show_plan(plan_of("plan", window.current_config()))
     assert view.rows() == [
-        ("eager float32 on 1 thread", "1.00× (1.00–1.00)", "100.00%", "yes", "the reference"),
+        (
+            "eager float32 on 1 thread",
+            "1× (float32 eager itself)",
+            "100.00%",
+            "yes",
+            "the reference",
+        ),
         ("compiled float32 on 2 threads", "2.48× (2.30–2.60)", "100.00%", "yes", "—"),
         ("eager bfloat16 on 1 thread", "0.14× (0.12–0.16)", "97.50%", "no", "agree 97.50% < 99.5%"),
         (

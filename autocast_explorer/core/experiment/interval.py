@@ -24,6 +24,7 @@ from pydantic import Field, model_validator
 
 from autocast_explorer.core.documents.field_types import Fraction, NonNegative, Whole, refuse
 from autocast_explorer.core.documents.model import Part, dump
+from autocast_explorer.core.experiment.pace import bounds_text
 from autocast_explorer.core.experiment.pace import ratio_text as ratio_text  # also from here
 
 #: The interval's nominal coverage; with fewer than MIN_PAIRS_95 pairs it is lower (reported).
@@ -75,10 +76,11 @@ class SpeedupInterval(Part):
 
     def text(self) -> str:
         """'95%: 1.66–1.79'; bounds below 0.1 keep two significant digits ('0.0024–0.0026',
-        never '0.00–0.00'). Of lower coverage: '3 paired rounds: too few for a 95% interval'."""
+        never '0.00–0.00'), bounds that differ enough digits to read apart ('0.998–1.003').
+        Of lower coverage: '3 paired rounds: too few for a 95% interval'."""
         if not self.shown:
             return self.too_few_text()
-        return f"{self.level:.0%}: {ratio_text(self.low)}–{ratio_text(self.high)}"
+        return f"{self.level:.0%}: {bounds_text(self.low, self.high)}"
 
     def slower_text(self) -> str:
         """The same interval as slowdown factors (1 ÷ speedup): '95%: 1.35–1.46'."""
@@ -86,7 +88,7 @@ class SpeedupInterval(Part):
             return self.too_few_text()
         low = 1 / self.high if self.high > 0 else math.inf
         high = 1 / self.low if self.low > 0 else math.inf
-        return f"{self.level:.0%}: {ratio_text(low)}–{ratio_text(high)}"
+        return f"{self.level:.0%}: {bounds_text(low, high)}"
 
     def too_few_text(self) -> str:
         return f"{self.pairs} paired rounds: too few for a 95% interval"

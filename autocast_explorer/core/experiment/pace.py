@@ -48,8 +48,23 @@ def ms_text(value: float) -> str:
     return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"
 
 
-def ratio_text(value: float) -> str:
-    """Two decimals, or two significant digits below 0.1 (a ratio of 0.0025 is not 0.00)."""
-    return (
-        f"{value:.2f}" if value >= 0.1 or value == 0 or not math.isfinite(value) else f"{value:.2g}"
-    )
+def ratio_text(value: float, digits: int = 2) -> str:
+    """Two decimals, or two significant digits below 0.1 (a ratio of 0.0025 is not 0.00);
+    `digits` of either where more are needed."""
+    fixed = value >= 0.1 or value == 0 or not math.isfinite(value)
+    return f"{value:.{digits}f}" if fixed else f"{value:.{digits}g}"
+
+
+#: The most digits `bounds_text` gives two bounds to tell them apart.
+MAX_BOUND_DIGITS = 6
+
+
+def bounds_text(low: float, high: float, between: str = "–") -> str:
+    """An interval's bounds, 'low–high', as ratio_text writes them, with as many more digits as
+    two bounds that differ need not to read alike ('0.998–1.003', never '1.00–1.00')."""
+    digits = 2
+    while ratio_text(low, digits) == ratio_text(high, digits) and low != high:
+        if digits >= MAX_BOUND_DIGITS:
+            break
+        digits += 1
+    return f"{ratio_text(low, digits)}{between}{ratio_text(high, digits)}"

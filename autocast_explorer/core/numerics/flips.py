@@ -127,6 +127,11 @@ def topk_agreement(plain: torch.Tensor, auto: torch.Tensor, k: int) -> TopK:
     return TopK(k=k, contains=contains, fraction=contains / rows if rows else 1.0, overlap=overlap)
 
 
+def flip_count(plain: torch.Tensor, auto: torch.Tensor) -> int:
+    """How many rows flipped (all of them, where `flipped_rows` lists the first few)."""
+    return int((plain.float().argmax(dim=1) != auto.float().argmax(dim=1)).sum())
+
+
 def flipped_rows(
     plain: torch.Tensor, auto: torch.Tensor, limit: int = MAX_FLIPS_LISTED
 ) -> tuple[Flip, ...]:

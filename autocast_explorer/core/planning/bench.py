@@ -28,6 +28,7 @@ from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.routes.implicit import (
     implicit_precision,
     implicit_supported,
+    kept_maths,
 )
 from autocast_explorer.core.experiment.shadow_run import leaf_modules
 from autocast_explorer.core.experiment.timing import measure_paired
@@ -85,13 +86,15 @@ def _lowered_forward(model: torch.nn.Module, dtype: torch.dtype | None) -> Forwa
 
 @contextlib.contextmanager
 def candidate_context(model: torch.nn.Module, choice: Choice) -> Iterator[None]:
-    """Around a candidate's calls: its threads, its kept layers (eager and implicit: a compiled
+    """Around a candidate's calls: its threads, its kept layers (eager: autocast off inside
+    them; implicit: float32 maths inside them, as a run's implicit route keeps them; a compiled
     candidate's copy has its own) and the implicit route's setting."""
     with contextlib.ExitStack() as stack:
         stack.enter_context(torch_threads(choice.threads))
-        if choice.keep and choice.route != "compiled":
+        if choice.keep and choice.route == "eager":
             stack.enter_context(keep_float32(model, choice.keep))
         if choice.route == "implicit":
+            stack.enter_context(kept_maths(model, choice.keep))
             stack.enter_context(implicit_precision())
         yield
 
@@ -122,6 +125,7 @@ class LiveBench:
         self.forward_s = forward_s
         self._runners: dict[tuple[str, str, tuple[str, ...]], _Runner] = {}
         self._leaves = leaf_modules(subject.model)
+        self._slowest_compile_s = 0.0  # this model's own, once one has compiled
 
     def entered(self, choice: Choice) -> contextlib.AbstractContextManager[None]:
         return candidate_context(self.subject.model, choice)
@@ -149,12 +153,15 @@ class LiveBench:
         return runner
 
     def setup_s(self, choice: Choice) -> float:
-        """A compile's forecast before the candidate's first call (0 when it has run)."""
+        """A compile's forecast before the candidate's first call (0 when it has run): the
+        guards' (the session's fastest rate), but never below what this model's own compiles
+        took here."""
         key = (choice.route, choice.dtype, choice.keep)
         if choice.route != "compiled" or key in self._runners:
             return 0.0
         forecast = guards.estimate_compile(self._leaves)
-        return FIRST_COMPILE_GUESS_S if forecast is None else forecast / 2
+        guess = FIRST_COMPILE_GUESS_S if forecast is None else forecast / 2
+        return max(guess, self._slowest_compile_s)
 
     def judge(self, choice: Choice) -> Measured:
         """The criterion's measure of the candidate's answers (a compiled one compiles here)."""
@@ -174,7 +181,9 @@ class LiveBench:
                 failed.stack.close()
             raise CandidateFailed(error_text(exc)) from None
         if compiling:
-            guards.record_compile(2 * (_now() - start), self._leaves)
+            took = _now() - start
+            self._slowest_compile_s = max(self._slowest_compile_s, took)
+            guards.record_compile(2 * took, self._leaves)
         return self.judger.measure(outputs)
 
     def time(self, choice: Choice, seconds: float, reporter: Reporter) -> SpeedupInterval | None:

@@ -1,15 +1,21 @@
 """The search for a measured precision plan, within a time budget.
 
-1. Keep-sets: for each lower dtype, eager autocast with nothing kept is judged; while it misses
-   the criterion the worst row left in the sensitivity ranking is kept in float32 and the
-   forward judged again; once it meets it, each kept row but the last is tried without (one
-   that is not needed is dropped). Keeping every row would be float32: that ends the growth.
+1. Keep-sets: for each lower dtype, eager autocast keeping the user's own layers (`Space.kept`,
+   kept in every lower-precision candidate) is judged; while it misses the criterion the worst
+   row left in the sensitivity ranking is kept in float32 too and the forward judged again;
+   once it meets it, each row added but the last is tried without (one that is not needed is
+   dropped; the user's are never dropped). Keeping every row would be float32: that ends the
+   growth.
 2. Candidates at the run's threads, in the routes' order (eager, compiled, implicit), float32
    before the lower dtypes: each judged (a compiled one compiles first, when its forecast fits
    the budget left) and, when it meets the criterion, timed against plain float32 eager with
    the paired protocol, its share of the budget left split evenly over what is still to time.
 3. Threads: the fastest so far, and the fastest float32 choice, at every other thread count
    from 1 to the free cores.
+
+The budget is the search's clock to the deadline, whatever spent it (budget.py): a compile
+starts only when COMPILE_MARGIN × its forecast and a timing after it fit what is left, and a
+timing is given its share divided by how far timings of its kind ran past theirs so far.
 
 A candidate replaces the one it is compared with only when its speedup's whole 95% interval
 lies above the other's (in the order tried: the simpler choice stays on a tie); plain float32
@@ -25,7 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from autocast_explorer.core.experiment.interval import SpeedupInterval
+from autocast_explorer.core.experiment.layer_patterns import within
 from autocast_explorer.core.planning.bench import Bench, CandidateFailed
+from autocast_explorer.core.planning.budget import COMPILE_MARGIN, Overruns
 from autocast_explorer.core.planning.choice import FLOAT32, Choice
 from autocast_explorer.core.planning.criterion import Criterion
 from autocast_explorer.core.planning.document import Outcome
@@ -39,6 +47,8 @@ MIN_TIMING_S = 1.0
 FORWARDS_PER_TIMING = 16
 #: Why a keep-set that lowers nothing that matters is no plan.
 FLOAT32_AFTER_ALL = "float32 after all: with these kept the answers are float32's, bit for bit"
+#: Why a lowered candidate whose answers were float32's bit for bit is no lower precision.
+SAME_AS_FLOAT32 = "the same as float32 eager: its answers were float32's, bit for bit"
 #: float32 eager against itself.
 UNIT = SpeedupInterval(low=1.0, high=1.0, level=0.95, pairs=0, estimate=1.0)
 
@@ -85,7 +95,8 @@ class Found:
 
 @dataclass
 class Space:
-    """What the search ranges over: `base` is plain float32 eager at the run's threads."""
+    """What the search ranges over: `base` is plain float32 eager at the run's threads; `kept`
+    the module paths the user keeps in float32 (in every lower-precision candidate)."""
 
     base: Choice
     routes: Sequence[str]
@@ -93,6 +104,11 @@ class Space:
     threads: Sequence[int]
     rankings: dict[str, Sequence[str]]
     rows: Sequence[str]
+    kept: tuple[str, ...] = ()
+
+    def all_kept(self, keep: Sequence[str]) -> bool:
+        """Whether `keep` covers every row (then nothing that matters is lowered)."""
+        return all(within(row, keep) for row in self.rows)
 
 
 class Search:
@@ -115,6 +131,7 @@ class Search:
         self.reporter = reporter
         self.tried: dict[Choice, Tried] = {}
         self.keep_sets: dict[str, Tried] = {}
+        self.overruns = Overruns()
 
     # ---- the steps -------------------------------------------------------------------------
     def run(self) -> Found:
@@ -154,17 +171,19 @@ class Search:
 
     def _grow(self, dtype: str) -> None:
         """Step 1 for `dtype`: the smallest keep-set found that meets the criterion, if any."""
-        base = self.space.base
-        ranking = list(self.space.rankings.get(dtype, self.space.rows))
-        keep: tuple[str, ...] = ()
-        current = self._record(Choice("eager", dtype, base.threads))
+        base, kept = self.space.base, self.space.kept
+        ranking = [
+            row for row in self.space.rankings.get(dtype, self.space.rows) if not within(row, kept)
+        ]
+        keep = kept
+        current = self._record(Choice("eager", dtype, base.threads, kept))
         self._judge(current)
         while not current.met(self.criterion) and ranking:
             if self.clock() >= self.deadline:
                 current.stopped = current.stopped or "the budget ran out while growing the keep-set"
                 return
             keep = (*keep, ranking.pop(0))
-            if set(keep) >= set(self.space.rows):
+            if self.space.all_kept(keep):
                 return  # every row kept is float32, not a lower precision
 
             current = self._record(current.choice.with_keep(keep))
@@ -174,7 +193,7 @@ class Search:
                 return
         if not current.met(self.criterion):
             return
-        for row in keep[:-1]:
+        for row in keep[len(kept) : -1]:
             if self.clock() >= self.deadline:
                 break
             smaller = self._record(current.choice.with_keep(tuple(r for r in keep if r != row)))
@@ -190,7 +209,7 @@ class Search:
         queue: list[Choice] = []
         for route in self.space.routes:
             if route == "implicit":
-                queue.append(Choice(route, "bfloat16", base.threads))
+                queue.append(Choice(route, "bfloat16", base.threads, self.space.kept))
                 continue
             if route != base.route:
                 queue.append(Choice(route, FLOAT32, base.threads))
@@ -214,14 +233,19 @@ class Search:
             if threads != leader.threads
         ]
 
-    def _allowance(self, setup: float, jobs: int) -> float | None:
-        """Seconds for the next timing: the budget left after `setup`, shared by the `jobs`
-        still to time; None when not even the least a timing needs is left."""
+    def _switching(self, choice: Choice) -> bool:
+        return choice.threads != self.space.base.threads
+
+    def _allowance(self, setup: float, jobs: int, switching: bool) -> float | None:
+        """Seconds for the next timing: the budget left after `setup` (a compile's forecast,
+        COMPILE_MARGIN times), shared by the `jobs` still to time and divided by how far such
+        timings overran; None when not even the least a timing needs fits."""
         floor = max(MIN_TIMING_S, FORWARDS_PER_TIMING * self.bench.forward_s)
-        left = self.deadline - self.clock() - setup
-        if left < floor:
+        factor = self.overruns.factor(switching)
+        left = self.deadline - self.clock() - COMPILE_MARGIN * setup
+        if left < floor * factor:
             return None
-        return max(left / max(jobs, 1), floor)
+        return max(left / max(jobs, 1) / factor, floor)
 
     def _try(self, choice: Choice, jobs: int, at: float) -> None:
         """Judge `choice` when its setup fits the budget, and time it when it meets the
@@ -230,7 +254,8 @@ class Search:
         if tried.interval is not None or tried.stopped:
             return
         setup = self.bench.setup_s(choice)
-        if self._allowance(setup, jobs) is None:
+        switching = self._switching(choice)
+        if self._allowance(setup, jobs, switching) is None:
             left = max(self.deadline - self.clock(), 0.0)
             tried.stopped = (
                 f"not tried: compiling (about {setup:.0f} s) would pass the budget ({left:.0f} s "
@@ -244,12 +269,14 @@ class Search:
         if not tried.met(self.criterion):
             return
         self.reporter.check()
-        seconds = self._allowance(0.0, jobs)
+        seconds = self._allowance(0.0, jobs, switching)
         if seconds is None:
             tried.stopped = "not timed: the budget was spent"
             return
         self.reporter.report(at, f"timing {choice.label()} against float32 eager")
+        start = self.clock()
         tried.interval = self.bench.time(choice, seconds, self.reporter.span(at, at + 0.05))
+        self.overruns.record(switching, seconds, self.clock() - start)
 
 
 def _fastest(candidates: Sequence[Tried], criterion: Criterion) -> Tried:
@@ -293,15 +320,22 @@ def shortfall(criterion: Criterion, measured: Measured) -> str:
 
 
 def why_not(tried: Tried, found: Found, criterion: Criterion) -> str:
-    """Why a candidate is not the plan ('' for the chosen one and the winner)."""
+    """Why a candidate is not the plan ('' for the chosen one and the winner). A lowered one
+    whose answers were float32's bit for bit says so first: it is float32 after all."""
     if tried is found.chosen and found.outcome != "none":
         return ""
     if tried.stopped:
         return tried.stopped
     if tried.measured is not None and not tried.met(criterion):
         return shortfall(criterion, tried.measured)
-    if tried is found.winner:
-        return ""
+    speed = "" if tried is found.winner else _slower_words(tried, found)
+    if tried.choice.lowered and not tried.lowers:
+        return f"{SAME_AS_FLOAT32}; {speed}" if speed else SAME_AS_FLOAT32
+    return speed
+
+
+def _slower_words(tried: Tried, found: Found) -> str:
+    """How a candidate's speedup compares with the winner's."""
     interval, best = tried.interval, found.winner
     if interval is None:
         return "timed, but fewer than 2 paired rounds: no interval"

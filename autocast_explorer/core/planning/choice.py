@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from autocast_explorer.core.planning.document import PlanCandidate, PlanChoice, SpeedupInterval
+from autocast_explorer.core.planning.document import (
+    PlanCandidate,
+    PlanChoice,
+    PlanFlips,
+    SpeedupInterval,
+)
 
 FLOAT32 = "float32"
 
@@ -40,8 +45,15 @@ class Choice:
         return words
 
     def part(
-        self, interval: SpeedupInterval | None = None, value: float | None = None
+        self,
+        interval: SpeedupInterval | None = None,
+        value: float | None = None,
+        flipped: PlanFlips | None = None,
+        identical: bool = False,
     ) -> PlanChoice:
+        """The document's part; `identical`: the answers were float32's bit for bit. What
+        does not apply (flips off real data, `identical` false) is left out of the file."""
+        counted = {"flipped": flipped} if flipped is not None else {}
         return PlanChoice(
             route=self.route,
             dtype=self.dtype,
@@ -49,16 +61,13 @@ class Choice:
             keep_float32=self.keep,
             speedup_interval=interval,
             criterion_value=value,
+            identical_to_float32=True if identical and self.lowered else None,
+            **counted,
         )
 
-    def candidate(
-        self,
-        interval: SpeedupInterval | None,
-        value: float | None,
-        met: bool,
-        why_not: str,
-    ) -> PlanCandidate:
-        return PlanCandidate(**self.part(interval, value).model_dump(), met=met, why_not=why_not)
+    def candidate(self, part: PlanChoice, met: bool, why_not: str) -> PlanCandidate:
+        """`part` (this choice's) as a candidate tried: whether it met the criterion, why not."""
+        return PlanCandidate(**part.model_dump(exclude_unset=True), met=met, why_not=why_not)
 
     @classmethod
     def of(cls, part: PlanChoice) -> Choice:

@@ -4,7 +4,8 @@ read back by `plan --verify`.
 
     outcome: "plan" | "float32" | "none", criterion,
     chosen: {route, dtype, threads, keep_float32[], speedup_interval{low, high, estimate},
-             criterion_value},
+             criterion_value, and where they apply flipped{count, held_out} (real data) and
+             identical_to_float32 (true: its answers were float32's bit for bit)},
     candidates[]: the same fields plus met and why_not,
     sensitivity[]: {name, one_in, leave_out, time_share_plain, time_share_lower},
     first_divergent (a row name or null), snippet, budget_s, spent_s
@@ -25,9 +26,11 @@ from autocast_explorer.core.documents.field_types import (
     NullableFraction,
     NullableNumber,
     NullableText,
+    Omittable,
     PositiveWhole,
     Text,
     Texts,
+    Whole,
     schema_tag,
 )
 from autocast_explorer.core.documents.held import write_always
@@ -55,8 +58,20 @@ class SpeedupInterval(Part):
     estimate: MeasuredNonNegative
 
 
+class PlanFlips(Part):
+    """On real data: the held-out rows whose predicted class differs from float32's."""
+
+    schema_name: ClassVar[str] = "plan_flips"
+
+    count: Whole
+    held_out: PositiveWhole
+
+
 class PlanChoice(Part):
-    """One way to run the model: route, dtype, threads and the layers kept in float32."""
+    """One way to run the model: route, dtype, threads and the layers kept in float32 (module
+    paths: the user's own keep-set first, in every lower-precision candidate). `flipped` is
+    written on real data only; `identical_to_float32` only when true (then nothing it lowered
+    changed an answer: it is float32 after all, not a lower precision)."""
 
     route: Text
     dtype: Text
@@ -64,6 +79,8 @@ class PlanChoice(Part):
     keep_float32: Texts = ()
     speedup_interval: SpeedupInterval | None = None
     criterion_value: NullableNumber = None
+    flipped: PlanFlips | None = None  # left unset (not written) where not counted
+    identical_to_float32: Omittable[Flag] = None
 
     @model_validator(mode="after")
     def _every_key_written(self) -> PlanChoice:

@@ -6,6 +6,9 @@
 - accuracy-drop: float32's held-out accuracy minus the lowered one's, in points, with the 95%
   paired-bootstrap interval of the answers module (rows resampled together).
 
+On real data every measure also counts the flipped examples: held-out rows whose predicted
+class (argmax of what is finite, as the answers module reads it) differs from float32's.
+
 The outputs are judged on what the plan's subject holds: the held-out rows on real data, else
 the run's input batch.
 """
@@ -22,6 +25,7 @@ import torch
 
 from autocast_explorer.core.data.answers import paired_bootstrap
 from autocast_explorer.core.experiment.capture import first_tensor
+from autocast_explorer.core.numerics.flips import flip_count
 from autocast_explorer.core.numerics.layer_error import layer_error
 from autocast_explorer.core.planning.criterion import Criterion
 from autocast_explorer.core.runtime.errors import ConfigError
@@ -41,6 +45,10 @@ class Measured:
     high: float | None = None
     #: The answers were float32's, bit for bit: nothing lowered changed them.
     identical: bool = False
+    #: On real data: the held-out rows whose predicted class differs from float32's, of
+    #: `held_out` rows judged.
+    flips: int | None = None
+    held_out: int = 0
 
     def met(self, criterion: Criterion) -> bool:
         return criterion.met(self.value, self.low, self.high)
@@ -81,13 +89,17 @@ class Judge:
         if refusal:
             raise ConfigError("criterion", refusal)
 
+    @property
+    def classes(self) -> bool:
+        """Whether the output is batch × classes logits (a predicted class per row)."""
+        return self.reference.dim() == 2 and self.reference.shape[1] >= 2
+
     def refusal(self) -> str:
         """Why this criterion cannot be measured on this model's output ('' when it can)."""
         measure = self.criterion.measure
         if measure == "accuracy-drop" and self.labels is None:
             return "accuracy-drop needs real data (--data digits or a file of yours)"
-        classes = self.reference.dim() == 2 and self.reference.shape[1] >= 2
-        if measure in ("agree", "accuracy-drop") and not classes:
+        if measure in ("agree", "accuracy-drop") and not self.classes:
             shape = "×".join(map(str, ("batch", *self.reference.shape[1:])))
             return (
                 f"{measure} needs batch × classes logits, and this model's output is {shape}: "
@@ -109,6 +121,9 @@ class Judge:
         if low.shape != reference.shape:
             return NOT_MEASURED
         measured = self._measure(reference, low)
+        if self.labels is not None and self.classes:
+            flips = flip_count(_predicting(reference), _predicting(low))
+            measured = dataclasses.replace(measured, flips=flips, held_out=self.rows)
         if torch.equal(reference, low):
             return dataclasses.replace(measured, identical=True)
         return measured
@@ -128,11 +143,16 @@ class Judge:
         argmax of what is finite, as the answers module reads it)."""
         assert self.labels is not None
         labels = self.labels[: self.rows]
-        plain = reference.nan_to_num(nan=-math.inf).argmax(dim=1).numpy() == labels
-        lowered = low.nan_to_num(nan=-math.inf).argmax(dim=1).numpy() == labels
+        plain = _predicting(reference).argmax(dim=1).numpy() == labels
+        lowered = _predicting(low).argmax(dim=1).numpy() == labels
         gain_low, gain_high = paired_bootstrap(plain, lowered, self.seed)
         drop = 100.0 * float(plain.mean() - lowered.mean())
         return Measured(drop, -100.0 * gain_high, -100.0 * gain_low)
+
+
+def _predicting(logits: torch.Tensor) -> torch.Tensor:
+    """Logits whose argmax is the answers module's predicted class (a NaN never wins)."""
+    return logits.nan_to_num(nan=-math.inf)
 
 
 def _clip(sqnr: float) -> float:

@@ -3,9 +3,9 @@
 The model is built as a run builds it (trained first on real data); the locator measures every
 row (sensitivity.py); the search (candidates.py) grows the float32 keep-sets and times the
 candidates on the real model (bench.py); the document holds all of it and the snippet
-(snippet.py). The budget covers everything from the call on: building, the locator, compiles
-and timings; the search stops starting new work once it is spent, so the whole takes the
-budget and at most one candidate's timing or compile more.
+(snippet.py). The budget covers everything from when the user asked (`started`): building,
+the locator, compiles, thread switches and timings (budget.py); the search stops starting new
+work once it is spent, and sizes each timing by how far those of its kind ran past theirs.
 """
 
 from __future__ import annotations
@@ -21,16 +21,20 @@ import torch
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.interval import SpeedupInterval as Interval
+from autocast_explorer.core.experiment.pace import bounds_text, ratio_text
 from autocast_explorer.core.experiment.route_kinds import route_names
 from autocast_explorer.core.hardware.cpu import environment
 from autocast_explorer.core.hardware.load import LoadMeter
 from autocast_explorer.core.planning.bench import LiveBench, forward_seconds
+from autocast_explorer.core.planning.budget import Budget
 from autocast_explorer.core.planning.candidates import Found, Search, Space, Tried, why_not
 from autocast_explorer.core.planning.choice import FLOAT32, Choice
 from autocast_explorer.core.planning.criterion import Criterion, parse_criterion
 from autocast_explorer.core.planning.document import (
     SCHEMA,
+    PlanChoice,
     PlanDocument,
+    PlanFlips,
     SensitivityRow,
     SpeedupInterval,
 )
@@ -44,6 +48,7 @@ from autocast_explorer.core.planning.sensitivity import (
 )
 from autocast_explorer.core.planning.snippet import plan_snippet
 from autocast_explorer.core.planning.subject import Subject, prepare_subject
+from autocast_explorer.core.planning.words import flips_text
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES
 from autocast_explorer.core.runtime.dtypes import DTYPES
 from autocast_explorer.core.runtime.errors import ConfigError
@@ -96,7 +101,7 @@ def _rankings(
     judge: Judge,
     sensitivity: Sequence[SensitivityRow],
     dtypes: Sequence[str],
-    time_left: Callable[[], float],
+    budget: Budget,
     reporter: Reporter,
 ) -> dict[str, Sequence[str]]:
     """Each dtype's rows worst first: the locator's for the run's dtype; the other's from its
@@ -104,7 +109,7 @@ def _rankings(
     first = [row.name for row in ranked(sensitivity, judge.criterion)]
     rankings: dict[str, Sequence[str]] = {dtypes[0]: first}
     for dtype in dtypes[1:]:
-        if time_left() < OTHER_RANKING_SHARE:
+        if budget.share_left() < OTHER_RANKING_SHARE:
             rankings[dtype] = first
             continue
         found = measure_rows(subject, judge, TORCH_DTYPES[dtype], reporter, with_leave_out=False)
@@ -122,18 +127,21 @@ def make_plan(
     *,
     routes: Sequence[str] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    started: float | None = None,
 ) -> PlanDocument:
-    """The plan for `config` (its model, data, dtype first, threads and budgets) that meets
-    `criterion`, searched within `budget_s` seconds over `routes` (default: every route).
+    """The plan for `config` (its model, data, dtype first, threads, budgets and the layers it
+    keeps in float32) that meets `criterion`, searched within `budget_s` seconds over `routes`
+    (default: every route). The budget runs from `started` on `clock` (when the user asked:
+    default now) and covers everything after it.
 
-    Raises ConfigError (bad request, a criterion the model cannot be judged by), Cancelled
-    (checked before every row and candidate, and between timed blocks), or what building the
-    model raises."""
+    Raises ConfigError (bad request, a keep pattern that names no layer, a criterion the model
+    cannot be judged by), Cancelled (checked before every row and candidate, and between timed
+    blocks), or what building the model raises."""
+    budget = Budget(budget_s, clock, clock() if started is None else started)
     if isinstance(criterion, str):
         criterion = parse_criterion(criterion)
     routes = tuple(routes or route_names())
     check_request(config, criterion, budget_s, routes)
-    start = clock()
     reporter = Reporter(progress, cancel)
     if "compiled" in routes:
         import torch._dynamo as dynamo
@@ -145,17 +153,10 @@ def make_plan(
         meter = LoadMeter()
         dtype = subject.config.dtype
         sensitivity = sensitivity_rows(
-            subject, judge, TORCH_DTYPES[dtype], reporter.span(0.1, 0.25)
+            subject, judge, TORCH_DTYPES[dtype], reporter.span(0.1, 0.25), budget.share_left
         )
         dtypes = (dtype, *(d for d in DTYPES if d != dtype))
-        rankings = _rankings(
-            subject,
-            judge,
-            sensitivity,
-            dtypes,
-            lambda: 1 - (clock() - start) / budget_s,
-            reporter.span(0.25, 0.3),
-        )
+        rankings = _rankings(subject, judge, sensitivity, dtypes, budget, reporter.span(0.25, 0.3))
         space = Space(
             base=Choice("eager", FLOAT32, threads),
             routes=routes,
@@ -163,17 +164,18 @@ def make_plan(
             threads=thread_counts(free_cores(meter)),
             rankings=rankings,
             rows=subject.layers,
+            kept=subject.kept,
         )
         forward_s = forward_seconds(lambda: subject.model(subject.x))
         bench = LiveBench(subject, judge, threads, forward_s)
-        search = Search(bench, criterion, space, start + budget_s, clock, reporter.span(0.3, 1))
+        search = Search(bench, criterion, space, budget.deadline, clock, reporter.span(0.3, 1))
         try:
             with user_phase(subject.config, "the plan's search"):
                 found = search.run()
         finally:
             bench.release()
     return plan_document(
-        subject.config, criterion, found, sensitivity, budget_s, clock() - start, threads
+        subject.config, criterion, found, sensitivity, budget_s, budget.spent(), threads
     )
 
 
@@ -193,6 +195,21 @@ def _value(tried: Tried) -> float | None:
     return None if tried.measured is None else tried.measured.finite
 
 
+def tried_part(tried: Tried) -> PlanChoice:
+    """A candidate tried as the document's part: its interval, its criterion value, its
+    flipped examples (real data) and whether its answers were float32's bit for bit."""
+    measured = tried.measured
+    flipped = None
+    if measured is not None and measured.flips is not None and measured.held_out > 0:
+        flipped = PlanFlips(count=measured.flips, held_out=measured.held_out)
+    return tried.choice.part(
+        document_interval(tried.interval),
+        _value(tried),
+        flipped,
+        identical=measured is not None and measured.identical,
+    )
+
+
 def header_lines(found: Found, criterion: Criterion) -> tuple[str, ...]:
     """What the snippet's opening comment says: the outcome, the criterion, the speedup."""
     chosen = found.chosen
@@ -208,10 +225,13 @@ def header_lines(found: Found, criterion: Criterion) -> tuple[str, ...]:
         lines.append(f"criterion {criterion}: {value:.4g} measured")
     interval = document_interval(chosen.interval)
     if interval is not None and interval.low != interval.high:
+        bounds = bounds_text(interval.low, interval.high, " to ")
         lines.append(
-            f"speedup {interval.estimate:.2f}x (95%: {interval.low:.2f} to {interval.high:.2f})"
-            " against float32 eager"
+            f"speedup {ratio_text(interval.estimate)}x (95%: {bounds}) against float32 eager"
         )
+    flips = flips_text(tried_part(chosen))
+    if flips and chosen.lowers:
+        lines.append(flips)
     if found.outcome == "none":
         lines.append("it does NOT meet the criterion: float32 is the safe choice")
     return tuple(lines)
@@ -230,10 +250,7 @@ def plan_document(
     chosen = found.chosen
     candidates = tuple(
         tried.choice.candidate(
-            document_interval(tried.interval),
-            _value(tried),
-            tried.met(criterion),
-            why_not(tried, found, criterion),
+            tried_part(tried), tried.met(criterion), why_not(tried, found, criterion)
         )
         for tried in found.tried
     )
@@ -244,7 +261,7 @@ def plan_document(
         environment=environment(threads),
         outcome=found.outcome,
         criterion=str(criterion),
-        chosen=chosen.choice.part(document_interval(chosen.interval), _value(chosen)),
+        chosen=tried_part(chosen),
         candidates=candidates,
         sensitivity=sensitivity,
         first_divergent=first_divergent(sensitivity, criterion),

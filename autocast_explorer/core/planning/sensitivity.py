@@ -4,11 +4,17 @@ For each layer row (subject.py) and the lower dtype:
 - one-in: the criterion's measure when only that row runs under autocast (interventions'
   `lower_only`: its output is float32 again for the float32 rows after it);
 - leave-out: the measure when every row runs under autocast but that one, kept in float32
-  (`keep_float32`);
+  (`keep_float32`); a row inside the user's keep-set is float32 in every candidate, so both
+  of its measures are float32's own (`Judge.perfect`);
 - time shares: the row's share of one forward's time in float32 and under autocast, from a
   timer around each row's forward over a few forwards (the wrapper's own cost, about a
   microsecond per call, counts in the row's share; a share is of the whole forward, so what
   runs between rows — the model's own code — is in no row).
+
+The user's own keep-set (`subject.kept`, the config's `keep_float32`) stays kept in float32
+throughout: the rows are measured as the candidates will run them. Leave-outs are measured only
+while the plan's budget has LEAVE_OUT_SHARE of it left (a row not measured is null): the one-ins
+rank the rows, and the search needs the rest of the budget.
 
 The first divergent row is the first, in the model's order, whose one-in measure alone fails
 the criterion: where the error jumps.
@@ -25,6 +31,7 @@ import torch
 
 from autocast_explorer.core.experiment import timing
 from autocast_explorer.core.experiment.interventions import around_layers, keep_float32, lower_only
+from autocast_explorer.core.experiment.layer_patterns import within
 from autocast_explorer.core.experiment.model import low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.planning.criterion import Criterion, parse_criterion
@@ -44,6 +51,8 @@ if TYPE_CHECKING:
 PROFILE_SECONDS = 0.2
 PROFILE_CALLS = 3
 PROFILE_MAX_CALLS = 50
+#: Leave-outs are measured while this share of the plan's budget is left.
+LEAVE_OUT_SHARE = 0.6
 
 
 def judged(subject: Subject, judge: Judge, forward: ForwardFn) -> Measured:
@@ -121,35 +130,54 @@ def time_shares(
     return {row: statistics.median(values) for row, values in shares.items()}
 
 
+def user_kept(subject: Subject) -> contextlib.AbstractContextManager[None]:
+    """The user's own keep-set kept in float32 inside the block."""
+    return keep_float32(subject.model, subject.kept)
+
+
 def measure_rows(
     subject: Subject,
     judge: Judge,
     dtype: torch.dtype,
     reporter: Reporter,
     with_leave_out: bool = True,
+    share_left: Callable[[], float] = lambda: 1.0,
 ) -> list[tuple[str, Measured, Measured]]:
-    """(row, one-in, leave-out) for every row; cancel is checked before each row."""
+    """(row, one-in, leave-out) for every row, the user's keep-set kept; leave-outs while
+    `share_left()` (of the plan's budget) is at least LEAVE_OUT_SHARE. Cancel is checked before
+    each row."""
     found = []
     count = len(subject.layers)
-    for index, row in enumerate(subject.layers):
-        reporter.check()
-        reporter.report(index / max(count, 1), f"lowering {row} alone, then keeping it alone")
-        single = one_in(subject, judge, row, dtype)
-        kept = leave_out(subject, judge, row, dtype) if with_leave_out else NOT_MEASURED
-        found.append((row, single, kept))
+    with user_kept(subject):
+        for index, row in enumerate(subject.layers):
+            reporter.check()
+            if within(row, subject.kept):  # float32 in every candidate: lowering it is moot
+                found.append((row, judge.perfect(), judge.perfect()))
+                continue
+            reporter.report(index / max(count, 1), f"lowering {row} alone, then keeping it alone")
+            single = one_in(subject, judge, row, dtype)
+            kept = NOT_MEASURED
+            if with_leave_out and share_left() >= LEAVE_OUT_SHARE:
+                kept = leave_out(subject, judge, row, dtype)
+            found.append((row, single, kept))
     return found
 
 
 def sensitivity_rows(
-    subject: Subject, judge: Judge, dtype: torch.dtype, reporter: Reporter
+    subject: Subject,
+    judge: Judge,
+    dtype: torch.dtype,
+    reporter: Reporter,
+    share_left: Callable[[], float] = lambda: 1.0,
 ) -> tuple[SensitivityRow, ...]:
-    """The locator's rows for `dtype`, in the model's order."""
-    measured = measure_rows(subject, judge, dtype, reporter.span(0.0, 0.9))
+    """The locator's rows for `dtype`, in the model's order (`measure_rows`)."""
+    measured = measure_rows(subject, judge, dtype, reporter.span(0.0, 0.9), True, share_left)
     reporter.report(0.9, "timing each row's share of a forward")
     reporter.check()
-    plain = time_shares(subject.model, subject.x, subject.layers, None)
-    reporter.check()
-    lower = time_shares(subject.model, subject.x, subject.layers, dtype)
+    with user_kept(subject):
+        plain = time_shares(subject.model, subject.x, subject.layers, None)
+        reporter.check()
+        lower = time_shares(subject.model, subject.x, subject.layers, dtype)
     return tuple(
         SensitivityRow(
             name=row,

@@ -3,14 +3,20 @@
 `torch.compile` and `torch.set_num_threads` when the plan says so. It needs nothing but torch.
 
 The kept layer's wrapper is what interventions.keep_float32 does (autocast off inside, floating
-inputs made float32 again, so a float32 layer never meets a bfloat16 input).
+inputs made float32 again, so a float32 layer never meets a bfloat16 input); on the implicit
+route, where there is no autocast, it is what the run's implicit route does (routes/implicit.py:
+oneDNN's fp32_precision "ieee" inside the layer: its GEMMs keep float32 maths).
 """
 
 from __future__ import annotations
 
 import json
 
-from autocast_explorer.core.experiment.routes.implicit import IMPLICIT_BACKENDS, IMPLICIT_PRECISION
+from autocast_explorer.core.experiment.routes.implicit import (
+    IMPLICIT_BACKENDS,
+    IMPLICIT_PRECISION,
+    KEPT_PRECISION,
+)
 from autocast_explorer.core.planning.choice import Choice
 
 KEEP_HELPER = '''
@@ -41,10 +47,36 @@ def keep_float32(module):
 '''
 
 
-def _keep_lines(keep: tuple[str, ...]) -> str:
+KEEP_MATHS_HELPER = '''
+
+def keep_float32(module):
+    """Run `module`'s GEMMs with float32 maths whatever oneDNN's setting outside it."""
+    forward = module.forward
+
+    def float32_forward(*args, **kwargs):
+        groups = [{groups}]
+        previous = [group.fp32_precision for group in groups]
+        for group in groups:
+            group.fp32_precision = {kept}
+        try:
+            return forward(*args, **kwargs)
+        finally:
+            for group, value in zip(groups, previous):
+                group.fp32_precision = value
+
+    module.forward = float32_forward
+
+'''
+
+
+def _keep_lines(keep: tuple[str, ...], implicit: bool) -> str:
     names = ",\n".join(f"    {json.dumps(name)}" for name in keep)
     loop = "    keep_float32(model.get_submodule(name))\n"
-    return f"{KEEP_HELPER}\nfor name in [\n{names},\n]:\n{loop}"
+    helper = KEEP_HELPER
+    if implicit:
+        groups = ", ".join(f"torch.backends.mkldnn.{group}" for group in IMPLICIT_BACKENDS)
+        helper = KEEP_MATHS_HELPER.format(groups=groups, kept=json.dumps(KEPT_PRECISION))
+    return f"{helper}\nfor name in [\n{names},\n]:\n{loop}"
 
 
 def _run_lines(choice: Choice) -> str:
@@ -77,7 +109,7 @@ def plan_snippet(choice: Choice, header: tuple[str, ...] = ()) -> str:
     text = "import torch\n\n" + "\n".join(lines) + "\n"
     text += f"\ntorch.set_num_threads({choice.threads})\n"
     if choice.keep:
-        text += _keep_lines(choice.keep)
+        text += _keep_lines(choice.keep, choice.route == "implicit")
     if choice.route == "implicit":
         text += _implicit_lines()
     text += _run_lines(choice)

@@ -5,6 +5,10 @@ The rows are the layers at the depth the Layers tab shows a model of yours at (i
 --layer-depth, else the deepest depth with at most 40 rows; families/user/depth.py); the
 built-in families' layers are all at one depth already, so the same rule gives their layers.
 Rows never nest, so a row's time share and a keep-set's layers add up.
+
+The config's own `keep_float32` patterns are resolved to module paths here (`kept`): the user's
+keep-set, which every lower-precision candidate keeps and the search only adds to. A pattern
+that names no layer is refused as a run refuses it (ConfigError naming `keep_float32`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from autocast_explorer.core.experiment.data_run import fitted, prepare
 from autocast_explorer.core.experiment.families.user.depth import default_depth, shown_names
 from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.families.user.record import rows_at_depth
+from autocast_explorer.core.experiment.interventions import kept_layers
+from autocast_explorer.core.experiment.layer_patterns import within
 from autocast_explorer.core.experiment.model import build
 from autocast_explorer.core.runtime.progress import Reporter
 
@@ -32,7 +38,8 @@ ForwardFn = Callable[[torch.Tensor], object]
 class Subject:
     """A built model and its inputs: `x` is timed, `chunks` are judged (held-out rows cut into
     batches of `x`'s size, the last one padded by wrapping around: one shape for a compiled
-    forward), `rows` of them real (the rest padding); `labels` on real data."""
+    forward), `rows` of them real (the rest padding); `labels` on real data; `kept`: the module
+    paths the config's `keep_float32` names (kept in every lower-precision candidate)."""
 
     config: ExperimentConfig
     model: torch.nn.Module
@@ -41,6 +48,12 @@ class Subject:
     rows: int
     labels: np.ndarray | None
     layers: tuple[str, ...]
+    kept: tuple[str, ...] = ()
+
+    @property
+    def free_layers(self) -> tuple[str, ...]:
+        """The layer rows the search may still keep: those not inside the user's keep-set."""
+        return tuple(row for row in self.layers if not within(row, self.kept))
 
     def outputs(self, forward: ForwardFn) -> list[object]:
         """`forward` of every judged chunk, in order."""
@@ -87,8 +100,9 @@ def prepare_subject(config: ExperimentConfig, reporter: Reporter) -> Subject:
         held_x, labels = prepared.held_out
         chunks = tuple(_chunks(held_x, prepared.row_shape, x.shape[0]))
         rows = held_x.shape[0]
+    kept = kept_layers(model, config.keep_float32) if config.keep_float32 else ()
     reporter.report(0.95, "finding the layer rows")
     with user_phase(config, "the float32 forward"):
         layers = layer_rows(config, model, x)
     reporter.check()
-    return Subject(config, model, x, chunks, rows, labels, layers)
+    return Subject(config, model, x, chunks, rows, labels, layers, kept)

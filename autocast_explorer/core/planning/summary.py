@@ -4,25 +4,13 @@ saved plan prints the same."""
 
 from __future__ import annotations
 
-from autocast_explorer.core.experiment.pace import ratio_text
 from autocast_explorer.core.planning.choice import Choice
 from autocast_explorer.core.planning.criterion import Criterion, parse_criterion
-from autocast_explorer.core.planning.document import PlanChoice, PlanDocument, SpeedupInterval
+from autocast_explorer.core.planning.document import PlanChoice, PlanDocument
 from autocast_explorer.core.planning.ranking import ranked
+from autocast_explorer.core.planning.words import flips_text, interval_text, lowers
 
 UNITS = {"agree": "%", "sqnr": " dB", "accuracy-drop": " points"}
-
-
-def interval_text(interval: SpeedupInterval | None) -> str:
-    """'1.21× (95%: 1.15–1.27)', or 'not timed'."""
-    if interval is None:
-        return "not timed"
-    if interval.low == interval.high == 1.0:
-        return "1× (float32 eager itself)"
-    return (
-        f"{ratio_text(interval.estimate)}× (95%: {ratio_text(interval.low)}–"
-        f"{ratio_text(interval.high)})"
-    )
 
 
 def value_text(criterion: Criterion, value: float | None) -> str:
@@ -34,9 +22,11 @@ def value_text(criterion: Criterion, value: float | None) -> str:
 
 
 def _choice_line(choice: PlanChoice, criterion: Criterion) -> str:
+    flips = f"; {flips_text(choice)}" if lowers(choice) and flips_text(choice) else ""
     return (
         f"{Choice.of(choice).label()}: {interval_text(choice.speedup_interval)} against "
         f"float32 eager; {criterion.measure} {value_text(criterion, choice.criterion_value)}"
+        + flips
     )
 
 
@@ -45,7 +35,7 @@ def outcome_lines(plan: PlanDocument, criterion: Criterion) -> list[str]:
     chosen = _choice_line(plan.chosen, criterion)
     if plan.outcome == "plan":
         return [f"Plan: {chosen}"]
-    lowered = [c for c in plan.candidates if c.dtype != "float32"]
+    lowered = [c for c in plan.candidates if lowers(c)]
     if plan.outcome == "float32":
         lines = [f"float32 is fastest here: {chosen}"]
         timed = [(c.speedup_interval.estimate, c) for c in lowered if c.met and c.speedup_interval]

@@ -45,7 +45,8 @@ from autocast_explorer.core.planning.document import PlanDocument, SpeedupInterv
 from autocast_explorer.core.planning.search import document_interval
 from autocast_explorer.core.planning.sensitivity import judge_for
 from autocast_explorer.core.planning.subject import Subject, prepare_subject
-from autocast_explorer.core.planning.summary import interval_text, value_text
+from autocast_explorer.core.planning.summary import value_text
+from autocast_explorer.core.planning.words import interval_text
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
 from autocast_explorer.core.runtime.dtypes import dtype_name
 from autocast_explorer.core.runtime.progress import CancelFn, Cancelled, ProgressFn, Reporter
@@ -115,7 +116,7 @@ def kept_layers_line(subject: Subject, choice: Choice) -> tuple[bool, str]:
     ) -> object:
         out = call()
         tensor = first_tensor(out)
-        if tensor is not None and name in subject.layers:
+        if tensor is not None and (name in subject.layers or name in choice.keep):
             seen[name] = dtype_name(tensor.dtype)
         return out
 
@@ -127,7 +128,9 @@ def kept_layers_line(subject: Subject, choice: Choice) -> tuple[bool, str]:
     ):
         subject.model(subject.x)
     wrong = [name for name in choice.keep if seen.get(name, FLOAT32) != FLOAT32]
-    lowered = [name for name, dtype in seen.items() if dtype == choice.dtype]
+    lowered = [
+        name for name, dtype in seen.items() if dtype == choice.dtype and name not in choice.keep
+    ]
     words = (
         f"kept in float32: {', '.join(choice.keep)} — "
         f"{'float32' if not wrong else 'NOT float32: ' + ', '.join(wrong)}; "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from autocast_explorer.core.experiment.pace import ratio_text
+from autocast_explorer.core.experiment.pace import bounds_text, ratio_text
 from autocast_explorer.core.planning.criterion import Criterion, CriterionError, parse_criterion
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ MEASURE_NAMES: dict[str, tuple[str, str]] = {
 #: The candidates table's columns, in order (`candidate_cells` fills them); the third is the
 #: criterion's measure (MEASURE_NAMES).
 CANDIDATE_COLUMNS = ("Candidate", "Speedup (95%)", "Criterion value", "Met", "Why not")
+#: Plain float32 eager's speedup against itself: 1 by definition, no interval.
+REFERENCE_SPEED = "1× (float32 eager itself)"
 
 
 def value_text(criterion: Criterion, value: float | None) -> str:
@@ -47,11 +49,29 @@ def value_text(criterion: Criterion, value: float | None) -> str:
 
 def interval_text(interval: SpeedupInterval | None, level: bool = True) -> str:
     """'1.21× (95%: 1.10–1.33)': a speedup against float32 eager and its interval ('1.21×
-    (1.10–1.33)' without the level, where a header names it)."""
+    (1.10–1.33)' without the level, where a header names it); bounds that differ with the
+    digits to tell them apart ('0.998–1.003'); float32 eager's own '1× (float32 eager itself)'."""
     if interval is None:
         return "not timed"
-    bounds = f"{ratio_text(interval.low)}–{ratio_text(interval.high)}"
+    if interval.low == interval.high == 1.0:
+        return REFERENCE_SPEED
+    bounds = bounds_text(interval.low, interval.high)
     return f"{ratio_text(interval.estimate)}× ({'95%: ' if level else ''}{bounds})"
+
+
+def lowers(choice: PlanChoice) -> bool:
+    """Whether a candidate is a lower precision: a lower dtype that changed the answers (one
+    whose answers were float32's bit for bit is float32 after all, as the search counts it)."""
+    return choice.dtype != "float32" and not choice.identical_to_float32
+
+
+def flips_text(choice: PlanChoice) -> str:
+    """'3 of 360 held-out examples flipped' (real data), '' where not counted."""
+    flipped = choice.flipped
+    if flipped is None:
+        return ""
+    noun = "example" if flipped.held_out == 1 else "examples"
+    return f"{flipped.count} of {flipped.held_out} held-out {noun} flipped"
 
 
 def kept_text(names: tuple[str, ...]) -> str:
@@ -86,7 +106,7 @@ def best_lower(plan: PlanDocument) -> PlanCandidate | None:
     timed = [
         (c.met, c.speedup_interval.estimate, -i, c)
         for i, c in enumerate(plan.candidates)
-        if c.dtype != "float32" and c.speedup_interval is not None
+        if lowers(c) and c.speedup_interval is not None
     ]
     return max(timed, key=lambda entry: entry[:3])[3] if timed else None
 
@@ -97,10 +117,11 @@ def outcome_sentence(plan: PlanDocument) -> str:
     criterion = parse_criterion(plan.criterion)
     chosen = plan.chosen
     figure = interval_text(chosen.speedup_interval)
+    flips = f"; {flips_text(chosen)}" if flips_text(chosen) else ""
     if plan.outcome == "plan":
         return (
             f"Run {choice_text(chosen)}: speedup {figure} against float32 eager, with "
-            f"{_reached(criterion, chosen)} ({criterion} holds)."
+            f"{_reached(criterion, chosen)} ({criterion} holds){flips}."
         )
     if plan.outcome == "float32":
         best = best_lower(plan)
@@ -117,7 +138,7 @@ def outcome_sentence(plan: PlanDocument) -> str:
         )
     return (
         f"No plan meets {criterion}: the closest, {choice_text(chosen)}, reached "
-        f"{value_text(criterion, chosen.criterion_value)}, speedup {figure}."
+        f"{value_text(criterion, chosen.criterion_value)}, speedup {figure}{flips}."
     )
 
 

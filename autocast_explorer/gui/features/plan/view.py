@@ -5,8 +5,9 @@ also refuses an accuracy criterion without real data). Find plan runs core's sea
 experiment's config (the model and data Run measures) on the window's shared runner, with
 progress here and Cancel beside it; the plan comes back as core's `PlanDocument` and is shown
 as core words it: the outcome sentence, the sensitivity chart, every candidate in a table and
-the snippet to paste. Verify applies the plan again in a fresh process. All calls of core go
-through `backend` (a `PlanBackend`), which tests replace with fakes.
+the snippet to paste. Verify applies the plan again in a fresh process. Apply makes the chosen
+candidate the experiment's (core's `applied_config`), so the next Run measures it. All calls of
+core's search and verify go through `backend` (a `PlanBackend`), which tests replace with fakes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal, Slot
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from autocast_explorer.core.experiment.config_words import config_line
+from autocast_explorer.core.planning.applying import applied_config
 from autocast_explorer.core.planning.criterion import parse_criterion
 from autocast_explorer.core.planning.words import (
     MEASURE_NAMES,
@@ -56,14 +58,17 @@ if TYPE_CHECKING:
 
 #: Below this tab width (px at 100% text) the chart and the table stack.
 SIDE_BY_SIDE_PX = 1000
-#: Below this width the criterion, budget and buttons stack.
+#: Below this width the criterion, budget and buttons stack; and the buttons under the code.
 INPUTS_ROW_PX = 620
+ACTIONS_ROW_PX = 480
 #: Candidates shown before the table scrolls; the snippet's fewest and most lines shown.
 TABLE_ROWS = 12
 SNIPPET_LINES = (3, 14)
 #: A wrapping column of the table is never narrower than this text (then the table scrolls
 #: sideways): the longest word of a candidate or a reason, at any text scale.
 WRAPPING_MIN_TEXT = "reference "
+#: Apply's key: the chosen candidate becomes the experiment's (while a plan is shown).
+APPLY_KEY = "Ctrl+Alt+A"
 CRITERION_COLUMN = widgets.CANDIDATE_COLUMNS.index("Criterion value")
 SPEEDUP_COLUMN = widgets.CANDIDATE_COLUMNS.index("Speedup (95%)")
 
@@ -102,6 +107,8 @@ class PlanView(QWidget):
     verifyFailed = Signal(str)
     #: The plan shown changed (a new one, or cleared): file actions follow.
     shownChanged = Signal()
+    #: Apply set the experiment's state: the ExperimentConfig the next Run measures.
+    planApplied = Signal(object)
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
@@ -187,7 +194,14 @@ class PlanView(QWidget):
         return inputs
 
     def _build_actions(self) -> QWidget:
-        """Copy code, Verify and Save as JSON, under the snippet."""
+        """Apply, Copy code, Verify and Save as JSON, under the snippet."""
+        self.applyButton = widgets.button(
+            "Apply",
+            "planApplyButton",
+            "Make the chosen plan the experiment's: its dtype, layers kept in float32, threads "
+            f"and route; the next Run measures it ({APPLY_KEY}).",
+        )
+        self.applyButton.setShortcut(QKeySequence(APPLY_KEY))
         self.copyButton = widgets.button(
             "Copy code", "planCopyButton", "Copy the plan's code to the clipboard."
         )
@@ -203,15 +217,17 @@ class PlanView(QWidget):
         actions = QWidget()  # hidden as a whole: no empty row takes spacing before a plan
         row = QHBoxLayout(actions)
         row.setContentsMargins(0, 0, 0, 0)
-        for button in (self.copyButton, self.verifyButton, self.saveButton):
+        for button in (self.applyButton, self.copyButton, self.verifyButton, self.saveButton):
             row.addWidget(button)
         row.addStretch(1)
+        reflow_below(row, ACTIONS_ROW_PX)
         return actions
 
     def _connect(self) -> None:
         self.criterionEdit.textChanged.connect(self._validate)
         self.runButton.clicked.connect(self.start_plan)
         self.cancelButton.clicked.connect(self._ctx.cancel)
+        self.applyButton.clicked.connect(self.apply_plan)
         self.copyButton.clicked.connect(self.copy_snippet)
         self.verifyButton.clicked.connect(self.start_verify)
         self.saveButton.clicked.connect(self.save_dialog)
@@ -252,6 +268,7 @@ class PlanView(QWidget):
         has_plan = self.last_plan is not None
         self.copyButton.setEnabled(has_plan and bool(self.last_plan and self.last_plan.snippet))
         self.verifyButton.setEnabled(has_plan and ready and not busy)
+        self.applyButton.setEnabled(has_plan and not busy)
         self.saveButton.setEnabled(has_plan)
         for part in self._plan_parts:  # no empty table, box and buttons before the first plan
             part.setVisible(has_plan)
@@ -403,7 +420,10 @@ class PlanView(QWidget):
             self.summaryLabel.setText("")
             return
         text = f"{search_summary(plan)} Planned for {config_line(plan.config)}."
-        if self._ctx.valid_config() != plan.config:
+        now = self._ctx.valid_config()
+        if now == applied_config(plan) and now != plan.config:
+            text += " Applied: the next Run measures the chosen plan."
+        elif now != plan.config:
             text += " The settings on the left have changed since: Find plan again for them."
         self.summaryLabel.setText(text)
 
@@ -418,7 +438,21 @@ class PlanView(QWidget):
         self._update_actions()
         self.shownChanged.emit()
 
-    # ---- copy, verify, save ----------------------------------------------------------------
+    # ---- apply, copy, verify, save ---------------------------------------------------------
+    @Slot()
+    def apply_plan(self) -> bool:
+        """Set the experiment's state to the plan's chosen candidate (`applied_config`: the
+        config planned for, with its dtype, keep-set, threads and route); False when no plan is
+        shown or something is being measured."""
+        plan = self.last_plan
+        if plan is None or self.client.busy():
+            return False
+        config = applied_config(plan)
+        self._ctx.set_config(config)
+        self._ctx.show_message("The plan is the experiment's now: Run measures it.")
+        self.planApplied.emit(config)
+        return True
+
     @Slot()
     def copy_snippet(self) -> bool:
         """Put the plan's code on the clipboard; False when there is none."""

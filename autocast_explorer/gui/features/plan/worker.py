@@ -7,6 +7,7 @@ that returns documents they made. No widgets here.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,10 +31,12 @@ VerifyPlan = Callable[..., "Verification"]
 def core_make_plan(
     config: ExperimentConfig, criterion: Criterion, budget_s: float, **callbacks: Any
 ) -> PlanDocument:
-    """core.planning.search.make_plan (progress and cancel passed on)."""
+    """core.planning.search.make_plan (progress and cancel passed on), its budget counted from
+    this call on: importing the search is part of it."""
+    started = time.monotonic()
     from autocast_explorer.core.planning.search import make_plan
 
-    plan: PlanDocument = make_plan(config, criterion, budget_s, **callbacks)
+    plan: PlanDocument = make_plan(config, criterion, budget_s, started=started, **callbacks)
     return plan
 
 
