@@ -258,8 +258,8 @@ class Search:
         if self._allowance(setup, jobs, switching) is None:
             left = max(self.deadline - self.clock(), 0.0)
             tried.stopped = (
-                f"not tried: compiling (about {setup:.0f} s) would pass the budget ({left:.0f} s "
-                "left)"
+                f"not tried: compiling (about {setup:.0f} s, {COMPILE_MARGIN:g}× that to be "
+                f"safe) and timing it would pass the budget ({left:.0f} s left)"
                 if setup > 0
                 else "not tried: the budget was spent"
             )
