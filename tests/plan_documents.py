@@ -50,6 +50,7 @@ def candidate(
     value: float | None,
     met: bool,
     why_not: str = "",
+    memory_mb: float | None = None,
 ) -> PlanCandidate:
     return PlanCandidate(
         route=route,
@@ -60,6 +61,7 @@ def candidate(
         criterion_value=value,
         met=met,
         why_not=why_not,
+        memory_mb=memory_mb,
     )
 
 
@@ -69,7 +71,7 @@ CANDIDATES = (
     candidate(
         "eager", "bfloat16", 1, (), interval(0.12, 0.16, 0.14), 97.5, False, "agree 97.50% < 99.5%"
     ),
-    candidate("compiled", "bfloat16", 2, ("fc2",), interval(2.7, 3.1, 2.9), 99.8, True),
+    candidate("compiled", "bfloat16", 2, ("fc2",), interval(2.7, 3.1, 2.9), 99.8, True, "", 126.4),
 )
 
 

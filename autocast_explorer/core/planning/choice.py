@@ -50,6 +50,7 @@ class Choice:
         value: float | None = None,
         flipped: PlanFlips | None = None,
         identical: bool = False,
+        memory_mb: float | None = None,
     ) -> PlanChoice:
         """The document's part; `identical`: the answers were float32's bit for bit. What
         does not apply (flips off real data, `identical` false) is left out of the file."""
@@ -62,6 +63,7 @@ class Choice:
             speedup_interval=interval,
             criterion_value=value,
             identical_to_float32=True if identical and self.lowered else None,
+            memory_mb=memory_mb,
             **counted,
         )
 

@@ -81,6 +81,14 @@ class PlanChoice(Part):
     criterion_value: NullableNumber = None
     flipped: PlanFlips | None = None  # left unset (not written) where not counted
     identical_to_float32: Omittable[Flag] = None
+    memory_mb: Annotated[
+        Omittable[NonNegative],
+        Field(
+            description="estimated peak memory (MiB) of running it: weights, input, one "
+            "forward's live tensors in its dtype and the runtime's, from a trace on fake "
+            "tensors, plus a compile's; absent when the model could not be traced"
+        ),
+    ] = None
 
     @model_validator(mode="after")
     def _every_key_written(self) -> PlanChoice:

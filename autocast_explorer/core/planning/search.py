@@ -39,6 +39,7 @@ from autocast_explorer.core.planning.document import (
     SpeedupInterval,
 )
 from autocast_explorer.core.planning.judge import Judge
+from autocast_explorer.core.planning.memory import memory_mb
 from autocast_explorer.core.planning.sensitivity import (
     first_divergent,
     judge_for,
@@ -195,9 +196,27 @@ def _value(tried: Tried) -> float | None:
     return None if tried.measured is None else tried.measured.finite
 
 
-def tried_part(tried: Tried) -> PlanChoice:
+#: The memory (MiB) a choice needs, None where the model could not be traced.
+MemoryOf = Callable[[Choice], float | None]
+
+
+def _memory_of(config: ExperimentConfig) -> MemoryOf:
+    """memory.memory_mb for `config`, once per route and dtype."""
+    known: dict[tuple[str, str], float | None] = {}
+
+    def of(choice: Choice) -> float | None:
+        key = (choice.route, choice.dtype)
+        if key not in known:
+            known[key] = memory_mb(config, choice)
+        return known[key]
+
+    return of
+
+
+def tried_part(tried: Tried, memory: MemoryOf | None = None) -> PlanChoice:
     """A candidate tried as the document's part: its interval, its criterion value, its
-    flipped examples (real data) and whether its answers were float32's bit for bit."""
+    flipped examples (real data), whether its answers were float32's bit for bit and (given
+    `memory`) the memory it needs."""
     measured = tried.measured
     flipped = None
     if measured is not None and measured.flips is not None and measured.held_out > 0:
@@ -207,6 +226,7 @@ def tried_part(tried: Tried) -> PlanChoice:
         _value(tried),
         flipped,
         identical=measured is not None and measured.identical,
+        memory_mb=memory(tried.choice) if memory is not None else None,
     )
 
 
@@ -246,11 +266,13 @@ def plan_document(
     spent_s: float,
     threads: int,
 ) -> PlanDocument:
-    """The plan's document from the search's answer."""
+    """The plan's document from the search's answer, each candidate with the memory it
+    needs (one trace per dtype, shared by the candidates of that dtype and route)."""
     chosen = found.chosen
+    memory = _memory_of(config)
     candidates = tuple(
         tried.choice.candidate(
-            tried_part(tried), tried.met(criterion), why_not(tried, found, criterion)
+            tried_part(tried, memory), tried.met(criterion), why_not(tried, found, criterion)
         )
         for tried in found.tried
     )
@@ -261,7 +283,7 @@ def plan_document(
         environment=environment(threads),
         outcome=found.outcome,
         criterion=str(criterion),
-        chosen=tried_part(chosen),
+        chosen=tried_part(chosen, memory),
         candidates=candidates,
         sensitivity=sensitivity,
         first_divergent=first_divergent(sensitivity, criterion),

@@ -8,7 +8,7 @@ from autocast_explorer.core.planning.choice import Choice
 from autocast_explorer.core.planning.criterion import Criterion, parse_criterion
 from autocast_explorer.core.planning.document import PlanChoice, PlanDocument
 from autocast_explorer.core.planning.ranking import ranked
-from autocast_explorer.core.planning.words import flips_text, interval_text, lowers
+from autocast_explorer.core.planning.words import flips_text, interval_text, lowers, memory_text
 
 UNITS = {"agree": "%", "sqnr": " dB", "accuracy-drop": " points"}
 
@@ -84,9 +84,11 @@ def candidate_lines(plan: PlanDocument, criterion: Criterion) -> list[str]:
         kept = f", keep {', '.join(c.keep_float32)}" if c.keep_float32 else ""
         judged = not c.why_not.startswith("not tried")
         value = f"{value_text(criterion, c.criterion_value)} ({'meets' if c.met else 'misses'})"
+        memory = f"; needs {memory_text(c.memory_mb)}" if c.memory_mb is not None else ""
         lines.append(
             f"  {c.route} {c.dtype} ×{c.threads}{kept}: {interval_text(c.speedup_interval)}; "
-            f"{value if judged else 'not judged'}" + (f" — {c.why_not}" if c.why_not else "")
+            f"{value if judged else 'not judged'}{memory}"
+            + (f" — {c.why_not}" if c.why_not else "")
         )
     return lines
 

@@ -31,7 +31,14 @@ MEASURE_NAMES: dict[str, tuple[str, str]] = {
 }
 #: The candidates table's columns, in order (`candidate_cells` fills them); the third is the
 #: criterion's measure (MEASURE_NAMES).
-CANDIDATE_COLUMNS = ("Candidate", "Speedup (95%)", "Criterion value", "Met", "Why not")
+CANDIDATE_COLUMNS = (
+    "Candidate",
+    "Speedup (95%)",
+    "Criterion value",
+    "Met",
+    "Memory",
+    "Why not",
+)
 #: Plain float32 eager's speedup against itself: 1 by definition, no interval.
 REFERENCE_SPEED = "1× (float32 eager itself)"
 
@@ -158,8 +165,16 @@ def candidate_cells(candidate: PlanCandidate, criterion: Criterion) -> tuple[str
         interval_text(candidate.speedup_interval, level=False),
         value_text(criterion, candidate.criterion_value),
         "yes" if candidate.met else "no",
+        memory_text(candidate.memory_mb),
         candidate.why_not or ("—" if candidate.met else ""),
     )
+
+
+def memory_text(mib: float | None) -> str:
+    """'≈ 37 MB' (estimated from a trace); '' where the model could not be traced."""
+    if mib is None:
+        return ""
+    return f"≈ {mib:,.0f} MB" if mib >= 10 else f"≈ {mib:.1f} MB"
 
 
 def damage_key(criterion: Criterion, value: float | None) -> float:
