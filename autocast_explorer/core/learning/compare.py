@@ -23,7 +23,12 @@ from autocast_explorer.core.documents.reader import MAX_DOCUMENT_BYTES, clean_te
 from autocast_explorer.core.experiment.certainty import SPEEDUP_MEANING
 from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.interval import LEVEL
-from autocast_explorer.core.experiment.pace import SPEED_CALL_WORDS, ratio_text, rough_text
+from autocast_explorer.core.experiment.pace import (
+    SPEED_CALL_WORDS,
+    bounds_text,
+    ratio_text,
+    rough_text,
+)
 from autocast_explorer.core.experiment.result import ExperimentResult, ResultFormatError
 from autocast_explorer.core.experiment.speed_words import untold_words
 from autocast_explorer.core.experiment.training import TrainReport
@@ -498,5 +503,5 @@ def _speedup_text(row: CompareRow) -> str:
         return f"{ratio_text(speedup)}×"
     if row.speedup_level < LEVEL - 1e-9:  # no interval of lower coverage is shown as one
         return f"{ratio_text(speedup)}×"
-    band = f"{ratio_text(row.speedup_low)}–{ratio_text(row.speedup_high)}"
+    band = bounds_text(row.speedup_low, row.speedup_high)  # as the interval writes itself
     return f"{ratio_text(speedup)}× ({row.speedup_level:.0%}: {band})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from autocast_explorer.core.experiment.route_kinds import route_names
-from autocast_explorer.core.planning.choice import FLOAT32
+from autocast_explorer.core.runtime.dtypes import DTYPES
 
 if TYPE_CHECKING:
     from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -23,7 +23,7 @@ def applied_config(plan: PlanDocument) -> ExperimentConfig:
     chosen one measured (every route the config measured stays, in the routes' order)."""
     chosen = plan.chosen
     changes: dict[str, Any] = {"threads": chosen.threads}
-    if chosen.dtype != FLOAT32:
+    if chosen.dtype in DTYPES:  # a lower precision (float32 is not among them)
         changes["dtype"] = chosen.dtype
         changes["keep_float32"] = tuple(chosen.keep_float32)
     routes = plan.config.routes

@@ -1,5 +1,5 @@
 """One way to run the model that the search may try: route, dtype, threads and the layers kept
-in float32, in words and as the document's part. Torch-free."""
+in float32, in words and as the document's part."""
 
 from __future__ import annotations
 
