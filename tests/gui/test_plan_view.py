@@ -17,7 +17,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo, QFontMetrics
 from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QWidget
 
+from autocast_explorer.core.planning.criterion import parse_criterion
 from autocast_explorer.core.planning.document import PlanDocument
+from autocast_explorer.core.planning.words import candidate_cells
 from autocast_explorer.core.runtime.progress import Cancelled
 from autocast_explorer.gui.features.plan.worker import PlanBackend
 from autocast_explorer.gui.shell import style
@@ -128,34 +130,12 @@ def test_each_outcome_is_said_in_core_s_sentence(window, outcome):
 
 def test_the_table_lists_every_candidate_and_why_it_lost(window):
     view = plan_view(window)
-    view.show_plan(plan_of("plan", window.current_config()))
-    assert view.rows() == [
-        (
-            "eager float32 on 1 thread",
-            "1× (float32 eager itself)",
-            "100.00%",
-            "yes",
-            "",
-            "the reference",
-        ),
-        ("compiled float32 on 2 threads", "2.48× (2.30–2.60)", "100.00%", "yes", "", "—"),
-        (
-            "eager bfloat16 on 1 thread",
-            "0.14× (0.12–0.16)",
-            "97.50%",
-            "no",
-            "",
-            "agree 97.50% < 99.5%",
-        ),
-        (
-            "compiled bfloat16 on 2 threads, keeping fc2 in float32",
-            "2.90× (2.70–3.10)",
-            "99.80%",
-            "yes",
-            "≈ 126 MB",
-            "—",
-        ),
-    ]
+    plan = plan_of("plan", window.current_config())
+    view.show_plan(plan)
+    # The cells are core's words for each candidate (their values: tests/core/test_plan_words.py).
+    criterion = parse_criterion(plan.criterion)
+    assert view.rows() == [candidate_cells(c, criterion) for c in plan.candidates]
+    assert view.rows()[3][4] == "≈ 126 MB" and view.rows()[2][5] == "agree 97.50% < 99.5%"
     assert view.table.horizontalHeaderItem(2).text() == "Agree"
     assert view.table.item(3, 1).text() == "2.90×\n(2.70–3.10)"  # the interval under its figure
 
