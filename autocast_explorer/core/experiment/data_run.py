@@ -69,7 +69,6 @@ def prepare(
     `config` must already be fitted to `dataset` (see `fitted`)."""
     import torch
 
-    from autocast_explorer.core.data.files import read_state_dict
     from autocast_explorer.core.experiment.interventions import keep_float32, kept_layers
     from autocast_explorer.core.experiment.model import build_model, low_precision_dtype
 
@@ -77,29 +76,7 @@ def prepare(
     x = dataset.x / np.float32(dataset.scale) if dataset.scale != 1.0 else dataset.x
     model = build_model(config)
     kept = kept_layers(model, config.keep_float32)
-    history: tuple[EpochRecord, ...] = ()
-    if config.checkpoint:
-        reporter.report(0.0, f"loading the weights of {Path(config.checkpoint).name}")
-        from autocast_explorer.core.experiment.guards import memory_budget_bytes
-
-        state = read_state_dict(config.checkpoint, memory_budget_bytes(config))
-        load_checkpoint(model, state, config.title)
-        train_rows, test_rows = np.arange(0), np.arange(dataset.rows)
-    else:
-        refuse_untrainable(config, "model")
-        parts = split(dataset, config.seed)
-        train_rows, test_rows = parts.train, parts.test
-        with torch.enable_grad(), user_phase(config, "training in float32 on the data"):
-            history = train_float32(
-                model,
-                shape,
-                x[train_rows],
-                dataset.y[train_rows],
-                (x[test_rows], dataset.y[test_rows]),
-                config=config,
-                reporter=reporter.span(0.0, 0.9),
-                on_epoch=on_epoch,
-            )
+    train_rows, test_rows, history = _weights(config, dataset, model, x, shape, reporter, on_epoch)
     reporter.report(0.9, "evaluating the held-out rows in float32 and under autocast")
     test_x, test_y = x[test_rows], dataset.y[test_rows]
     accuracy, auto = None, None
@@ -139,6 +116,44 @@ def prepare(
         held_out=(test_x, test_y),
         row_shape=tuple(shape),
     )
+
+
+def _weights(
+    config: ExperimentConfig,
+    dataset: Dataset,
+    model: torch.nn.Module,
+    x: np.ndarray,
+    shape: tuple[int, ...],
+    reporter: Reporter,
+    on_epoch: EpochFn | None,
+) -> tuple[np.ndarray, np.ndarray, tuple[EpochRecord, ...]]:
+    """The checkpoint's weights (every row held out) or float32 training on the seeded split:
+    the training and held-out rows and the epochs trained."""
+    import torch
+
+    from autocast_explorer.core.data.files import read_state_dict
+
+    if config.checkpoint:
+        reporter.report(0.0, f"loading the weights of {Path(config.checkpoint).name}")
+        from autocast_explorer.core.experiment.guards import memory_budget_bytes
+
+        state = read_state_dict(config.checkpoint, memory_budget_bytes(config))
+        load_checkpoint(model, state, config.title)
+        return np.arange(0), np.arange(dataset.rows), ()
+    refuse_untrainable(config, "model")
+    parts = split(dataset, config.seed)
+    with torch.enable_grad(), user_phase(config, "training in float32 on the data"):
+        history = train_float32(
+            model,
+            shape,
+            x[parts.train],
+            dataset.y[parts.train],
+            (x[parts.test], dataset.y[parts.test]),
+            config=config,
+            reporter=reporter.span(0.0, 0.9),
+            on_epoch=on_epoch,
+        )
+    return parts.train, parts.test, history
 
 
 def train_data_info(dataset: Dataset, task: DataTask, epochs: int) -> DataInfo:
