@@ -60,7 +60,8 @@ def test_plan_keeps_the_user_s_layers_in_every_lower_candidate_and_adds_to_them(
     lowered = [c for c in data["candidates"] if c["dtype"] != "float32"]
     assert lowered and all(c["keep_float32"][0] == "norm" for c in lowered)
     implicit = [c for c in lowered if c["route"] == "implicit"]
-    assert [c["keep_float32"] for c in implicit] == [["norm"]]
+    # How many implicit candidates (one, or also at other threads) follows this CPU's timings.
+    assert implicit and all(c["keep_float32"] == ["norm"] for c in implicit)
     assert all(c["keep_float32"] == [] for c in data["candidates"] if c["dtype"] == "float32")
     norm = next(row for row in data["sensitivity"] if row["name"] == "norm")
     assert (norm["one_in"], norm["leave_out"]) == (100.0, 100.0)  # float32 in every candidate
