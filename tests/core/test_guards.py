@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment import guards, memory_bound
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.guards import GuardError
@@ -28,7 +28,7 @@ def test_memory_guard_refuses_before_allocating(monkeypatch):
 
 
 def test_memory_guard_default_budget_is_half_of_available(monkeypatch):
-    monkeypatch.setattr(guards, "available_memory_bytes", lambda: 200 * 2**20)
+    monkeypatch.setattr(memory_bound, "available_memory_bytes", lambda: 200 * 2**20)
     assert guards.memory_budget_bytes(ExperimentConfig()) == 100 * 2**20
     small = ExperimentConfig()
     assert guards.check_memory(small) == guards.traced_peak_bytes(small)
@@ -206,3 +206,24 @@ def test_a_module_level_model_is_built_for_real_before_the_guards_trace(tmp_path
 
     assert not isinstance(module_level_model.MODEL[0].weight, FakeTensor)
     assert result.agreement is not None and result.agreement.rows == 3
+
+
+def test_quick_bound_knows_each_lower_dtypes_size_as_torch_does():
+    from autocast_explorer.core.runtime.dtypes import DTYPES
+
+    sizes = {name: getattr(torch, name).itemsize for name in DTYPES}
+    assert sizes == memory_bound.LOW_DTYPE_BYTES
+
+
+def test_quick_bound_imports_no_torch():
+    """The window checks its inputs with it before torch has loaded."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import autocast_explorer.core.experiment.memory_bound as m; "
+        "from autocast_explorer.core.experiment.config import ExperimentConfig; "
+        "m.check_memory_before_running(ExperimentConfig()); print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -18,10 +18,10 @@ import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
+from autocast_explorer.core.experiment.memory_bound import HELD_OUT_BATCHES
 from autocast_explorer.core.experiment.op_rates import OpWork
 from autocast_explorer.core.experiment.route_kinds import route_kind
 from autocast_explorer.core.experiment.shadow_run import shadow_run
-from autocast_explorer.core.experiment.train_task import HELD_OUT_BATCHES
 from autocast_explorer.core.runtime.progress import Cancelled, Reporter
 
 #: A run forecast to take longer than this is announced before it starts: on stderr by the

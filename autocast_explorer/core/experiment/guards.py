@@ -19,6 +19,28 @@ from autocast_explorer.core.documents.field_types import NonNegative, Omittable,
 from autocast_explorer.core.documents.model import Part, dump
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
+
+# The quick bound lives in memory_bound (torch-free); these names stay the guards' API.
+from autocast_explorer.core.experiment.memory_bound import (
+    GuardError as GuardError,
+)
+from autocast_explorer.core.experiment.memory_bound import (
+    check_memory_before_running as check_memory_before_running,
+)
+from autocast_explorer.core.experiment.memory_bound import (
+    estimate_peak_bytes as estimate_peak_bytes,
+)
+from autocast_explorer.core.experiment.memory_bound import (
+    estimate_training_peak_bytes as estimate_training_peak_bytes,
+)
+from autocast_explorer.core.experiment.memory_bound import (
+    memory_budget_bytes as memory_budget_bytes,
+)
+from autocast_explorer.core.experiment.memory_bound import (
+    parameter_copies,
+    refuse_over_budget,
+    task_bytes,
+)
 from autocast_explorer.core.experiment.op_rates import (
     ATEN_CALIBRATIONS,
     CALIBRATION_SECONDS,
@@ -35,19 +57,13 @@ from autocast_explorer.core.experiment.out_of_memory import (
 )
 from autocast_explorer.core.experiment.route_kinds import route_kind
 from autocast_explorer.core.experiment.shadow_run import shadow_run
-from autocast_explorer.core.experiment.training import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
-from autocast_explorer.core.hardware.cpu import available_memory_bytes
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
-from autocast_explorer.core.runtime.errors import ConfigError
 
 MAX_FORWARD_SECONDS = 10.0
 #: A compile cannot be interrupted either; past this forecast the compiled route is refused.
 MAX_COMPILE_SECONDS = 120.0
 #: Seconds per leaf module of the fastest compile in this process (the forecast's basis).
 _COMPILE_RATE: list[float] = []
-#: Float32 copies of the parameters a training run holds at once: the initial model, two probe
-#: gradients, and per trained copy its weights, gradients and up to two optimizer states (AdamW).
-_TRAINING_PARAMETER_COPIES = {"sgd": 1 + 2 + 2 * 3, "adamw": 1 + 2 + 2 * 4}
 #: Until this process has compiled a model, a compile is forecast at this many seconds per leaf
 #: module (both precisions): a U-Net of about 60 leaves spent 182 s compiling on a 2-core EPYC.
 PRIOR_COMPILE_SECONDS_PER_LEAF = 2.5
@@ -68,48 +84,6 @@ COMPILE_BYTES = 112 * 2**20
 _GIVE_UP_FACTOR = 8
 
 
-class GuardError(ConfigError):
-    """A config is valid but too big for this machine (memory) or too slow (time)."""
-
-
-def estimate_peak_bytes(config: ExperimentConfig) -> int:
-    """A quick bound from the family's counts, without torch: fp32 weights + one low-precision
-    copy + input and every layer's output, in both modes (the window checks its inputs with
-    it while it edits; the run's own guard traces the forward, traced_peak_bytes).
-
-    The family counts its parameters and activations (a CNN's feature maps, a transformer's
-    attention scores, a recurrent layer's gates at every step).
-    """
-    low_bytes = TORCH_DTYPES[config.dtype].itemsize
-    fam = family(config)
-    params = fam.parameter_count(config)
-    activations = fam.activation_elements(config)
-    return params * (4 + low_bytes) + activations * (4 + low_bytes) * 2
-
-
-def estimate_training_peak_bytes(config: ExperimentConfig) -> int:
-    """The quick bound of a training run (see estimate_peak_bytes): parameter copies,
-    activations saved for backward and their gradients, and the task."""
-    low_bytes = TORCH_DTYPES[config.dtype].itemsize
-    fam = family(config)
-    params = fam.parameter_count(config)
-    activations = fam.activation_elements(config)
-    saved = activations * (4 + low_bytes) * 4
-    return params * (4 * _parameter_copies(config) + low_bytes) + saved + _task_bytes(config)
-
-
-def _parameter_copies(config: ExperimentConfig) -> int:
-    return _TRAINING_PARAMETER_COPIES.get(
-        config.optimizer, max(_TRAINING_PARAMETER_COPIES.values())
-    )
-
-
-def _task_bytes(config: ExperimentConfig) -> int:
-    """A training run's task: every batch's input, plus one label per row."""
-    batches = TRAIN_POOL_BATCHES + HELD_OUT_BATCHES
-    return batches * (family(config).input_elements(config) + config.batch) * 4
-
-
 def traced_peak_bytes(config: ExperimentConfig) -> int:
     """The memory guard's estimate of the run's peak, from its forward traced at full size on
     fake tensors (shadow_run.py): every tensor alive at once inside the modules too (attention
@@ -127,7 +101,7 @@ def traced_peak_bytes(config: ExperimentConfig) -> int:
     )
     own = RUNTIME_BYTES + compiles + traced.peak_bytes
     if config.mode == "train":
-        return _parameter_copies(config) * traced.parameter_bytes + _task_bytes(config) + own
+        return parameter_copies(config) * traced.parameter_bytes + task_bytes(config) + own
     return traced.parameter_bytes + traced.input_bytes + own
 
 
@@ -393,18 +367,11 @@ def estimate_forward_seconds(config: ExperimentConfig) -> float:
     return estimate_forward(config).seconds
 
 
-def memory_budget_bytes(config: ExperimentConfig) -> int:
-    """The configured budget, or half of the RAM available right now."""
-    if config.memory_budget_mb is not None:
-        return int(config.memory_budget_mb * 2**20)
-    return available_memory_bytes() // 2
-
-
 def check_memory(config: ExperimentConfig) -> int:
     """Raise GuardError when the estimated peak (traced_peak_bytes) exceeds the memory
     budget; returns the peak."""
     peak = traced_peak_bytes(config)
-    _refuse_over_budget(config, peak)
+    refuse_over_budget(config, peak)
     _MEMORY_ESTIMATES.pop(config, None)
     _MEMORY_ESTIMATES[config] = peak
     while len(_MEMORY_ESTIMATES) > _ESTIMATES_KEPT:
@@ -412,33 +379,10 @@ def check_memory(config: ExperimentConfig) -> int:
     return peak
 
 
-def _refuse_over_budget(config: ExperimentConfig, peak: int) -> None:
-    budget = memory_budget_bytes(config)
-    if peak > budget:
-        raise GuardError(
-            "memory",
-            f"this model needs about {peak / 2**20:,.0f} MB but the budget is "
-            f"{budget / 2**20:,.0f} MB; use a smaller model or batch",
-        )
-
-
 #: The memory guard's estimates made in this process, newest last (what an out-of-memory
 #: message names).
 _MEMORY_ESTIMATES: dict[ExperimentConfig, int] = {}
 _ESTIMATES_KEPT = 64
-
-
-def check_memory_before_running(config: ExperimentConfig) -> int | None:
-    """The memory guard's quick bound (estimate_peak_bytes: arithmetic, no torch), for input
-    validation on the GUI thread while the user edits; the run's own guard traces the forward.
-    A user model's size is measured by running its code, which the run's own guards do on the
-    worker after the trust question, so here it is skipped (None)."""
-    if config.is_user_model:
-        return None
-    training = config.mode == "train"
-    peak = (estimate_training_peak_bytes if training else estimate_peak_bytes)(config)
-    _refuse_over_budget(config, peak)
-    return peak
 
 
 def time_limit_s(config: ExperimentConfig) -> float | None:

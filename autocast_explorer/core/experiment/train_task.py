@@ -20,13 +20,10 @@ import torch.nn.functional as F
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.memory_bound import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.experiment.model import build_input, build_model
 from autocast_explorer.core.runtime.errors import ConfigError
 
-#: Distinct training batches the task holds; steps cycle through them (bounded memory).
-TRAIN_POOL_BATCHES = 8
-#: Held-out batches for the final accuracy (never trained on).
-HELD_OUT_BATCHES = 4
 #: Distance of each class's centre from the origin, in units of the input noise: large enough
 #: that the task is learnable in tens of steps, small enough that the loss falls gradually.
 CENTROID_NORM = 4.0

@@ -26,6 +26,7 @@ from autocast_explorer.core.experiment.capture import AutocastFailed
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.interventions import kept_copy, kept_layers
+from autocast_explorer.core.experiment.memory_bound import HELD_OUT_BATCHES, TRAIN_POOL_BATCHES
 from autocast_explorer.core.experiment.model import low_precision_dtype
 from autocast_explorer.core.experiment.out_of_memory import is_out_of_memory
 from autocast_explorer.core.experiment.train_probe import (
@@ -54,12 +55,10 @@ from autocast_explorer.core.experiment.train_step import (
 from autocast_explorer.core.experiment.train_task import (
     CENTROID_NORM,
     CROSS_ENTROPY,
-    HELD_OUT_BATCHES,
     LOSS_NAMES,
     MLP_SOURCE,
     MSE,
     TASK_SEED_OFFSET,
-    TRAIN_POOL_BATCHES,
     LossPlan,
     ModelSource,
     SyntheticTask,

@@ -10,7 +10,6 @@ import functools
 import os
 import platform
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import torch
@@ -134,17 +133,3 @@ def environment(threads: int | None = None, caps: CpuCapabilities | None = None)
         threads=threads if threads is not None else torch.get_num_threads(),
         extra={"flags_source": caps.source},
     )
-
-
-def available_memory_bytes() -> int:
-    """MemAvailable from /proc/meminfo; falls back to total physical memory."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30

@@ -205,10 +205,10 @@ class ExperimentRun(QObject):
             errors = error_fields(exc)
         else:
             if self._ready:
-                from autocast_explorer.core.experiment import guards
+                from autocast_explorer.core.experiment import memory_bound
 
                 try:
-                    guards.check_memory_before_running(config)  # arithmetic, /proc/meminfo
+                    memory_bound.check_memory_before_running(config)  # arithmetic, no torch
                 except ConfigError as exc:
                     errors = error_fields(exc)
             if not errors and self._guard_blocked and self._guard_blocked[0] == config:

@@ -333,12 +333,12 @@ class SweepsTab(QWidget):
             return {key: exc.rule}
         if not self._ctx.engine_ready():
             return {}
-        from autocast_explorer.core.experiment import guards
+        from autocast_explorer.core.experiment import memory_bound
 
         for point in planned:  # memory only: cheap arithmetic; time is checked by core
             try:
-                guards.check_memory_before_running(point.config)
-            except guards.GuardError as exc:
+                memory_bound.check_memory_before_running(point.config)
+            except memory_bound.GuardError as exc:
                 return {"sweep": f"Too much memory at {point.name}: {exc.rule}."}
         return {}
 
