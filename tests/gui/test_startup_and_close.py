@@ -69,6 +69,11 @@ def test_the_window_paints_loading_first_then_enables_run():
                       w.verdictLabel.text(), flush=True)
 
             @Slot()
+            def torch_in(self):
+                listed = self.presets.shown_text() != "Loading presets…"
+                events.append(f"torch: Run {self.runButton.isEnabled()}, presets listed {listed}")
+
+            @Slot()
             def ready(self):
                 print("ready:", "torch" in sys.modules, w.runButton.isEnabled(), flush=True)
                 w.close()
@@ -134,6 +139,11 @@ def test_the_progressive_window_paints_before_it_builds_the_rest_and_ends_the_sa
                 w.close()
 
             @Slot()
+            def torch_in(self):
+                listed = self.presets.shown_text() != "Loading presets…"
+                events.append(f"torch: Run {self.runButton.isEnabled()}, presets listed {listed}")
+
+            @Slot()
             def ready(self):
                 print("ready:", w.runButton.isEnabled(), w.features_installed, flush=True)
 
@@ -156,9 +166,10 @@ def test_the_progressive_window_paints_before_it_builds_the_rest_and_ends_the_sa
 
 
 def test_the_app_window_loads_the_engine_before_it_builds_the_later_tabs():
-    # Recorded events, not times: through the real entry point, the preset list is read and
-    # the shared packages imported on the GUI thread, then the loader starts (torch not yet
-    # imported, the later tabs not built), and the later tabs are built once Run is ready.
+    # Recorded events, not times: through the real entry point, the loader starts right after
+    # the first paint (torch not yet imported, the later tabs not built); once torch is in,
+    # Run is enabled, then the preset list is read and the shared packages imported on the
+    # GUI thread before the loader imports the engine, and the later tabs are built last.
     out = run_python(
         """
         import sys, threading
@@ -191,12 +202,18 @@ def test_the_app_window_loads_the_engine_before_it_builds_the_later_tabs():
             def __init__(self, **options):
                 super().__init__(**options)
                 self.firstPainted.connect(self.painted)
+                self.torchLoaded.connect(self.torch_in)
                 self.engineReady.connect(self.ready)
                 self.featuresInstalled.connect(self.installed)
 
             @Slot()
             def painted(self):
                 events.append(f"painted: torch {'torch' in sys.modules}")
+
+            @Slot()
+            def torch_in(self):
+                listed = self.presets.shown_text() != "Loading presets…"
+                events.append(f"torch: Run {self.runButton.isEnabled()}, presets listed {listed}")
 
             @Slot()
             def ready(self):
@@ -219,8 +236,9 @@ def test_the_app_window_loads_the_engine_before_it_builds_the_later_tabs():
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.splitlines() == [
         "painted: torch False",
-        "shared imported on gui: pydantic True",
         "loader started on worker: torch False",
+        "torch: Run True, presets listed False",
+        "shared imported on gui: pydantic True",
         "ready: presets listed True, later tabs False, Run True",
         "later tabs built on gui",
         "installed: Run True",
@@ -256,6 +274,12 @@ def test_no_package_but_ours_is_imported_by_both_the_gui_thread_and_the_loader()
             def set_progress(self, fraction, message=""):
                 pass
 
+            def ask(self, question):  # the window's go-ahead once torch is in
+                return True
+
+            def check(self):
+                pass
+
         engine_loading.import_shared_packages()
         shared = set(sys.modules)
         engine_loading.load_engine_task(State())
@@ -275,6 +299,76 @@ def test_no_package_but_ours_is_imported_by_both_the_gui_thread_and_the_loader()
 
     assert packages(gui_modules & engine) == set()
     assert packages(gui_modules & shared) >= {"pydantic", "pydantic_core"}
+
+
+def test_a_run_pressed_as_soon_as_torch_is_in_waits_for_the_engine_and_finishes():
+    # Run is enabled once torch is imported, before the loader has imported the engine: a run
+    # started at that moment waits on its worker for the engine's imports, then measures.
+    out = run_python(
+        """
+        import sys
+        from PySide6.QtCore import Slot
+        import autocast_explorer.gui.window.main_window as mw
+        from autocast_explorer.core.experiment.config import ExperimentConfig
+
+        class Eager(mw.MainWindow):
+            def __init__(self, **options):
+                super().__init__(**options)
+                self.torchLoaded.connect(self.go)
+                self.experimentFinished.connect(self.done)
+                self.experimentFailed.connect(lambda text: (print("failed", text), self.close()))
+
+            @Slot()
+            def go(self):
+                self.set_config(ExperimentConfig(widths=(8, 4), batch=2, min_time=0.01))
+                engine = "autocast_explorer.core.experiment.engine" in sys.modules
+                print("engine imported:", engine, "ready:", self.engine_ready(), flush=True)
+                print("started:", self.start_experiment(), flush=True)
+
+            @Slot(object)
+            def done(self, result):
+                print("finished:", result.config.widths, result.output_dtype.autocast, flush=True)
+                self.close()
+
+        mw.MainWindow = Eager
+        from autocast_explorer.gui.window.app import run_app
+        sys.exit(run_app(["autocast-explorer"]))
+        """
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines() == [
+        "engine imported: False ready: False",
+        "started: True",
+        "finished: (8, 4) bfloat16",
+    ]
+
+
+def test_a_run_waits_while_a_loader_imports_the_engine():
+    import threading
+
+    from autocast_explorer.gui.window import engine_loading
+
+    inside, release, waited = threading.Event(), threading.Event(), threading.Event()
+
+    def loader():
+        with engine_loading.engine_loading():
+            inside.set()
+            release.wait(SUBPROCESS_TIMEOUT_S)
+
+    def run():
+        engine_loading.wait_for_engine_imports(lambda: False, poll_s=0.01)
+        waited.set()
+
+    threads = [threading.Thread(target=loader), threading.Thread(target=run)]
+    threads[0].start()
+    assert inside.wait(SUBPROCESS_TIMEOUT_S)
+    threads[1].start()
+    assert not waited.wait(0.2)  # still importing: the run waits
+    release.set()
+    assert waited.wait(SUBPROCESS_TIMEOUT_S)
+    for thread in threads:
+        thread.join()
+    engine_loading.wait_for_engine_imports(lambda: False)  # none loading: returns at once
 
 
 def test_closing_during_a_run_cancels_waits_and_exits_0():

@@ -2,8 +2,8 @@
 Run and Cancel, and the progress of whatever task runs on the shared runner.
 
 Start-up: torch and core.engine are imported on a worker thread ("Loading PyTorch…",
-engine_loading.py); Run is enabled once they are ready and the controls hold a config core
-accepts. Experiments run on the
+engine_loading.py); Run is enabled once torch is in and the controls hold a config core
+accepts (a run pressed before the engine's imports end waits for them). Experiments run on the
 window's runner; any owner's task (sweeps, probes, lessons …) drives the progress bar and
 Cancel, and the router then hands the outcome to its owner: this object hears its own runs only.
 """
@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QLabel, QWidget
 
 from autocast_explorer.core.experiment.config import ExperimentConfig
@@ -27,9 +27,12 @@ from autocast_explorer.gui.features.experiment.field_errors import error_fields
 from autocast_explorer.gui.tasks.client import TaskRouter
 from autocast_explorer.gui.tasks.runner import TaskRunner, TaskState
 from autocast_explorer.gui.window.engine_loading import (
+    ENGINE_TEXT,
     LOADING_TEXT,
+    TORCH_LOADED,
     import_shared_packages,
     load_engine_task,
+    wait_for_engine_imports,
 )
 
 if TYPE_CHECKING:
@@ -45,6 +48,8 @@ def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentRes
     """One experiment on the worker thread; the engine checks `cancel` between timing blocks.
     A long run's forecast is a question to the window (the run waits for Run anyway or
     Cancel: TaskState.ask)."""
+    state.set_progress(0.0, ENGINE_TEXT)
+    wait_for_engine_imports(state.is_interruption_requested)
     from autocast_explorer.core.experiment import engine
 
     return engine.run_experiment(
@@ -82,6 +87,8 @@ class ExperimentRun(QObject):
     cancelled = Signal()
     #: Our run is forecast to take long: core's Forecast, shown with Run anyway and Cancel.
     forecastShown = Signal(object)
+    #: torch is imported: Run may be enabled (the engine's imports follow).
+    torchLoaded = Signal()
     #: torch and the engine are loaded (the host's `environment` is set).
     engineLoaded = Signal()
     #: The loader ended, loaded (after `engineLoaded`) or failed.
@@ -111,6 +118,8 @@ class ExperimentRun(QObject):
         self._confirm = confirm_model_file
         self._run_asked = run_asked
         self._ready = False
+        self._torch_in = False
+        self._before_engine: Callable[[], object] | None = None
         self._engine_error = ""
         self._errors: dict[str, str] = {}
         self._user_error: tuple[ExperimentConfig, dict[str, str]] | None = None
@@ -137,6 +146,7 @@ class ExperimentRun(QObject):
         client.failed.connect(self._on_failed)
         client.cancelled.connect(self._on_cancelled)
         loader.progress.connect(self._on_loader_progress)
+        loader.partial.connect(self._on_loader_asks)
         loader.finished.connect(self._on_engine_loaded)
         loader.failed.connect(self._on_engine_failed)
         self._controls.progressBar.setRange(0, 0)  # busy until the engine is loaded
@@ -144,11 +154,13 @@ class ExperimentRun(QObject):
         self._verdict.setText(LOADING_TEXT)
 
     # ---- the engine -----------------------------------------------------------------------
-    def load_engine(self) -> None:
+    def load_engine(self, before_engine: Callable[[], object] | None = None) -> bool:
+        """Start the loader (False: loaded, loading or failed already); `before_engine` runs
+        on the GUI thread once torch is in, before the engine's imports (the preset list)."""
         if self._ready or self._loader.is_running() or self._engine_error:
-            return
-        import_shared_packages()  # here, before the loader imports them too
-        self._loader.start(load_engine_task)
+            return False
+        self._before_engine = before_engine
+        return self._loader.start(load_engine_task)
 
     def engine_ready(self) -> bool:
         return self._ready
@@ -165,8 +177,31 @@ class ExperimentRun(QObject):
         self._controls.progressLabel.setText(message)
 
     @Slot(object)
+    def _on_loader_asks(self, question: object) -> None:
+        if question != TORCH_LOADED:
+            return
+        self._torch_in = True
+        self._controls.progressBar.setRange(0, PROGRESS_STEPS)
+        self._controls.progressBar.setValue(0)
+        self._controls.progressLabel.setText(ENGINE_TEXT)
+        if self._host.last_result is None:
+            self._verdict.setText("Ready: press Run (F5).")
+        self.validate()
+        self.torchLoaded.emit()
+        # After Run is drawn enabled: the GUI thread's own imports, then the engine's.
+        QTimer.singleShot(0, self._let_engine_load)
+
+    @Slot()
+    def _let_engine_load(self) -> None:
+        job, self._before_engine = self._before_engine, None
+        if job is not None:
+            job()
+        import_shared_packages()  # here, before the loader imports them too
+        self._loader.answer(True)
+
+    @Slot(object)
     def _on_engine_loaded(self, env: Environment) -> None:
-        self._ready = True
+        self._ready = self._torch_in = True
         self._host.environment = env
         bar = self._controls.progressBar
         bar.setRange(0, PROGRESS_STEPS)
@@ -204,13 +239,12 @@ class ExperimentRun(QObject):
         except ConfigError as exc:
             errors = error_fields(exc)
         else:
-            if self._ready:
-                from autocast_explorer.core.experiment import memory_bound
+            from autocast_explorer.core.experiment import memory_bound
 
-                try:
-                    memory_bound.check_memory_before_running(config)  # arithmetic, no torch
-                except ConfigError as exc:
-                    errors = error_fields(exc)
+            try:
+                memory_bound.check_memory_before_running(config)  # arithmetic, no torch
+            except ConfigError as exc:
+                errors = error_fields(exc)
             if not errors and self._guard_blocked and self._guard_blocked[0] == config:
                 errors = dict(self._guard_blocked[1])
         self._errors = errors
@@ -222,12 +256,12 @@ class ExperimentRun(QObject):
 
     def update_actions(self) -> None:
         running = self.runner.is_running()
-        can_run = self._ready and not running and not self._errors
+        can_run = self._torch_in and not running and not self._errors and not self._engine_error
         self._controls.runButton.setEnabled(can_run)
         self._controls.cancelButton.setEnabled(running)
         if self._engine_error:
             reason = "PyTorch could not be loaded (see the message above the charts)."
-        elif not self._ready:
+        elif not self._torch_in:
             reason = "Waiting for PyTorch to load…"
         elif running:
             reason = "A run is in progress: Cancel (Esc) first."
@@ -241,7 +275,7 @@ class ExperimentRun(QObject):
     # ---- running --------------------------------------------------------------------------
     def start(self) -> bool:
         """Start a run with the current config; False (and nothing started) if it cannot."""
-        if not self._ready or self.runner.is_running():
+        if not self._torch_in or self._engine_error or self.runner.is_running():
             return False
         self.validate()
         if self._errors:

@@ -66,7 +66,10 @@ class MainWindow(FeatureHandles, QMainWindow):
     #: The run just started is forecast to take long (core's Forecast): it waits for Run
     #: anyway (`run_anyway()`) or Cancel, shown in the `forecastBar` under Run.
     experimentForecast = Signal(object)
-    #: torch and the engine are loaded; Run can be enabled.
+    #: torch is imported: Run is enabled from now (when the controls hold a valid config); a
+    #: run pressed before `engineReady` waits for the engine's imports on its worker.
+    torchLoaded = Signal()
+    #: torch and the engine are loaded and `environment` is set.
     engineReady = Signal()
     #: The window has painted for the first time (start-up measurements use it).
     firstPainted = Signal()
@@ -241,6 +244,7 @@ class MainWindow(FeatureHandles, QMainWindow):
             (run.cancelled, ctx.experimentCancelled),
             (self._router.shown, self.resultShown),
             (self._router.shown, ctx.resultShown),
+            (run.torchLoaded, self.torchLoaded),
             (run.engineLoaded, ctx.engineReady),
             (run.engineLoaded, self.engineReady),
         ):
@@ -310,8 +314,10 @@ class MainWindow(FeatureHandles, QMainWindow):
     # ---- the engine and runs (experiment_run.py) -------------------------------------------
     @Slot()
     def load_engine(self) -> None:
-        """Start importing torch + core.engine on a worker thread (idempotent)."""
-        self._run.load_engine()
+        """Start importing torch + core.engine on a worker thread (idempotent); the work
+        features asked to run after the first paint runs once torch is in, before the engine's
+        imports (engine_loading.py)."""
+        self._run.load_engine(before_engine=self._run_deferred_jobs)
 
     def engine_ready(self) -> bool:
         return self._run.engine_ready()
@@ -371,12 +377,13 @@ class MainWindow(FeatureHandles, QMainWindow):
 
     @Slot()
     def _after_first_paint_pass(self) -> None:
-        """The preset list, then torch on the loader, then the other tabs once it has ended:
-        under one interpreter lock, tabs built while torch imports only delay Run by as long
-        as they take (engine_loading.py). Queued, so that Run is drawn enabled first."""
-        self._run_deferred_jobs()
+        """Torch on the loader at once, the preset list once it is in, the other tabs once the
+        loader has ended: under one interpreter lock, whatever runs beside torch's import only
+        delays Run by as long as it takes (engine_loading.py)."""
         if self._autoload:
             self.load_engine()
+        if not self._run.engine_loading():
+            self._run_deferred_jobs()
         if self.features_installed:
             return
         if self._run.engine_loading():
