@@ -174,7 +174,8 @@ class ExperimentRun(QObject):
 
     @Slot(float, str)
     def _on_loader_progress(self, _fraction: float, message: str) -> None:
-        self._controls.progressLabel.setText(message)
+        if not self.runner.is_running():
+            self._controls.progressLabel.setText(message)
 
     @Slot(object)
     def _on_loader_asks(self, question: object) -> None:
@@ -203,14 +204,15 @@ class ExperimentRun(QObject):
     def _on_engine_loaded(self, env: Environment) -> None:
         self._ready = self._torch_in = True
         self._host.environment = env
-        bar = self._controls.progressBar
-        bar.setRange(0, PROGRESS_STEPS)
-        bar.setValue(0)
-        self._controls.progressLabel.setText(
-            f"PyTorch {env.torch_version} ready · {env.cpu_model} · {env.threads_text}"
-        )
-        if self._host.last_result is None:
-            self._verdict.setText("Ready: press Run (F5).")
+        if not self.runner.is_running():  # a run pressed once torch was in keeps its progress
+            bar = self._controls.progressBar
+            bar.setRange(0, PROGRESS_STEPS)
+            bar.setValue(0)
+            self._controls.progressLabel.setText(
+                f"PyTorch {env.torch_version} ready · {env.cpu_model} · {env.threads_text}"
+            )
+            if self._host.last_result is None:
+                self._verdict.setText("Ready: press Run (F5).")
         self.validate()
         self.engineLoaded.emit()
         self.engineSettled.emit()
