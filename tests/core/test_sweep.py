@@ -1,5 +1,7 @@
 """Sweeps: planning, guards up front, streaming, cancellation, per-point budget, grid."""
 
+import json
+
 import pytest
 import torch
 
@@ -12,7 +14,7 @@ from autocast_explorer.core.runtime.progress import Cancelled
 from autocast_explorer.core.sweeps import runner as sweep
 from autocast_explorer.core.sweeps.crossover import crossovers
 from autocast_explorer.core.sweeps.points import PointLatency
-from autocast_explorer.core.sweeps.result import SweepPoint
+from autocast_explorer.core.sweeps.result import SweepPoint, SweepResult
 from autocast_explorer.core.sweeps.runner import run_grid, run_sweep
 from autocast_explorer.core.sweeps.spec import (
     SweepSpec,
@@ -148,6 +150,21 @@ def test_points_stream_in_order_as_they_complete(streamed):
             assert p.speedup == p.interval.estimate
             assert p.interval.low <= p.speedup <= p.interval.high
         assert p.flops == 2 * p.batch * (32 * 16 + 16 * 16 + 16 * 4)
+
+
+def test_each_point_records_the_input_it_fed(streamed):
+    result, points, _ = streamed
+    assert [p.input.shape for p in points] == [(1, 32), (4, 32), (16, 32)]
+    assert {(p.input.kind, p.input.name, p.input.dtype) for p in points} == {
+        ("float", "input", "float32")
+    }
+    written = json.loads(result.to_json())
+    assert [p["input"]["shape"] for p in written["points"]] == [[1, 32], [4, 32], [16, 32]]
+    assert SweepResult.from_json(result.to_json()) == result
+    # A file written before points recorded their input still reads.
+    for point in written["points"]:
+        del point["input"]
+    assert all(p.input is None for p in SweepResult.from_json(json.dumps(written)).points)
 
 
 def test_progress_names_the_point_and_the_time_left(streamed):

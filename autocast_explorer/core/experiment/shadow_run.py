@@ -114,7 +114,7 @@ def _recorded(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None
     """One forward recorded as the engine records it (capture.record_forward), its layer
     outputs' copies counted from their shapes instead of made. A float32 forward that raises
     is raised (the run cannot go on); an autocast one keeps the ops it ran (a finding)."""
-    with TensorTrace() as trace:
+    with TensorTrace(autocast=dtype) as trace:
         capture = record_forward(model, x, dtype)
     if capture.raised is not None and (dtype is None or _is_fake(x)):
         raise capture.raised
@@ -131,7 +131,7 @@ def _step(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) ->
     (the run says why it cannot train: AutocastFailed)."""
     was_training = model.training
     model.train()
-    trace = TensorTrace()
+    trace = TensorTrace(autocast=dtype)
     try:
         with trace:
             _traced_step(model, x, dtype, trace)

@@ -3,8 +3,10 @@
 A dispatch mode sees every tensor an op creates; a tensor's memory is its storage's, which
 lives until the last tensor viewing it goes (a weak reference's callback then subtracts it).
 So the peak counts what happens inside modules (attention scores, a softmax's copy, the casts
-autocast makes), not only what modules return. On fake tensors (FakeTensorMode) nothing is
-computed or allocated, yet the sizes and lifetimes are those of the real run.
+autocast makes), not only what modules return; what a fused kernel holds inside its one call
+(torch's transformer fast path) is added from its arguments (fused_kernels.py). On fake
+tensors (FakeTensorMode) nothing is computed or allocated, yet the sizes and lifetimes are
+those of the real run.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from autocast_explorer.core.experiment.fused_kernels import inside
 from autocast_explorer.core.experiment.op_rates import OpWork, op_works, tensors_in
 
 
@@ -22,11 +25,13 @@ class TensorTrace(TorchDispatchMode):
     """`with TensorTrace() as trace:` — `trace.peak_bytes` of the tensors created inside that
     were alive at once (what existed before is not counted), `trace.live_bytes` still alive,
     and, when `record_work`, `trace.work` (each op's, op_rates.op_works) and `trace.calls`
-    (ops dispatched)."""
+    (ops dispatched). `autocast` is the dtype of the autocast region traced (None: none): a
+    mode's handler runs with autocast off, yet a fused kernel meets it inside its call."""
 
-    def __init__(self, record_work: bool = True) -> None:
+    def __init__(self, record_work: bool = True, autocast: torch.dtype | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.record_work = record_work
+        self.autocast = autocast
         self.live_bytes = 0
         self.peak_bytes = 0
         self.work: list[OpWork] = []
@@ -41,6 +46,12 @@ class TensorTrace(TorchDispatchMode):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         kwargs = kwargs or {}
+        hidden = inside(func, args, kwargs, self.autocast)
+        if hidden is not None:
+            # Its inputs are alive; its peak inside, outputs included, comes on top. The
+            # weights' casts stay in autocast's cache (alive to the trace's end).
+            self.peak_bytes = max(self.peak_bytes, self.live_bytes + hidden.peak_bytes)
+            self.live_bytes += hidden.cast_bytes
         out = func(*args, **kwargs)
         inputs = {id(t.untyped_storage()) for t in tensors_in((args, kwargs))}
         for tensor in tensors_in(out):

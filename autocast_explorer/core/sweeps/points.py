@@ -37,6 +37,7 @@ from autocast_explorer.core.experiment.certainty import (
 )
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.input_record import InputRecord
 from autocast_explorer.core.experiment.interval import SpeedupInterval
 from autocast_explorer.core.experiment.routes import RouteResult, routes_under
 from autocast_explorer.core.experiment.timing import LatencyStats
@@ -108,6 +109,11 @@ class SweepPoint(DerivingPart):
     flops: Whole = 0
     bytes: PerModeBytes | None = None
     intensity: PerModeRate | None = None
+    #: What this point fed its model: a batch or sequence sweep feeds each point its own.
+    input: Annotated[
+        Omittable[InputRecord],
+        Field(description="what this point fed its model (older files lack it)"),
+    ] = None
     #: The config's routes beyond eager, measured at this point (`sweep --routes`).
     routes: Annotated[tuple[RouteResult, ...], EmptyWhenNull()] = Field(
         default=None,

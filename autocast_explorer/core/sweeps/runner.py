@@ -29,6 +29,7 @@ from autocast_explorer.core.experiment.capture import AutocastFailed
 from autocast_explorer.core.experiment.certainty import NOISY_WIDTH, SWEEP_TARGET, TimingEvidence
 from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.engine import forward_fns
+from autocast_explorer.core.experiment.families import family
 from autocast_explorer.core.experiment.families.user.guard import user_phase
 from autocast_explorer.core.experiment.forecast import (
     ConfirmFn,
@@ -406,6 +407,7 @@ def _measure_point(
         batch=plan.config.batch,
         widths=plan.config.widths if plan.config.model == "mlp" else (),
         latency=PointLatency.of(plain, auto, evidence),
+        input=family(plan.config).record_input(plan.config, model, [x]),
         routes=routes,
         dtype=config.dtype,
         config=plan.config if plan.config.model != "mlp" else None,
