@@ -58,6 +58,8 @@ class AppContext(QObject):
     #: The config changed, or the controls' pending edit (it may now be valid, invalid or new);
     #: `experiment_state().changed` names the fields of each change of the config itself.
     configChanged = Signal()
+    #: torch is imported: Run is enabled (the engine's imports follow, then engineReady).
+    torchLoaded = Signal()
     #: torch and the engine are loaded.
     engineReady = Signal()
     #: A result is drawn in every view (a run, an opened file, a lesson step).

@@ -245,6 +245,7 @@ class MainWindow(FeatureHandles, QMainWindow):
             (self._router.shown, self.resultShown),
             (self._router.shown, ctx.resultShown),
             (run.torchLoaded, self.torchLoaded),
+            (run.torchLoaded, ctx.torchLoaded),
             (run.engineLoaded, ctx.engineReady),
             (run.engineLoaded, self.engineReady),
         ):

@@ -23,14 +23,14 @@ LOADING_TEXT = "Loading PyTorch…"
 
 
 class _Headline(QObject):
-    """'Loading PyTorch…' in the header until the engine is ready."""
+    """'Loading PyTorch…' in the header until torch is in (Run is enabled then)."""
 
     def __init__(self, ctx: AppContext, overview: OverviewTab) -> None:
         super().__init__(overview)
         self._ctx = ctx
         self._overview = overview
         overview.header.set_headline(LOADING_TEXT)
-        ctx.engineReady.connect(self._on_ready)
+        ctx.torchLoaded.connect(self._on_ready)
 
     @Slot()
     def _on_ready(self) -> None:
