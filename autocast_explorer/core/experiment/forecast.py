@@ -109,15 +109,17 @@ def _routes(
     config: ExperimentConfig, forward_s: float, min_time: float
 ) -> list[tuple[str, float, float]]:
     """Each extra route's (what, likely, at most): its timing, and a compile for one that
-    compiles (the compile forecast of guards.forecast_compile)."""
+    compiles (compile_forecast.py: likely, and at most a cold compile)."""
     out = []
     for name in config.routes[1:]:
         likely, _at_most = timed_seconds(config, forward_s, min_time)
         out.append((f"the {name} route", likely, likely))
         kind = route_kind(name)
         if kind is not None and kind.compiles:
-            compile_s = guards.forecast_compile(shadow_run(config).leaf_modules)
-            out.append((f"compiling ({name})", compile_s, compile_s))
+            leaves = shadow_run(config).leaf_modules
+            compile_s = guards.forecast_compile(leaves)
+            most = max(compile_s, guards.most_compile_s(leaves))
+            out.append((f"compiling ({name})", compile_s, most))
     return out
 
 
@@ -126,10 +128,23 @@ def traced_calls(work: Sequence[OpWork]) -> int:
     return sum(w.flops for w in work if w.kind == "call")
 
 
-def _inference_parts(config: ExperimentConfig, forward_s: float) -> list[tuple[str, float, float]]:
+def _inference_parts(
+    config: ExperimentConfig, forward: guards.ForwardEstimate
+) -> list[tuple[str, float, float]]:
     """Timing, the untimed forwards, the comparison of every layer's outputs (as many
     elements as the float32 forward's layers return, compared at a calibrated rate), the op
-    trace's forwards and its cost per op, and the extra routes."""
+    trace's forwards and its cost per op, and the extra routes. When the autocast forward
+    raises here (an op of it cannot run in its dtype), the engine times float32 alone on its
+    budget, after its cold and recorded forwards, and traces no ops."""
+    forward_s = forward.seconds
+    if forward.raises_in == config.dtype:
+        alone = max(config.min_time, _LEAST_TIMED_CALLS * forward_s)
+        untimed = _COLD_AND_RECORDED / 2 * forward_s
+        return [
+            ("timing float32 (the autocast forward raises)", alone, alone),
+            ("cold and recorded forwards", untimed, untimed),
+            *_routes(config, forward_s, config.min_time),
+        ]
     likely, at_most = timed_seconds(config, forward_s, config.min_time)
     traced = shadow_run(config)
     threads = config.threads or torch.get_num_threads()
@@ -150,8 +165,16 @@ def _inference_parts(config: ExperimentConfig, forward_s: float) -> list[tuple[s
     ]
 
 
-def _training_parts(config: ExperimentConfig, forward_s: float) -> list[tuple[str, float, float]]:
-    step_s = TRAINING_STEP_FORWARDS * forward_s
+def _training_parts(
+    config: ExperimentConfig, forward: guards.ForwardEstimate
+) -> list[tuple[str, float, float]]:
+    """Both copies' steps, their timing and scoring; only float32's probed step when the
+    autocast forward raises here (the run then stops: training._probe_both)."""
+    step_s = TRAINING_STEP_FORWARDS * forward.seconds
+    if forward.raises_in == config.dtype:
+        probed = _PROBED_STEPS / 2 * step_s
+        return [("a float32 step probed (the autocast step raises)", probed, probed)]
+    forward_s = forward.seconds
     training = 2 * (config.steps + _PROBED_STEPS) * step_s
     scoring = 2 * HELD_OUT_BATCHES * forward_s
     likely, at_most = timed_seconds(config, step_s, config.min_time)
@@ -181,9 +204,9 @@ def forecast(config: ExperimentConfig, forward: guards.ForwardEstimate | None = 
         forward = guards.estimate_forward(config)
     forward_s = forward.seconds
     parts = (
-        _training_parts(config, forward_s)
+        _training_parts(config, forward)
         if config.mode == "train"
-        else _inference_parts(config, forward_s)
+        else _inference_parts(config, forward)
     )
     return _made(parts, forward_s, guards.traced_peak_bytes(config))
 

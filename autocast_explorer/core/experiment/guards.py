@@ -17,6 +17,26 @@ from pydantic import Field, PrivateAttr
 
 from autocast_explorer.core.documents.field_types import NonNegative, Omittable, Text
 from autocast_explorer.core.documents.model import Part, dump
+
+# The compile forecast lives in compile_forecast; these names stay the guards' API.
+from autocast_explorer.core.experiment.compile_forecast import (
+    MAX_COMPILE_SECONDS as MAX_COMPILE_SECONDS,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    check_compile as check_compile,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    estimate_compile as estimate_compile,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    forecast_compile as forecast_compile,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    most_compile_s as most_compile_s,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    record_compile as record_compile,
+)
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
 
@@ -60,13 +80,6 @@ from autocast_explorer.core.experiment.shadow_run import shadow_run
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
 
 MAX_FORWARD_SECONDS = 10.0
-#: A compile cannot be interrupted either; past this forecast the compiled route is refused.
-MAX_COMPILE_SECONDS = 120.0
-#: Seconds per leaf module of the fastest compile in this process (the forecast's basis).
-_COMPILE_RATE: list[float] = []
-#: Until this process has compiled a model, a compile is forecast at this many seconds per leaf
-#: module (both precisions): a U-Net of about 60 leaves spent 182 s compiling on a 2-core EPYC.
-PRIOR_COMPILE_SECONDS_PER_LEAF = 2.5
 #: Calibrated sizes stop here: larger layers run at about the rate of this size on every CPU
 #: kind measured, and a calibration must stay far below a second even where bf16 is slow.
 _MAX_CLASS_BATCH = 256
@@ -82,6 +95,10 @@ RUNTIME_BYTES = 12 * 2**20
 COMPILE_BYTES = 112 * 2**20
 #: A several-thread calibration stops calling after this many one-thread calls' time.
 _GIVE_UP_FACTOR = 8
+#: The rate of an op whose calibration raised in that dtype (oneDNN's bfloat16 LSTM on an AVX2
+#: CPU: "could not create a primitive descriptor"): the run's forward raises there too, so its
+#: mode is not timed (the engine measures float32 alone) and the forecast leaves it out.
+CANNOT_RUN = 0.0
 
 
 def traced_peak_bytes(config: ExperimentConfig) -> int:
@@ -133,11 +150,16 @@ class ForwardEstimate(Part):
     ] = None
     #: Calibration stopped once the ops timed so far passed the limit: `seconds` is a floor.
     _at_least: bool = PrivateAttr(default=False)
+    #: The mode whose forward raises here (an op's calibration raised in its dtype; "": none).
+    _raises_in: str = PrivateAttr(default="")
 
     @classmethod
-    def of_seconds(cls, seconds: float, basis: str, at_least: bool = False) -> ForwardEstimate:
+    def of_seconds(
+        cls, seconds: float, basis: str, at_least: bool = False, raises_in: str = ""
+    ) -> ForwardEstimate:
         made = cls(estimated_forward_ms=seconds * 1e3, basis=basis)
         made._at_least = at_least
+        made._raises_in = raises_in
         return made
 
     @property
@@ -148,6 +170,11 @@ class ForwardEstimate(Part):
     def at_least(self) -> bool:
         """Whether `seconds` is a floor: timing stopped once it passed the guard's limit."""
         return self._at_least
+
+    @property
+    def raises_in(self) -> str:
+        """The mode whose forward raises on this CPU ("": none): `seconds` is the other's."""
+        return self._raises_in
 
     def to_dict(self) -> dict[str, Any]:
         return dump(self)
@@ -206,9 +233,10 @@ def work_items(config: ExperimentConfig) -> list[OpWork]:
 
 def forward_work(config: ExperimentConfig) -> tuple[dict[str, Sequence[OpWork]], str]:
     """Each mode's ops of one forward ('float32' and the config's dtype) and where they come
-    from: the family's matrix products, or (a model without them, the user's own) every op of
-    its forward traced at full size on fake tensors, in the dtype each computed in."""
-    items = work_items(config)
+    from: the family's matrix products, or (a family that says so, a model without them, the
+    user's own) every op of its forward traced at full size on fake tensors, in the dtype each
+    computed in."""
+    items = [] if family(config).forecast_from_trace(config) else work_items(config)
     if items:
         return {"float32": items, config.dtype: items}, ""
     traced = shadow_run(config)
@@ -232,19 +260,26 @@ def calibrated_rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads:
     if threads <= 1:
         return _timed_rate(kind, shape, dtype_name, threads)
     one = calibrated_rate(kind, shape, dtype_name, 1)
+    if one == CANNOT_RUN:
+        return CANNOT_RUN
     one_call_s = CALIBRATIONS[kind].flops(shape) / one
     with calls_given_up_after(max(_GIVE_UP_FACTOR * one_call_s, CALIBRATION_SECONDS)):
         return max(_timed_rate(kind, shape, dtype_name, threads), one)
 
 
 def _timed_rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads: int) -> float:
-    """FLOP/s of the fastest timed call of `kind` at `shape` with `threads` threads."""
+    """FLOP/s of the fastest timed call of `kind` at `shape` with `threads` threads; CANNOT_RUN
+    when the op raises (torch's words for a missing kernel: RuntimeError, NotImplementedError)."""
     calibration = CALIBRATIONS[kind]
     dtype = None if dtype_name == "float32" else TORCH_DTYPES[dtype_name]
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         return calibration.flops(shape) / calibration.time_call(shape, dtype)
+    except (RuntimeError, NotImplementedError) as exc:
+        if is_out_of_memory(exc):
+            raise
+        return CANNOT_RUN
     finally:
         torch.set_num_threads(previous)
 
@@ -269,8 +304,9 @@ class _Rates:
 
     def rate(self, key: _Class) -> float:
         if key not in self.timed:
-            similar = [r for (k, _s, d), r in self.timed.items() if (k, d) == (key[0], key[2])]
-            similar = similar or [r for (_k, _s, d), r in self.timed.items() if d == key[2]]
+            ran = {c: r for c, r in self.timed.items() if r != CANNOT_RUN}
+            similar = [r for (k, _s, d), r in ran.items() if (k, d) == (key[0], key[2])]
+            similar = similar or [r for (_k, _s, d), r in ran.items() if d == key[2]]
             if time.monotonic() > self.deadline and similar and key[0] != "call":
                 self.borrowed += 1
                 return min(similar)
@@ -291,6 +327,8 @@ def estimate_modes(
     The biggest shares are timed first; once a mode's ops timed so far pass `stop_above`, the
     rest is not timed (the forward is refused whatever they add: the estimate is a floor), and
     past `budget_s` of calibrating the rest take the slowest rate their kind reached already.
+    A mode with an op that cannot run in its dtype here (CANNOT_RUN) raises in the run: it is
+    not the slower mode unless every mode raises (`raises_in` names it).
     """
     shares: dict[tuple[str, _Class], int] = {}
     labels: dict[str, list[str]] = {}
@@ -307,15 +345,25 @@ def estimate_modes(
     totals = dict.fromkeys(work, 0.0)
     rates = _Rates(threads, budget_s)
     stopped = False
+    raised: dict[str, str] = {}  # mode → the op that cannot run in it
     for (mode, calibration_class), flops in sorted(shares.items(), key=lambda e: -e[1]):
-        totals[mode] += flops / rates.rate(calibration_class)
+        if mode in raised:
+            continue
+        rate = rates.rate(calibration_class)
+        if rate == CANNOT_RUN:
+            raised[mode] = CALIBRATIONS[calibration_class[0]].label
+            continue
+        totals[mode] += flops / rate
         if stop_above is not None and totals[mode] > stop_above:
             stopped = True
             break
-    slower = max(totals, key=lambda mode: totals[mode])
-    return ForwardEstimate.of_seconds(
-        totals[slower], _basis(labels, work, threads, slower, stopped, rates.borrowed), stopped
-    )
+    running = [mode for mode in totals if mode not in raised] or list(totals)
+    slower = max(running, key=lambda mode: totals[mode])
+    basis = _basis(labels, work, threads, slower, stopped, rates.borrowed)
+    for mode, label in raised.items():
+        basis += f"; {label} raises in {mode} here: that forward is not timed"
+    raises_in = next((mode for mode in raised if mode != slower), "")
+    return ForwardEstimate.of_seconds(totals[slower], basis, stopped, raises_in)
 
 
 def _basis(
@@ -353,14 +401,16 @@ def estimate_work(items: Sequence[OpWork], dtype: str, threads: int) -> ForwardE
 
 def estimate_forward(config: ExperimentConfig, stop_above: float | None = None) -> ForwardEstimate:
     """One forward of `config`, calibrated on its own ops (estimate_modes): the family's
-    matrix products, or a user model's every op traced on fake tensors. Nothing runs at full
+    matrix products, or every op traced on fake tensors (forward_work). Nothing runs at full
     size; timing stops once the forward is surely over `stop_above` seconds."""
     threads = config.threads or torch.get_num_threads()
     work, source = forward_work(config)
     estimate = estimate_modes(work, threads, stop_above)
     if not source:
         return estimate
-    return ForwardEstimate.of_seconds(estimate.seconds, source + estimate.basis, estimate.at_least)
+    return ForwardEstimate.of_seconds(
+        estimate.seconds, source + estimate.basis, estimate.at_least, estimate.raises_in
+    )
 
 
 def estimate_forward_seconds(config: ExperimentConfig) -> float:
@@ -432,39 +482,6 @@ def check_estimate(config: ExperimentConfig) -> ForwardEstimate:
     with_memory = estimate.model_copy(update={"memory_estimate_mb": peak / 2**20})
     with_memory._at_least = estimate.at_least
     return with_memory
-
-
-def record_compile(seconds: float, leaves: int) -> None:
-    """Remember this compile's rate; the fastest one is kept (the first compile of a process
-    also imports inductor, and a stalled one must not refuse later models)."""
-    rate = seconds / max(leaves, 1)
-    _COMPILE_RATE[:] = [min([rate, *_COMPILE_RATE])]
-
-
-def estimate_compile(leaves: int) -> float | None:
-    """Forecast seconds to compile a model of `leaves` leaf modules (both precisions), from
-    this process's fastest compile; None before anything was compiled."""
-    return _COMPILE_RATE[0] * leaves if _COMPILE_RATE else None
-
-
-def forecast_compile(leaves: int) -> float:
-    """estimate_compile, or before any compile in this process the prior rate per leaf."""
-    seconds = estimate_compile(leaves)
-    return seconds if seconds is not None else PRIOR_COMPILE_SECONDS_PER_LEAF * leaves
-
-
-def check_compile(leaves: int, allow_slow: bool = False) -> float | None:
-    """Raise GuardError when the compile forecast exceeds MAX_COMPILE_SECONDS (unless
-    allowed); returns the forecast (None: no compile measured yet in this process)."""
-    seconds = estimate_compile(leaves)
-    if seconds is not None and seconds > MAX_COMPILE_SECONDS and not allow_slow:
-        raise GuardError(
-            "time",
-            f"compiling is estimated at {seconds:,.0f} s (limit {MAX_COMPILE_SECONDS:.0f} s, "
-            f"{leaves} modules at this session's fastest compile rate); allow slow runs "
-            "(--allow-slow) to compile anyway",
-        )
-    return seconds
 
 
 # ---- when memory ran out anyway ----------------------------------------------------------
