@@ -309,7 +309,10 @@ def _time_rnn(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
     weights = _random((gates * hidden, inputs), dtype), _random((gates * hidden, hidden), dtype)
     biases = _random((gates * hidden,), dtype), _random((gates * hidden,), dtype)
     state = _random((batch, hidden), dtype), _random((batch, hidden), dtype)
-    flags = (False, [], mode, hidden, 1, True, False, False, False)
+    no_batch_sizes: list[int] = []
+    # reverse, batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional,
+    # batch_first, train
+    flags = (False, no_batch_sizes, mode, hidden, 1, True, False, False, False)
     layer = torch.ops.aten.mkldnn_rnn_layer.default
     return _timed_no_grad(lambda: layer(x, *weights, *biases, *state, *flags))
 
