@@ -10,13 +10,8 @@ import contextlib
 import functools
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Annotated, Any, ClassVar
 
 import torch
-from pydantic import Field, PrivateAttr
-
-from autocast_explorer.core.documents.field_types import NonNegative, Omittable, Text
-from autocast_explorer.core.documents.model import Part, dump
 
 # The compile forecast lives in compile_forecast; these names stay the guards' API.
 from autocast_explorer.core.experiment.compile_forecast import (
@@ -39,6 +34,7 @@ from autocast_explorer.core.experiment.compile_forecast import (
 )
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.forward_estimate import ForwardEstimate as ForwardEstimate
 
 # The quick bound lives in memory_bound (torch-free); these names stay the guards' API.
 from autocast_explorer.core.experiment.memory_bound import (
@@ -120,64 +116,6 @@ def traced_peak_bytes(config: ExperimentConfig) -> int:
     if config.mode == "train":
         return parameter_copies(config) * traced.parameter_bytes + task_bytes(config) + own
     return traced.parameter_bytes + traced.input_bytes + own
-
-
-class ForwardEstimate(Part):
-    """The result's `guard`: the time guard's estimate, beside the measurement."""
-
-    # The time guard's forecast of one forward (the slower mode) and what it rests on; the
-    # run's forecast and the memory guard's estimate, and the peak the run then reached.
-    schema_name: ClassVar[str] = "guard"
-
-    estimated_forward_ms: Annotated[
-        NonNegative, Field(description="the time guard's forecast of one forward")
-    ]
-    basis: Annotated[Text, Field(description="what was calibrated to make it")]
-    forecast_s: Annotated[
-        Omittable[NonNegative],
-        Field(description="the whole run's forecast, made before it started (seconds)"),
-    ] = None
-    memory_estimate_mb: Annotated[
-        Omittable[NonNegative],
-        Field(description="the memory guard's estimate of the run's peak (MiB above its start)"),
-    ] = None
-    memory_peak_mb: Annotated[
-        Omittable[NonNegative],
-        Field(
-            description="measured: the process's peak resident memory during the run, above "
-            "its start (MiB; absent where the system does not tell)"
-        ),
-    ] = None
-    #: Calibration stopped once the ops timed so far passed the limit: `seconds` is a floor.
-    _at_least: bool = PrivateAttr(default=False)
-    #: The mode whose forward raises here (an op's calibration raised in its dtype; "": none).
-    _raises_in: str = PrivateAttr(default="")
-
-    @classmethod
-    def of_seconds(
-        cls, seconds: float, basis: str, at_least: bool = False, raises_in: str = ""
-    ) -> ForwardEstimate:
-        made = cls(estimated_forward_ms=seconds * 1e3, basis=basis)
-        made._at_least = at_least
-        made._raises_in = raises_in
-        return made
-
-    @property
-    def seconds(self) -> float:
-        return self.estimated_forward_ms / 1e3
-
-    @property
-    def at_least(self) -> bool:
-        """Whether `seconds` is a floor: timing stopped once it passed the guard's limit."""
-        return self._at_least
-
-    @property
-    def raises_in(self) -> str:
-        """The mode whose forward raises on this CPU ("": none): `seconds` is the other's."""
-        return self._raises_in
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self)
 
 
 def _linear_class(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -363,7 +301,7 @@ def estimate_modes(
     for mode, label in raised.items():
         basis += f"; {label} raises in {mode} here: that forward is not timed"
     raises_in = next((mode for mode in raised if mode != slower), "")
-    return ForwardEstimate.of_seconds(totals[slower], basis, stopped, raises_in)
+    return ForwardEstimate.of_seconds(totals[slower], basis, stopped, raises_in, totals)
 
 
 def _basis(
@@ -402,15 +340,22 @@ def estimate_work(items: Sequence[OpWork], dtype: str, threads: int) -> ForwardE
 def estimate_forward(config: ExperimentConfig, stop_above: float | None = None) -> ForwardEstimate:
     """One forward of `config`, calibrated on its own ops (estimate_modes): the family's
     matrix products, or every op traced on fake tensors (forward_work). Nothing runs at full
-    size; timing stops once the forward is surely over `stop_above` seconds."""
+    size; timing stops once the forward is surely over `stop_above` seconds.
+
+    A training config forecast from its trace also gets each mode's step from the traced
+    step's ops (its backward's own kernels: a CNN's step took 1.1–1.9 forwards, not the 3
+    its FLOPs say, as bfloat16's backward skips the forward's slow path on AVX2 CPUs)."""
     threads = config.threads or torch.get_num_threads()
     work, source = forward_work(config)
     estimate = estimate_modes(work, threads, stop_above)
     if not source:
         return estimate
-    return ForwardEstimate.of_seconds(
-        estimate.seconds, source + estimate.basis, estimate.at_least, estimate.raises_in
-    )
+    estimate = estimate.model_copy(update={"basis": source + estimate.basis})
+    steps = shadow_run(config).step_work if config.mode == "train" else {}
+    if not steps or estimate.at_least:
+        return estimate
+    limit = None if stop_above is None else stop_above * TRAINING_STEP_FORWARDS
+    return estimate.with_steps(estimate_modes(steps, threads, limit))
 
 
 def estimate_forward_seconds(config: ExperimentConfig) -> float:
@@ -444,8 +389,9 @@ def time_limit_s(config: ExperimentConfig) -> float | None:
 
 
 def check_time(config: ExperimentConfig, estimate: ForwardEstimate | None = None) -> float:
-    """Raise GuardError when one forward (in training: one training step, ≈ 3 forwards) is
-    estimated to take over 10 s (unless allowed): nothing can interrupt it once started.
+    """Raise GuardError when one forward (in training: one training step, from its traced ops
+    or ≈ 3 forwards) is estimated to take over 10 s (unless allowed): nothing can interrupt it
+    once started.
 
     `estimate` is the forward's estimate when the caller already has it (else it is made,
     its timing stopped as soon as the forward is surely over the limit)."""
@@ -454,8 +400,10 @@ def check_time(config: ExperimentConfig, estimate: ForwardEstimate | None = None
     seconds = estimate.seconds
     what = "one forward pass"
     if config.mode == "train":
-        seconds *= TRAINING_STEP_FORWARDS
-        what = f"one training step (≈ {TRAINING_STEP_FORWARDS} forwards)"
+        seconds = estimate.step_seconds()
+        what = "one training step" + (
+            "" if estimate.steps_traced else f" (≈ {TRAINING_STEP_FORWARDS} forwards)"
+        )
     if seconds > MAX_FORWARD_SECONDS and not config.allow_slow:
         over = "over " if estimate.at_least else ""
         raise GuardError(
@@ -479,9 +427,7 @@ def check_estimate(config: ExperimentConfig) -> ForwardEstimate:
     peak = check_memory(config)
     estimate = estimate_forward(config, time_limit_s(config))
     check_time(config, estimate)
-    with_memory = estimate.model_copy(update={"memory_estimate_mb": peak / 2**20})
-    with_memory._at_least = estimate.at_least
-    return with_memory
+    return estimate.model_copy(update={"memory_estimate_mb": peak / 2**20})
 
 
 # ---- when memory ran out anyway ----------------------------------------------------------

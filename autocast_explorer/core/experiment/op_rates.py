@@ -257,6 +257,25 @@ def _time_conv(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
     )
 
 
+def _conv_backward_flops(shape: tuple[int, ...]) -> int:
+    """Each gradient made (input's, weight's) costs the convolution's FLOPs."""
+    return (shape[0] + shape[1]) * ConvShape.unpacked(shape[2:]).flops()
+
+
+def _time_conv_backward(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
+    """aten.convolution_backward making the gradients `shape` asks for, in `dtype` (a
+    training step's backward runs in the forward's dtypes: its own kernels, e.g. 20× faster
+    than the forward's bfloat16 slow path under the AVX2 switches)."""
+    mask = [bool(shape[0]), bool(shape[1]), False]
+    conv = ConvShape.unpacked(shape[2:])
+    x = _random((conv.batch, conv.channels, *conv.spatial), dtype)
+    w = _random(conv.weight_shape(), dtype)
+    grad = _random((conv.batch, conv.out_channels, *conv.out_spatial()), dtype)
+    args = (conv.stride, conv.padding, conv.dilation, bool(conv.transposed), conv.output_padding)
+    backward = torch.ops.aten.convolution_backward.default
+    return _timed_no_grad(lambda: backward(grad, x, w, None, *args, conv.groups, mask))
+
+
 # ---- attention ----------------------------------------------------------------------------
 def _sdpa_flops(shape: tuple[int, ...]) -> int:
     heads, length, source, e, ev = shape
@@ -350,7 +369,21 @@ ATEN_CALIBRATIONS: dict[str, OpCalibration] = {
     "aten.sdpa": OpCalibration(
         "scaled_dot_product_attention", _sdpa_class, _sdpa_flops, _time_sdpa
     ),
+    "aten.conv_backward": OpCalibration(
+        "convolution backward",
+        lambda s: (s[0], s[1], *_conv_class(s[2:])),
+        _conv_backward_flops,
+        _time_conv_backward,
+    ),
     "aten.rnn": OpCalibration("an LSTM layer (oneDNN)", _rnn_class, _rnn_flops, _time_rnn),
+    # Its backward makes two gradients (input's, weights'), each the layer's FLOPs, taken at
+    # the layer's own rate: timing it would need the forward's workspace.
+    "aten.rnn_backward": OpCalibration(
+        "an LSTM layer's backward (at the layer's rate)",
+        _rnn_class,
+        lambda s: 2 * _rnn_flops(s),
+        lambda s, dtype: 2 * _time_rnn(s, dtype),
+    ),
     "bytes": OpCalibration(
         "elementwise add (bytes moved)",
         lambda s: s,
@@ -390,8 +423,21 @@ def _bmm_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
 
 
 def _conv_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
-    x, w = args[0], args[1]
-    stride, padding, dilation, transposed, output_padding, groups = args[3:9]
+    return "aten.conv", _conv_shape(args[0], args[1], args[3:9]).packed()
+
+
+def _conv_backward_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
+    """convolution_backward(grad_output, input, weight, bias_sizes, stride, …, groups,
+    output_mask): the gradients it makes (input's, weight's) and the convolution."""
+    mask = args[10]
+    conv = _conv_shape(args[1], args[2], args[4:10])
+    return "aten.conv_backward", (int(mask[0]), int(mask[1]), *conv.packed())
+
+
+def _conv_shape(x: torch.Tensor, w: torch.Tensor, params: Sequence[Any]) -> ConvShape:
+    """A convolution's shape from its input, weight and (stride, padding, dilation,
+    transposed, output_padding, groups)."""
+    stride, padding, dilation, transposed, output_padding, groups = params
     nd = x.dim() - 2
     out = w.shape[1] * groups if transposed else w.shape[0]
 
@@ -399,7 +445,7 @@ def _conv_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
         values = tuple(int(v) for v in values)
         return values * nd if len(values) == 1 else values
 
-    conv = ConvShape(
+    return ConvShape(
         batch=int(x.shape[0]),
         channels=int(x.shape[1]),
         out_channels=int(out),
@@ -412,7 +458,6 @@ def _conv_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
         dilation=each(dilation),
         output_padding=each(output_padding),
     )
-    return "aten.conv", conv.packed()
 
 
 def _sdpa_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
@@ -431,6 +476,16 @@ def _rnn_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
     return "aten.rnn", (steps, batch, inputs, hidden, int(w_ih.shape[0]) // hidden, mode)
 
 
+def _rnn_backward_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
+    """mkldnn_rnn_layer_backward(input, w_ih, w_hh, b_ih, b_hh, hx, cx, output, hy, cy,
+    grad_output, grad_hy, grad_cy, reverse, mode, hidden_size, …): the layer it differentiates."""
+    x, w_ih, hx = args[0], args[1], args[5]
+    hidden, mode = int(args[15]), int(args[14])
+    batch, inputs = int(hx.shape[-2]), int(x.shape[-1])
+    steps = x.numel() // max(1, batch * inputs)
+    return "aten.rnn_backward", (steps, batch, inputs, hidden, int(w_ih.shape[0]) // hidden, mode)
+
+
 #: aten op names (overload packets) with a calibration of their own, and how to read them.
 _SHAPED: dict[str, Callable[[str, Sequence[Any]], tuple[str, tuple[int, ...]]]] = {
     "mm": _mm_work,
@@ -444,6 +499,8 @@ _SHAPED: dict[str, Callable[[str, Sequence[Any]], tuple[str, tuple[int, ...]]]] 
     "_scaled_dot_product_flash_attention": _sdpa_work,
     "_scaled_dot_product_efficient_attention": _sdpa_work,
     "mkldnn_rnn_layer": _rnn_work,
+    "convolution_backward": _conv_backward_work,
+    "mkldnn_rnn_layer_backward": _rnn_backward_work,
 }
 
 
