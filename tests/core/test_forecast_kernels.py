@@ -10,7 +10,7 @@ import torch
 
 from autocast_explorer.core.experiment import guards
 from autocast_explorer.core.experiment.config import ExperimentConfig
-from autocast_explorer.core.experiment.forecast import forecast
+from autocast_explorer.core.experiment.forecast import TRACED_OP_SECONDS, forecast, traced_calls
 from autocast_explorer.core.experiment.op_rates import (
     CONV_FLOP_CAP,
     RNN_FLOP_CAP,
@@ -121,3 +121,56 @@ def test_a_run_whose_autocast_forward_raises_is_forecast_as_float32_alone() -> N
     training = forecast(config.replace(mode="train", steps=20), raising)
     # The run stops after float32's probed step (two steps' time: 2 × 3 forwards of 0.5 s).
     assert dict(training.parts) == {"a float32 step probed (the autocast step raises)": 3.0}
+
+
+def test_a_convolutions_backward_is_read_with_the_gradients_it_makes() -> None:
+    conv = torch.nn.Conv2d(8, 16, 3, padding=1)
+    x = torch.randn(2, 8, 12, 12)  # the input needs no gradient: only the weight's is made
+    with TensorTrace() as trace:
+        conv(x).sum().backward()
+    (backward,) = [w for w in trace.work if w.kind == "aten.conv_backward"]
+    assert backward.shape[:2] == (0, 1)
+    shape = ConvShape.unpacked(backward.shape[2:])
+    assert (shape.batch, shape.channels, shape.out_channels, shape.spatial) == (2, 8, 16, (12, 12))
+    assert backward.flops == shape.flops() == 2 * 2 * 16 * 8 * 9 * 12 * 12
+    calibration = guards.CALIBRATIONS["aten.conv_backward"]
+    assert calibration.size_class(backward.shape)[:2] == (0, 1)
+    assert calibration.flops((1, 1, *backward.shape[2:])) == 2 * backward.flops
+
+
+def test_a_training_step_is_forecast_from_its_traced_ops() -> None:
+    config = ExperimentConfig(model="cnn", image=32, batch=4, mode="train", threads=1)
+    with steady_rates() as asked:
+        estimate = guards.estimate_forward(config)
+    assert estimate.steps_traced
+    assert "aten.conv_backward" in {kind for kind, *_ in asked}
+    # Every op at 1 GFLOP/s: each mode's step is its traced step's work, forward included.
+    traced = guards.shadow_run(config)
+    for mode in ("float32", "bfloat16"):
+        work = sum(w.flops for w in traced.step_work[mode])
+        assert estimate.step_seconds(mode) == pytest.approx(work / 1e9)
+        assert estimate.step_seconds(mode) > estimate.mode_seconds(mode)
+    assert estimate.step_seconds() == max(estimate.step_seconds(m) for m in estimate.modes)
+    # A family forecast from its matrix products keeps 3 forwards a step.
+    mlp = guards.ForwardEstimate.of_seconds(0.5, "fixed")
+    assert not mlp.steps_traced and mlp.step_seconds("float32") == 1.5
+
+
+def test_each_mode_is_forecast_at_its_own_forward() -> None:
+    config = ExperimentConfig(widths=(32, 16, 4), batch=8, min_time=1.0)
+    # bfloat16 16× float32's forward (a convolution's slow path on an AVX2 CPU).
+    modes = {"float32": 0.2, "bfloat16": 3.2}
+    forward = guards.ForwardEstimate.of_seconds(3.2, "fixed", modes=modes)
+    traced = guards.shadow_run(config)
+    ops = traced_calls(traced.work["float32"]) + 2 * traced_calls(traced.work["bfloat16"])
+    with steady_rates():
+        parts = dict(forecast(config, forward).parts)
+    # float32's timing is its min_time; bfloat16's is 4 calls of 3.2 s.
+    assert parts["timing"] == pytest.approx(1.0 + 12.8)
+    assert parts["cold and recorded forwards"] == pytest.approx(2 * (0.2 + 3.2))
+    assert parts["tracing the ops"] == pytest.approx(0.2 + 2 * 3.2 + ops * TRACED_OP_SECONDS)
+    steps = guards.ForwardEstimate.of_seconds(3.2, "fixed", modes=modes)
+    stepped = steps.with_steps(guards.ForwardEstimate.of_seconds(3.5, "steps", modes=modes))
+    training = dict(forecast(config.replace(mode="train", steps=6), stepped).parts)
+    # Each copy's 6 steps and 4 probed ones at its own step (traced: 0.2 s and 3.2 s here).
+    assert training["training 2 × 6 steps"] == pytest.approx(10 * (0.2 + 3.2))
