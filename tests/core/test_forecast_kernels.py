@@ -174,3 +174,25 @@ def test_each_mode_is_forecast_at_its_own_forward() -> None:
     training = dict(forecast(config.replace(mode="train", steps=6), stepped).parts)
     # Each copy's 6 steps and 4 probed ones at its own step (traced: 0.2 s and 3.2 s here).
     assert training["training 2 × 6 steps"] == pytest.approx(10 * (0.2 + 3.2))
+
+
+def test_past_its_budget_a_kind_not_timed_yet_is_still_timed(monkeypatch) -> None:
+    asked: list[str] = []
+    # Under the AVX2 switches a bfloat16 convolution's backward ran 20× its forward's rate.
+    rates = {"aten.conv": 1e9, "aten.conv_backward": 2e10}
+
+    def rate(kind: str, shape: tuple[int, ...], dtype: str, threads: int) -> float:
+        asked.append(kind)
+        return rates[kind]
+
+    monkeypatch.setattr(guards, "calibrated_rate", rate)
+    big, small = _conv(4, 32, 64, 32).packed(), _conv(4, 64, 64, 16).packed()
+    work = [
+        OpWork("aten.conv", 4 * 10**9, big, "bfloat16"),
+        OpWork("aten.conv", 2 * 10**9, small, "bfloat16"),
+        OpWork("aten.conv_backward", 10**9, (1, 1, *big), "bfloat16"),
+    ]
+    estimate = guards.estimate_modes({"bfloat16": work}, threads=1, budget_s=0.0)
+    # The second convolution borrows the first's rate; the backward is timed, not borrowed.
+    assert asked == ["aten.conv", "aten.conv_backward"]
+    assert estimate.seconds == pytest.approx(6.0 + 10**9 / 2e10)
