@@ -46,8 +46,9 @@ _COMPARED_ELEMENTS = 1 << 18
 #: many FLOPs; only an image over it alone is halved. Its rate follows the image's size:
 #: under the AVX2 switches a bfloat16 convolution runs ATen's slow path (_slow_conv2d_forward:
 #: im2col and a reference GEMM, image by image), where 32→64 channels 3×3 reached 3.3 GFLOP/s
-#: at 16×16, 0.91 at 32×32 and 0.68 at 64×64 (1 thread), 0.90–0.92 at 32×32 for every batch
-#: from 1 to 64; halved to 2²⁴ FLOPs (16×16), the CNN's forward was forecast 2.5–7× too fast.
+#: at 16×16 and 0.91 at 32×32 (1 thread; 64→64: 0.68 at 64×64, 0.37 at 128×128), 0.90–0.92
+#: at 32×32 for every batch from 1 to 64; halved to 2²⁴ FLOPs (16×16), the CNN's bfloat16
+#: forward was forecast 2.5× too fast (as the family's GEMMs, at nn.Linear's rate: 11×).
 #: Natively (oneDNN), images past the caches slow it: 3→32 channels at 64×64 reached 58
 #: GFLOP/s on 1 image, 12–13 on 4 to 16, 10 on 64. 2²⁷ FLOPs: ≈ 0.15 s a call on the slow
 #: path, 1–13 ms natively.
