@@ -164,7 +164,7 @@ def cases(unet: str, tiny: bool) -> list[tuple[str, dict]]:
 def child(fields: dict, min_time: float) -> dict:
     """One case in this (fresh) process: the guard's answer, then the run if it was allowed."""
     from autocast_explorer.core.experiment import guards
-    from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
+    from autocast_explorer.core.experiment.config import ExperimentConfig
     from autocast_explorer.core.experiment.engine import run_experiment
     from autocast_explorer.core.experiment.forecast import forecast
 
@@ -185,9 +185,10 @@ def child(fields: dict, min_time: float) -> dict:
         "forecast_s": ahead.seconds,
         "at_most_s": ahead.at_most_s,
         "wall_s": wall,
-        # A training run times steps: the guard's forward × TRAINING_STEP_FORWARDS.
-        "forward_ratio": guard.estimated_forward_ms
-        * (TRAINING_STEP_FORWARDS if config.mode == "train" else 1)
+        # A training run times steps: the guard's step (its traced ops, or 3 forwards).
+        "forward_ratio": (
+            guard.step_seconds() * 1e3 if config.mode == "train" else guard.estimated_forward_ms
+        )
         / result.slower_ms,
         "memory_estimate_mb": guard.memory_estimate_mb,
         "memory_peak_mb": guard.memory_peak_mb,

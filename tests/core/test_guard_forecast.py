@@ -24,7 +24,7 @@ from autocast_explorer.core.experiment.forecast import (
     traced_calls,
 )
 from autocast_explorer.core.experiment.guards import GuardError
-from autocast_explorer.core.experiment.op_rates import FLOP_CAP, ConvShape, OpWork, op_works
+from autocast_explorer.core.experiment.op_rates import ConvShape, OpWork, op_works
 from autocast_explorer.core.experiment.result import ExperimentResult
 from autocast_explorer.core.experiment.shadow_run import shadow_run
 from autocast_explorer.core.experiment.tensor_trace import TensorTrace
@@ -152,8 +152,8 @@ def test_an_op_is_read_as_its_kind_and_shape() -> None:
     # It also moves its input, weight and output: (2·16 + 2·32)·64·64 + 32·16·9 floats.
     assert (memory.kind, memory.flops) == ("bytes", 4 * ((2 * 16 + 2 * 32) * 64 * 64 + 4608))
     timed = ConvShape.unpacked(guards.CALIBRATIONS["aten.conv"].size_class(work.shape))
-    assert timed.batch == 1 and timed.kernel == (3, 3) and timed.channels == 16
-    assert timed.flops() <= FLOP_CAP < 4 * timed.flops()  # halved no more than needed
+    assert timed.batch == 2 and timed.kernel == (3, 3) and timed.channels == 16  # both fit
+    assert timed.spatial == (64, 64)  # its whole image: the rate follows the image's size
     a, b = torch.empty(8, 64), torch.nn.Linear(64, 32).weight.detach()
     linear, _ = op_works(torch.ops.aten.mm.default, (a, b.t()), {}, a @ b.t())
     assert (linear.kind, linear.shape) == ("linear", (8, 64, 32))  # F.linear's layout

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from autocast_explorer.core.experiment import guards
+from autocast_explorer.core.experiment import compile_forecast, guards
 from autocast_explorer.core.experiment.config import ConfigError, ExperimentConfig
 from autocast_explorer.core.experiment.engine import run_experiment
 from autocast_explorer.core.experiment.interval import SpeedupInterval
@@ -207,21 +207,22 @@ def test_summary_lists_every_route_with_its_finding(implicit_result):
 
 def test_compile_guard_refuses_a_forecast_over_the_limit(monkeypatch):
     """Nothing is compiled: the forecast alone refuses, as a finding of the route."""
-    monkeypatch.setattr(guards, "_COMPILE_RATE", [])
+    monkeypatch.setattr(compile_forecast, "_COMPILE_SCALE", [])
     assert guards.check_compile(5) is None  # nothing compiled yet: no basis
-    guards.record_compile(50.0, 5)  # 10 s per module
-    guards.record_compile(80.0, 4)  # slower: the fastest rate is kept
-    assert guards.estimate_compile(3) == pytest.approx(30.0)
-    with pytest.raises(guards.GuardError, match="compiling is estimated at 130 s"):
-        guards.check_compile(13)
-    assert guards.check_compile(13, allow_slow=True) == pytest.approx(130.0)
-    model = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(13)])
+    # A cold compile is forecast at 4 s + 0.85 s per leaf module: 8.25 s for 5 leaves.
+    guards.record_compile(8.25 * 8, 5)  # 8× the cold forecast
+    guards.record_compile(7.4 * 10, 4)  # slower (10×): the fastest is kept
+    assert guards.estimate_compile(3) == pytest.approx(8 * 6.55)
+    with pytest.raises(guards.GuardError, match="compiling is estimated at 127 s"):
+        guards.check_compile(14)  # 8 × (4 + 0.85 · 14) = 127.2 s
+    assert guards.check_compile(14, allow_slow=True) == pytest.approx(127.2)
+    model = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(14)])
     x = torch.randn(2, 4)
     with torch.no_grad():
         reference = Reference(model(x), 0.05, 1e-5, 2)
         route = compiled_route(RouteCall(model, x, torch.bfloat16, reference, 0.01, Reporter()))
     assert route.plain is None and route.lower is None and route.compile_s is None
-    assert route.finding.startswith("not compiled: compiling is estimated at 130 s")
+    assert route.finding.startswith("not compiled: compiling is estimated at 127 s")
     assert not math.isfinite(route.speedup)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from autocast_explorer.core.experiment import guards
-from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
+from autocast_explorer.core.experiment.config import ExperimentConfig
 from autocast_explorer.core.experiment.memory_bound import HELD_OUT_BATCHES
 from autocast_explorer.core.experiment.op_rates import OpWork
 from autocast_explorer.core.experiment.route_kinds import route_kind
@@ -101,23 +101,33 @@ def duration_text(seconds: float) -> str:
 def timed_seconds(config: ExperimentConfig, call_s: float, min_time: float) -> tuple[float, float]:
     """Both modes' paired timing of calls of `call_s` each: likely (`min_time` per mode, or
     the calls a slow forward needs) and at most (the config's time limit per mode)."""
-    likely = max(min_time, _LEAST_TIMED_CALLS * call_s)
-    return 2 * likely, 2 * max(config.time_limit, likely)
+    return _timed_modes(config, (call_s, call_s), min_time)
+
+
+def _timed_modes(
+    config: ExperimentConfig, calls_s: Sequence[float], min_time: float
+) -> tuple[float, float]:
+    """timed_seconds with each mode's own call: a bfloat16 forward 16× float32's (a
+    convolution's slow path on AVX2 CPUs) needs its calls; float32 only its `min_time`."""
+    likely = [max(min_time, _LEAST_TIMED_CALLS * call_s) for call_s in calls_s]
+    return sum(likely), sum(max(config.time_limit, each) for each in likely)
 
 
 def _routes(
     config: ExperimentConfig, forward_s: float, min_time: float
 ) -> list[tuple[str, float, float]]:
     """Each extra route's (what, likely, at most): its timing, and a compile for one that
-    compiles (the compile forecast of guards.forecast_compile)."""
+    compiles (compile_forecast.py: likely, and at most a cold compile)."""
     out = []
     for name in config.routes[1:]:
         likely, _at_most = timed_seconds(config, forward_s, min_time)
         out.append((f"the {name} route", likely, likely))
         kind = route_kind(name)
         if kind is not None and kind.compiles:
-            compile_s = guards.forecast_compile(shadow_run(config).leaf_modules)
-            out.append((f"compiling ({name})", compile_s, compile_s))
+            leaves = shadow_run(config).leaf_modules
+            compile_s = guards.forecast_compile(leaves)
+            most = max(compile_s, guards.most_compile_s(leaves))
+            out.append((f"compiling ({name})", compile_s, most))
     return out
 
 
@@ -126,11 +136,25 @@ def traced_calls(work: Sequence[OpWork]) -> int:
     return sum(w.flops for w in work if w.kind == "call")
 
 
-def _inference_parts(config: ExperimentConfig, forward_s: float) -> list[tuple[str, float, float]]:
+def _inference_parts(
+    config: ExperimentConfig, forward: guards.ForwardEstimate
+) -> list[tuple[str, float, float]]:
     """Timing, the untimed forwards, the comparison of every layer's outputs (as many
     elements as the float32 forward's layers return, compared at a calibrated rate), the op
-    trace's forwards and its cost per op, and the extra routes."""
-    likely, at_most = timed_seconds(config, forward_s, config.min_time)
+    trace's forwards and its cost per op, and the extra routes; each mode's forwards at its
+    own forecast. When the autocast forward raises here (an op of it cannot run in its dtype),
+    the engine times float32 alone on its budget, after its cold and recorded forwards, and
+    traces no ops."""
+    plain, low = forward.mode_seconds("float32"), forward.mode_seconds(config.dtype)
+    if forward.raises_in == config.dtype:
+        alone = max(config.min_time, _LEAST_TIMED_CALLS * plain)
+        untimed = _COLD_AND_RECORDED / 2 * plain
+        return [
+            ("timing float32 (the autocast forward raises)", alone, alone),
+            ("cold and recorded forwards", untimed, untimed),
+            *_routes(config, forward.seconds, config.min_time),
+        ]
+    likely, at_most = _timed_modes(config, (plain, low), config.min_time)
     traced = shadow_run(config)
     threads = config.threads or torch.get_num_threads()
     compared = traced.kept.get("float32", 0) // 4
@@ -139,22 +163,31 @@ def _inference_parts(config: ExperimentConfig, forward_s: float) -> list[tuple[s
         mode: sum(w.flops for w in work if w.kind == "call") for mode, work in traced.work.items()
     }
     traced_ops = calls.get("float32", 0) + (_TRACED - 1) * calls.get(config.dtype, 0)
-    tracing = _TRACED * forward_s + traced_ops * TRACED_OP_SECONDS
-    untimed = _COLD_AND_RECORDED * forward_s
+    tracing = plain + (_TRACED - 1) * low + traced_ops * TRACED_OP_SECONDS
+    untimed = _COLD_AND_RECORDED / 2 * (plain + low)
     return [
         ("timing", likely, at_most),
         ("cold and recorded forwards", untimed, untimed),
         ("comparing layer outputs", comparing, comparing),
         ("tracing the ops", tracing, tracing),
-        *_routes(config, forward_s, config.min_time),
+        *_routes(config, forward.seconds, config.min_time),
     ]
 
 
-def _training_parts(config: ExperimentConfig, forward_s: float) -> list[tuple[str, float, float]]:
-    step_s = TRAINING_STEP_FORWARDS * forward_s
-    training = 2 * (config.steps + _PROBED_STEPS) * step_s
-    scoring = 2 * HELD_OUT_BATCHES * forward_s
-    likely, at_most = timed_seconds(config, step_s, config.min_time)
+def _training_parts(
+    config: ExperimentConfig, forward: guards.ForwardEstimate
+) -> list[tuple[str, float, float]]:
+    """Both copies' steps (each at its own step's forecast), their timing and scoring; only
+    float32's probed step when the autocast step raises here (the run then stops:
+    training._probe_both)."""
+    plain, low = forward.step_seconds("float32"), forward.step_seconds(config.dtype)
+    if forward.raises_in == config.dtype:
+        probed = _PROBED_STEPS / 2 * plain
+        return [("a float32 step probed (the autocast step raises)", probed, probed)]
+    training = (config.steps + _PROBED_STEPS) * (plain + low)
+    forwards = forward.mode_seconds("float32") + forward.mode_seconds(config.dtype)
+    scoring = HELD_OUT_BATCHES * forwards
+    likely, at_most = _timed_modes(config, (plain, low), config.min_time)
     return [
         (f"training 2 × {config.steps} steps", training, training),
         ("timing steps", likely, at_most),
@@ -181,9 +214,9 @@ def forecast(config: ExperimentConfig, forward: guards.ForwardEstimate | None = 
         forward = guards.estimate_forward(config)
     forward_s = forward.seconds
     parts = (
-        _training_parts(config, forward_s)
+        _training_parts(config, forward)
         if config.mode == "train"
-        else _inference_parts(config, forward_s)
+        else _inference_parts(config, forward)
     )
     return _made(parts, forward_s, guards.traced_peak_bytes(config))
 

@@ -10,15 +10,31 @@ import contextlib
 import functools
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Annotated, Any, ClassVar
 
 import torch
-from pydantic import Field, PrivateAttr
 
-from autocast_explorer.core.documents.field_types import NonNegative, Omittable, Text
-from autocast_explorer.core.documents.model import Part, dump
+# The compile forecast lives in compile_forecast; these names stay the guards' API.
+from autocast_explorer.core.experiment.compile_forecast import (
+    MAX_COMPILE_SECONDS as MAX_COMPILE_SECONDS,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    check_compile as check_compile,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    estimate_compile as estimate_compile,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    forecast_compile as forecast_compile,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    most_compile_s as most_compile_s,
+)
+from autocast_explorer.core.experiment.compile_forecast import (
+    record_compile as record_compile,
+)
 from autocast_explorer.core.experiment.config import TRAINING_STEP_FORWARDS, ExperimentConfig
 from autocast_explorer.core.experiment.families import family
+from autocast_explorer.core.experiment.forward_estimate import ForwardEstimate as ForwardEstimate
 
 # The quick bound lives in memory_bound (torch-free); these names stay the guards' API.
 from autocast_explorer.core.experiment.memory_bound import (
@@ -60,13 +76,6 @@ from autocast_explorer.core.experiment.shadow_run import shadow_run
 from autocast_explorer.core.runtime.autocast import TORCH_DTYPES, autocast_context
 
 MAX_FORWARD_SECONDS = 10.0
-#: A compile cannot be interrupted either; past this forecast the compiled route is refused.
-MAX_COMPILE_SECONDS = 120.0
-#: Seconds per leaf module of the fastest compile in this process (the forecast's basis).
-_COMPILE_RATE: list[float] = []
-#: Until this process has compiled a model, a compile is forecast at this many seconds per leaf
-#: module (both precisions): a U-Net of about 60 leaves spent 182 s compiling on a 2-core EPYC.
-PRIOR_COMPILE_SECONDS_PER_LEAF = 2.5
 #: Calibrated sizes stop here: larger layers run at about the rate of this size on every CPU
 #: kind measured, and a calibration must stay far below a second even where bf16 is slow.
 _MAX_CLASS_BATCH = 256
@@ -82,6 +91,10 @@ RUNTIME_BYTES = 12 * 2**20
 COMPILE_BYTES = 112 * 2**20
 #: A several-thread calibration stops calling after this many one-thread calls' time.
 _GIVE_UP_FACTOR = 8
+#: The rate of an op whose calibration raised in that dtype (oneDNN's bfloat16 LSTM on an AVX2
+#: CPU: "could not create a primitive descriptor"): the run's forward raises there too, so its
+#: mode is not timed (the engine measures float32 alone) and the forecast leaves it out.
+CANNOT_RUN = 0.0
 
 
 def traced_peak_bytes(config: ExperimentConfig) -> int:
@@ -103,54 +116,6 @@ def traced_peak_bytes(config: ExperimentConfig) -> int:
     if config.mode == "train":
         return parameter_copies(config) * traced.parameter_bytes + task_bytes(config) + own
     return traced.parameter_bytes + traced.input_bytes + own
-
-
-class ForwardEstimate(Part):
-    """The result's `guard`: the time guard's estimate, beside the measurement."""
-
-    # The time guard's forecast of one forward (the slower mode) and what it rests on; the
-    # run's forecast and the memory guard's estimate, and the peak the run then reached.
-    schema_name: ClassVar[str] = "guard"
-
-    estimated_forward_ms: Annotated[
-        NonNegative, Field(description="the time guard's forecast of one forward")
-    ]
-    basis: Annotated[Text, Field(description="what was calibrated to make it")]
-    forecast_s: Annotated[
-        Omittable[NonNegative],
-        Field(description="the whole run's forecast, made before it started (seconds)"),
-    ] = None
-    memory_estimate_mb: Annotated[
-        Omittable[NonNegative],
-        Field(description="the memory guard's estimate of the run's peak (MiB above its start)"),
-    ] = None
-    memory_peak_mb: Annotated[
-        Omittable[NonNegative],
-        Field(
-            description="measured: the process's peak resident memory during the run, above "
-            "its start (MiB; absent where the system does not tell)"
-        ),
-    ] = None
-    #: Calibration stopped once the ops timed so far passed the limit: `seconds` is a floor.
-    _at_least: bool = PrivateAttr(default=False)
-
-    @classmethod
-    def of_seconds(cls, seconds: float, basis: str, at_least: bool = False) -> ForwardEstimate:
-        made = cls(estimated_forward_ms=seconds * 1e3, basis=basis)
-        made._at_least = at_least
-        return made
-
-    @property
-    def seconds(self) -> float:
-        return self.estimated_forward_ms / 1e3
-
-    @property
-    def at_least(self) -> bool:
-        """Whether `seconds` is a floor: timing stopped once it passed the guard's limit."""
-        return self._at_least
-
-    def to_dict(self) -> dict[str, Any]:
-        return dump(self)
 
 
 def _linear_class(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -206,9 +171,10 @@ def work_items(config: ExperimentConfig) -> list[OpWork]:
 
 def forward_work(config: ExperimentConfig) -> tuple[dict[str, Sequence[OpWork]], str]:
     """Each mode's ops of one forward ('float32' and the config's dtype) and where they come
-    from: the family's matrix products, or (a model without them, the user's own) every op of
-    its forward traced at full size on fake tensors, in the dtype each computed in."""
-    items = work_items(config)
+    from: the family's matrix products, or (a family that says so, a model without them, the
+    user's own) every op of its forward traced at full size on fake tensors, in the dtype each
+    computed in."""
+    items = [] if family(config).forecast_from_trace(config) else work_items(config)
     if items:
         return {"float32": items, config.dtype: items}, ""
     traced = shadow_run(config)
@@ -232,19 +198,26 @@ def calibrated_rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads:
     if threads <= 1:
         return _timed_rate(kind, shape, dtype_name, threads)
     one = calibrated_rate(kind, shape, dtype_name, 1)
+    if one == CANNOT_RUN:
+        return CANNOT_RUN
     one_call_s = CALIBRATIONS[kind].flops(shape) / one
     with calls_given_up_after(max(_GIVE_UP_FACTOR * one_call_s, CALIBRATION_SECONDS)):
         return max(_timed_rate(kind, shape, dtype_name, threads), one)
 
 
 def _timed_rate(kind: str, shape: tuple[int, ...], dtype_name: str, threads: int) -> float:
-    """FLOP/s of the fastest timed call of `kind` at `shape` with `threads` threads."""
+    """FLOP/s of the fastest timed call of `kind` at `shape` with `threads` threads; CANNOT_RUN
+    when the op raises (torch's words for a missing kernel: RuntimeError, NotImplementedError)."""
     calibration = CALIBRATIONS[kind]
     dtype = None if dtype_name == "float32" else TORCH_DTYPES[dtype_name]
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         return calibration.flops(shape) / calibration.time_call(shape, dtype)
+    except (RuntimeError, NotImplementedError) as exc:
+        if is_out_of_memory(exc):
+            raise
+        return CANNOT_RUN
     finally:
         torch.set_num_threads(previous)
 
@@ -259,7 +232,9 @@ _Class = tuple[str, tuple[int, ...], str]
 
 class _Rates:
     """The rates one estimate asks for: calibrated (through `calibrated_rate`) until the
-    budget is spent, then borrowed from what its kind (else its dtype) reached already."""
+    budget is spent, then borrowed from what its kind reached already in its dtype. A kind
+    not timed yet is timed, even then: another kind's rate says nothing of it (a bfloat16
+    convolution's backward ran 20× its forward's rate under the AVX2 switches)."""
 
     def __init__(self, threads: int, budget_s: float) -> None:
         self.threads = threads
@@ -269,8 +244,8 @@ class _Rates:
 
     def rate(self, key: _Class) -> float:
         if key not in self.timed:
-            similar = [r for (k, _s, d), r in self.timed.items() if (k, d) == (key[0], key[2])]
-            similar = similar or [r for (_k, _s, d), r in self.timed.items() if d == key[2]]
+            ran = {c: r for c, r in self.timed.items() if r != CANNOT_RUN}
+            similar = [r for (k, _s, d), r in ran.items() if (k, d) == (key[0], key[2])]
             if time.monotonic() > self.deadline and similar and key[0] != "call":
                 self.borrowed += 1
                 return min(similar)
@@ -291,6 +266,8 @@ def estimate_modes(
     The biggest shares are timed first; once a mode's ops timed so far pass `stop_above`, the
     rest is not timed (the forward is refused whatever they add: the estimate is a floor), and
     past `budget_s` of calibrating the rest take the slowest rate their kind reached already.
+    A mode with an op that cannot run in its dtype here (CANNOT_RUN) raises in the run: it is
+    not the slower mode unless every mode raises (`raises_in` names it).
     """
     shares: dict[tuple[str, _Class], int] = {}
     labels: dict[str, list[str]] = {}
@@ -307,15 +284,25 @@ def estimate_modes(
     totals = dict.fromkeys(work, 0.0)
     rates = _Rates(threads, budget_s)
     stopped = False
+    raised: dict[str, str] = {}  # mode → the op that cannot run in it
     for (mode, calibration_class), flops in sorted(shares.items(), key=lambda e: -e[1]):
-        totals[mode] += flops / rates.rate(calibration_class)
+        if mode in raised:
+            continue
+        rate = rates.rate(calibration_class)
+        if rate == CANNOT_RUN:
+            raised[mode] = CALIBRATIONS[calibration_class[0]].label
+            continue
+        totals[mode] += flops / rate
         if stop_above is not None and totals[mode] > stop_above:
             stopped = True
             break
-    slower = max(totals, key=lambda mode: totals[mode])
-    return ForwardEstimate.of_seconds(
-        totals[slower], _basis(labels, work, threads, slower, stopped, rates.borrowed), stopped
-    )
+    running = [mode for mode in totals if mode not in raised] or list(totals)
+    slower = max(running, key=lambda mode: totals[mode])
+    basis = _basis(labels, work, threads, slower, stopped, rates.borrowed)
+    for mode, label in raised.items():
+        basis += f"; {label} raises in {mode} here: that forward is not timed"
+    raises_in = next((mode for mode in raised if mode != slower), "")
+    return ForwardEstimate.of_seconds(totals[slower], basis, stopped, raises_in, totals)
 
 
 def _basis(
@@ -353,14 +340,25 @@ def estimate_work(items: Sequence[OpWork], dtype: str, threads: int) -> ForwardE
 
 def estimate_forward(config: ExperimentConfig, stop_above: float | None = None) -> ForwardEstimate:
     """One forward of `config`, calibrated on its own ops (estimate_modes): the family's
-    matrix products, or a user model's every op traced on fake tensors. Nothing runs at full
-    size; timing stops once the forward is surely over `stop_above` seconds."""
+    matrix products, or every op traced on fake tensors (forward_work). Nothing runs at full
+    size; timing stops once the forward is surely over `stop_above` seconds.
+
+    A training config forecast from its trace also gets each mode's step from the traced
+    step's ops (its backward's own kernels: a CNN's step took 1.1–1.9 forwards, not the 3
+    its FLOPs say, as bfloat16's backward skips the forward's slow path on AVX2 CPUs)."""
     threads = config.threads or torch.get_num_threads()
     work, source = forward_work(config)
+    started = time.monotonic()
     estimate = estimate_modes(work, threads, stop_above)
     if not source:
         return estimate
-    return ForwardEstimate.of_seconds(estimate.seconds, source + estimate.basis, estimate.at_least)
+    estimate = estimate.model_copy(update={"basis": source + estimate.basis})
+    steps = shadow_run(config).step_work if config.mode == "train" else {}
+    if not steps or estimate.at_least:
+        return estimate
+    limit = None if stop_above is None else stop_above * TRAINING_STEP_FORWARDS
+    left = max(0.0, CALIBRATION_BUDGET_S - (time.monotonic() - started))
+    return estimate.with_steps(estimate_modes(steps, threads, limit, left))
 
 
 def estimate_forward_seconds(config: ExperimentConfig) -> float:
@@ -394,8 +392,9 @@ def time_limit_s(config: ExperimentConfig) -> float | None:
 
 
 def check_time(config: ExperimentConfig, estimate: ForwardEstimate | None = None) -> float:
-    """Raise GuardError when one forward (in training: one training step, ≈ 3 forwards) is
-    estimated to take over 10 s (unless allowed): nothing can interrupt it once started.
+    """Raise GuardError when one forward (in training: one training step, from its traced ops
+    or ≈ 3 forwards) is estimated to take over 10 s (unless allowed): nothing can interrupt it
+    once started.
 
     `estimate` is the forward's estimate when the caller already has it (else it is made,
     its timing stopped as soon as the forward is surely over the limit)."""
@@ -404,8 +403,10 @@ def check_time(config: ExperimentConfig, estimate: ForwardEstimate | None = None
     seconds = estimate.seconds
     what = "one forward pass"
     if config.mode == "train":
-        seconds *= TRAINING_STEP_FORWARDS
-        what = f"one training step (≈ {TRAINING_STEP_FORWARDS} forwards)"
+        seconds = estimate.step_seconds()
+        what = "one training step" + (
+            "" if estimate.steps_traced else f" (≈ {TRAINING_STEP_FORWARDS} forwards)"
+        )
     if seconds > MAX_FORWARD_SECONDS and not config.allow_slow:
         over = "over " if estimate.at_least else ""
         raise GuardError(
@@ -429,42 +430,7 @@ def check_estimate(config: ExperimentConfig) -> ForwardEstimate:
     peak = check_memory(config)
     estimate = estimate_forward(config, time_limit_s(config))
     check_time(config, estimate)
-    with_memory = estimate.model_copy(update={"memory_estimate_mb": peak / 2**20})
-    with_memory._at_least = estimate.at_least
-    return with_memory
-
-
-def record_compile(seconds: float, leaves: int) -> None:
-    """Remember this compile's rate; the fastest one is kept (the first compile of a process
-    also imports inductor, and a stalled one must not refuse later models)."""
-    rate = seconds / max(leaves, 1)
-    _COMPILE_RATE[:] = [min([rate, *_COMPILE_RATE])]
-
-
-def estimate_compile(leaves: int) -> float | None:
-    """Forecast seconds to compile a model of `leaves` leaf modules (both precisions), from
-    this process's fastest compile; None before anything was compiled."""
-    return _COMPILE_RATE[0] * leaves if _COMPILE_RATE else None
-
-
-def forecast_compile(leaves: int) -> float:
-    """estimate_compile, or before any compile in this process the prior rate per leaf."""
-    seconds = estimate_compile(leaves)
-    return seconds if seconds is not None else PRIOR_COMPILE_SECONDS_PER_LEAF * leaves
-
-
-def check_compile(leaves: int, allow_slow: bool = False) -> float | None:
-    """Raise GuardError when the compile forecast exceeds MAX_COMPILE_SECONDS (unless
-    allowed); returns the forecast (None: no compile measured yet in this process)."""
-    seconds = estimate_compile(leaves)
-    if seconds is not None and seconds > MAX_COMPILE_SECONDS and not allow_slow:
-        raise GuardError(
-            "time",
-            f"compiling is estimated at {seconds:,.0f} s (limit {MAX_COMPILE_SECONDS:.0f} s, "
-            f"{leaves} modules at this session's fastest compile rate); allow slow runs "
-            "(--allow-slow) to compile anyway",
-        )
-    return seconds
+    return estimate.model_copy(update={"memory_estimate_mb": peak / 2**20})
 
 
 # ---- when memory ran out anyway ----------------------------------------------------------

@@ -5,8 +5,12 @@ only moves memory, its bytes) ÷ the rate its kind reaches at a small shape of t
 structure (a convolution keeps its channels, kernel and stride; a matrix product its inner
 sizes), timed on this CPU with random tensors. The shapes are capped near 2²⁴ FLOPs so a call
 stays in the milliseconds even on a reference kernel (bfloat16 on an AVX2 CPU), and every op
-also pays the cost of one dispatched call. `op_work` turns one traced aten call into that work;
-`ATEN_CALIBRATIONS` are the kinds it names (the guards add the nn.Linear one).
+also pays the cost of one dispatched call. A shape keeps what decides the kernel torch runs
+and its rate: a convolution its whole image (CONV_FLOP_CAP), a recurrent layer its batch and
+widths. An op that raises in a dtype here (oneDNN has no bfloat16 LSTM on AVX2) raises in the
+run too: its calibration says so instead of a rate (guards.CANNOT_RUN). `op_works` turns one
+traced aten call into that work; `ATEN_CALIBRATIONS` are the kinds it names (the guards add
+the nn.Linear one).
 """
 
 from __future__ import annotations
@@ -38,6 +42,23 @@ FLOP_CAP = 1 << 24
 _BYTES_PER_TENSOR = 1 << 25
 #: Elements of each layer output a comparison calibration compares.
 _COMPARED_ELEMENTS = 1 << 18
+#: A convolution is timed on its whole image at as many images (up to its batch) as fit this
+#: many FLOPs; only an image over it alone is halved. Its rate follows the image's size:
+#: under the AVX2 switches a bfloat16 convolution runs ATen's slow path (_slow_conv2d_forward:
+#: im2col and a reference GEMM, image by image), where 32→64 channels 3×3 reached 3.3 GFLOP/s
+#: at 16×16 and 0.91 at 32×32 (1 thread; 64→64: 0.68 at 64×64, 0.37 at 128×128), 0.90–0.92
+#: at 32×32 for every batch from 1 to 64; halved to 2²⁴ FLOPs (16×16), the CNN's bfloat16
+#: forward was forecast 2.5× too fast (as the family's GEMMs, at nn.Linear's rate: 11×).
+#: Natively (oneDNN), images past the caches slow it: 3→32 channels at 64×64 reached 58
+#: GFLOP/s on 1 image, 12–13 on 4 to 16, 10 on 64. 2²⁷ FLOPs: ≈ 0.15 s a call on the slow
+#: path, 1–13 ms natively.
+CONV_FLOP_CAP = 1 << 27
+#: A recurrent layer is timed over at most this many steps (fewer while over RNN_FLOP_CAP):
+#: each call of oneDNN's LSTM also builds its primitive, which long sequences spread out
+#: (hidden 512, batch 64, 512 inputs, float32: 35 GFLOP/s over 1 step, 68–78 over 2 to 8,
+#: 98–102 over 16 to 256; bfloat16 142, 167–194, 201–205). 2³²: ≈ 45 ms a call at 100.
+_RNN_STEPS = 16
+RNN_FLOP_CAP = 1 << 32
 
 
 @dataclass(frozen=True)
@@ -208,21 +229,23 @@ class ConvShape:
 
 
 def _conv_class(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Batch 1, the image halved until the FLOPs fit FLOP_CAP (never below the kernel's span);
-    channels, kernel, stride and groups as they are: they decide the kernel that runs."""
+    """The images (a power of two, at most the batch) that fit CONV_FLOP_CAP, or one image
+    halved until it fits (never below the kernel's span); channels, kernel, stride and groups
+    as they are: they decide the kernel that runs."""
     conv = ConvShape.unpacked(shape)
     spatial = list(conv.spatial)
     spans = zip(conv.kernel, conv.stride, conv.dilation, strict=True)
     smallest = [d * (k - 1) + s for k, s, d in spans]
     sized = dataclasses.replace(conv, batch=1)
-    while sized.flops() > FLOP_CAP:
+    while sized.flops() > CONV_FLOP_CAP:
         shrinkable = [i for i, size in enumerate(spatial) if size // 2 >= smallest[i]]
         if not shrinkable:
             break
         for i in shrinkable:
             spatial[i] = -(-spatial[i] // 2)
         sized = dataclasses.replace(sized, spatial=tuple(spatial))
-    return sized.packed()
+    images = min(conv.batch, max(1, CONV_FLOP_CAP // max(1, sized.flops())))
+    return dataclasses.replace(sized, batch=1 << (images.bit_length() - 1)).packed()
 
 
 def _time_conv(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
@@ -233,6 +256,25 @@ def _time_conv(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
     return _timed_no_grad(
         lambda: torch.ops.aten.convolution.default(x, w, None, *args, conv.groups)
     )
+
+
+def _conv_backward_flops(shape: tuple[int, ...]) -> int:
+    """Each gradient made (input's, weight's) costs the convolution's FLOPs."""
+    return (shape[0] + shape[1]) * ConvShape.unpacked(shape[2:]).flops()
+
+
+def _time_conv_backward(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
+    """aten.convolution_backward making the gradients `shape` asks for, in `dtype` (a
+    training step's backward runs in the forward's dtypes: its own kernels, e.g. 20× faster
+    than the forward's bfloat16 slow path under the AVX2 switches)."""
+    mask = [bool(shape[0]), bool(shape[1]), False]
+    conv = ConvShape.unpacked(shape[2:])
+    x = _random((conv.batch, conv.channels, *conv.spatial), dtype)
+    w = _random(conv.weight_shape(), dtype)
+    grad = _random((conv.batch, conv.out_channels, *conv.out_spatial()), dtype)
+    args = (conv.stride, conv.padding, conv.dilation, bool(conv.transposed), conv.output_padding)
+    backward = torch.ops.aten.convolution_backward.default
+    return _timed_no_grad(lambda: backward(grad, x, w, None, *args, conv.groups, mask))
 
 
 # ---- attention ----------------------------------------------------------------------------
@@ -254,6 +296,45 @@ def _time_sdpa(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
     k, v = _random((1, heads, source, e), dtype), _random((1, heads, source, ev), dtype)
     sdpa = torch.nn.functional.scaled_dot_product_attention
     return _timed_no_grad(lambda: sdpa(q, k, v))
+
+
+# ---- recurrent layers (oneDNN's LSTM) --------------------------------------------------------
+def _rnn_flops(shape: tuple[int, ...]) -> int:
+    steps, batch, inputs, hidden, gates, _mode = shape
+    return 2 * steps * batch * gates * hidden * (inputs + hidden)
+
+
+def _rnn_class(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Batch and widths rounded (batch ≤ 256, widths ≤ 512), at most _RNN_STEPS steps, fewer
+    while over RNN_FLOP_CAP; the gates and the cell (`mode`) as they are."""
+    steps, batch, inputs, hidden, gates, mode = shape
+    sized = [
+        power_of_two(steps, 1, _RNN_STEPS),
+        power_of_two(batch, 1, 256),
+        power_of_two(inputs, 1, 512),
+        power_of_two(hidden, 16, 512),
+        gates,
+        mode,
+    ]
+    while sized[0] > 1 and _rnn_flops(tuple(sized)) > RNN_FLOP_CAP:
+        sized[0] //= 2
+    return tuple(sized)
+
+
+def _time_rnn(shape: tuple[int, ...], dtype: torch.dtype | None) -> float:
+    """One layer of aten.mkldnn_rnn_layer (what nn.LSTM runs on oneDNN's path), in `dtype`:
+    autocast casts its every input, as the run's does."""
+    steps, batch, inputs, hidden, gates, mode = shape
+    x = _random((steps, batch, inputs), dtype)
+    weights = _random((gates * hidden, inputs), dtype), _random((gates * hidden, hidden), dtype)
+    biases = _random((gates * hidden,), dtype), _random((gates * hidden,), dtype)
+    state = _random((batch, hidden), dtype), _random((batch, hidden), dtype)
+    no_batch_sizes: list[int] = []
+    # reverse, batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional,
+    # batch_first, train
+    flags = (False, no_batch_sizes, mode, hidden, 1, True, False, False, False)
+    layer = torch.ops.aten.mkldnn_rnn_layer.default
+    return _timed_no_grad(lambda: layer(x, *weights, *biases, *state, *flags))
 
 
 # ---- memory-bound ops and the cost of a call -----------------------------------------------
@@ -288,6 +369,21 @@ ATEN_CALIBRATIONS: dict[str, OpCalibration] = {
     ),
     "aten.sdpa": OpCalibration(
         "scaled_dot_product_attention", _sdpa_class, _sdpa_flops, _time_sdpa
+    ),
+    "aten.conv_backward": OpCalibration(
+        "convolution backward",
+        lambda s: (s[0], s[1], *_conv_class(s[2:])),
+        _conv_backward_flops,
+        _time_conv_backward,
+    ),
+    "aten.rnn": OpCalibration("an LSTM layer (oneDNN)", _rnn_class, _rnn_flops, _time_rnn),
+    # Its backward makes two gradients (input's, weights'), each the layer's FLOPs, taken at
+    # the layer's own rate: timing it would need the forward's workspace.
+    "aten.rnn_backward": OpCalibration(
+        "an LSTM layer's backward (at the layer's rate)",
+        _rnn_class,
+        lambda s: 2 * _rnn_flops(s),
+        lambda s, dtype: 2 * _time_rnn(s, dtype),
     ),
     "bytes": OpCalibration(
         "elementwise add (bytes moved)",
@@ -328,8 +424,21 @@ def _bmm_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
 
 
 def _conv_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
-    x, w = args[0], args[1]
-    stride, padding, dilation, transposed, output_padding, groups = args[3:9]
+    return "aten.conv", _conv_shape(args[0], args[1], args[3:9]).packed()
+
+
+def _conv_backward_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
+    """convolution_backward(grad_output, input, weight, bias_sizes, stride, …, groups,
+    output_mask): the gradients it makes (input's, weight's) and the convolution."""
+    mask = args[10]
+    conv = _conv_shape(args[1], args[2], args[4:10])
+    return "aten.conv_backward", (int(mask[0]), int(mask[1]), *conv.packed())
+
+
+def _conv_shape(x: torch.Tensor, w: torch.Tensor, params: Sequence[Any]) -> ConvShape:
+    """A convolution's shape from its input, weight and (stride, padding, dilation,
+    transposed, output_padding, groups)."""
+    stride, padding, dilation, transposed, output_padding, groups = params
     nd = x.dim() - 2
     out = w.shape[1] * groups if transposed else w.shape[0]
 
@@ -337,7 +446,7 @@ def _conv_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
         values = tuple(int(v) for v in values)
         return values * nd if len(values) == 1 else values
 
-    conv = ConvShape(
+    return ConvShape(
         batch=int(x.shape[0]),
         channels=int(x.shape[1]),
         out_channels=int(out),
@@ -350,13 +459,32 @@ def _conv_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
         dilation=each(dilation),
         output_padding=each(output_padding),
     )
-    return "aten.conv", conv.packed()
 
 
 def _sdpa_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
     q, k, v = args[0], args[1], args[2]
     heads = math.prod(q.shape[:-2])
     return "aten.sdpa", (int(heads), int(q.shape[-2]), int(k.shape[-2]), q.shape[-1], v.shape[-1])
+
+
+def _rnn_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
+    """mkldnn_rnn_layer(input (steps, batch, in), w_ih, w_hh, b_ih, b_hh, hx (batch, hidden),
+    cx, reverse, batch_sizes, mode, hidden_size, …): one layer, one direction."""
+    x, w_ih, hx = args[0], args[1], args[5]
+    hidden, mode = int(args[10]), int(args[9])
+    batch, inputs = int(hx.shape[-2]), int(x.shape[-1])
+    steps = x.numel() // max(1, batch * inputs)
+    return "aten.rnn", (steps, batch, inputs, hidden, int(w_ih.shape[0]) // hidden, mode)
+
+
+def _rnn_backward_work(name: str, args: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
+    """mkldnn_rnn_layer_backward(input, w_ih, w_hh, b_ih, b_hh, hx, cx, output, hy, cy,
+    grad_output, grad_hy, grad_cy, reverse, mode, hidden_size, …): the layer it differentiates."""
+    x, w_ih, hx = args[0], args[1], args[5]
+    hidden, mode = int(args[15]), int(args[14])
+    batch, inputs = int(hx.shape[-2]), int(x.shape[-1])
+    steps = x.numel() // max(1, batch * inputs)
+    return "aten.rnn_backward", (steps, batch, inputs, hidden, int(w_ih.shape[0]) // hidden, mode)
 
 
 #: aten op names (overload packets) with a calibration of their own, and how to read them.
@@ -371,6 +499,9 @@ _SHAPED: dict[str, Callable[[str, Sequence[Any]], tuple[str, tuple[int, ...]]]] 
     "_scaled_dot_product_attention_math": _sdpa_work,
     "_scaled_dot_product_flash_attention": _sdpa_work,
     "_scaled_dot_product_efficient_attention": _sdpa_work,
+    "mkldnn_rnn_layer": _rnn_work,
+    "convolution_backward": _conv_backward_work,
+    "mkldnn_rnn_layer_backward": _rnn_backward_work,
 }
 
 

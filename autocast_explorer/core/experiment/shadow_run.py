@@ -52,6 +52,8 @@ class ShadowRun:
     #: How it was found: FAKE (traced at full size on fake tensors), AT_BATCH_1 (traced for
     #: real at batch 1, then scaled) or COUNTED (not traced: the family's counts).
     how: str
+    #: Training: each mode's whole step (forward, loss, backward), op by op; else empty.
+    step_work: dict[str, tuple[OpWork, ...]] = dataclasses.field(default_factory=dict)
 
     @property
     def peak_bytes(self) -> int:
@@ -98,16 +100,18 @@ def _user_model(config: ExperimentConfig) -> Built:
 
 @dataclass(frozen=True)
 class _Forward:
-    """One traced forward: its ops, the peak of its own tensors, the layer outputs' bytes."""
+    """One traced forward: its ops, the peak of its own tensors, the layer outputs' bytes
+    (and in training the whole step's ops)."""
 
     work: tuple[OpWork, ...]
     peak_bytes: int
     kept_bytes: int
+    step_work: tuple[OpWork, ...] = ()
 
 
-def _with_calls(trace: TensorTrace) -> tuple[OpWork, ...]:
+def _with_calls(work: list[OpWork], calls: int) -> tuple[OpWork, ...]:
     """The ops' work and the cost of dispatching each of them."""
-    return (*trace.work, OpWork("call", trace.calls, (), "float32"))
+    return (*work, OpWork("call", calls, (), "float32"))
 
 
 def _recorded(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) -> _Forward:
@@ -122,34 +126,46 @@ def _recorded(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None
         math.prod(layer.out_shape) * getattr(torch, layer.out_dtype).itemsize
         for layer in capture.layers
     )
-    return _Forward(_with_calls(trace), trace.peak_bytes, kept)
+    return _Forward(_with_calls(trace.work, trace.calls), trace.peak_bytes, kept)
 
 
 def _step(model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None) -> _Forward:
-    """One training step: the forward's ops, and the step's peak (the forward's saved
-    tensors, then the gradients). An autocast step that raises for real keeps what it traced
-    (the run says why it cannot train: AutocastFailed)."""
+    """One training step: the forward's ops, the whole step's (its backward too), and the
+    step's peak (the forward's saved tensors, then the gradients). An autocast step that
+    raises for real keeps what it traced (the run says why it cannot train: AutocastFailed)."""
     was_training = model.training
     model.train()
     trace = TensorTrace(autocast=dtype)
+    forward = [0, 0]  # the forward's ops and calls, once it has returned
     try:
         with trace:
-            _traced_step(model, x, dtype, trace)
+            _traced_step(model, x, dtype, trace, forward)
     except Exception:
         if dtype is None or _is_fake(x):
             raise
     finally:
         model.train(was_training)
-    return _Forward(_with_calls(trace), trace.peak_bytes, 0)
+    ops, calls = forward if forward[0] else (len(trace.work), trace.calls)
+    return _Forward(
+        _with_calls(trace.work[:ops], calls),
+        trace.peak_bytes,
+        0,
+        _with_calls(trace.work, trace.calls),
+    )
 
 
 def _traced_step(
-    model: torch.nn.Module, x: torch.Tensor, dtype: torch.dtype | None, trace: TensorTrace
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    dtype: torch.dtype | None,
+    trace: TensorTrace,
+    forward: list[int],
 ) -> None:
+    """The step's forward (its ops and calls counted into `forward`), loss and gradients."""
     trainable = [p for p in model.parameters() if p.requires_grad]
     with autocast_context(dtype):
         output = first_tensor(model(x))
-    trace.record_work = False
+    forward[:] = [len(trace.work), trace.calls]
     if output is not None and output.requires_grad and trainable:
         loss = output.float().square().mean()
         grads = torch.autograd.grad(loss, trainable, allow_unused=True)
@@ -172,6 +188,7 @@ def _trace(config: ExperimentConfig, build: Callable[[ExperimentConfig], Built])
         work={mode: traced.work for mode, traced in modes.items()},
         leaf_modules=leaf_modules(model),
         how=FAKE if _is_fake(x) else AT_BATCH_1,
+        step_work={mode: traced.step_work for mode, traced in modes.items() if traced.step_work},
     )
 
 
@@ -193,19 +210,23 @@ def _fake_tensors() -> Iterator[None]:
 
 def _scaled(run: ShadowRun, batch: int, input_bytes: int) -> ShadowRun:
     """A batch-1 trace at `batch`: bytes and FLOPs × batch; each op's calls once."""
-    work = {
-        mode: tuple(
-            OpWork(w.kind, w.flops * batch, w.shape, w.dtype) if w.kind != "call" else w
-            for w in items
-        )
-        for mode, items in run.work.items()
-    }
+
+    def scaled(work: dict[str, tuple[OpWork, ...]]) -> dict[str, tuple[OpWork, ...]]:
+        return {
+            mode: tuple(
+                OpWork(w.kind, w.flops * batch, w.shape, w.dtype) if w.kind != "call" else w
+                for w in items
+            )
+            for mode, items in work.items()
+        }
+
     return dataclasses.replace(
         run,
         input_bytes=input_bytes,
         forward_peak={mode: peak * batch for mode, peak in run.forward_peak.items()},
         kept={mode: kept * batch for mode, kept in run.kept.items()},
-        work=work,
+        work=scaled(run.work),
+        step_work=scaled(run.step_work),
     )
 
 

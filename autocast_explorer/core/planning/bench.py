@@ -40,10 +40,6 @@ from autocast_explorer.core.runtime.errors import error_text
 from autocast_explorer.core.runtime.progress import Reporter
 from autocast_explorer.core.runtime.threads import torch_threads
 
-#: What a first compile is assumed to take before this process has compiled anything (the
-#: guards' forecast is per leaf module, from this process's fastest compile so far).
-FIRST_COMPILE_GUESS_S = 20.0
-
 
 class CandidateFailed(Exception):
     """A candidate that cannot run here (a compile that failed, a forward that raised); the
@@ -153,15 +149,13 @@ class LiveBench:
         return runner
 
     def setup_s(self, choice: Choice) -> float:
-        """A compile's forecast before the candidate's first call (0 when it has run): the
-        guards' (the session's fastest rate), but never below what this model's own compiles
-        took here."""
+        """A compile's forecast before the candidate's first call (0 when it has run): half
+        the guards' most for both precisions (this session's fastest compile, else a cold
+        one: compile_forecast.py), but never below what this model's own compiles took here."""
         key = (choice.route, choice.dtype, choice.keep)
         if choice.route != "compiled" or key in self._runners:
             return 0.0
-        forecast = guards.estimate_compile(self._leaves)
-        guess = FIRST_COMPILE_GUESS_S if forecast is None else forecast / 2
-        return max(guess, self._slowest_compile_s)
+        return max(guards.most_compile_s(self._leaves) / 2, self._slowest_compile_s)
 
     def judge(self, choice: Choice) -> Measured:
         """The criterion's measure of the candidate's answers (a compiled one compiles here)."""

@@ -175,6 +175,13 @@ class Family:
         """The matrix products of one forward (what the FLOP count and estimators use)."""
         raise NotImplementedError
 
+    def forecast_from_trace(self, config: ExperimentConfig) -> bool:
+        """Whether the time guard forecasts its forward from every op of it traced (shadow_run)
+        rather than from `gemms`: where the kernels torch picks are no GEMM (a convolution's
+        own path, oneDNN's LSTM layer, which may not run in the low dtype at all) and the ops
+        between the products (norms, pooling) take a real share of the time."""
+        return False
+
     def flops(self, config: ExperimentConfig) -> int:
         """Multiply-adds of one forward's matrix products, 2 FLOPs each."""
         return sum(g.flops for g in self.gemms(config))

@@ -96,6 +96,11 @@ class CnnFamily(Family):
             f"{config.classes} classes"
         )
 
+    def forecast_from_trace(self, config: ExperimentConfig) -> bool:
+        """Convolutions run their own kernels (on AVX2 CPUs bfloat16 ones ATen's slow path,
+        ~1 GFLOP/s), and batch norm and pooling between them move every activation."""
+        return True
+
     def gemms(self, config: ExperimentConfig) -> tuple[Gemm, ...]:
         out = []
         pairs = zip(config.channels, config.channels[1:], strict=False)
