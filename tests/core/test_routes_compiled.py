@@ -68,12 +68,16 @@ def test_summary_shows_the_compile_time_and_graph_ops(compiled_result):
     assert "    graph ops Dynamo captured: linear ×4" in text
 
 
-def test_a_missing_cxx_compiler_is_a_finding_not_a_crash(monkeypatch):
+def test_a_missing_cxx_compiler_is_a_finding_not_a_crash():
     """inductor reads torch._inductor.config.cpp.cxx (from $CXX when it was imported); its
-    cache is switched off so the build, and so the compiler, is really needed."""
-    monkeypatch.setattr(inductor_config.cpp, "cxx", (None, "/nonexistent/g++"))
-    monkeypatch.setattr(inductor_config, "fx_graph_cache", False)
-    result = run_experiment(ExperimentConfig(routes=("eager", "compiled"), **TINY))
+    cache is switched off so the build, and so the compiler, is really needed. Patched with
+    the config's own `patch`: pytest's monkeypatch deletes a torch config entry on undo, and
+    every later compile in the process then fails ("fx_graph_cache does not exist")."""
+    no_compiler = {"cpp.cxx": (None, "/nonexistent/g++"), "fx_graph_cache": False}
+    with inductor_config.patch(no_compiler):
+        result = run_experiment(ExperimentConfig(routes=("eager", "compiled"), **TINY))
+    assert inductor_config.cpp.cxx != (None, "/nonexistent/g++")
+    assert isinstance(inductor_config.fx_graph_cache, bool)
     compiled = result.routes[1]
     assert compiled.plain is None and compiled.lower is None
     assert compiled.finding.startswith("torch.compile of the float32 forward failed here: ")
