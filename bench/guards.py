@@ -6,6 +6,7 @@ memory; its start is the clock's zero).
 
     .venv/bin/python bench/guards.py            # quiet machine: the figures for RESULTS.md
     .venv/bin/python bench/guards.py --tiny     # smoke run: tiny sizes, seconds, not figures
+    .venv/bin/python bench/guards.py --empty-cache   # a fresh inductor cache for each case
 
 Targets: the guard answers (a refusal, or the forecast) within 5 s of the process starting,
 import torch included; the run's forecast within 3× of its wall time; the memory estimate
@@ -199,12 +200,14 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}" if a is not None and b else "—"
 
 
-def table(tiny: bool, min_time: float, env: dict[str, str]) -> None:
-    """Every case in a child process under `env`; one Markdown table."""
+def table(tiny: bool, min_time: float, env: dict[str, str], empty_cache: bool = False) -> None:
+    """Every case in a child process under `env`; one Markdown table. `empty_cache`: each case
+    gets a fresh inductor cache (a compile as a first run pays it; else a warm cache is hit)."""
     emulated = "AUTOCAST_EXPLORER_CPU_FLAGS" in env
     print(
         f"\n#### {'AVX2 emulation' if emulated else 'native'} · min_time {min_time} s · load "
-        f"{os.getloadavg()[0]:.2f} at start{' · TINY (smoke run, not figures)' if tiny else ''}\n"
+        f"{os.getloadavg()[0]:.2f} at start{' · TINY (smoke run, not figures)' if tiny else ''}"
+        f"{' · inductor cache empty for each case' if empty_cache else ''}\n"
     )
     print(
         "| case | answered after | refused / forecast | run wall | forecast ÷ wall | "
@@ -217,9 +220,11 @@ def table(tiny: bool, min_time: float, env: dict[str, str]) -> None:
         for label, fields in cases(f"{unet}:build", tiny):
             command = [sys.executable, __file__, "--child", json.dumps(fields)]
             command += ["--min-time", json.dumps(min_time)]
-            done = subprocess.run(
-                command, env={**os.environ, **env}, capture_output=True, text=True
-            )
+            with tempfile.TemporaryDirectory() as cache:
+                fresh = {"TORCHINDUCTOR_CACHE_DIR": cache} if empty_cache else {}
+                done = subprocess.run(
+                    command, env={**os.environ, **env, **fresh}, capture_output=True, text=True
+                )
             if done.returncode != 0:
                 tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
                 print(f"| {label} | failed: {tail[:150]} | | | | | | | |", flush=True)
@@ -245,6 +250,9 @@ def main() -> int:
     parser.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run")
     parser.add_argument("--min-time", type=float, default=None, help="seconds per mode")
     parser.add_argument("--native-only", action="store_true", help="skip the AVX2 emulation")
+    parser.add_argument(
+        "--empty-cache", action="store_true", help="a fresh inductor cache for each case"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     min_time = args.min_time or (0.05 if args.tiny else 1.0)
@@ -252,7 +260,7 @@ def main() -> int:
         print(json.dumps(child(json.loads(args.child), min_time)))
         return 0
     for env in ({},) if args.native_only else ({}, AVX2_ENV):
-        table(args.tiny, min_time, env)
+        table(args.tiny, min_time, env, args.empty_cache)
     return 0
 
 
