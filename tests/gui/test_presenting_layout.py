@@ -44,15 +44,16 @@ def arrange(window, size, scale: float, lessons: bool) -> None:
     settle(window)
 
 
-def wrapped_lines(label: QLabel) -> float:
-    """How many lines `label`'s text takes at its width, in its own font."""
+def wrapped_lines(label: QLabel) -> int:
+    """How many lines `label`'s text takes at its width, in its own font (rounded: at 10 pt a
+    line's box is 16 px where lineSpacing is 15, so two lines read 2.13)."""
     metrics = QFontMetrics(label.font())
     box = metrics.boundingRect(
         QRect(0, 0, label.contentsRect().width(), 100_000),
         int(Qt.TextFlag.TextWordWrap),
         label.text(),
     )
-    return box.height() / metrics.lineSpacing()
+    return round(box.height() / metrics.lineSpacing())
 
 
 def whole_in_view(widget: QWidget, viewport: QWidget) -> bool:
