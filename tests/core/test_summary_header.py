@@ -37,3 +37,11 @@ def test_the_time_guard_line_writes_milliseconds_as_numbers():
     assert guard_line(edited(result, guard=small)).startswith(
         "time guard estimated 0.0421 ms per forward"
     )
+
+
+def test_a_peak_rise_under_a_megabyte_states_no_ratio():
+    """A tiny run's peak rose 0.07 MB: "12 MB … (170.77×)" compared the estimate with noise."""
+    from autocast_explorer.core.experiment.summary import peak_rise_words
+
+    assert peak_rise_words(12.0, 0.07) == "the run's peak rose less than 1 MB"
+    assert peak_rise_words(153.0, 116.0) == "the run's peak rose 116 MB (1.32×)"

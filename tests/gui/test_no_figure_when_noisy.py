@@ -53,8 +53,13 @@ def shown_texts(root: QWidget) -> dict[str, str]:
     return texts
 
 
+#: A figure as a number of its own: "7×" is not the end of "1.7×" or "170.77×" (the guard's
+#: ratios, whatever this machine measured).
+FIGURE_PATTERN = re.compile("|".join(rf"(?<![\d.]){re.escape(f)}(?!\d)" for f in FIGURE_TEXTS))
+
+
 def with_figures(texts: dict[str, str]) -> dict[str, str]:
-    return {where: t for where, t in texts.items() if any(f in t for f in FIGURE_TEXTS)}
+    return {where: t for where, t in texts.items() if FIGURE_PATTERN.search(t)}
 
 
 def noisy_copy(result):

@@ -64,13 +64,23 @@ def guard_line(result: ExperimentResult) -> str:
         f"time guard estimated {ms_text(estimated)} {per}; measured {ms_text(measured)} "
         f"({slower}, the slower mode), so the estimate was {ratio_text(ratio)}× that"
     )
-    if guard.memory_estimate_mb is not None and guard.memory_peak_mb:
-        memory_ratio = guard.memory_estimate_mb / guard.memory_peak_mb
-        line += (
-            f"; memory guard estimated {guard.memory_estimate_mb:,.0f} MB, the run's peak rose "
-            f"{guard.memory_peak_mb:,.0f} MB ({ratio_text(memory_ratio)}×)"
+    if guard.memory_estimate_mb is not None and guard.memory_peak_mb is not None:
+        line += f"; memory guard estimated {guard.memory_estimate_mb:,.0f} MB, " + (
+            peak_rise_words(guard.memory_estimate_mb, guard.memory_peak_mb)
         )
     return line
+
+
+#: Below this rise the process's peak says nothing about the estimate (pages the allocator had
+#: already, a run of a few kB): no ratio is stated.
+SMALLEST_TOLD_RISE_MB = 1.0
+
+
+def peak_rise_words(estimate_mb: float, peak_mb: float) -> str:
+    """The measured peak rise beside the estimate: "the run's peak rose 37 MB (1.08×)"."""
+    if peak_mb < SMALLEST_TOLD_RISE_MB:
+        return f"the run's peak rose less than {SMALLEST_TOLD_RISE_MB:.0f} MB"
+    return f"the run's peak rose {peak_mb:,.0f} MB ({ratio_text(estimate_mb / peak_mb)}×)"
 
 
 def autocast_error_finding(result: ExperimentResult) -> tuple[str, str]:
