@@ -151,6 +151,9 @@ def test_a_training_step_is_forecast_from_its_traced_ops() -> None:
         assert estimate.step_seconds(mode) == pytest.approx(work / 1e9)
         assert estimate.step_seconds(mode) > estimate.mode_seconds(mode)
     assert estimate.step_seconds() == max(estimate.step_seconds(m) for m in estimate.modes)
+    # The result records the step it forecast, and the summary's guard line states it.
+    assert estimate.estimated_step_ms == pytest.approx(estimate.step_seconds() * 1e3)
+    assert estimate.to_dict()["estimated_step_ms"] == estimate.estimated_step_ms
     # A family forecast from its matrix products keeps 3 forwards a step.
     mlp = guards.ForwardEstimate.of_seconds(0.5, "fixed")
     assert not mlp.steps_traced and mlp.step_seconds("float32") == 1.5

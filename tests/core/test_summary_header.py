@@ -45,3 +45,20 @@ def test_a_peak_rise_under_a_megabyte_states_no_ratio():
 
     assert peak_rise_words(12.0, 0.07) == "the run's peak rose less than 1 MB"
     assert peak_rise_words(153.0, 116.0) == "the run's peak rose 116 MB (1.32×)"
+
+
+def test_a_training_runs_guard_line_states_the_step_the_guard_forecast():
+    """A traced step (a CNN's is 1.1–1.9 forwards) is stated as forecast; an older file
+    without it reads as the 3 forwards assumed then."""
+    from autocast_explorer.core.experiment.summary import guard_line
+
+    result = run_experiment(ExperimentConfig(widths=(8, 4), batch=4, mode="train", steps=2))
+    assert result.guard is not None
+    traced = edited(result.guard, estimated_forward_ms=2.0, estimated_step_ms=2.5)
+    assert guard_line(edited(result, guard=traced)).startswith(
+        "time guard estimated 2.5 ms per training step; measured "
+    )
+    older = edited(result.guard, estimated_forward_ms=2.0, estimated_step_ms=None)
+    assert guard_line(edited(result, guard=older)).startswith(
+        "time guard estimated 6 ms per training step; measured "
+    )

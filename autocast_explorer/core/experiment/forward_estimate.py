@@ -23,6 +23,13 @@ class ForwardEstimate(Part):
         NonNegative, Field(description="the time guard's forecast of one forward")
     ]
     basis: Annotated[Text, Field(description="what was calibrated to make it")]
+    estimated_step_ms: Annotated[
+        Omittable[NonNegative],
+        Field(
+            description="training runs: the time guard's forecast of one training step (the "
+            "slower mode), from the step's traced ops (absent: 3 forwards were assumed)"
+        ),
+    ] = None
     forecast_s: Annotated[
         Omittable[NonNegative],
         Field(description="the whole run's forecast, made before it started (seconds)"),
@@ -69,7 +76,7 @@ class ForwardEstimate(Part):
         made._steps = dict(step._modes)
         made._at_least = self._at_least or step._at_least
         made._raises_in = self._raises_in or step._raises_in
-        return made
+        return made.model_copy(update={"estimated_step_ms": made.step_seconds() * 1e3})
 
     @property
     def seconds(self) -> float:

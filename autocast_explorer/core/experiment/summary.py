@@ -57,8 +57,10 @@ def guard_line(result: ExperimentResult) -> str:
     slower = "float32" if auto is None or result.plain.median_ms >= auto.median_ms else "autocast"
     measured = result.slower_ms
     estimated, per = guard.estimated_forward_ms, "per forward"
-    if result.train is not None:  # the timed call is a training step: the guard's 3 forwards
-        estimated, per = estimated * TRAINING_STEP_FORWARDS, "per training step"
+    if result.train is not None:  # the timed call is a training step (older files: 3 forwards)
+        step_ms = guard.estimated_step_ms
+        estimated = step_ms if step_ms is not None else estimated * TRAINING_STEP_FORWARDS
+        per = "per training step"
     ratio = estimated / measured if measured > 0 else float("nan")
     line = (
         f"time guard estimated {ms_text(estimated)} {per}; measured {ms_text(measured)} "
