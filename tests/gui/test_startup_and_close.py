@@ -349,6 +349,7 @@ def test_a_run_waits_while_a_loader_imports_the_engine():
     from autocast_explorer.gui.window import engine_loading
 
     inside, release, waited = threading.Event(), threading.Event(), threading.Event()
+    said: list[str] = []
 
     def loader():
         with engine_loading.engine_loading():
@@ -356,7 +357,9 @@ def test_a_run_waits_while_a_loader_imports_the_engine():
             release.wait(SUBPROCESS_TIMEOUT_S)
 
     def run():
-        engine_loading.wait_for_engine_imports(lambda: False, poll_s=0.01)
+        engine_loading.wait_for_engine_imports(
+            lambda: False, poll_s=0.01, waiting=lambda: said.append("waiting")
+        )
         waited.set()
 
     threads = [threading.Thread(target=loader), threading.Thread(target=run)]
@@ -368,7 +371,9 @@ def test_a_run_waits_while_a_loader_imports_the_engine():
     assert waited.wait(SUBPROCESS_TIMEOUT_S)
     for thread in threads:
         thread.join()
-    engine_loading.wait_for_engine_imports(lambda: False)  # none loading: returns at once
+    # None loading: returns at once, and says nothing (a run's progress is not "loading").
+    engine_loading.wait_for_engine_imports(lambda: False, waiting=lambda: said.append("again"))
+    assert said == ["waiting"]
 
 
 def test_closing_during_a_run_cancels_waits_and_exits_0():

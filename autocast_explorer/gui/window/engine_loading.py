@@ -77,10 +77,17 @@ def engine_loading() -> Iterator[None]:
             _loaders.notify_all()
 
 
-def wait_for_engine_imports(cancelled: Callable[[], bool], poll_s: float = 0.05) -> None:
+def wait_for_engine_imports(
+    cancelled: Callable[[], bool],
+    poll_s: float = 0.05,
+    waiting: Callable[[], object] | None = None,
+) -> None:
     """Return once no loader is importing the engine (at once when none is), or on cancel: a
-    run started as soon as torch was in must not import the engine beside the loader."""
+    run started as soon as torch was in must not import the engine beside the loader.
+    `waiting` is called once, only when there is something to wait for (to say so)."""
     with _loaders:
+        if _loading and waiting is not None:
+            waiting()
         while _loading and not cancelled():
             _loaders.wait(poll_s)
 

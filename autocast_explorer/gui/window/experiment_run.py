@@ -48,8 +48,9 @@ def experiment_task(config: ExperimentConfig, state: TaskState) -> ExperimentRes
     """One experiment on the worker thread; the engine checks `cancel` between timing blocks.
     A long run's forecast is a question to the window (the run waits for Run anyway or
     Cancel: TaskState.ask)."""
-    state.set_progress(0.0, ENGINE_TEXT)
-    wait_for_engine_imports(state.is_interruption_requested)
+    wait_for_engine_imports(
+        state.is_interruption_requested, waiting=lambda: state.set_progress(0.0, ENGINE_TEXT)
+    )
     from autocast_explorer.core.experiment import engine
 
     return engine.run_experiment(
@@ -195,10 +196,12 @@ class ExperimentRun(QObject):
     @Slot()
     def _let_engine_load(self) -> None:
         job, self._before_engine = self._before_engine, None
-        if job is not None:
-            job()
-        import_shared_packages()  # here, before the loader imports them too
-        self._loader.answer(True)
+        try:
+            if job is not None:
+                job()
+            import_shared_packages()  # here, before the loader imports them too
+        finally:
+            self._loader.answer(True)  # whatever happened here, the engine must still load
 
     @Slot(object)
     def _on_engine_loaded(self, env: Environment) -> None:
