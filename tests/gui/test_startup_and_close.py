@@ -352,7 +352,7 @@ def test_a_run_waits_while_a_loader_imports_the_engine():
     said: list[str] = []
 
     def loader():
-        with engine_loading.engine_loading():
+        with engine_loading.importing_engine():
             inside.set()
             release.wait(SUBPROCESS_TIMEOUT_S)
 

@@ -125,9 +125,8 @@ def _routes(
         kind = route_kind(name)
         if kind is not None and kind.compiles:
             leaves = shadow_run(config).leaf_modules
-            compile_s = guards.forecast_compile(leaves)
-            most = max(compile_s, guards.most_compile_s(leaves))
-            out.append((f"compiling ({name})", compile_s, most))
+            likely_s, most_s = guards.forecast_compile(leaves), guards.most_compile_s(leaves)
+            out.append((f"compiling ({name})", likely_s, most_s))
     return out
 
 

@@ -64,7 +64,7 @@ def paused_gc() -> Iterator[None]:
 
 
 @contextmanager
-def engine_loading() -> Iterator[None]:
+def importing_engine() -> Iterator[None]:
     """Marks the block as a loader importing the engine (see wait_for_engine_imports)."""
     global _loading
     with _loaders:
@@ -95,7 +95,7 @@ def wait_for_engine_imports(
 def load_engine_task(state: TaskState) -> Environment:
     """Import torch, ask the window to go on, then import the engine; returns this machine's
     Environment (Cancelled when the window closed before it answered)."""
-    with engine_loading(), paused_gc():
+    with importing_engine(), paused_gc():
         state.set_progress(0.05, LOADING_TEXT)
         import torch  # noqa: F401  (the slow part: seconds on a cold disk)
 
