@@ -2,6 +2,7 @@
 autocast_explorer` and `make run` end up calling.
 
 Nothing here imports torch: the window is shown first and loads torch on a worker thread.
+Importing this module makes every later import cheaper (pyside_import_scan.py).
 Ctrl-C in the terminal closes the window properly (cancel, wait for the worker) and exits 130;
 closing while a task cannot stop is closing.py's.
 """
@@ -18,6 +19,11 @@ from autocast_explorer.core.documents.resources import icon_path
 from autocast_explorer.exit_codes import EXIT_INTERRUPTED
 from autocast_explorer.gui.shell import style
 from autocast_explorer.gui.window.closing import AppCloser
+from autocast_explorer.gui.window.pyside_import_scan import scan_imports_quickly
+
+# Every module imported from now on (the window's, pyqtgraph's, torch's) is checked for PySide6
+# the quick way: the window's process imports this module before any of them.
+scan_imports_quickly()
 
 #: Keeps the application object alive until the interpreter exits (never destroyed before
 #: the widgets it owns).
